@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Tests spawn real agent processes and a browser; two cores go further one file at a time per core.
+    maxWorkers: 2,
+    reporters: ['default']
+  }
+})
