@@ -1,0 +1,147 @@
+import { z } from 'zod'
+import type {
+  AgentDefinition,
+  AgentRuntimeState,
+  AppInfo,
+  Project,
+  SessionRecord,
+  SessionState
+} from './domain'
+import type { TranscriptRecord } from './transcript'
+
+export { ipcChannels } from './ipc'
+
+/**
+ * The one contract between the renderer and the Host, whatever carries it
+ * (Electron IPC or the loopback WebSocket). Modelled on GitHub Desktop's
+ * ipc-shared.ts: a map of request channels (params -> result) and a map of the
+ * events the Host pushes. Params are zod schemas because they are checked at
+ * runtime when they arrive; results and events are produced by the Host itself.
+ */
+
+const id = z.string().min(1).max(200)
+
+export const requestParams = {
+  'app.info': z.object({}),
+  'projects.list': z.object({}),
+  'projects.add': z.object({ cwd: z.string().min(1).max(4096), name: z.string().max(200).optional() }),
+  'projects.pickFolder': z.object({}),
+  'agents.list': z.object({}),
+  'agents.add': z.object({
+    name: z.string().min(1).max(200),
+    command: z.string().min(1).max(4096),
+    args: z.array(z.string().max(4096)).max(200).default([]),
+    env: z.record(z.string(), z.string()).default({})
+  }),
+  'agents.states': z.object({}),
+  'sessions.list': z.object({ projectId: id.optional() }),
+  'sessions.new': z.object({ projectId: id, agentId: id }),
+  'sessions.open': z.object({ id }),
+  'sessions.continue': z.object({ id }),
+  'sessions.prompt': z.object({ id, text: z.string().min(1).max(1_000_000) }),
+  'sessions.cancel': z.object({ id }),
+  'sessions.respondPermission': z.object({ id, requestId: id, optionId: z.string().min(1).nullable() })
+} as const
+
+export interface SessionSnapshot {
+  record: SessionRecord
+  state: SessionState
+  records: TranscriptRecord[]
+  /** seq of the next record: live `session.records` events with a lower seq are already in `records`. */
+  nextSeq: number
+  /** Lines of the transcript that could not be read (e.g. torn by a crash). */
+  skippedLines: number
+}
+
+export interface RequestResults {
+  'app.info': AppInfo
+  'projects.list': Project[]
+  'projects.add': Project
+  'projects.pickFolder': { path: string | null }
+  'agents.list': AgentDefinition[]
+  'agents.add': AgentDefinition
+  'agents.states': AgentRuntimeState[]
+  'sessions.list': SessionRecord[]
+  'sessions.new': SessionRecord
+  'sessions.open': SessionSnapshot
+  'sessions.continue': SessionState
+  'sessions.prompt': { stopReason: string }
+  'sessions.cancel': Record<string, never>
+  'sessions.respondPermission': Record<string, never>
+}
+
+export type RequestMethod = keyof typeof requestParams
+export type RequestParams<M extends RequestMethod> = z.input<(typeof requestParams)[M]>
+export type ParsedParams<M extends RequestMethod> = z.output<(typeof requestParams)[M]>
+export type RequestResult<M extends RequestMethod> = RequestResults[M]
+
+export interface HostEvents {
+  /** Records appended to a session's transcript; `seq` is the first one's. */
+  'session.records': { id: string; seq: number; records: TranscriptRecord[] }
+  'session.state': SessionState
+  'session.record': SessionRecord
+  'agent.state': AgentRuntimeState
+  'projects.changed': Project[]
+}
+
+export type HostEventName = keyof HostEvents
+export type HostEvent = { [K in HostEventName]: { type: K; payload: HostEvents[K] } }[HostEventName]
+
+export const requestMethods = Object.keys(requestParams) as RequestMethod[]
+
+export function isRequestMethod(method: unknown): method is RequestMethod {
+  return typeof method === 'string' && Object.prototype.hasOwnProperty.call(requestParams, method)
+}
+
+/** What every transport returns for a request. */
+export type WireResponse =
+  | { ok: true; result: unknown }
+  | { ok: false; error: { message: string; code?: string } }
+
+/** Messages over the WebSocket transport (Electron IPC carries the same shapes). */
+export const wireRequestSchema = z.object({
+  kind: z.literal('request'),
+  id: z.number().int().nonnegative(),
+  method: z.string().max(100),
+  params: z.unknown()
+})
+export type WireRequest = z.infer<typeof wireRequestSchema>
+
+export type WireServerMessage =
+  | ({ kind: 'response'; id: number } & WireResponse)
+  | { kind: 'events'; events: HostEvent[] }
+
+const hostEventSchema = z.object({ type: z.string(), payload: z.unknown() })
+
+export const wireServerMessageSchema = z.union([
+  z.object({
+    kind: z.literal('response'),
+    id: z.number(),
+    ok: z.literal(true),
+    result: z.unknown()
+  }),
+  z.object({
+    kind: z.literal('response'),
+    id: z.number(),
+    ok: z.literal(false),
+    error: z.object({ message: z.string(), code: z.string().optional() })
+  }),
+  z.object({ kind: z.literal('events'), events: z.array(hostEventSchema) })
+])
+
+export const hostEventNames: readonly HostEventName[] = [
+  'session.records',
+  'session.state',
+  'session.record',
+  'agent.state',
+  'projects.changed'
+]
+
+/**
+ * What a renderer needs from a transport: send a request, receive event
+ * batches. The preload exposes exactly this; the WebSocket client implements it.
+ */
+export interface HostTransport {
+  request(method: string, params: unknown): Promise<WireResponse>
+  onEvents(listener: (events: HostEvent[]) => void): () => void
+}

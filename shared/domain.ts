@@ -1,0 +1,104 @@
+/**
+ * Domain types shared by the Host and the renderer. Plain data only: everything
+ * here crosses a transport as JSON.
+ */
+
+export interface Project {
+  id: string
+  /** Shown in the sidebar; defaults to the folder's name. */
+  name: string
+  /** Absolute path of the project's working directory (the ACP `cwd`). */
+  cwd: string
+  createdAt: string
+}
+
+export interface AgentDefinition {
+  id: string
+  name: string
+  /** Executable name (looked up on PATH) or absolute path. */
+  command: string
+  args: string[]
+  env: Record<string, string>
+}
+
+export type AgentStatus = 'stopped' | 'starting' | 'ready' | 'exited' | 'error'
+
+/** What the agent announced in `initialize`, normalised for the UI. */
+export interface AgentCapabilitiesSummary {
+  loadSession: boolean
+}
+
+export interface AgentInfo {
+  name: string
+  title?: string
+  version?: string
+}
+
+/** Live state of an agent's process and ACP connection (not persisted). */
+export interface AgentRuntimeState {
+  agentId: string
+  status: AgentStatus
+  /** A sentence the user can act on when status is `error` or `exited`. */
+  message?: string
+  /** The last lines the agent wrote to stderr. */
+  stderrTail: string
+  pid?: number
+  agentInfo?: AgentInfo
+  capabilities?: AgentCapabilitiesSummary
+}
+
+/** A conversation with one agent in one project, as kept in db.json. */
+export interface SessionRecord {
+  /** Switchboard's own id: stable across agents and restarts. */
+  id: string
+  /** The agent's ACP session id; null until `session/new` has answered. */
+  sessionId: string | null
+  agentId: string
+  projectId: string
+  /** Absolute cwd the session was started in. */
+  cwd: string
+  title: string
+  createdAt: string
+  updatedAt: string
+  lastStopReason?: string
+}
+
+/**
+ * - `idle`: no live connection; the transcript can be read and "Continue" offered
+ * - `starting`: the agent is being spawned, initialised, or the session created/loaded
+ * - `ready`: connected and waiting for a prompt
+ * - `running`: a prompt turn is in progress
+ * - `error`: the last operation failed; `error` says why
+ */
+export type SessionStatus = 'idle' | 'starting' | 'ready' | 'running' | 'error'
+
+export interface PermissionOptionView {
+  optionId: string
+  name: string
+  kind: string
+}
+
+export interface PendingPermission {
+  requestId: string
+  title: string
+  options: PermissionOptionView[]
+}
+
+/** Live state of a session (not persisted). */
+export interface SessionState {
+  id: string
+  status: SessionStatus
+  error?: string
+  /** Why the session cannot be continued, when it cannot. */
+  continueBlockedReason?: string
+  permission?: PendingPermission | null
+}
+
+export interface AppInfo {
+  version: string
+  dataDir: string
+  /** True when the host can show a native folder picker (the Electron shell). */
+  nativeFolderPicker: boolean
+  /** Problems found at start-up the user should know about (e.g. a corrupt db.json moved aside). */
+  warnings: string[]
+}

@@ -1,0 +1,242 @@
+import type {
+  ContentBlock,
+  PlanEntry,
+  SessionUpdate,
+  ToolCallContent,
+  ToolCallLocation
+} from '@agentclientprotocol/sdk'
+import type { TranscriptRecord } from './transcript'
+
+/**
+ * The thread model: transcript records folded into the entries a person reads.
+ * Modelled on Zed's AcpThread: one object owns the entries and applies each
+ * `session/update` to them; views only render entries. The Host and the
+ * renderer run this same fold, so what is shown live, what is shown from disk
+ * and what is shown after a `session/load` replay cannot drift apart.
+ */
+
+export type ThreadEntry =
+  | { kind: 'user'; id: string; text: string }
+  | { kind: 'assistant'; id: string; text: string }
+  | { kind: 'thought'; id: string; text: string }
+  | ToolCallEntry
+  | { kind: 'plan'; id: string; entries: PlanEntry[] }
+  | { kind: 'notice'; id: string; severity: string; title: string; description?: string }
+  | { kind: 'stop'; id: string; stopReason: string }
+  | { kind: 'error'; id: string; message: string }
+
+export interface ToolCallEntry {
+  kind: 'tool_call'
+  id: string
+  toolCallId: string
+  title: string
+  toolKind: string
+  status: string
+  content: ToolCallContent[]
+  locations: ToolCallLocation[]
+  rawInput?: unknown
+  rawOutput?: unknown
+}
+
+export interface Thread {
+  entries: ThreadEntry[]
+  /** Title announced by the agent through `session_info_update`, if any. */
+  title?: string
+  /** Entries addressable by messageId / toolCallId, keyed `kind:id`. */
+  keyed: Map<string, ThreadEntry>
+  /** Counter for ids of entries the agent gave no id (deterministic for both folds). */
+  nextLocalId: number
+}
+
+export function createThread(): Thread {
+  return { entries: [], keyed: new Map(), nextLocalId: 0 }
+}
+
+/** Folds one transcript record into the thread, in place. */
+export function applyRecord(thread: Thread, record: TranscriptRecord): void {
+  switch (record.t) {
+    case 'header':
+      return
+    case 'reset':
+      thread.entries.splice(0, thread.entries.length)
+      thread.keyed.clear()
+      return
+    case 'prompt':
+      push(thread, { kind: 'user', id: localId(thread), text: contentToText(record.content) })
+      return
+    case 'update':
+      applyUpdate(thread, record.update)
+      return
+    case 'stop':
+      push(thread, { kind: 'stop', id: localId(thread), stopReason: record.stopReason })
+      return
+    case 'error':
+      push(thread, { kind: 'error', id: localId(thread), message: record.message })
+      return
+  }
+}
+
+export function applyUpdate(thread: Thread, update: SessionUpdate): void {
+  switch (update.sessionUpdate) {
+    case 'user_message_chunk':
+      appendChunk(thread, 'user', update.messageId, contentToText([update.content]))
+      return
+    case 'agent_message_chunk':
+      appendChunk(thread, 'assistant', update.messageId, contentToText([update.content]))
+      return
+    case 'agent_thought_chunk':
+      appendChunk(thread, 'thought', update.messageId, contentToText([update.content]))
+      return
+    case 'tool_call': {
+      const existing = thread.keyed.get(`tool_call:${update.toolCallId}`)
+      if (existing && existing.kind === 'tool_call') {
+        // An agent may re-announce a tool call; treat it as a full update.
+        Object.assign(existing, toolCallFields(update))
+        return
+      }
+      const entry: ToolCallEntry = {
+        kind: 'tool_call',
+        id: `tool_call:${update.toolCallId}`,
+        toolCallId: update.toolCallId,
+        title: update.title,
+        toolKind: update.kind ?? 'other',
+        status: update.status ?? 'pending',
+        content: update.content ?? [],
+        locations: update.locations ?? [],
+        rawInput: update.rawInput,
+        rawOutput: update.rawOutput
+      }
+      push(thread, entry, entry.id)
+      return
+    }
+    case 'tool_call_update': {
+      const existing = thread.keyed.get(`tool_call:${update.toolCallId}`)
+      if (existing && existing.kind === 'tool_call') {
+        Object.assign(existing, toolCallFields(update))
+        return
+      }
+      // An update for a call we never saw announced still deserves a card.
+      const entry: ToolCallEntry = {
+        kind: 'tool_call',
+        id: `tool_call:${update.toolCallId}`,
+        toolCallId: update.toolCallId,
+        title: update.title ?? 'Tool call',
+        toolKind: update.kind ?? 'other',
+        status: update.status ?? 'pending',
+        content: update.content ?? [],
+        locations: update.locations ?? [],
+        rawInput: update.rawInput,
+        rawOutput: update.rawOutput
+      }
+      push(thread, entry, entry.id)
+      return
+    }
+    case 'plan': {
+      // A plan is replaced whole; the plans of one turn update one checklist.
+      const current = lastOfKindInTurn(thread, 'plan')
+      if (current && current.kind === 'plan') current.entries = update.entries
+      else push(thread, { kind: 'plan', id: localId(thread), entries: update.entries })
+      return
+    }
+    case 'session_info_update':
+      if (typeof update.title === 'string' && update.title.trim()) thread.title = update.title.trim()
+      return
+    case 'notice':
+      push(thread, {
+        kind: 'notice',
+        id: localId(thread),
+        severity: update.severity,
+        title: update.title,
+        description: update.description ?? undefined
+      })
+      return
+    default:
+      // Commands, modes, config options, usage and compaction are session
+      // state, not thread entries; they are rendered by later features.
+      return
+  }
+}
+
+/** Readable text for content blocks; non-text blocks become short placeholders. */
+export function contentToText(blocks: ContentBlock[]): string {
+  return blocks
+    .map((block) => {
+      switch (block.type) {
+        case 'text':
+          return block.text
+        case 'resource_link':
+          return `[${block.title ?? block.name}](${block.uri})`
+        case 'resource':
+          return 'text' in block.resource ? block.resource.text : `[resource ${block.resource.uri}]`
+        case 'image':
+          return '[image]'
+        case 'audio':
+          return '[audio]'
+        default:
+          return ''
+      }
+    })
+    .join('')
+}
+
+function appendChunk(
+  thread: Thread,
+  kind: 'user' | 'assistant' | 'thought',
+  messageId: string | null | undefined,
+  text: string
+): void {
+  if (messageId) {
+    const key = `${kind}:${messageId}`
+    const existing = thread.keyed.get(key)
+    if (existing && existing.kind === kind) {
+      existing.text += text
+      return
+    }
+    push(thread, { kind, id: key, text }, key)
+    return
+  }
+  const last = thread.entries[thread.entries.length - 1]
+  if (last && last.kind === kind) {
+    last.text += text
+    return
+  }
+  push(thread, { kind, id: localId(thread), text })
+}
+
+function push(thread: Thread, entry: ThreadEntry, key?: string): void {
+  thread.entries.push(entry)
+  if (key) thread.keyed.set(key, thread.entries[thread.entries.length - 1])
+}
+
+function localId(thread: Thread): string {
+  return `e${thread.nextLocalId++}`
+}
+
+function lastOfKindInTurn(thread: Thread, kind: ThreadEntry['kind']): ThreadEntry | undefined {
+  for (let i = thread.entries.length - 1; i >= 0; i--) {
+    const entry = thread.entries[i]
+    if (entry.kind === kind) return entry
+    if (entry.kind === 'user' || entry.kind === 'stop') return undefined
+  }
+  return undefined
+}
+
+function toolCallFields(update: {
+  title?: string | null
+  kind?: string | null
+  status?: string | null
+  content?: ToolCallContent[] | null
+  locations?: ToolCallLocation[] | null
+  rawInput?: unknown
+  rawOutput?: unknown
+}): Partial<ToolCallEntry> {
+  const fields: Partial<ToolCallEntry> = {}
+  if (update.title != null) fields.title = update.title
+  if (update.kind != null) fields.toolKind = update.kind
+  if (update.status != null) fields.status = update.status
+  if (update.content != null) fields.content = update.content
+  if (update.locations != null) fields.locations = update.locations
+  if (update.rawInput !== undefined) fields.rawInput = update.rawInput
+  if (update.rawOutput !== undefined) fields.rawOutput = update.rawOutput
+  return fields
+}
