@@ -1,0 +1,256 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { Readable, Writable } from 'node:stream'
+import {
+  client,
+  methods,
+  ndJsonStream,
+  PROTOCOL_VERSION,
+  RequestError,
+  type ClientConnection,
+  type ClientContext,
+  type InitializeResponse,
+  type ReadTextFileRequest,
+  type ReadTextFileResponse,
+  type RequestPermissionRequest,
+  type RequestPermissionResponse,
+  type SessionNotification,
+  type WriteTextFileRequest
+} from '@agentclientprotocol/sdk'
+import type { AgentDefinition, AgentRuntimeState } from '../../shared/domain'
+
+/**
+ * One agent process and its ACP connection. Sessions of the same agent share
+ * it. Owns the child's lifetime: spawn, stderr log, exit, and killing the whole
+ * process group on stop so an agent's own children do not outlive it.
+ */
+
+/** What the Host answers when the agent calls back into the client. */
+export interface ClientHandlers {
+  /** Must apply the update synchronously: updates are applied in arrival order. */
+  sessionUpdate(agentId: string, params: SessionNotification): void
+  readTextFile(agentId: string, params: ReadTextFileRequest): Promise<ReadTextFileResponse>
+  writeTextFile(agentId: string, params: WriteTextFileRequest): Promise<void>
+  requestPermission(agentId: string, params: RequestPermissionRequest, signal: AbortSignal): Promise<RequestPermissionResponse>
+}
+
+export interface AgentConnectionOptions {
+  logDir: string
+  handlers: ClientHandlers
+  onState: (state: AgentRuntimeState) => void
+  clientVersion: string
+  initializeTimeoutMs?: number
+}
+
+const STDERR_TAIL_BYTES = 8 * 1024
+const KILL_GRACE_MS = 2000
+
+export class AgentConnection {
+  state: AgentRuntimeState
+  private child: ChildProcess | null = null
+  private connection: ClientConnection | null = null
+  private stderrTail = ''
+  private log: WriteStream | null = null
+  private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null
+  private readonly closed: Promise<void>
+  private resolveClosed!: () => void
+  initializeResponse: InitializeResponse | null = null
+
+  constructor(
+    readonly definition: AgentDefinition,
+    private readonly options: AgentConnectionOptions
+  ) {
+    this.state = { agentId: definition.id, status: 'stopped', stderrTail: '' }
+    this.closed = new Promise((resolve) => (this.resolveClosed = resolve))
+  }
+
+  /** Spawns the agent and completes `initialize`; rejects with a message the user can act on. */
+  async start(): Promise<void> {
+    const def = this.definition
+    this.setState({ status: 'starting', message: undefined })
+    mkdirSync(this.options.logDir, { recursive: true })
+    this.log = createWriteStream(join(this.options.logDir, `${safeFileName(def.id)}.log`), { flags: 'a' })
+    this.log.on('error', () => undefined)
+    this.log.write(`\n--- ${new Date().toISOString()} starting ${def.command} ${def.args.join(' ')}\n`)
+
+    const child = spawn(def.command, def.args, {
+      cwd: homedir(),
+      env: { ...process.env, ...def.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      // Its own process group, so stop() can take the agent's children down with it.
+      detached: process.platform !== 'win32',
+      windowsHide: true
+    })
+    this.child = child
+    const spawnFailure = new Promise<never>((_, reject) => {
+      child.once('error', (error: NodeJS.ErrnoException) => {
+        const message =
+          error.code === 'ENOENT'
+            ? `Agent '${def.name}' could not be started: command '${def.command}' was not found. Install it or fix the agent's command.`
+            : `Agent '${def.name}' could not be started (${def.command}): ${error.message}`
+        this.setState({ status: 'error', message })
+        this.resolveClosed()
+        reject(new Error(message))
+      })
+    })
+    spawnFailure.catch(() => undefined)
+    child.stdin!.on('error', () => undefined) // EPIPE after the agent died is reported through 'close'
+    child.stderr!.on('data', (chunk: Buffer) => this.onStderr(chunk))
+    const exited = new Promise<never>((_, reject) => {
+      child.once('close', (code, signal) => {
+        this.exitInfo = { code, signal }
+        const message = this.exitMessage()
+        this.setState({ status: 'exited', message, pid: undefined })
+        this.log?.end(`--- exited (${code ?? signal})\n`)
+        this.connection?.close(new Error(message))
+        this.resolveClosed()
+        reject(new Error(message))
+      })
+    })
+    exited.catch(() => undefined)
+
+    const app = client({ name: 'switchboard' })
+      .onNotification(methods.client.session.update, ({ params }) => {
+        this.options.handlers.sessionUpdate(def.id, params)
+      })
+      .onRequest(methods.client.fs.readTextFile, ({ params }) => this.options.handlers.readTextFile(def.id, params))
+      .onRequest(methods.client.fs.writeTextFile, async ({ params }) => {
+        await this.options.handlers.writeTextFile(def.id, params)
+        return {}
+      })
+      .onRequest(methods.client.session.requestPermission, ({ params, signal }) =>
+        this.options.handlers.requestPermission(def.id, params, signal)
+      )
+    this.connection = app.connect(
+      ndJsonStream(
+        Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+        Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>
+      )
+    )
+
+    const timeoutMs = this.options.initializeTimeoutMs ?? 60_000
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`Agent '${def.name}' did not answer initialize within ${timeoutMs / 1000} s${this.stderrSuffix()}`)),
+        timeoutMs
+      )
+    })
+    try {
+      const response = await Promise.race([
+        this.connection.agent.request(methods.agent.initialize, {
+          protocolVersion: PROTOCOL_VERSION,
+          clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } },
+          clientInfo: { name: 'switchboard', title: 'Switchboard', version: this.options.clientVersion }
+        }),
+        spawnFailure,
+        exited,
+        timeout
+      ])
+      if (response.protocolVersion !== PROTOCOL_VERSION) {
+        throw new Error(
+          `Agent '${def.name}' speaks ACP protocol version ${response.protocolVersion}; Switchboard speaks version ${PROTOCOL_VERSION}.`
+        )
+      }
+      this.initializeResponse = response
+      this.setState({
+        status: 'ready',
+        pid: child.pid,
+        agentInfo: response.agentInfo
+          ? { name: response.agentInfo.name, title: response.agentInfo.title ?? undefined, version: response.agentInfo.version }
+          : undefined,
+        capabilities: { loadSession: response.agentCapabilities?.loadSession === true }
+      })
+    } catch (error) {
+      await this.settle()
+      let message = (error as Error).message
+      if (this.exitInfo) message = this.exitMessage().replace(' exited ', ' exited during initialize ')
+      else if (error instanceof RequestError) message = `Agent '${def.name}' refused initialize: ${message}`
+      if (this.state.status !== 'exited') this.setState({ status: 'error', message })
+      await this.stop()
+      throw new Error(message)
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  get agent(): ClientContext {
+    if (!this.connection || !this.isAlive) throw new Error(this.exitMessage())
+    return this.connection.agent
+  }
+
+  get isAlive(): boolean {
+    return this.child !== null && this.exitInfo === null && this.state.status === 'ready'
+  }
+
+  /** Describes how the agent ended, with its stderr tail. */
+  exitMessage(): string {
+    const name = this.definition.name
+    if (!this.exitInfo) return `Agent '${name}' is not running`
+    const how = this.exitInfo.code !== null ? `with code ${this.exitInfo.code}` : `on signal ${this.exitInfo.signal}`
+    return `Agent '${name}' exited ${how}${this.stderrSuffix()}`
+  }
+
+  /**
+   * When the ACP stream has closed, the process is on its way out: wait (briefly)
+   * for its exit so errors can say how it ended, with its stderr.
+   */
+  async settle(): Promise<void> {
+    if (!this.connection?.signal.aborted || this.exitInfo) return
+    await Promise.race([this.closed, new Promise((r) => setTimeout(r, 1000))])
+  }
+
+  /** Resolves once the process is gone (or never started). */
+  whenClosed(): Promise<void> {
+    return this.closed
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child
+    if (!child || this.exitInfo || child.pid === undefined) {
+      this.resolveClosed()
+      return
+    }
+    killTree(child, 'SIGTERM')
+    const timer = setTimeout(() => killTree(child, 'SIGKILL'), KILL_GRACE_MS)
+    await this.closed
+    clearTimeout(timer)
+    // The agent is gone; make sure nothing it started lingers in its group.
+    killTree(child, 'SIGKILL')
+  }
+
+  private stderrSuffix(): string {
+    const tail = this.stderrTail.trim()
+    return tail ? `; stderr: ${tail.split('\n').slice(-10).join('\n')}` : ''
+  }
+
+  private onStderr(chunk: Buffer): void {
+    this.log?.write(chunk)
+    this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES)
+    this.setState({ stderrTail: this.stderrTail })
+  }
+
+  private setState(patch: Partial<AgentRuntimeState>): void {
+    this.state = { ...this.state, ...patch }
+    this.options.onState(this.state)
+  }
+}
+
+function killTree(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return
+  try {
+    if (process.platform === 'win32') {
+      spawn('taskkill', ['/pid', String(child.pid), '/T', '/F'], { windowsHide: true }).on('error', () => undefined)
+    } else {
+      process.kill(-child.pid, signal)
+    }
+  } catch {
+    // Already gone.
+  }
+}
+
+function safeFileName(name: string): string {
+  return name.replace(/[^A-Za-z0-9._-]/g, '_')
+}

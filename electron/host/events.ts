@@ -1,0 +1,59 @@
+import type { HostEvent, HostEventName, HostEvents } from '../../shared/contract'
+
+/**
+ * Collects the Host's events and hands them to the transports in batches, one
+ * per tick: a burst of streamed chunks becomes one IPC/WebSocket message and
+ * one re-render. Consecutive transcript records of one session are merged, and
+ * only the latest state of an agent or session is kept within a batch.
+ */
+export class EventBus {
+  private queue: HostEvent[] = []
+  private scheduled = false
+  private readonly listeners = new Set<(events: HostEvent[]) => void>()
+
+  subscribe(listener: (events: HostEvent[]) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  emit<K extends HostEventName>(type: K, payload: HostEvents[K]): void {
+    this.enqueue({ type, payload } as HostEvent)
+    if (!this.scheduled) {
+      this.scheduled = true
+      setImmediate(() => this.flush())
+    }
+  }
+
+  flush(): void {
+    this.scheduled = false
+    if (this.queue.length === 0) return
+    const batch = this.queue
+    this.queue = []
+    for (const listener of this.listeners) listener(batch)
+  }
+
+  private enqueue(event: HostEvent): void {
+    const last = this.queue[this.queue.length - 1]
+    if (event.type === 'session.records' && last?.type === 'session.records') {
+      const prev = last.payload
+      if (prev.id === event.payload.id && prev.seq + prev.records.length === event.payload.seq) {
+        prev.records.push(...event.payload.records)
+        return
+      }
+    }
+    if (event.type === 'agent.state' || event.type === 'session.state') {
+      const key = event.type === 'agent.state' ? event.payload.agentId : event.payload.id
+      const index = this.queue.findIndex(
+        (e) =>
+          e.type === event.type &&
+          (e.type === 'agent.state' ? e.payload.agentId : (e.payload as { id: string }).id) === key
+      )
+      // Replace in place only if nothing for that key follows; keeps ordering simple.
+      if (index === this.queue.length - 1 && index >= 0) {
+        this.queue[index] = event
+        return
+      }
+    }
+    this.queue.push(event)
+  }
+}

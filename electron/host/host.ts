@@ -1,0 +1,563 @@
+import { randomUUID } from 'node:crypto'
+import { promises as fs } from 'node:fs'
+import { basename, isAbsolute, join, resolve, win32 } from 'node:path'
+import { z } from 'zod'
+import {
+  methods,
+  RequestError,
+  type ContentBlock,
+  type ReadTextFileRequest,
+  type RequestPermissionRequest,
+  type RequestPermissionResponse,
+  type SessionNotification,
+  type WriteTextFileRequest
+} from '@agentclientprotocol/sdk'
+import {
+  isRequestMethod,
+  requestParams,
+  type ParsedParams,
+  type RequestMethod,
+  type RequestResult,
+  type SessionSnapshot,
+  type WireResponse
+} from '../../shared/contract'
+import type {
+  AgentDefinition,
+  AgentRuntimeState,
+  AppInfo,
+  Project,
+  SessionRecord,
+  SessionState
+} from '../../shared/domain'
+import type { TranscriptRecord } from '../../shared/transcript'
+import { contentToText } from '../../shared/thread'
+import { AgentConnection, type ClientHandlers } from './agent-connection'
+import { EventBus } from './events'
+import { confinePath, PathRefusedError, readTextFile, writeTextFile } from './fs-boundary'
+import { defaultAgentPresets } from './presets'
+import { Store } from './store'
+import { readTranscript, TranscriptWriter, transcriptPath } from './transcripts'
+
+/**
+ * The Host: everything the app does, with no Electron in it. It owns the
+ * store, the agent processes and the live sessions, implements the contract's
+ * requests, and pushes events. The Electron shell and the WebSocket server are
+ * two thin transports in front of it.
+ */
+
+export interface HostOptions {
+  dataDir: string
+  version: string
+  /** Agent definitions seeded into a new database. */
+  presets?: AgentDefinition[]
+  /** Supplied by the Electron shell: a native folder picker. */
+  pickFolder?: () => Promise<string | null>
+  initializeTimeoutMs?: number
+}
+
+interface LiveSession {
+  record: SessionRecord
+  writer: TranscriptWriter
+  connection: AgentConnection | null
+  permissions: Map<string, (response: RequestPermissionResponse) => void>
+  /** Serialises continue requests for this session. */
+  connecting: Promise<void> | null
+}
+
+type Handlers = { [M in RequestMethod]: (params: ParsedParams<M>) => Promise<RequestResult<M>> }
+
+/** Updates for a session id the Host has not registered yet (they can race session/new's answer). */
+const MAX_EARLY_UPDATES = 1000
+
+export class Host {
+  readonly events = new EventBus()
+  private readonly agents = new Map<string, AgentConnection>()
+  private readonly agentStarts = new Map<string, Promise<AgentConnection>>()
+  private readonly live = new Map<string, LiveSession>()
+  private readonly byAcpSession = new Map<string, LiveSession>()
+  private readonly earlyUpdates = new Map<string, SessionNotification[]>()
+  private readonly states = new Map<string, SessionState>()
+  private readonly agentStates = new Map<string, AgentRuntimeState>()
+  private closing = false
+
+  private constructor(
+    private readonly options: HostOptions,
+    private readonly store: Store,
+    private readonly warnings: string[]
+  ) {}
+
+  static async open(options: HostOptions): Promise<Host> {
+    const dataDir = resolve(options.dataDir)
+    const { store, warnings } = await Store.open(dataDir, options.presets ?? defaultAgentPresets())
+    await fs.mkdir(join(dataDir, 'transcripts'), { recursive: true })
+    return new Host({ ...options, dataDir }, store, warnings)
+  }
+
+  /** Runs one contract request: validates params, never throws, always answers. */
+  async handle(method: unknown, params: unknown): Promise<WireResponse> {
+    if (!isRequestMethod(method)) {
+      return { ok: false, error: { message: `Unknown request '${String(method)}'`, code: 'unknown_method' } }
+    }
+    const parsed = requestParams[method].safeParse(params ?? {})
+    if (!parsed.success) {
+      return {
+        ok: false,
+        error: { message: `Invalid parameters for ${method}: ${z.prettifyError(parsed.error)}`, code: 'invalid_params' }
+      }
+    }
+    try {
+      const handler = this.handlers[method] as (p: unknown) => Promise<unknown>
+      return { ok: true, result: await handler(parsed.data) }
+    } catch (error) {
+      return { ok: false, error: { message: (error as Error).message ?? String(error) } }
+    }
+  }
+
+  /** Convenience for tests and in-process callers: a typed request that throws on error. */
+  async request<M extends RequestMethod>(method: M, params: z.input<(typeof requestParams)[M]>): Promise<RequestResult<M>> {
+    const response = await this.handle(method, params)
+    if (!response.ok) throw new Error(response.error.message)
+    return response.result as RequestResult<M>
+  }
+
+  /** Stops every agent (and its process group) and flushes what is pending to disk. */
+  async close(): Promise<void> {
+    this.closing = true
+    for (const resolvePermission of [...this.live.values()].flatMap((l) => [...l.permissions.values()])) {
+      resolvePermission({ outcome: { outcome: 'cancelled' } })
+    }
+    await Promise.allSettled([...this.agentStarts.values()])
+    await Promise.all([...this.agents.values()].map((a) => a.stop()))
+    await Promise.all([...this.live.values()].map((l) => l.writer.flush()))
+    await this.store.save()
+    this.events.flush()
+  }
+
+  private readonly handlers: Handlers = {
+    'app.info': async () => this.appInfo(),
+    'projects.list': async () => this.store.data.projects,
+    'projects.add': (p) => this.addProject(p.cwd, p.name),
+    'projects.pickFolder': async () => ({ path: this.options.pickFolder ? await this.options.pickFolder() : null }),
+    'agents.list': async () => this.store.data.agents,
+    'agents.add': (p) => this.addAgent(p),
+    'agents.states': async () =>
+      this.store.data.agents.map(
+        (a) => this.agentStates.get(a.id) ?? { agentId: a.id, status: 'stopped', stderrTail: '' }
+      ),
+    'sessions.list': async (p) =>
+      this.store.data.sessions
+        .filter((s) => !p.projectId || s.projectId === p.projectId)
+        .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)),
+    'sessions.new': (p) => this.newSession(p.projectId, p.agentId),
+    'sessions.open': (p) => this.openSession(p.id),
+    'sessions.continue': (p) => this.continueSession(p.id),
+    'sessions.prompt': (p) => this.prompt(p.id, p.text),
+    'sessions.cancel': (p) => this.cancel(p.id),
+    'sessions.respondPermission': (p) => this.respondPermission(p.id, p.requestId, p.optionId)
+  }
+
+  private appInfo(): AppInfo {
+    return {
+      version: this.options.version,
+      dataDir: this.options.dataDir,
+      nativeFolderPicker: Boolean(this.options.pickFolder),
+      warnings: this.warnings
+    }
+  }
+
+  // ---- projects and agents -------------------------------------------------
+
+  private async addProject(cwd: string, name?: string): Promise<Project> {
+    const trimmed = cwd.trim()
+    if (!isAbsolute(trimmed) && !win32.isAbsolute(trimmed)) {
+      throw new Error(`The project folder must be an absolute path, like /home/you/code/app (got '${trimmed}')`)
+    }
+    const folder = resolve(trimmed)
+    await assertDirectory(folder)
+    const existing = this.store.data.projects.find((p) => p.cwd === folder)
+    if (existing) return existing
+    const project: Project = {
+      id: randomUUID(),
+      name: name?.trim() || basename(folder) || folder,
+      cwd: folder,
+      createdAt: new Date().toISOString()
+    }
+    this.store.data.projects.push(project)
+    await this.store.save()
+    this.events.emit('projects.changed', this.store.data.projects)
+    return project
+  }
+
+  private async addAgent(p: ParsedParams<'agents.add'>): Promise<AgentDefinition> {
+    const base = p.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'agent'
+    let id = base
+    for (let n = 2; this.store.agent(id); n++) id = `${base}-${n}`
+    const definition: AgentDefinition = { id, name: p.name, command: p.command, args: p.args, env: p.env }
+    this.store.data.agents.push(definition)
+    await this.store.save()
+    return definition
+  }
+
+  // ---- sessions --------------------------------------------------------------
+
+  private async newSession(projectId: string, agentId: string): Promise<SessionRecord> {
+    const project = this.store.project(projectId)
+    if (!project) throw new Error(`No project with id '${projectId}'`)
+    const definition = this.requireAgent(agentId)
+    await assertDirectory(project.cwd)
+    const connection = await this.ensureAgent(definition)
+    const response = await connection.agent.request(methods.agent.session.new, { cwd: project.cwd, mcpServers: [] })
+    const now = new Date().toISOString()
+    const record: SessionRecord = {
+      id: randomUUID(),
+      sessionId: response.sessionId,
+      agentId,
+      projectId,
+      cwd: project.cwd,
+      title: 'New session',
+      createdAt: now,
+      updatedAt: now
+    }
+    const writer = this.createWriter(record)
+    writer.append({ t: 'header', v: 1, id: record.id, sessionId: response.sessionId, agentId, projectId, cwd: project.cwd, createdAt: now })
+    this.register(record, writer, connection)
+    this.store.data.sessions.push(record)
+    this.setState(record.id, { status: 'ready', error: undefined })
+    await this.store.save()
+    this.events.emit('session.record', record)
+    return record
+  }
+
+  private async openSession(id: string): Promise<SessionSnapshot> {
+    const record = this.requireSession(id)
+    await this.live.get(id)?.writer.flush()
+    const contents = await readTranscript(transcriptPath(this.transcriptDir, id))
+    return {
+      record,
+      state: this.stateOf(id),
+      records: contents.records,
+      nextSeq: contents.nextSeq,
+      skippedLines: contents.skippedLines
+    }
+  }
+
+  private async continueSession(id: string): Promise<SessionState> {
+    await this.ensureLive(id)
+    return this.stateOf(id)
+  }
+
+  /** Makes the session live: its agent running and the session loaded into it. */
+  private async ensureLive(id: string): Promise<LiveSession> {
+    const record = this.requireSession(id)
+    let live = this.live.get(id)
+    if (live?.connection?.isAlive) return live
+    if (live?.connecting) {
+      await live.connecting
+      return this.ensureLive(id)
+    }
+    const definition = this.requireAgent(record.agentId)
+    if (!record.sessionId) throw new Error('This session was never created by its agent and cannot be continued')
+    if (!live) {
+      const contents = await readTranscript(transcriptPath(this.transcriptDir, id))
+      live = this.register(
+        record,
+        new TranscriptWriter(transcriptPath(this.transcriptDir, id), contents.nextSeq, contents.endsClean, (e) =>
+          this.onWriteError(id, e)
+        ),
+        null
+      )
+    }
+    const session = live
+    session.connecting = (async () => {
+      this.setState(id, { status: 'starting', error: undefined })
+      try {
+        const connection = await this.ensureAgent(definition)
+        if (!connection.state.capabilities?.loadSession) {
+          const reason = `${definition.name} cannot reopen past sessions (it does not announce loadSession). Start a new session instead.`
+          this.setState(id, { status: 'idle', continueBlockedReason: reason })
+          throw new Error(reason)
+        }
+        session.connection = connection
+        this.byAcpSession.set(acpKey(record.agentId, record.sessionId!), session)
+        this.appendRecord(session, { t: 'reset', at: new Date().toISOString(), reason: 'load' })
+        await connection.agent.request(methods.agent.session.load, {
+          sessionId: record.sessionId!,
+          cwd: record.cwd,
+          mcpServers: []
+        })
+        this.setState(id, { status: 'ready', error: undefined, continueBlockedReason: undefined })
+      } catch (error) {
+        session.connection = null
+        const message = (error as Error).message
+        if (this.stateOf(id).status !== 'idle') this.setState(id, { status: 'error', error: message })
+        throw error
+      } finally {
+        session.connecting = null
+      }
+    })()
+    await session.connecting
+    return session
+  }
+
+  private async prompt(id: string, text: string): Promise<{ stopReason: string }> {
+    const live = await this.ensureLive(id)
+    const connection = live.connection!
+    if (this.stateOf(id).status === 'running') {
+      throw new Error('A turn is already running in this session; wait for it to end or cancel it')
+    }
+    const content: ContentBlock[] = [{ type: 'text', text }]
+    this.appendRecord(live, { t: 'prompt', at: new Date().toISOString(), content })
+    if (live.record.title === 'New session') live.record.title = titleFrom(contentToText(content))
+    this.setState(id, { status: 'running', error: undefined })
+    try {
+      const response = await connection.agent.request(methods.agent.session.prompt, {
+        sessionId: live.record.sessionId!,
+        prompt: content
+      })
+      this.appendRecord(live, { t: 'stop', at: new Date().toISOString(), stopReason: response.stopReason })
+      live.record.lastStopReason = response.stopReason
+      this.setState(id, { status: 'ready' })
+      return { stopReason: response.stopReason }
+    } catch (error) {
+      await connection.settle()
+      const alive = connection.isAlive
+      const message = alive
+        ? `${connection.definition.name} failed the turn: ${(error as Error).message}`
+        : `${connection.exitMessage()}. The conversation so far is kept; send again to restart the agent and continue.`
+      this.appendRecord(live, { t: 'error', at: new Date().toISOString(), message })
+      this.setState(id, { status: alive ? 'ready' : 'idle', error: message })
+      throw new Error(message)
+    } finally {
+      live.record.updatedAt = new Date().toISOString()
+      await this.store.save()
+      this.events.emit('session.record', live.record)
+    }
+  }
+
+  private async cancel(id: string): Promise<Record<string, never>> {
+    const live = this.live.get(id)
+    for (const [requestId, resolvePermission] of live?.permissions ?? []) {
+      resolvePermission({ outcome: { outcome: 'cancelled' } })
+      live!.permissions.delete(requestId)
+    }
+    this.setState(id, { permission: null })
+    if (live?.connection?.isAlive && live.record.sessionId) {
+      await live.connection.agent.notify(methods.agent.session.cancel, { sessionId: live.record.sessionId })
+    }
+    return {}
+  }
+
+  private async respondPermission(id: string, requestId: string, optionId: string | null): Promise<Record<string, never>> {
+    const resolvePermission = this.live.get(id)?.permissions.get(requestId)
+    if (!resolvePermission) throw new Error('That permission request is no longer pending')
+    this.live.get(id)!.permissions.delete(requestId)
+    this.setState(id, { permission: null })
+    resolvePermission(optionId ? { outcome: { outcome: 'selected', optionId } } : { outcome: { outcome: 'cancelled' } })
+    return {}
+  }
+
+  // ---- agents ------------------------------------------------------------------
+
+  private ensureAgent(definition: AgentDefinition): Promise<AgentConnection> {
+    const running = this.agents.get(definition.id)
+    if (running?.isAlive) return Promise.resolve(running)
+    const starting = this.agentStarts.get(definition.id)
+    if (starting) return starting
+    if (this.closing) return Promise.reject(new Error('Switchboard is shutting down'))
+    const connection = new AgentConnection(definition, {
+      logDir: join(this.options.dataDir, 'logs'),
+      handlers: this.clientHandlers,
+      onState: (state) => this.onAgentState(connection, state),
+      clientVersion: this.options.version,
+      initializeTimeoutMs: this.options.initializeTimeoutMs
+    })
+    const start = connection
+      .start()
+      .then(() => {
+        this.agents.set(definition.id, connection)
+        return connection
+      })
+      .finally(() => this.agentStarts.delete(definition.id))
+    this.agentStarts.set(definition.id, start)
+    return start
+  }
+
+  private onAgentState(connection: AgentConnection, state: AgentRuntimeState): void {
+    this.agentStates.set(state.agentId, state)
+    this.events.emit('agent.state', state)
+    if (state.status !== 'exited') return
+    if (this.agents.get(state.agentId) === connection) this.agents.delete(state.agentId)
+    for (const live of this.live.values()) {
+      if (live.connection !== connection) continue
+      live.connection = null
+      this.byAcpSession.delete(acpKey(live.record.agentId, live.record.sessionId ?? ''))
+      for (const resolvePermission of live.permissions.values()) resolvePermission({ outcome: { outcome: 'cancelled' } })
+      live.permissions.clear()
+      if (this.stateOf(live.record.id).status !== 'running') {
+        this.setState(live.record.id, { status: 'idle', permission: null, error: state.message })
+      }
+    }
+  }
+
+  private readonly clientHandlers: ClientHandlers = {
+    sessionUpdate: (agentId, params) => {
+      const live = this.byAcpSession.get(acpKey(agentId, params.sessionId))
+      if (live) {
+        this.applyUpdate(live, params)
+        return
+      }
+      const key = acpKey(agentId, params.sessionId)
+      const early = this.earlyUpdates.get(key) ?? []
+      if (early.length < MAX_EARLY_UPDATES) early.push(params)
+      this.earlyUpdates.set(key, early)
+    },
+    readTextFile: async (agentId, params: ReadTextFileRequest) => {
+      const live = this.liveForAgentRequest(agentId, params.sessionId)
+      const path = await this.confine(live, params.path, 'read')
+      try {
+        return { content: await readTextFile(path, params.line, params.limit) }
+      } catch (error) {
+        throw fileError(error, params.path)
+      }
+    },
+    writeTextFile: async (agentId, params: WriteTextFileRequest) => {
+      const live = this.liveForAgentRequest(agentId, params.sessionId)
+      const path = await this.confine(live, params.path, 'write')
+      try {
+        await writeTextFile(path, params.content)
+      } catch (error) {
+        throw fileError(error, params.path)
+      }
+    },
+    requestPermission: (agentId, params: RequestPermissionRequest, signal) => {
+      const live = this.liveForAgentRequest(agentId, params.sessionId)
+      const requestId = randomUUID()
+      return new Promise<RequestPermissionResponse>((resolvePermission) => {
+        const settle = (response: RequestPermissionResponse): void => {
+          live.permissions.delete(requestId)
+          if (this.stateOf(live.record.id).permission?.requestId === requestId) {
+            this.setState(live.record.id, { permission: null })
+          }
+          resolvePermission(response)
+        }
+        live.permissions.set(requestId, settle)
+        signal.addEventListener('abort', () => settle({ outcome: { outcome: 'cancelled' } }), { once: true })
+        this.setState(live.record.id, {
+          permission: {
+            requestId,
+            title: params.toolCall.title ?? 'The agent asks for permission',
+            options: params.options.map((o) => ({ optionId: o.optionId, name: o.name, kind: o.kind }))
+          }
+        })
+      })
+    }
+  }
+
+  private applyUpdate(live: LiveSession, params: SessionNotification): void {
+    const update = params.update
+    this.appendRecord(live, { t: 'update', at: new Date().toISOString(), update })
+    if (update.sessionUpdate === 'session_info_update' && typeof update.title === 'string' && update.title.trim()) {
+      live.record.title = update.title.trim()
+      void this.store.save()
+      this.events.emit('session.record', live.record)
+    }
+  }
+
+  private async confine(live: LiveSession, path: string, verb: 'read' | 'write'): Promise<string> {
+    try {
+      return await confinePath(path, [live.record.cwd])
+    } catch (error) {
+      if (!(error instanceof PathRefusedError)) throw error
+      this.appendRecord(live, { t: 'error', at: new Date().toISOString(), message: `Refused the agent's ${verb}: ${error.message}` })
+      throw new RequestError(-32602, error.message)
+    }
+  }
+
+  private liveForAgentRequest(agentId: string, sessionId: string): LiveSession {
+    const live = this.byAcpSession.get(acpKey(agentId, sessionId))
+    if (!live) throw new RequestError(-32002, `Unknown session '${sessionId}'`)
+    return live
+  }
+
+  // ---- plumbing ----------------------------------------------------------------
+
+  private get transcriptDir(): string {
+    return join(this.options.dataDir, 'transcripts')
+  }
+
+  private createWriter(record: SessionRecord): TranscriptWriter {
+    return new TranscriptWriter(transcriptPath(this.transcriptDir, record.id), 0, true, (e) =>
+      this.onWriteError(record.id, e)
+    )
+  }
+
+  private register(record: SessionRecord, writer: TranscriptWriter, connection: AgentConnection | null): LiveSession {
+    const live: LiveSession = { record, writer, connection, permissions: new Map(), connecting: null }
+    this.live.set(record.id, live)
+    if (connection && record.sessionId) {
+      const key = acpKey(record.agentId, record.sessionId)
+      this.byAcpSession.set(key, live)
+      for (const params of this.earlyUpdates.get(key) ?? []) this.applyUpdate(live, params)
+      this.earlyUpdates.delete(key)
+    }
+    return live
+  }
+
+  private appendRecord(live: LiveSession, record: TranscriptRecord): void {
+    const seq = live.writer.append(record)
+    this.events.emit('session.records', { id: live.record.id, seq, records: [record] })
+  }
+
+  private onWriteError(id: string, error: Error): void {
+    this.setState(id, { error: `Could not write the transcript: ${error.message}` })
+  }
+
+  private stateOf(id: string): SessionState {
+    return this.states.get(id) ?? { id, status: 'idle' }
+  }
+
+  private setState(id: string, patch: Partial<SessionState>): void {
+    const state = { ...this.stateOf(id), ...patch, id }
+    this.states.set(id, state)
+    this.events.emit('session.state', state)
+  }
+
+  private requireSession(id: string): SessionRecord {
+    const record = this.store.session(id)
+    if (!record) throw new Error(`No session with id '${id}'`)
+    return record
+  }
+
+  private requireAgent(id: string): AgentDefinition {
+    const definition = this.store.agent(id)
+    if (!definition) throw new Error(`No agent with id '${id}'`)
+    return definition
+  }
+}
+
+function acpKey(agentId: string, sessionId: string): string {
+  return `${agentId}\n${sessionId}`
+}
+
+async function assertDirectory(folder: string): Promise<void> {
+  let stat
+  try {
+    stat = await fs.stat(folder)
+  } catch {
+    throw new Error(`Folder not found: ${folder}`)
+  }
+  if (!stat.isDirectory()) throw new Error(`Not a folder: ${folder}`)
+}
+
+function titleFrom(text: string): string {
+  const firstLine = text.trim().split('\n')[0] ?? ''
+  return firstLine.length > 80 ? firstLine.slice(0, 77) + '…' : firstLine || 'Untitled session'
+}
+
+function fileError(error: unknown, path: string): RequestError {
+  const code = (error as NodeJS.ErrnoException).code
+  if (code === 'ENOENT') return new RequestError(-32002, `File not found: ${path}`)
+  if (code === 'EISDIR') return new RequestError(-32602, `Is a folder, not a file: ${path}`)
+  if (code === 'EACCES' || code === 'EPERM') return new RequestError(-32603, `Permission denied: ${path}`)
+  return new RequestError(-32603, `${(error as Error).message}`)
+}

@@ -1,0 +1,162 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { promises as fs } from 'node:fs'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { extname, join, normalize, resolve, sep } from 'node:path'
+import { WebSocketServer, type WebSocket } from 'ws'
+import { wireRequestSchema, type HostEvent, type WireServerMessage } from '../../shared/contract'
+import type { Host } from './host'
+
+/**
+ * The second transport: the same contract over a WebSocket, plus a static
+ * server for the built renderer, on loopback only. The browser gets the token
+ * in the URL fragment (never sent to the server in plain requests); every
+ * WebSocket upgrade must present it and come from our own origin.
+ */
+
+export interface WsServerOptions {
+  host: Host
+  /** Folder of the built renderer (out/renderer). */
+  rendererDir: string
+  port?: number
+  /** Must be a loopback address. */
+  bindAddress?: string
+  token?: string
+}
+
+export interface RunningServer {
+  url: string
+  port: number
+  token: string
+  close(): Promise<void>
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
+const MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff2': 'font/woff2',
+  '.json': 'application/json'
+}
+
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
+  "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-src 'none'; frame-ancestors 'none'"
+
+export async function startWsServer(options: WsServerOptions): Promise<RunningServer> {
+  const bindAddress = options.bindAddress ?? '127.0.0.1'
+  if (!LOOPBACK.has(bindAddress)) {
+    throw new Error(`Refusing to listen on ${bindAddress}: the Switchboard host only listens on loopback (127.0.0.1 or ::1)`)
+  }
+  const token = options.token ?? randomBytes(24).toString('base64url')
+  const rendererDir = resolve(options.rendererDir)
+  const http = createServer((req, res) => void serveStatic(rendererDir, req, res))
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES })
+  let port = 0
+
+  http.on('upgrade', (req, socket, head) => {
+    const refusal = checkUpgrade(req, token, port)
+    if (refusal) {
+      socket.end(`HTTP/1.1 ${refusal}\r\nConnection: close\r\n\r\n`)
+      return
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => serveSocket(ws, options.host))
+  })
+
+  await new Promise<void>((resolveListen, reject) => {
+    http.once('error', reject)
+    http.listen(options.port ?? 0, bindAddress, () => resolveListen())
+  })
+  port = (http.address() as AddressInfo).port
+  const hostForUrl = bindAddress === '::1' ? '[::1]' : bindAddress
+  return {
+    url: `http://${hostForUrl}:${port}/#token=${token}`,
+    port,
+    token,
+    close: () => closeServer(http, wss)
+  }
+}
+
+/** Returns an HTTP status line when the upgrade must be refused. */
+function checkUpgrade(req: IncomingMessage, token: string, port: number): string | null {
+  const url = new URL(req.url ?? '/', 'http://127.0.0.1')
+  if (url.pathname !== '/ws') return '404 Not Found'
+  const given = Buffer.from(url.searchParams.get('token') ?? '')
+  const expected = Buffer.from(token)
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return '401 Unauthorized'
+  const origin = req.headers.origin
+  if (origin !== undefined) {
+    const allowed = [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`]
+    if (!allowed.includes(origin)) return '403 Forbidden'
+  }
+  return null
+}
+
+function serveSocket(ws: WebSocket, host: Host): void {
+  const send = (message: WireServerMessage): void => {
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message))
+  }
+  const unsubscribe = host.events.subscribe((events: HostEvent[]) => send({ kind: 'events', events }))
+  ws.on('close', unsubscribe)
+  ws.on('message', (data) => {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(data.toString())
+    } catch {
+      ws.close(1007, 'Refused a message that is not JSON')
+      return
+    }
+    const request = wireRequestSchema.safeParse(parsed)
+    if (!request.success) {
+      const id = (parsed as { id?: unknown })?.id
+      if (typeof id === 'number') {
+        send({ kind: 'response', id, ok: false, error: { message: 'Malformed request', code: 'invalid_request' } })
+      }
+      return
+    }
+    void host.handle(request.data.method, request.data.params).then((response) =>
+      send({ kind: 'response', id: request.data.id, ...response })
+    )
+  })
+}
+
+async function serveStatic(root: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405).end()
+    return
+  }
+  const pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://127.0.0.1').pathname)
+  const relative = normalize(pathname === '/' ? '/index.html' : pathname).replace(/^([\\/])+/, '')
+  const file = join(root, relative)
+  if (file !== root && !file.startsWith(root + sep)) {
+    res.writeHead(403).end()
+    return
+  }
+  try {
+    const body = await fs.readFile(file)
+    res.writeHead(200, {
+      'Content-Type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream',
+      'Content-Security-Policy': CSP,
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'no-referrer',
+      'Cache-Control': 'no-cache'
+    })
+    res.end(req.method === 'HEAD' ? undefined : body)
+  } catch {
+    res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not found')
+  }
+}
+
+function closeServer(http: Server, wss: WebSocketServer): Promise<void> {
+  for (const client of wss.clients) client.terminate()
+  wss.close()
+  http.closeAllConnections()
+  return new Promise((resolveClose) => http.close(() => resolveClose()))
+}
