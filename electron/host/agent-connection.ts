@@ -53,6 +53,7 @@ export class AgentConnection {
   private connection: ClientConnection | null = null
   private stderrTail = ''
   private log: WriteStream | null = null
+  private spawnFailed = false
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null
   private readonly closed: Promise<void>
   private resolveClosed!: () => void
@@ -86,6 +87,7 @@ export class AgentConnection {
     this.child = child
     const spawnFailure = new Promise<never>((_, reject) => {
       child.once('error', (error: NodeJS.ErrnoException) => {
+        this.spawnFailed = true
         const message =
           error.code === 'ENOENT'
             ? `Agent '${def.name}' could not be started: command '${def.command}' was not found. Install it or fix the agent's command.`
@@ -100,6 +102,7 @@ export class AgentConnection {
     child.stderr!.on('data', (chunk: Buffer) => this.onStderr(chunk))
     const exited = new Promise<never>((_, reject) => {
       child.once('close', (code, signal) => {
+        if (this.spawnFailed) return
         this.exitInfo = { code, signal }
         const message = this.exitMessage()
         this.setState({ status: 'exited', message, pid: undefined })

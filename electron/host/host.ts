@@ -79,6 +79,7 @@ export class Host {
   private readonly states = new Map<string, SessionState>()
   private readonly agentStates = new Map<string, AgentRuntimeState>()
   private closing = false
+  private closed: Promise<void> | null = null
 
   private constructor(
     private readonly options: HostOptions,
@@ -120,8 +121,13 @@ export class Host {
     return response.result as RequestResult<M>
   }
 
-  /** Stops every agent (and its process group) and flushes what is pending to disk. */
-  async close(): Promise<void> {
+  /** Stops every agent (and its process group) and flushes what is pending to disk. Idempotent. */
+  close(): Promise<void> {
+    this.closed ??= this.shutDown()
+    return this.closed
+  }
+
+  private async shutDown(): Promise<void> {
     this.closing = true
     for (const resolvePermission of [...this.live.values()].flatMap((l) => [...l.permissions.values()])) {
       resolvePermission({ outcome: { outcome: 'cancelled' } })

@@ -1,0 +1,475 @@
+/**
+ * A scripted ACP agent for tests: a real subprocess speaking ACP over stdio,
+ * standing in for Claude Code, Gemini or Codex. Run it with
+ * `node --import tsx test/agent/scripted-agent.ts` (or see ./spawn.ts).
+ *
+ * stdout is the protocol pipe: nothing but ACP messages is written there
+ * (except on purpose by `/garbage`). Diagnostics go to stderr.
+ *
+ * The prompt text is a script; see README.md in this folder for the commands
+ * and the environment variables.
+ */
+import { randomUUID } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs'
+import { isAbsolute, join } from 'node:path'
+import { Readable, Writable } from 'node:stream'
+import {
+  agent,
+  methods,
+  ndJsonStream,
+  PROTOCOL_VERSION,
+  RequestError,
+  type AgentContext,
+  type ClientCapabilities,
+  type ContentBlock,
+  type SessionUpdate,
+  type StopReason,
+  type ToolCallContent
+} from '@agentclientprotocol/sdk'
+
+// ---------------------------------------------------------------------------
+// Configuration
+
+const env = process.env
+const stateDir = env.SCRIPTED_AGENT_STATE_DIR ? env.SCRIPTED_AGENT_STATE_DIR : null
+const loadSession = env.SCRIPTED_AGENT_LOAD !== '0'
+const initMode = env.SCRIPTED_AGENT_INIT ?? ''
+const chunkDelayMs = Math.max(0, Number(env.SCRIPTED_AGENT_CHUNK_DELAY_MS ?? '0') || 0)
+const agentName = env.SCRIPTED_AGENT_NAME || 'scripted-agent'
+
+if (stateDir) mkdirSync(stateDir, { recursive: true })
+
+/** Synchronous stderr write: survives an immediate `process.exit`. */
+function log(text: string): void {
+  try {
+    writeSync(2, text.endsWith('\n') ? text : `${text}\n`)
+  } catch {
+    // stderr gone: nothing to do
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Sessions
+
+interface Turn {
+  controller: AbortController
+}
+
+interface Session {
+  id: string
+  history: SessionUpdate[]
+  toolCounter: number
+  turn: Turn | null
+}
+
+const sessions = new Map<string, Session>()
+let clientCapabilities: ClientCapabilities = {}
+
+function historyFile(sessionId: string): string | null {
+  return stateDir ? join(stateDir, `${sessionId}.json`) : null
+}
+
+function persist(session: Session): void {
+  const file = historyFile(session.id)
+  if (file) writeFileSync(file, JSON.stringify(session.history, null, 1))
+}
+
+/** Reads a stored session's history; undefined when unknown. */
+function readHistory(sessionId: string): SessionUpdate[] | undefined {
+  // Session ids name files: refuse anything that could escape the state folder.
+  if (!/^[A-Za-z0-9_.-]+$/.test(sessionId) || sessionId.startsWith('.')) return undefined
+  const file = historyFile(sessionId)
+  if (file) {
+    if (!existsSync(file)) return undefined
+    const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'))
+    if (!Array.isArray(parsed)) throw new Error(`Corrupt history file ${file}`)
+    return parsed as SessionUpdate[]
+  }
+  // Without a state folder, only sessions of this process exist.
+  return sessions.get(sessionId)?.history.slice()
+}
+
+function unknownSession(sessionId: string): RequestError {
+  return new RequestError(-32002, `Unknown session ${sessionId}`, { sessionId })
+}
+
+function countToolCalls(history: SessionUpdate[]): number {
+  return history.filter((u) => u.sessionUpdate === 'tool_call').length
+}
+
+// ---------------------------------------------------------------------------
+// A prompt turn
+
+class Cancelled extends Error {
+  constructor() {
+    super('cancelled')
+  }
+}
+
+/** Waits `ms`, resolving early (with false) if `signal` aborts. */
+function wait(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false)
+  if (ms <= 0) return Promise.resolve(true)
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort)
+      resolve(true)
+    }, ms)
+    const onAbort = (): void => {
+      clearTimeout(timer)
+      resolve(false)
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+}
+
+function errorMessage(error: unknown): string {
+  if (error instanceof RequestError) {
+    const data = error.data as { details?: unknown } | undefined
+    const details = data && typeof data === 'object' && typeof data.details === 'string' ? data.details : ''
+    return details && !error.message.includes(details) ? `${error.message}: ${details}` : error.message
+  }
+  if (error instanceof Error) return error.message
+  return String(error)
+}
+
+/** Splits text into about `parts` non-empty pieces (by code point). */
+function splitInto(text: string, parts: number): string[] {
+  const chars = Array.from(text)
+  const size = Math.max(1, Math.ceil(chars.length / parts))
+  const pieces: string[] = []
+  for (let i = 0; i < chars.length; i += size) pieces.push(chars.slice(i, i + size).join(''))
+  return pieces
+}
+
+class TurnRunner {
+  /** messageId of the agent message being streamed, reset by any other kind of update. */
+  private messageId: string | null = null
+  private thoughtId: string | null = null
+
+  constructor(
+    private readonly session: Session,
+    private readonly client: AgentContext,
+    private readonly signal: AbortSignal
+  ) {}
+
+  get cancelled(): boolean {
+    return this.signal.aborted
+  }
+
+  private checkCancelled(): void {
+    if (this.cancelled) throw new Cancelled()
+  }
+
+  /** Records the update in the session's history (persisted at once), then sends it. */
+  async send(update: SessionUpdate): Promise<void> {
+    if (update.sessionUpdate !== 'agent_message_chunk') this.messageId = null
+    if (update.sessionUpdate !== 'agent_thought_chunk') this.thoughtId = null
+    this.session.history.push(update)
+    persist(this.session)
+    await this.client.notify(methods.client.session.update, { sessionId: this.session.id, update })
+  }
+
+  async message(text: string): Promise<void> {
+    this.messageId ??= randomUUID()
+    await this.send({ sessionUpdate: 'agent_message_chunk', messageId: this.messageId, content: { type: 'text', text } })
+  }
+
+  async thought(text: string): Promise<void> {
+    this.thoughtId ??= randomUUID()
+    await this.send({ sessionUpdate: 'agent_thought_chunk', messageId: this.thoughtId, content: { type: 'text', text } })
+  }
+
+  /** Streams agent message chunks with the configured delay between them; stops when cancelled. */
+  async stream(pieces: string[]): Promise<void> {
+    for (let i = 0; i < pieces.length; i++) {
+      this.checkCancelled()
+      if (i > 0 && chunkDelayMs > 0) {
+        await wait(chunkDelayMs, this.signal)
+        this.checkCancelled()
+      }
+      await this.message(pieces[i])
+    }
+  }
+
+  private nextToolCallId(): string {
+    this.session.toolCounter += 1
+    return `tool-${this.session.toolCounter}`
+  }
+
+  private async toolDone(toolCallId: string, content: ToolCallContent[]): Promise<void> {
+    await this.send({ sessionUpdate: 'tool_call_update', toolCallId, status: 'completed', content })
+  }
+
+  private async toolFailed(toolCallId: string, message: string): Promise<void> {
+    await this.send({
+      sessionUpdate: 'tool_call_update',
+      toolCallId,
+      status: 'failed',
+      content: [{ type: 'content', content: { type: 'text', text: message } }]
+    })
+  }
+
+  async run(text: string): Promise<StopReason> {
+    const lines = text.split(/\r?\n/)
+    const commands = lines.map((l) => l.trimStart()).filter((l) => l.startsWith('/'))
+    try {
+      if (commands.length === 0) {
+        await this.stream(splitInto(`You said: ${text}`, 3))
+      } else {
+        for (const command of commands) {
+          this.checkCancelled()
+          await this.command(command)
+        }
+      }
+      this.checkCancelled()
+      return 'end_turn'
+    } catch (error) {
+      if (error instanceof Cancelled) return 'cancelled'
+      throw error
+    }
+  }
+
+  private async command(line: string): Promise<void> {
+    const match = /^\/(\S+)(?:\s(.*))?$/s.exec(line)
+    const name = match?.[1] ?? ''
+    const rest = match?.[2] ?? ''
+    const arg = rest.trim()
+    switch (name) {
+      case 'stream': {
+        const n = Math.max(0, Math.floor(Number(arg) || 0))
+        await this.stream(Array.from({ length: n }, (_, i) => `chunk ${i + 1} `))
+        return
+      }
+      case 'say':
+        await this.message(rest)
+        return
+      case 'think':
+        await this.thought(rest)
+        return
+      case 'tool': {
+        const toolCallId = this.nextToolCallId()
+        await this.send({ sessionUpdate: 'tool_call', toolCallId, title: arg, kind: 'other', status: 'pending' })
+        await this.send({ sessionUpdate: 'tool_call_update', toolCallId, status: 'in_progress' })
+        await this.toolDone(toolCallId, [{ type: 'content', content: { type: 'text', text: `done: ${arg}` } }])
+        return
+      }
+      case 'read':
+        await this.read(arg)
+        return
+      case 'write': {
+        const m = /^(\S+)(?:\s(.*))?$/s.exec(arg)
+        await this.write(m?.[1] ?? '', m?.[2] ?? '')
+        return
+      }
+      case 'permission':
+        await this.permission()
+        return
+      case 'plan': {
+        const entries = arg
+          .split(';')
+          .map((s) => s.trim())
+          .filter((s) => s.length > 0)
+          .map((content, i) => ({ content, priority: 'medium' as const, status: i === 0 ? ('in_progress' as const) : ('pending' as const) }))
+        await this.send({ sessionUpdate: 'plan', entries })
+        return
+      }
+      case 'title':
+        await this.send({ sessionUpdate: 'session_info_update', title: arg })
+        return
+      case 'sleep':
+        await wait(Math.max(0, Number(arg) || 0), this.signal)
+        this.checkCancelled()
+        return
+      case 'fail':
+        throw new RequestError(-32603, arg || 'scripted failure')
+      case 'exit': {
+        const code = Math.floor(Number(arg) || 0)
+        log(`scripted-agent: exiting with ${code} mid-turn`)
+        process.exit(code)
+      }
+      case 'stderr':
+        log(rest)
+        return
+      case 'garbage':
+        // Not an ACP message, on purpose: the client must tolerate it.
+        process.stdout.write('this is not json\n')
+        return
+      default:
+        await this.message(`unknown command: /${name}`)
+    }
+  }
+
+  private async read(path: string): Promise<void> {
+    const sessionId = this.session.id
+    const toolCallId = this.nextToolCallId()
+    await this.send({
+      sessionUpdate: 'tool_call',
+      toolCallId,
+      title: `Read ${path}`,
+      kind: 'read',
+      status: 'pending',
+      locations: [{ path }]
+    })
+    let content: string
+    try {
+      if (clientCapabilities.fs?.readTextFile !== true) throw new Error('the client does not offer fs/read_text_file')
+      content = (await this.client.request(methods.client.fs.readTextFile, { sessionId, path })).content
+    } catch (error) {
+      const message = errorMessage(error)
+      await this.toolFailed(toolCallId, message)
+      await this.message(`read failed: ${message}`)
+      return
+    }
+    await this.toolDone(toolCallId, [{ type: 'content', content: { type: 'text', text: content } }])
+    await this.message(`read ${content.length} chars`)
+  }
+
+  private async write(path: string, text: string): Promise<void> {
+    const sessionId = this.session.id
+    const toolCallId = this.nextToolCallId()
+    await this.send({
+      sessionUpdate: 'tool_call',
+      toolCallId,
+      title: `Write ${path}`,
+      kind: 'edit',
+      status: 'pending',
+      locations: [{ path }]
+    })
+    try {
+      if (clientCapabilities.fs?.writeTextFile !== true) throw new Error('the client does not offer fs/write_text_file')
+      await this.client.request(methods.client.fs.writeTextFile, { sessionId, path, content: text })
+    } catch (error) {
+      const message = errorMessage(error)
+      await this.toolFailed(toolCallId, message)
+      await this.message(`write failed: ${message}`)
+      return
+    }
+    await this.toolDone(toolCallId, [{ type: 'diff', path, oldText: null, newText: text }])
+    await this.message(`wrote ${text.length} chars`)
+  }
+
+  private async permission(): Promise<void> {
+    const toolCallId = this.nextToolCallId()
+    const title = 'Run dangerous command'
+    await this.send({ sessionUpdate: 'tool_call', toolCallId, title, kind: 'execute', status: 'pending' })
+    let outcome: string
+    try {
+      const response = await this.client.request(methods.client.session.requestPermission, {
+        sessionId: this.session.id,
+        toolCall: { toolCallId, title, kind: 'execute', status: 'pending' },
+        options: [
+          { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+          { optionId: 'reject', name: 'Reject', kind: 'reject_once' }
+        ]
+      })
+      outcome = response.outcome.outcome === 'selected' ? response.outcome.optionId : 'cancelled'
+    } catch (error) {
+      const message = errorMessage(error)
+      await this.toolFailed(toolCallId, message)
+      await this.message(`permission failed: ${message}`)
+      return
+    }
+    if (outcome === 'allow') {
+      await this.toolDone(toolCallId, [{ type: 'content', content: { type: 'text', text: 'ran the dangerous command' } }])
+    } else {
+      await this.toolFailed(toolCallId, outcome === 'cancelled' ? 'permission request cancelled' : `permission refused (${outcome})`)
+    }
+    await this.message(`permission: ${outcome}`)
+  }
+}
+
+function promptText(blocks: ContentBlock[]): string {
+  return blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n')
+}
+
+// ---------------------------------------------------------------------------
+// The ACP agent
+
+let app = agent({ name: agentName })
+  .onRequest(methods.agent.initialize, async ({ params }) => {
+    if (initMode === 'exit') {
+      log('scripted-agent: cannot start: missing credentials')
+      process.exit(3)
+    }
+    if (initMode === 'hang') return new Promise<never>(() => undefined)
+    clientCapabilities = params.clientCapabilities ?? {}
+    return {
+      protocolVersion: PROTOCOL_VERSION,
+      agentCapabilities: {
+        loadSession,
+        promptCapabilities: { image: false, audio: false, embeddedContext: true }
+      },
+      agentInfo: { name: agentName, version: '1.0.0' },
+      authMethods: []
+    }
+  })
+  .onRequest(methods.agent.session.new, async ({ params }) => {
+    if (typeof params.cwd !== 'string' || !isAbsolute(params.cwd)) {
+      throw new RequestError(-32602, `cwd must be an absolute path, got '${String(params.cwd)}'`)
+    }
+    const session: Session = { id: `sess-${randomUUID()}`, history: [], toolCounter: 0, turn: null }
+    sessions.set(session.id, session)
+    persist(session)
+    return { sessionId: session.id }
+  })
+  .onRequest(methods.agent.session.prompt, async ({ params, client, signal }) => {
+    const session = sessions.get(params.sessionId)
+    if (!session) throw unknownSession(params.sessionId)
+    if (session.turn) throw new RequestError(-32600, `Session ${session.id} already has a prompt turn running`)
+
+    const text = promptText(params.prompt)
+    const userMessageId = randomUUID()
+    const userChunk: SessionUpdate = {
+      sessionUpdate: 'user_message_chunk',
+      messageId: userMessageId,
+      content: { type: 'text', text }
+    }
+    session.history.push(userChunk)
+    persist(session)
+
+    const controller = new AbortController()
+    const onRequestAbort = (): void => controller.abort()
+    signal.addEventListener('abort', onRequestAbort, { once: true })
+    session.turn = { controller }
+    try {
+      const stopReason = await new TurnRunner(session, client, controller.signal).run(text)
+      return { stopReason }
+    } finally {
+      signal.removeEventListener('abort', onRequestAbort)
+      session.turn = null
+      persist(session)
+    }
+  })
+  .onNotification(methods.agent.session.cancel, ({ params }) => {
+    sessions.get(params.sessionId)?.turn?.controller.abort()
+  })
+
+if (loadSession) {
+  app = app.onRequest(methods.agent.session.load, async ({ params, client }) => {
+    const history = readHistory(params.sessionId)
+    if (!history) throw unknownSession(params.sessionId)
+    const live = sessions.get(params.sessionId)
+    if (live?.turn) throw new RequestError(-32600, `Session ${params.sessionId} has a prompt turn running`)
+    const session: Session = { id: params.sessionId, history, toolCounter: countToolCalls(history), turn: null }
+    sessions.set(session.id, session)
+    for (const update of history) {
+      await client.notify(methods.client.session.update, { sessionId: session.id, update })
+    }
+    return {}
+  })
+}
+
+process.stdout.on('error', () => process.exit(0)) // the client went away
+process.on('unhandledRejection', (reason) => log(`scripted-agent: unhandled rejection: ${errorMessage(reason)}`))
+
+const connection = app.connect(
+  ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>)
+)
+void connection.closed.then(
+  () => process.exit(0),
+  (error: unknown) => {
+    log(`scripted-agent: connection closed: ${errorMessage(error)}`)
+    process.exit(0)
+  }
+)

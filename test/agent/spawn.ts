@@ -1,0 +1,15 @@
+import { createRequire } from 'node:module'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+
+/**
+ * How to start the scripted ACP agent (./scripted-agent.ts) as a subprocess,
+ * from any working directory: the current Node binary with tsx's ESM loader
+ * and the script, all as absolute references.
+ */
+export function scriptedAgentCommand(): { command: string; args: string[] } {
+  const tsxLoader = createRequire(import.meta.url).resolve('tsx') // …/node_modules/tsx/dist/loader.mjs
+  const script = fileURLToPath(new URL('./scripted-agent.ts', import.meta.url))
+  // `--import` takes a module specifier: an absolute path works on POSIX, Windows needs a file URL.
+  const loader = process.platform === 'win32' ? pathToFileURL(tsxLoader).href : tsxLoader
+  return { command: process.execPath, args: ['--import', loader, script] }
+}

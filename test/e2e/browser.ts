@@ -1,0 +1,60 @@
+import { existsSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Host } from '../../electron/host/host'
+import { startWsServer, type RunningServer } from '../../electron/host/ws-server'
+
+/** Headless Chromium (Debian's) against the real renderer build, served by the real host. */
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+export const rendererDir = join(repoRoot, 'out', 'renderer')
+export const artifactsDir = join(repoRoot, 'test-results')
+
+export function chromiumPath(): string {
+  const path = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+  if (!existsSync(path)) {
+    throw new Error(`Chromium not found at ${path}: install Debian's chromium (apt-get install -y chromium) or set CHROMIUM_PATH`)
+  }
+  return path
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  if (!existsSync(join(rendererDir, 'index.html'))) {
+    throw new Error(`No renderer build in ${rendererDir}: run 'npm run build' first (npm test does)`)
+  }
+  return chromium.launch({
+    executablePath: chromiumPath(),
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync'
+    ]
+  })
+}
+
+export function serve(host: Host): Promise<RunningServer> {
+  return startWsServer({ host, rendererDir })
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  await mkdir(artifactsDir, { recursive: true })
+  const path = join(artifactsDir, `${name}.png`)
+  await page.screenshot({ path, fullPage: false })
+  return path
+}
+
+/** Collects console errors and CSP violations so a test can assert there were none. */
+export function watchConsole(page: Page): string[] {
+  const problems: string[] = []
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(message.text())
+  })
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`))
+  return problems
+}

@@ -1,0 +1,121 @@
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Browser, Page } from 'playwright-core'
+import type { Host } from '../../electron/host/host'
+import type { RunningServer } from '../../electron/host/ws-server'
+import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { launchBrowser, screenshot, serve, watchConsole } from './browser'
+
+/**
+ * The vertical slice by clicking and typing: the built renderer in headless
+ * Chromium, over the WebSocket transport, against the Host and the scripted
+ * agent as real subprocess.
+ */
+
+let root: string
+let dataDir: string
+let projectDir: string
+let browser: Browser
+let host: Host | null = null
+let server: RunningServer | null = null
+
+beforeAll(async () => {
+  root = await tempDir('e2e')
+  dataDir = join(root, 'data')
+  projectDir = join(root, 'my-project')
+  await mkdir(projectDir, { recursive: true })
+  browser = await launchBrowser()
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await stopHost()
+  await removeDir(root)
+})
+
+async function startHost(): Promise<RunningServer> {
+  host = await openHost(dataDir)
+  server = await serve(host)
+  return server
+}
+
+async function stopHost(): Promise<void> {
+  await server?.close()
+  await host?.close()
+  server = null
+  host = null
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  await page.getByTestId('composer-input').fill(text)
+  await page.getByTestId('send').click()
+}
+
+describe('a conversation in the browser', () => {
+  it('adds a project, talks to an agent, and picks the conversation up after a restart', async () => {
+    const first = await startHost()
+    await host!.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_CHUNK_DELAY_MS: '5' }))
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await page.goto(first.url)
+
+    // A relative path is refused with a message saying why.
+    await page.getByTestId('add-project-path').fill('relative/folder')
+    await page.getByTestId('add-project-submit').click()
+    await expect.poll(() => page.getByTestId('add-project-error').textContent()).toMatch(/absolute/)
+
+    await page.getByTestId('add-project-path').fill(projectDir)
+    await page.getByTestId('add-project-submit').click()
+    const project = page.getByTestId('project').filter({ hasText: 'my-project' })
+    await project.waitFor()
+    await project.getByTestId('new-session').click()
+    await page.getByTestId('composer-input').waitFor()
+
+    await send(page, '/think weighing the options\n/tool Format the code\n/say **Hello** from the `scripted` agent\n/stream 10')
+    await page.getByTestId('entry-stop').first().waitFor()
+    expect(await page.getByTestId('entry-stop').first().textContent()).toContain('end_turn')
+    expect(await page.getByTestId('entry-user').count()).toBe(1)
+    const reply = page.getByTestId('entry-assistant').first()
+    expect(await reply.locator('strong').textContent()).toBe('Hello')
+    expect(await reply.textContent()).toContain('chunk 10')
+    expect(await page.getByTestId('entry-tool-call').first().textContent()).toContain('Format the code')
+    expect(await page.getByTestId('entry-thought').count()).toBe(1)
+    console.log(`screenshot: ${await screenshot(page, 'e2e-conversation')}`)
+
+    // Agent text is rendered as sanitised markdown: no script runs, no handler survives.
+    await send(page, '/say <img src=x onerror="window.__pwned=1"> [click](javascript:window.__pwned=2)')
+    await expect.poll(() => page.getByTestId('entry-stop').count()).toBe(2)
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined()
+    expect(await page.locator('[data-testid=thread] img[onerror]').count()).toBe(0)
+    expect(await page.locator('[data-testid=thread] a[href^="javascript:"]').count()).toBe(0)
+
+    // Restart the host: the session is listed, readable at once, and continues through session/load.
+    await stopHost()
+    const second = await startHost()
+    await page.goto(second.url)
+    await page.getByTestId('session-item').first().click()
+    await expect.poll(() => page.getByTestId('entry-user').count()).toBe(2)
+    expect(await page.getByTestId('session-status').textContent()).toMatch(/idle|not connected/i)
+    await send(page, 'and one more thing')
+    await expect.poll(() => page.getByTestId('entry-stop').count(), { timeout: 20_000 }).toBeGreaterThanOrEqual(1)
+    await expect
+      .poll(() => page.getByTestId('entry-assistant').last().textContent(), { timeout: 20_000 })
+      .toContain('You said: and one more thing')
+    // The replay replaced the view: each earlier message is there once.
+    expect(await page.getByTestId('entry-user').count()).toBe(3)
+    console.log(`screenshot: ${await screenshot(page, 'e2e-continued')}`)
+
+    const dark = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'dark' })
+    const darkPage = await dark.newPage()
+    await darkPage.goto(second.url)
+    await darkPage.getByTestId('session-item').first().click()
+    await darkPage.getByTestId('entry-user').first().waitFor()
+    console.log(`screenshot: ${await screenshot(darkPage, 'e2e-dark')}`)
+
+    expect(problems.filter((p) => !p.includes('Failed to load resource'))).toEqual([])
+    await dark.close()
+    await context.close()
+  })
+})

@@ -1,0 +1,49 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { RequestParams } from '../shared/contract'
+import type { HostEvent } from '../shared/contract'
+import { applyRecord, createThread, type Thread, type ThreadEntry } from '../shared/thread'
+import type { TranscriptRecord } from '../shared/transcript'
+import { Host } from '../electron/host/host'
+import { scriptedAgentCommand } from './agent/spawn'
+
+/** A temporary folder removed by the returned cleanup. */
+export async function tempDir(prefix: string): Promise<string> {
+  return mkdtemp(join(tmpdir(), `switchboard-${prefix}-`))
+}
+
+export async function removeDir(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true })
+}
+
+export function openHost(dataDir: string): Promise<Host> {
+  return Host.open({ dataDir, version: 'test', presets: [], initializeTimeoutMs: 20_000 })
+}
+
+/** An `agents.add` request for the scripted test agent, keeping its state beside the data folder. */
+export function scriptedAgent(stateDir: string, env: Record<string, string> = {}, name = 'Scripted'): RequestParams<'agents.add'> {
+  const { command, args } = scriptedAgentCommand()
+  return { name, command, args, env: { SCRIPTED_AGENT_STATE_DIR: stateDir, ...env } }
+}
+
+export function fold(records: TranscriptRecord[]): Thread {
+  const thread = createThread()
+  for (const record of records) applyRecord(thread, record)
+  return thread
+}
+
+export function entriesOf(thread: Thread, kind: ThreadEntry['kind']): ThreadEntry[] {
+  return thread.entries.filter((e) => e.kind === kind)
+}
+
+/** Collects every event the host pushes. */
+export function recordEvents(host: Host): HostEvent[] {
+  const events: HostEvent[] = []
+  host.events.subscribe((batch) => events.push(...batch))
+  return events
+}
+
+export async function readText(file: string): Promise<string> {
+  return readFile(file, 'utf8')
+}

@@ -1,0 +1,84 @@
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import WebSocket from 'ws'
+import type { Host } from '../../electron/host/host'
+import { startWsServer, type RunningServer } from '../../electron/host/ws-server'
+import { openHost, removeDir, tempDir } from '../helpers'
+
+/** The loopback WebSocket transport: who may connect, and what it answers. */
+
+let root: string
+let host: Host
+let server: RunningServer
+
+beforeEach(async () => {
+  root = await tempDir('ws')
+  const rendererDir = join(root, 'renderer')
+  await mkdir(rendererDir)
+  await writeFile(join(rendererDir, 'index.html'), '<!doctype html><title>Switchboard</title>')
+  host = await openHost(join(root, 'data'))
+  server = await startWsServer({ host, rendererDir })
+})
+
+afterEach(async () => {
+  await server.close()
+  await host.close()
+  await removeDir(root)
+})
+
+function connect(query: string, origin?: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${server.port}/ws${query}`, origin ? { origin } : {})
+    ws.once('open', () => resolve(ws))
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)))
+    ws.once('error', reject)
+  })
+}
+
+function call(ws: WebSocket, message: unknown): Promise<Record<string, unknown>> {
+  return new Promise((resolve) => {
+    ws.on('message', (data) => {
+      const parsed = JSON.parse(data.toString()) as Record<string, unknown>
+      if (parsed.kind === 'response') resolve(parsed)
+    })
+    ws.send(JSON.stringify(message))
+  })
+}
+
+describe('WebSocket transport', () => {
+  it('prints a loopback URL carrying the token', () => {
+    expect(server.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${server.port}/#token=${server.token}$`))
+  })
+
+  it('refuses a missing token, a wrong token and a foreign origin', async () => {
+    await expect(connect('')).rejects.toThrow('HTTP 401')
+    await expect(connect('?token=wrong')).rejects.toThrow('HTTP 401')
+    await expect(connect(`?token=${server.token}`, 'https://evil.example')).rejects.toThrow('HTTP 403')
+    await expect(connect(`?token=${server.token}`, `http://127.0.0.1:${server.port + 1}`)).rejects.toThrow('HTTP 403')
+  })
+
+  it('refuses to listen on a non-loopback address', async () => {
+    await expect(startWsServer({ host, rendererDir: root, bindAddress: '0.0.0.0' })).rejects.toThrow(/only listens on loopback/)
+  })
+
+  it('answers requests from our own origin, and refuses malformed ones with an error', async () => {
+    const ws = await connect(`?token=${server.token}`, `http://127.0.0.1:${server.port}`)
+    const info = await call(ws, { kind: 'request', id: 1, method: 'app.info', params: {} })
+    expect(info).toMatchObject({ kind: 'response', id: 1, ok: true, result: { version: 'test', nativeFolderPicker: false } })
+    const bad = await call(ws, { kind: 'request', id: 2, method: 'projects.add', params: { cwd: ['x'] } })
+    expect(bad).toMatchObject({ id: 2, ok: false, error: { code: 'invalid_params' } })
+    const malformed = await call(ws, { kind: 'request', id: 3 })
+    expect(malformed).toMatchObject({ id: 3, ok: false, error: { code: 'invalid_request' } })
+    ws.close()
+  })
+
+  it('serves the renderer with a strict CSP and nothing outside its folder', async () => {
+    const page = await fetch(`http://127.0.0.1:${server.port}/`)
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'")
+    expect(page.headers.get('content-security-policy')).not.toContain('unsafe')
+    const escape = await fetch(`http://127.0.0.1:${server.port}/..%2F..%2Fdata%2Fdb.json`)
+    expect([403, 404]).toContain(escape.status)
+  })
+})

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest'
+import { EventBus } from '../../electron/host/events'
+import type { HostEvent } from '../../shared/contract'
+
+const at = '2026-01-01T00:00:00.000Z'
+
+describe('the event bus', () => {
+  it('delivers one batch per tick, merging consecutive records of a session', async () => {
+    const bus = new EventBus()
+    const batches: HostEvent[][] = []
+    bus.subscribe((b) => batches.push(b))
+    for (let seq = 1; seq <= 100; seq++) {
+      bus.emit('session.records', { id: 's', seq, records: [{ t: 'stop', at, stopReason: String(seq) }] })
+    }
+    bus.emit('session.records', { id: 'other', seq: 1, records: [{ t: 'stop', at, stopReason: 'x' }] })
+    bus.emit('session.state', { id: 's', status: 'running' })
+    bus.emit('session.state', { id: 's', status: 'ready' })
+    expect(batches).toHaveLength(0)
+    await new Promise((r) => setImmediate(r))
+    expect(batches).toHaveLength(1)
+    const [batch] = batches
+    expect(batch.map((e) => e.type)).toEqual(['session.records', 'session.records', 'session.state'])
+    expect(batch[0].payload).toMatchObject({ id: 's', seq: 1 })
+    expect((batch[0].payload as { records: unknown[] }).records).toHaveLength(100)
+    expect(batch[2].payload).toMatchObject({ status: 'ready' })
+  })
+})

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest'
+import type { SessionUpdate } from '@agentclientprotocol/sdk'
+import { applyRecord, createThread } from '../../shared/thread'
+import type { TranscriptRecord } from '../../shared/transcript'
+
+const at = '2026-01-01T00:00:00.000Z'
+const update = (u: SessionUpdate): TranscriptRecord => ({ t: 'update', at, update: u })
+const text = (t: string) => ({ type: 'text' as const, text: t })
+
+function fold(records: TranscriptRecord[]) {
+  const thread = createThread()
+  for (const r of records) applyRecord(thread, r)
+  return thread
+}
+
+describe('the thread fold', () => {
+  it('joins chunks of one message by messageId and starts a new entry when the id changes', () => {
+    const thread = fold([
+      { t: 'prompt', at, content: [text('hi')] },
+      update({ sessionUpdate: 'agent_message_chunk', messageId: 'a', content: text('Hel') }),
+      update({ sessionUpdate: 'agent_thought_chunk', messageId: 't', content: text('hmm') }),
+      update({ sessionUpdate: 'agent_message_chunk', messageId: 'a', content: text('lo') }),
+      update({ sessionUpdate: 'agent_message_chunk', messageId: 'b', content: text('Again') })
+    ])
+    expect(thread.entries.map((e) => [e.kind, 'text' in e ? e.text : ''])).toEqual([
+      ['user', 'hi'],
+      ['assistant', 'Hello'],
+      ['thought', 'hmm'],
+      ['assistant', 'Again']
+    ])
+  })
+
+  it('appends chunks without messageId to the last entry of the same kind only', () => {
+    const thread = fold([
+      update({ sessionUpdate: 'agent_message_chunk', content: text('one ') }),
+      update({ sessionUpdate: 'agent_message_chunk', content: text('two') }),
+      { t: 'stop', at, stopReason: 'end_turn' },
+      update({ sessionUpdate: 'agent_message_chunk', content: text('three') })
+    ])
+    expect(thread.entries.map((e) => e.kind)).toEqual(['assistant', 'stop', 'assistant'])
+    expect(thread.entries[0]).toMatchObject({ text: 'one two' })
+  })
+
+  it('updates a tool call in place by toolCallId, keeping fields an update leaves out', () => {
+    const thread = fold([
+      update({ sessionUpdate: 'tool_call', toolCallId: 'x', title: 'Read file', kind: 'read', status: 'pending' }),
+      update({ sessionUpdate: 'tool_call_update', toolCallId: 'x', status: 'completed', content: [{ type: 'content', content: text('ok') }] })
+    ])
+    expect(thread.entries).toHaveLength(1)
+    expect(thread.entries[0]).toMatchObject({ kind: 'tool_call', title: 'Read file', toolKind: 'read', status: 'completed' })
+  })
+
+  it('replaces the plan within a turn and clears everything on reset', () => {
+    const plan = (s: 'pending' | 'completed') =>
+      update({ sessionUpdate: 'plan', entries: [{ content: 'step', priority: 'high', status: s }] })
+    const thread = fold([plan('pending'), plan('completed')])
+    expect(thread.entries).toHaveLength(1)
+    expect(thread.entries[0]).toMatchObject({ kind: 'plan', entries: [{ status: 'completed' }] })
+    applyRecord(thread, { t: 'reset', at, reason: 'load' })
+    expect(thread.entries).toEqual([])
+  })
+
+  it('takes the title from session_info_update', () => {
+    const thread = fold([update({ sessionUpdate: 'session_info_update', title: '  Fix the build ' })])
+    expect(thread.title).toBe('Fix the build')
+  })
+})
