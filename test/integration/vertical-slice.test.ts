@@ -153,6 +153,50 @@ describe('one conversation, end to end through the Host', () => {
     const thread = fold((await host.request('sessions.open', { id: record.id })).records)
     expect((entriesOf(thread, 'assistant') as { text: string }[]).map((e) => e.text).join('')).toContain('permission: allow')
   })
+
+  it('cancels a running turn: the prompt ends with stopReason cancelled and a pending permission is answered', async () => {
+    const host = await startHost()
+    const events = recordEvents(host)
+    const project = await host.request('projects.add', { cwd: projectDir })
+    const agent = await host.request('agents.add', scriptedAgent(stateDir))
+    const record = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
+
+    const turn = host.request('sessions.prompt', { id: record.id, text: '/stream 2\n/permission\n/sleep 10000\n/say never' })
+    await waitFor(() => {
+      host.events.flush()
+      const state = events.findLast((e) => e.type === 'session.state' && e.payload.id === record.id)
+      return state?.type === 'session.state' ? state.payload.permission : undefined
+    })
+    await host.request('sessions.cancel', { id: record.id })
+    expect((await turn).stopReason).toBe('cancelled')
+    const thread = fold((await host.request('sessions.open', { id: record.id })).records)
+    const said = (entriesOf(thread, 'assistant') as { text: string }[]).map((e) => e.text).join('')
+    expect(said).toContain('permission: cancelled')
+    expect(said).not.toContain('never')
+    expect(thread.entries.at(-1)).toMatchObject({ kind: 'stop', stopReason: 'cancelled' })
+    // The session is usable again right away.
+    expect((await host.request('sessions.prompt', { id: record.id, text: 'next' })).stopReason).toBe('end_turn')
+  })
+
+  it('keeps a session read-only, saying why, when its agent cannot load sessions', async () => {
+    const host = await startHost()
+    const project = await host.request('projects.add', { cwd: projectDir })
+    const agent = await host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_LOAD: '0' }, 'Forgetful'))
+    const record = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
+    await host.request('sessions.prompt', { id: record.id, text: 'first words' })
+    await host.close()
+
+    const reopened = await startHost()
+    const snapshot = await reopened.request('sessions.open', { id: record.id })
+    expect(entriesOf(fold(snapshot.records), 'user')).toHaveLength(1)
+    await expect(reopened.request('sessions.continue', { id: record.id })).rejects.toThrow(
+      /Forgetful cannot reopen past sessions \(it does not announce loadSession\)/
+    )
+    const after = await reopened.request('sessions.open', { id: record.id })
+    expect(after.state).toMatchObject({ status: 'idle', continueBlockedReason: expect.stringMatching(/Start a new session/) })
+    // Nothing was lost or reset by the refused attempt.
+    expect(after.records).toEqual(snapshot.records)
+  })
 })
 
 describe('bad input gets a clear error and loses nothing', () => {
