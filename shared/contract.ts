@@ -40,7 +40,10 @@ export const requestParams = {
   'sessions.continue': z.object({ id }),
   'sessions.prompt': z.object({ id, text: z.string().min(1).max(1_000_000) }),
   'sessions.cancel': z.object({ id }),
-  'sessions.respondPermission': z.object({ id, requestId: id, optionId: z.string().min(1).nullable() })
+  'sessions.respondPermission': z.object({ id, requestId: id, optionId: z.string().min(1).nullable() }),
+  'sessions.setMode': z.object({ id, modeId: z.string().min(1).max(200) }),
+  'sessions.setConfigOption': z.object({ id, configId: z.string().min(1).max(200), value: z.union([z.string().max(1000), z.boolean()]) }),
+  'sessions.setModel': z.object({ id, modelId: z.string().min(1).max(200) })
 } as const
 
 export interface SessionSnapshot {
@@ -68,6 +71,9 @@ export interface RequestResults {
   'sessions.prompt': { stopReason: string }
   'sessions.cancel': Record<string, never>
   'sessions.respondPermission': Record<string, never>
+  'sessions.setMode': Record<string, never>
+  'sessions.setConfigOption': Record<string, never>
+  'sessions.setModel': Record<string, never>
 }
 
 export type RequestMethod = keyof typeof requestParams

@@ -23,9 +23,34 @@ export interface AgentDefinition {
 
 export type AgentStatus = 'stopped' | 'starting' | 'ready' | 'exited' | 'error'
 
-/** What the agent announced in `initialize`, normalised for the UI. */
-export interface AgentCapabilitiesSummary {
+/**
+ * What the agent announced in `initialize`, normalised from either capability
+ * shape (protocol version 1's `agentCapabilities`, or the version 2 draft's
+ * `capabilities.session.*`) into one object. Every optional method is used
+ * only when its flag here is true.
+ */
+export interface AgentCapabilities {
+  protocolVersion: number
   loadSession: boolean
+  prompt: { image: boolean; audio: boolean; embeddedContext: boolean }
+  mcp: { stdio: boolean; http: boolean; sse: boolean }
+  session: {
+    list: boolean
+    resume: boolean
+    close: boolean
+    delete: boolean
+    fork: boolean
+    additionalDirectories: boolean
+  }
+  auth: { logout: boolean }
+}
+
+export interface AuthMethodView {
+  id: string
+  name: string
+  description?: string
+  /** `agent` (the agent handles it), `env` (a variable to set) or `terminal` (a login command to run). */
+  type: string
 }
 
 export interface AgentInfo {
@@ -44,7 +69,8 @@ export interface AgentRuntimeState {
   stderrTail: string
   pid?: number
   agentInfo?: AgentInfo
-  capabilities?: AgentCapabilitiesSummary
+  capabilities?: AgentCapabilities
+  authMethods?: AuthMethodView[]
 }
 
 /** A conversation with one agent in one project, as kept in db.json. */

@@ -1,11 +1,14 @@
 import type {
+  AvailableCommand,
   ContentBlock,
   PlanEntry,
+  SessionConfigOption,
+  SessionModeState,
   SessionUpdate,
   ToolCallContent,
   ToolCallLocation
 } from '@agentclientprotocol/sdk'
-import type { TranscriptRecord } from './transcript'
+import type { SessionModelState, TranscriptRecord } from './transcript'
 
 /**
  * The thread model: transcript records folded into the entries a person reads.
@@ -42,6 +45,12 @@ export interface Thread {
   entries: ThreadEntry[]
   /** Title announced by the agent through `session_info_update`, if any. */
   title?: string
+  /** Session state the agent announced: modes, configuration options, models, commands, usage. */
+  modes?: SessionModeState
+  configOptions?: SessionConfigOption[]
+  models?: SessionModelState
+  commands?: AvailableCommand[]
+  usage?: { used: number; size: number; cost?: { amount: number; currency: string } | null }
   /** Entries addressable by messageId / toolCallId, keyed `kind:id`. */
   keyed: Map<string, ThreadEntry>
   /** Counter for ids of entries the agent gave no id (deterministic for both folds). */
@@ -72,6 +81,11 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
       return
     case 'error':
       push(thread, { kind: 'error', id: localId(thread), message: record.message })
+      return
+    case 'session':
+      if (record.modes) thread.modes = record.modes
+      if (record.configOptions) thread.configOptions = record.configOptions
+      if (record.models) thread.models = record.models
       return
   }
 }
@@ -150,9 +164,21 @@ export function applyUpdate(thread: Thread, update: SessionUpdate): void {
         description: update.description ?? undefined
       })
       return
+    case 'current_mode_update':
+      if (thread.modes) thread.modes.currentModeId = update.currentModeId
+      else thread.modes = { currentModeId: update.currentModeId, availableModes: [] }
+      return
+    case 'config_option_update':
+      thread.configOptions = update.configOptions
+      return
+    case 'available_commands_update':
+      thread.commands = update.availableCommands
+      return
+    case 'usage_update':
+      thread.usage = { used: update.used, size: update.size, cost: update.cost }
+      return
     default:
-      // Commands, modes, config options, usage and compaction are session
-      // state, not thread entries; they are rendered by later features.
+      // Compaction updates have no view yet; they stay in the transcript.
       return
   }
 }

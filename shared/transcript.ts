@@ -1,4 +1,4 @@
-import type { ContentBlock, SessionUpdate } from '@agentclientprotocol/sdk'
+import type { ContentBlock, SessionConfigOption, SessionModeState, SessionUpdate } from '@agentclientprotocol/sdk'
 
 /**
  * One line of a session's JSONL transcript. The same records travel to the
@@ -16,6 +16,22 @@ export type TranscriptRecord =
   | { t: 'error'; at: string; message: string }
   /** The agent is about to replay the conversation (`session/load`): the replay replaces the view. */
   | { t: 'reset'; at: string; reason: 'load' }
+  /** Session state the agent gave in a response (session/new, load, set_config_option, ...), not as an update. */
+  | SessionStateRecord
+
+export interface SessionStateRecord {
+  t: 'session'
+  at: string
+  modes?: SessionModeState | null
+  configOptions?: SessionConfigOption[] | null
+  models?: SessionModelState | null
+}
+
+/** Models as older agents announce them (`models` in the session/new answer, changed with session/set_model). */
+export interface SessionModelState {
+  currentModelId: string
+  availableModels: { modelId: string; name: string; description?: string | null }[]
+}
 
 export interface TranscriptHeader {
   t: 'header'

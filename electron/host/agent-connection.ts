@@ -11,7 +11,6 @@ import {
   RequestError,
   type ClientConnection,
   type ClientContext,
-  type InitializeResponse,
   type ReadTextFileRequest,
   type ReadTextFileResponse,
   type RequestPermissionRequest,
@@ -19,7 +18,8 @@ import {
   type SessionNotification,
   type WriteTextFileRequest
 } from '@agentclientprotocol/sdk'
-import type { AgentDefinition, AgentRuntimeState } from '../../shared/domain'
+import type { AgentCapabilities, AgentDefinition, AgentRuntimeState } from '../../shared/domain'
+import { normaliseInitialize } from './capabilities'
 
 /**
  * One agent process and its ACP connection. Sessions of the same agent share
@@ -57,7 +57,6 @@ export class AgentConnection {
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null
   private readonly closed: Promise<void>
   private resolveClosed!: () => void
-  initializeResponse: InitializeResponse | null = null
 
   constructor(
     readonly definition: AgentDefinition,
@@ -153,18 +152,19 @@ export class AgentConnection {
         timeout
       ])
       if (response.protocolVersion !== PROTOCOL_VERSION) {
+        const which = response.protocolVersion > PROTOCOL_VERSION ? 'a newer' : 'an older'
         throw new Error(
-          `Agent '${def.name}' speaks ACP protocol version ${response.protocolVersion}; Switchboard speaks version ${PROTOCOL_VERSION}.`
+          `Agent '${def.name}' answered with ${which} ACP protocol version (${response.protocolVersion}); ` +
+            `Switchboard speaks version ${PROTOCOL_VERSION}. Update ${response.protocolVersion > PROTOCOL_VERSION ? 'Switchboard' : 'the agent'} to use it.`
         )
       }
-      this.initializeResponse = response
+      const announced = normaliseInitialize(response)
       this.setState({
         status: 'ready',
         pid: child.pid,
-        agentInfo: response.agentInfo
-          ? { name: response.agentInfo.name, title: response.agentInfo.title ?? undefined, version: response.agentInfo.version }
-          : undefined,
-        capabilities: { loadSession: response.agentCapabilities?.loadSession === true }
+        agentInfo: announced.agentInfo,
+        capabilities: announced.capabilities,
+        authMethods: announced.authMethods
       })
     } catch (error) {
       await this.settle()
@@ -182,6 +182,12 @@ export class AgentConnection {
   get agent(): ClientContext {
     if (!this.connection || !this.isAlive) throw new Error(this.exitMessage())
     return this.connection.agent
+  }
+
+  /** What the agent announced; throws if it has not completed initialize. */
+  get capabilities(): AgentCapabilities {
+    if (!this.state.capabilities) throw new Error(`Agent '${this.definition.name}' has not been initialised`)
+    return this.state.capabilities
   }
 
   get isAlive(): boolean {

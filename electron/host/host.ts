@@ -6,6 +6,8 @@ import {
   methods,
   RequestError,
   type ContentBlock,
+  type SessionConfigOption,
+  type SessionModeState,
   type ReadTextFileRequest,
   type RequestPermissionRequest,
   type RequestPermissionResponse,
@@ -29,8 +31,8 @@ import type {
   SessionRecord,
   SessionState
 } from '../../shared/domain'
-import type { TranscriptRecord } from '../../shared/transcript'
-import { contentToText } from '../../shared/thread'
+import type { SessionModelState, SessionStateRecord, TranscriptRecord } from '../../shared/transcript'
+import { applyRecord, contentToText, createThread, type Thread } from '../../shared/thread'
 import { AgentConnection, type ClientHandlers } from './agent-connection'
 import { EventBus } from './events'
 import { confinePath, PathRefusedError, readTextFile, writeTextFile } from './fs-boundary'
@@ -58,6 +60,8 @@ export interface HostOptions {
 interface LiveSession {
   record: SessionRecord
   writer: TranscriptWriter
+  /** The session folded as the renderer folds it: what the agent announced is checked against it. */
+  thread: Thread
   connection: AgentConnection | null
   permissions: Map<string, (response: RequestPermissionResponse) => void>
   /** Serialises continue requests for this session. */
@@ -159,7 +163,10 @@ export class Host {
     'sessions.continue': (p) => this.continueSession(p.id),
     'sessions.prompt': (p) => this.prompt(p.id, p.text),
     'sessions.cancel': (p) => this.cancel(p.id),
-    'sessions.respondPermission': (p) => this.respondPermission(p.id, p.requestId, p.optionId)
+    'sessions.respondPermission': (p) => this.respondPermission(p.id, p.requestId, p.optionId),
+    'sessions.setMode': (p) => this.setMode(p.id, p.modeId),
+    'sessions.setConfigOption': (p) => this.setConfigOption(p.id, p.configId, p.value),
+    'sessions.setModel': (p) => this.setModel(p.id, p.modelId)
   }
 
   private appInfo(): AppInfo {
@@ -226,7 +233,8 @@ export class Host {
     }
     const writer = this.createWriter(record)
     writer.append({ t: 'header', v: 1, id: record.id, sessionId: response.sessionId, agentId, projectId, cwd: project.cwd, createdAt: now })
-    this.register(record, writer, connection)
+    const live = this.register(record, writer, connection)
+    this.appendSessionState(live, response)
     this.store.data.sessions.push(record)
     this.setState(record.id, { status: 'ready', error: undefined })
     await this.store.save()
@@ -270,7 +278,8 @@ export class Host {
         new TranscriptWriter(transcriptPath(this.transcriptDir, id), contents.nextSeq, contents.endsClean, (e) =>
           this.onWriteError(id, e)
         ),
-        null
+        null,
+        contents.records
       )
     }
     const session = live
@@ -286,11 +295,12 @@ export class Host {
         session.connection = connection
         this.byAcpSession.set(acpKey(record.agentId, record.sessionId!), session)
         this.appendRecord(session, { t: 'reset', at: new Date().toISOString(), reason: 'load' })
-        await connection.agent.request(methods.agent.session.load, {
+        const response = await connection.agent.request(methods.agent.session.load, {
           sessionId: record.sessionId!,
           cwd: record.cwd,
           mcpServers: []
         })
+        this.appendSessionState(session, response)
         this.setState(id, { status: 'ready', error: undefined, continueBlockedReason: undefined })
       } catch (error) {
         session.connection = null
@@ -360,6 +370,59 @@ export class Host {
     this.setState(id, { permission: null })
     resolvePermission(optionId ? { outcome: { outcome: 'selected', optionId } } : { outcome: { outcome: 'cancelled' } })
     return {}
+  }
+
+  private async setMode(id: string, modeId: string): Promise<Record<string, never>> {
+    const live = await this.ensureLive(id)
+    const modes = live.thread.modes
+    if (!modes?.availableModes.some((m) => m.id === modeId)) {
+      throw new Error(
+        modes?.availableModes.length
+          ? `Mode '${modeId}' is not one this agent offers (${modes.availableModes.map((m) => m.id).join(', ')})`
+          : `${live.connection!.definition.name} does not offer modes for this session`
+      )
+    }
+    await live.connection!.agent.request(methods.agent.session.setMode, { sessionId: live.record.sessionId!, modeId })
+    this.appendRecord(live, { t: 'session', at: new Date().toISOString(), modes: { ...modes, currentModeId: modeId } })
+    return {}
+  }
+
+  private async setConfigOption(id: string, configId: string, value: string | boolean): Promise<Record<string, never>> {
+    const live = await this.ensureLive(id)
+    const option = live.thread.configOptions?.find((o) => o.id === configId)
+    if (!option) throw new Error(`${live.connection!.definition.name} has no configuration option '${configId}' for this session`)
+    if (option.type === 'boolean' ? typeof value !== 'boolean' : typeof value !== 'string') {
+      throw new Error(`Option '${option.name}' takes a ${option.type === 'boolean' ? 'true/false value' : 'choice from its list'}`)
+    }
+    const sessionId = live.record.sessionId!
+    const response = await live.connection!.agent.request(
+      methods.agent.session.setConfigOption,
+      typeof value === 'boolean' ? { sessionId, configId, type: 'boolean', value } : { sessionId, configId, value }
+    )
+    this.appendRecord(live, { t: 'session', at: new Date().toISOString(), configOptions: response.configOptions })
+    return {}
+  }
+
+  /** `session/set_model`, for agents that announce models the older way (not as a config option). */
+  private async setModel(id: string, modelId: string): Promise<Record<string, never>> {
+    const live = await this.ensureLive(id)
+    const models = live.thread.models
+    if (!models?.availableModels.some((m) => m.modelId === modelId)) {
+      throw new Error(`${live.connection!.definition.name} does not offer the model '${modelId}' for this session`)
+    }
+    await live.connection!.agent.request('session/set_model', { sessionId: live.record.sessionId!, modelId })
+    this.appendRecord(live, { t: 'session', at: new Date().toISOString(), models: { ...models, currentModelId: modelId } })
+    return {}
+  }
+
+  /** Keeps the modes, configuration options and models a session/new or load answer carried. */
+  private appendSessionState(live: LiveSession, response: unknown): void {
+    const r = (typeof response === 'object' && response !== null ? response : {}) as Record<string, unknown>
+    const state: SessionStateRecord = { t: 'session', at: new Date().toISOString() }
+    if (isModeState(r.modes)) state.modes = r.modes
+    if (Array.isArray(r.configOptions)) state.configOptions = r.configOptions as SessionConfigOption[]
+    if (isModelState(r.models)) state.models = r.models
+    if (state.modes || state.configOptions || state.models) this.appendRecord(live, state)
   }
 
   // ---- agents ------------------------------------------------------------------
@@ -497,8 +560,15 @@ export class Host {
     )
   }
 
-  private register(record: SessionRecord, writer: TranscriptWriter, connection: AgentConnection | null): LiveSession {
-    const live: LiveSession = { record, writer, connection, permissions: new Map(), connecting: null }
+  private register(
+    record: SessionRecord,
+    writer: TranscriptWriter,
+    connection: AgentConnection | null,
+    history: TranscriptRecord[] = []
+  ): LiveSession {
+    const thread = createThread()
+    for (const past of history) applyRecord(thread, past)
+    const live: LiveSession = { record, writer, thread, connection, permissions: new Map(), connecting: null }
     this.live.set(record.id, live)
     if (connection && record.sessionId) {
       const key = acpKey(record.agentId, record.sessionId)
@@ -510,6 +580,7 @@ export class Host {
   }
 
   private appendRecord(live: LiveSession, record: TranscriptRecord): void {
+    applyRecord(live.thread, record)
     const seq = live.writer.append(record)
     this.events.emit('session.records', { id: live.record.id, seq, records: [record] })
   }
@@ -539,6 +610,16 @@ export class Host {
     if (!definition) throw new Error(`No agent with id '${id}'`)
     return definition
   }
+}
+
+function isModeState(value: unknown): value is SessionModeState {
+  const v = value as SessionModeState
+  return typeof v === 'object' && v !== null && typeof v.currentModeId === 'string' && Array.isArray(v.availableModes)
+}
+
+function isModelState(value: unknown): value is SessionModelState {
+  const v = value as SessionModelState
+  return typeof v === 'object' && v !== null && typeof v.currentModelId === 'string' && Array.isArray(v.availableModels)
 }
 
 function acpKey(agentId: string, sessionId: string): string {

@@ -22,6 +22,7 @@ import {
   type AgentContext,
   type ClientCapabilities,
   type ContentBlock,
+  type SessionConfigOption,
   type SessionUpdate,
   type StopReason,
   type ToolCallContent
@@ -36,6 +37,10 @@ const loadSession = env.SCRIPTED_AGENT_LOAD !== '0'
 const initMode = env.SCRIPTED_AGENT_INIT ?? ''
 const chunkDelayMs = Math.max(0, Number(env.SCRIPTED_AGENT_CHUNK_DELAY_MS ?? '0') || 0)
 const agentName = env.SCRIPTED_AGENT_NAME || 'scripted-agent'
+/** Answer initialize with this protocol version instead of the SDK's (tests version negotiation). */
+const protocolVersion = env.SCRIPTED_AGENT_PROTOCOL_VERSION ? Number(env.SCRIPTED_AGENT_PROTOCOL_VERSION) : PROTOCOL_VERSION
+/** `1`: sessions offer modes, configuration options (a model select, a boolean) and older-style models. */
+const offerSessionState = env.SCRIPTED_AGENT_SESSION_STATE === '1'
 
 if (stateDir) mkdirSync(stateDir, { recursive: true })
 
@@ -60,6 +65,58 @@ interface Session {
   history: SessionUpdate[]
   toolCounter: number
   turn: Turn | null
+  /** Modes, configuration and model, when SCRIPTED_AGENT_SESSION_STATE=1. */
+  modeId: string
+  config: { model: string; verbose: boolean }
+  modelId: string
+}
+
+const availableModes = [
+  { id: 'ask', name: 'Ask', description: 'Answers questions, changes nothing' },
+  { id: 'code', name: 'Code', description: 'Edits files' }
+]
+const availableModels = [
+  { modelId: 'scripted-small', name: 'Scripted Small' },
+  { modelId: 'scripted-large', name: 'Scripted Large' }
+]
+
+function newSessionState(id: string, history: SessionUpdate[] = []): Session {
+  return {
+    id,
+    history,
+    toolCounter: countToolCalls(history),
+    turn: null,
+    modeId: 'ask',
+    config: { model: 'fast', verbose: false },
+    modelId: 'scripted-small'
+  }
+}
+
+function configOptions(session: Session): SessionConfigOption[] {
+  return [
+    {
+      id: 'model',
+      name: 'Model',
+      category: 'model',
+      type: 'select',
+      currentValue: session.config.model,
+      options: [
+        { value: 'fast', name: 'Fast' },
+        { value: 'smart', name: 'Smart' }
+      ]
+    },
+    { id: 'verbose', name: 'Verbose', type: 'boolean', currentValue: session.config.verbose }
+  ]
+}
+
+/** What session/new and session/load answer besides the id. */
+function sessionStateAnswer(session: Session): Record<string, unknown> {
+  if (!offerSessionState) return {}
+  return {
+    modes: { currentModeId: session.modeId, availableModes },
+    configOptions: configOptions(session),
+    models: { currentModelId: session.modelId, availableModels }
+  }
 }
 
 const sessions = new Map<string, Session>()
@@ -291,6 +348,24 @@ class TurnRunner {
       case 'stderr':
         log(rest)
         return
+      case 'state':
+        // What this session is set to, as the agent sees it.
+        await this.message(
+          `mode=${this.session.modeId} model=${this.session.config.model} verbose=${this.session.config.verbose} legacyModel=${this.session.modelId}`
+        )
+        return
+      case 'commands':
+        await this.send({
+          sessionUpdate: 'available_commands_update',
+          availableCommands: [
+            { name: 'review', description: 'Review the current changes' },
+            { name: 'test', description: 'Run the tests', input: { hint: 'which tests' } }
+          ]
+        })
+        return
+      case 'usage':
+        await this.send({ sessionUpdate: 'usage_update', used: 1200, size: 200000, cost: { amount: 0.42, currency: 'USD' } })
+        return
       case 'garbage':
         // Not an ACP message, on purpose: the client must tolerate it.
         process.stdout.write('this is not json\n')
@@ -395,7 +470,7 @@ let app = agent({ name: agentName })
     if (initMode === 'hang') return new Promise<never>(() => undefined)
     clientCapabilities = params.clientCapabilities ?? {}
     return {
-      protocolVersion: PROTOCOL_VERSION,
+      protocolVersion,
       agentCapabilities: {
         loadSession,
         promptCapabilities: { image: false, audio: false, embeddedContext: true }
@@ -408,11 +483,43 @@ let app = agent({ name: agentName })
     if (typeof params.cwd !== 'string' || !isAbsolute(params.cwd)) {
       throw new RequestError(-32602, `cwd must be an absolute path, got '${String(params.cwd)}'`)
     }
-    const session: Session = { id: `sess-${randomUUID()}`, history: [], toolCounter: 0, turn: null }
+    const session = newSessionState(`sess-${randomUUID()}`)
     sessions.set(session.id, session)
     persist(session)
-    return { sessionId: session.id }
+    return { sessionId: session.id, ...sessionStateAnswer(session) }
   })
+  .onRequest(methods.agent.session.setMode, async ({ params, client }) => {
+    const session = sessions.get(params.sessionId)
+    if (!session) throw unknownSession(params.sessionId)
+    if (!offerSessionState || !availableModes.some((m) => m.id === params.modeId)) {
+      throw new RequestError(-32602, `Unknown mode ${params.modeId}`)
+    }
+    session.modeId = params.modeId
+    const update: SessionUpdate = { sessionUpdate: 'current_mode_update', currentModeId: params.modeId }
+    session.history.push(update)
+    persist(session)
+    await client.notify(methods.client.session.update, { sessionId: session.id, update })
+    return {}
+  })
+  .onRequest(methods.agent.session.setConfigOption, async ({ params }) => {
+    const session = sessions.get(params.sessionId)
+    if (!session) throw unknownSession(params.sessionId)
+    if (params.configId === 'model' && (params.value === 'fast' || params.value === 'smart')) session.config.model = params.value
+    else if (params.configId === 'verbose' && typeof params.value === 'boolean') session.config.verbose = params.value
+    else throw new RequestError(-32602, `Invalid value for ${params.configId}`)
+    return { configOptions: configOptions(session) }
+  })
+  .onRequest(
+    'session/set_model',
+    (raw) => raw as { sessionId: string; modelId: string },
+    async ({ params }) => {
+      const session = sessions.get(params.sessionId)
+      if (!session) throw unknownSession(params.sessionId)
+      if (!availableModels.some((m) => m.modelId === params.modelId)) throw new RequestError(-32602, `Unknown model ${params.modelId}`)
+      session.modelId = params.modelId
+      return {}
+    }
+  )
   .onRequest(methods.agent.session.prompt, async ({ params, client, signal }) => {
     const session = sessions.get(params.sessionId)
     if (!session) throw unknownSession(params.sessionId)
@@ -451,12 +558,12 @@ if (loadSession) {
     if (!history) throw unknownSession(params.sessionId)
     const live = sessions.get(params.sessionId)
     if (live?.turn) throw new RequestError(-32600, `Session ${params.sessionId} has a prompt turn running`)
-    const session: Session = { id: params.sessionId, history, toolCounter: countToolCalls(history), turn: null }
+    const session = newSessionState(params.sessionId, history)
     sessions.set(session.id, session)
     for (const update of history) {
       await client.notify(methods.client.session.update, { sessionId: session.id, update })
     }
-    return {}
+    return sessionStateAnswer(session)
   })
 }
 

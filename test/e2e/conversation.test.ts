@@ -114,8 +114,40 @@ describe('a conversation in the browser', () => {
     await darkPage.getByTestId('entry-user').first().waitFor()
     console.log(`screenshot: ${await screenshot(darkPage, 'e2e-dark')}`)
 
-    expect(problems.filter((p) => !p.includes('Failed to load resource'))).toEqual([])
+    expect(problems).toEqual([])
     await dark.close()
+    await context.close()
+  })
+
+  it('changes mode, model and options from the session header, and shows usage', async () => {
+    await stopHost()
+    const running = await startHost()
+    const agent = await host!.request(
+      'agents.add',
+      scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_SESSION_STATE: '1' }, 'Configurable')
+    )
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await page.goto(running.url)
+    const project = page.getByTestId('project').filter({ hasText: 'my-project' })
+    await project.getByTestId('new-session-agent').selectOption(agent.id)
+    await project.getByTestId('new-session').click()
+    await page.getByTestId('mode-select').waitFor()
+    expect(await page.getByTestId('mode-select').inputValue()).toBe('ask')
+
+    await page.getByTestId('mode-select').selectOption('code')
+    await expect.poll(() => page.getByTestId('mode-select').inputValue()).toBe('code')
+    await page.getByTestId('config-model').selectOption('smart')
+    await expect.poll(() => page.getByTestId('config-model').inputValue()).toBe('smart')
+    await page.getByTestId('config-verbose').check()
+    await expect.poll(() => page.getByTestId('config-verbose').isChecked()).toBe(true)
+
+    await send(page, '/state\n/usage')
+    await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('mode=code model=smart verbose=true')
+    await expect.poll(() => page.getByTestId('usage').textContent()).toMatch(/1\.2K \/ 200K tokens · \$0\.42/)
+    console.log(`screenshot: ${await screenshot(page, 'e2e-session-controls')}`)
+    expect(problems).toEqual([])
     await context.close()
   })
 })

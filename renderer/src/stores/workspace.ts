@@ -215,6 +215,27 @@ export const useWorkspace = defineStore('workspace', {
       }
     },
 
+    async setMode(id: string, modeId: string): Promise<void> {
+      await this.attempt(() => hostClient().request('sessions.setMode', { id, modeId }))
+    },
+
+    async setConfigOption(id: string, configId: string, value: string | boolean): Promise<void> {
+      await this.attempt(() => hostClient().request('sessions.setConfigOption', { id, configId, value }))
+    },
+
+    async setModel(id: string, modelId: string): Promise<void> {
+      await this.attempt(() => hostClient().request('sessions.setModel', { id, modelId }))
+    },
+
+    /** Runs a request whose failure the user must see, without throwing into the view. */
+    async attempt(run: () => Promise<unknown>): Promise<void> {
+      try {
+        await run()
+      } catch (error) {
+        this.report((error as Error).message)
+      }
+    },
+
     report(message: string): void {
       if (!this.errors.includes(message)) this.errors.push(message)
     },

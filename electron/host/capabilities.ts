@@ -1,0 +1,102 @@
+import type { AgentCapabilities, AgentInfo, AuthMethodView } from '../../shared/domain'
+
+/**
+ * The one place that reads what an agent announced in `initialize`. Two shapes
+ * exist: protocol version 1 (`agentCapabilities.loadSession`,
+ * `promptCapabilities`, `mcpCapabilities`, `sessionCapabilities.*`, `auth`)
+ * and the version 2 draft (`capabilities.session.{prompt,mcp,load,...}`,
+ * `capabilities.auth`), where a capability is an object when supported.
+ * Both become one AgentCapabilities; anything absent is unsupported.
+ */
+
+export interface NormalisedInitialize {
+  capabilities: AgentCapabilities
+  agentInfo?: AgentInfo
+  authMethods: AuthMethodView[]
+}
+
+type Json = Record<string, unknown>
+
+export function normaliseInitialize(response: unknown): NormalisedInitialize {
+  const r = asObject(response)
+  const protocolVersion = typeof r.protocolVersion === 'number' ? r.protocolVersion : 0
+  const capabilities = 'capabilities' in r && !('agentCapabilities' in r) ? fromV2(asObject(r.capabilities)) : fromV1(asObject(r.agentCapabilities))
+  return {
+    capabilities: { protocolVersion, ...capabilities },
+    agentInfo: info(r.agentInfo ?? r.info),
+    authMethods: Array.isArray(r.authMethods) ? r.authMethods.flatMap(authMethod) : []
+  }
+}
+
+function fromV1(c: Json): Omit<AgentCapabilities, 'protocolVersion'> {
+  const prompt = asObject(c.promptCapabilities)
+  const mcp = asObject(c.mcpCapabilities)
+  const session = asObject(c.sessionCapabilities)
+  return {
+    loadSession: c.loadSession === true,
+    prompt: { image: prompt.image === true, audio: prompt.audio === true, embeddedContext: prompt.embeddedContext === true },
+    // Every ACP agent must accept stdio MCP servers in version 1.
+    mcp: { stdio: true, http: mcp.http === true, sse: mcp.sse === true },
+    session: {
+      list: present(session.list),
+      resume: present(session.resume),
+      close: present(session.close),
+      delete: present(session.delete),
+      fork: present(session.fork),
+      additionalDirectories: present(session.additionalDirectories)
+    },
+    auth: { logout: present(asObject(c.auth).logout) }
+  }
+}
+
+function fromV2(c: Json): Omit<AgentCapabilities, 'protocolVersion'> {
+  const session = asObject(c.session)
+  const prompt = asObject(session.prompt)
+  const mcp = asObject(session.mcp)
+  return {
+    loadSession: present(session.load),
+    prompt: { image: present(prompt.image), audio: present(prompt.audio), embeddedContext: present(prompt.embeddedContext) },
+    mcp: { stdio: present(mcp.stdio), http: present(mcp.http), sse: present(mcp.sse) },
+    session: {
+      list: present(session.list),
+      resume: present(session.resume),
+      close: present(session.close),
+      delete: present(session.delete),
+      fork: present(session.fork),
+      additionalDirectories: present(session.additionalDirectories)
+    },
+    auth: { logout: present(asObject(c.auth).logout) }
+  }
+}
+
+/** A capability is announced by `true` or by an object (`{}` counts); null, false or absence mean no. */
+function present(value: unknown): boolean {
+  return value === true || (typeof value === 'object' && value !== null)
+}
+
+function asObject(value: unknown): Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : {}
+}
+
+function info(value: unknown): AgentInfo | undefined {
+  const v = asObject(value)
+  if (typeof v.name !== 'string') return undefined
+  return {
+    name: v.name,
+    title: typeof v.title === 'string' ? v.title : undefined,
+    version: typeof v.version === 'string' ? v.version : undefined
+  }
+}
+
+function authMethod(value: unknown): AuthMethodView[] {
+  const m = asObject(value)
+  if (typeof m.id !== 'string') return []
+  return [
+    {
+      id: m.id,
+      name: typeof m.name === 'string' ? m.name : m.id,
+      description: typeof m.description === 'string' ? m.description : undefined,
+      type: typeof m.type === 'string' ? m.type : 'agent'
+    }
+  ]
+}

@@ -1,0 +1,114 @@
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Host } from '../../electron/host/host'
+import { fold, openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
+
+/** Initialization and the session state an agent announces: modes, configuration options, models, commands, usage. */
+
+let root: string
+let host: Host
+let projectId: string
+
+beforeEach(async () => {
+  root = await tempDir('state')
+  await mkdir(join(root, 'project'))
+  host = await openHost(join(root, 'data'))
+  projectId = (await host.request('projects.add', { cwd: join(root, 'project') })).id
+})
+
+afterEach(async () => {
+  await host.close()
+  await removeDir(root)
+})
+
+async function lastText(id: string): Promise<string> {
+  const thread = fold((await host.request('sessions.open', { id })).records)
+  const assistant = thread.entries.filter((e) => e.kind === 'assistant')
+  return (assistant.at(-1) as { text: string }).text
+}
+
+describe('initialization', () => {
+  it('keeps what the agent announced, normalised, for the UI', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), { SCRIPTED_AGENT_NAME: 'scripty' }))
+    await host.request('sessions.new', { projectId, agentId: agent.id })
+    const state = (await host.request('agents.states', {})).find((s) => s.agentId === agent.id)
+    expect(state).toMatchObject({
+      status: 'ready',
+      agentInfo: { name: 'scripty', version: '1.0.0' },
+      capabilities: { protocolVersion: 1, loadSession: true, prompt: { embeddedContext: true, image: false } },
+      authMethods: []
+    })
+  })
+
+  it.each([
+    ['2', /answered with a newer ACP protocol version \(2\); Switchboard speaks version 1\. Update Switchboard/],
+    ['0', /answered with an older ACP protocol version \(0\).*Update the agent/]
+  ])('refuses an agent that answers protocol version %s, and stops it', async (version, message) => {
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), { SCRIPTED_AGENT_PROTOCOL_VERSION: version }))
+    await expect(host.request('sessions.new', { projectId, agentId: agent.id })).rejects.toThrow(message)
+    const state = (await host.request('agents.states', {})).find((s) => s.agentId === agent.id)
+    expect(state?.status).toMatch(/error|exited/)
+  })
+})
+
+describe('modes, configuration options and models', () => {
+  it('shows what the agent offers and changes it through the agent', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), { SCRIPTED_AGENT_SESSION_STATE: '1' }))
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    let thread = fold((await host.request('sessions.open', { id: record.id })).records)
+    expect(thread.modes?.currentModeId).toBe('ask')
+    expect(thread.modes?.availableModes.map((m) => m.id)).toEqual(['ask', 'code'])
+    expect(thread.configOptions?.map((o) => [o.id, o.currentValue])).toEqual([
+      ['model', 'fast'],
+      ['verbose', false]
+    ])
+    expect(thread.models?.currentModelId).toBe('scripted-small')
+
+    await host.request('sessions.setMode', { id: record.id, modeId: 'code' })
+    await host.request('sessions.setConfigOption', { id: record.id, configId: 'model', value: 'smart' })
+    await host.request('sessions.setConfigOption', { id: record.id, configId: 'verbose', value: true })
+    await host.request('sessions.setModel', { id: record.id, modelId: 'scripted-large' })
+    await host.request('sessions.prompt', { id: record.id, text: '/state\n/commands\n/usage' })
+    expect(await lastText(record.id)).toBe('mode=code model=smart verbose=true legacyModel=scripted-large')
+
+    thread = fold((await host.request('sessions.open', { id: record.id })).records)
+    expect(thread.modes?.currentModeId).toBe('code')
+    expect(thread.configOptions?.map((o) => o.currentValue)).toEqual(['smart', true])
+    expect(thread.models?.currentModelId).toBe('scripted-large')
+    expect(thread.commands?.map((c) => c.name)).toEqual(['review', 'test'])
+    expect(thread.usage).toEqual({ used: 1200, size: 200000, cost: { amount: 0.42, currency: 'USD' } })
+  })
+
+  it('refuses what the agent does not offer, before asking it', async () => {
+    const plain = await host.request('agents.add', scriptedAgent(join(root, 'state')))
+    const record = await host.request('sessions.new', { projectId, agentId: plain.id })
+    await expect(host.request('sessions.setMode', { id: record.id, modeId: 'code' })).rejects.toThrow(/does not offer modes/)
+    await expect(host.request('sessions.setModel', { id: record.id, modelId: 'x' })).rejects.toThrow(/does not offer the model 'x'/)
+    await expect(host.request('sessions.setConfigOption', { id: record.id, configId: 'model', value: 'smart' })).rejects.toThrow(
+      /has no configuration option 'model'/
+    )
+
+    const rich = await host.request('agents.add', scriptedAgent(join(root, 'state'), { SCRIPTED_AGENT_SESSION_STATE: '1' }, 'Rich'))
+    const other = await host.request('sessions.new', { projectId, agentId: rich.id })
+    await expect(host.request('sessions.setMode', { id: other.id, modeId: 'yolo' })).rejects.toThrow(/not one this agent offers \(ask, code\)/)
+    await expect(host.request('sessions.setConfigOption', { id: other.id, configId: 'verbose', value: 'very' })).rejects.toThrow(
+      /takes a true\/false value/
+    )
+  })
+
+  it('brings the state back after a restart, from the load answer', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), { SCRIPTED_AGENT_SESSION_STATE: '1' }))
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.setMode', { id: record.id, modeId: 'code' })
+    await host.close()
+    host = await openHost(join(root, 'data'))
+    // Read from disk, before the agent runs: the last known state.
+    expect(fold((await host.request('sessions.open', { id: record.id })).records).modes?.currentModeId).toBe('code')
+    await host.request('sessions.continue', { id: record.id })
+    await host.request('sessions.prompt', { id: record.id, text: '/state' })
+    // The scripted agent forgets modes across processes; its load answer is what counts now.
+    expect(fold((await host.request('sessions.open', { id: record.id })).records).modes?.currentModeId).toBe('ask')
+    expect(await lastText(record.id)).toContain('mode=ask')
+  })
+})

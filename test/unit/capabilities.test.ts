@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest'
+import { normaliseInitialize } from '../../electron/host/capabilities'
+
+describe('capability normalisation', () => {
+  it('reads the protocol version 1 shape (as Claude Code’s adapter announces it)', () => {
+    const { capabilities, agentInfo, authMethods } = normaliseInitialize({
+      protocolVersion: 1,
+      agentCapabilities: {
+        loadSession: true,
+        promptCapabilities: { image: true, embeddedContext: true },
+        mcpCapabilities: { http: true, sse: true },
+        sessionCapabilities: { list: {}, resume: {}, close: {}, fork: {}, additionalDirectories: {}, delete: null },
+        auth: { logout: {} }
+      },
+      agentInfo: { name: 'claude-agent-acp', title: 'Claude Agent', version: '0.101.0' },
+      authMethods: [{ id: 'claude-login', name: 'Log in with Claude', type: 'terminal' }, { id: 'key', name: 'API key', description: 'Set ANTHROPIC_API_KEY', type: 'env' }]
+    })
+    expect(capabilities).toEqual({
+      protocolVersion: 1,
+      loadSession: true,
+      prompt: { image: true, audio: false, embeddedContext: true },
+      mcp: { stdio: true, http: true, sse: true },
+      session: { list: true, resume: true, close: true, delete: false, fork: true, additionalDirectories: true },
+      auth: { logout: true }
+    })
+    expect(agentInfo).toEqual({ name: 'claude-agent-acp', title: 'Claude Agent', version: '0.101.0' })
+    expect(authMethods.map((m) => [m.id, m.type])).toEqual([
+      ['claude-login', 'terminal'],
+      ['key', 'env']
+    ])
+  })
+
+  it('reads the version 2 draft shape, where a capability is an object', () => {
+    const { capabilities, agentInfo } = normaliseInitialize({
+      protocolVersion: 2,
+      capabilities: {
+        session: {
+          prompt: { image: {}, audio: {}, embeddedContext: {} },
+          mcp: { stdio: {}, http: {} },
+          load: {},
+          delete: {},
+          additionalDirectories: {}
+        },
+        auth: { logout: {} }
+      },
+      info: { name: 'my-agent', title: 'My Agent', version: '1.0.0' },
+      authMethods: []
+    })
+    expect(capabilities).toEqual({
+      protocolVersion: 2,
+      loadSession: true,
+      prompt: { image: true, audio: true, embeddedContext: true },
+      mcp: { stdio: true, http: true, sse: false },
+      session: { list: false, resume: false, close: false, delete: true, fork: false, additionalDirectories: true },
+      auth: { logout: true }
+    })
+    expect(agentInfo?.title).toBe('My Agent')
+  })
+
+  it('treats absent, null and false as unsupported, and tolerates garbage', () => {
+    const bare = normaliseInitialize({ protocolVersion: 1 })
+    expect(bare.capabilities.loadSession).toBe(false)
+    expect(bare.capabilities.session).toEqual({ list: false, resume: false, close: false, delete: false, fork: false, additionalDirectories: false })
+    expect(bare.agentInfo).toBeUndefined()
+    const v2Empty = normaliseInitialize({ protocolVersion: 2, capabilities: { session: {} } })
+    expect(v2Empty.capabilities.mcp).toEqual({ stdio: false, http: false, sse: false })
+    expect(normaliseInitialize('nonsense').capabilities.protocolVersion).toBe(0)
+    expect(normaliseInitialize({ agentCapabilities: { loadSession: 'yes' }, authMethods: [42, { name: 'x' }] })).toMatchObject({
+      capabilities: { loadSession: false },
+      authMethods: []
+    })
+  })
+})
