@@ -7,6 +7,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Tests spawn real agent processes and a browser; two cores go further one file at a time per core.
     maxWorkers: 2,
+    // Agents are real processes: under a full parallel run a start can take seconds.
+    expect: { poll: { timeout: 15_000, interval: 50 } },
     reporters: ['default']
   }
 })

@@ -43,7 +43,11 @@ export const requestParams = {
   'sessions.respondPermission': z.object({ id, requestId: id, optionId: z.string().min(1).nullable() }),
   'sessions.setMode': z.object({ id, modeId: z.string().min(1).max(200) }),
   'sessions.setConfigOption': z.object({ id, configId: z.string().min(1).max(200), value: z.union([z.string().max(1000), z.boolean()]) }),
-  'sessions.setModel': z.object({ id, modelId: z.string().min(1).max(200) })
+  'sessions.setModel': z.object({ id, modelId: z.string().min(1).max(200) }),
+  'sessions.import': z.object({ projectId: id, agentId: id }),
+  'sessions.close': z.object({ id }),
+  'sessions.delete': z.object({ id, keepTranscript: z.boolean().default(false) }),
+  'sessions.fork': z.object({ id })
 } as const
 
 export interface SessionSnapshot {
@@ -74,6 +78,11 @@ export interface RequestResults {
   'sessions.setMode': Record<string, never>
   'sessions.setConfigOption': Record<string, never>
   'sessions.setModel': Record<string, never>
+  'sessions.import': { imported: SessionRecord[] }
+  'sessions.close': Record<string, never>
+  /** `note` says why the agent's own copy was not deleted, when it was not. */
+  'sessions.delete': { agentDeleted: boolean; note?: string }
+  'sessions.fork': SessionRecord
 }
 
 export type RequestMethod = keyof typeof requestParams
@@ -86,6 +95,7 @@ export interface HostEvents {
   'session.records': { id: string; seq: number; records: TranscriptRecord[] }
   'session.state': SessionState
   'session.record': SessionRecord
+  'session.removed': { id: string }
   'agent.state': AgentRuntimeState
   'projects.changed': Project[]
 }
@@ -134,14 +144,6 @@ export const wireServerMessageSchema = z.union([
   }),
   z.object({ kind: z.literal('events'), events: z.array(hostEventSchema) })
 ])
-
-export const hostEventNames: readonly HostEventName[] = [
-  'session.records',
-  'session.state',
-  'session.record',
-  'agent.state',
-  'projects.changed'
-]
 
 /**
  * What a renderer needs from a transport: send a request, receive event

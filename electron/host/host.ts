@@ -7,6 +7,7 @@ import {
   RequestError,
   type ContentBlock,
   type SessionConfigOption,
+  type SessionInfo,
   type SessionModeState,
   type ReadTextFileRequest,
   type RequestPermissionRequest,
@@ -14,6 +15,7 @@ import {
   type SessionNotification,
   type WriteTextFileRequest
 } from '@agentclientprotocol/sdk'
+import { methods as unstableMethods, type ForkSessionRequest, type ForkSessionResponse } from '@agentclientprotocol/sdk/unstable'
 import {
   isRequestMethod,
   requestParams,
@@ -31,7 +33,7 @@ import type {
   SessionRecord,
   SessionState
 } from '../../shared/domain'
-import type { SessionModelState, SessionStateRecord, TranscriptRecord } from '../../shared/transcript'
+import type { SessionModelState, SessionStateRecord, TranscriptHeader, TranscriptRecord } from '../../shared/transcript'
 import { applyRecord, contentToText, createThread, type Thread } from '../../shared/thread'
 import { AgentConnection, type ClientHandlers } from './agent-connection'
 import { EventBus } from './events'
@@ -72,6 +74,8 @@ type Handlers = { [M in RequestMethod]: (params: ParsedParams<M>) => Promise<Req
 
 /** Updates for a session id the Host has not registered yet (they can race session/new's answer). */
 const MAX_EARLY_UPDATES = 1000
+/** session/list pages read at most (a guard against an agent whose cursor never ends). */
+const MAX_LIST_PAGES = 100
 
 export class Host {
   readonly events = new EventBus()
@@ -166,7 +170,11 @@ export class Host {
     'sessions.respondPermission': (p) => this.respondPermission(p.id, p.requestId, p.optionId),
     'sessions.setMode': (p) => this.setMode(p.id, p.modeId),
     'sessions.setConfigOption': (p) => this.setConfigOption(p.id, p.configId, p.value),
-    'sessions.setModel': (p) => this.setModel(p.id, p.modelId)
+    'sessions.setModel': (p) => this.setModel(p.id, p.modelId),
+    'sessions.import': (p) => this.importSessions(p.projectId, p.agentId),
+    'sessions.close': (p) => this.closeSession(p.id),
+    'sessions.delete': (p) => this.deleteSession(p.id, p.keepTranscript),
+    'sessions.fork': (p) => this.forkSession(p.id)
   }
 
   private appInfo(): AppInfo {
@@ -232,7 +240,7 @@ export class Host {
       updatedAt: now
     }
     const writer = this.createWriter(record)
-    writer.append({ t: 'header', v: 1, id: record.id, sessionId: response.sessionId, agentId, projectId, cwd: project.cwd, createdAt: now })
+    writer.append(headerOf(record))
     const live = this.register(record, writer, connection)
     this.appendSessionState(live, response)
     this.store.data.sessions.push(record)
@@ -287,20 +295,23 @@ export class Host {
       this.setState(id, { status: 'starting', error: undefined })
       try {
         const connection = await this.ensureAgent(definition)
-        if (!connection.state.capabilities?.loadSession) {
-          const reason = `${definition.name} cannot reopen past sessions (it does not announce loadSession). Start a new session instead.`
+        const { loadSession, session: can } = connection.capabilities
+        // Resume keeps the local view and needs no replay; an imported session has no local view yet, so it loads.
+        const useResume = can.resume && (session.thread.entries.length > 0 || !loadSession)
+        if (!useResume && !loadSession) {
+          const reason = `${definition.name} cannot reopen past sessions (it announces neither loadSession nor session/resume). Start a new session instead.`
           this.setState(id, { status: 'idle', continueBlockedReason: reason })
           throw new Error(reason)
         }
         session.connection = connection
         this.byAcpSession.set(acpKey(record.agentId, record.sessionId!), session)
-        this.appendRecord(session, { t: 'reset', at: new Date().toISOString(), reason: 'load' })
-        const response = await connection.agent.request(methods.agent.session.load, {
-          sessionId: record.sessionId!,
-          cwd: record.cwd,
-          mcpServers: []
-        })
-        this.appendSessionState(session, response)
+        const params = { sessionId: record.sessionId!, cwd: record.cwd, mcpServers: [] }
+        if (useResume) {
+          this.appendSessionState(session, await connection.agent.request(methods.agent.session.resume, params))
+        } else {
+          this.appendRecord(session, { t: 'reset', at: new Date().toISOString(), reason: 'load' })
+          this.appendSessionState(session, await connection.agent.request(methods.agent.session.load, params))
+        }
         this.setState(id, { status: 'ready', error: undefined, continueBlockedReason: undefined })
       } catch (error) {
         session.connection = null
@@ -370,6 +381,142 @@ export class Host {
     this.setState(id, { permission: null })
     resolvePermission(optionId ? { outcome: { outcome: 'selected', optionId } } : { outcome: { outcome: 'cancelled' } })
     return {}
+  }
+
+  /** Brings in the agent's sessions for the project's folder (made in other clients), through session/list. */
+  private async importSessions(projectId: string, agentId: string): Promise<{ imported: SessionRecord[] }> {
+    const project = this.store.project(projectId)
+    if (!project) throw new Error(`No project with id '${projectId}'`)
+    const definition = this.requireAgent(agentId)
+    const connection = await this.ensureAgent(definition)
+    if (!connection.capabilities.session.list) {
+      throw new Error(`${definition.name} cannot list its sessions (it does not announce session/list)`)
+    }
+    const listed: SessionInfo[] = []
+    let cursor: string | null | undefined
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const response = await connection.agent.request(methods.agent.session.list, { cwd: project.cwd, cursor })
+      listed.push(...response.sessions)
+      cursor = response.nextCursor
+      if (!cursor) break
+    }
+    const imported: SessionRecord[] = []
+    for (const info of listed) {
+      // The cwd filter is the agent's to apply; a session of another folder belongs to another project.
+      if (info.cwd !== project.cwd) continue
+      if (this.store.data.sessions.some((s) => s.agentId === agentId && s.sessionId === info.sessionId)) continue
+      const at = info.updatedAt ?? new Date().toISOString()
+      const record: SessionRecord = {
+        id: randomUUID(),
+        sessionId: info.sessionId,
+        agentId,
+        projectId,
+        cwd: project.cwd,
+        title: info.title?.trim() || 'Imported session',
+        createdAt: at,
+        updatedAt: at
+      }
+      const writer = this.createWriter(record)
+      writer.append(headerOf(record))
+      await writer.flush()
+      this.store.data.sessions.push(record)
+      imported.push(record)
+    }
+    await this.store.save()
+    for (const record of imported) this.events.emit('session.record', record)
+    return { imported }
+  }
+
+  /** Ends the live session: `session/close` when the agent announces it; the conversation stays, ready to continue. */
+  private async closeSession(id: string): Promise<Record<string, never>> {
+    this.requireSession(id)
+    const live = this.live.get(id)
+    const connection = live?.connection
+    if (live && connection?.isAlive) {
+      if (this.stateOf(id).status === 'running') await this.cancel(id)
+      if (connection.capabilities.session.close) {
+        await connection.agent.request(methods.agent.session.close, { sessionId: live.record.sessionId! })
+      }
+      this.detach(live)
+    }
+    this.setState(id, { status: 'idle', error: undefined, permission: null })
+    return {}
+  }
+
+  private async deleteSession(id: string, keepTranscript: boolean): Promise<{ agentDeleted: boolean; note?: string }> {
+    const record = this.requireSession(id)
+    const definition = this.store.agent(record.agentId)
+    let agentDeleted = false
+    let note: string | undefined
+    if (definition && record.sessionId) {
+      try {
+        const connection = await this.ensureAgent(definition)
+        if (connection.capabilities.session.delete) {
+          await connection.agent.request(methods.agent.session.delete, { sessionId: record.sessionId })
+          agentDeleted = true
+        } else {
+          note = `${definition.name} does not announce session/delete; its own copy of the session is untouched.`
+        }
+      } catch (error) {
+        note = `The agent's copy was not deleted: ${(error as Error).message}`
+      }
+    }
+    const live = this.live.get(id)
+    if (live) {
+      if (this.stateOf(id).status === 'running') await this.cancel(id)
+      this.detach(live)
+      await live.writer.flush()
+      this.live.delete(id)
+    }
+    this.store.data.sessions = this.store.data.sessions.filter((s) => s.id !== id)
+    this.states.delete(id)
+    await this.store.save()
+    const file = transcriptPath(this.transcriptDir, id)
+    if (keepTranscript) {
+      // Kept out of transcripts/ so a rebuilt db.json does not bring the session back.
+      await fs.mkdir(join(this.options.dataDir, 'deleted-transcripts'), { recursive: true })
+      await fs.rename(file, join(this.options.dataDir, 'deleted-transcripts', `${id}.jsonl`)).catch(() => undefined)
+    } else {
+      await fs.rm(file, { force: true })
+    }
+    this.events.emit('session.removed', { id })
+    return note ? { agentDeleted, note } : { agentDeleted }
+  }
+
+  /** `session/fork`: a new session that starts with this one's history, in the agent and on screen. */
+  private async forkSession(id: string): Promise<SessionRecord> {
+    const parent = this.requireSession(id)
+    const definition = this.requireAgent(parent.agentId)
+    const connection = await this.ensureAgent(definition)
+    if (!connection.capabilities.session.fork) {
+      throw new Error(`${definition.name} cannot fork sessions (it does not announce session/fork)`)
+    }
+    if (!parent.sessionId) throw new Error('This session was never created by its agent and cannot be forked')
+    await this.live.get(id)?.writer.flush()
+    const history = (await readTranscript(transcriptPath(this.transcriptDir, id))).records
+    const params: ForkSessionRequest = { sessionId: parent.sessionId, cwd: parent.cwd, mcpServers: [] }
+    const response = await connection.agent.request<ForkSessionResponse>(unstableMethods.agent.session.fork, params)
+    const now = new Date().toISOString()
+    const record: SessionRecord = {
+      id: randomUUID(),
+      sessionId: response.sessionId,
+      agentId: parent.agentId,
+      projectId: parent.projectId,
+      cwd: parent.cwd,
+      title: `Fork of ${parent.title}`,
+      createdAt: now,
+      updatedAt: now
+    }
+    const writer = this.createWriter(record)
+    writer.append(headerOf(record))
+    const live = this.register(record, writer, connection)
+    for (const past of history) if (past.t !== 'header') this.appendRecord(live, past)
+    this.appendSessionState(live, response)
+    this.store.data.sessions.push(record)
+    this.setState(record.id, { status: 'ready' })
+    await this.store.save()
+    this.events.emit('session.record', record)
+    return record
   }
 
   private async setMode(id: string, modeId: string): Promise<Record<string, never>> {
@@ -458,10 +605,7 @@ export class Host {
     if (this.agents.get(state.agentId) === connection) this.agents.delete(state.agentId)
     for (const live of this.live.values()) {
       if (live.connection !== connection) continue
-      live.connection = null
-      this.byAcpSession.delete(acpKey(live.record.agentId, live.record.sessionId ?? ''))
-      for (const resolvePermission of live.permissions.values()) resolvePermission({ outcome: { outcome: 'cancelled' } })
-      live.permissions.clear()
+      this.detach(live)
       if (this.stateOf(live.record.id).status !== 'running') {
         this.setState(live.record.id, { status: 'idle', permission: null, error: state.message })
       }
@@ -560,6 +704,14 @@ export class Host {
     )
   }
 
+  /** Forgets the session's link to its agent process; the record and transcript stay. */
+  private detach(live: LiveSession): void {
+    if (live.record.sessionId) this.byAcpSession.delete(acpKey(live.record.agentId, live.record.sessionId))
+    live.connection = null
+    for (const resolvePermission of live.permissions.values()) resolvePermission({ outcome: { outcome: 'cancelled' } })
+    live.permissions.clear()
+  }
+
   private register(
     record: SessionRecord,
     writer: TranscriptWriter,
@@ -609,6 +761,19 @@ export class Host {
     const definition = this.store.agent(id)
     if (!definition) throw new Error(`No agent with id '${id}'`)
     return definition
+  }
+}
+
+function headerOf(record: SessionRecord): TranscriptHeader {
+  return {
+    t: 'header',
+    v: 1,
+    id: record.id,
+    sessionId: record.sessionId ?? '',
+    agentId: record.agentId,
+    projectId: record.projectId,
+    cwd: record.cwd,
+    createdAt: record.createdAt
   }
 }
 

@@ -10,7 +10,7 @@
  * and the environment variables.
  */
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { isAbsolute, join } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import {
@@ -39,6 +39,8 @@ const chunkDelayMs = Math.max(0, Number(env.SCRIPTED_AGENT_CHUNK_DELAY_MS ?? '0'
 const agentName = env.SCRIPTED_AGENT_NAME || 'scripted-agent'
 /** Answer initialize with this protocol version instead of the SDK's (tests version negotiation). */
 const protocolVersion = env.SCRIPTED_AGENT_PROTOCOL_VERSION ? Number(env.SCRIPTED_AGENT_PROTOCOL_VERSION) : PROTOCOL_VERSION
+/** Optional session methods to announce and serve: any of list, resume, close, delete, fork (comma-separated). */
+const sessionMethods = new Set((env.SCRIPTED_AGENT_SESSIONS ?? '').split(',').map((m) => m.trim()).filter(Boolean))
 /** `1`: sessions offer modes, configuration options (a model select, a boolean) and older-style models. */
 const offerSessionState = env.SCRIPTED_AGENT_SESSION_STATE === '1'
 
@@ -65,6 +67,8 @@ interface Session {
   history: SessionUpdate[]
   toolCounter: number
   turn: Turn | null
+  cwd: string
+  title: string | null
   /** Modes, configuration and model, when SCRIPTED_AGENT_SESSION_STATE=1. */
   modeId: string
   config: { model: string; verbose: boolean }
@@ -80,9 +84,11 @@ const availableModels = [
   { modelId: 'scripted-large', name: 'Scripted Large' }
 ]
 
-function newSessionState(id: string, history: SessionUpdate[] = []): Session {
+function newSessionState(id: string, cwd: string, history: SessionUpdate[] = []): Session {
   return {
     id,
+    cwd,
+    title: null,
     history,
     toolCounter: countToolCalls(history),
     turn: null,
@@ -128,7 +134,35 @@ function historyFile(sessionId: string): string | null {
 
 function persist(session: Session): void {
   const file = historyFile(session.id)
-  if (file) writeFileSync(file, JSON.stringify(session.history, null, 1))
+  if (!file) return
+  writeFileSync(file, JSON.stringify(session.history, null, 1))
+  const meta: StoredMeta = { cwd: session.cwd, title: session.title, updatedAt: new Date().toISOString() }
+  writeFileSync(metaFile(file), JSON.stringify(meta))
+}
+
+interface StoredMeta {
+  cwd: string
+  title: string | null
+  updatedAt: string
+}
+
+function metaFile(historyPath: string): string {
+  return historyPath.replace(/\.json$/, '.meta.json')
+}
+
+/** Every stored session (for session/list), oldest id order. */
+function storedSessions(): ({ sessionId: string } & StoredMeta)[] {
+  if (!stateDir) return [...sessions.values()].map((s) => ({ sessionId: s.id, cwd: s.cwd, title: s.title, updatedAt: new Date().toISOString() }))
+  return readdirSync(stateDir)
+    .filter((name) => name.endsWith('.meta.json'))
+    .sort()
+    .map((name) => ({ sessionId: name.slice(0, -'.meta.json'.length), ...(JSON.parse(readFileSync(join(stateDir, name), 'utf8')) as StoredMeta) }))
+}
+
+function storedMeta(sessionId: string): StoredMeta | undefined {
+  const file = historyFile(sessionId)
+  if (!file || !existsSync(metaFile(file))) return undefined
+  return JSON.parse(readFileSync(metaFile(file), 'utf8')) as StoredMeta
 }
 
 /** Reads a stored session's history; undefined when unknown. */
@@ -332,6 +366,7 @@ class TurnRunner {
         return
       }
       case 'title':
+        this.session.title = arg
         await this.send({ sessionUpdate: 'session_info_update', title: arg })
         return
       case 'sleep':
@@ -473,7 +508,8 @@ let app = agent({ name: agentName })
       protocolVersion,
       agentCapabilities: {
         loadSession,
-        promptCapabilities: { image: false, audio: false, embeddedContext: true }
+        promptCapabilities: { image: false, audio: false, embeddedContext: true },
+        sessionCapabilities: Object.fromEntries([...sessionMethods].map((m) => [m, {}]))
       },
       agentInfo: { name: agentName, version: '1.0.0' },
       authMethods: []
@@ -483,7 +519,7 @@ let app = agent({ name: agentName })
     if (typeof params.cwd !== 'string' || !isAbsolute(params.cwd)) {
       throw new RequestError(-32602, `cwd must be an absolute path, got '${String(params.cwd)}'`)
     }
-    const session = newSessionState(`sess-${randomUUID()}`)
+    const session = newSessionState(`sess-${randomUUID()}`, params.cwd)
     sessions.set(session.id, session)
     persist(session)
     return { sessionId: session.id, ...sessionStateAnswer(session) }
@@ -556,15 +592,77 @@ if (loadSession) {
   app = app.onRequest(methods.agent.session.load, async ({ params, client }) => {
     const history = readHistory(params.sessionId)
     if (!history) throw unknownSession(params.sessionId)
-    const live = sessions.get(params.sessionId)
-    if (live?.turn) throw new RequestError(-32600, `Session ${params.sessionId} has a prompt turn running`)
-    const session = newSessionState(params.sessionId, history)
-    sessions.set(session.id, session)
+    const session = restore(params.sessionId, history, params.cwd)
     for (const update of history) {
       await client.notify(methods.client.session.update, { sessionId: session.id, update })
     }
     return sessionStateAnswer(session)
   })
+}
+
+/** A stored session made live in this process (load, resume, fork). */
+function restore(sessionId: string, history: SessionUpdate[], cwd: string): Session {
+  const live = sessions.get(sessionId)
+  if (live?.turn) throw new RequestError(-32600, `Session ${sessionId} has a prompt turn running`)
+  const session = newSessionState(sessionId, cwd, history)
+  session.title = storedMeta(sessionId)?.title ?? null
+  sessions.set(session.id, session)
+  return session
+}
+
+const PAGE_SIZE = 2
+
+if (sessionMethods.has('list')) {
+  app = app.onRequest(methods.agent.session.list, async ({ params }) => {
+    const all = storedSessions().filter((s) => !params.cwd || s.cwd === params.cwd)
+    const start = params.cursor ? Number(params.cursor) : 0
+    if (!Number.isInteger(start) || start < 0) throw new RequestError(-32602, `Invalid cursor ${params.cursor}`)
+    const page = all.slice(start, start + PAGE_SIZE)
+    return {
+      sessions: page.map((s) => ({ sessionId: s.sessionId, cwd: s.cwd, title: s.title, updatedAt: s.updatedAt })),
+      nextCursor: start + PAGE_SIZE < all.length ? String(start + PAGE_SIZE) : null
+    }
+  })
+}
+if (sessionMethods.has('resume')) {
+  app = app.onRequest(methods.agent.session.resume, async ({ params }) => {
+    const history = readHistory(params.sessionId)
+    if (!history) throw unknownSession(params.sessionId)
+    return sessionStateAnswer(restore(params.sessionId, history, params.cwd))
+  })
+}
+if (sessionMethods.has('close')) {
+  app = app.onRequest(methods.agent.session.close, async ({ params }) => {
+    const session = sessions.get(params.sessionId)
+    if (!session) throw unknownSession(params.sessionId)
+    session.turn?.controller.abort()
+    sessions.delete(params.sessionId)
+    return {}
+  })
+}
+if (sessionMethods.has('delete')) {
+  app = app.onRequest(methods.agent.session.delete, async ({ params }) => {
+    sessions.delete(params.sessionId)
+    const file = historyFile(params.sessionId)
+    if (file && /^[A-Za-z0-9_.-]+$/.test(params.sessionId)) {
+      rmSync(file, { force: true })
+      rmSync(metaFile(file), { force: true })
+    }
+    return {}
+  })
+}
+if (sessionMethods.has('fork')) {
+  app = app.onRequest(
+    'session/fork',
+    (raw) => raw as { sessionId: string; cwd: string },
+    async ({ params }) => {
+      const history = readHistory(params.sessionId)
+      if (!history) throw unknownSession(params.sessionId)
+      const fork = restore(`sess-${randomUUID()}`, history.slice(), params.cwd)
+      persist(fork)
+      return { sessionId: fork.id, ...sessionStateAnswer(fork) }
+    }
+  )
 }
 
 process.stdout.on('error', () => process.exit(0)) // the client went away

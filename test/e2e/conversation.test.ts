@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
@@ -99,9 +99,9 @@ describe('a conversation in the browser', () => {
     await expect.poll(() => page.getByTestId('entry-user').count()).toBe(2)
     expect(await page.getByTestId('session-status').textContent()).toMatch(/idle|not connected/i)
     await send(page, 'and one more thing')
-    await expect.poll(() => page.getByTestId('entry-stop').count(), { timeout: 20_000 }).toBeGreaterThanOrEqual(1)
+    await expect.poll(() => page.getByTestId('entry-stop').count()).toBeGreaterThanOrEqual(1)
     await expect
-      .poll(() => page.getByTestId('entry-assistant').last().textContent(), { timeout: 20_000 })
+      .poll(() => page.getByTestId('entry-assistant').last().textContent())
       .toContain('You said: and one more thing')
     // The replay replaced the view: each earlier message is there once.
     expect(await page.getByTestId('entry-user').count()).toBe(3)
@@ -147,6 +147,45 @@ describe('a conversation in the browser', () => {
     await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('mode=code model=smart verbose=true')
     await expect.poll(() => page.getByTestId('usage').textContent()).toMatch(/1\.2K \/ 200K tokens · \$0\.42/)
     console.log(`screenshot: ${await screenshot(page, 'e2e-session-controls')}`)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it('imports sessions made elsewhere, forks one and deletes it, from the sidebar and header', async () => {
+    await stopHost()
+    const running = await startHost()
+    const stateDir = join(root, 'lifecycle-state')
+    await mkdir(stateDir, { recursive: true })
+    const history = [
+      { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'How do I run the tests?' } },
+      { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Run `npm test`.' } }
+    ]
+    await writeFile(join(stateDir, 'sess-elsewhere.json'), JSON.stringify(history))
+    await writeFile(join(stateDir, 'sess-elsewhere.meta.json'), JSON.stringify({ cwd: projectDir, title: 'Asked in the terminal', updatedAt: new Date().toISOString() }))
+    const agent = await host!.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_SESSIONS: 'list,fork,delete' }, 'Lifecycle'))
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await page.goto(running.url)
+    const project = page.getByTestId('project').filter({ hasText: 'my-project' })
+    await project.getByTestId('new-session-agent').selectOption(agent.id)
+    await project.getByTestId('import-sessions').click()
+    await expect.poll(() => project.getByTestId('import-note').textContent()).toBe('Imported 1 session.')
+
+    await page.getByTestId('session-item').filter({ hasText: 'Asked in the terminal' }).click()
+    await page.getByTestId('continue-session').click()
+    await expect.poll(() => page.getByTestId('entry-assistant').first().textContent()).toContain('Run npm test.')
+
+    await page.getByTestId('fork-session').click()
+    await expect.poll(() => page.getByTestId('session-title').textContent()).toBe('Fork of Asked in the terminal')
+    expect(await page.getByTestId('entry-user').first().textContent()).toContain('How do I run the tests?')
+    console.log(`screenshot: ${await screenshot(page, 'e2e-fork')}`)
+
+    await page.getByTestId('delete-session').click()
+    await page.getByTestId('confirm-delete').click()
+    await expect.poll(() => page.getByTestId('session-item').filter({ hasText: 'Fork of' }).count()).toBe(0)
+    expect(await page.getByTestId('session-item').filter({ hasText: 'Asked in the terminal' }).count()).toBe(1)
     expect(problems).toEqual([])
     await context.close()
   })

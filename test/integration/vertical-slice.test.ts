@@ -190,7 +190,7 @@ describe('one conversation, end to end through the Host', () => {
     const snapshot = await reopened.request('sessions.open', { id: record.id })
     expect(entriesOf(fold(snapshot.records), 'user')).toHaveLength(1)
     await expect(reopened.request('sessions.continue', { id: record.id })).rejects.toThrow(
-      /Forgetful cannot reopen past sessions \(it does not announce loadSession\)/
+      /Forgetful cannot reopen past sessions \(it announces neither loadSession nor session\/resume\)/
     )
     const after = await reopened.request('sessions.open', { id: record.id })
     expect(after.state).toMatchObject({ status: 'idle', continueBlockedReason: expect.stringMatching(/Start a new session/) })

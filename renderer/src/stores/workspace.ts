@@ -65,6 +65,18 @@ export const useWorkspace = defineStore('workspace', {
     },
     stateOf(state) {
       return (id: string): SessionState => state.sessionStates[id] ?? { id, status: 'idle' }
+    },
+    /**
+     * Why an agent cannot do an optional session method, once its capabilities are known
+     * (undefined while it can, or before it has started: the Host then answers).
+     */
+    unsupported(state) {
+      return (agentId: string, method: 'list' | 'fork' | 'close' | 'delete'): string | undefined => {
+        const capabilities = state.agentStates[agentId]?.capabilities
+        if (!capabilities || capabilities.session[method]) return undefined
+        const name = state.agents.find((a) => a.id === agentId)?.name ?? agentId
+        return `${name} does not support session/${method}`
+      }
     }
   },
 
@@ -106,6 +118,9 @@ export const useWorkspace = defineStore('workspace', {
           case 'session.record':
             this.upsertSession(event.payload)
             break
+          case 'session.removed':
+            this.removeSession(event.payload.id)
+            break
           case 'agent.state':
             this.agentStates[event.payload.agentId] = event.payload
             break
@@ -135,6 +150,40 @@ export const useWorkspace = defineStore('workspace', {
       const index = this.sessions.findIndex((s) => s.id === record.id)
       if (index >= 0) this.sessions[index] = record
       else this.sessions.unshift(record)
+    },
+
+    removeSession(id: string): void {
+      this.sessions = this.sessions.filter((s) => s.id !== id)
+      delete this.threads[id]
+      delete this.sessionStates[id]
+      if (this.openId === id) this.openId = null
+    },
+
+    /** Sessions the agent has for this project's folder, made in other clients. Returns how many came in. */
+    async importSessions(projectId: string, agentId: string): Promise<number> {
+      const { imported } = await hostClient().request('sessions.import', { projectId, agentId })
+      for (const record of imported) this.upsertSession(record)
+      return imported.length
+    },
+
+    async forkSession(id: string): Promise<void> {
+      await this.attempt(async () => {
+        const record = await hostClient().request('sessions.fork', { id })
+        this.upsertSession(record)
+        await this.openSessionById(record.id)
+      })
+    },
+
+    async closeSession(id: string): Promise<void> {
+      await this.attempt(() => hostClient().request('sessions.close', { id }))
+    },
+
+    async deleteSession(id: string, keepTranscript: boolean): Promise<void> {
+      await this.attempt(async () => {
+        const result = await hostClient().request('sessions.delete', { id, keepTranscript })
+        this.removeSession(id)
+        if (result.note) this.report(result.note)
+      })
     },
 
     async openSessionById(id: string): Promise<void> {

@@ -1,0 +1,150 @@
+import { existsSync } from 'node:fs'
+import { mkdir, readdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Host } from '../../electron/host/host'
+import { entriesOf, fold, openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
+
+/** The optional session methods: list (import), resume, close, delete, fork; each used only when announced. */
+
+let root: string
+let dataDir: string
+let stateDir: string
+let projectDir: string
+let host: Host
+let projectId: string
+
+beforeEach(async () => {
+  root = await tempDir('lifecycle')
+  dataDir = join(root, 'data')
+  stateDir = join(root, 'agent-state')
+  projectDir = join(root, 'project')
+  await mkdir(projectDir)
+  host = await openHost(dataDir)
+  projectId = (await host.request('projects.add', { cwd: projectDir })).id
+})
+
+afterEach(async () => {
+  await host.close()
+  await removeDir(root)
+})
+
+function agentWith(sessions: string, env: Record<string, string> = {}, name = 'Scripted') {
+  return host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_SESSIONS: sessions, ...env }, name))
+}
+
+async function threadOf(id: string) {
+  return fold((await host.request('sessions.open', { id })).records)
+}
+
+/** A session another client made with the same agent: only the agent's own files know it. */
+async function sessionMadeElsewhere(sessionId: string, cwd: string, title: string): Promise<void> {
+  await mkdir(stateDir, { recursive: true })
+  const history = [
+    { sessionUpdate: 'user_message_chunk', messageId: `${sessionId}-u`, content: { type: 'text', text: `question in ${title}` } },
+    { sessionUpdate: 'agent_message_chunk', messageId: `${sessionId}-a`, content: { type: 'text', text: `answer in ${title}` } }
+  ]
+  await writeFile(join(stateDir, `${sessionId}.json`), JSON.stringify(history))
+  await writeFile(join(stateDir, `${sessionId}.meta.json`), JSON.stringify({ cwd, title, updatedAt: '2026-11-01T10:00:00.000Z' }))
+}
+
+describe('session/list: importing sessions made in other clients', () => {
+  it('imports every page of the project folder’s sessions once, and opens them through load', async () => {
+    await sessionMadeElsewhere('sess-a', projectDir, 'From the terminal')
+    await sessionMadeElsewhere('sess-b', projectDir, 'From the editor')
+    await sessionMadeElsewhere('sess-c', projectDir, 'From another editor')
+    await sessionMadeElsewhere('sess-x', join(root, 'elsewhere'), 'Another project')
+    const agent = await agentWith('list')
+
+    const { imported } = await host.request('sessions.import', { projectId, agentId: agent.id })
+    // Three sessions over two pages (the scripted agent pages by two); the other folder's is left out.
+    expect(imported.map((r) => r.title).sort()).toEqual(['From another editor', 'From the editor', 'From the terminal'])
+    expect(imported.every((r) => r.updatedAt === '2026-11-01T10:00:00.000Z')).toBe(true)
+    expect((await host.request('sessions.import', { projectId, agentId: agent.id })).imported).toEqual([])
+    expect(await host.request('sessions.list', { projectId })).toHaveLength(3)
+
+    const terminal = imported.find((r) => r.title === 'From the terminal')!
+    await host.request('sessions.continue', { id: terminal.id })
+    const thread = await threadOf(terminal.id)
+    expect(thread.entries.map((e) => [e.kind, (e as { text?: string }).text])).toEqual([
+      ['user', 'question in From the terminal'],
+      ['assistant', 'answer in From the terminal']
+    ])
+  })
+
+  it('says so when the agent cannot list its sessions', async () => {
+    const agent = await agentWith('')
+    await expect(host.request('sessions.import', { projectId, agentId: agent.id })).rejects.toThrow(
+      /cannot list its sessions \(it does not announce session\/list\)/
+    )
+  })
+})
+
+describe('resume, close, delete, fork', () => {
+  it('continues through session/resume when announced: no replay, the local view is kept as it was', async () => {
+    const agent = await agentWith('resume')
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', { id: record.id, text: 'remember this' })
+    await host.close()
+    host = await openHost(dataDir)
+    await host.request('sessions.continue', { id: record.id })
+    const snapshot = await host.request('sessions.open', { id: record.id })
+    expect(snapshot.records.some((r) => r.t === 'reset')).toBe(false)
+    expect(fold(snapshot.records).entries.map((e) => e.kind)).toEqual(['user', 'assistant', 'stop'])
+    await host.request('sessions.prompt', { id: record.id, text: 'and this' })
+    expect(entriesOf(await threadOf(record.id), 'user')).toHaveLength(2)
+  })
+
+  it('closes a session with session/close, and a later prompt brings it back', async () => {
+    const agent = await agentWith('close,resume')
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', { id: record.id, text: 'one' })
+    await host.request('sessions.close', { id: record.id })
+    expect((await host.request('sessions.open', { id: record.id })).state.status).toBe('idle')
+    expect((await host.request('sessions.prompt', { id: record.id, text: 'two' })).stopReason).toBe('end_turn')
+  })
+
+  it('deletes a session in the agent and here; the transcript goes too unless kept', async () => {
+    const agent = await agentWith('delete')
+    const first = await host.request('sessions.new', { projectId, agentId: agent.id })
+    const second = await host.request('sessions.new', { projectId, agentId: agent.id })
+    expect(existsSync(join(stateDir, `${first.sessionId}.json`))).toBe(true)
+
+    expect(await host.request('sessions.delete', { id: first.id })).toEqual({ agentDeleted: true })
+    expect(existsSync(join(stateDir, `${first.sessionId}.json`))).toBe(false)
+    expect(existsSync(join(dataDir, 'transcripts', `${first.id}.jsonl`))).toBe(false)
+
+    await host.request('sessions.delete', { id: second.id, keepTranscript: true })
+    expect(await readdir(join(dataDir, 'deleted-transcripts'))).toEqual([`${second.id}.jsonl`])
+    expect(await host.request('sessions.list', {})).toEqual([])
+    await expect(host.request('sessions.open', { id: first.id })).rejects.toThrow(/No session/)
+  })
+
+  it('deletes locally and says why when the agent cannot delete', async () => {
+    const agent = await agentWith('')
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    const result = await host.request('sessions.delete', { id: record.id })
+    expect(result).toEqual({ agentDeleted: false, note: expect.stringMatching(/does not announce session\/delete/) })
+    expect(await host.request('sessions.list', {})).toEqual([])
+  })
+
+  it('forks a session: the fork starts with the history and goes its own way', async () => {
+    const agent = await agentWith('fork')
+    const parent = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', { id: parent.id, text: 'shared beginning' })
+    const fork = await host.request('sessions.fork', { id: parent.id })
+    expect(fork.title).toBe('Fork of shared beginning')
+    expect(fork.sessionId).not.toBe(parent.sessionId)
+    await host.request('sessions.prompt', { id: fork.id, text: 'only in the fork' })
+
+    const forked = await threadOf(fork.id)
+    expect(entriesOf(forked, 'user').map((e) => (e as { text: string }).text)).toEqual(['shared beginning', 'only in the fork'])
+    expect(entriesOf(await threadOf(parent.id), 'user')).toHaveLength(1)
+  })
+
+  it('refuses to fork when the agent does not announce it', async () => {
+    const agent = await agentWith('')
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await expect(host.request('sessions.fork', { id: record.id })).rejects.toThrow(/cannot fork sessions/)
+  })
+})
