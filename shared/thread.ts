@@ -27,6 +27,7 @@ export type ThreadEntry =
   | { kind: 'notice'; id: string; severity: string; title: string; description?: string }
   | { kind: 'stop'; id: string; stopReason: string }
   | { kind: 'error'; id: string; message: string }
+  | { kind: 'unsupported'; id: string; reason: string; raw: string }
 
 export interface ToolCallEntry {
   kind: 'tool_call'
@@ -81,6 +82,9 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
       return
     case 'error':
       push(thread, { kind: 'error', id: localId(thread), message: record.message })
+      return
+    case 'unsupported':
+      push(thread, { kind: 'unsupported', id: localId(thread), reason: record.reason, raw: rawText(record.raw) })
       return
     case 'session':
       if (record.modes) thread.modes = record.modes
@@ -203,6 +207,14 @@ export function contentToText(blocks: ContentBlock[]): string {
       }
     })
     .join('')
+}
+
+function rawText(raw: unknown): string {
+  try {
+    return JSON.stringify(raw, null, 2) ?? String(raw)
+  } catch {
+    return String(raw)
+  }
 }
 
 function appendChunk(

@@ -18,6 +18,8 @@ export type TranscriptRecord =
   | { t: 'reset'; at: string; reason: 'load' }
   /** Session state the agent gave in a response (session/new, load, set_config_option, ...), not as an update. */
   | SessionStateRecord
+  /** A session/update that could not be folded, kept verbatim: nothing the agent sent is lost. */
+  | { t: 'unsupported'; at: string; raw: unknown; reason: string }
 
 export interface SessionStateRecord {
   t: 'session'

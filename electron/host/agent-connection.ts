@@ -14,8 +14,9 @@ import {
   type ReadTextFileRequest,
   type ReadTextFileResponse,
   type RequestPermissionRequest,
+  type AnyMessage,
   type RequestPermissionResponse,
-  type SessionNotification,
+  type Stream,
   type WriteTextFileRequest
 } from '@agentclientprotocol/sdk'
 import type { AgentCapabilities, AgentDefinition, AgentRuntimeState } from '../../shared/domain'
@@ -29,8 +30,13 @@ import { normaliseInitialize } from './capabilities'
 
 /** What the Host answers when the agent calls back into the client. */
 export interface ClientHandlers {
-  /** Must apply the update synchronously: updates are applied in arrival order. */
-  sessionUpdate(agentId: string, params: SessionNotification): void
+  /**
+   * Every `session/update` as it arrived, before the SDK parses it (the SDK
+   * drops one it cannot parse; the Host must keep it). Called synchronously in
+   * arrival order, before the SDK handles the messages that follow (so a
+   * session/load replay is applied before its answer).
+   */
+  sessionUpdate(agentId: string, params: unknown): void
   readTextFile(agentId: string, params: ReadTextFileRequest): Promise<ReadTextFileResponse>
   writeTextFile(agentId: string, params: WriteTextFileRequest): Promise<void>
   requestPermission(agentId: string, params: RequestPermissionRequest, signal: AbortSignal): Promise<RequestPermissionResponse>
@@ -42,6 +48,8 @@ export interface AgentConnectionOptions {
   onState: (state: AgentRuntimeState) => void
   clientVersion: string
   initializeTimeoutMs?: number
+  /** Sees every JSON-RPC message in either direction (tests check what goes out against the schema). */
+  onMessage?: (direction: 'in' | 'out', message: AnyMessage) => void
 }
 
 const STDERR_TAIL_BYTES = 8 * 1024
@@ -54,6 +62,7 @@ export class AgentConnection {
   private stderrTail = ''
   private log: WriteStream | null = null
   private spawnFailed = false
+  private partialLine = ''
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null
   private readonly closed: Promise<void>
   private resolveClosed!: () => void
@@ -113,10 +122,10 @@ export class AgentConnection {
     })
     exited.catch(() => undefined)
 
+    child.stdout!.on('data', (chunk: Buffer) => this.watchForNonJsonLines(chunk))
     const app = client({ name: 'switchboard' })
-      .onNotification(methods.client.session.update, ({ params }) => {
-        this.options.handlers.sessionUpdate(def.id, params)
-      })
+      // Updates are taken from the raw stream (see tap below); the parsed copy is not needed.
+      .onNotification(methods.client.session.update, () => undefined)
       .onRequest(methods.client.fs.readTextFile, ({ params }) => this.options.handlers.readTextFile(def.id, params))
       .onRequest(methods.client.fs.writeTextFile, async ({ params }) => {
         await this.options.handlers.writeTextFile(def.id, params)
@@ -126,9 +135,11 @@ export class AgentConnection {
         this.options.handlers.requestPermission(def.id, params, signal)
       )
     this.connection = app.connect(
-      ndJsonStream(
-        Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
-        Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>
+      this.tap(
+        ndJsonStream(
+          Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+          Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>
+        )
       )
     )
 
@@ -228,6 +239,42 @@ export class AgentConnection {
     clearTimeout(timer)
     // The agent is gone; make sure nothing it started lingers in its group.
     killTree(child, 'SIGKILL')
+  }
+
+  /** Puts the Host between the SDK and the stream: raw session/update notifications, and the test hook. */
+  private tap(stream: Stream): Stream {
+    const { onMessage, handlers } = this.options
+    const agentId = this.definition.id
+    const incoming = new TransformStream<AnyMessage, AnyMessage>({
+      transform(message, controller) {
+        onMessage?.('in', message)
+        if ('method' in message && message.method === methods.client.session.update && !('id' in message)) {
+          handlers.sessionUpdate(agentId, message.params)
+        }
+        controller.enqueue(message)
+      }
+    })
+    const outgoing = new TransformStream<AnyMessage, AnyMessage>({
+      transform(message, controller) {
+        onMessage?.('out', message)
+        controller.enqueue(message)
+      }
+    })
+    void outgoing.readable.pipeTo(stream.writable).catch(() => undefined)
+    return { readable: stream.readable.pipeThrough(incoming), writable: outgoing.writable }
+  }
+
+  /** Lines on stdout that are not JSON are the agent's bug, not fatal: they go to its log. */
+  private watchForNonJsonLines(chunk: Buffer): void {
+    const text = this.partialLine + chunk.toString('utf8')
+    const lines = text.split('\n')
+    this.partialLine = (lines.pop() ?? '').slice(0, 4096)
+    for (const line of lines) {
+      const trimmed = line.trim()
+      if (trimmed && !trimmed.startsWith('{') && !trimmed.startsWith('[')) {
+        this.log?.write(`--- ignored a line on stdout that is not JSON-RPC: ${trimmed.slice(0, 500)}\n`)
+      }
+    }
   }
 
   private stderrSuffix(): string {

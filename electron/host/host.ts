@@ -12,7 +12,6 @@ import {
   type ReadTextFileRequest,
   type RequestPermissionRequest,
   type RequestPermissionResponse,
-  type SessionNotification,
   type WriteTextFileRequest
 } from '@agentclientprotocol/sdk'
 import { methods as unstableMethods, type ForkSessionRequest, type ForkSessionResponse } from '@agentclientprotocol/sdk/unstable'
@@ -40,6 +39,7 @@ import { EventBus } from './events'
 import { confinePath, PathRefusedError, readTextFile, writeTextFile } from './fs-boundary'
 import { defaultAgentPresets } from './presets'
 import { Store } from './store'
+import { checkNotification, type CheckedNotification } from './updates'
 import { readTranscript, TranscriptWriter, transcriptPath } from './transcripts'
 
 /**
@@ -57,6 +57,8 @@ export interface HostOptions {
   /** Supplied by the Electron shell: a native folder picker. */
   pickFolder?: () => Promise<string | null>
   initializeTimeoutMs?: number
+  /** Sees every ACP message to and from every agent (tests validate what goes out against the schema). */
+  onAgentMessage?: (agentId: string, direction: 'in' | 'out', message: unknown) => void
 }
 
 interface LiveSession {
@@ -83,7 +85,7 @@ export class Host {
   private readonly agentStarts = new Map<string, Promise<AgentConnection>>()
   private readonly live = new Map<string, LiveSession>()
   private readonly byAcpSession = new Map<string, LiveSession>()
-  private readonly earlyUpdates = new Map<string, SessionNotification[]>()
+  private readonly earlyUpdates = new Map<string, CheckedNotification[]>()
   private readonly states = new Map<string, SessionState>()
   private readonly agentStates = new Map<string, AgentRuntimeState>()
   private closing = false
@@ -585,7 +587,8 @@ export class Host {
       handlers: this.clientHandlers,
       onState: (state) => this.onAgentState(connection, state),
       clientVersion: this.options.version,
-      initializeTimeoutMs: this.options.initializeTimeoutMs
+      initializeTimeoutMs: this.options.initializeTimeoutMs,
+      onMessage: this.options.onAgentMessage && ((direction, message) => this.options.onAgentMessage!(definition.id, direction, message))
     })
     const start = connection
       .start()
@@ -614,14 +617,16 @@ export class Host {
 
   private readonly clientHandlers: ClientHandlers = {
     sessionUpdate: (agentId, params) => {
-      const live = this.byAcpSession.get(acpKey(agentId, params.sessionId))
+      const checked = checkNotification(params)
+      if (!checked) return // no sessionId: nothing to attach it to (the SDK answers the agent)
+      const key = acpKey(agentId, checked.sessionId)
+      const live = this.byAcpSession.get(key)
       if (live) {
-        this.applyUpdate(live, params)
+        this.applyUpdate(live, checked)
         return
       }
-      const key = acpKey(agentId, params.sessionId)
       const early = this.earlyUpdates.get(key) ?? []
-      if (early.length < MAX_EARLY_UPDATES) early.push(params)
+      if (early.length < MAX_EARLY_UPDATES) early.push(checked)
       this.earlyUpdates.set(key, early)
     },
     readTextFile: async (agentId, params: ReadTextFileRequest) => {
@@ -666,9 +671,14 @@ export class Host {
     }
   }
 
-  private applyUpdate(live: LiveSession, params: SessionNotification): void {
-    const update = params.update
-    this.appendRecord(live, { t: 'update', at: new Date().toISOString(), update })
+  private applyUpdate(live: LiveSession, checked: CheckedNotification): void {
+    const at = new Date().toISOString()
+    if (!('update' in checked)) {
+      this.appendRecord(live, { t: 'unsupported', at, raw: checked.unsupported, reason: checked.reason })
+      return
+    }
+    const update = checked.update
+    this.appendRecord(live, { t: 'update', at, update })
     if (update.sessionUpdate === 'session_info_update' && typeof update.title === 'string' && update.title.trim()) {
       live.record.title = update.title.trim()
       void this.store.save()

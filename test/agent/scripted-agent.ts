@@ -401,6 +401,12 @@ class TurnRunner {
       case 'usage':
         await this.send({ sessionUpdate: 'usage_update', used: 1200, size: 200000, cost: { amount: 0.42, currency: 'USD' } })
         return
+      case 'raw': {
+        // A session/update exactly as written, bypassing the SDK's checks: tests malformed and unknown updates.
+        const message = { jsonrpc: '2.0', method: 'session/update', params: { sessionId: this.session.id, update: JSON.parse(arg) as unknown } }
+        process.stdout.write(JSON.stringify(message) + '\n')
+        return
+      }
       case 'garbage':
         // Not an ACP message, on purpose: the client must tolerate it.
         process.stdout.write('this is not json\n')
