@@ -52,14 +52,25 @@ export interface Thread {
   models?: SessionModelState
   commands?: AvailableCommand[]
   usage?: { used: number; size: number; cost?: { amount: number; currency: string } | null }
+  /** Commands the agent ran through the client, by terminalId (tool calls show them). */
+  terminals: Record<string, TerminalView>
   /** Entries addressable by messageId / toolCallId, keyed `kind:id`. */
   keyed: Map<string, ThreadEntry>
   /** Counter for ids of entries the agent gave no id (deterministic for both folds). */
   nextLocalId: number
 }
 
+export interface TerminalView {
+  command: string
+  output: string
+  exitStatus?: { exitCode?: number | null; signal?: string | null }
+}
+
+/** A terminal's output kept in a thread, at most (the tail is what matters). */
+const TERMINAL_VIEW_CHARS = 256 * 1024
+
 export function createThread(): Thread {
-  return { entries: [], keyed: new Map(), nextLocalId: 0 }
+  return { entries: [], keyed: new Map(), nextLocalId: 0, terminals: {} }
 }
 
 /** Folds one transcript record into the thread, in place. */
@@ -83,6 +94,13 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
     case 'error':
       push(thread, { kind: 'error', id: localId(thread), message: record.message })
       return
+    case 'terminal': {
+      const terminal = (thread.terminals[record.terminalId] ??= { command: record.command ?? '', output: '' })
+      if (record.command) terminal.command = record.command
+      if (record.data) terminal.output = (terminal.output + record.data).slice(-TERMINAL_VIEW_CHARS)
+      if (record.exitStatus) terminal.exitStatus = record.exitStatus
+      return
+    }
     case 'unsupported':
       push(thread, { kind: 'unsupported', id: localId(thread), reason: record.reason, raw: rawText(record.raw) })
       return

@@ -18,6 +18,15 @@ export type TranscriptRecord =
   | { t: 'reset'; at: string; reason: 'load' }
   /** Session state the agent gave in a response (session/new, load, set_config_option, ...), not as an update. */
   | SessionStateRecord
+  /** A command the agent runs through the client (terminal/create): its start, its output, its end. */
+  | {
+      t: 'terminal'
+      at: string
+      terminalId: string
+      command?: string
+      data?: string
+      exitStatus?: { exitCode?: number | null; signal?: string | null }
+    }
   /** A session/update that could not be folded, kept verbatim: nothing the agent sent is lost. */
   | { t: 'unsupported'; at: string; raw: unknown; reason: string }
 

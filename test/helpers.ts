@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -46,4 +47,18 @@ export function recordEvents(host: Host): HostEvent[] {
 
 export async function readText(file: string): Promise<string> {
   return readFile(file, 'utf8')
+}
+
+/** Alive and not a zombie waiting to be reaped. */
+export function isProcessRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return false
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
+  } catch {
+    return true
+  }
 }

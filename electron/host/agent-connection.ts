@@ -15,12 +15,21 @@ import {
   type ReadTextFileResponse,
   type RequestPermissionRequest,
   type AnyMessage,
+  type CreateTerminalRequest,
+  type CreateTerminalResponse,
+  type KillTerminalRequest,
+  type ReleaseTerminalRequest,
+  type TerminalOutputRequest,
+  type TerminalOutputResponse,
+  type WaitForTerminalExitRequest,
+  type WaitForTerminalExitResponse,
   type RequestPermissionResponse,
   type Stream,
   type WriteTextFileRequest
 } from '@agentclientprotocol/sdk'
 import type { AgentCapabilities, AgentDefinition, AgentRuntimeState } from '../../shared/domain'
 import { normaliseInitialize } from './capabilities'
+import { killProcessTree } from './processes'
 
 /**
  * One agent process and its ACP connection. Sessions of the same agent share
@@ -40,6 +49,11 @@ export interface ClientHandlers {
   readTextFile(agentId: string, params: ReadTextFileRequest): Promise<ReadTextFileResponse>
   writeTextFile(agentId: string, params: WriteTextFileRequest): Promise<void>
   requestPermission(agentId: string, params: RequestPermissionRequest, signal: AbortSignal): Promise<RequestPermissionResponse>
+  createTerminal(agentId: string, params: CreateTerminalRequest): Promise<CreateTerminalResponse>
+  terminalOutput(agentId: string, params: TerminalOutputRequest): Promise<TerminalOutputResponse>
+  waitForTerminalExit(agentId: string, params: WaitForTerminalExitRequest): Promise<WaitForTerminalExitResponse>
+  killTerminal(agentId: string, params: KillTerminalRequest): Promise<void>
+  releaseTerminal(agentId: string, params: ReleaseTerminalRequest): Promise<void>
 }
 
 export interface AgentConnectionOptions {
@@ -53,6 +67,7 @@ export interface AgentConnectionOptions {
 }
 
 const STDERR_TAIL_BYTES = 8 * 1024
+const STDIN_GRACE_MS = 500
 const KILL_GRACE_MS = 2000
 
 export class AgentConnection {
@@ -62,6 +77,7 @@ export class AgentConnection {
   private stderrTail = ''
   private log: WriteStream | null = null
   private spawnFailed = false
+  private stopping = false
   private partialLine = ''
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null
   private readonly closed: Promise<void>
@@ -113,7 +129,10 @@ export class AgentConnection {
         if (this.spawnFailed) return
         this.exitInfo = { code, signal }
         const message = this.exitMessage()
-        this.setState({ status: 'exited', message, pid: undefined })
+        // Stopped by us is not a failure to report (unless it was stopped because of one); anything else is.
+        if (!this.stopping) this.setState({ status: 'exited', message, pid: undefined })
+        else if (this.state.status === 'error') this.setState({ pid: undefined })
+        else this.setState({ status: 'stopped', message: undefined, pid: undefined })
         this.log?.end(`--- exited (${code ?? signal})\n`)
         this.connection?.close(new Error(message))
         this.resolveClosed()
@@ -134,6 +153,17 @@ export class AgentConnection {
       .onRequest(methods.client.session.requestPermission, ({ params, signal }) =>
         this.options.handlers.requestPermission(def.id, params, signal)
       )
+      .onRequest(methods.client.terminal.create, ({ params }) => this.options.handlers.createTerminal(def.id, params))
+      .onRequest(methods.client.terminal.output, ({ params }) => this.options.handlers.terminalOutput(def.id, params))
+      .onRequest(methods.client.terminal.waitForExit, ({ params }) => this.options.handlers.waitForTerminalExit(def.id, params))
+      .onRequest(methods.client.terminal.kill, async ({ params }) => {
+        await this.options.handlers.killTerminal(def.id, params)
+        return {}
+      })
+      .onRequest(methods.client.terminal.release, async ({ params }) => {
+        await this.options.handlers.releaseTerminal(def.id, params)
+        return {}
+      })
     this.connection = app.connect(
       this.tap(
         ndJsonStream(
@@ -155,7 +185,7 @@ export class AgentConnection {
       const response = await Promise.race([
         this.connection.agent.request(methods.agent.initialize, {
           protocolVersion: PROTOCOL_VERSION,
-          clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } },
+          clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
           clientInfo: { name: 'switchboard', title: 'Switchboard', version: this.options.clientVersion }
         }),
         spawnFailure,
@@ -233,12 +263,22 @@ export class AgentConnection {
       this.resolveClosed()
       return
     }
-    killTree(child, 'SIGTERM')
-    const timer = setTimeout(() => killTree(child, 'SIGKILL'), KILL_GRACE_MS)
+    this.stopping = true
+    // Ask politely first: an ACP agent ends when its stdin closes.
+    child.stdin?.end()
+    const endedOnItsOwn = await Promise.race([
+      this.closed.then(() => true),
+      new Promise<false>((r) => setTimeout(() => r(false), STDIN_GRACE_MS))
+    ])
+    let timer: NodeJS.Timeout | undefined
+    if (!endedOnItsOwn) {
+      killProcessTree(child, 'SIGTERM')
+      timer = setTimeout(() => killProcessTree(child, 'SIGKILL'), KILL_GRACE_MS)
+    }
     await this.closed
     clearTimeout(timer)
     // The agent is gone; make sure nothing it started lingers in its group.
-    killTree(child, 'SIGKILL')
+    killProcessTree(child, 'SIGKILL')
   }
 
   /** Puts the Host between the SDK and the stream: raw session/update notifications, and the test hook. */
@@ -291,19 +331,6 @@ export class AgentConnection {
   private setState(patch: Partial<AgentRuntimeState>): void {
     this.state = { ...this.state, ...patch }
     this.options.onState(this.state)
-  }
-}
-
-function killTree(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return
-  try {
-    if (process.platform === 'win32') {
-      spawn('taskkill', ['/pid', String(child.pid), '/T', '/F'], { windowsHide: true }).on('error', () => undefined)
-    } else {
-      process.kill(-child.pid, signal)
-    }
-  } catch {
-    // Already gone.
   }
 }
 

@@ -39,6 +39,7 @@ import { EventBus } from './events'
 import { confinePath, PathRefusedError, readTextFile, writeTextFile } from './fs-boundary'
 import { defaultAgentPresets } from './presets'
 import { Store } from './store'
+import { Terminals } from './terminals'
 import { checkNotification, type CheckedNotification } from './updates'
 import { readTranscript, TranscriptWriter, transcriptPath } from './transcripts'
 
@@ -88,6 +89,7 @@ export class Host {
   private readonly earlyUpdates = new Map<string, CheckedNotification[]>()
   private readonly states = new Map<string, SessionState>()
   private readonly agentStates = new Map<string, AgentRuntimeState>()
+  private readonly terminals = new Terminals()
   private closing = false
   private closed: Promise<void> | null = null
 
@@ -142,6 +144,7 @@ export class Host {
     for (const resolvePermission of [...this.live.values()].flatMap((l) => [...l.permissions.values()])) {
       resolvePermission({ outcome: { outcome: 'cancelled' } })
     }
+    this.terminals.releaseAll()
     await Promise.allSettled([...this.agentStarts.values()])
     await Promise.all([...this.agents.values()].map((a) => a.stop()))
     await Promise.all([...this.live.values()].map((l) => l.writer.flush()))
@@ -604,7 +607,7 @@ export class Host {
   private onAgentState(connection: AgentConnection, state: AgentRuntimeState): void {
     this.agentStates.set(state.agentId, state)
     this.events.emit('agent.state', state)
-    if (state.status !== 'exited') return
+    if (state.status !== 'exited' && state.status !== 'stopped') return
     if (this.agents.get(state.agentId) === connection) this.agents.delete(state.agentId)
     for (const live of this.live.values()) {
       if (live.connection !== connection) continue
@@ -647,6 +650,22 @@ export class Host {
         throw fileError(error, params.path)
       }
     },
+    createTerminal: async (agentId, params) => {
+      const live = this.liveForAgentRequest(agentId, params.sessionId)
+      const cwd = params.cwd ? await this.confine(live, params.cwd, 'run a command in') : live.record.cwd
+      const command = [params.command, ...(params.args ?? [])].join(' ')
+      const at = (): string => new Date().toISOString()
+      const terminalId = this.terminals.create(live.record.id, params, cwd, {
+        onOutput: (id, data) => this.appendRecord(live, { t: 'terminal', at: at(), terminalId: id, data }),
+        onExit: (id, exitStatus) => this.appendRecord(live, { t: 'terminal', at: at(), terminalId: id, exitStatus })
+      })
+      this.appendRecord(live, { t: 'terminal', at: at(), terminalId, command })
+      return { terminalId }
+    },
+    terminalOutput: async (agentId, params) => this.terminals.output(this.ownTerminal(agentId, params)),
+    waitForTerminalExit: async (agentId, params) => this.terminals.waitForExit(this.ownTerminal(agentId, params)),
+    killTerminal: async (agentId, params) => this.terminals.kill(this.ownTerminal(agentId, params)),
+    releaseTerminal: async (agentId, params) => this.terminals.release(this.ownTerminal(agentId, params)),
     requestPermission: (agentId, params: RequestPermissionRequest, signal) => {
       const live = this.liveForAgentRequest(agentId, params.sessionId)
       const requestId = randomUUID()
@@ -686,14 +705,23 @@ export class Host {
     }
   }
 
-  private async confine(live: LiveSession, path: string, verb: 'read' | 'write'): Promise<string> {
+  private async confine(live: LiveSession, path: string, verb: 'read' | 'write' | 'run a command in'): Promise<string> {
     try {
       return await confinePath(path, [live.record.cwd])
     } catch (error) {
       if (!(error instanceof PathRefusedError)) throw error
-      this.appendRecord(live, { t: 'error', at: new Date().toISOString(), message: `Refused the agent's ${verb}: ${error.message}` })
+      this.appendRecord(live, { t: 'error', at: new Date().toISOString(), message: `The agent asked to ${verb} a path outside the project. ${error.message}` })
       throw new RequestError(-32602, error.message)
     }
+  }
+
+  /** The terminal, if it belongs to that session: an agent cannot touch another session's commands. */
+  private ownTerminal(agentId: string, params: { sessionId: string; terminalId: string }): string {
+    const live = this.liveForAgentRequest(agentId, params.sessionId)
+    if (!this.terminals.isOwnedBy(params.terminalId, live.record.id)) {
+      throw new RequestError(-32002, `Unknown terminal '${params.terminalId}' for this session`)
+    }
+    return params.terminalId
   }
 
   private liveForAgentRequest(agentId: string, sessionId: string): LiveSession {
@@ -717,6 +745,7 @@ export class Host {
   /** Forgets the session's link to its agent process; the record and transcript stay. */
   private detach(live: LiveSession): void {
     if (live.record.sessionId) this.byAcpSession.delete(acpKey(live.record.agentId, live.record.sessionId))
+    this.terminals.releaseAll(live.record.id)
     live.connection = null
     for (const resolvePermission of live.permissions.values()) resolvePermission({ outcome: { outcome: 'cancelled' } })
     live.permissions.clear()

@@ -401,6 +401,26 @@ class TurnRunner {
       case 'usage':
         await this.send({ sessionUpdate: 'usage_update', used: 1200, size: 200000, cost: { amount: 0.42, currency: 'USD' } })
         return
+      case 'terminal':
+        await this.terminal(arg, null, null)
+        return
+      case 'terminal-limit': {
+        // /terminal-limit BYTES COMMAND
+        const m = /^(\d+)\s+(.*)$/s.exec(arg)
+        await this.terminal(m?.[2] ?? '', Number(m?.[1] ?? 0), null)
+        return
+      }
+      case 'terminal-kill': {
+        // /terminal-kill MS COMMAND: kill it after MS milliseconds
+        const m = /^(\d+)\s+(.*)$/s.exec(arg)
+        await this.terminal(m?.[2] ?? '', null, Number(m?.[1] ?? 0))
+        return
+      }
+      case 'terminal-leave':
+        // Starts a command and never releases it: the client must clean up at session end.
+        await this.client.request(methods.client.terminal.create, { sessionId: this.session.id, command: arg })
+        await this.message('left a terminal running')
+        return
       case 'raw': {
         // A session/update exactly as written, bypassing the SDK's checks: tests malformed and unknown updates.
         const message = { jsonrpc: '2.0', method: 'session/update', params: { sessionId: this.session.id, update: JSON.parse(arg) as unknown } }
@@ -463,6 +483,37 @@ class TurnRunner {
     }
     await this.toolDone(toolCallId, [{ type: 'diff', path, oldText: null, newText: text }])
     await this.message(`wrote ${text.length} chars`)
+  }
+
+  /** Runs COMMAND in a client terminal, shown in a tool call; reports its exit and output. */
+  private async terminal(command: string, outputByteLimit: number | null, killAfterMs: number | null): Promise<void> {
+    const toolCallId = this.nextToolCallId()
+    if (!clientCapabilities.terminal) {
+      await this.message('terminal failed: the client has no terminal capability')
+      return
+    }
+    const { terminalId } = await this.client.request(methods.client.terminal.create, {
+      sessionId: this.session.id,
+      command,
+      outputByteLimit
+    })
+    await this.send({
+      sessionUpdate: 'tool_call',
+      toolCallId,
+      title: `Run ${command}`,
+      kind: 'execute',
+      status: 'in_progress',
+      content: [{ type: 'terminal', terminalId }]
+    })
+    if (killAfterMs !== null) {
+      await wait(killAfterMs, this.signal)
+      await this.client.request(methods.client.terminal.kill, { sessionId: this.session.id, terminalId })
+    }
+    const exit = await this.client.request(methods.client.terminal.waitForExit, { sessionId: this.session.id, terminalId })
+    const { output, truncated } = await this.client.request(methods.client.terminal.output, { sessionId: this.session.id, terminalId })
+    await this.client.request(methods.client.terminal.release, { sessionId: this.session.id, terminalId })
+    await this.send({ sessionUpdate: 'tool_call_update', toolCallId, status: exit.exitCode === 0 ? 'completed' : 'failed' })
+    await this.message(`exit=${exit.exitCode ?? 'none'} signal=${exit.signal ?? 'none'} truncated=${truncated} output=${JSON.stringify(output)}`)
   }
 
   private async permission(): Promise<void> {

@@ -73,7 +73,7 @@ describe('a conversation in the browser', () => {
     await project.getByTestId('new-session').click()
     await page.getByTestId('composer-input').waitFor()
 
-    await send(page, '/think weighing the options\n/tool Format the code\n/say **Hello** from the `scripted` agent\n/stream 10')
+    await send(page, '/think weighing the options\n/tool Format the code\n/say **Hello** from the `scripted` agent\n/stream 10\n/terminal echo "build ok"')
     await page.getByTestId('entry-stop').first().waitFor()
     expect(await page.getByTestId('entry-stop').first().textContent()).toContain('end_turn')
     expect(await page.getByTestId('entry-user').count()).toBe(1)
@@ -82,6 +82,8 @@ describe('a conversation in the browser', () => {
     expect(await reply.textContent()).toContain('chunk 10')
     expect(await page.getByTestId('entry-tool-call').first().textContent()).toContain('Format the code')
     expect(await page.getByTestId('entry-thought').count()).toBe(1)
+    // A command the agent ran through the client, with its output and exit.
+    expect(await page.getByTestId('terminal').textContent()).toMatch(/\$ echo "build ok".*exit 0.*build ok/s)
     console.log(`screenshot: ${await screenshot(page, 'e2e-conversation')}`)
 
     // Agent text is rendered as sanitised markdown: no script runs, no handler survives.

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -6,7 +6,7 @@ import type { Host } from '../../electron/host/host'
 import type { HostEvent } from '../../shared/contract'
 import type { TranscriptRecord } from '../../shared/transcript'
 import { scriptedAgentCommand } from '../agent/spawn'
-import { entriesOf, fold, openHost, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { entriesOf, fold, isProcessRunning, openHost, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
 
 /**
  * The walking skeleton's vertical slice against a real agent subprocess: the
@@ -290,11 +290,11 @@ describe('bad input gets a clear error and loses nothing', () => {
     await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
     const grandchild = Number((await readFile(pidFile, 'utf8')).trim())
     const agentPid = (await host.request('agents.states', {})).find((s) => s.agentId === agent.id)?.pid
-    expect(isRunning(grandchild)).toBe(true)
-    expect(agentPid && isRunning(agentPid)).toBe(true)
+    expect(isProcessRunning(grandchild)).toBe(true)
+    expect(agentPid && isProcessRunning(agentPid)).toBe(true)
     await host.close()
-    await expect.poll(() => isRunning(grandchild)).toBe(false)
-    expect(isRunning(agentPid!)).toBe(false)
+    await expect.poll(() => isProcessRunning(grandchild)).toBe(false)
+    expect(isProcessRunning(agentPid!)).toBe(false)
   })
 
   it('refuses malformed requests with a message instead of throwing', async () => {
@@ -307,20 +307,6 @@ describe('bad input gets a clear error and loses nothing', () => {
     })
   })
 })
-
-/** Alive and not a zombie waiting to be reaped. */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return false
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
-  } catch {
-    return true
-  }
-}
 
 async function waitFor<T>(probe: () => T | undefined | null, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs
