@@ -3,6 +3,7 @@ import type {
   AgentDefinition,
   AgentRuntimeState,
   AppInfo,
+  PermissionRule,
   Project,
   SessionRecord,
   SessionState
@@ -47,7 +48,9 @@ export const requestParams = {
   'sessions.import': z.object({ projectId: id, agentId: id }),
   'sessions.close': z.object({ id }),
   'sessions.delete': z.object({ id, keepTranscript: z.boolean().default(false) }),
-  'sessions.fork': z.object({ id })
+  'sessions.fork': z.object({ id }),
+  'permissions.list': z.object({ projectId: id.optional() }),
+  'permissions.revoke': z.object({ ruleId: id })
 } as const
 
 export interface SessionSnapshot {
@@ -83,6 +86,8 @@ export interface RequestResults {
   /** `note` says why the agent's own copy was not deleted, when it was not. */
   'sessions.delete': { agentDeleted: boolean; note?: string }
   'sessions.fork': SessionRecord
+  'permissions.list': PermissionRule[]
+  'permissions.revoke': Record<string, never>
 }
 
 export type RequestMethod = keyof typeof requestParams
@@ -98,6 +103,7 @@ export interface HostEvents {
   'session.removed': { id: string }
   'agent.state': AgentRuntimeState
   'projects.changed': Project[]
+  'permissions.changed': PermissionRule[]
 }
 
 export type HostEventName = keyof HostEvents

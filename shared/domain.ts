@@ -128,3 +128,14 @@ export interface AppInfo {
   /** Problems found at start-up the user should know about (e.g. a corrupt db.json moved aside). */
   warnings: string[]
 }
+
+/** A remembered "always" answer to permission requests of one kind of tool, for one agent in one project. */
+export interface PermissionRule {
+  id: string
+  agentId: string
+  projectId: string
+  /** The ACP tool kind (read, edit, execute, ...; `other` when the agent gave none). */
+  toolKind: string
+  decision: 'allow' | 'reject'
+  createdAt: string
+}

@@ -28,6 +28,7 @@ export type ThreadEntry =
   | { kind: 'stop'; id: string; stopReason: string }
   | { kind: 'error'; id: string; message: string }
   | { kind: 'unsupported'; id: string; reason: string; raw: string }
+  | { kind: 'permission'; id: string; title: string; answer: string; allowed: boolean; remembered: boolean }
 
 export interface ToolCallEntry {
   kind: 'tool_call'
@@ -101,6 +102,16 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
       if (record.exitStatus) terminal.exitStatus = record.exitStatus
       return
     }
+    case 'permission':
+      push(thread, {
+        kind: 'permission',
+        id: localId(thread),
+        title: record.title,
+        answer: record.optionName ?? 'Dismissed',
+        allowed: record.optionKind?.startsWith('allow') ?? false,
+        remembered: record.remembered
+      })
+      return
     case 'unsupported':
       push(thread, { kind: 'unsupported', id: localId(thread), reason: record.reason, raw: rawText(record.raw) })
       return

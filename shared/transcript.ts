@@ -27,6 +27,16 @@ export type TranscriptRecord =
       data?: string
       exitStatus?: { exitCode?: number | null; signal?: string | null }
     }
+  /** How a permission request was answered (optionId null: dismissed or cancelled); `remembered`: by a saved rule. */
+  | {
+      t: 'permission'
+      at: string
+      title: string
+      optionId: string | null
+      optionName?: string
+      optionKind?: string
+      remembered: boolean
+    }
   /** A session/update that could not be folded, kept verbatim: nothing the agent sent is lost. */
   | { t: 'unsupported'; at: string; raw: unknown; reason: string }
 

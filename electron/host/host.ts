@@ -6,6 +6,7 @@ import {
   methods,
   RequestError,
   type ContentBlock,
+  type PermissionOption,
   type SessionConfigOption,
   type SessionInfo,
   type SessionModeState,
@@ -40,6 +41,7 @@ import { confinePath, PathRefusedError, readTextFile, writeTextFile } from './fs
 import { defaultAgentPresets } from './presets'
 import { Store } from './store'
 import { Terminals } from './terminals'
+import { alwaysDecision, optionFor, permissionRecord } from './permissions'
 import { checkNotification, type CheckedNotification } from './updates'
 import { readTranscript, TranscriptWriter, transcriptPath } from './transcripts'
 
@@ -68,7 +70,8 @@ interface LiveSession {
   /** The session folded as the renderer folds it: what the agent announced is checked against it. */
   thread: Thread
   connection: AgentConnection | null
-  permissions: Map<string, (response: RequestPermissionResponse) => void>
+  /** Permission requests waiting for the user, by our requestId. */
+  permissions: Map<string, { settle: (optionId: string | null) => void; optionIds: string[] }>
   /** Serialises continue requests for this session. */
   connecting: Promise<void> | null
 }
@@ -141,9 +144,7 @@ export class Host {
 
   private async shutDown(): Promise<void> {
     this.closing = true
-    for (const resolvePermission of [...this.live.values()].flatMap((l) => [...l.permissions.values()])) {
-      resolvePermission({ outcome: { outcome: 'cancelled' } })
-    }
+    for (const pending of [...this.live.values()].flatMap((l) => [...l.permissions.values()])) pending.settle(null)
     this.terminals.releaseAll()
     await Promise.allSettled([...this.agentStarts.values()])
     await Promise.all([...this.agents.values()].map((a) => a.stop()))
@@ -179,7 +180,9 @@ export class Host {
     'sessions.import': (p) => this.importSessions(p.projectId, p.agentId),
     'sessions.close': (p) => this.closeSession(p.id),
     'sessions.delete': (p) => this.deleteSession(p.id, p.keepTranscript),
-    'sessions.fork': (p) => this.forkSession(p.id)
+    'sessions.fork': (p) => this.forkSession(p.id),
+    'permissions.list': async (p) => this.store.data.permissionRules.filter((r) => !p.projectId || r.projectId === p.projectId),
+    'permissions.revoke': (p) => this.revokePermission(p.ruleId)
   }
 
   private appInfo(): AppInfo {
@@ -368,10 +371,7 @@ export class Host {
 
   private async cancel(id: string): Promise<Record<string, never>> {
     const live = this.live.get(id)
-    for (const [requestId, resolvePermission] of live?.permissions ?? []) {
-      resolvePermission({ outcome: { outcome: 'cancelled' } })
-      live!.permissions.delete(requestId)
-    }
+    for (const pending of [...(live?.permissions.values() ?? [])]) pending.settle(null)
     this.setState(id, { permission: null })
     if (live?.connection?.isAlive && live.record.sessionId) {
       await live.connection.agent.notify(methods.agent.session.cancel, { sessionId: live.record.sessionId })
@@ -380,11 +380,12 @@ export class Host {
   }
 
   private async respondPermission(id: string, requestId: string, optionId: string | null): Promise<Record<string, never>> {
-    const resolvePermission = this.live.get(id)?.permissions.get(requestId)
-    if (!resolvePermission) throw new Error('That permission request is no longer pending')
-    this.live.get(id)!.permissions.delete(requestId)
-    this.setState(id, { permission: null })
-    resolvePermission(optionId ? { outcome: { outcome: 'selected', optionId } } : { outcome: { outcome: 'cancelled' } })
+    const pending = this.live.get(id)?.permissions.get(requestId)
+    if (!pending) throw new Error('That permission request is no longer pending')
+    if (optionId !== null && !pending.optionIds.includes(optionId)) {
+      throw new Error(`'${optionId}' is not one of the options the agent offered (${pending.optionIds.join(', ')})`)
+    }
+    pending.settle(optionId)
     return {}
   }
 
@@ -668,26 +669,55 @@ export class Host {
     releaseTerminal: async (agentId, params) => this.terminals.release(this.ownTerminal(agentId, params)),
     requestPermission: (agentId, params: RequestPermissionRequest, signal) => {
       const live = this.liveForAgentRequest(agentId, params.sessionId)
+      const toolKind = params.toolCall.kind ?? 'other'
+      const title = params.toolCall.title ?? 'The agent asks for permission'
+      const rule = this.store.data.permissionRules.find(
+        (r) => r.agentId === live.record.agentId && r.projectId === live.record.projectId && r.toolKind === toolKind
+      )
+      const remembered = rule && optionFor(params.options, rule.decision)
+      if (remembered) {
+        this.appendRecord(live, permissionRecord(title, remembered, true))
+        return Promise.resolve({ outcome: { outcome: 'selected', optionId: remembered.optionId } })
+      }
       const requestId = randomUUID()
       return new Promise<RequestPermissionResponse>((resolvePermission) => {
-        const settle = (response: RequestPermissionResponse): void => {
-          live.permissions.delete(requestId)
-          if (this.stateOf(live.record.id).permission?.requestId === requestId) {
-            this.setState(live.record.id, { permission: null })
-          }
-          resolvePermission(response)
+        const settle = (optionId: string | null): void => {
+          if (!live.permissions.delete(requestId)) return
+          if (this.stateOf(live.record.id).permission?.requestId === requestId) this.setState(live.record.id, { permission: null })
+          const option = params.options.find((o) => o.optionId === optionId)
+          this.appendRecord(live, permissionRecord(title, option ?? null, false))
+          if (option) void this.rememberIfAlways(live.record, toolKind, option)
+          resolvePermission(option ? { outcome: { outcome: 'selected', optionId: option.optionId } } : { outcome: { outcome: 'cancelled' } })
         }
-        live.permissions.set(requestId, settle)
-        signal.addEventListener('abort', () => settle({ outcome: { outcome: 'cancelled' } }), { once: true })
+        live.permissions.set(requestId, { settle, optionIds: params.options.map((o) => o.optionId) })
+        signal.addEventListener('abort', () => settle(null), { once: true })
         this.setState(live.record.id, {
-          permission: {
-            requestId,
-            title: params.toolCall.title ?? 'The agent asks for permission',
-            options: params.options.map((o) => ({ optionId: o.optionId, name: o.name, kind: o.kind }))
-          }
+          permission: { requestId, title, options: params.options.map((o) => ({ optionId: o.optionId, name: o.name, kind: o.kind })) }
         })
       })
     }
+  }
+
+  /** An allow_always / reject_always answer becomes a rule for this agent, project and kind of tool. */
+  private async rememberIfAlways(record: SessionRecord, toolKind: string, option: PermissionOption): Promise<void> {
+    const decision = alwaysDecision(option.kind)
+    if (!decision) return
+    const rules = this.store.data.permissionRules.filter(
+      (r) => !(r.agentId === record.agentId && r.projectId === record.projectId && r.toolKind === toolKind)
+    )
+    rules.push({ id: randomUUID(), agentId: record.agentId, projectId: record.projectId, toolKind, decision, createdAt: new Date().toISOString() })
+    this.store.data.permissionRules = rules
+    await this.store.save()
+    this.events.emit('permissions.changed', this.store.data.permissionRules)
+  }
+
+  private async revokePermission(ruleId: string): Promise<Record<string, never>> {
+    const before = this.store.data.permissionRules.length
+    this.store.data.permissionRules = this.store.data.permissionRules.filter((r) => r.id !== ruleId)
+    if (this.store.data.permissionRules.length === before) throw new Error('That remembered permission no longer exists')
+    await this.store.save()
+    this.events.emit('permissions.changed', this.store.data.permissionRules)
+    return {}
   }
 
   private applyUpdate(live: LiveSession, checked: CheckedNotification): void {
@@ -747,8 +777,7 @@ export class Host {
     if (live.record.sessionId) this.byAcpSession.delete(acpKey(live.record.agentId, live.record.sessionId))
     this.terminals.releaseAll(live.record.id)
     live.connection = null
-    for (const resolvePermission of live.permissions.values()) resolvePermission({ outcome: { outcome: 'cancelled' } })
-    live.permissions.clear()
+    for (const pending of [...live.permissions.values()]) pending.settle(null)
   }
 
   private register(

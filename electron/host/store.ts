@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { Low } from 'lowdb'
 import { JSONFile } from 'lowdb/node'
-import type { AgentDefinition, Project, SessionRecord } from '../../shared/domain'
+import type { AgentDefinition, PermissionRule, Project, SessionRecord } from '../../shared/domain'
 import { readTranscriptHeaders } from './transcripts'
 
 /**
@@ -11,13 +11,25 @@ import { readTranscriptHeaders } from './transcripts'
  * a half-written db.json; writes are coalesced by `save()`.
  */
 
-export const DB_VERSION = 1
+export const DB_VERSION = 2
 
 export interface DbData {
   version: number
   projects: Project[]
   agents: AgentDefinition[]
   sessions: SessionRecord[]
+  permissionRules: PermissionRule[]
+}
+
+/**
+ * Migrations, in order: entry N takes a database of version N-1 to version N.
+ * Never edit one that has shipped; add the next.
+ */
+const MIGRATIONS: Record<number, (data: Record<string, unknown>) => void> = {
+  // 2: remembered permission answers.
+  2: (data) => {
+    data.permissionRules = []
+  }
 }
 
 export interface OpenedStore {
@@ -52,10 +64,18 @@ export class Store {
     if (!isDbShape(db.data)) {
       throw new Error(`${file} is not a Switchboard database (missing projects/agents/sessions)`)
     }
-    if (db.data.version > DB_VERSION) {
+    const version = typeof db.data.version === 'number' ? db.data.version : 1
+    if (version > DB_VERSION) {
       throw new Error(
-        `${file} was written by a newer Switchboard (database version ${db.data.version}, this one reads ${DB_VERSION}). Update Switchboard to open it.`
+        `${file} was written by a newer Switchboard (database version ${version}, this one reads ${DB_VERSION}). Update Switchboard to open it.`
       )
+    }
+    if (version < DB_VERSION) {
+      // Keep the file as it was before changing it.
+      await fs.copyFile(file, join(dataDir, `db.v${version}.backup.json`))
+      for (let next = version + 1; next <= DB_VERSION; next++) MIGRATIONS[next](db.data as unknown as Record<string, unknown>)
+      db.data.version = DB_VERSION
+      await db.write()
     }
     return { store: new Store(db), warnings }
   }
@@ -89,7 +109,7 @@ export class Store {
 }
 
 function emptyData(presets: AgentDefinition[]): DbData {
-  return { version: DB_VERSION, projects: [], agents: presets.map((a) => ({ ...a })), sessions: [] }
+  return { version: DB_VERSION, projects: [], agents: presets.map((a) => ({ ...a })), sessions: [], permissionRules: [] }
 }
 
 function isDbShape(data: unknown): data is DbData {

@@ -25,7 +25,8 @@ import {
   type SessionConfigOption,
   type SessionUpdate,
   type StopReason,
-  type ToolCallContent
+  type ToolCallContent,
+  type ToolKind
 } from '@agentclientprotocol/sdk'
 
 // ---------------------------------------------------------------------------
@@ -356,6 +357,10 @@ class TurnRunner {
       case 'permission':
         await this.permission()
         return
+      case 'permission-always':
+        // /permission-always [KIND]: the four standard options, for a tool call of KIND (default execute)
+        await this.permission((arg || 'execute') as ToolKind, true)
+        return
       case 'plan': {
         const entries = arg
           .split(';')
@@ -516,19 +521,30 @@ class TurnRunner {
     await this.message(`exit=${exit.exitCode ?? 'none'} signal=${exit.signal ?? 'none'} truncated=${truncated} output=${JSON.stringify(output)}`)
   }
 
-  private async permission(): Promise<void> {
+  /**
+   * Asks permission for a tool call of `kind`. `withAlways` offers the four
+   * standard options (allow/reject, once/always) instead of allow/reject once.
+   */
+  private async permission(kind: ToolKind = 'execute', withAlways = false): Promise<void> {
     const toolCallId = this.nextToolCallId()
-    const title = 'Run dangerous command'
-    await this.send({ sessionUpdate: 'tool_call', toolCallId, title, kind: 'execute', status: 'pending' })
+    const title = kind === 'execute' ? 'Run dangerous command' : `Permission for ${kind}`
+    await this.send({ sessionUpdate: 'tool_call', toolCallId, title, kind, status: 'pending' })
     let outcome: string
     try {
       const response = await this.client.request(methods.client.session.requestPermission, {
         sessionId: this.session.id,
-        toolCall: { toolCallId, title, kind: 'execute', status: 'pending' },
-        options: [
-          { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
-          { optionId: 'reject', name: 'Reject', kind: 'reject_once' }
-        ]
+        toolCall: { toolCallId, title, kind, status: 'pending' },
+        options: withAlways
+          ? [
+              { optionId: 'allow-always', name: 'Always allow', kind: 'allow_always' },
+              { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+              { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
+              { optionId: 'reject-always', name: 'Always reject', kind: 'reject_always' }
+            ]
+          : [
+              { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+              { optionId: 'reject', name: 'Reject', kind: 'reject_once' }
+            ]
       })
       outcome = response.outcome.outcome === 'selected' ? response.outcome.optionId : 'cancelled'
     } catch (error) {
@@ -537,7 +553,7 @@ class TurnRunner {
       await this.message(`permission failed: ${message}`)
       return
     }
-    if (outcome === 'allow') {
+    if (outcome === 'allow' || outcome === 'allow-always') {
       await this.toolDone(toolCallId, [{ type: 'content', content: { type: 'text', text: 'ran the dangerous command' } }])
     } else {
       await this.toolFailed(toolCallId, outcome === 'cancelled' ? 'permission request cancelled' : `permission refused (${outcome})`)

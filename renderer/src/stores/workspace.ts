@@ -5,6 +5,7 @@ import type {
   AgentDefinition,
   AgentRuntimeState,
   AppInfo,
+  PermissionRule,
   Project,
   SessionRecord,
   SessionState
@@ -33,6 +34,7 @@ interface State {
   agentStates: Record<string, AgentRuntimeState>
   sessions: SessionRecord[]
   sessionStates: Record<string, SessionState>
+  permissionRules: PermissionRule[]
   threads: Record<string, OpenThread>
   openId: string | null
   errors: string[]
@@ -50,6 +52,7 @@ export const useWorkspace = defineStore('workspace', {
     agentStates: {},
     sessions: [],
     sessionStates: {},
+    permissionRules: [],
     threads: {},
     openId: null,
     errors: [],
@@ -86,13 +89,15 @@ export const useWorkspace = defineStore('workspace', {
       onTransportProblem((message) => this.report(message))
       host.onBatch((events) => this.apply(events))
       try {
-        const [info, projects, agents, agentStates, sessions] = await Promise.all([
+        const [info, projects, agents, agentStates, sessions, permissionRules] = await Promise.all([
           host.request('app.info', {}),
           host.request('projects.list', {}),
           host.request('agents.list', {}),
           host.request('agents.states', {}),
-          host.request('sessions.list', {})
+          host.request('sessions.list', {}),
+          host.request('permissions.list', {})
         ])
+        this.permissionRules = permissionRules
         this.info = info
         this.projects = projects
         this.agents = agents
@@ -126,6 +131,9 @@ export const useWorkspace = defineStore('workspace', {
             break
           case 'projects.changed':
             this.projects = event.payload
+            break
+          case 'permissions.changed':
+            this.permissionRules = event.payload
             break
         }
       }
@@ -262,6 +270,10 @@ export const useWorkspace = defineStore('workspace', {
       } catch (error) {
         this.report((error as Error).message)
       }
+    },
+
+    async revokePermission(ruleId: string): Promise<void> {
+      await this.attempt(() => hostClient().request('permissions.revoke', { ruleId }))
     },
 
     async setMode(id: string, modeId: string): Promise<void> {
