@@ -27,6 +27,7 @@ export const requestParams = {
   'projects.list': z.object({}),
   'projects.add': z.object({ cwd: z.string().min(1).max(4096), name: z.string().max(200).optional() }),
   'projects.pickFolder': z.object({}),
+  'projects.setAdditionalDirectories': z.object({ projectId: id, directories: z.array(z.string().min(1).max(4096)).max(50) }),
   'agents.list': z.object({}),
   'agents.add': z.object({
     name: z.string().min(1).max(200),
@@ -68,6 +69,7 @@ export interface RequestResults {
   'projects.list': Project[]
   'projects.add': Project
   'projects.pickFolder': { path: string | null }
+  'projects.setAdditionalDirectories': Project
   'agents.list': AgentDefinition[]
   'agents.add': AgentDefinition
   'agents.states': AgentRuntimeState[]

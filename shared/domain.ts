@@ -9,6 +9,8 @@ export interface Project {
   name: string
   /** Absolute path of the project's working directory (the ACP `cwd`). */
   cwd: string
+  /** More absolute folders the project's sessions may use (ACP `additionalDirectories`, where announced). */
+  additionalDirectories?: string[]
   createdAt: string
 }
 
@@ -83,6 +85,8 @@ export interface SessionRecord {
   projectId: string
   /** Absolute cwd the session was started in. */
   cwd: string
+  /** The additional folders the session was started with (sent to the agent only when it announces them). */
+  additionalDirectories?: string[]
   title: string
   createdAt: string
   updatedAt: string

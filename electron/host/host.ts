@@ -158,6 +158,7 @@ export class Host {
     'projects.list': async () => this.store.data.projects,
     'projects.add': (p) => this.addProject(p.cwd, p.name),
     'projects.pickFolder': async () => ({ path: this.options.pickFolder ? await this.options.pickFolder() : null }),
+    'projects.setAdditionalDirectories': (p) => this.setAdditionalDirectories(p.projectId, p.directories),
     'agents.list': async () => this.store.data.agents,
     'agents.add': (p) => this.addAgent(p),
     'agents.states': async () =>
@@ -217,6 +218,23 @@ export class Host {
     return project
   }
 
+  private async setAdditionalDirectories(projectId: string, directories: string[]): Promise<Project> {
+    const project = this.store.project(projectId)
+    if (!project) throw new Error(`No project with id '${projectId}'`)
+    const folders: string[] = []
+    for (const directory of directories) {
+      const trimmed = directory.trim()
+      if (!isAbsolute(trimmed) && !win32.isAbsolute(trimmed)) throw new Error(`Additional folders must be absolute paths (got '${trimmed}')`)
+      const folder = resolve(trimmed)
+      await assertDirectory(folder)
+      if (folder !== project.cwd && !folders.includes(folder)) folders.push(folder)
+    }
+    project.additionalDirectories = folders
+    await this.store.save()
+    this.events.emit('projects.changed', this.store.data.projects)
+    return project
+  }
+
   private async addAgent(p: ParsedParams<'agents.add'>): Promise<AgentDefinition> {
     const base = p.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'agent'
     let id = base
@@ -235,7 +253,12 @@ export class Host {
     const definition = this.requireAgent(agentId)
     await assertDirectory(project.cwd)
     const connection = await this.ensureAgent(definition)
-    const response = await connection.agent.request(methods.agent.session.new, { cwd: project.cwd, mcpServers: [] })
+    const additionalDirectories = project.additionalDirectories ?? []
+    const response = await connection.agent.request(methods.agent.session.new, {
+      cwd: project.cwd,
+      mcpServers: [],
+      ...this.directoriesFor(connection, additionalDirectories)
+    })
     const now = new Date().toISOString()
     const record: SessionRecord = {
       id: randomUUID(),
@@ -243,6 +266,7 @@ export class Host {
       agentId,
       projectId,
       cwd: project.cwd,
+      additionalDirectories,
       title: 'New session',
       createdAt: now,
       updatedAt: now
@@ -313,7 +337,12 @@ export class Host {
         }
         session.connection = connection
         this.byAcpSession.set(acpKey(record.agentId, record.sessionId!), session)
-        const params = { sessionId: record.sessionId!, cwd: record.cwd, mcpServers: [] }
+        const params = {
+          sessionId: record.sessionId!,
+          cwd: record.cwd,
+          mcpServers: [],
+          ...this.directoriesFor(connection, record.additionalDirectories ?? [])
+        }
         if (useResume) {
           this.appendSessionState(session, await connection.agent.request(methods.agent.session.resume, params))
         } else {
@@ -500,7 +529,12 @@ export class Host {
     if (!parent.sessionId) throw new Error('This session was never created by its agent and cannot be forked')
     await this.live.get(id)?.writer.flush()
     const history = (await readTranscript(transcriptPath(this.transcriptDir, id))).records
-    const params: ForkSessionRequest = { sessionId: parent.sessionId, cwd: parent.cwd, mcpServers: [] }
+    const params: ForkSessionRequest = {
+      sessionId: parent.sessionId,
+      cwd: parent.cwd,
+      mcpServers: [],
+      ...this.directoriesFor(connection, parent.additionalDirectories ?? [])
+    }
     const response = await connection.agent.request<ForkSessionResponse>(unstableMethods.agent.session.fork, params)
     const now = new Date().toISOString()
     const record: SessionRecord = {
@@ -509,6 +543,7 @@ export class Host {
       agentId: parent.agentId,
       projectId: parent.projectId,
       cwd: parent.cwd,
+      additionalDirectories: parent.additionalDirectories,
       title: `Fork of ${parent.title}`,
       createdAt: now,
       updatedAt: now
@@ -566,6 +601,14 @@ export class Host {
     await live.connection!.agent.request('session/set_model', { sessionId: live.record.sessionId!, modelId })
     this.appendRecord(live, { t: 'session', at: new Date().toISOString(), models: { ...models, currentModelId: modelId } })
     return {}
+  }
+
+  /**
+   * `additionalDirectories` for a session request: only to an agent that announces
+   * them (older agents may reject the unknown field), and only when there are some.
+   */
+  private directoriesFor(connection: AgentConnection, directories: string[]): { additionalDirectories?: string[] } {
+    return connection.capabilities.session.additionalDirectories && directories.length > 0 ? { additionalDirectories: directories } : {}
   }
 
   /** Keeps the modes, configuration options and models a session/new or load answer carried. */
@@ -737,7 +780,7 @@ export class Host {
 
   private async confine(live: LiveSession, path: string, verb: 'read' | 'write' | 'run a command in'): Promise<string> {
     try {
-      return await confinePath(path, [live.record.cwd])
+      return await confinePath(path, this.rootsOf(live))
     } catch (error) {
       if (!(error instanceof PathRefusedError)) throw error
       this.appendRecord(live, { t: 'error', at: new Date().toISOString(), message: `The agent asked to ${verb} a path outside the project. ${error.message}` })
@@ -752,6 +795,15 @@ export class Host {
       throw new RequestError(-32002, `Unknown terminal '${params.terminalId}' for this session`)
     }
     return params.terminalId
+  }
+
+  /**
+   * Where the agent may read, write and run commands: the session's cwd, plus its
+   * additional folders when the agent was told about them.
+   */
+  private rootsOf(live: LiveSession): string[] {
+    const extra = live.connection?.capabilities.session.additionalDirectories ? (live.record.additionalDirectories ?? []) : []
+    return [live.record.cwd, ...extra]
   }
 
   private liveForAgentRequest(agentId: string, sessionId: string): LiveSession {

@@ -69,6 +69,8 @@ interface Session {
   toolCounter: number
   turn: Turn | null
   cwd: string
+  /** What the client sent as additionalDirectories when the session started (null: none sent). */
+  additionalDirectories: string[] | null
   title: string | null
   /** Modes, configuration and model, when SCRIPTED_AGENT_SESSION_STATE=1. */
   modeId: string
@@ -89,6 +91,7 @@ function newSessionState(id: string, cwd: string, history: SessionUpdate[] = [])
   return {
     id,
     cwd,
+    additionalDirectories: null,
     title: null,
     history,
     toolCounter: countToolCalls(history),
@@ -426,6 +429,9 @@ class TurnRunner {
         await this.client.request(methods.client.terminal.create, { sessionId: this.session.id, command: arg })
         await this.message('left a terminal running')
         return
+      case 'dirs':
+        await this.message(`additionalDirectories=${JSON.stringify(this.session.additionalDirectories)}`)
+        return
       case 'raw': {
         // A session/update exactly as written, bypassing the SDK's checks: tests malformed and unknown updates.
         const message = { jsonrpc: '2.0', method: 'session/update', params: { sessionId: this.session.id, update: JSON.parse(arg) as unknown } }
@@ -593,6 +599,7 @@ let app = agent({ name: agentName })
       throw new RequestError(-32602, `cwd must be an absolute path, got '${String(params.cwd)}'`)
     }
     const session = newSessionState(`sess-${randomUUID()}`, params.cwd)
+    session.additionalDirectories = params.additionalDirectories ?? null
     sessions.set(session.id, session)
     persist(session)
     return { sessionId: session.id, ...sessionStateAnswer(session) }

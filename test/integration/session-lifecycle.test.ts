@@ -148,3 +148,39 @@ describe('resume, close, delete, fork', () => {
     await expect(host.request('sessions.fork', { id: record.id })).rejects.toThrow(/cannot fork sessions/)
   })
 })
+
+describe('additional directories', () => {
+  it('sends a project’s extra folders to an agent that announces them, and lets it read there', async () => {
+    const shared = join(root, 'shared-lib')
+    await mkdir(shared)
+    await writeFile(join(shared, 'lib.txt'), 'shared code')
+    await writeFile(join(root, 'secret.txt'), 'secret')
+    await expect(host.request('projects.setAdditionalDirectories', { projectId, directories: ['relative/dir'] })).rejects.toThrow(
+      /must be absolute/
+    )
+    const project = await host.request('projects.setAdditionalDirectories', { projectId, directories: [shared, shared, projectDir] })
+    expect(project.additionalDirectories).toEqual([shared])
+
+    const agent = await agentWith('additionalDirectories')
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    expect(record.additionalDirectories).toEqual([shared])
+    await host.request('sessions.prompt', { id: record.id, text: `/dirs\n/read ${join(shared, 'lib.txt')}\n/read ${join(root, 'secret.txt')}` })
+    const said = (entriesOf(await threadOf(record.id), 'assistant') as { text: string }[]).map((e) => e.text).join('')
+    expect(said).toContain(`additionalDirectories=${JSON.stringify([shared])}`)
+    expect(said).toContain('read 11 chars')
+    expect(said).toContain("read failed: Refused: ")
+  })
+
+  it('does not send them to an agent that does not announce them, nor lets it use them', async () => {
+    const shared = join(root, 'shared-lib')
+    await mkdir(shared)
+    await writeFile(join(shared, 'lib.txt'), 'shared code')
+    await host.request('projects.setAdditionalDirectories', { projectId, directories: [shared] })
+    const agent = await agentWith('')
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', { id: record.id, text: `/dirs\n/read ${join(shared, 'lib.txt')}` })
+    const said = (entriesOf(await threadOf(record.id), 'assistant') as { text: string }[]).map((e) => e.text).join('')
+    expect(said).toContain('additionalDirectories=null')
+    expect(said).toContain('read failed: Refused: ')
+  })
+})

@@ -224,6 +224,13 @@ export const useWorkspace = defineStore('workspace', {
       return project
     },
 
+    /** Replaces a project's additional folders; throws the host's message (the form shows it). */
+    async setAdditionalDirectories(projectId: string, directories: string[]): Promise<void> {
+      const project = await hostClient().request('projects.setAdditionalDirectories', { projectId, directories })
+      const index = this.projects.findIndex((p) => p.id === project.id)
+      if (index >= 0) this.projects[index] = project
+    },
+
     async pickProjectFolder(): Promise<void> {
       try {
         const { path } = await hostClient().request('projects.pickFolder', {})
