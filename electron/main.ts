@@ -11,6 +11,7 @@ import {
 } from 'electron'
 import { Host } from './host/host'
 import { bridgeHost } from './ipc-bridge'
+import { SafeStorageSecretStore } from './secret-store'
 
 /**
  * The Electron shell: app lifecycle, the one window, the menu. Everything the
@@ -73,9 +74,11 @@ if (!app.requestSingleInstanceLock()) {
 
 async function start(): Promise<void> {
   session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false))
+  const dataDir = process.env.SWITCHBOARD_DATA_DIR ?? app.getPath('userData')
   host = await Host.open({
-    dataDir: process.env.SWITCHBOARD_DATA_DIR ?? app.getPath('userData'),
+    dataDir,
     version: app.getVersion(),
+    secrets: new SafeStorageSecretStore(dataDir),
     pickFolder: async () => {
       const options = { title: 'Add a project folder', properties: ['openDirectory' as const, 'createDirectory' as const] }
       const result = mainWindow ? await dialog.showOpenDialog(mainWindow, options) : await dialog.showOpenDialog(options)

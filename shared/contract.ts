@@ -51,7 +51,13 @@ export const requestParams = {
   'sessions.delete': z.object({ id, keepTranscript: z.boolean().default(false) }),
   'sessions.fork': z.object({ id }),
   'permissions.list': z.object({ projectId: id.optional() }),
-  'permissions.revoke': z.object({ ruleId: id })
+  'permissions.revoke': z.object({ ruleId: id }),
+  'agents.authenticate': z.object({
+    agentId: id,
+    methodId: z.string().min(1).max(200),
+    values: z.record(z.string().max(200), z.string().max(10_000)).default({})
+  }),
+  'agents.logout': z.object({ agentId: id })
 } as const
 
 export interface SessionSnapshot {
@@ -90,6 +96,8 @@ export interface RequestResults {
   'sessions.fork': SessionRecord
   'permissions.list': PermissionRule[]
   'permissions.revoke': Record<string, never>
+  'agents.authenticate': Record<string, never>
+  'agents.logout': Record<string, never>
 }
 
 export type RequestMethod = keyof typeof requestParams

@@ -21,6 +21,8 @@ export interface AgentDefinition {
   command: string
   args: string[]
   env: Record<string, string>
+  /** Names of environment variables whose values are kept in the secret store, not here. */
+  secretEnv?: string[]
 }
 
 export type AgentStatus = 'stopped' | 'starting' | 'ready' | 'exited' | 'error'
@@ -51,8 +53,12 @@ export interface AuthMethodView {
   id: string
   name: string
   description?: string
-  /** `agent` (the agent handles it), `env` (a variable to set) or `terminal` (a login command to run). */
+  /** `agent` (the agent handles it), `env_var` (variables to set) or `terminal` (a login command to run). */
   type: string
+  /** env_var: the variables the user must provide. */
+  vars?: string[]
+  /** terminal: the arguments to run the agent's own command with. */
+  args?: string[]
 }
 
 export interface AgentInfo {

@@ -61,6 +61,8 @@ export interface AgentConnectionOptions {
   handlers: ClientHandlers
   onState: (state: AgentRuntimeState) => void
   clientVersion: string
+  /** Environment variables from the secret store (never written to db.json). */
+  secretEnv?: Record<string, string>
   initializeTimeoutMs?: number
   /** Sees every JSON-RPC message in either direction (tests check what goes out against the schema). */
   onMessage?: (direction: 'in' | 'out', message: AnyMessage) => void
@@ -102,7 +104,7 @@ export class AgentConnection {
 
     const child = spawn(def.command, def.args, {
       cwd: homedir(),
-      env: { ...process.env, ...def.env },
+      env: { ...process.env, ...def.env, ...this.options.secretEnv },
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group, so stop() can take the agent's children down with it.
       detached: process.platform !== 'win32',

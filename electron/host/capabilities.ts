@@ -91,12 +91,13 @@ function info(value: unknown): AgentInfo | undefined {
 function authMethod(value: unknown): AuthMethodView[] {
   const m = asObject(value)
   if (typeof m.id !== 'string') return []
-  return [
-    {
-      id: m.id,
-      name: typeof m.name === 'string' ? m.name : m.id,
-      description: typeof m.description === 'string' ? m.description : undefined,
-      type: typeof m.type === 'string' ? m.type : 'agent'
-    }
-  ]
+  const view: AuthMethodView = {
+    id: m.id,
+    name: typeof m.name === 'string' ? m.name : m.id,
+    description: typeof m.description === 'string' ? m.description : undefined,
+    type: typeof m.type === 'string' ? m.type : 'agent'
+  }
+  if (Array.isArray(m.vars)) view.vars = m.vars.flatMap((v) => (typeof asObject(v).name === 'string' ? [asObject(v).name as string] : []))
+  if (Array.isArray(m.args)) view.args = m.args.filter((a): a is string => typeof a === 'string')
+  return [view]
 }

@@ -41,6 +41,7 @@ import { confinePath, PathRefusedError, readTextFile, writeTextFile } from './fs
 import { defaultAgentPresets } from './presets'
 import { Store } from './store'
 import { Terminals } from './terminals'
+import { agentEnvKey, MemorySecretStore, type SecretStore } from './secrets'
 import { alwaysDecision, optionFor, permissionRecord } from './permissions'
 import { checkNotification, type CheckedNotification } from './updates'
 import { readTranscript, TranscriptWriter, transcriptPath } from './transcripts'
@@ -60,6 +61,8 @@ export interface HostOptions {
   /** Supplied by the Electron shell: a native folder picker. */
   pickFolder?: () => Promise<string | null>
   initializeTimeoutMs?: number
+  /** Where secrets live; defaults to memory (nothing survives a restart). */
+  secrets?: SecretStore
   /** Sees every ACP message to and from every agent (tests validate what goes out against the schema). */
   onAgentMessage?: (agentId: string, direction: 'in' | 'out', message: unknown) => void
 }
@@ -93,6 +96,7 @@ export class Host {
   private readonly states = new Map<string, SessionState>()
   private readonly agentStates = new Map<string, AgentRuntimeState>()
   private readonly terminals = new Terminals()
+  private readonly secrets: SecretStore
   private closing = false
   private closed: Promise<void> | null = null
 
@@ -100,7 +104,9 @@ export class Host {
     private readonly options: HostOptions,
     private readonly store: Store,
     private readonly warnings: string[]
-  ) {}
+  ) {
+    this.secrets = options.secrets ?? new MemorySecretStore()
+  }
 
   static async open(options: HostOptions): Promise<Host> {
     const dataDir = resolve(options.dataDir)
@@ -125,7 +131,8 @@ export class Host {
       const handler = this.handlers[method] as (p: unknown) => Promise<unknown>
       return { ok: true, result: await handler(parsed.data) }
     } catch (error) {
-      return { ok: false, error: { message: (error as Error).message ?? String(error) } }
+      const code = error instanceof HostError ? error.code : undefined
+      return { ok: false, error: code ? { message: describeError(error), code } : { message: describeError(error) } }
     }
   }
 
@@ -183,7 +190,9 @@ export class Host {
     'sessions.delete': (p) => this.deleteSession(p.id, p.keepTranscript),
     'sessions.fork': (p) => this.forkSession(p.id),
     'permissions.list': async (p) => this.store.data.permissionRules.filter((r) => !p.projectId || r.projectId === p.projectId),
-    'permissions.revoke': (p) => this.revokePermission(p.ruleId)
+    'permissions.revoke': (p) => this.revokePermission(p.ruleId),
+    'agents.authenticate': (p) => this.authenticate(p.agentId, p.methodId, p.values),
+    'agents.logout': (p) => this.logout(p.agentId)
   }
 
   private appInfo(): AppInfo {
@@ -254,11 +263,15 @@ export class Host {
     await assertDirectory(project.cwd)
     const connection = await this.ensureAgent(definition)
     const additionalDirectories = project.additionalDirectories ?? []
-    const response = await connection.agent.request(methods.agent.session.new, {
-      cwd: project.cwd,
-      mcpServers: [],
-      ...this.directoriesFor(connection, additionalDirectories)
-    })
+    const response = await connection.agent
+      .request(methods.agent.session.new, {
+        cwd: project.cwd,
+        mcpServers: [],
+        ...this.directoriesFor(connection, additionalDirectories)
+      })
+      .catch((error: unknown) => {
+        throw authRequired(error, connection) ?? error
+      })
     const now = new Date().toISOString()
     const record: SessionRecord = {
       id: randomUUID(),
@@ -385,12 +398,15 @@ export class Host {
     } catch (error) {
       await connection.settle()
       const alive = connection.isAlive
-      const message = alive
-        ? `${connection.definition.name} failed the turn: ${(error as Error).message}`
-        : `${connection.exitMessage()}. The conversation so far is kept; send again to restart the agent and continue.`
+      const auth = authRequired(error, connection)
+      const message =
+        auth?.message ??
+        (alive
+          ? `${connection.definition.name} failed the turn: ${describeError(error)}`
+          : `${connection.exitMessage()}. The conversation so far is kept; send again to restart the agent and continue.`)
       this.appendRecord(live, { t: 'error', at: new Date().toISOString(), message })
       this.setState(id, { status: alive ? 'ready' : 'idle', error: message })
-      throw new Error(message)
+      throw auth ?? new Error(message)
     } finally {
       live.record.updatedAt = new Date().toISOString()
       await this.store.save()
@@ -629,23 +645,72 @@ export class Host {
     const starting = this.agentStarts.get(definition.id)
     if (starting) return starting
     if (this.closing) return Promise.reject(new Error('Switchboard is shutting down'))
+    const start = this.startAgent(definition).finally(() => this.agentStarts.delete(definition.id))
+    this.agentStarts.set(definition.id, start)
+    return start
+  }
+
+  private async startAgent(definition: AgentDefinition): Promise<AgentConnection> {
+    const secretEnv: Record<string, string> = {}
+    for (const name of definition.secretEnv ?? []) {
+      const value = await this.secrets.get(agentEnvKey(definition.id, name))
+      if (value !== undefined) secretEnv[name] = value
+    }
     const connection = new AgentConnection(definition, {
       logDir: join(this.options.dataDir, 'logs'),
       handlers: this.clientHandlers,
       onState: (state) => this.onAgentState(connection, state),
       clientVersion: this.options.version,
+      secretEnv,
       initializeTimeoutMs: this.options.initializeTimeoutMs,
       onMessage: this.options.onAgentMessage && ((direction, message) => this.options.onAgentMessage!(definition.id, direction, message))
     })
-    const start = connection
-      .start()
-      .then(() => {
-        this.agents.set(definition.id, connection)
-        return connection
-      })
-      .finally(() => this.agentStarts.delete(definition.id))
-    this.agentStarts.set(definition.id, start)
-    return start
+    await connection.start()
+    this.agents.set(definition.id, connection)
+    return connection
+  }
+
+  /**
+   * Signs in with one of the methods the agent offers. env_var methods take the
+   * variables' values, which go to the secret store and into a restarted agent's
+   * environment; terminal methods name the command to run.
+   */
+  private async authenticate(agentId: string, methodId: string, values: Record<string, string>): Promise<Record<string, never>> {
+    const definition = this.requireAgent(agentId)
+    let connection = await this.ensureAgent(definition)
+    const method = connection.state.authMethods?.find((m) => m.id === methodId)
+    if (!method) throw new Error(`${definition.name} offers no sign-in method '${methodId}'`)
+    if (method.type === 'terminal') {
+      const command = [definition.command, ...definition.args, ...(method.args ?? [])].join(' ')
+      throw new Error(`${method.name} is a terminal login, which Switchboard cannot run for you yet: run \`${command}\` in a terminal, then try again.`)
+    }
+    if (method.type === 'env_var' || method.type === 'env') {
+      const names = method.vars ?? []
+      const missing = names.filter((name) => !values[name]?.trim())
+      if (missing.length) throw new Error(`${method.name} needs ${missing.join(', ')}`)
+      for (const name of names) await this.secrets.set(agentEnvKey(agentId, name), values[name].trim())
+      definition.secretEnv = [...new Set([...(definition.secretEnv ?? []), ...names])]
+      await this.store.save()
+      // The agent reads its environment at start: restart it with the new variables.
+      await connection.stop()
+      connection = await this.ensureAgent(definition)
+    }
+    await connection.agent.request(methods.agent.authenticate, { methodId })
+    return {}
+  }
+
+  private async logout(agentId: string): Promise<Record<string, never>> {
+    const definition = this.requireAgent(agentId)
+    const connection = await this.ensureAgent(definition)
+    if (!connection.capabilities.auth.logout) throw new Error(`${definition.name} does not support logging out (no logout capability)`)
+    await connection.agent.request(methods.agent.logout, {})
+    for (const name of definition.secretEnv ?? []) await this.secrets.delete(agentEnvKey(agentId, name))
+    if (definition.secretEnv?.length) {
+      definition.secretEnv = []
+      await this.store.save()
+      await connection.stop()
+    }
+    return {}
   }
 
   private onAgentState(connection: AgentConnection, state: AgentRuntimeState): void {
@@ -882,6 +947,31 @@ export class Host {
     if (!definition) throw new Error(`No agent with id '${id}'`)
     return definition
   }
+}
+
+/** An error the renderer can act on by its code (e.g. `auth_required` leads to signing in). */
+export class HostError extends Error {
+  constructor(
+    readonly code: string,
+    message: string
+  ) {
+    super(message)
+  }
+}
+
+/** The agent's message, with the details a JSON-RPC error carries (the SDK's "Internal error" alone says nothing). */
+function describeError(error: unknown): string {
+  const message = (error as Error)?.message ?? String(error)
+  const details = (error as { data?: { details?: unknown } })?.data?.details
+  return typeof details === 'string' && details && !message.includes(details) ? `${message}: ${details}` : message
+}
+
+/** ACP's auth_required (-32000), turned into an error that lists how to sign in. */
+function authRequired(error: unknown, connection: AgentConnection): HostError | null {
+  if (!(error instanceof RequestError) || error.code !== -32000) return null
+  const methods = connection.state.authMethods ?? []
+  const ways = methods.length ? ` Sign in with: ${methods.map((m) => m.name).join(', ')}.` : ''
+  return new HostError('auth_required', `${connection.definition.name} needs you to sign in first (${describeError(error)}).${ways}`)
 }
 
 function headerOf(record: SessionRecord): TranscriptHeader {

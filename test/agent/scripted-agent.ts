@@ -40,6 +40,16 @@ const chunkDelayMs = Math.max(0, Number(env.SCRIPTED_AGENT_CHUNK_DELAY_MS ?? '0'
 const agentName = env.SCRIPTED_AGENT_NAME || 'scripted-agent'
 /** Answer initialize with this protocol version instead of the SDK's (tests version negotiation). */
 const protocolVersion = env.SCRIPTED_AGENT_PROTOCOL_VERSION ? Number(env.SCRIPTED_AGENT_PROTOCOL_VERSION) : PROTOCOL_VERSION
+/**
+ * `1`: the agent needs signing in: session/new and prompts fail with
+ * auth_required (-32000) until `authenticate` succeeds with `browser`, or with
+ * `api-key` while SCRIPTED_KEY=sekret is in its environment. Announces logout.
+ */
+const needsAuth = env.SCRIPTED_AGENT_AUTH === '1'
+let authenticated = false
+function requireAuth(): void {
+  if (needsAuth && !authenticated) throw new RequestError(-32000, 'Authentication required')
+}
 /** Optional session methods to announce and serve: any of list, resume, close, delete, fork (comma-separated). */
 const sessionMethods = new Set((env.SCRIPTED_AGENT_SESSIONS ?? '').split(',').map((m) => m.trim()).filter(Boolean))
 /** `1`: sessions offer modes, configuration options (a model select, a boolean) and older-style models. */
@@ -588,16 +598,24 @@ let app = agent({ name: agentName })
       agentCapabilities: {
         loadSession,
         promptCapabilities: { image: false, audio: false, embeddedContext: true },
-        sessionCapabilities: Object.fromEntries([...sessionMethods].map((m) => [m, {}]))
+        sessionCapabilities: Object.fromEntries([...sessionMethods].map((m) => [m, {}])),
+        ...(needsAuth ? { auth: { logout: {} } } : {})
       },
       agentInfo: { name: agentName, version: '1.0.0' },
-      authMethods: []
+      authMethods: needsAuth
+        ? [
+            { id: 'browser', name: 'Log in with the browser', description: 'The agent opens a login page' },
+            { id: 'api-key', name: 'Use SCRIPTED_KEY', type: 'env_var', vars: [{ name: 'SCRIPTED_KEY' }] },
+            { id: 'cli-login', name: 'Log in from a terminal', type: 'terminal', args: ['--login'] }
+          ]
+        : []
     }
   })
   .onRequest(methods.agent.session.new, async ({ params }) => {
     if (typeof params.cwd !== 'string' || !isAbsolute(params.cwd)) {
       throw new RequestError(-32602, `cwd must be an absolute path, got '${String(params.cwd)}'`)
     }
+    requireAuth()
     const session = newSessionState(`sess-${randomUUID()}`, params.cwd)
     session.additionalDirectories = params.additionalDirectories ?? null
     sessions.set(session.id, session)
@@ -663,6 +681,18 @@ let app = agent({ name: agentName })
       session.turn = null
       persist(session)
     }
+  })
+  .onRequest(methods.agent.authenticate, async ({ params }) => {
+    if (params.methodId === 'browser') authenticated = true
+    else if (params.methodId === 'api-key') {
+      if (process.env.SCRIPTED_KEY !== 'sekret') throw new RequestError(-32000, 'SCRIPTED_KEY is missing or wrong')
+      authenticated = true
+    } else throw new RequestError(-32602, `Unknown auth method ${params.methodId}`)
+    return {}
+  })
+  .onRequest(methods.agent.logout, async () => {
+    authenticated = false
+    return {}
   })
   .onNotification(methods.agent.session.cancel, ({ params }) => {
     sessions.get(params.sessionId)?.turn?.controller.abort()

@@ -9,6 +9,16 @@ import type {
 } from '../../../shared/contract'
 import { connectTransport } from './transport'
 
+/** A request the Host refused; `code` lets the view act on it (e.g. `auth_required`). */
+export class HostRequestError extends Error {
+  constructor(
+    message: string,
+    readonly code?: string
+  ) {
+    super(message)
+  }
+}
+
 /** The typed contract client: the renderer's only way to the Host. */
 export class HostClient {
   private readonly batchListeners = new Set<(events: HostEvent[]) => void>()
@@ -21,7 +31,7 @@ export class HostClient {
 
   async request<M extends RequestMethod>(method: M, params: RequestParams<M>): Promise<RequestResult<M>> {
     const response = await this.transport.request(method, params)
-    if (!response.ok) throw new Error(response.error.message)
+    if (!response.ok) throw new HostRequestError(response.error.message, response.error.code)
     return response.result as RequestResult<M>
   }
 

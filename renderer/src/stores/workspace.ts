@@ -279,6 +279,11 @@ export const useWorkspace = defineStore('workspace', {
       }
     },
 
+    /** Signs in to an agent; throws the host's message for the form to show. */
+    async authenticate(agentId: string, methodId: string, values: Record<string, string> = {}): Promise<void> {
+      await hostClient().request('agents.authenticate', { agentId, methodId, values })
+    },
+
     async revokePermission(ruleId: string): Promise<void> {
       await this.attempt(() => hostClient().request('permissions.revoke', { ruleId }))
     },
