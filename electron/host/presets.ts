@@ -18,8 +18,9 @@ export function defaultAgentPresets(): AgentDefinition[] {
       id: 'gemini',
       name: 'Gemini CLI',
       command: 'npx',
-      args: ['-y', '@google/gemini-cli', '--experimental-acp'],
-      env: {}
+      args: ['-y', '@google/gemini-cli', '--acp'],
+      // Gemini CLI re-spawns itself otherwise, and the copy would escape our process group's bookkeeping.
+      env: { GEMINI_CLI_NO_RELAUNCH: 'true' }
     },
     {
       id: 'codex',

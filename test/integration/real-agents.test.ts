@@ -1,0 +1,139 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Host } from '../../electron/host/host'
+import type { PendingPermission } from '../../shared/domain'
+import { entriesOf, fold, openHost, removeDir, tempDir } from '../helpers'
+
+/**
+ * Interop with ACP agents nobody here wrote, installed from npm, offline and
+ * without credentials, as a new user would meet them (HOME an empty folder):
+ * what they announce, how they refuse, and that nothing of theirs outlives the
+ * host. The SDK 1.x example agent runs a whole turn with a permission request.
+ */
+
+const modules = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules')
+const codexBinary = join(modules, '@zed-industries', `codex-acp-${process.platform}-${process.arch}`, 'bin', process.platform === 'win32' ? 'codex-acp.exe' : 'codex-acp')
+
+let root: string
+let home: string
+let host: Host
+let projectId: string
+
+beforeEach(async () => {
+  root = await tempDir('real')
+  home = join(root, 'home')
+  await mkdir(home)
+  await mkdir(join(root, 'project'))
+  host = await openHost(join(root, 'data'))
+  projectId = (await host.request('projects.add', { cwd: join(root, 'project') })).id
+})
+
+afterEach(async () => {
+  await host.close()
+  // Everything the agent started had HOME set to our folder: none of it may remain.
+  expect(processesWithHome(home)).toEqual([])
+  await removeDir(root)
+})
+
+async function addAgent(name: string, command: string, args: string[], env: Record<string, string> = {}): Promise<string> {
+  const agent = await host.request('agents.add', { name, command, args, env: { HOME: home, USERPROFILE: home, ...env } })
+  return agent.id
+}
+
+async function stateOf(agentId: string) {
+  return (await host.request('agents.states', {})).find((s) => s.agentId === agentId)!
+}
+
+describe('real ACP agents from npm, offline', () => {
+  it('Claude Code (claude-agent-acp): announces v1 capabilities, and a refusal says why', async () => {
+    const agentId = await addAgent('Claude Code', process.execPath, [join(modules, '@agentclientprotocol', 'claude-agent-acp', 'dist', 'index.js')])
+    const result = await host.handle('sessions.new', { projectId, agentId })
+    const state = await stateOf(agentId)
+    expect(state.agentInfo).toMatchObject({ name: '@agentclientprotocol/claude-agent-acp', title: 'Claude Agent' })
+    expect(state.capabilities).toMatchObject({
+      protocolVersion: 1,
+      loadSession: true,
+      prompt: { image: true, embeddedContext: true },
+      mcp: { stdio: true, http: true, sse: true },
+      session: { list: true, resume: true, close: true, fork: true, additionalDirectories: true }
+    })
+    if (!result.ok) {
+      // Without network or credentials it cannot start Claude Code; the message must carry the agent's details.
+      expect(result.error.message).not.toBe('Internal error')
+      expect(result.error.message.length).toBeGreaterThan(20)
+    }
+    const listed = await host.handle('sessions.import', { projectId, agentId })
+    expect(listed.ok ? (listed.result as { imported: unknown[] }).imported : []).toEqual([])
+  })
+
+  it.skipIf(!existsSync(codexBinary))('Codex (codex-acp, its native binary): auth_required with env_var sign-in methods', async () => {
+    const agentId = await addAgent('Codex', codexBinary, [])
+    const result = await host.handle('sessions.new', { projectId, agentId })
+    expect(result).toMatchObject({ ok: false, error: { code: 'auth_required', message: expect.stringMatching(/^Codex needs you to sign in first/) } })
+    const state = await stateOf(agentId)
+    expect(state.agentInfo).toMatchObject({ name: 'codex-acp', title: 'Codex' })
+    expect(state.capabilities).toMatchObject({
+      loadSession: true,
+      mcp: { http: true, sse: false },
+      session: { list: true, resume: true, close: true, fork: false },
+      auth: { logout: true }
+    })
+    expect(state.authMethods).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: 'codex-api-key', type: 'env_var', vars: ['CODEX_API_KEY'] })])
+    )
+  })
+
+  it('Gemini CLI (--acp, no relaunch): announces load only and refuses a session without a key', async () => {
+    const agentId = await addAgent('Gemini CLI', process.execPath, [join(modules, '@google', 'gemini-cli', 'bundle', 'gemini.js'), '--acp'], {
+      GEMINI_CLI_NO_RELAUNCH: 'true'
+    })
+    const result = await host.handle('sessions.new', { projectId, agentId })
+    expect(result).toMatchObject({ ok: false, error: { message: expect.stringMatching(/API key/i) } })
+    const state = await stateOf(agentId)
+    expect(state.agentInfo).toMatchObject({ name: 'gemini-cli' })
+    expect(state.capabilities).toMatchObject({
+      loadSession: true,
+      session: { list: false, resume: false, close: false, delete: false, fork: false }
+    })
+    expect(state.authMethods?.map((m) => m.id)).toContain('gemini-api-key')
+    await expect(host.request('sessions.import', { projectId, agentId })).rejects.toThrow(/cannot list its sessions/)
+  })
+
+  it('the SDK 1.x example agent: a whole turn with streaming, tool calls and a permission request', async () => {
+    const agentId = await addAgent('SDK example', process.execPath, [join(modules, 'acp-sdk-v1', 'dist', 'examples', 'agent.js')])
+    const record = await host.request('sessions.new', { projectId, agentId })
+    const turn = host.request('sessions.prompt', { id: record.id, text: 'Improve the config' })
+    let permission: PendingPermission | null | undefined
+    await expect
+      .poll(async () => (permission = (await host.request('sessions.open', { id: record.id })).state.permission), { timeout: 20_000 })
+      .toBeTruthy()
+    const allow = permission!.options.find((o) => o.kind.startsWith('allow'))!
+    await host.request('sessions.respondPermission', { id: record.id, requestId: permission!.requestId, optionId: allow.optionId })
+    expect((await turn).stopReason).toBe('end_turn')
+    const thread = fold((await host.request('sessions.open', { id: record.id })).records)
+    expect(entriesOf(thread, 'tool_call').map((e) => (e as { title: string }).title)).toContain('Reading project files')
+    expect(entriesOf(thread, 'permission')).toMatchObject([{ allowed: true }])
+    expect(entriesOf(thread, 'unsupported')).toEqual([])
+    expect((await stateOf(agentId)).capabilities?.loadSession).toBe(false)
+  }, 60_000)
+})
+
+/** pids of live processes whose environment has HOME=home (Linux; elsewhere, none can be checked). */
+function processesWithHome(home: string): number[] {
+  if (process.platform !== 'linux') return []
+  const found: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const environ = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0')
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      if (environ.includes(`HOME=${home}`) && !/^\d+ \(.*\) Z/.test(stat)) found.push(Number(name))
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found
+}
