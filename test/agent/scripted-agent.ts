@@ -370,6 +370,19 @@ class TurnRunner {
       case 'permission':
         await this.permission()
         return
+      case 'permission-withdrawn': {
+        // Asks permission, then withdraws the request ($/cancel_request) after MS milliseconds.
+        const toolCallId = this.nextToolCallId()
+        const toolCall = { toolCallId, title: 'Withdrawn request', kind: 'execute' as const, status: 'pending' as const }
+        await this.send({ sessionUpdate: 'tool_call', ...toolCall })
+        const response = await this.client.request(
+          methods.client.session.requestPermission,
+          { sessionId: this.session.id, toolCall, options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }] },
+          { cancellationSignal: AbortSignal.timeout(Math.max(0, Number(arg) || 0)) }
+        )
+        await this.message(`withdrawn: ${response.outcome.outcome}`)
+        return
+      }
       case 'permission-always':
         // /permission-always [KIND]: the four standard options, for a tool call of KIND (default execute)
         await this.permission((arg || 'execute') as ToolKind, true)

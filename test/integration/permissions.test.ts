@@ -127,3 +127,17 @@ describe('database migrations', () => {
     host = await openHost(join(root, 'other-data'))
   })
 })
+
+describe('$/cancel_request', () => {
+  it('takes a withdrawn permission request off the screen and answers it cancelled', async () => {
+    const session = await host.request('sessions.new', { projectId, agentId })
+    const turn = host.request('sessions.prompt', { id: session.id, text: '/permission-withdrawn 300' })
+    await expect.poll(async () => Boolean((await host.request('sessions.open', { id: session.id })).state.permission)).toBe(true)
+    await turn
+    const snapshot = await host.request('sessions.open', { id: session.id })
+    expect(snapshot.state.permission).toBeFalsy()
+    const thread = fold(snapshot.records)
+    expect((entriesOf(thread, 'assistant').at(-1) as { text: string }).text).toBe('withdrawn: cancelled')
+    expect(entriesOf(thread, 'permission')).toMatchObject([{ answer: 'Dismissed', allowed: false }])
+  })
+})

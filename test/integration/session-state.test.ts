@@ -80,6 +80,14 @@ describe('modes, configuration options and models', () => {
     expect(thread.usage).toEqual({ used: 1200, size: 200000, cost: { amount: 0.42, currency: 'USD' } })
   })
 
+  it('takes the session title from session_info_update', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state')))
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', { id: record.id, text: '/title Fix the flaky build' })
+    expect((await host.request('sessions.list', {}))[0].title).toBe('Fix the flaky build')
+    expect(fold((await host.request('sessions.open', { id: record.id })).records).title).toBe('Fix the flaky build')
+  })
+
   it('refuses what the agent does not offer, before asking it', async () => {
     const plain = await host.request('agents.add', scriptedAgent(join(root, 'state')))
     const record = await host.request('sessions.new', { projectId, agentId: plain.id })

@@ -65,3 +65,20 @@ describe('the thread fold', () => {
     expect(thread.title).toBe('Fix the build')
   })
 })
+
+describe('the fold never breaks on the rest of the update kinds', () => {
+  it('keeps config options, usage and notices, and passes over compaction', () => {
+    const thread = fold([
+      update({ sessionUpdate: 'config_option_update', configOptions: [{ id: 'm', name: 'Model', type: 'select', currentValue: 'a', options: [{ value: 'a', name: 'A' }] }] }),
+      update({ sessionUpdate: 'usage_update', used: 5, size: 10 }),
+      update({ sessionUpdate: 'notice', severity: 'warning', title: 'Rate limited', description: 'retrying' }),
+      update({ sessionUpdate: 'compaction_update', compactionId: 'c1', status: 'completed' } as never),
+      update({ sessionUpdate: 'compaction_summary_chunk', compactionId: 'c1', content: text('summary') } as never),
+      update({ sessionUpdate: 'current_mode_update', currentModeId: 'code' })
+    ])
+    expect(thread.configOptions?.[0].currentValue).toBe('a')
+    expect(thread.usage).toEqual({ used: 5, size: 10, cost: undefined })
+    expect(thread.modes).toEqual({ currentModeId: 'code', availableModes: [] })
+    expect(thread.entries).toEqual([{ kind: 'notice', id: 'e0', severity: 'warning', title: 'Rate limited', description: 'retrying' }])
+  })
+})
