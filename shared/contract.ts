@@ -22,6 +22,15 @@ export { ipcChannels } from './ipc'
 
 const id = z.string().min(1).max(200)
 
+/** Content sent with a prompt besides its text; each kind only to agents whose prompt capabilities allow it. */
+const attachmentSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('resource_link'), uri: z.string().min(1).max(4096), name: z.string().min(1).max(500), mimeType: z.string().max(200).optional() }),
+  z.object({ type: z.literal('image'), data: z.string().min(1).max(30_000_000), mimeType: z.string().regex(/^image\/[\w.+-]+$/) }),
+  z.object({ type: z.literal('audio'), data: z.string().min(1).max(30_000_000), mimeType: z.string().regex(/^audio\/[\w.+-]+$/) }),
+  z.object({ type: z.literal('resource'), uri: z.string().min(1).max(4096), text: z.string().max(5_000_000), mimeType: z.string().max(200).optional() })
+])
+export type Attachment = z.infer<typeof attachmentSchema>
+
 export const requestParams = {
   'app.info': z.object({}),
   'projects.list': z.object({}),
@@ -40,7 +49,9 @@ export const requestParams = {
   'sessions.new': z.object({ projectId: id, agentId: id }),
   'sessions.open': z.object({ id }),
   'sessions.continue': z.object({ id }),
-  'sessions.prompt': z.object({ id, text: z.string().min(1).max(1_000_000) }),
+  'sessions.prompt': z
+    .object({ id, text: z.string().max(1_000_000), attachments: z.array(attachmentSchema).max(50).default([]) })
+    .refine((p) => p.text.trim() !== '' || p.attachments.length > 0, { message: 'A prompt needs text or an attachment' }),
   'sessions.cancel': z.object({ id }),
   'sessions.respondPermission': z.object({ id, requestId: id, optionId: z.string().min(1).nullable() }),
   'sessions.setMode': z.object({ id, modeId: z.string().min(1).max(200) }),

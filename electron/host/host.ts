@@ -17,6 +17,7 @@ import {
 } from '@agentclientprotocol/sdk'
 import { methods as unstableMethods, type ForkSessionRequest, type ForkSessionResponse } from '@agentclientprotocol/sdk/unstable'
 import {
+  type Attachment,
   isRequestMethod,
   requestParams,
   type ParsedParams,
@@ -179,7 +180,7 @@ export class Host {
     'sessions.new': (p) => this.newSession(p.projectId, p.agentId),
     'sessions.open': (p) => this.openSession(p.id),
     'sessions.continue': (p) => this.continueSession(p.id),
-    'sessions.prompt': (p) => this.prompt(p.id, p.text),
+    'sessions.prompt': (p) => this.prompt(p.id, p.text, p.attachments),
     'sessions.cancel': (p) => this.cancel(p.id),
     'sessions.respondPermission': (p) => this.respondPermission(p.id, p.requestId, p.optionId),
     'sessions.setMode': (p) => this.setMode(p.id, p.modeId),
@@ -376,13 +377,13 @@ export class Host {
     return session
   }
 
-  private async prompt(id: string, text: string): Promise<{ stopReason: string }> {
+  private async prompt(id: string, text: string, attachments: Attachment[] = []): Promise<{ stopReason: string }> {
     const live = await this.ensureLive(id)
     const connection = live.connection!
     if (this.stateOf(id).status === 'running') {
       throw new Error('A turn is already running in this session; wait for it to end or cancel it')
     }
-    const content: ContentBlock[] = [{ type: 'text', text }]
+    const content: ContentBlock[] = [...(text.trim() ? [{ type: 'text' as const, text }] : []), ...attachments.map((a) => toContentBlock(a, connection))]
     this.appendRecord(live, { t: 'prompt', at: new Date().toISOString(), content })
     if (live.record.title === 'New session') live.record.title = titleFrom(contentToText(content))
     this.setState(id, { status: 'running', error: undefined })
@@ -946,6 +947,27 @@ export class Host {
     const definition = this.store.agent(id)
     if (!definition) throw new Error(`No agent with id '${id}'`)
     return definition
+  }
+}
+
+/** A prompt attachment as an ACP content block, refused when the agent's prompt capabilities exclude it. */
+function toContentBlock(attachment: Attachment, connection: AgentConnection): ContentBlock {
+  const accepts = connection.capabilities.prompt
+  const refuse = (what: string, capability: string): never => {
+    throw new Error(`${connection.definition.name} does not accept ${what} in prompts (it does not announce promptCapabilities.${capability})`)
+  }
+  switch (attachment.type) {
+    case 'resource_link':
+      return { type: 'resource_link', uri: attachment.uri, name: attachment.name, mimeType: attachment.mimeType }
+    case 'image':
+      if (!accepts.image) refuse('images', 'image')
+      return { type: 'image', data: attachment.data, mimeType: attachment.mimeType }
+    case 'audio':
+      if (!accepts.audio) refuse('audio', 'audio')
+      return { type: 'audio', data: attachment.data, mimeType: attachment.mimeType }
+    case 'resource':
+      if (!accepts.embeddedContext) refuse('embedded files', 'embeddedContext')
+      return { type: 'resource', resource: { uri: attachment.uri, text: attachment.text, mimeType: attachment.mimeType } }
   }
 }
 

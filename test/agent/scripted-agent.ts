@@ -22,6 +22,7 @@ import {
   type AgentContext,
   type ClientCapabilities,
   type ContentBlock,
+  type RequestPermissionRequest,
   type SessionConfigOption,
   type SessionUpdate,
   type StopReason,
@@ -50,6 +51,13 @@ let authenticated = false
 function requireAuth(): void {
   if (needsAuth && !authenticated) throw new RequestError(-32000, 'Authentication required')
 }
+/** SCRIPTED_AGENT_PROMPT: the prompt content it accepts beyond text and links (comma-separated image, audio, embeddedContext). */
+function promptCapabilities(): { image: boolean; audio: boolean; embeddedContext: boolean } {
+  const accepted = new Set((env.SCRIPTED_AGENT_PROMPT ?? 'embeddedContext').split(',').map((k) => k.trim()))
+  return { image: accepted.has('image'), audio: accepted.has('audio'), embeddedContext: accepted.has('embeddedContext') }
+}
+/** The content of the prompt being answered (for /blocks). */
+let currentPrompt: ContentBlock[] = []
 /** Optional session methods to announce and serve: any of list, resume, close, delete, fork (comma-separated). */
 const sessionMethods = new Set((env.SCRIPTED_AGENT_SESSIONS ?? '').split(',').map((m) => m.trim()).filter(Boolean))
 /** `1`: sessions offer modes, configuration options (a model select, a boolean) and older-style models. */
@@ -375,11 +383,14 @@ class TurnRunner {
         const toolCallId = this.nextToolCallId()
         const toolCall = { toolCallId, title: 'Withdrawn request', kind: 'execute' as const, status: 'pending' as const }
         await this.send({ sessionUpdate: 'tool_call', ...toolCall })
-        const response = await this.client.request(
-          methods.client.session.requestPermission,
-          { sessionId: this.session.id, toolCall, options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }] },
-          { cancellationSignal: AbortSignal.timeout(Math.max(0, Number(arg) || 0)) }
-        )
+        const request: RequestPermissionRequest = {
+          sessionId: this.session.id,
+          toolCall,
+          options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }]
+        }
+        const response = await this.client.request(methods.client.session.requestPermission, request, {
+          cancellationSignal: AbortSignal.timeout(Math.max(0, Number(arg) || 0))
+        })
         await this.message(`withdrawn: ${response.outcome.outcome}`)
         return
       }
@@ -451,6 +462,10 @@ class TurnRunner {
         // Starts a command and never releases it: the client must clean up at session end.
         await this.client.request(methods.client.terminal.create, { sessionId: this.session.id, command: arg })
         await this.message('left a terminal running')
+        return
+      case 'blocks':
+        // What the prompt was made of, as the agent received it.
+        await this.message(`blocks: ${currentPrompt.map(describeBlock).join(', ')}`)
         return
       case 'dirs':
         await this.message(`additionalDirectories=${JSON.stringify(this.session.additionalDirectories)}`)
@@ -591,6 +606,22 @@ class TurnRunner {
   }
 }
 
+function describeBlock(block: ContentBlock): string {
+  switch (block.type) {
+    case 'text':
+      return 'text'
+    case 'image':
+    case 'audio':
+      return `${block.type}(${block.mimeType},${Buffer.from(block.data, 'base64').length} bytes)`
+    case 'resource_link':
+      return `resource_link(${block.uri})`
+    case 'resource':
+      return `resource(${block.resource.uri}: ${'text' in block.resource ? `${block.resource.text.length} chars` : 'blob'})`
+    default:
+      return 'unknown'
+  }
+}
+
 function promptText(blocks: ContentBlock[]): string {
   return blocks.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n')
 }
@@ -610,7 +641,7 @@ let app = agent({ name: agentName })
       protocolVersion,
       agentCapabilities: {
         loadSession,
-        promptCapabilities: { image: false, audio: false, embeddedContext: true },
+        promptCapabilities: promptCapabilities(),
         sessionCapabilities: Object.fromEntries([...sessionMethods].map((m) => [m, {}])),
         ...(needsAuth ? { auth: { logout: {} } } : {})
       },
@@ -673,6 +704,7 @@ let app = agent({ name: agentName })
     if (session.turn) throw new RequestError(-32600, `Session ${session.id} already has a prompt turn running`)
 
     const text = promptText(params.prompt)
+    currentPrompt = params.prompt
     const userMessageId = randomUUID()
     const userChunk: SessionUpdate = {
       sessionUpdate: 'user_message_chunk',

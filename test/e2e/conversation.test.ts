@@ -145,6 +145,21 @@ describe('a conversation in the browser', () => {
     await page.getByTestId('config-verbose').check()
     await expect.poll(() => page.getByTestId('config-verbose').isChecked()).toBe(true)
 
+    // Files dropped on the composer: a text file is embedded; an image is refused, as this agent takes none.
+    // (A string, as this file is type-checked without the DOM library.)
+    await page.evaluate(`(() => {
+      const data = new DataTransfer()
+      data.items.add(new File(['hello'], 'notes.txt', { type: 'text/plain' }))
+      data.items.add(new File([new Uint8Array([137, 80, 78, 71])], 'shot.png', { type: 'image/png' }))
+      document.querySelector('form.composer').dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }))
+    })()`)
+    await expect.poll(() => page.getByTestId('attachment').allTextContents()).toEqual(['File: notes.txt ✕'])
+    expect(await page.getByTestId('attach-error').textContent()).toBe('Configurable does not accept images')
+    await send(page, '/blocks')
+    await expect.poll(async () => (await page.getByTestId('entry-assistant').last().textContent())?.trim()).toBe(
+      'blocks: text, resource(file:///notes.txt: 5 chars)'
+    )
+
     await send(page, '/state\n/usage')
     await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('mode=code model=smart verbose=true')
     await expect.poll(() => page.getByTestId('usage').textContent()).toMatch(/1\.2K \/ 200K tokens · \$0\.42/)

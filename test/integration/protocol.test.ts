@@ -146,6 +146,14 @@ describe('what the Host sends agents', () => {
     const state = (await host.request('sessions.open', { id: record.id })).state
     await host.request('sessions.respondPermission', { id: record.id, requestId: state.permission!.requestId, optionId: 'allow' })
     await turn
+    await host.request('sessions.prompt', {
+      id: record.id,
+      text: 'with files',
+      attachments: [
+        { type: 'resource_link', uri: 'file:///project/a.txt', name: 'a.txt', mimeType: 'text/plain' },
+        { type: 'resource', uri: 'file:///project/b.txt', text: 'b', mimeType: 'text/plain' }
+      ]
+    })
     const long = host.request('sessions.prompt', { id: record.id, text: '/sleep 5000' })
     await expect.poll(async () => (await host.request('sessions.open', { id: record.id })).state.status).toBe('running')
     await host.request('sessions.cancel', { id: record.id })

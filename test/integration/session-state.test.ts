@@ -120,3 +120,43 @@ describe('modes, configuration options and models', () => {
     expect(await lastText(record.id)).toContain('mode=ask')
   })
 })
+
+describe('prompt content', () => {
+  const pixel = Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString('base64')
+
+  it('sends links, images, audio and embedded files to an agent that accepts them', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), { SCRIPTED_AGENT_PROMPT: 'image,audio,embeddedContext' }))
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', {
+      id: record.id,
+      text: '/blocks',
+      attachments: [
+        { type: 'resource_link', uri: 'file:///repo/src/main.ts', name: 'main.ts' },
+        { type: 'image', data: pixel, mimeType: 'image/png' },
+        { type: 'audio', data: pixel, mimeType: 'audio/wav' },
+        { type: 'resource', uri: 'file:///repo/notes.md', text: 'hello', mimeType: 'text/markdown' }
+      ]
+    })
+    expect(await lastText(record.id)).toBe(
+      'blocks: text, resource_link(file:///repo/src/main.ts), image(image/png,4 bytes), audio(audio/wav,4 bytes), resource(file:///repo/notes.md: 5 chars)'
+    )
+    const user = fold((await host.request('sessions.open', { id: record.id })).records).entries[0] as { text: string }
+    expect(user.text).toBe('/blocks[main.ts](file:///repo/src/main.ts)[image][audio]hello')
+  })
+
+  it('refuses what the agent’s prompt capabilities exclude, before anything is sent', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), { SCRIPTED_AGENT_PROMPT: 'none' }))
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await expect(
+      host.request('sessions.prompt', { id: record.id, text: 'look', attachments: [{ type: 'image', data: pixel, mimeType: 'image/png' }] })
+    ).rejects.toThrow(/does not accept images in prompts \(it does not announce promptCapabilities\.image\)/)
+    await expect(
+      host.request('sessions.prompt', { id: record.id, text: 'read', attachments: [{ type: 'resource', uri: 'file:///a', text: 'x' }] })
+    ).rejects.toThrow(/does not accept embedded files/)
+    await expect(host.request('sessions.prompt', { id: record.id, text: '  ' })).rejects.toThrow(/needs text or an attachment/)
+    expect((await host.request('sessions.open', { id: record.id })).records.filter((r) => r.t === 'prompt')).toEqual([])
+    // A link is always allowed.
+    await host.request('sessions.prompt', { id: record.id, text: '/blocks', attachments: [{ type: 'resource_link', uri: 'file:///a', name: 'a' }] })
+    expect(await lastText(record.id)).toBe('blocks: text, resource_link(file:///a)')
+  })
+})

@@ -1,6 +1,6 @@
 import { defineStore } from 'pinia'
 import { markRaw } from 'vue'
-import type { HostEvent } from '../../../shared/contract'
+import type { Attachment, HostEvent } from '../../../shared/contract'
 import type {
   AgentDefinition,
   AgentRuntimeState,
@@ -254,9 +254,9 @@ export const useWorkspace = defineStore('workspace', {
       }
     },
 
-    async send(id: string, text: string): Promise<void> {
+    async send(id: string, text: string, attachments: Attachment[] = []): Promise<void> {
       try {
-        await hostClient().request('sessions.prompt', { id, text })
+        await hostClient().request('sessions.prompt', { id, text, attachments })
       } catch (error) {
         // The thread shows the failure too; the banner makes sure it is seen.
         this.report((error as Error).message)
