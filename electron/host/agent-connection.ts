@@ -78,6 +78,8 @@ export class AgentConnection {
   private connection: ClientConnection | null = null
   private stderrTail = ''
   private log: WriteStream | null = null
+  /** When a message last went either way (for shutting idle agents down). */
+  lastActivity = Date.now()
   private spawnFailed = false
   private stopping = false
   private partialLine = ''
@@ -287,8 +289,12 @@ export class AgentConnection {
   private tap(stream: Stream): Stream {
     const { onMessage, handlers } = this.options
     const agentId = this.definition.id
+    const touch = (): void => {
+      this.lastActivity = Date.now()
+    }
     const incoming = new TransformStream<AnyMessage, AnyMessage>({
       transform(message, controller) {
+        touch()
         onMessage?.('in', message)
         if ('method' in message && message.method === methods.client.session.update && !('id' in message)) {
           handlers.sessionUpdate(agentId, message.params)
@@ -298,6 +304,7 @@ export class AgentConnection {
     })
     const outgoing = new TransformStream<AnyMessage, AnyMessage>({
       transform(message, controller) {
+        touch()
         onMessage?.('out', message)
         controller.enqueue(message)
       }

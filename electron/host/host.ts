@@ -62,6 +62,8 @@ export interface HostOptions {
   /** Supplied by the Electron shell: a native folder picker. */
   pickFolder?: () => Promise<string | null>
   initializeTimeoutMs?: number
+  /** Stop an agent after this long without a message either way (default 10 minutes; 0 never). */
+  agentIdleMs?: number
   /** Where secrets live; defaults to memory (nothing survives a restart). */
   secrets?: SecretStore
   /** Sees every ACP message to and from every agent (tests validate what goes out against the schema). */
@@ -84,6 +86,7 @@ type Handlers = { [M in RequestMethod]: (params: ParsedParams<M>) => Promise<Req
 
 /** Updates for a session id the Host has not registered yet (they can race session/new's answer). */
 const MAX_EARLY_UPDATES = 1000
+const DEFAULT_AGENT_IDLE_MS = 10 * 60_000
 /** session/list pages read at most (a guard against an agent whose cursor never ends). */
 const MAX_LIST_PAGES = 100
 
@@ -99,6 +102,7 @@ export class Host {
   private readonly terminals = new Terminals()
   private readonly secrets: SecretStore
   private closing = false
+  private idleTimer: NodeJS.Timeout | null = null
   private closed: Promise<void> | null = null
 
   private constructor(
@@ -107,6 +111,28 @@ export class Host {
     private readonly warnings: string[]
   ) {
     this.secrets = options.secrets ?? new MemorySecretStore()
+    const idleMs = options.agentIdleMs ?? DEFAULT_AGENT_IDLE_MS
+    if (idleMs > 0) {
+      this.idleTimer = setInterval(() => void this.stopIdleAgents(idleMs), Math.min(idleMs / 2, 60_000))
+      this.idleTimer.unref()
+    }
+  }
+
+  /**
+   * Agents are started lazily and stopped when idle, but only where nothing is
+   * lost: no turn running or starting, no permission pending, and every session
+   * on it can come back through session/load or session/resume.
+   */
+  private async stopIdleAgents(idleMs: number): Promise<void> {
+    const now = Date.now()
+    for (const connection of [...this.agents.values()]) {
+      if (!connection.isAlive || now - connection.lastActivity < idleMs) continue
+      const sessions = [...this.live.values()].filter((l) => l.connection === connection)
+      const busy = sessions.some((l) => l.permissions.size > 0 || ['running', 'starting'].includes(this.stateOf(l.record.id).status))
+      const { loadSession, session } = connection.capabilities
+      if (busy || (sessions.length > 0 && !loadSession && !session.resume)) continue
+      await connection.stop()
+    }
   }
 
   static async open(options: HostOptions): Promise<Host> {
@@ -152,6 +178,7 @@ export class Host {
 
   private async shutDown(): Promise<void> {
     this.closing = true
+    if (this.idleTimer) clearInterval(this.idleTimer)
     for (const pending of [...this.live.values()].flatMap((l) => [...l.permissions.values()])) pending.settle(null)
     this.terminals.releaseAll()
     await Promise.allSettled([...this.agentStarts.values()])

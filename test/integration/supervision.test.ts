@@ -1,0 +1,53 @@
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { Host } from '../../electron/host/host'
+import { entriesOf, fold, removeDir, scriptedAgent, tempDir } from '../helpers'
+
+/** Agents start when needed and stop when idle, where nothing is lost by it. */
+
+let root: string
+let host: Host
+let projectId: string
+
+beforeEach(async () => {
+  root = await tempDir('supervision')
+  await mkdir(join(root, 'project'))
+  host = await Host.open({ dataDir: join(root, 'data'), version: 'test', presets: [], agentIdleMs: 300 })
+  projectId = (await host.request('projects.add', { cwd: join(root, 'project') })).id
+})
+
+afterEach(async () => {
+  await host.close()
+  await removeDir(root)
+})
+
+async function agentStatus(agentId: string): Promise<string | undefined> {
+  return (await host.request('agents.states', {})).find((s) => s.agentId === agentId)?.status
+}
+
+describe('idle agents', () => {
+  it('stops an idle agent whose sessions can be loaded again, and brings it back on the next prompt', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state')))
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', { id: record.id, text: 'first' })
+    await expect.poll(() => agentStatus(agent.id)).toBe('stopped')
+    expect((await host.request('sessions.open', { id: record.id })).state).toMatchObject({ status: 'idle' })
+
+    expect((await host.request('sessions.prompt', { id: record.id, text: 'second' })).stopReason).toBe('end_turn')
+    const thread = fold((await host.request('sessions.open', { id: record.id })).records)
+    expect(entriesOf(thread, 'user').map((e) => (e as { text: string }).text)).toEqual(['first', 'second'])
+  })
+
+  it('keeps an agent running while a turn runs, and one whose sessions could not come back', async () => {
+    const forgetful = await host.request('agents.add', scriptedAgent(join(root, 'state'), { SCRIPTED_AGENT_LOAD: '0' }, 'Forgetful'))
+    await host.request('sessions.new', { projectId, agentId: forgetful.id })
+    const busy = await host.request('agents.add', scriptedAgent(join(root, 'state'), { SCRIPTED_AGENT_CHUNK_DELAY_MS: '0' }, 'Busy'))
+    const record = await host.request('sessions.new', { projectId, agentId: busy.id })
+    const turn = host.request('sessions.prompt', { id: record.id, text: '/sleep 1500\n/say done' })
+    await new Promise((r) => setTimeout(r, 1000))
+    expect(await agentStatus(busy.id)).toBe('ready')
+    expect(await agentStatus(forgetful.id)).toBe('ready')
+    expect((await turn).stopReason).toBe('end_turn')
+  })
+})
