@@ -23,6 +23,8 @@ export interface AgentDefinition {
   env: Record<string, string>
   /** Names of environment variables whose values are kept in the secret store, not here. */
   secretEnv?: string[]
+  /** How to install the command, told to the user when it cannot be found. */
+  installHint?: string
 }
 
 export type AgentStatus = 'stopped' | 'starting' | 'ready' | 'exited' | 'error'
@@ -76,6 +78,8 @@ export interface AgentRuntimeState {
   /** The last lines the agent wrote to stderr. */
   stderrTail: string
   pid?: number
+  /** False when the agent's command cannot be found (then `message` says how to install it). */
+  installed?: boolean
   agentInfo?: AgentInfo
   capabilities?: AgentCapabilities
   authMethods?: AuthMethodView[]

@@ -118,7 +118,9 @@ export class AgentConnection {
         this.spawnFailed = true
         const message =
           error.code === 'ENOENT'
-            ? `Agent '${def.name}' could not be started: command '${def.command}' was not found. Install it or fix the agent's command.`
+            ? `Agent '${def.name}' could not be started: command '${def.command}' was not found. ${
+                def.installHint ? `Install it with \`${def.installHint}\`, or fix the agent's command.` : "Install it or fix the agent's command."
+              }`
             : `Agent '${def.name}' could not be started (${def.command}): ${error.message}`
         this.setState({ status: 'error', message })
         this.resolveClosed()

@@ -41,6 +41,7 @@ import { EventBus } from './events'
 import { confinePath, PathRefusedError, readTextFile, writeTextFile } from './fs-boundary'
 import { defaultAgentPresets } from './presets'
 import { Store } from './store'
+import { findExecutable } from './executables'
 import { Terminals } from './terminals'
 import { agentEnvKey, MemorySecretStore, type SecretStore } from './secrets'
 import { alwaysDecision, optionFor, permissionRecord } from './permissions'
@@ -137,7 +138,7 @@ export class Host {
 
   static async open(options: HostOptions): Promise<Host> {
     const dataDir = resolve(options.dataDir)
-    const { store, warnings } = await Store.open(dataDir, options.presets ?? defaultAgentPresets())
+    const { store, warnings } = await Store.open(dataDir, options.presets ?? (await defaultAgentPresets()))
     await fs.mkdir(join(dataDir, 'transcripts'), { recursive: true })
     return new Host({ ...options, dataDir }, store, warnings)
   }
@@ -196,10 +197,7 @@ export class Host {
     'projects.setAdditionalDirectories': (p) => this.setAdditionalDirectories(p.projectId, p.directories),
     'agents.list': async () => this.store.data.agents,
     'agents.add': (p) => this.addAgent(p),
-    'agents.states': async () =>
-      this.store.data.agents.map(
-        (a) => this.agentStates.get(a.id) ?? { agentId: a.id, status: 'stopped', stderrTail: '' }
-      ),
+    'agents.states': () => this.agentRuntimeStates(),
     'sessions.list': async (p) =>
       this.store.data.sessions
         .filter((s) => !p.projectId || s.projectId === p.projectId)
@@ -280,6 +278,19 @@ export class Host {
     this.store.data.agents.push(definition)
     await this.store.save()
     return definition
+  }
+
+  /** Every agent's live state; for one not running, whether its command can be found at all. */
+  private async agentRuntimeStates(): Promise<AgentRuntimeState[]> {
+    return Promise.all(
+      this.store.data.agents.map(async (agent) => {
+        const known = this.agentStates.get(agent.id)
+        if (known && known.status !== 'stopped' && known.status !== 'error') return known
+        const base = known ?? { agentId: agent.id, status: 'stopped' as const, stderrTail: '' }
+        if (await findExecutable(agent.command, { ...process.env, ...agent.env })) return { ...base, installed: true }
+        return { ...base, installed: false, message: notInstalledMessage(agent) }
+      })
+    )
   }
 
   // ---- sessions --------------------------------------------------------------
@@ -1021,6 +1032,11 @@ function authRequired(error: unknown, connection: AgentConnection): HostError | 
   const methods = connection.state.authMethods ?? []
   const ways = methods.length ? ` Sign in with: ${methods.map((m) => m.name).join(', ')}.` : ''
   return new HostError('auth_required', `${connection.definition.name} needs you to sign in first (${describeError(error)}).${ways}`)
+}
+
+function notInstalledMessage(agent: AgentDefinition): string {
+  const how = agent.installHint ? ` Install it with \`${agent.installHint}\`, or fix the agent's command.` : ' Install it, or fix the agent\'s command.'
+  return `${agent.name}: the command '${agent.command}' was not found.${how}`
 }
 
 function headerOf(record: SessionRecord): TranscriptHeader {

@@ -1,33 +1,67 @@
 import type { AgentDefinition } from '../../shared/domain'
+import { findExecutable } from './executables'
 
 /**
- * Agents a new database starts with. Each runs through npx so nothing needs to
- * be installed by hand; the first start downloads the adapter, later starts
- * use npm's cache.
+ * The agents a new database starts with. Where an agent's ACP command is
+ * installed (on PATH) it is run directly; otherwise through npx, which
+ * downloads the adapter on first use (and needs the network then).
  */
-export function defaultAgentPresets(): AgentDefinition[] {
-  return [
-    {
-      id: 'claude-code',
-      name: 'Claude Code',
-      command: 'npx',
-      args: ['-y', '@agentclientprotocol/claude-agent-acp'],
-      env: {}
-    },
-    {
-      id: 'gemini',
-      name: 'Gemini CLI',
-      command: 'npx',
-      args: ['-y', '@google/gemini-cli', '--acp'],
-      // Gemini CLI re-spawns itself otherwise, and the copy would escape our process group's bookkeeping.
-      env: { GEMINI_CLI_NO_RELAUNCH: 'true' }
-    },
-    {
-      id: 'codex',
-      name: 'Codex',
-      command: 'npx',
-      args: ['-y', '@zed-industries/codex-acp'],
-      env: {}
-    }
-  ]
+
+interface Preset {
+  id: string
+  name: string
+  /** The installed command, if the user has it. */
+  binary: string
+  binaryArgs: string[]
+  /** The npm package to run through npx otherwise. */
+  npxPackage: string
+  env: Record<string, string>
+  installHint: string
+}
+
+const PRESETS: Preset[] = [
+  {
+    id: 'claude-code',
+    name: 'Claude Code',
+    binary: 'claude-agent-acp',
+    binaryArgs: [],
+    npxPackage: '@agentclientprotocol/claude-agent-acp',
+    env: {},
+    installHint: 'npm install -g @agentclientprotocol/claude-agent-acp'
+  },
+  {
+    id: 'gemini',
+    name: 'Gemini CLI',
+    binary: 'gemini',
+    binaryArgs: ['--acp'],
+    npxPackage: '@google/gemini-cli',
+    // Gemini CLI re-spawns itself otherwise.
+    env: { GEMINI_CLI_NO_RELAUNCH: 'true' },
+    installHint: 'npm install -g @google/gemini-cli'
+  },
+  {
+    id: 'codex',
+    name: 'Codex',
+    binary: 'codex-acp',
+    binaryArgs: [],
+    npxPackage: '@zed-industries/codex-acp',
+    env: {},
+    installHint: 'npm install -g @zed-industries/codex-acp'
+  }
+]
+
+export async function defaultAgentPresets(env: NodeJS.ProcessEnv = process.env): Promise<AgentDefinition[]> {
+  return Promise.all(
+    PRESETS.map(async (preset) => {
+      const installed = await findExecutable(preset.binary, env)
+      return {
+        id: preset.id,
+        name: preset.name,
+        command: installed ? preset.binary : 'npx',
+        args: installed ? preset.binaryArgs : ['-y', preset.npxPackage, ...preset.binaryArgs],
+        env: { ...preset.env },
+        installHint: preset.installHint
+      }
+    })
+  )
 }

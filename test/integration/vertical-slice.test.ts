@@ -214,6 +214,11 @@ describe('bad input gets a clear error and loses nothing', () => {
     const host = await startHost()
     const project = await host.request('projects.add', { cwd: projectDir })
     const agent = await host.request('agents.add', { name: 'Ghost', command: 'switchboard-no-such-agent', args: [], env: {} })
+    // Known before anything is started.
+    expect((await host.request('agents.states', {})).find((s) => s.agentId === agent.id)).toMatchObject({
+      installed: false,
+      message: "Ghost: the command 'switchboard-no-such-agent' was not found. Install it, or fix the agent's command."
+    })
     const before = await readFile(join(dataDir, 'db.json'), 'utf8')
     await expect(host.request('sessions.new', { projectId: project.id, agentId: agent.id })).rejects.toThrow(
       /command 'switchboard-no-such-agent' was not found/
