@@ -134,48 +134,13 @@ export function applyUpdate(thread: Thread, update: SessionUpdate): void {
     case 'agent_thought_chunk':
       appendChunk(thread, 'thought', update.messageId, contentToText([update.content]))
       return
-    case 'tool_call': {
-      const existing = thread.keyed.get(`tool_call:${update.toolCallId}`)
-      if (existing && existing.kind === 'tool_call') {
-        // An agent may re-announce a tool call; treat it as a full update.
-        Object.assign(existing, toolCallFields(update))
-        return
-      }
-      const entry: ToolCallEntry = {
-        kind: 'tool_call',
-        id: `tool_call:${update.toolCallId}`,
-        toolCallId: update.toolCallId,
-        title: update.title,
-        toolKind: update.kind ?? 'other',
-        status: update.status ?? 'pending',
-        content: update.content ?? [],
-        locations: update.locations ?? [],
-        rawInput: update.rawInput,
-        rawOutput: update.rawOutput
-      }
-      push(thread, entry, entry.id)
-      return
-    }
+    case 'tool_call':
     case 'tool_call_update': {
+      // Keyed by toolCallId: a re-announced call or an update merges into its card;
+      // an update for a call never announced still gets one.
       const existing = thread.keyed.get(`tool_call:${update.toolCallId}`)
-      if (existing && existing.kind === 'tool_call') {
-        Object.assign(existing, toolCallFields(update))
-        return
-      }
-      // An update for a call we never saw announced still deserves a card.
-      const entry: ToolCallEntry = {
-        kind: 'tool_call',
-        id: `tool_call:${update.toolCallId}`,
-        toolCallId: update.toolCallId,
-        title: update.title ?? 'Tool call',
-        toolKind: update.kind ?? 'other',
-        status: update.status ?? 'pending',
-        content: update.content ?? [],
-        locations: update.locations ?? [],
-        rawInput: update.rawInput,
-        rawOutput: update.rawOutput
-      }
-      push(thread, entry, entry.id)
+      if (existing && existing.kind === 'tool_call') Object.assign(existing, toolCallFields(update))
+      else pushToolCall(thread, update)
       return
     }
     case 'plan': {
@@ -286,6 +251,25 @@ function lastOfKindInTurn(thread: Thread, kind: ThreadEntry['kind']): ThreadEntr
     if (entry.kind === 'user' || entry.kind === 'stop') return undefined
   }
   return undefined
+}
+
+function pushToolCall(
+  thread: Thread,
+  update: { toolCallId: string; title?: string | null; kind?: string | null; status?: string | null } & Parameters<typeof toolCallFields>[0]
+): void {
+  const entry: ToolCallEntry = {
+    kind: 'tool_call',
+    id: `tool_call:${update.toolCallId}`,
+    toolCallId: update.toolCallId,
+    title: update.title ?? 'Tool call',
+    toolKind: update.kind ?? 'other',
+    status: update.status ?? 'pending',
+    content: update.content ?? [],
+    locations: update.locations ?? [],
+    rawInput: update.rawInput,
+    rawOutput: update.rawOutput
+  }
+  push(thread, entry, entry.id)
 }
 
 function toolCallFields(update: {

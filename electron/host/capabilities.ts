@@ -37,14 +37,7 @@ function fromV1(c: Json): Omit<AgentCapabilities, 'protocolVersion'> {
     prompt: { image: prompt.image === true, audio: prompt.audio === true, embeddedContext: prompt.embeddedContext === true },
     // Every ACP agent must accept stdio MCP servers in version 1.
     mcp: { stdio: true, http: mcp.http === true, sse: mcp.sse === true },
-    session: {
-      list: present(session.list),
-      resume: present(session.resume),
-      close: present(session.close),
-      delete: present(session.delete),
-      fork: present(session.fork),
-      additionalDirectories: present(session.additionalDirectories)
-    },
+    session: sessionMethods(session),
     auth: { logout: present(asObject(c.auth).logout) }
   }
 }
@@ -57,15 +50,20 @@ function fromV2(c: Json): Omit<AgentCapabilities, 'protocolVersion'> {
     loadSession: present(session.load),
     prompt: { image: present(prompt.image), audio: present(prompt.audio), embeddedContext: present(prompt.embeddedContext) },
     mcp: { stdio: present(mcp.stdio), http: present(mcp.http), sse: present(mcp.sse) },
-    session: {
-      list: present(session.list),
-      resume: present(session.resume),
-      close: present(session.close),
-      delete: present(session.delete),
-      fork: present(session.fork),
-      additionalDirectories: present(session.additionalDirectories)
-    },
+    session: sessionMethods(session),
     auth: { logout: present(asObject(c.auth).logout) }
+  }
+}
+
+/** The optional session methods: the same names in both shapes. */
+function sessionMethods(session: Json): AgentCapabilities['session'] {
+  return {
+    list: present(session.list),
+    resume: present(session.resume),
+    close: present(session.close),
+    delete: present(session.delete),
+    fork: present(session.fork),
+    additionalDirectories: present(session.additionalDirectories)
   }
 }
 
