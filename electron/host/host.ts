@@ -41,6 +41,7 @@ import { EventBus } from './events'
 import { confinePath, PathRefusedError, readTextFile, writeTextFile } from './fs-boundary'
 import { defaultAgentPresets } from './presets'
 import { Store } from './store'
+import { acquireDataLock, type DataLock } from './data-lock'
 import { findExecutable } from './executables'
 import { Terminals } from './terminals'
 import { agentEnvKey, MemorySecretStore, type SecretStore } from './secrets'
@@ -109,7 +110,8 @@ export class Host {
   private constructor(
     private readonly options: HostOptions,
     private readonly store: Store,
-    private readonly warnings: string[]
+    private readonly warnings: string[],
+    private readonly lock: DataLock
   ) {
     this.secrets = options.secrets ?? new MemorySecretStore()
     const idleMs = options.agentIdleMs ?? DEFAULT_AGENT_IDLE_MS
@@ -138,9 +140,15 @@ export class Host {
 
   static async open(options: HostOptions): Promise<Host> {
     const dataDir = resolve(options.dataDir)
-    const { store, warnings } = await Store.open(dataDir, options.presets ?? (await defaultAgentPresets()))
     await fs.mkdir(join(dataDir, 'transcripts'), { recursive: true })
-    return new Host({ ...options, dataDir }, store, warnings)
+    const lock = await acquireDataLock(dataDir)
+    try {
+      const { store, warnings } = await Store.open(dataDir, options.presets ?? (await defaultAgentPresets()))
+      return new Host({ ...options, dataDir }, store, warnings, lock)
+    } catch (error) {
+      await lock.release()
+      throw error
+    }
   }
 
   /** Runs one contract request: validates params, never throws, always answers. */
@@ -186,6 +194,7 @@ export class Host {
     await Promise.all([...this.agents.values()].map((a) => a.stop()))
     await Promise.all([...this.live.values()].map((l) => l.writer.flush()))
     await this.store.save()
+    await this.lock.release()
     this.events.flush()
   }
 
