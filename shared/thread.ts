@@ -191,7 +191,8 @@ export function contentToText(blocks: ContentBlock[]): string {
         case 'resource_link':
           return `[${block.title ?? block.name}](${block.uri})`
         case 'resource':
-          return 'text' in block.resource ? block.resource.text : `[resource ${block.resource.uri}]`
+          // An attached file: named, not pasted into the message.
+          return `[${block.resource.uri.split('/').pop() || block.resource.uri}](${block.resource.uri})`
         case 'image':
           return '[image]'
         case 'audio':
@@ -200,7 +201,8 @@ export function contentToText(blocks: ContentBlock[]): string {
           return ''
       }
     })
-    .join('')
+    // One chunk is one block; a prompt with attachments lists them on their own lines.
+    .join(blocks.length > 1 ? '\n' : '')
 }
 
 function rawText(raw: unknown): string {

@@ -141,7 +141,8 @@ describe('prompt content', () => {
       'blocks: text, resource_link(file:///repo/src/main.ts), image(image/png,4 bytes), audio(audio/wav,4 bytes), resource(file:///repo/notes.md: 5 chars)'
     )
     const user = fold((await host.request('sessions.open', { id: record.id })).records).entries[0] as { text: string }
-    expect(user.text).toBe('/blocks[main.ts](file:///repo/src/main.ts)[image][audio]hello')
+    expect(user.text).toBe('/blocks\n[main.ts](file:///repo/src/main.ts)\n[image]\n[audio]\n[notes.md](file:///repo/notes.md)')
+    expect((await host.request('sessions.list', {}))[0].title).toBe('/blocks')
   })
 
   it('refuses what the agent’s prompt capabilities exclude, before anything is sent', async () => {
