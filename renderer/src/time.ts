@@ -1,3 +1,5 @@
+import { onBeforeUnmount, ref, type Ref } from 'vue'
+
 const units: [Intl.RelativeTimeFormatUnit, number][] = [
   ['year', 365 * 24 * 3600],
   ['month', 30 * 24 * 3600],
@@ -7,12 +9,29 @@ const units: [Intl.RelativeTimeFormatUnit, number][] = [
   ['minute', 60]
 ]
 const format = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' })
+const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
 
 /** "5 minutes ago", "yesterday", "just now". */
 export function relativeTime(iso: string, now = Date.now()): string {
-  const seconds = Math.round((new Date(iso).getTime() - now) / 1000)
+  const time = new Date(iso).getTime()
+  if (Number.isNaN(time)) return ''
+  const seconds = Math.round((time - now) / 1000)
   for (const [unit, size] of units) {
     if (Math.abs(seconds) >= size) return format.format(Math.round(seconds / size), unit)
   }
   return 'just now'
+}
+
+/** "12 Mar 2025, 14:05", for tooltips. */
+export function absoluteTime(iso: string): string {
+  const time = new Date(iso)
+  return Number.isNaN(time.getTime()) ? '' : absolute.format(time)
+}
+
+/** The current time, refreshed every half minute while the component lives: relative times stay true. */
+export function useNow(): Ref<number> {
+  const now = ref(Date.now())
+  const timer = setInterval(() => (now.value = Date.now()), 30_000)
+  onBeforeUnmount(() => clearInterval(timer))
+  return now
 }

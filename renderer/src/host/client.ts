@@ -7,15 +7,16 @@ import type {
   RequestParams,
   RequestResult
 } from '../../../shared/contract'
-import { connectTransport } from './transport'
 
-/** A request the Host refused; `code` lets the view act on it (e.g. `auth_required`). */
+/** A request the Host refused, with its message; `code` lets a view act on it (e.g. `auth_required`). */
 export class HostRequestError extends Error {
   constructor(
     message: string,
+    readonly method: RequestMethod,
     readonly code?: string
   ) {
     super(message)
+    this.name = 'HostRequestError'
   }
 }
 
@@ -29,13 +30,14 @@ export class HostClient {
     })
   }
 
+  /** Resolves with the method's result; rejects with the Host's own message when it refuses. */
   async request<M extends RequestMethod>(method: M, params: RequestParams<M>): Promise<RequestResult<M>> {
     const response = await this.transport.request(method, params)
-    if (!response.ok) throw new HostRequestError(response.error.message, response.error.code)
+    if (!response.ok) throw new HostRequestError(response.error.message, method, response.error.code)
     return response.result as RequestResult<M>
   }
 
-  /** Every batch of events, as the host sent it: apply a batch in one go, render once. */
+  /** Every batch of events as the Host sent it: applying a batch in one go renders once. */
   onBatch(listener: (events: HostEvent[]) => void): () => void {
     this.batchListeners.add(listener)
     return () => this.batchListeners.delete(listener)
@@ -48,14 +50,19 @@ export class HostClient {
   }
 }
 
-let client: HostClient | null = null
-let problemListener: (message: string) => void = (message) => console.error(message)
+let installed: HostClient | null = null
 
-export function onTransportProblem(listener: (message: string) => void): void {
-  problemListener = listener
+/** Called once at start-up (main.ts) with the transport it picked. */
+export function installHost(client: HostClient): void {
+  installed = client
 }
 
-export function hostClient(): HostClient {
-  client ??= new HostClient(connectTransport((message) => problemListener(message)))
-  return client
+export function host(): HostClient {
+  if (!installed) throw new Error('The Switchboard host client is not installed yet')
+  return installed
+}
+
+/** The message to show for a failed request. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
 }

@@ -9,23 +9,82 @@ import {
  * Picks how this page reaches the Host. Inside Electron the preload exposes a
  * transport as `window.switchboard`; in a browser (`npm run serve`) the same
  * contract travels over a loopback WebSocket. Nothing else in the renderer
- * knows which one it has.
+ * knows which one it has. Whatever arrives is checked against the contract's
+ * wire schema first: a malformed message is reported and ignored, never a crash.
  */
-export function connectTransport(onProblem: (message: string) => void): HostTransport {
-  return window.switchboard ?? new WebSocketTransport(readToken(), onProblem)
+export function connectTransport(hooks: TransportHooks): HostTransport {
+  const bridge = window.switchboard
+  if (bridge) {
+    hooks.connection('connected')
+    return checkedBridge(bridge, hooks)
+  }
+  return new WebSocketTransport(readToken(), hooks)
 }
+
+export type ConnectionState = 'connecting' | 'connected' | 'reconnecting'
+
+export interface TransportHooks {
+  /** Something from the Host had to be ignored; the user should know. */
+  problem(message: string): void
+  /** The link to the Host came up (first time or again) or went down; `detail` says what to do. */
+  connection(state: ConnectionState, detail?: string): void
+}
+
+export const LOST_CONNECTION = 'Lost the connection to the Switchboard host'
 
 const TOKEN_KEY = 'switchboard.token'
 
 /** The token arrives in the URL fragment; keep it for reloads and take it out of the address bar. */
 function readToken(): string {
+  return takeTokenFromHash() ?? sessionStorage.getItem(TOKEN_KEY) ?? ''
+}
+
+function takeTokenFromHash(): string | null {
   const match = /(?:^#|&)token=([^&]+)/.exec(location.hash)
-  if (match) {
-    sessionStorage.setItem(TOKEN_KEY, match[1])
-    history.replaceState(null, '', location.pathname + location.search)
-    return match[1]
+  if (!match) return null
+  const token = decodeURIComponent(match[1])
+  sessionStorage.setItem(TOKEN_KEY, token)
+  history.replaceState(history.state, '', location.pathname + location.search)
+  return token
+}
+
+/** The preload's transport, with the same checks the WebSocket gets. */
+function checkedBridge(bridge: HostTransport, hooks: TransportHooks): HostTransport {
+  return {
+    async request(method, params) {
+      const response: unknown = await bridge.request(method, params)
+      const checked = wireServerMessageSchema.safeParse(
+        typeof response === 'object' && response !== null ? { ...response, kind: 'response', id: 0 } : response
+      )
+      if (!checked.success || checked.data.kind !== 'response') {
+        console.error(`Malformed answer from the host to ${method}`, response)
+        hooks.problem(`The host sent a malformed answer to ${method}; it was ignored`)
+        return { ok: false, error: { message: `The host sent a malformed answer to ${method}` } }
+      }
+      return checked.data.ok ? { ok: true, result: checked.data.result } : { ok: false, error: checked.data.error }
+    },
+    onEvents(listener) {
+      return bridge.onEvents((events) => {
+        const checked = wireServerMessageSchema.safeParse({ kind: 'events', events })
+        if (!checked.success) {
+          console.error('Malformed events from the host', events)
+          hooks.problem('Ignored malformed events from the host')
+          return
+        }
+        deliver(listener, events, hooks)
+      })
+    }
   }
-  return sessionStorage.getItem(TOKEN_KEY) ?? ''
+}
+
+/** A listener's failure is reported, not thrown into the transport. */
+function deliver(listener: (events: HostEvent[]) => void, events: HostEvent[], hooks: TransportHooks): void {
+  try {
+    listener(events)
+  } catch (error) {
+    console.error('Applying events from the host failed', error, events)
+    hooks.problem(`Could not apply an update from the host: ${(error as Error).message}`)
+  }
 }
 
 interface Pending {
@@ -33,21 +92,36 @@ interface Pending {
   reject: (error: Error) => void
 }
 
-const LOST = 'Lost the connection to the Switchboard host'
+const FIRST_RETRY_MS = 250
+const MAX_RETRY_MS = 5000
 
+/**
+ * Requests and event batches over `/ws`. Requests are matched to responses by
+ * id; a closed socket rejects what is pending and is reopened with backoff.
+ */
 class WebSocketTransport implements HostTransport {
   private socket: WebSocket | null = null
-  private open: Promise<WebSocket> | null = null
+  private opening: Promise<WebSocket> | null = null
   private nextId = 1
   private readonly pending = new Map<number, Pending>()
   private readonly listeners = new Set<(events: HostEvent[]) => void>()
-  private retryDelay = 250
+  private retryDelay = FIRST_RETRY_MS
+  private retryTimer: ReturnType<typeof setTimeout> | null = null
+  private everConnected = false
 
   constructor(
-    private readonly token: string,
-    private readonly onProblem: (message: string) => void
+    private token: string,
+    private readonly hooks: TransportHooks
   ) {
-    void this.connect().catch(() => undefined)
+    hooks.connection('connecting')
+    this.connect().catch(() => undefined)
+    // The address pasted again with its token (after opening the page without it): use it at once.
+    window.addEventListener('hashchange', () => {
+      const token = takeTokenFromHash()
+      if (!token || this.socket) return
+      this.token = token
+      this.retryNow()
+    })
   }
 
   async request(method: string, params: unknown): Promise<WireResponse> {
@@ -55,7 +129,12 @@ class WebSocketTransport implements HostTransport {
     const id = this.nextId++
     return new Promise<WireResponse>((resolve, reject) => {
       this.pending.set(id, { resolve, reject })
-      socket.send(JSON.stringify({ kind: 'request', id, method, params }))
+      try {
+        socket.send(JSON.stringify({ kind: 'request', id, method, params }))
+      } catch (error) {
+        this.pending.delete(id)
+        reject(new Error(`Could not send ${method} to the Switchboard host: ${(error as Error).message}`))
+      }
     })
   }
 
@@ -65,32 +144,53 @@ class WebSocketTransport implements HostTransport {
   }
 
   private connect(): Promise<WebSocket> {
-    if (this.open) return this.open
-    this.open = new Promise<WebSocket>((resolve, reject) => {
+    if (this.socket?.readyState === WebSocket.OPEN) return Promise.resolve(this.socket)
+    if (this.opening) return this.opening
+    this.opening = new Promise<WebSocket>((resolve, reject) => {
       const scheme = location.protocol === 'https:' ? 'wss' : 'ws'
       const socket = new WebSocket(`${scheme}://${location.host}/ws?token=${encodeURIComponent(this.token)}`)
       socket.onopen = () => {
         this.socket = socket
-        this.retryDelay = 250
+        this.opening = null
+        this.retryDelay = FIRST_RETRY_MS
+        this.everConnected = true
+        this.hooks.connection('connected')
         resolve(socket)
       }
       socket.onmessage = (event) => this.receive(event.data)
       socket.onclose = () => {
         const wasOpen = this.socket === socket
         this.socket = null
-        this.open = null
-        for (const pending of this.pending.values()) pending.reject(new Error(LOST))
+        this.opening = null
+        for (const pending of this.pending.values()) pending.reject(new Error(LOST_CONNECTION))
         this.pending.clear()
-        if (!wasOpen) {
-          reject(new Error(`${LOST}. Is \`npm run serve\` still running, and was the page opened with its URL (token included)?`))
-        } else {
-          this.onProblem(`${LOST}; reconnecting…`)
-        }
-        setTimeout(() => void this.connect().catch(() => undefined), this.retryDelay)
-        this.retryDelay = Math.min(this.retryDelay * 2, 5000)
+        const detail = this.everConnected
+          ? `${LOST_CONNECTION}; reconnecting…`
+          : this.token
+            ? 'Cannot reach the Switchboard host. Is it still running, and was this page opened with the address it printed? Retrying…'
+            : 'This page needs the address Switchboard printed when it started (it ends with #token=…). Open that address.'
+        if (!wasOpen) reject(new Error(detail))
+        this.hooks.connection('reconnecting', detail)
+        this.scheduleReconnect()
       }
     })
-    return this.open
+    return this.opening
+  }
+
+  private retryNow(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer)
+    this.retryTimer = null
+    this.retryDelay = FIRST_RETRY_MS
+    this.connect().catch(() => undefined)
+  }
+
+  private scheduleReconnect(): void {
+    if (this.retryTimer) return
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null
+      this.connect().catch(() => undefined)
+    }, this.retryDelay)
+    this.retryDelay = Math.min(this.retryDelay * 2, MAX_RETRY_MS)
   }
 
   private receive(data: unknown): void {
@@ -98,23 +198,26 @@ class WebSocketTransport implements HostTransport {
     try {
       parsed = JSON.parse(String(data))
     } catch {
-      this.onProblem('Ignored a message from the host that is not JSON')
+      console.error('A message from the host is not JSON', data)
+      this.hooks.problem('Ignored a message from the host that is not JSON')
       return
     }
     const message = wireServerMessageSchema.safeParse(parsed)
     if (!message.success) {
-      console.error('Malformed message from the host', parsed)
-      this.onProblem('Ignored a malformed message from the host')
+      console.error('Malformed message from the host', parsed, message.error)
+      this.hooks.problem('Ignored a malformed message from the host')
       return
     }
     const value = message.data
     if (value.kind === 'events') {
-      const events = value.events as HostEvent[]
-      for (const listener of this.listeners) listener(events)
+      for (const listener of this.listeners) deliver(listener, value.events as HostEvent[], this.hooks)
       return
     }
     const pending = this.pending.get(value.id)
-    if (!pending) return
+    if (!pending) {
+      console.error('An answer from the host matches no request', value)
+      return
+    }
     this.pending.delete(value.id)
     pending.resolve(value.ok ? { ok: true, result: value.result } : { ok: false, error: value.error })
   }

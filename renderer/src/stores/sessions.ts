@@ -1,0 +1,245 @@
+import { defineStore } from 'pinia'
+import { computed, ref } from 'vue'
+import type { Attachment } from '../../../shared/contract'
+import type { SessionRecord, SessionState } from '../../../shared/domain'
+import { applyRecord, createThread, type Thread } from '../../../shared/thread'
+import type { TranscriptRecord } from '../../../shared/transcript'
+import { host, messageOf } from '../host/client'
+import { useAppStore } from './app'
+import { useProjectsStore } from './projects'
+
+/**
+ * Live sessions: their state (from `session.state` events) and the threads of
+ * the sessions that were opened. A thread is the snapshot from `sessions.open`
+ * folded with the shared `applyRecord`, then live `session.records` applied
+ * from the snapshot's `nextSeq` on, so a session opened mid-stream shows each
+ * record exactly once. Threads stay after another session is opened: several
+ * may stream at once.
+ */
+
+export interface OpenThread {
+  thread: Thread
+  /** seq of the next record this thread expects. */
+  nextSeq: number
+  skippedLines: number
+}
+
+/** What arrived for a session while its snapshot was on its way, in order. */
+type Held = { kind: 'records'; seq: number; records: TranscriptRecord[] } | { kind: 'state'; state: SessionState }
+
+export const useSessionsStore = defineStore('sessions', () => {
+  const app = useAppStore()
+  const projects = useProjectsStore()
+
+  const states = ref<Record<string, SessionState>>({})
+  const threads = ref<Record<string, OpenThread>>({})
+  const openId = ref<string | null>(null)
+  /** Why a session's transcript could not be opened, by session id. */
+  const loadErrors = ref<Record<string, string>>({})
+  /** Unsent composer text, by session id: switching sessions does not lose it. */
+  const drafts = ref<Record<string, string>>({})
+
+  const loading = new Map<string, Promise<void>>()
+  const held = new Map<string, Held[]>()
+
+  const openSession = computed<SessionRecord | null>(() =>
+    openId.value ? (projects.sessionById(openId.value) ?? null) : null
+  )
+
+  function stateOf(id: string): SessionState {
+    return states.value[id] ?? { id, status: 'idle' }
+  }
+
+  async function open(id: string): Promise<void> {
+    openId.value = id
+    if (!threads.value[id]) await loadThread(id)
+  }
+
+  /** Fetches the snapshot and (re)builds the thread; live records meanwhile are held and applied after. */
+  function loadThread(id: string): Promise<void> {
+    const inFlight = loading.get(id)
+    if (inFlight) return inFlight
+    held.set(id, [])
+    const run = (async () => {
+      let loaded = false
+      try {
+        const snapshot = await host().request('sessions.open', { id })
+        // Fold the snapshot before it becomes reactive: one render however long the transcript is.
+        const thread = createThread()
+        for (const record of snapshot.records) applyRecord(thread, record)
+        threads.value[id] = { thread, nextSeq: snapshot.nextSeq, skippedLines: snapshot.skippedLines }
+        states.value[id] = snapshot.state
+        projects.upsertSession(snapshot.record)
+        delete loadErrors.value[id]
+        loaded = true
+        if (snapshot.skippedLines > 0) {
+          app.report(
+            `${snapshot.skippedLines} damaged line${snapshot.skippedLines === 1 ? '' : 's'} of “${snapshot.record.title}” could not be read and ${snapshot.skippedLines === 1 ? 'was' : 'were'} skipped.`
+          )
+        }
+      } catch (error) {
+        loadErrors.value[id] = messageOf(error)
+        app.report(`Could not open the conversation: ${messageOf(error)}`)
+      } finally {
+        const pending = held.get(id) ?? []
+        held.delete(id)
+        loading.delete(id)
+        for (const item of pending) {
+          if (item.kind === 'state') states.value[id] = item.state
+          // Without a fresh snapshot the held records cannot be placed safely; the next open fetches them.
+          else if (loaded) receiveRecords(id, item.seq, item.records)
+        }
+      }
+    })()
+    loading.set(id, run)
+    return run
+  }
+
+  /** A `session.records` event: `seq` is records[0]'s, the rest follow consecutively. */
+  function receiveRecords(id: string, seq: number, records: TranscriptRecord[]): void {
+    const queue = held.get(id)
+    if (queue) {
+      queue.push({ kind: 'records', seq, records })
+      return
+    }
+    const open = threads.value[id]
+    if (!open) return
+    if (seq > open.nextSeq) {
+      // Records were missed (e.g. while the connection was down): fetch the snapshot again.
+      void loadThread(id)
+      held.get(id)?.push({ kind: 'records', seq, records })
+      return
+    }
+    for (let i = 0; i < records.length; i++) {
+      if (seq + i < open.nextSeq) continue
+      applyRecord(open.thread, records[i])
+      open.nextSeq = seq + i + 1
+    }
+  }
+
+  function receiveState(state: SessionState): void {
+    states.value[state.id] = state
+    held.get(state.id)?.push({ kind: 'state', state })
+  }
+
+  /** After a reconnect: events were missed, so every kept thread is fetched again. */
+  function reloadThreads(): void {
+    for (const id of Object.keys(threads.value)) void loadThread(id)
+  }
+
+  function forget(id: string): void {
+    delete threads.value[id]
+    delete states.value[id]
+    delete drafts.value[id]
+    delete loadErrors.value[id]
+    if (openId.value === id) openId.value = null
+  }
+
+  /** Starts a session with an agent and opens it; throws the Host's message (the sidebar shows it, or a sign-in). */
+  async function create(projectId: string, agentId: string): Promise<void> {
+    const record = await host().request('sessions.new', { projectId, agentId })
+    projects.upsertSession(record)
+    await open(record.id)
+  }
+
+  async function continueSession(id: string): Promise<boolean> {
+    try {
+      states.value[id] = await host().request('sessions.continue', { id })
+      return true
+    } catch (error) {
+      app.report(messageOf(error))
+      return false
+    }
+  }
+
+  /**
+   * Sends a prompt; a session that is not connected is continued first.
+   * Resolves false when nothing was sent (the composer then gives the text
+   * back), else true once the turn has ended; a failed turn shows in the banner.
+   */
+  async function send(id: string, text: string, attachments: Attachment[] = []): Promise<boolean> {
+    const state = stateOf(id)
+    if (state.status === 'idle') {
+      if (state.continueBlockedReason) {
+        app.report(state.continueBlockedReason)
+        return false
+      }
+      if (!(await continueSession(id))) return false
+    }
+    try {
+      await host().request('sessions.prompt', { id, text, attachments })
+    } catch (error) {
+      app.report(messageOf(error))
+    }
+    return true
+  }
+
+  async function cancel(id: string): Promise<void> {
+    await app.attempt(() => host().request('sessions.cancel', { id }))
+  }
+
+  async function respondPermission(id: string, requestId: string, optionId: string | null): Promise<void> {
+    const state = states.value[id]
+    // Hide the card at once: a second key press must not answer twice.
+    if (state?.permission?.requestId === requestId) states.value[id] = { ...state, permission: null }
+    await app.attempt(() => host().request('sessions.respondPermission', { id, requestId, optionId }))
+  }
+
+  async function setMode(id: string, modeId: string): Promise<void> {
+    await app.attempt(() => host().request('sessions.setMode', { id, modeId }))
+  }
+
+  async function setConfigOption(id: string, configId: string, value: string | boolean): Promise<void> {
+    await app.attempt(() => host().request('sessions.setConfigOption', { id, configId, value }))
+  }
+
+  async function setModel(id: string, modelId: string): Promise<void> {
+    await app.attempt(() => host().request('sessions.setModel', { id, modelId }))
+  }
+
+  async function fork(id: string): Promise<void> {
+    const record = await app.attempt(() => host().request('sessions.fork', { id }))
+    if (!record) return
+    projects.upsertSession(record)
+    await open(record.id)
+  }
+
+  async function close(id: string): Promise<void> {
+    await app.attempt(() => host().request('sessions.close', { id }))
+  }
+
+  async function remove(id: string, keepTranscript: boolean): Promise<void> {
+    const result = await app.attempt(() => host().request('sessions.delete', { id, keepTranscript }))
+    if (!result) return
+    projects.removeSession(id)
+    forget(id)
+    if (result.note) app.report(result.note)
+  }
+
+  return {
+    states,
+    threads,
+    openId,
+    loadErrors,
+    drafts,
+    openSession,
+    stateOf,
+    open,
+    loadThread,
+    receiveRecords,
+    receiveState,
+    reloadThreads,
+    forget,
+    create,
+    continueSession,
+    send,
+    cancel,
+    respondPermission,
+    setMode,
+    setConfigOption,
+    setModel,
+    fork,
+    close,
+    remove
+  }
+})
