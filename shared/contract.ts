@@ -46,6 +46,7 @@ export const requestParams = {
   }),
   'agents.states': z.object({}),
   'sessions.list': z.object({ projectId: id.optional() }),
+  'sessions.states': z.object({}),
   'sessions.new': z.object({ projectId: id, agentId: id }),
   'sessions.open': z.object({ id }),
   'sessions.continue': z.object({ id }),
@@ -91,6 +92,8 @@ export interface RequestResults {
   'agents.add': AgentDefinition
   'agents.states': AgentRuntimeState[]
   'sessions.list': SessionRecord[]
+  /** The live state of every session that has one (the others are idle). */
+  'sessions.states': SessionState[]
   'sessions.new': SessionRecord
   'sessions.open': SessionSnapshot
   'sessions.continue': SessionState

@@ -211,6 +211,7 @@ export class Host {
       this.store.data.sessions
         .filter((s) => !p.projectId || s.projectId === p.projectId)
         .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)),
+    'sessions.states': async () => [...this.states.values()],
     'sessions.new': (p) => this.newSession(p.projectId, p.agentId),
     'sessions.open': (p) => this.openSession(p.id),
     'sessions.continue': (p) => this.continueSession(p.id),

@@ -167,6 +167,8 @@ describe('one conversation, end to end through the Host', () => {
       const state = events.findLast((e) => e.type === 'session.state' && e.payload.id === record.id)
       return state?.type === 'session.state' ? state.payload.permission : undefined
     })
+    // A window that (re)loads now learns the session is running.
+    expect((await host.request('sessions.states', {})).find((s) => s.id === record.id)).toMatchObject({ status: 'running' })
     await host.request('sessions.cancel', { id: record.id })
     expect((await turn).stopReason).toBe('cancelled')
     const thread = fold((await host.request('sessions.open', { id: record.id })).records)

@@ -32,10 +32,11 @@ export const useAppStore = defineStore('app', () => {
   async function load(): Promise<void> {
     const client = host()
     try {
-      const [appInfo, projects, sessions, agents, agentStates, rules] = await Promise.all([
+      const [appInfo, projects, sessions, sessionStates, agents, agentStates, rules] = await Promise.all([
         client.request('app.info', {}),
         client.request('projects.list', {}),
         client.request('sessions.list', {}),
+        client.request('sessions.states', {}),
         client.request('agents.list', {}),
         client.request('agents.states', {}),
         client.request('permissions.list', {})
@@ -44,6 +45,8 @@ export const useAppStore = defineStore('app', () => {
       info.value = appInfo
       useProjectsStore().setAll(projects, sessions)
       useAgentsStore().setAll(agents, agentStates)
+      // A reload mid-turn still shows which sessions are running.
+      for (const state of sessionStates) useSessionsStore().receiveState(state)
       usePermissionsStore().rules = rules
       if (firstTime) for (const warning of appInfo.warnings) report(warning)
     } catch (error) {
