@@ -82,6 +82,8 @@ interface LiveSession {
   permissions: Map<string, { settle: (optionId: string | null) => void; optionIds: string[] }>
   /** Serialises continue requests for this session. */
   connecting: Promise<void> | null
+  /** Cancels the load or resume under way ($/cancel_request). */
+  abortConnecting?: AbortController | null
 }
 
 type Handlers = { [M in RequestMethod]: (params: ParsedParams<M>) => Promise<RequestResult<M>> }
@@ -385,6 +387,8 @@ export class Host {
       )
     }
     const session = live
+    const abort = new AbortController()
+    session.abortConnecting = abort
     session.connecting = (async () => {
       this.setState(id, { status: 'starting', error: undefined })
       try {
@@ -405,20 +409,28 @@ export class Host {
           mcpServers: [],
           ...this.directoriesFor(connection, record.additionalDirectories ?? [])
         }
+        // Cancelling while this runs sends $/cancel_request for it.
+        const options = { cancellationSignal: abort.signal }
         if (useResume) {
-          this.appendSessionState(session, await connection.agent.request(methods.agent.session.resume, params))
+          this.appendSessionState(session, await connection.agent.request(methods.agent.session.resume, params, options))
         } else {
           this.appendRecord(session, { t: 'reset', at: new Date().toISOString(), reason: 'load' })
-          this.appendSessionState(session, await connection.agent.request(methods.agent.session.load, params))
+          this.appendSessionState(session, await connection.agent.request(methods.agent.session.load, params, options))
         }
         this.setState(id, { status: 'ready', error: undefined, continueBlockedReason: undefined })
       } catch (error) {
         session.connection = null
-        const message = (error as Error).message
+        if (record.sessionId) this.byAcpSession.delete(acpKey(record.agentId, record.sessionId))
+        if (abort.signal.aborted) {
+          this.setState(id, { status: 'idle', error: undefined })
+          throw new Error('Reopening the session was cancelled')
+        }
+        const message = describeError(error)
         if (this.stateOf(id).status !== 'idle') this.setState(id, { status: 'error', error: message })
         throw error
       } finally {
         session.connecting = null
+        session.abortConnecting = null
       }
     })()
     await session.connecting
@@ -465,6 +477,7 @@ export class Host {
 
   private async cancel(id: string): Promise<Record<string, never>> {
     const live = this.live.get(id)
+    live?.abortConnecting?.abort()
     for (const pending of [...(live?.permissions.values() ?? [])]) pending.settle(null)
     this.setState(id, { permission: null })
     if (live?.connection?.isAlive && live.record.sessionId) {

@@ -744,9 +744,11 @@ let app = agent({ name: agentName })
   })
 
 if (loadSession) {
-  app = app.onRequest(methods.agent.session.load, async ({ params, client }) => {
+  app = app.onRequest(methods.agent.session.load, async ({ params, client, signal }) => {
     const history = readHistory(params.sessionId)
     if (!history) throw unknownSession(params.sessionId)
+    // SCRIPTED_AGENT_LOAD_DELAY_MS: a slow load, which the client may cancel ($/cancel_request).
+    if (!(await wait(Number(env.SCRIPTED_AGENT_LOAD_DELAY_MS ?? 0), signal))) throw RequestError.requestCancelled()
     const session = restore(params.sessionId, history, params.cwd)
     for (const update of history) {
       await client.notify(methods.client.session.update, { sessionId: session.id, update })

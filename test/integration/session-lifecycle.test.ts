@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Host } from '../../electron/host/host'
+import { Host } from '../../electron/host/host'
 import { entriesOf, fold, openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
 
 /** The optional session methods: list (import), resume, close, delete, fork; each used only when announced. */
@@ -182,5 +182,23 @@ describe('additional directories', () => {
     const said = (entriesOf(await threadOf(record.id), 'assistant') as { text: string }[]).map((e) => e.text).join('')
     expect(said).toContain('additionalDirectories=null')
     expect(said).toContain('read failed: Refused: ')
+  })
+})
+
+describe('cancelling a slow reopen', () => {
+  it('sends $/cancel_request for the load under way and leaves the session ready to try again', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_LOAD_DELAY_MS: '5000' }, 'Slow'))
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', { id: record.id, text: 'remember' })
+    await host.close()
+    const sent: unknown[] = []
+    host = await Host.open({ dataDir, version: 'test', presets: [], onAgentMessage: (_a, direction, m) => direction === 'out' && sent.push(m) })
+    const reopening = host.request('sessions.continue', { id: record.id })
+    await expect.poll(async () => (await host.request('sessions.open', { id: record.id })).state.status).toBe('starting')
+    await host.request('sessions.cancel', { id: record.id })
+    await expect(reopening).rejects.toThrow('Reopening the session was cancelled')
+    const load = sent.find((m) => (m as { method?: string }).method === 'session/load') as { id: number }
+    expect(sent).toContainEqual({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: load.id } })
+    expect((await host.request('sessions.open', { id: record.id })).state.status).toBe('idle')
   })
 })
