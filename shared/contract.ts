@@ -3,6 +3,7 @@ import type {
   AgentDefinition,
   AgentRuntimeState,
   AppInfo,
+  PendingElicitation,
   PermissionRule,
   Project,
   SessionRecord,
@@ -69,7 +70,23 @@ export const requestParams = {
     methodId: z.string().min(1).max(200),
     values: z.record(z.string().max(200), z.string().max(10_000)).default({})
   }),
-  'agents.logout': z.object({ agentId: id })
+  'agents.logout': z.object({ agentId: id }),
+  /** Runs a terminal sign-in method (the agent's own command with the method's arguments) in a pseudo-terminal. */
+  'agents.login.start': z.object({
+    agentId: id,
+    methodId: z.string().min(1).max(200),
+    cols: z.number().int().min(10).max(1000).default(100),
+    rows: z.number().int().min(4).max(500).default(30)
+  }),
+  'agents.login.input': z.object({ loginId: id, data: z.string().max(100_000) }),
+  'agents.login.resize': z.object({ loginId: id, cols: z.number().int().min(10).max(1000), rows: z.number().int().min(4).max(500) }),
+  'agents.login.stop': z.object({ loginId: id }),
+  'elicitations.list': z.object({}),
+  'elicitations.answer': z.object({
+    requestId: id,
+    action: z.enum(['accept', 'decline', 'cancel']),
+    content: z.record(z.string().max(200), z.union([z.string().max(100_000), z.number(), z.boolean(), z.array(z.string().max(10_000)).max(1000)])).default({})
+  })
 } as const
 
 export interface SessionSnapshot {
@@ -112,6 +129,13 @@ export interface RequestResults {
   'permissions.revoke': Record<string, never>
   'agents.authenticate': Record<string, never>
   'agents.logout': Record<string, never>
+  /** `command`: what runs, as the user would type it. */
+  'agents.login.start': { loginId: string; command: string }
+  'agents.login.input': Record<string, never>
+  'agents.login.resize': Record<string, never>
+  'agents.login.stop': Record<string, never>
+  'elicitations.list': PendingElicitation[]
+  'elicitations.answer': Record<string, never>
 }
 
 export type RequestMethod = keyof typeof requestParams
@@ -128,6 +152,12 @@ export interface HostEvents {
   'agent.state': AgentRuntimeState
   'projects.changed': Project[]
   'permissions.changed': PermissionRule[]
+  /** Output of a terminal sign-in, as the pseudo-terminal wrote it. */
+  'agent.login.output': { loginId: string; data: string }
+  /** A terminal sign-in ended; `ok` (exit code 0) means signed in, and the agent restarts to pick it up. */
+  'agent.login.exit': { loginId: string; agentId: string; methodId: string; exitCode: number | null; signal: number | null; ok: boolean }
+  /** Every question agents are waiting for the user to answer. */
+  'elicitations.changed': PendingElicitation[]
 }
 
 export type HostEventName = keyof HostEvents

@@ -29,6 +29,15 @@ export type ThreadEntry =
   | { kind: 'error'; id: string; message: string }
   | { kind: 'unsupported'; id: string; reason: string; raw: string }
   | { kind: 'permission'; id: string; title: string; answer: string; allowed: boolean; remembered: boolean }
+  | {
+      kind: 'elicitation'
+      id: string
+      message: string
+      mode: 'form' | 'url'
+      action: 'accept' | 'decline' | 'cancel'
+      url?: string
+      content?: Record<string, string | number | boolean | string[]>
+    }
 
 export interface ToolCallEntry {
   kind: 'tool_call'
@@ -110,6 +119,17 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
         answer: record.optionName ?? 'Dismissed',
         allowed: record.optionKind?.startsWith('allow') ?? false,
         remembered: record.remembered
+      })
+      return
+    case 'elicitation':
+      push(thread, {
+        kind: 'elicitation',
+        id: localId(thread),
+        message: record.message,
+        mode: record.mode,
+        action: record.action,
+        url: record.url,
+        content: record.content
       })
       return
     case 'unsupported':

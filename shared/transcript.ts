@@ -37,6 +37,16 @@ export type TranscriptRecord =
       optionKind?: string
       remembered: boolean
     }
+  /** How a question the agent asked (`elicitation/create`) was answered; `content` holds a form's accepted values. */
+  | {
+      t: 'elicitation'
+      at: string
+      message: string
+      mode: 'form' | 'url'
+      action: 'accept' | 'decline' | 'cancel'
+      url?: string
+      content?: Record<string, string | number | boolean | string[]>
+    }
   /** A session/update that could not be folded, kept verbatim: nothing the agent sent is lost. */
   | { t: 'unsupported'; at: string; raw: unknown; reason: string }
 

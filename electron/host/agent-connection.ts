@@ -14,6 +14,8 @@ import {
   type ReadTextFileRequest,
   type ReadTextFileResponse,
   type RequestPermissionRequest,
+  type CreateElicitationRequest,
+  type CreateElicitationResponse,
   type AnyMessage,
   type CreateTerminalRequest,
   type CreateTerminalResponse,
@@ -49,6 +51,8 @@ export interface ClientHandlers {
   readTextFile(agentId: string, params: ReadTextFileRequest): Promise<ReadTextFileResponse>
   writeTextFile(agentId: string, params: WriteTextFileRequest): Promise<void>
   requestPermission(agentId: string, params: RequestPermissionRequest, signal: AbortSignal): Promise<RequestPermissionResponse>
+  /** `elicitation/create`: a form or a URL for the user, answered when they do (or cancelled with the request). */
+  elicit(agentId: string, params: CreateElicitationRequest, signal: AbortSignal): Promise<CreateElicitationResponse>
   createTerminal(agentId: string, params: CreateTerminalRequest): Promise<CreateTerminalResponse>
   terminalOutput(agentId: string, params: TerminalOutputRequest): Promise<TerminalOutputResponse>
   waitForTerminalExit(agentId: string, params: WaitForTerminalExitRequest): Promise<WaitForTerminalExitResponse>
@@ -159,6 +163,9 @@ export class AgentConnection {
       .onRequest(methods.client.session.requestPermission, ({ params, signal }) =>
         this.options.handlers.requestPermission(def.id, params, signal)
       )
+      .onRequest(methods.client.elicitation.create, ({ params, signal }) => this.options.handlers.elicit(def.id, params, signal))
+      // A URL elicitation's flow finished on the agent's side: nothing is waiting for it here any more.
+      .onNotification(methods.client.elicitation.complete, () => undefined)
       .onRequest(methods.client.terminal.create, ({ params }) => this.options.handlers.createTerminal(def.id, params))
       .onRequest(methods.client.terminal.output, ({ params }) => this.options.handlers.terminalOutput(def.id, params))
       .onRequest(methods.client.terminal.waitForExit, ({ params }) => this.options.handlers.waitForTerminalExit(def.id, params))
@@ -191,7 +198,13 @@ export class AgentConnection {
       const response = await Promise.race([
         this.connection.agent.request(methods.agent.initialize, {
           protocolVersion: PROTOCOL_VERSION,
-          clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
+          clientCapabilities: {
+            fs: { readTextFile: true, writeTextFile: true },
+            terminal: true,
+            // Terminal sign-in methods run in a pseudo-terminal the user sees (login-terminals.ts).
+            auth: { terminal: true },
+            elicitation: { form: {}, url: {} }
+          },
           clientInfo: { name: 'switchboard', title: 'Switchboard', version: this.options.clientVersion }
         }),
         spawnFailure,

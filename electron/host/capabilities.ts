@@ -88,14 +88,19 @@ function info(value: unknown): AgentInfo | undefined {
 
 function authMethod(value: unknown): AuthMethodView[] {
   const m = asObject(value)
-  if (typeof m.id !== 'string') return []
+  // Version 1 names a method `id`, the version 2 draft `methodId`.
+  const id = typeof m.id === 'string' ? m.id : typeof m.methodId === 'string' ? m.methodId : null
+  if (id === null) return []
   const view: AuthMethodView = {
-    id: m.id,
-    name: typeof m.name === 'string' ? m.name : m.id,
+    id,
+    name: typeof m.name === 'string' ? m.name : id,
     description: typeof m.description === 'string' ? m.description : undefined,
     type: typeof m.type === 'string' ? m.type : 'agent'
   }
   if (Array.isArray(m.vars)) view.vars = m.vars.flatMap((v) => (typeof asObject(v).name === 'string' ? [asObject(v).name as string] : []))
   if (Array.isArray(m.args)) view.args = m.args.filter((a): a is string => typeof a === 'string')
+  const env = asObject(m.env)
+  const envEntries = Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string')
+  if (envEntries.length) view.env = Object.fromEntries(envEntries)
   return [view]
 }

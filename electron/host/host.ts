@@ -44,6 +44,8 @@ import { Store } from './store'
 import { acquireDataLock, type DataLock } from './data-lock'
 import { findExecutable } from './executables'
 import { Terminals } from './terminals'
+import { Elicitations, ElicitationError, type ElicitationAction } from './elicitation'
+import { LoginTerminals, commandLine } from './login-terminals'
 import { agentEnvKey, MemorySecretStore, type SecretStore } from './secrets'
 import { alwaysDecision, optionFor, permissionRecord } from './permissions'
 import { checkNotification, type CheckedNotification } from './updates'
@@ -104,6 +106,18 @@ export class Host {
   private readonly states = new Map<string, SessionState>()
   private readonly agentStates = new Map<string, AgentRuntimeState>()
   private readonly terminals = new Terminals()
+  private readonly logins = new LoginTerminals({
+    output: (loginId, data) => this.events.emit('agent.login.output', { loginId, data }),
+    exit: (loginId, spec, exitCode, signal) => void this.loginEnded(loginId, spec.agentId, spec.methodId, exitCode, signal)
+  })
+  private readonly elicitations = new Elicitations(
+    (pending) => this.events.emit('elicitations.changed', pending),
+    (view, action, content) => {
+      const live = view.sessionId ? this.live.get(view.sessionId) : undefined
+      if (!live) return
+      this.appendRecord(live, { t: 'elicitation', at: new Date().toISOString(), message: view.message, mode: view.mode, action, url: view.url, content })
+    }
+  )
   private readonly secrets: SecretStore
   private closing = false
   private idleTimer: NodeJS.Timeout | null = null
@@ -135,7 +149,8 @@ export class Host {
       const sessions = [...this.live.values()].filter((l) => l.connection === connection)
       const busy = sessions.some((l) => l.permissions.size > 0 || ['running', 'starting'].includes(this.stateOf(l.record.id).status))
       const { loadSession, session } = connection.capabilities
-      if (busy || (sessions.length > 0 && !loadSession && !session.resume)) continue
+      const asking = this.elicitations.list().some((e) => e.agentId === connection.definition.id)
+      if (busy || asking || (sessions.length > 0 && !loadSession && !session.resume)) continue
       await connection.stop()
     }
   }
@@ -191,7 +206,9 @@ export class Host {
     this.closing = true
     if (this.idleTimer) clearInterval(this.idleTimer)
     for (const pending of [...this.live.values()].flatMap((l) => [...l.permissions.values()])) pending.settle(null)
+    this.elicitations.cancelWhere(() => true)
     this.terminals.releaseAll()
+    this.logins.stopAll()
     await Promise.allSettled([...this.agentStarts.values()])
     await Promise.all([...this.agents.values()].map((a) => a.stop()))
     await Promise.all([...this.live.values()].map((l) => l.writer.flush()))
@@ -230,7 +247,13 @@ export class Host {
     'permissions.list': async (p) => this.store.data.permissionRules.filter((r) => !p.projectId || r.projectId === p.projectId),
     'permissions.revoke': (p) => this.revokePermission(p.ruleId),
     'agents.authenticate': (p) => this.authenticate(p.agentId, p.methodId, p.values),
-    'agents.logout': (p) => this.logout(p.agentId)
+    'agents.logout': (p) => this.logout(p.agentId),
+    'agents.login.start': (p) => this.startLogin(p.agentId, p.methodId, p.cols, p.rows),
+    'agents.login.input': async (p) => (this.logins.write(p.loginId, p.data), {}),
+    'agents.login.resize': async (p) => (this.logins.resize(p.loginId, p.cols, p.rows), {}),
+    'agents.login.stop': async (p) => (this.logins.stop(p.loginId), {}),
+    'elicitations.list': async () => this.elicitations.list(),
+    'elicitations.answer': async (p) => (this.elicitations.answer(p.requestId, p.action as ElicitationAction, p.content), {})
   }
 
   private appInfo(): AppInfo {
@@ -479,6 +502,7 @@ export class Host {
     const live = this.live.get(id)
     live?.abortConnecting?.abort()
     for (const pending of [...(live?.permissions.values() ?? [])]) pending.settle(null)
+    this.elicitations.cancelWhere((e) => e.sessionId === id)
     this.setState(id, { permission: null })
     if (live?.connection?.isAlive && live.record.sessionId) {
       await live.connection.agent.notify(methods.agent.session.cancel, { sessionId: live.record.sessionId })
@@ -713,11 +737,7 @@ export class Host {
   }
 
   private async startAgent(definition: AgentDefinition): Promise<AgentConnection> {
-    const secretEnv: Record<string, string> = {}
-    for (const name of definition.secretEnv ?? []) {
-      const value = await this.secrets.get(agentEnvKey(definition.id, name))
-      if (value !== undefined) secretEnv[name] = value
-    }
+    const secretEnv = await this.secretEnvOf(definition)
     const connection = new AgentConnection(definition, {
       logDir: join(this.options.dataDir, 'logs'),
       handlers: this.clientHandlers,
@@ -743,8 +763,8 @@ export class Host {
     const method = connection.state.authMethods?.find((m) => m.id === methodId)
     if (!method) throw new Error(`${definition.name} offers no sign-in method '${methodId}'`)
     if (method.type === 'terminal') {
-      const command = [definition.command, ...definition.args, ...(method.args ?? [])].join(' ')
-      throw new Error(`${method.name} is a terminal login, which Switchboard cannot run for you yet: run \`${command}\` in a terminal, then try again.`)
+      // The spec: a terminal method is never passed to authenticate; the client runs it (agents.login.start).
+      throw new Error(`${method.name} signs in from a terminal: start it with agents.login.start`)
     }
     if (method.type === 'env_var' || method.type === 'env') {
       const names = method.vars ?? []
@@ -759,6 +779,52 @@ export class Host {
     }
     await connection.agent.request(methods.agent.authenticate, { methodId })
     return {}
+  }
+
+  /** The secret environment of an agent, from the secret store. */
+  private async secretEnvOf(definition: AgentDefinition): Promise<Record<string, string>> {
+    const secretEnv: Record<string, string> = {}
+    for (const name of definition.secretEnv ?? []) {
+      const value = await this.secrets.get(agentEnvKey(definition.id, name))
+      if (value !== undefined) secretEnv[name] = value
+    }
+    return secretEnv
+  }
+
+  /**
+   * A terminal sign-in: the agent's own command, its arguments and the
+   * method's, in a pseudo-terminal the user types into. Its exit code says
+   * whether it worked (loginEnded).
+   */
+  private async startLogin(agentId: string, methodId: string, cols: number, rows: number): Promise<{ loginId: string; command: string }> {
+    const definition = this.requireAgent(agentId)
+    const known = this.agentStates.get(agentId)?.authMethods
+    const methods = known ?? (await this.ensureAgent(definition)).state.authMethods ?? []
+    const method = methods.find((m) => m.id === methodId)
+    if (!method) throw new Error(`${definition.name} offers no sign-in method '${methodId}'`)
+    if (method.type !== 'terminal') throw new Error(`${method.name} is not a terminal sign-in`)
+    const spec = {
+      agentId,
+      methodId,
+      command: definition.command,
+      args: [...definition.args, ...(method.args ?? [])],
+      env: { ...process.env, ...definition.env, ...(await this.secretEnvOf(definition)), ...(method.env ?? {}) },
+      cols,
+      rows
+    }
+    const loginId = await this.logins.start(spec)
+    return { loginId, command: commandLine(spec) }
+  }
+
+  /** A terminal sign-in ended: on success the agent restarts, since agents read their credentials at start. */
+  private async loginEnded(loginId: string, agentId: string, methodId: string, exitCode: number | null, signal: number | null): Promise<void> {
+    const ok = exitCode === 0
+    if (ok) {
+      const running = this.agents.get(agentId)
+      const busy = running && [...this.live.values()].some((l) => l.connection === running && this.stateOf(l.record.id).status === 'running')
+      if (running && !busy) await running.stop().catch(() => undefined)
+    }
+    this.events.emit('agent.login.exit', { loginId, agentId, methodId, exitCode, signal, ok })
   }
 
   private async logout(agentId: string): Promise<Record<string, never>> {
@@ -837,6 +903,16 @@ export class Host {
     waitForTerminalExit: async (agentId, params) => this.terminals.waitForExit(this.ownTerminal(agentId, params)),
     killTerminal: async (agentId, params) => this.terminals.kill(this.ownTerminal(agentId, params)),
     releaseTerminal: async (agentId, params) => this.terminals.release(this.ownTerminal(agentId, params)),
+    elicit: async (agentId, params, signal) => {
+      const scope = params as { sessionId?: string | null }
+      const live = scope.sessionId ? this.liveForAgentRequest(agentId, scope.sessionId) : null
+      try {
+        return await this.elicitations.ask(agentId, live?.record.id ?? null, params, signal)
+      } catch (error) {
+        if (error instanceof ElicitationError) throw new RequestError(-32602, error.message)
+        throw error
+      }
+    },
     requestPermission: (agentId, params: RequestPermissionRequest, signal) => {
       const live = this.liveForAgentRequest(agentId, params.sessionId)
       const toolKind = params.toolCall.kind ?? 'other'
@@ -957,6 +1033,7 @@ export class Host {
     this.terminals.releaseAll(live.record.id)
     live.connection = null
     for (const pending of [...live.permissions.values()]) pending.settle(null)
+    this.elicitations.cancelWhere((e) => e.sessionId === live.record.id)
   }
 
   private register(

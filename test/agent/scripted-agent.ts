@@ -47,7 +47,9 @@ const protocolVersion = env.SCRIPTED_AGENT_PROTOCOL_VERSION ? Number(env.SCRIPTE
  * `api-key` while SCRIPTED_KEY=sekret is in its environment. Announces logout.
  */
 const needsAuth = env.SCRIPTED_AGENT_AUTH === '1'
-let authenticated = false
+/** Where a terminal sign-in (`--login`) leaves its credentials; an agent started later finds them. */
+const credentialsFile = stateDir ? join(stateDir, 'credentials') : null
+let authenticated = credentialsFile !== null && existsSync(credentialsFile)
 function requireAuth(): void {
   if (needsAuth && !authenticated) throw new RequestError(-32000, 'Authentication required')
 }
@@ -378,6 +380,16 @@ class TurnRunner {
       case 'permission':
         await this.permission()
         return
+      case 'elicit':
+      case 'elicit-url':
+        try {
+          if (name === 'elicit') await this.elicit()
+          else await this.elicitUrl(arg || 'https://example.com/connect')
+        } catch (error) {
+          if (this.cancelled) throw new Cancelled()
+          await this.message(`elicit failed: ${errorMessage(error)}`)
+        }
+        return
       case 'permission-withdrawn': {
         // Asks permission, then withdraws the request ($/cancel_request) after MS milliseconds.
         const toolCallId = this.nextToolCallId()
@@ -534,6 +546,50 @@ class TurnRunner {
     await this.message(`wrote ${text.length} chars`)
   }
 
+  /** Asks the user to fill in a form (elicitation/create, form mode) and says what came back. */
+  private async elicit(): Promise<void> {
+    if (!clientCapabilities.elicitation?.form) {
+      await this.message('elicit failed: the client has no form elicitation capability')
+      return
+    }
+    const response = await this.client.request(methods.client.elicitation.create, {
+      sessionId: this.session.id,
+      mode: 'form',
+      message: 'Which deployment should I use?',
+      requestedSchema: {
+        type: 'object',
+        title: 'Deployment',
+        properties: {
+          target: { type: 'string', title: 'Target', oneOf: [{ const: 'staging', title: 'Staging' }, { const: 'production', title: 'Production' }] },
+          replicas: { type: 'integer', title: 'Replicas', minimum: 1, maximum: 10, default: 2 },
+          contact: { type: 'string', title: 'Contact email', format: 'email' },
+          dryRun: { type: 'boolean', title: 'Dry run first', default: true },
+          regions: { type: 'array', title: 'Regions', items: { type: 'string', enum: ['eu', 'us', 'asia'] }, minItems: 1 }
+        },
+        required: ['target', 'replicas', 'regions']
+      }
+    })
+    await this.message(`elicitation: ${response.action}${'content' in response && response.content ? ' ' + JSON.stringify(response.content) : ''}`)
+  }
+
+  /** Asks the user to open a page (elicitation/create, URL mode), then tells the client that flow is complete. */
+  private async elicitUrl(url: string): Promise<void> {
+    if (!clientCapabilities.elicitation?.url) {
+      await this.message('elicit failed: the client has no URL elicitation capability')
+      return
+    }
+    const elicitationId = randomUUID()
+    const response = await this.client.request(methods.client.elicitation.create, {
+      sessionId: this.session.id,
+      mode: 'url',
+      elicitationId,
+      url,
+      message: 'Connect your account to continue'
+    })
+    if (response.action === 'accept') await this.client.notify(methods.client.elicitation.complete, { elicitationId })
+    await this.message(`elicitation: ${response.action}`)
+  }
+
   /** Runs COMMAND in a client terminal, shown in a tool call; reports its exit and output. */
   private async terminal(command: string, outputByteLimit: number | null, killAfterMs: number | null): Promise<void> {
     const toolCallId = this.nextToolCallId()
@@ -650,7 +706,10 @@ let app = agent({ name: agentName })
         ? [
             { id: 'browser', name: 'Log in with the browser', description: 'The agent opens a login page' },
             { id: 'api-key', name: 'Use SCRIPTED_KEY', type: 'env_var', vars: [{ name: 'SCRIPTED_KEY' }] },
-            { id: 'cli-login', name: 'Log in from a terminal', type: 'terminal', args: ['--login'] }
+            // Offered only to clients that can run terminal sign-ins, as the spec requires.
+            ...(clientCapabilities.auth?.terminal
+              ? [{ id: 'cli-login', name: 'Log in from a terminal', type: 'terminal' as const, args: ['--login'], env: { SCRIPTED_LOGIN_CODE: '4242' } }]
+              : [])
           ]
         : []
     }
@@ -737,6 +796,7 @@ let app = agent({ name: agentName })
   })
   .onRequest(methods.agent.logout, async () => {
     authenticated = false
+    if (credentialsFile) rmSync(credentialsFile, { force: true })
     return {}
   })
   .onNotification(methods.agent.session.cancel, ({ params }) => {
@@ -825,13 +885,44 @@ if (sessionMethods.has('fork')) {
 process.stdout.on('error', () => process.exit(0)) // the client went away
 process.on('unhandledRejection', (reason) => log(`scripted-agent: unhandled rejection: ${errorMessage(reason)}`))
 
-const connection = app.connect(
-  ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>)
-)
-void connection.closed.then(
-  () => process.exit(0),
-  (error: unknown) => {
-    log(`scripted-agent: connection closed: ${errorMessage(error)}`)
-    process.exit(0)
+/**
+ * `--login`: the terminal sign-in this agent offers (its own program with that
+ * argument, run by the client in a terminal). Like real login TUIs it insists
+ * on a terminal, asks for a code, and exits 0 only when signed in.
+ */
+async function runLogin(): Promise<void> {
+  if (!process.stdin.isTTY || !process.stdout.isTTY) {
+    process.stderr.write('scripted-agent --login needs a terminal\n')
+    process.exit(2)
   }
-)
+  const { createInterface } = await import('node:readline/promises')
+  const rl = createInterface({ input: process.stdin, output: process.stdout })
+  process.stdout.write('\x1b[1mScripted agent sign-in\x1b[0m\r\n')
+  const code = (await rl.question(`Enter the code ${env.SCRIPTED_LOGIN_CODE ?? ''} to sign in: `)).trim()
+  rl.close()
+  if (!env.SCRIPTED_LOGIN_CODE || code !== env.SCRIPTED_LOGIN_CODE) {
+    process.stdout.write('\x1b[31mWrong code.\x1b[0m\r\n')
+    process.exit(1)
+  }
+  if (credentialsFile) {
+    mkdirSync(stateDir!, { recursive: true })
+    writeFileSync(credentialsFile, 'signed in\n')
+  }
+  process.stdout.write('\x1b[32mSigned in.\x1b[0m\r\n')
+  process.exit(0)
+}
+
+if (process.argv.includes('--login')) {
+  void runLogin()
+} else {
+  const connection = app.connect(
+    ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>)
+  )
+  void connection.closed.then(
+    () => process.exit(0),
+    (error: unknown) => {
+      log(`scripted-agent: connection closed: ${errorMessage(error)}`)
+      process.exit(0)
+    }
+  )
+}

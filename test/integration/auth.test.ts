@@ -2,6 +2,7 @@ import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
+import type { HostEvents } from '../../shared/contract'
 import { MemorySecretStore } from '../../electron/host/secrets'
 import { Host as HostClass } from '../../electron/host/host'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
@@ -45,13 +46,12 @@ describe('authentication', () => {
     expect(state?.authMethods).toEqual([
       { id: 'browser', name: 'Log in with the browser', description: 'The agent opens a login page', type: 'agent' },
       { id: 'api-key', name: 'Use SCRIPTED_KEY', type: 'env_var', vars: ['SCRIPTED_KEY'] },
-      { id: 'cli-login', name: 'Log in from a terminal', type: 'terminal', args: ['--login'] }
+      { id: 'cli-login', name: 'Log in from a terminal', type: 'terminal', args: ['--login'], env: { SCRIPTED_LOGIN_CODE: '4242' } }
     ])
 
     await expect(host.request('agents.authenticate', { agentId, methodId: 'nope' })).rejects.toThrow(/offers no sign-in method 'nope'/)
-    await expect(host.request('agents.authenticate', { agentId, methodId: 'cli-login' })).rejects.toThrow(
-      /terminal login.*run `.*scripted-agent\.ts --login` in a terminal/
-    )
+    // A terminal method is never sent to authenticate (the spec): it runs in a terminal instead.
+    await expect(host.request('agents.authenticate', { agentId, methodId: 'cli-login' })).rejects.toThrow(/signs in from a terminal/)
     await host.request('agents.authenticate', { agentId, methodId: 'browser' })
     const record = await host.request('sessions.new', { projectId, agentId })
     expect((await host.request('sessions.prompt', { id: record.id, text: 'hello' })).stopReason).toBe('end_turn')
@@ -72,5 +72,58 @@ describe('authentication', () => {
     const db = await readFile(join(dataDir, 'db.json'), 'utf8')
     expect(db).not.toContain('sekret')
     expect(JSON.parse(db).agents.find((a: { id: string }) => a.id === agentId).secretEnv).toEqual(['SCRIPTED_KEY'])
+  })
+
+  it('runs a terminal sign-in in a real terminal the user types into; exit 0 signs in and the agent restarts with it', async () => {
+    await host.handle('sessions.new', { projectId, agentId }) // auth_required: the methods are known now
+    const output = new Map<string, string>()
+    const exits: HostEvents['agent.login.exit'][] = []
+    host.events.subscribe((events) => {
+      for (const event of events) {
+        if (event.type === 'agent.login.output') output.set(event.payload.loginId, (output.get(event.payload.loginId) ?? '') + event.payload.data)
+        if (event.type === 'agent.login.exit') exits.push(event.payload)
+      }
+    })
+    const until = async (check: () => boolean): Promise<void> => {
+      while (!check()) await new Promise((r) => setTimeout(r, 20))
+    }
+
+    // A wrong code: the login program exits 1, nothing changes.
+    const wrong = await host.request('agents.login.start', { agentId, methodId: 'cli-login', cols: 80, rows: 24 })
+    expect(wrong.command).toMatch(/scripted-agent\.ts --login$/)
+    await until(() => (output.get(wrong.loginId) ?? '').includes('Enter the code'))
+    await host.request('agents.login.input', { loginId: wrong.loginId, data: '1111\r' })
+    await until(() => exits.some((e) => e.loginId === wrong.loginId))
+    expect(exits.find((e) => e.loginId === wrong.loginId)).toMatchObject({ agentId, methodId: 'cli-login', exitCode: 1, ok: false })
+    expect(output.get(wrong.loginId)).toContain('Wrong code.')
+    expect(await host.handle('sessions.new', { projectId, agentId })).toMatchObject({ ok: false, error: { code: 'auth_required' } })
+
+    // The right code, typed into the pseudo-terminal (the program refuses to run without one).
+    const login = await host.request('agents.login.start', { agentId, methodId: 'cli-login', cols: 80, rows: 24 })
+    await until(() => (output.get(login.loginId) ?? '').includes('Enter the code'))
+    await host.request('agents.login.resize', { loginId: login.loginId, cols: 120, rows: 30 })
+    await host.request('agents.login.input', { loginId: login.loginId, data: '4242\r' })
+    await until(() => exits.some((e) => e.loginId === login.loginId))
+    expect(exits.find((e) => e.loginId === login.loginId)).toMatchObject({ exitCode: 0, ok: true })
+    expect(output.get(login.loginId)).toContain('4242') // the terminal echoed what was typed
+    expect(output.get(login.loginId)).toContain('Signed in.')
+    await expect(host.request('agents.login.input', { loginId: login.loginId, data: 'x' })).rejects.toThrow(/already ended/)
+
+    const record = await host.request('sessions.new', { projectId, agentId })
+    expect((await host.request('sessions.prompt', { id: record.id, text: 'hello' })).stopReason).toBe('end_turn')
+  })
+
+  it('stops a terminal sign-in the user abandons, and refuses methods that are not terminal ones', async () => {
+    await host.handle('sessions.new', { projectId, agentId })
+    await expect(host.request('agents.login.start', { agentId, methodId: 'browser' })).rejects.toThrow(/not a terminal sign-in/)
+    const exits: HostEvents['agent.login.exit'][] = []
+    host.events.subscribe((events) => {
+      for (const event of events) if (event.type === 'agent.login.exit') exits.push(event.payload)
+    })
+    const login = await host.request('agents.login.start', { agentId, methodId: 'cli-login' })
+    await host.request('agents.login.stop', { loginId: login.loginId })
+    while (!exits.length) await new Promise((r) => setTimeout(r, 20))
+    expect(exits[0]).toMatchObject({ loginId: login.loginId, ok: false })
+    expect(await host.handle('sessions.new', { projectId, agentId })).toMatchObject({ ok: false, error: { code: 'auth_required' } })
   })
 })

@@ -67,6 +67,27 @@ describe('real ACP agents from npm, offline', () => {
     }
     const listed = await host.handle('sessions.import', { projectId, agentId })
     expect(listed.ok ? (listed.result as { imported: unknown[] }).imported : []).toEqual([])
+
+    // Switchboard announces auth.terminal, so the adapter offers its terminal logins; one runs in a real
+    // pseudo-terminal and asks for the code from the browser page (it cannot finish offline: stopped here).
+    expect(state.authMethods).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: 'claude-ai-login', type: 'terminal', args: ['--cli', 'auth', 'login', '--claudeai'] })])
+    )
+    let output = ''
+    let exited = false
+    const unsubscribe = host.events.subscribe((events) => {
+      for (const event of events) {
+        if (event.type === 'agent.login.output') output += event.payload.data
+        if (event.type === 'agent.login.exit') exited = true
+      }
+    })
+    const login = await host.request('agents.login.start', { agentId, methodId: 'claude-ai-login' })
+    expect(login.command).toMatch(/claude-agent-acp.*--cli auth login --claudeai$/)
+    await expect.poll(() => output, { timeout: 20_000 }).toMatch(/Paste code here/)
+    expect(output).toMatch(/https:\/\/\S*oauth/)
+    await host.request('agents.login.stop', { loginId: login.loginId })
+    await expect.poll(() => exited).toBe(true)
+    unsubscribe()
   })
 
   it.skipIf(!existsSync(codexBinary))('Codex (codex-acp, its native binary): auth_required with env_var sign-in methods', async () => {

@@ -5,6 +5,7 @@ import type { AppInfo } from '../../../shared/domain'
 import { host, messageOf } from '../host/client'
 import type { ConnectionState } from '../host/transport'
 import { useAgentsStore } from './agents'
+import { useElicitationsStore } from './elicitations'
 import { usePermissionsStore } from './permissions'
 import { useProjectsStore } from './projects'
 import { useSessionsStore } from './sessions'
@@ -32,14 +33,15 @@ export const useAppStore = defineStore('app', () => {
   async function load(): Promise<void> {
     const client = host()
     try {
-      const [appInfo, projects, sessions, sessionStates, agents, agentStates, rules] = await Promise.all([
+      const [appInfo, projects, sessions, sessionStates, agents, agentStates, rules, elicitations] = await Promise.all([
         client.request('app.info', {}),
         client.request('projects.list', {}),
         client.request('sessions.list', {}),
         client.request('sessions.states', {}),
         client.request('agents.list', {}),
         client.request('agents.states', {}),
-        client.request('permissions.list', {})
+        client.request('permissions.list', {}),
+        client.request('elicitations.list', {})
       ])
       const firstTime = info.value === null
       info.value = appInfo
@@ -48,6 +50,7 @@ export const useAppStore = defineStore('app', () => {
       // A reload mid-turn still shows which sessions are running.
       for (const state of sessionStates) useSessionsStore().receiveState(state)
       usePermissionsStore().rules = rules
+      useElicitationsStore().pending = elicitations
       if (firstTime) for (const warning of appInfo.warnings) report(warning)
     } catch (error) {
       // While the link is down the connection notice says so; a banner per request would only repeat it.
@@ -85,6 +88,9 @@ export const useAppStore = defineStore('app', () => {
             break
           case 'permissions.changed':
             usePermissionsStore().rules = event.payload
+            break
+          case 'elicitations.changed':
+            useElicitationsStore().pending = event.payload
             break
         }
       } catch (error) {
