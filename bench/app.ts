@@ -1,0 +1,135 @@
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Browser, Page } from 'playwright-core'
+import { Host } from '../electron/host/host'
+import type { RunningServer } from '../electron/host/ws-server'
+import { scriptedAgentCommand } from '../test/agent/spawn'
+import { serve } from '../test/e2e/browser'
+import { agentEnv, rate } from './agents'
+import { now, until } from './lib'
+
+/** Switchboard itself under measurement: the Host, and the renderer in Chromium over `serve`. */
+
+export interface App {
+  host: Host
+  projectId: string
+  agentIds: string[]
+  close(): Promise<void>
+}
+
+export async function openApp(root: string, agents = 1, agentExtraEnv: Record<string, string> = {}): Promise<App> {
+  const dataDir = join(root, 'data')
+  const projectDir = join(root, 'project')
+  await mkdir(projectDir, { recursive: true })
+  const host = await Host.open({ dataDir, version: 'bench', presets: [], initializeTimeoutMs: 60_000, agentIdleMs: 0 })
+  const projectId = (await host.request('projects.add', { cwd: projectDir })).id
+  const { command, args } = scriptedAgentCommand()
+  const agentIds: string[] = []
+  for (let i = 0; i < agents; i++) {
+    const agent = await host.request('agents.add', {
+      name: `Scripted ${String.fromCharCode(65 + i)}`,
+      command,
+      args,
+      env: agentEnv(null, agentExtraEnv)
+    })
+    agentIds.push(agent.id)
+  }
+  return { host, projectId, agentIds, close: () => host.close() }
+}
+
+/** Counts the agent message chunks the Host has emitted for one session, with first/last times. */
+export function chunkCounter(host: Host, sessionId: string): { seen: () => number; rate: (n: number) => number; stop: () => void } {
+  let seen = 0
+  let first = 0
+  let last = 0
+  const stop = host.events.subscribe((events) => {
+    const t = now()
+    for (const event of events) {
+      if (event.type !== 'session.records' || event.payload.id !== sessionId) continue
+      for (const record of event.payload.records) {
+        if (record.t === 'update' && record.update.sessionUpdate === 'agent_message_chunk') {
+          if (seen === 0) first = t
+          last = t
+          seen++
+        }
+      }
+    }
+  })
+  return { seen: () => seen, rate: (n) => rate(n, first, last), stop }
+}
+
+/** The Host with store and transcript on: chunks/s from the first to the last chunk it emits. */
+export async function hostStream(app: App, chunks: number): Promise<number> {
+  const session = await app.host.request('sessions.new', { projectId: app.projectId, agentId: app.agentIds[0] })
+  const counter = chunkCounter(app.host, session.id)
+  try {
+    await app.host.request('sessions.prompt', { id: session.id, text: `/stream ${chunks}` })
+    app.host.events.flush()
+    await until(() => counter.seen() >= chunks, 'the Host to emit every chunk')
+    return counter.rate(chunks)
+  } finally {
+    counter.stop()
+  }
+}
+
+/**
+ * Installs a per-frame watcher in the page: when the last assistant entry of
+ * the thread first shows `chunk 1 ` and when it shows `chunk N `, in page time.
+ */
+/**
+ * Installs a per-frame watcher in the page: when the last assistant entry of
+ * the thread first shows `chunk 1 ` and when it shows `chunk N `, in page time.
+ * (A string, not a function: tsx would add helpers the page does not have.)
+ */
+export async function watchChunks(page: Page, chunks: number, scope = 'body', key = 'default'): Promise<void> {
+  await page.evaluate(`(() => {
+    const all = (window.__bench ??= {})
+    const w = (all[${JSON.stringify(key)}] = { first: 0, last: 0 })
+    const needle = ${JSON.stringify(`chunk ${chunks}`)}
+    const tick = () => {
+      const root = document.querySelector(${JSON.stringify(scope)}) ?? document.body
+      const entries = root.querySelectorAll('[data-testid=entry-assistant]')
+      const text = entries.length ? entries[entries.length - 1].textContent ?? '' : ''
+      const t = performance.now()
+      if (!w.first && text.includes('chunk 1 ')) w.first = t
+      if (text.trimEnd().endsWith(needle)) { w.last = t; return }
+      requestAnimationFrame(tick)
+    }
+    requestAnimationFrame(tick)
+  })()`)
+}
+
+export async function chunksShown(page: Page, key = 'default'): Promise<{ first: number; last: number }> {
+  return page.evaluate(`window.__bench[${JSON.stringify(key)}]`) as Promise<{ first: number; last: number }>
+}
+
+/** Opens the renderer on a served Host, with the given session open in it. */
+export async function openPage(browser: Browser, server: RunningServer, sessionTitle?: string): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const page = await context.newPage()
+  await page.goto(server.url)
+  if (sessionTitle !== undefined) {
+    await page.getByTestId('session-item').filter({ hasText: sessionTitle }).first().click()
+    await page.getByTestId('composer-input').waitFor()
+  }
+  return page
+}
+
+/** End to end into the renderer: chunks/s between the first and the last chunk shown on screen. */
+export async function rendererStream(app: App, browser: Browser, chunks: number): Promise<number> {
+  const server = await serve(app.host)
+  try {
+    const session = await app.host.request('sessions.new', { projectId: app.projectId, agentId: app.agentIds[0] })
+    const title = `bench ${session.id.slice(0, 8)}`
+    await app.host.request('sessions.prompt', { id: session.id, text: `warm-up ${title}` })
+    const page = await openPage(browser, server, title)
+    await watchChunks(page, chunks)
+    await app.host.request('sessions.prompt', { id: session.id, text: `/stream ${chunks}` })
+    await until(async () => (await chunksShown(page)).last > 0, 'the renderer to show the last chunk', 600_000)
+    const { first, last } = await chunksShown(page)
+    await page.context().close()
+    return rate(chunks, first, last)
+  } finally {
+    await server.close()
+  }
+}

@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { Store } from '../electron/host/store'
+import { transcriptPath } from '../electron/host/transcripts'
+import type { SessionRecord } from '../shared/domain'
+import type { TranscriptHeader, TranscriptRecord } from '../shared/transcript'
+import { scriptedAgentCommand } from '../test/agent/spawn'
+
+/** Data folders of a given size, written the way the app writes them (Store for db.json, JSONL transcripts). */
+
+const WORDS = 'agent session project stream transcript render listing search index thread entry tool diff plan terminal permission'.split(' ')
+
+function sentence(i: number, words = 12): string {
+  return Array.from({ length: words }, (_, k) => WORDS[(i * 7 + k * 3) % WORDS.length]).join(' ')
+}
+
+/** A turn's worth of records: prompt, a tool call with a diff, streamed reply, stop. */
+function turnRecords(i: number, at: string): TranscriptRecord[] {
+  const messageId = `m-${i}`
+  const toolCallId = `t-${i}`
+  return [
+    { t: 'prompt', at, content: [{ type: 'text', text: `Question ${i}: ${sentence(i, 8)}` }] },
+    { t: 'update', at, update: { sessionUpdate: 'tool_call', toolCallId, title: `Edit src/file-${i}.ts`, kind: 'edit', status: 'in_progress' } },
+    {
+      t: 'update',
+      at,
+      update: {
+        sessionUpdate: 'tool_call_update',
+        toolCallId,
+        status: 'completed',
+        content: [
+          {
+            type: 'diff',
+            path: `/project/src/file-${i}.ts`,
+            oldText: Array.from({ length: 12 }, (_, k) => `const value${k} = ${k}`).join('\n'),
+            newText: Array.from({ length: 12 }, (_, k) => `const value${k} = ${k === 5 ? i : k}`).join('\n')
+          }
+        ]
+      }
+    },
+    { t: 'update', at, update: { sessionUpdate: 'agent_message_chunk', messageId, content: { type: 'text', text: `Answer ${i}: ${sentence(i)}. ` } } },
+    { t: 'update', at, update: { sessionUpdate: 'agent_message_chunk', messageId, content: { type: 'text', text: '```ts\nexport const x = ' + i + '\n```\n' } } },
+    { t: 'stop', at, stopReason: 'end_turn' }
+  ]
+}
+
+/** Thread entries a turn makes (user, tool call, assistant, stop). */
+export const ENTRIES_PER_TURN = 4
+
+export interface Dataset {
+  dataDir: string
+  /** The session with the long transcript, if one was asked for. */
+  longSessionTitle?: string
+  /** A phrase that occurs once, in the long transcript's last turn. */
+  marker: string
+}
+
+/**
+ * `sessions` session records across `projects` projects (each session with a
+ * short transcript of `turnsPerSession` turns), plus optionally one session
+ * with `longTurns` turns.
+ */
+export async function makeDataset(
+  root: string,
+  options: { projects: number; sessions: number; turnsPerSession: number; longTurns?: number }
+): Promise<Dataset> {
+  const dataDir = join(root, 'data')
+  const transcripts = join(dataDir, 'transcripts')
+  await mkdir(transcripts, { recursive: true })
+  const { store } = await Store.open(dataDir, [])
+  const { command, args } = scriptedAgentCommand()
+  const agentId = 'bench-agent'
+  store.data.agents.push({ id: agentId, name: 'Scripted A', command, args, env: { SCRIPTED_AGENT_CHUNK_DELAY_MS: '0' } } as (typeof store.data.agents)[number])
+  const base = Date.parse('2026-01-01T00:00:00Z')
+  for (let p = 0; p < options.projects; p++) {
+    const cwd = join(root, 'projects', `project-${p}`)
+    await mkdir(cwd, { recursive: true })
+    store.data.projects.push({ id: `project-${p}`, name: `project-${p}`, cwd, createdAt: new Date(base).toISOString() })
+  }
+  const marker = `needle-${randomUUID().slice(0, 8)}`
+  const write = async (record: SessionRecord, turns: number, last?: string): Promise<void> => {
+    const header: TranscriptHeader = {
+      t: 'header',
+      v: 1,
+      id: record.id,
+      sessionId: record.sessionId ?? '',
+      agentId,
+      projectId: record.projectId,
+      cwd: record.cwd,
+      createdAt: record.createdAt
+    }
+    const lines = [JSON.stringify(header)]
+    for (let i = 0; i < turns; i++) for (const r of turnRecords(i, record.updatedAt)) lines.push(JSON.stringify(r))
+    if (last) {
+      lines.push(JSON.stringify({ t: 'prompt', at: record.updatedAt, content: [{ type: 'text', text: 'the last question' }] } satisfies TranscriptRecord))
+      lines.push(
+        JSON.stringify({
+          t: 'update',
+          at: record.updatedAt,
+          update: { sessionUpdate: 'agent_message_chunk', messageId: 'last', content: { type: 'text', text: `the final answer ${last}` } }
+        } satisfies TranscriptRecord)
+      )
+    }
+    await writeFile(transcriptPath(transcripts, record.id), lines.join('\n') + '\n')
+  }
+  const records: SessionRecord[] = []
+  for (let s = 0; s < options.sessions; s++) {
+    const p = s % options.projects
+    const at = new Date(base + s * 60_000).toISOString()
+    const record: SessionRecord = {
+      id: `s-${s}`,
+      sessionId: `acp-${s}`,
+      agentId,
+      projectId: `project-${p}`,
+      cwd: store.data.projects[p].cwd,
+      title: `Session ${s}: ${sentence(s, 4)}`,
+      createdAt: at,
+      updatedAt: at
+    }
+    records.push(record)
+    await write(record, options.turnsPerSession)
+  }
+  let longSessionTitle: string | undefined
+  if (options.longTurns) {
+    const at = new Date(base + (options.sessions + 1) * 60_000).toISOString()
+    longSessionTitle = `The long conversation (${options.longTurns} turns)`
+    const record: SessionRecord = {
+      id: 's-long',
+      sessionId: 'acp-long',
+      agentId,
+      projectId: 'project-0',
+      cwd: store.data.projects[0].cwd,
+      title: longSessionTitle,
+      createdAt: at,
+      updatedAt: at
+    }
+    records.push(record)
+    await write(record, options.longTurns, marker)
+  }
+  store.data.sessions.push(...records)
+  await store.save()
+  return { dataDir, longSessionTitle, marker }
+}

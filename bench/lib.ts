@@ -1,0 +1,93 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+/** Small helpers shared by the benchmarks: statistics, timing, temporary folders. */
+
+export interface Figure {
+  /** What was measured, e.g. "stream: Host (store + transcript)". */
+  name: string
+  /** The group in the table (one per numbered item of docs/BENCHMARKS.md). */
+  group: string
+  unit: string
+  /** Size of the work (chunks, sessions, entries) when the figure has several sizes. */
+  size?: number
+  median: number
+  min: number
+  max: number
+  runs: number
+  /** median / baseline median, when the figure has a baseline measured in the same run. */
+  ratio?: number
+  baseline?: string
+  /** The goal the figure is held to, and whether it is met. */
+  goal?: string
+  met?: boolean
+  note?: string
+}
+
+export function stats(samples: number[]): { median: number; min: number; max: number; runs: number } {
+  if (samples.length === 0) throw new Error('no samples')
+  const sorted = [...samples].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+  return { median, min: sorted[0], max: sorted[sorted.length - 1], runs: samples.length }
+}
+
+export function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b)
+  if (sorted.length === 0) return NaN
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
+  return sorted[index]
+}
+
+/** Runs `measure` `runs` times (after one warm-up unless `warmup` is 0) and returns the samples. */
+export async function repeat(runs: number, measure: (run: number) => Promise<number>, warmup = 1): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await measure(-1 - i)
+  const samples: number[] = []
+  for (let i = 0; i < runs; i++) samples.push(await measure(i))
+  return samples
+}
+
+export async function withTempDir<T>(prefix: string, use: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), `switchboard-bench-${prefix}-`))
+  try {
+    return await use(dir)
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+export function now(): number {
+  return performance.now()
+}
+
+export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 5))
+  }
+}
+
+function fmt(value: number): string {
+  if (!Number.isFinite(value)) return String(value)
+  if (Math.abs(value) >= 100) return Math.round(value).toLocaleString('en-US')
+  if (Math.abs(value) >= 10) return value.toFixed(1)
+  return value.toFixed(2)
+}
+
+/** The markdown table printed to stdout and kept in docs/BENCHMARKS.md. */
+export function table(figures: Figure[]): string {
+  const rows = [
+    '| # | figure | size | median | min | max | runs | ratio to baseline | goal |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |'
+  ]
+  for (const f of figures) {
+    const ratio = f.ratio === undefined ? '' : `${fmt(f.ratio)} × ${f.baseline ?? ''}`.trim()
+    const goal = f.goal ? `${f.goal}: ${f.met === undefined ? '—' : f.met ? '**met**' : '**not met**'}` : ''
+    rows.push(
+      `| ${f.group} | ${f.name}${f.note ? ` (${f.note})` : ''} | ${f.size === undefined ? '' : f.size.toLocaleString('en-US')} | ${fmt(f.median)} ${f.unit} | ${fmt(f.min)} | ${fmt(f.max)} | ${f.runs} | ${ratio} | ${goal} |`
+    )
+  }
+  return rows.join('\n')
+}

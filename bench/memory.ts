@@ -1,0 +1,101 @@
+import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import WebSocket from 'ws'
+import type { HostEvent, WireServerMessage } from '../shared/contract'
+import { scriptedAgentCommand } from '../test/agent/spawn'
+import { agentEnv, repoRoot } from './agents'
+import { until } from './lib'
+
+/**
+ * Host memory: the headless Host as shipped (`node out/main/serve.js`), driven
+ * over its WebSocket like the renderer drives it; its resident set size is read
+ * from /proc (VmRSS now, VmHWM the peak), so nothing of the benchmark counts.
+ */
+
+function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(`${field}:`))
+  return Number(/(\d+)/.exec(line ?? '')?.[1] ?? NaN) / 1024
+}
+
+class WsClient {
+  private nextId = 1
+  private readonly pending = new Map<number, (m: WireServerMessage) => void>()
+  readonly events: HostEvent[][] = []
+  constructor(private readonly ws: WebSocket, onEvents: (events: HostEvent[]) => void) {
+    ws.on('message', (data) => {
+      const message = JSON.parse(data.toString()) as WireServerMessage
+      if (message.kind === 'events') onEvents(message.events)
+      else this.pending.get(message.id)?.(message)
+    })
+  }
+  static async connect(url: string, onEvents: (events: HostEvent[]) => void): Promise<WsClient> {
+    const page = new URL(url)
+    const token = new URLSearchParams(page.hash.slice(1)).get('token')
+    const ws = new WebSocket(`ws://${page.host}/ws?token=${token}`)
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))
+    return new WsClient(ws, onEvents)
+  }
+  request<T>(method: string, params: unknown): Promise<T> {
+    const id = this.nextId++
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, (m) => {
+        this.pending.delete(id)
+        if (m.kind === 'response' && m.ok) resolve(m.result as T)
+        else reject(new Error(m.kind === 'response' && !m.ok ? m.error.message : 'bad response'))
+      })
+      this.ws.send(JSON.stringify({ kind: 'request', id, method, params }))
+    })
+  }
+  close(): void {
+    this.ws.close()
+  }
+}
+
+export interface HostMemory {
+  idle: number
+  peak: number
+  after: number
+}
+
+/** RSS of the serve.js Host: idle, peak while `agents` sessions each stream `chunks` chunks at once, and after. */
+export async function hostMemory(root: string, agents: number, chunks: number): Promise<HostMemory> {
+  await mkdir(join(root, 'project'), { recursive: true })
+  const child = spawn(process.execPath, [join(repoRoot, 'out', 'main', 'serve.js'), '--data-dir', join(root, 'data')], {
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        const m = /^Open (http\S+)/.exec(line)
+        if (m) resolve(m[1])
+      })
+      child.once('exit', (code) => reject(new Error(`serve.js exited with ${code}`)))
+    })
+    let done = 0
+    const client = await WsClient.connect(url, () => undefined)
+    const { command, args } = scriptedAgentCommand()
+    const project = await client.request<{ id: string }>('projects.add', { cwd: join(root, 'project') })
+    const agentIds: string[] = []
+    for (let i = 0; i < agents; i++) {
+      agentIds.push((await client.request<{ id: string }>('agents.add', { name: `Scripted ${i}`, command, args, env: agentEnv(null) })).id)
+    }
+    await new Promise((r) => setTimeout(r, 500))
+    const idle = procStatus(child.pid!, 'VmRSS')
+    const sessions = await Promise.all(agentIds.map((agentId) => client.request<{ id: string }>('sessions.new', { projectId: project.id, agentId })))
+    await Promise.all(
+      sessions.map((s) => client.request('sessions.prompt', { id: s.id, text: `/stream ${chunks}` }).then(() => (done += 1)))
+    )
+    await until(() => done === agents, 'every session to finish streaming')
+    const peak = procStatus(child.pid!, 'VmHWM')
+    await new Promise((r) => setTimeout(r, 1000))
+    const after = procStatus(child.pid!, 'VmRSS')
+    client.close()
+    return { idle, peak, after }
+  } finally {
+    child.kill('SIGTERM')
+    await new Promise((r) => child.once('exit', r))
+  }
+}

@@ -1,0 +1,182 @@
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { launchBrowser } from '../test/e2e/browser'
+import { acpxStream, bareSdkStream, repoRoot } from './agents'
+import { hostStream, openApp, rendererStream } from './app'
+import { ENTRIES_PER_TURN, makeDataset } from './data'
+import { stats, repeat, table, withTempDir, type Figure } from './lib'
+import { hostMemory, type HostMemory } from './memory'
+import { listing, reopen, type Reopened } from './ui'
+
+/**
+ * `npm run bench`: streaming, listing, reopening and memory, each a median of
+ * several runs with min and max, timings also as a ratio to a baseline measured
+ * in the same run. Writes bench/results.json and prints a markdown table.
+ * BENCH_QUICK=1 runs one size and fewer runs (a smoke run).
+ */
+
+const quick = process.env.BENCH_QUICK === '1'
+const RUNS = quick ? 1 : 3
+const figures: Figure[] = []
+
+function add(figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: number[]): Figure {
+  const f = { ...figure, ...stats(samples) }
+  figures.push(f)
+  console.error(`  ${f.group} ${f.name}${f.size ? ` @${f.size}` : ''}: ${f.median.toFixed(1)} ${f.unit} [${f.min.toFixed(1)}..${f.max.toFixed(1)}]`)
+  return f
+}
+
+async function streamThroughput(): Promise<void> {
+  const sizes = quick ? [2_000] : [2_000, 20_000, 200_000]
+  const browser = await launchBrowser()
+  try {
+    for (const size of sizes) {
+      const runs = size >= 200_000 ? 1 : RUNS
+      await withTempDir('stream', async (root) => {
+        await mkdir(join(root, 'project'), { recursive: true })
+        const bare = add(
+          { group: '1', name: 'stream: bare SDK client (baseline, the pipe)', unit: 'chunks/s', size },
+          await repeat(runs, () => bareSdkStream(size, join(root, 'project')))
+        )
+        const base = { ratio: 1, baseline: 'bare SDK' }
+        Object.assign(bare, base)
+        const acpx = add(
+          { group: '1', name: 'stream: acpx 0.19 (peer)', unit: 'chunks/s', size },
+          await repeat(runs, () => acpxStream(size, join(root, 'project'), join(root, 'acpx-home')))
+        )
+        acpx.ratio = acpx.median / bare.median
+        acpx.baseline = 'bare SDK'
+        const app = await openApp(join(root, 'app'))
+        try {
+          const host = add({ group: '1', name: 'stream: Switchboard Host (store + transcript)', unit: 'chunks/s', size }, await repeat(runs, () => hostStream(app, size)))
+          host.ratio = host.median / bare.median
+          host.baseline = 'bare SDK'
+          if (size <= 20_000) {
+            const renderer = add(
+              { group: '1', name: 'stream: end to end into the renderer (Chromium)', unit: 'chunks/s', size },
+              await repeat(runs, () => rendererStream(app, browser, size))
+            )
+            renderer.ratio = renderer.median / bare.median
+            renderer.baseline = 'bare SDK'
+            renderer.goal = '≥ 0.5 × bare SDK'
+            renderer.met = renderer.ratio >= 0.5
+          }
+        } finally {
+          await app.close()
+        }
+      })
+    }
+  } finally {
+    await browser.close()
+  }
+}
+
+async function listingFigures(): Promise<void> {
+  const sizes = quick ? [1_000] : [100, 1_000, 10_000]
+  const browser = await launchBrowser()
+  try {
+    const baseline = await withTempDir('list-base', async (root) => {
+      const { dataDir } = await makeDataset(root, { projects: 1, sessions: 1, turnsPerSession: 1 })
+      return add({ group: '3', name: 'listing: start to sidebar painted, 1 session (baseline)', unit: 'ms', size: 1 }, await repeat(RUNS, () => listing(browser, dataDir)))
+    })
+    baseline.ratio = 1
+    baseline.baseline = '1 session'
+    for (const size of sizes) {
+      await withTempDir('list', async (root) => {
+        const { dataDir } = await makeDataset(root, { projects: 50, sessions: size, turnsPerSession: 1 })
+        const f = add({ group: '3', name: 'listing: start to sidebar painted, 50 projects', unit: 'ms', size }, await repeat(RUNS, () => listing(browser, dataDir)))
+        f.ratio = f.median / baseline.median
+        f.baseline = '1 session'
+        if (size === 10_000) {
+          f.goal = '< 150 ms'
+          f.met = f.median < 150
+        }
+      })
+    }
+  } finally {
+    await browser.close()
+  }
+}
+
+async function reopenFigures(): Promise<void> {
+  const sizes = quick ? [1_000] : [100, 1_000, 10_000]
+  const browser = await launchBrowser()
+  try {
+    const measure = async (entries: number, scroll: boolean): Promise<Reopened[]> =>
+      withTempDir('reopen', async (root) => {
+        const turns = Math.max(1, Math.round(entries / ENTRIES_PER_TURN))
+        const { dataDir, longSessionTitle, marker } = await makeDataset(root, { projects: 1, sessions: 1, turnsPerSession: 1, longTurns: turns })
+        const results: Reopened[] = []
+        await reopen(browser, dataDir, longSessionTitle!, marker, false) // warm-up
+        for (let i = 0; i < RUNS; i++) results.push(await reopen(browser, dataDir, longSessionTitle!, marker, scroll && i === 0))
+        return results
+      })
+    const base = await measure(12, false)
+    const baseline = add({ group: '4', name: 'reopen: click to first paint of the tail (baseline)', unit: 'ms', size: 12 }, base.map((r) => r.firstPaintMs))
+    baseline.ratio = 1
+    baseline.baseline = '12 entries'
+    const baseHeap = add({ group: '5', name: 'renderer JS heap, one short session open (baseline)', unit: 'MB', size: 12 }, base.map((r) => r.heapMb))
+    baseHeap.ratio = 1
+    baseHeap.baseline = '12 entries'
+    for (const size of sizes) {
+      const results = await measure(size, true)
+      const f = add({ group: '4', name: 'reopen: click to first paint of the tail', unit: 'ms', size }, results.map((r) => r.firstPaintMs))
+      f.ratio = f.median / baseline.median
+      f.baseline = '12 entries'
+      const scrolled = results.find((r) => Number.isFinite(r.scrollFps))!
+      const fps = add({ group: '4', name: 'reopen: scrolling the whole thread', unit: 'fps', size }, [scrolled.scrollFps])
+      fps.note = `p99 frame ${scrolled.frameP99Ms.toFixed(1)} ms`
+      fps.goal = '60 fps'
+      fps.met = scrolled.scrollFps >= 55
+      const heap = add({ group: '5', name: 'renderer JS heap with the session open', unit: 'MB', size }, results.map((r) => r.heapMb))
+      heap.ratio = heap.median / baseHeap.median
+      heap.baseline = '12 entries'
+      if (size === 10_000) {
+        f.goal = '< 200 ms'
+        f.met = f.median < 200
+      }
+    }
+  } finally {
+    await browser.close()
+  }
+}
+
+async function memoryFigures(): Promise<void> {
+  const chunks = quick ? 2_000 : 20_000
+  const samples: HostMemory[] = []
+  for (let i = 0; i < (quick ? 1 : 2); i++) samples.push(await withTempDir('memory', (root) => hostMemory(root, 8, chunks)))
+  const idle = add({ group: '5', name: 'Host RSS (serve.js), 8 agents defined, none running (baseline)', unit: 'MB' }, samples.map((s) => s.idle))
+  idle.ratio = 1
+  idle.baseline = 'idle Host'
+  const peak = add(
+    { group: '5', name: `Host RSS peak, 8 agents × 1 session streaming ${chunks.toLocaleString('en-US')} chunks each at once`, unit: 'MB' },
+    samples.map((s) => s.peak)
+  )
+  peak.ratio = peak.median / idle.median
+  peak.baseline = 'idle Host'
+  peak.goal = '< 300 MB'
+  peak.met = peak.median < 300
+  const after = add({ group: '5', name: 'Host RSS 1 s after those turns', unit: 'MB' }, samples.map((s) => s.after))
+  after.ratio = after.median / idle.median
+  after.baseline = 'idle Host'
+}
+
+async function main(): Promise<void> {
+  const started = Date.now()
+  console.error(`Switchboard benchmarks${quick ? ' (quick)' : ''}: node ${process.version}, ${RUNS} run(s) per figure`)
+  const only = new Set((process.env.BENCH_ONLY ?? '').split(',').filter(Boolean))
+  const want = (name: string): boolean => only.size === 0 || only.has(name)
+  if (want('stream')) await streamThroughput()
+  if (want('listing')) await listingFigures()
+  if (want('reopen')) await reopenFigures()
+  if (want('memory')) await memoryFigures()
+  const result = { date: new Date().toISOString(), node: process.version, quick, seconds: Math.round((Date.now() - started) / 1000), figures }
+  await writeFile(join(repoRoot, 'bench', 'results.json'), JSON.stringify(result, null, 2) + '\n')
+  console.log(table(figures))
+  console.error(`done in ${result.seconds} s; bench/results.json written`)
+}
+
+main().catch((error: Error) => {
+  console.error(`bench failed: ${error.stack ?? error.message}`)
+  process.exit(1)
+})

@@ -1,0 +1,93 @@
+import type { Browser, Page } from 'playwright-core'
+import { Host } from '../electron/host/host'
+import { serve } from '../test/e2e/browser'
+import { now, percentile } from './lib'
+
+/** Measures in the real renderer (headless Chromium over `serve`) on prepared data folders. */
+
+async function painted(page: Page): Promise<void> {
+  await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
+}
+
+/** App start (Host opens the data folder, serves, the page loads) to the sidebar painted with its sessions. */
+export async function listing(browser: Browser, dataDir: string): Promise<number> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const page = await context.newPage()
+  const t0 = now()
+  const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
+  const server = await serve(host)
+  try {
+    await page.goto(server.url)
+    await page.locator('[data-testid=session-item]').first().waitFor({ timeout: 120_000 })
+    await painted(page)
+    return now() - t0
+  } finally {
+    await context.close()
+    await server.close()
+    await host.close()
+  }
+}
+
+export interface Reopened {
+  firstPaintMs: number
+  scrollFps: number
+  frameP99Ms: number
+  heapMb: number
+}
+
+/**
+ * Opens a past session (nothing live: its transcript only) and times the click
+ * to the first paint of its tail; then scrolls to the top and back and reports
+ * the frame rate, and the renderer's JS heap after a garbage collection.
+ */
+export async function reopen(browser: Browser, dataDir: string, title: string, marker: string, scroll: boolean): Promise<Reopened> {
+  const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
+  const server = await serve(host)
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const page = await context.newPage()
+  try {
+    await page.goto(server.url)
+    const item = page.locator('[data-testid=session-item]', { hasText: title }).first()
+    await item.waitFor({ timeout: 120_000 })
+    await painted(page)
+    const t0 = now()
+    await item.click()
+    await page.getByText(`the final answer ${marker}`).waitFor({ timeout: 300_000 })
+    await painted(page)
+    const firstPaintMs = now() - t0
+    let scrollFps = NaN
+    let frameP99Ms = NaN
+    if (scroll) {
+      const frames = (await page.evaluate(`new Promise((resolve) => {
+        const thread = document.querySelector('[data-testid=thread]')
+        const scroller = (() => { let el = thread; while (el && el !== document.body) { const s = getComputedStyle(el); if (/(auto|scroll)/.test(s.overflowY) && el.scrollHeight > el.clientHeight) return el; el = el.parentElement } return thread })()
+        const deltas = []
+        let last = performance.now()
+        let direction = -1
+        const step = Math.max(200, scroller.clientHeight * 0.6)
+        const started = last
+        const tick = () => {
+          const t = performance.now()
+          deltas.push(t - last)
+          last = t
+          scroller.scrollTop += direction * step
+          if (direction < 0 && scroller.scrollTop <= 0) direction = 1
+          if ((direction > 0 && scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 2) || t - started > 8000) { resolve(deltas.slice(1)); return }
+          requestAnimationFrame(tick)
+        }
+        requestAnimationFrame(tick)
+      })`)) as number[]
+      const total = frames.reduce((a, b) => a + b, 0)
+      scrollFps = (frames.length / total) * 1000
+      frameP99Ms = percentile(frames, 99)
+    }
+    const cdp = await context.newCDPSession(page)
+    await cdp.send('HeapProfiler.collectGarbage')
+    const heap = (await cdp.send('Runtime.getHeapUsage')) as { usedSize: number }
+    return { firstPaintMs, scrollFps, frameP99Ms, heapMb: heap.usedSize / 1024 / 1024 }
+  } finally {
+    await context.close()
+    await server.close()
+    await host.close()
+  }
+}
