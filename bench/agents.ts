@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
-import { createRequire } from 'node:module'
+import { existsSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import { createInterface } from 'node:readline'
@@ -56,10 +57,29 @@ export async function bareSdkStream(chunks: number, cwd: string): Promise<number
   }
 }
 
-/** acpx (the headless ACP client on npm) reading the same agent, its JSON output timestamped line by line. */
+export const ACPX_VERSION = '0.19.1'
+
+/**
+ * acpx, the headless ACP client on npm, installed on first use into
+ * bench/.peers (not a dependency of the project: its lock entries do not
+ * install cleanly with `npm ci` here, and only the benchmark needs it).
+ */
+export async function ensureAcpx(): Promise<string> {
+  const prefix = join(repoRoot, 'bench', '.peers')
+  const cli = join(prefix, 'node_modules', 'acpx', 'dist', 'cli.js')
+  if (existsSync(cli)) return cli
+  await mkdir(prefix, { recursive: true })
+  await new Promise<void>((resolve, reject) => {
+    const npm = spawn('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `acpx@${ACPX_VERSION}`], { stdio: ['ignore', 'ignore', 'inherit'] })
+    npm.on('error', reject)
+    npm.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`npm install acpx@${ACPX_VERSION} failed (${code})`))))
+  })
+  return cli
+}
+
+/** acpx reading the same agent, its JSON output timestamped line by line. */
 export async function acpxStream(chunks: number, cwd: string, home: string): Promise<number> {
-  const require = createRequire(import.meta.url)
-  const cli = join(dirname(require.resolve('acpx/package.json')), 'dist', 'cli.js')
+  const cli = await ensureAcpx()
   const { command, args } = scriptedAgentCommand()
   const agent = [command, ...args].map((p) => (/\s/.test(p) ? JSON.stringify(p) : p)).join(' ')
   const child = spawn(process.execPath, [cli, '--agent', agent, '--cwd', cwd, '--format', 'json', '--approve-all', 'exec', `/stream ${chunks}`], {
