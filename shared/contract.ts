@@ -41,9 +41,10 @@ export const requestParams = {
   'projects.pickFolder': z.object({}),
   'projects.setAdditionalDirectories': z.object({ projectId: id, directories: z.array(z.string().min(1).max(4096)).max(50) }),
   'agents.list': z.object({}),
+  // Empty names and commands are refused by the Host with a sentence the form can show.
   'agents.add': z.object({
-    name: z.string().min(1).max(200),
-    command: z.string().min(1).max(4096),
+    name: z.string().max(200),
+    command: z.string().max(4096),
     args: z.array(z.string().max(4096)).max(200).default([]),
     env: z.record(z.string(), z.string()).default({}),
     /** Variables kept in the secret store (name -> value); db.json only names them. */
@@ -56,8 +57,8 @@ export const requestParams = {
    */
   'agents.update': z.object({
     agentId: id,
-    name: z.string().min(1).max(200),
-    command: z.string().min(1).max(4096),
+    name: z.string().max(200),
+    command: z.string().max(4096),
     args: z.array(z.string().max(4096)).max(200).default([]),
     env: z.record(z.string(), z.string()).default({}),
     secretEnv: z.record(z.string(), z.string().min(1).max(10_000).nullable()).default({})

@@ -3,6 +3,7 @@ import { ref } from 'vue'
 import type { HostEvent } from '../../../shared/contract'
 import type { AppInfo } from '../../../shared/domain'
 import { host, messageOf } from '../host/client'
+import { runAppCommand } from '../commands'
 import type { ConnectionState } from '../host/transport'
 import { useAgentsStore } from './agents'
 import { usePermissionsStore } from './permissions'
@@ -85,6 +86,12 @@ export const useAppStore = defineStore('app', () => {
             break
           case 'permissions.changed':
             usePermissionsStore().rules = event.payload
+            break
+          case 'agents.changed':
+            agents.receiveDefinitions(event.payload)
+            break
+          case 'app.command':
+            runAppCommand(event.payload.command)
             break
         }
       } catch (error) {
