@@ -150,6 +150,31 @@ describe('the desktop around the conversations', () => {
     console.log(`screenshot: ${await screenshot(page, 'e2e-desktop-agent-log')}`)
   })
 
+  it('signs in to an agent with a key it asks for, and logs out', async () => {
+    const { command, args } = scriptedAgentCommand()
+    await host.request('agents.add', { name: 'Locked', command, args, env: { SCRIPTED_AGENT_AUTH: '1', SCRIPTED_AGENT_STATE_DIR: join(root, 'agent-state') } })
+    const row = page.getByTestId('agent-row').filter({ hasText: 'Locked' })
+    await row.click()
+    await page.getByTestId('agent-restart').click()
+    await page.getByTestId('sign-in').waitFor()
+    expect(await page.getByTestId('sign-in').textContent()).toContain('Log in with the browser')
+    // A wrong key: the agent's refusal is shown, nothing is lost.
+    await page.getByTestId('sign-in-var-SCRIPTED_KEY').fill('wrong')
+    await page.getByTestId('sign-in-api-key').click()
+    await expect.poll(() => page.getByTestId('sign-in-error').textContent()).toContain('SCRIPTED_KEY is missing or wrong')
+    await page.getByTestId('sign-in-var-SCRIPTED_KEY').fill('sekret')
+    await page.getByTestId('sign-in-api-key').click()
+    await expect.poll(() => page.getByTestId('agent-sign-in-note').textContent()).toBe('Signed in to Locked.')
+    // The key is kept as the agent's secret, shown only as set.
+    expect(await page.getByTestId('agent-secret-var').textContent()).toMatch(/SCRIPTED_KEY\s+•••• set/)
+    await page.getByTestId('sign-in').scrollIntoViewIfNeeded()
+    console.log(`screenshot: ${await screenshot(page, 'e2e-desktop-sign-in')}`)
+
+    await page.getByTestId('agent-logout').click()
+    await expect.poll(() => page.getByTestId('agent-sign-in-note').textContent()).toBe('Logged out of Locked.')
+    await expect.poll(() => page.getByTestId('agent-secret-var').count()).toBe(0)
+  })
+
   it('switches between light and dark, keeps the choice, and follows the system by default', async () => {
     expect(await backgroundColour()).toBe('rgb(246, 247, 249)')
     await page.getByTestId('theme-dark').click()
@@ -247,7 +272,7 @@ describe('the desktop around the conversations', () => {
     await expect.poll(() => page.getByTestId('session-item').count()).toBe(2)
     await expect.poll(() => page.getByTestId('session-title').textContent()).toBe('New session')
     expect(await page.evaluate('window.__activity')).toBe('Starting a session with Scripted in my-project…')
-    expect(await page.getByTestId('activity').count()).toBe(0)
+    await expect.poll(() => page.getByTestId('activity').count()).toBe(0)
     expect(problems).toEqual([])
   })
 })

@@ -13,7 +13,8 @@ export const useAgentsStore = defineStore('agents', () => {
 
   function setAll(list: AgentDefinition[], runtime: AgentRuntimeState[]): void {
     definitions.value = list
-    states.value = Object.fromEntries(runtime.map((s) => [s.agentId, s]))
+    states.value = {}
+    for (const state of runtime) receiveState(state)
   }
 
   function name(agentId: string): string {
@@ -22,6 +23,25 @@ export const useAgentsStore = defineStore('agents', () => {
 
   function stateOf(agentId: string): AgentRuntimeState | undefined {
     return states.value[agentId]
+  }
+
+  /**
+   * What the agent announced at its last initialize (info, capabilities, sign-in
+   * methods), kept while it restarts: a fresh process knows nothing until it answers.
+   */
+  const announced = ref<Record<string, Pick<AgentRuntimeState, 'agentInfo' | 'capabilities' | 'authMethods'>>>({})
+
+  /** An `agent.state` event (or a state from a request). */
+  function receiveState(state: AgentRuntimeState): void {
+    states.value[state.agentId] = state
+    if (state.capabilities) {
+      announced.value[state.agentId] = { agentInfo: state.agentInfo, capabilities: state.capabilities, authMethods: state.authMethods }
+    }
+  }
+
+  function announcedOf(agentId: string): Pick<AgentRuntimeState, 'agentInfo' | 'capabilities' | 'authMethods'> {
+    const state = states.value[agentId]
+    return state?.capabilities ? state : (announced.value[agentId] ?? {})
   }
 
   /**
@@ -90,11 +110,12 @@ export const useAgentsStore = defineStore('agents', () => {
     await host().request('agents.remove', { agentId })
     receiveDefinitions(definitions.value.filter((a) => a.id !== agentId))
     delete states.value[agentId]
+    delete announced.value[agentId]
   }
 
   /** Starts the agent, or stops and starts it; its state arrives as events meanwhile. Throws why it could not start. */
   async function restart(agentId: string): Promise<void> {
-    states.value[agentId] = await host().request('agents.restart', { agentId })
+    receiveState(await host().request('agents.restart', { agentId }))
   }
 
   function log(agentId: string): Promise<AgentLog> {
@@ -108,6 +129,8 @@ export const useAgentsStore = defineStore('agents', () => {
     setAll,
     name,
     stateOf,
+    receiveState,
+    announcedOf,
     unsupported,
     authenticate,
     logout,

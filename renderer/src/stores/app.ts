@@ -79,7 +79,7 @@ export const useAppStore = defineStore('app', () => {
             sessions.forget(event.payload.id)
             break
           case 'agent.state':
-            agents.states[event.payload.agentId] = event.payload
+            agents.receiveState(event.payload)
             break
           case 'projects.changed':
             projects.projects = event.payload
