@@ -24,7 +24,8 @@ let hostClosed = false
 let savedWindowState: WindowState | null = null
 
 const WINDOW_DEFAULTS = { width: 1280, height: 820, minWidth: 720, minHeight: 480 }
-const windowStateFile = (): string => join(app.getPath('userData'), 'window-state.json')
+const dataDirectory = (): string => process.env.SWITCHBOARD_DATA_DIR ?? app.getPath('userData')
+const windowStateFile = (): string => join(dataDirectory(), 'window-state.json')
 
 if (!app.requestSingleInstanceLock()) {
   app.quit()
@@ -78,7 +79,7 @@ async function start(): Promise<void> {
     callback(permission === 'notifications' && isOurRendererUrl(contents.getURL()))
   )
   savedWindowState = await loadWindowState(windowStateFile())
-  const dataDir = process.env.SWITCHBOARD_DATA_DIR ?? app.getPath('userData')
+  const dataDir = dataDirectory()
   host = await Host.open({
     dataDir,
     version: app.getVersion(),
@@ -169,7 +170,7 @@ function buildMenu(): Menu {
     buildMenuTemplate({
       platform: process.platform,
       send: sendCommand,
-      openDataFolder: () => void shell.openPath(process.env.SWITCHBOARD_DATA_DIR ?? app.getPath('userData')),
+      openDataFolder: () => void shell.openPath(dataDirectory()),
       openExternal: (url) => void shell.openExternal(url)
     })
   )
