@@ -1,6 +1,9 @@
 import { defineConfig } from 'vitest/config'
+import vue from '@vitejs/plugin-vue'
 
 export default defineConfig({
+  // Component tests (test/renderer/, in happy-dom) mount the renderer's single-file components.
+  plugins: [vue()],
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,

@@ -1,17 +1,12 @@
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import {
-  app,
-  BrowserWindow,
-  dialog,
-  Menu,
-  shell,
-  session,
-  type MenuItemConstructorOptions
-} from 'electron'
+import { app, BrowserWindow, dialog, Menu, screen, shell, session } from 'electron'
+import type { AppCommand } from '../shared/app-commands'
 import { Host } from './host/host'
 import { bridgeHost } from './ipc-bridge'
+import { buildMenuTemplate } from './menu'
 import { SafeStorageSecretStore } from './secret-store'
+import { debounce, loadWindowState, restoreBounds, saveWindowState, type WindowState } from './window-state'
 
 /**
  * The Electron shell: app lifecycle, the one window, the menu. Everything the
@@ -26,6 +21,11 @@ let host: Host | null = null
 let mainWindow: BrowserWindow | null = null
 let unbridge: (() => void) | null = null
 let hostClosed = false
+let savedWindowState: WindowState | null = null
+
+const WINDOW_DEFAULTS = { width: 1280, height: 820, minWidth: 720, minHeight: 480 }
+const dataDirectory = (): string => process.env.SWITCHBOARD_DATA_DIR ?? app.getPath('userData')
+const windowStateFile = (): string => join(dataDirectory(), 'window-state.json')
 
 if (!app.requestSingleInstanceLock()) {
   app.quit()
@@ -73,8 +73,13 @@ if (!app.requestSingleInstanceLock()) {
 }
 
 async function start(): Promise<void> {
-  session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false))
-  const dataDir = process.env.SWITCHBOARD_DATA_DIR ?? app.getPath('userData')
+  // Every permission a page asks for is denied, except notifications for our own window
+  // (a turn that ended, or a permission request waiting, while the window is in the background).
+  session.defaultSession.setPermissionRequestHandler((contents, permission, callback) =>
+    callback(permission === 'notifications' && isOurRendererUrl(contents.getURL()))
+  )
+  savedWindowState = await loadWindowState(windowStateFile())
+  const dataDir = dataDirectory()
   host = await Host.open({
     dataDir,
     version: app.getVersion(),
@@ -90,11 +95,14 @@ async function start(): Promise<void> {
 }
 
 function openWindow(activeHost: Host): void {
+  // The primary display first: a window whose place is gone opens there.
+  const primary = screen.getPrimaryDisplay()
+  const displays = [primary, ...screen.getAllDisplays().filter((d) => d.id !== primary.id)]
+  const bounds = restoreBounds(savedWindowState, displays.map((d) => d.workArea), WINDOW_DEFAULTS)
   const window = new BrowserWindow({
-    width: 1280,
-    height: 820,
-    minWidth: 720,
-    minHeight: 480,
+    ...bounds,
+    minWidth: WINDOW_DEFAULTS.minWidth,
+    minHeight: WINDOW_DEFAULTS.minHeight,
     title: 'Switchboard',
     show: false,
     webPreferences: {
@@ -109,6 +117,9 @@ function openWindow(activeHost: Host): void {
   mainWindow = window
   unbridge?.()
   unbridge = bridgeHost(activeHost, window, isOurRendererUrl)
+  if (savedWindowState?.maximized) window.maximize()
+  if (savedWindowState?.fullScreen) window.setFullScreen(true)
+  rememberWindowState(window)
   window.once('ready-to-show', () => window.show())
   window.on('closed', () => {
     if (mainWindow === window) mainWindow = null
@@ -122,27 +133,45 @@ function isOurRendererUrl(url: string): boolean {
   return url.split('#')[0] === pathToFileURL(rendererIndex).href
 }
 
+/** Saves the window's size, place and maximised state (debounced) as it changes, and once more as it closes. */
+function rememberWindowState(window: BrowserWindow): void {
+  const save = debounce(() => {
+    if (window.isDestroyed() || window.isMinimized()) return
+    savedWindowState = { bounds: window.getNormalBounds(), maximized: window.isMaximized(), fullScreen: window.isFullScreen() }
+    void saveWindowState(windowStateFile(), savedWindowState).catch((error: Error) => console.error(`Could not save the window's place: ${error.message}`))
+  }, 400)
+  const changed = (): void => save.schedule()
+  window.on('resize', changed)
+  window.on('move', changed)
+  window.on('maximize', changed)
+  window.on('unmaximize', changed)
+  window.on('enter-full-screen', changed)
+  window.on('leave-full-screen', changed)
+  window.on('close', () => {
+    save.schedule()
+    save.flush()
+  })
+}
+
+/** A menu item's command goes to the renderer as an `app.command` event, through the same path as the Host's events. */
+function sendCommand(command: AppCommand): void {
+  if (!host) return
+  if (!mainWindow) {
+    openWindow(host)
+    return
+  }
+  if (mainWindow.isMinimized()) mainWindow.restore()
+  mainWindow.focus()
+  host.events.emit('app.command', { command })
+}
+
 function buildMenu(): Menu {
-  const isMac = process.platform === 'darwin'
-  const template: MenuItemConstructorOptions[] = [
-    ...(isMac ? [{ role: 'appMenu' as const }] : []),
-    { role: 'fileMenu' },
-    { role: 'editMenu' },
-    { role: 'viewMenu' },
-    { role: 'windowMenu' },
-    {
-      role: 'help',
-      submenu: [
-        {
-          label: 'Open Data Folder',
-          click: () => void shell.openPath(process.env.SWITCHBOARD_DATA_DIR ?? app.getPath('userData'))
-        },
-        {
-          label: 'Agent Client Protocol',
-          click: () => void shell.openExternal('https://agentclientprotocol.com')
-        }
-      ]
-    }
-  ]
-  return Menu.buildFromTemplate(template)
+  return Menu.buildFromTemplate(
+    buildMenuTemplate({
+      platform: process.platform,
+      send: sendCommand,
+      openDataFolder: () => void shell.openPath(dataDirectory()),
+      openExternal: (url) => void shell.openExternal(url)
+    })
+  )
 }

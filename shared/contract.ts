@@ -1,6 +1,9 @@
 import { z } from 'zod'
+import type { AppCommand } from './app-commands'
 import type {
   AgentDefinition,
+  AgentLog,
+  AgentPresetView,
   AgentRuntimeState,
   AppInfo,
   PendingElicitation,
@@ -39,12 +42,36 @@ export const requestParams = {
   'projects.pickFolder': z.object({}),
   'projects.setAdditionalDirectories': z.object({ projectId: id, directories: z.array(z.string().min(1).max(4096)).max(50) }),
   'agents.list': z.object({}),
+  // Empty names and commands are refused by the Host with a sentence the form can show.
   'agents.add': z.object({
-    name: z.string().min(1).max(200),
-    command: z.string().min(1).max(4096),
+    name: z.string().max(200),
+    command: z.string().max(4096),
     args: z.array(z.string().max(4096)).max(200).default([]),
-    env: z.record(z.string(), z.string()).default({})
+    env: z.record(z.string(), z.string()).default({}),
+    /** Variables kept in the secret store (name -> value); db.json only names them. */
+    secretEnv: z.record(z.string(), z.string().min(1).max(10_000)).default({})
   }),
+  /**
+   * Replaces an agent's command, arguments and variables. `secretEnv` lists every
+   * secret variable the agent keeps: a value replaces the stored one, null keeps it;
+   * a stored secret not listed is forgotten.
+   */
+  'agents.update': z.object({
+    agentId: id,
+    name: z.string().max(200),
+    command: z.string().max(4096),
+    args: z.array(z.string().max(4096)).max(200).default([]),
+    env: z.record(z.string(), z.string()).default({}),
+    secretEnv: z.record(z.string(), z.string().min(1).max(10_000).nullable()).default({})
+  }),
+  'agents.remove': z.object({ agentId: id }),
+  /** Stops the agent's process if it runs, and starts it again (with its current definition). */
+  'agents.restart': z.object({ agentId: id }),
+  /** The end of the agent's stderr log (logs/<agentId>.log), across its runs. */
+  'agents.log': z.object({ agentId: id }),
+  /** The built-in presets, whether each is set up and whether its command is installed. */
+  'agents.presets': z.object({}),
+  'agents.addPreset': z.object({ presetId: id }),
   'agents.states': z.object({}),
   'sessions.list': z.object({ projectId: id.optional() }),
   'sessions.states': z.object({}),
@@ -107,6 +134,12 @@ export interface RequestResults {
   'projects.setAdditionalDirectories': Project
   'agents.list': AgentDefinition[]
   'agents.add': AgentDefinition
+  'agents.update': AgentDefinition
+  'agents.remove': Record<string, never>
+  'agents.restart': AgentRuntimeState
+  'agents.log': AgentLog
+  'agents.presets': AgentPresetView[]
+  'agents.addPreset': AgentDefinition
   'agents.states': AgentRuntimeState[]
   'sessions.list': SessionRecord[]
   /** The live state of every session that has one (the others are idle). */
@@ -158,6 +191,10 @@ export interface HostEvents {
   'agent.login.exit': { loginId: string; agentId: string; methodId: string; exitCode: number | null; signal: number | null; ok: boolean }
   /** Every question agents are waiting for the user to answer. */
   'elicitations.changed': PendingElicitation[]
+  /** Every agent definition, after one was added, changed or removed. */
+  'agents.changed': AgentDefinition[]
+  /** Sent by the Electron shell (the native menu), never by the Host: the renderer runs the command. */
+  'app.command': { command: AppCommand }
 }
 
 export type HostEventName = keyof HostEvents

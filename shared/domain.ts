@@ -179,6 +179,32 @@ export interface AppInfo {
   nativeFolderPicker: boolean
   /** Problems found at start-up the user should know about (e.g. a corrupt db.json moved aside). */
   warnings: string[]
+  /** False when secrets (agent API keys) are kept in memory only and forgotten when the host stops. */
+  secretsPersistent: boolean
+}
+
+/** A built-in agent preset, as the Agents page offers it. */
+export interface AgentPresetView {
+  id: string
+  name: string
+  command: string
+  args: string[]
+  /** The preset's command was found on PATH (else it runs through npx, which downloads it). */
+  installed: boolean
+  installHint: string
+  /** An agent with this id is already set up. */
+  added: boolean
+}
+
+/** The end of an agent's stderr log. */
+export interface AgentLog {
+  agentId: string
+  /** Absolute path of the whole log. */
+  path: string
+  /** The last part of the log, terminal escape sequences removed. */
+  text: string
+  /** True when earlier lines were left out. */
+  truncated: boolean
 }
 
 /** A remembered "always" answer to permission requests of one kind of tool, for one agent in one project. */

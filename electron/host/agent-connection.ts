@@ -104,7 +104,7 @@ export class AgentConnection {
     const def = this.definition
     this.setState({ status: 'starting', message: undefined })
     mkdirSync(this.options.logDir, { recursive: true })
-    this.log = createWriteStream(join(this.options.logDir, `${safeFileName(def.id)}.log`), { flags: 'a' })
+    this.log = createWriteStream(agentLogPath(this.options.logDir, def.id), { flags: 'a' })
     this.log.on('error', () => undefined)
     this.log.write(`\n--- ${new Date().toISOString()} starting ${def.command} ${def.args.join(' ')}\n`)
 
@@ -271,6 +271,13 @@ export class AgentConnection {
     await Promise.race([this.closed, new Promise((r) => setTimeout(r, 1000))])
   }
 
+  /** Resolves once everything written to the log so far is in the file (the Agents page reads it). */
+  flushLog(): Promise<void> {
+    const log = this.log
+    if (!log || log.writableEnded || log.destroyed) return Promise.resolve()
+    return new Promise((resolve) => log.write('', () => resolve()))
+  }
+
   /** Resolves once the process is gone (or never started). */
   whenClosed(): Promise<void> {
     return this.closed
@@ -356,6 +363,11 @@ export class AgentConnection {
     this.state = { ...this.state, ...patch }
     this.options.onState(this.state)
   }
+}
+
+/** Where an agent's stderr goes, across its runs. */
+export function agentLogPath(logDir: string, agentId: string): string {
+  return join(logDir, `${safeFileName(agentId)}.log`)
 }
 
 function safeFileName(name: string): string {

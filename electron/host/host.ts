@@ -28,6 +28,8 @@ import {
 } from '../../shared/contract'
 import type {
   AgentDefinition,
+  AgentLog,
+  AgentPresetView,
   AgentRuntimeState,
   AppInfo,
   Project,
@@ -36,10 +38,12 @@ import type {
 } from '../../shared/domain'
 import type { SessionModelState, SessionStateRecord, TranscriptHeader, TranscriptRecord } from '../../shared/transcript'
 import { applyRecord, contentToText, createThread, type Thread } from '../../shared/thread'
-import { AgentConnection, type ClientHandlers } from './agent-connection'
+import { AgentConnection, agentLogPath, type ClientHandlers } from './agent-connection'
+import { agentIdFor, checkAgentInput, type AgentInput } from './agent-definitions'
+import { readLogTail } from './agent-log'
 import { EventBus } from './events'
 import { confinePath, PathRefusedError, readTextFile, writeTextFile } from './fs-boundary'
-import { defaultAgentPresets } from './presets'
+import { defaultAgentPresets, presetCatalog } from './presets'
 import { Store } from './store'
 import { acquireDataLock, type DataLock } from './data-lock'
 import { findExecutable } from './executables'
@@ -225,6 +229,12 @@ export class Host {
     'projects.setAdditionalDirectories': (p) => this.setAdditionalDirectories(p.projectId, p.directories),
     'agents.list': async () => this.store.data.agents,
     'agents.add': (p) => this.addAgent(p),
+    'agents.update': (p) => this.updateAgent(p.agentId, p),
+    'agents.remove': (p) => this.removeAgent(p.agentId),
+    'agents.restart': (p) => this.restartAgent(p.agentId),
+    'agents.log': (p) => this.agentLog(p.agentId),
+    'agents.presets': () => this.presets(),
+    'agents.addPreset': (p) => this.addPreset(p.presetId),
     'agents.states': () => this.agentRuntimeStates(),
     'sessions.list': async (p) =>
       this.store.data.sessions
@@ -261,7 +271,8 @@ export class Host {
       version: this.options.version,
       dataDir: this.options.dataDir,
       nativeFolderPicker: Boolean(this.options.pickFolder),
-      warnings: this.warnings
+      warnings: this.warnings,
+      secretsPersistent: this.secrets.persistent
     }
   }
 
@@ -305,14 +316,90 @@ export class Host {
     return project
   }
 
-  private async addAgent(p: ParsedParams<'agents.add'>): Promise<AgentDefinition> {
-    const base = p.name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'agent'
-    let id = base
-    for (let n = 2; this.store.agent(id); n++) id = `${base}-${n}`
-    const definition: AgentDefinition = { id, name: p.name, command: p.command, args: p.args, env: p.env }
+  private async addAgent(input: AgentInput): Promise<AgentDefinition> {
+    const checked = checkAgentInput(input)
+    const id = agentIdFor(checked.fields.name, (taken) => Boolean(this.store.agent(taken)))
+    for (const [name, value] of Object.entries(checked.secretValues)) await this.secrets.set(agentEnvKey(id, name), value)
+    const { secretEnv, ...fields } = checked.fields
+    const definition: AgentDefinition = { id, ...fields, ...(secretEnv?.length ? { secretEnv } : {}) }
     this.store.data.agents.push(definition)
-    await this.store.save()
+    await this.saveAgents()
     return definition
+  }
+
+  /** The new definition applies the next time the agent starts (the Agents page offers a restart). */
+  private async updateAgent(agentId: string, input: AgentInput): Promise<AgentDefinition> {
+    const previous = this.requireAgent(agentId)
+    const checked = checkAgentInput(input, previous)
+    for (const [name, value] of Object.entries(checked.secretValues)) await this.secrets.set(agentEnvKey(agentId, name), value)
+    for (const name of checked.forgottenSecrets) await this.secrets.delete(agentEnvKey(agentId, name))
+    const definition: AgentDefinition = { ...previous, ...checked.fields }
+    this.store.data.agents = this.store.data.agents.map((a) => (a.id === agentId ? definition : a))
+    await this.saveAgents()
+    return definition
+  }
+
+  /** Refused while sessions use the agent: they would lose the way to continue. */
+  private async removeAgent(agentId: string): Promise<Record<string, never>> {
+    const definition = this.requireAgent(agentId)
+    const used = this.store.data.sessions.filter((s) => s.agentId === agentId).length
+    if (used > 0) {
+      throw new Error(`${definition.name} has ${used} session${used === 1 ? '' : 's'}; delete ${used === 1 ? 'it' : 'them'} first to remove the agent`)
+    }
+    await this.agentStarts.get(agentId)?.catch(() => undefined)
+    await this.agents.get(agentId)?.stop()
+    for (const name of definition.secretEnv ?? []) await this.secrets.delete(agentEnvKey(agentId, name))
+    this.store.data.agents = this.store.data.agents.filter((a) => a.id !== agentId)
+    const rules = this.store.data.permissionRules.filter((r) => r.agentId !== agentId)
+    const rulesChanged = rules.length !== this.store.data.permissionRules.length
+    this.store.data.permissionRules = rules
+    this.agentStates.delete(agentId)
+    await this.saveAgents()
+    if (rulesChanged) this.events.emit('permissions.changed', rules)
+    return {}
+  }
+
+  /** Stops the agent if it runs (its sessions become idle, to be continued), then starts it with its current definition. */
+  private async restartAgent(agentId: string): Promise<AgentRuntimeState> {
+    const definition = this.requireAgent(agentId)
+    await this.agentStarts.get(agentId)?.catch(() => undefined)
+    await this.agents.get(agentId)?.stop()
+    const connection = await this.ensureAgent(definition)
+    return connection.state
+  }
+
+  private async agentLog(agentId: string): Promise<AgentLog> {
+    this.requireAgent(agentId)
+    await this.agents.get(agentId)?.flushLog()
+    const path = agentLogPath(join(this.options.dataDir, 'logs'), agentId)
+    return { agentId, path, ...(await readLogTail(path)) }
+  }
+
+  private async presets(): Promise<AgentPresetView[]> {
+    return (await presetCatalog()).map(({ definition, installed }) => ({
+      id: definition.id,
+      name: definition.name,
+      command: definition.command,
+      args: definition.args,
+      installed,
+      installHint: definition.installHint ?? '',
+      added: Boolean(this.store.agent(definition.id))
+    }))
+  }
+
+  private async addPreset(presetId: string): Promise<AgentDefinition> {
+    const preset = (await presetCatalog()).find((p) => p.definition.id === presetId)
+    if (!preset) throw new Error(`No preset '${presetId}'`)
+    const existing = this.store.agent(presetId)
+    if (existing) return existing
+    this.store.data.agents.push(preset.definition)
+    await this.saveAgents()
+    return preset.definition
+  }
+
+  private async saveAgents(): Promise<void> {
+    await this.store.save()
+    this.events.emit('agents.changed', this.store.data.agents)
   }
 
   /** Every agent's live state; for one not running, whether its command can be found at all. */
@@ -772,7 +859,7 @@ export class Host {
       if (missing.length) throw new Error(`${method.name} needs ${missing.join(', ')}`)
       for (const name of names) await this.secrets.set(agentEnvKey(agentId, name), values[name].trim())
       definition.secretEnv = [...new Set([...(definition.secretEnv ?? []), ...names])]
-      await this.store.save()
+      await this.saveAgents()
       // The agent reads its environment at start: restart it with the new variables.
       await connection.stop()
       connection = await this.ensureAgent(definition)
@@ -835,7 +922,7 @@ export class Host {
     for (const name of definition.secretEnv ?? []) await this.secrets.delete(agentEnvKey(agentId, name))
     if (definition.secretEnv?.length) {
       definition.secretEnv = []
-      await this.store.save()
+      await this.saveAgents()
       await connection.stop()
     }
     return {}

@@ -51,10 +51,15 @@ const PRESETS: Preset[] = [
 ]
 
 export async function defaultAgentPresets(env: NodeJS.ProcessEnv = process.env): Promise<AgentDefinition[]> {
+  return (await presetCatalog(env)).map((p) => p.definition)
+}
+
+/** Every preset as it would be set up on this machine, and whether its own command is installed. */
+export async function presetCatalog(env: NodeJS.ProcessEnv = process.env): Promise<{ definition: AgentDefinition; installed: boolean }[]> {
   return Promise.all(
     PRESETS.map(async (preset) => {
-      const installed = await findExecutable(preset.binary, env)
-      return {
+      const installed = Boolean(await findExecutable(preset.binary, env))
+      const definition: AgentDefinition = {
         id: preset.id,
         name: preset.name,
         command: installed ? preset.binary : 'npx',
@@ -62,6 +67,7 @@ export async function defaultAgentPresets(env: NodeJS.ProcessEnv = process.env):
         env: { ...preset.env },
         installHint: preset.installHint
       }
+      return { definition, installed }
     })
   )
 }

@@ -437,6 +437,10 @@ class TurnRunner {
       case 'stderr':
         log(rest)
         return
+      case 'env':
+        // What the agent's environment holds (tests of variables and secrets given to agents).
+        await this.message(process.env[arg] === undefined ? `${arg} is not set` : `${arg}=${process.env[arg]}`)
+        return
       case 'state':
         // What this session is set to, as the agent sees it.
         await this.message(

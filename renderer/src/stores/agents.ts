@@ -1,6 +1,7 @@
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
-import type { AgentDefinition, AgentRuntimeState } from '../../../shared/domain'
+import type { RequestParams } from '../../../shared/contract'
+import type { AgentDefinition, AgentLog, AgentPresetView, AgentRuntimeState } from '../../../shared/domain'
 import { host } from '../host/client'
 
 export type OptionalSessionMethod = 'list' | 'fork' | 'close' | 'delete'
@@ -12,7 +13,8 @@ export const useAgentsStore = defineStore('agents', () => {
 
   function setAll(list: AgentDefinition[], runtime: AgentRuntimeState[]): void {
     definitions.value = list
-    states.value = Object.fromEntries(runtime.map((s) => [s.agentId, s]))
+    states.value = {}
+    for (const state of runtime) receiveState(state)
   }
 
   function name(agentId: string): string {
@@ -21,6 +23,25 @@ export const useAgentsStore = defineStore('agents', () => {
 
   function stateOf(agentId: string): AgentRuntimeState | undefined {
     return states.value[agentId]
+  }
+
+  /**
+   * What the agent announced at its last initialize (info, capabilities, sign-in
+   * methods), kept while it restarts: a fresh process knows nothing until it answers.
+   */
+  const announced = ref<Record<string, Pick<AgentRuntimeState, 'agentInfo' | 'capabilities' | 'authMethods'>>>({})
+
+  /** An `agent.state` event (or a state from a request). */
+  function receiveState(state: AgentRuntimeState): void {
+    states.value[state.agentId] = state
+    if (state.capabilities) {
+      announced.value[state.agentId] = { agentInfo: state.agentInfo, capabilities: state.capabilities, authMethods: state.authMethods }
+    }
+  }
+
+  function announcedOf(agentId: string): Pick<AgentRuntimeState, 'agentInfo' | 'capabilities' | 'authMethods'> {
+    const state = states.value[agentId]
+    return state?.capabilities ? state : (announced.value[agentId] ?? {})
   }
 
   /**
@@ -38,5 +59,88 @@ export const useAgentsStore = defineStore('agents', () => {
     await host().request('agents.authenticate', { agentId, methodId, values })
   }
 
-  return { definitions, states, setAll, name, stateOf, unsupported, authenticate }
+  /** Logs out where the agent supports it (and forgets the variables given at sign-in); throws the Host's message. */
+  async function logout(agentId: string): Promise<void> {
+    await host().request('agents.logout', { agentId })
+  }
+
+  // ---- the Agents page ----
+
+  const presets = ref<AgentPresetView[]>([])
+
+  /** The built-in presets, each with whether it is set up and installed. */
+  async function loadPresets(): Promise<void> {
+    presets.value = await host().request('agents.presets', {})
+  }
+
+  function upsert(definition: AgentDefinition): void {
+    const index = definitions.value.findIndex((a) => a.id === definition.id)
+    if (index >= 0) definitions.value[index] = definition
+    else definitions.value.push(definition)
+    for (const preset of presets.value) if (preset.id === definition.id) preset.added = true
+  }
+
+  /** An `agents.changed` event: the whole list, after any window changed it. */
+  function receiveDefinitions(list: AgentDefinition[]): void {
+    definitions.value = list
+    for (const preset of presets.value) preset.added = list.some((a) => a.id === preset.id)
+  }
+
+  /** Adds a custom agent; throws the Host's message for the form. */
+  async function add(params: RequestParams<'agents.add'>): Promise<AgentDefinition> {
+    const definition = await host().request('agents.add', params)
+    upsert(definition)
+    return definition
+  }
+
+  async function addPreset(presetId: string): Promise<AgentDefinition> {
+    const definition = await host().request('agents.addPreset', { presetId })
+    upsert(definition)
+    return definition
+  }
+
+  /** Saves an edited agent (secret values: a new value, or null to keep the stored one); throws the Host's message. */
+  async function update(params: RequestParams<'agents.update'>): Promise<AgentDefinition> {
+    const definition = await host().request('agents.update', params)
+    upsert(definition)
+    return definition
+  }
+
+  async function remove(agentId: string): Promise<void> {
+    await host().request('agents.remove', { agentId })
+    receiveDefinitions(definitions.value.filter((a) => a.id !== agentId))
+    delete states.value[agentId]
+    delete announced.value[agentId]
+  }
+
+  /** Starts the agent, or stops and starts it; its state arrives as events meanwhile. Throws why it could not start. */
+  async function restart(agentId: string): Promise<void> {
+    receiveState(await host().request('agents.restart', { agentId }))
+  }
+
+  function log(agentId: string): Promise<AgentLog> {
+    return host().request('agents.log', { agentId })
+  }
+
+  return {
+    definitions,
+    states,
+    presets,
+    setAll,
+    name,
+    stateOf,
+    receiveState,
+    announcedOf,
+    unsupported,
+    authenticate,
+    logout,
+    loadPresets,
+    receiveDefinitions,
+    add,
+    addPreset,
+    update,
+    remove,
+    restart,
+    log
+  }
 })

@@ -3,6 +3,7 @@ import { ref } from 'vue'
 import type { HostEvent } from '../../../shared/contract'
 import type { AppInfo } from '../../../shared/domain'
 import { host, messageOf } from '../host/client'
+import { runAppCommand } from '../commands'
 import type { ConnectionState } from '../host/transport'
 import { useAgentsStore } from './agents'
 import { useElicitationsStore } from './elicitations'
@@ -81,7 +82,7 @@ export const useAppStore = defineStore('app', () => {
             sessions.forget(event.payload.id)
             break
           case 'agent.state':
-            agents.states[event.payload.agentId] = event.payload
+            agents.receiveState(event.payload)
             break
           case 'projects.changed':
             projects.projects = event.payload
@@ -91,6 +92,12 @@ export const useAppStore = defineStore('app', () => {
             break
           case 'elicitations.changed':
             useElicitationsStore().pending = event.payload
+            break
+          case 'agents.changed':
+            agents.receiveDefinitions(event.payload)
+            break
+          case 'app.command':
+            runAppCommand(event.payload.command)
             break
         }
       } catch (error) {

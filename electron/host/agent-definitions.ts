@@ -1,0 +1,69 @@
+import type { AgentDefinition } from '../../shared/domain'
+
+/**
+ * Checks what the user typed for an agent (Agents page: add and edit) and
+ * turns it into a definition plus the secret values to store. Secret values
+ * never enter the definition (db.json) and never go back to the renderer.
+ */
+
+export interface AgentInput {
+  name: string
+  command: string
+  args: string[]
+  env: Record<string, string>
+  /** Secret variables: a value to store, or null to keep the one stored. */
+  secretEnv: Record<string, string | null>
+}
+
+export interface CheckedAgent {
+  fields: Pick<AgentDefinition, 'name' | 'command' | 'args' | 'env' | 'secretEnv'>
+  /** Values to write to the secret store, by variable name. */
+  secretValues: Record<string, string>
+  /** Secret variables the agent had and no longer has. */
+  forgottenSecrets: string[]
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/** Throws a message the form can show when the input is not usable; `previous` is the agent being edited. */
+export function checkAgentInput(input: AgentInput, previous?: AgentDefinition): CheckedAgent {
+  const name = input.name.trim()
+  const command = input.command.trim()
+  if (!name) throw new Error('The agent needs a name')
+  if (!command) throw new Error('The agent needs a command to run (a name on PATH, or an absolute path)')
+  const env: Record<string, string> = {}
+  for (const [key, value] of Object.entries(input.env)) {
+    const variable = key.trim()
+    if (!ENV_NAME.test(variable)) throw new Error(badName(key))
+    env[variable] = value
+  }
+  const kept = new Set(previous?.secretEnv ?? [])
+  const secretValues: Record<string, string> = {}
+  const secretEnv: string[] = []
+  for (const [key, value] of Object.entries(input.secretEnv)) {
+    const variable = key.trim()
+    if (!ENV_NAME.test(variable)) throw new Error(badName(key))
+    if (variable in env) throw new Error(`${variable} is given twice, once as a secret; keep one`)
+    if (value === null) {
+      if (!kept.has(variable)) throw new Error(`${variable} has no stored value yet: type one`)
+    } else {
+      if (!value.trim()) throw new Error(`${variable} is marked secret but has no value`)
+      secretValues[variable] = value
+    }
+    secretEnv.push(variable)
+  }
+  const forgottenSecrets = [...kept].filter((variable) => !secretEnv.includes(variable))
+  return { fields: { name, command, args: input.args, env, secretEnv }, secretValues, forgottenSecrets }
+}
+
+/** A new agent's id: its name made safe, unique among the ids given. */
+export function agentIdFor(name: string, taken: (id: string) => boolean): string {
+  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'agent'
+  let id = base
+  for (let n = 2; taken(id); n++) id = `${base}-${n}`
+  return id
+}
+
+function badName(name: string): string {
+  return `'${name}' is not a valid environment variable name (letters, digits and _, not starting with a digit)`
+}

@@ -1,0 +1,72 @@
+import type { MenuItemConstructorOptions } from 'electron'
+import type { AppCommand } from '../shared/app-commands'
+
+/**
+ * The native application menu as a template: the usual roles (app menu on
+ * macOS, File, Edit, View, Window, Help) plus Switchboard's own items, which
+ * send an app command to the renderer (the `app.command` event). Building the
+ * template needs no Electron at run time, so it is unit-tested.
+ *
+ * The app items show their shortcut but do not register it
+ * (`registerAccelerator: false`): the page handles those keys itself
+ * (renderer/src/shortcuts.ts), the same in Electron and in a browser, so a key
+ * press runs its command once.
+ */
+
+export interface MenuActions {
+  platform: NodeJS.Platform
+  /** Runs an app command in the window. */
+  send: (command: AppCommand) => void
+  openDataFolder: () => void
+  openExternal: (url: string) => void
+}
+
+export function buildMenuTemplate(actions: MenuActions): MenuItemConstructorOptions[] {
+  const isMac = actions.platform === 'darwin'
+  const command = (label: string, name: AppCommand, accelerator?: string): MenuItemConstructorOptions => ({
+    label,
+    ...(accelerator ? { accelerator, registerAccelerator: false } : {}),
+    click: () => actions.send(name)
+  })
+  return [
+    ...(isMac ? [{ role: 'appMenu' as const }] : []),
+    {
+      label: 'File',
+      submenu: [
+        command('New Session', 'new-session', 'CmdOrCtrl+N'),
+        command('Search…', 'search', 'CmdOrCtrl+K'),
+        { type: 'separator' },
+        command('Agents', 'agents', 'CmdOrCtrl+Shift+A'),
+        command('MCP Servers', 'mcp', 'CmdOrCtrl+Shift+M'),
+        { type: 'separator' },
+        { label: 'Open Data Folder', click: () => actions.openDataFolder() },
+        { type: 'separator' },
+        isMac ? { role: 'close' } : { role: 'quit' }
+      ]
+    },
+    { role: 'editMenu' },
+    {
+      label: 'View',
+      submenu: [
+        { role: 'reload' },
+        { role: 'forceReload' },
+        { role: 'toggleDevTools' },
+        { type: 'separator' },
+        { role: 'resetZoom' },
+        { role: 'zoomIn' },
+        { role: 'zoomOut' },
+        { type: 'separator' },
+        { role: 'togglefullscreen' }
+      ]
+    },
+    { role: 'windowMenu' },
+    {
+      role: 'help',
+      submenu: [
+        command('Keyboard Shortcuts', 'shortcuts', 'CmdOrCtrl+/'),
+        { type: 'separator' },
+        { label: 'Agent Client Protocol', click: () => actions.openExternal('https://agentclientprotocol.com') }
+      ]
+    }
+  ]
+}

@@ -1,0 +1,97 @@
+import { onBeforeUnmount } from 'vue'
+import { onAppCommand, runAppCommand } from './commands'
+import { host, messageOf } from './host/client'
+import { askNotificationPermissionOnFirstGesture, createNotifier } from './notifications'
+import { commandFor, isTextField } from './shortcuts'
+import { useAgentsStore } from './stores/agents'
+import { useAppStore } from './stores/app'
+import { useProjectsStore } from './stores/projects'
+import { useSessionsStore } from './stores/sessions'
+import { useThemeStore } from './stores/theme'
+import { useViewStore } from './stores/view'
+
+/**
+ * The desktop behaviour of the window, wired once from App.vue: the theme,
+ * window-wide keyboard shortcuts, what the app commands do (from the native
+ * menu or a shortcut), and notifications while the window is in the background.
+ * Call it in App's setup, before the app store starts (so the notifier sees
+ * each state change before the stores apply it).
+ */
+export function useDesktop(): void {
+  useThemeStore()
+  const view = useViewStore()
+  const app = useAppStore()
+  const agents = useAgentsStore()
+  const projects = useProjectsStore()
+  const sessions = useSessionsStore()
+
+  const cleanups = [
+    onAppCommand('shortcuts', () => (view.shortcutsOpen = !view.shortcutsOpen)),
+    onAppCommand('agents', () => {
+      view.shortcutsOpen = false
+      view.show('agents')
+    }),
+    onAppCommand('new-session', () => void newSession())
+  ]
+
+  /** In the open session's project with its agent; else the first project and the first installed agent. */
+  async function newSession(): Promise<void> {
+    view.shortcutsOpen = false
+    if (view.activity) return
+    const current = sessions.openSession
+    const project = projects.projectById(current?.projectId ?? '') ?? projects.projects[0]
+    if (!project) {
+      view.show('sessions')
+      document.querySelector<HTMLElement>('[data-testid=add-project-path], [data-testid=add-project-submit]')?.focus()
+      return
+    }
+    const agent =
+      agents.definitions.find((a) => a.id === current?.agentId) ??
+      agents.definitions.find((a) => agents.stateOf(a.id)?.installed !== false) ??
+      agents.definitions[0]
+    if (!agent) {
+      view.show('agents')
+      return
+    }
+    view.activity = `Starting a session with ${agent.name} in ${project.name}…`
+    try {
+      await sessions.create(project.id, agent.id)
+    } catch (error) {
+      app.report(messageOf(error))
+    } finally {
+      view.activity = null
+    }
+  }
+
+  function onKey(event: KeyboardEvent): void {
+    if (event.defaultPrevented || event.isComposing) return
+    const inTextField = isTextField(event.target)
+    if (event.key === 'Escape' && view.page === 'agents' && !view.shortcutsOpen && !inTextField) {
+      event.preventDefault()
+      view.show('sessions')
+      return
+    }
+    const command = commandFor(event, inTextField)
+    if (command && runAppCommand(command)) event.preventDefault()
+  }
+  window.addEventListener('keydown', onKey)
+  cleanups.push(() => window.removeEventListener('keydown', onKey))
+
+  cleanups.push(
+    host().onBatch(
+      createNotifier({
+        known: (id) => sessions.states[id],
+        describe: (id) => {
+          const record = projects.sessionById(id)
+          return { sessionTitle: record?.title ?? 'A session', agentName: record ? agents.name(record.agentId) : 'The agent' }
+        },
+        open: (id) => void sessions.open(id)
+      })
+    )
+  )
+  askNotificationPermissionOnFirstGesture()
+
+  onBeforeUnmount(() => {
+    for (const cleanup of cleanups) cleanup()
+  })
+}

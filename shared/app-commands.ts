@@ -1,0 +1,12 @@
+/**
+ * Commands the app can be told to run from outside the page: the native
+ * application menu sends them as the `app.command` event (electron/menu.ts), and
+ * the renderer's own keyboard shortcuts run the same ones (renderer/src/commands.ts).
+ */
+export const appCommands = ['new-session', 'search', 'shortcuts', 'agents', 'mcp'] as const
+
+export type AppCommand = (typeof appCommands)[number]
+
+export function isAppCommand(value: unknown): value is AppCommand {
+  return typeof value === 'string' && (appCommands as readonly string[]).includes(value)
+}

@@ -1,0 +1,179 @@
+// @vitest-environment happy-dom
+import { describe, expect, it } from 'vitest'
+import type { HostEvent } from '../../shared/contract'
+import type { AgentCapabilities, SessionState } from '../../shared/domain'
+import { capabilityRows } from '../../renderer/src/components/agents/capabilities'
+import { argsFromText, envFromRows, rowsOf, type EnvRow } from '../../renderer/src/components/agents/envRows'
+import { attentionFrom, createNotifier, isAway } from '../../renderer/src/notifications'
+import { commandFor, isTextField, keyLabel, matches, shortcuts } from '../../renderer/src/shortcuts'
+import { readThemeChoice, resolveTheme, writeThemeChoice, THEME_STORAGE_KEY } from '../../renderer/src/theme'
+
+/** The renderer's desktop logic without a DOM: shortcuts, notifications, theme, the agent form's rows, capabilities. */
+
+const key = (k: string, mods: Partial<{ ctrlKey: boolean; metaKey: boolean; shiftKey: boolean; altKey: boolean }> = {}) => ({
+  key: k,
+  ctrlKey: false,
+  metaKey: false,
+  shiftKey: false,
+  altKey: false,
+  ...mods
+})
+
+describe('keyboard shortcuts', () => {
+  it('run their command: Ctrl on Linux and Windows, ⌘ on macOS', () => {
+    expect(commandFor(key('n', { ctrlKey: true }), false, shortcuts, false)).toBe('new-session')
+    expect(commandFor(key('n', { metaKey: true }), false, shortcuts, true)).toBe('new-session')
+    expect(commandFor(key('n', { metaKey: true }), false, shortcuts, false)).toBeNull()
+    expect(commandFor(key('A', { ctrlKey: true, shiftKey: true }), false, shortcuts, false)).toBe('agents')
+    expect(commandFor(key('a', { ctrlKey: true }), false, shortcuts, false)).toBeNull()
+    expect(commandFor(key('/', { ctrlKey: true }), false, shortcuts, false)).toBe('shortcuts')
+  })
+
+  it('leave plain keys to text fields: ? opens the list only outside one, Ctrl+/ anywhere', () => {
+    expect(commandFor(key('?', { shiftKey: true }), false, shortcuts, false)).toBe('shortcuts')
+    expect(commandFor(key('?', { shiftKey: true }), true, shortcuts, false)).toBeNull()
+    expect(commandFor(key('/', { ctrlKey: true }), true, shortcuts, false)).toBe('shortcuts')
+    expect(commandFor(key('n', { ctrlKey: true }), true, shortcuts, false)).toBe('new-session')
+    expect(commandFor(key('?', { ctrlKey: true }), false, shortcuts, false)).toBeNull()
+  })
+
+  it('know what a text field is', () => {
+    const element = (tagName: string, extra: Record<string, unknown> = {}) => ({ tagName, isContentEditable: false, ...extra }) as unknown as EventTarget
+    expect(isTextField(element('TEXTAREA'))).toBe(true)
+    expect(isTextField(element('INPUT', { type: 'text' }))).toBe(true)
+    expect(isTextField(element('INPUT', { type: 'password' }))).toBe(true)
+    expect(isTextField(element('INPUT', { type: 'checkbox' }))).toBe(false)
+    expect(isTextField(element('BUTTON'))).toBe(false)
+    expect(isTextField(element('DIV', { isContentEditable: true }))).toBe(true)
+    expect(isTextField(null)).toBe(false)
+  })
+
+  it('are shown with the platform’s key names', () => {
+    expect(keyLabel('Mod', true)).toBe('⌘')
+    expect(keyLabel('Mod', false)).toBe('Ctrl')
+    expect(keyLabel('Escape', false)).toBe('Esc')
+    expect(matches(key('Enter', { shiftKey: true }), ['Shift', 'Enter'], false)).toBe(true)
+    expect(matches(key('Enter'), ['Shift', 'Enter'], false)).toBe(false)
+  })
+})
+
+describe('notifications', () => {
+  const running: SessionState = { id: 's1', status: 'running' }
+  const permission = { requestId: 'r1', title: 'Run rm -rf build', options: [] }
+
+  it('are due when a turn ends, fails, or a permission request arrives', () => {
+    expect(attentionFrom(running, { id: 's1', status: 'ready' })).toEqual({ kind: 'turn-ended', sessionId: 's1' })
+    expect(attentionFrom(running, { id: 's1', status: 'idle', error: 'Agent exited' })).toEqual({ kind: 'turn-ended', sessionId: 's1', error: 'Agent exited' })
+    expect(attentionFrom(running, { id: 's1', status: 'running', permission })).toEqual({ kind: 'permission', sessionId: 's1', title: 'Run rm -rf build' })
+    // The same request again, a session that was not running, a turn starting: nothing new.
+    expect(attentionFrom({ ...running, permission }, { ...running, permission })).toBeNull()
+    expect(attentionFrom({ id: 's1', status: 'ready' }, { id: 's1', status: 'ready' })).toBeNull()
+    expect(attentionFrom({ id: 's1', status: 'ready' }, running)).toBeNull()
+    expect(attentionFrom(undefined, { id: 's1', status: 'ready' })).toBeNull()
+  })
+
+  it('are shown only while the window is not focused or hidden', () => {
+    expect(isAway({ hasFocus: true, hidden: false })).toBe(false)
+    expect(isAway({ hasFocus: false, hidden: false })).toBe(true)
+    expect(isAway({ hasFocus: true, hidden: true })).toBe(true)
+  })
+
+  it('say which agent and session, and a click opens that session', () => {
+    const shown: { title: string; body?: string; click: () => void }[] = []
+    const opened: string[] = []
+    let away = false
+    const notifier = createNotifier({
+      describe: () => ({ sessionTitle: 'Fix the build', agentName: 'Claude Code' }),
+      open: (id) => opened.push(id),
+      known: (id) => (id === 's1' ? running : undefined),
+      page: () => ({ hasFocus: !away, hidden: false }),
+      show: (title, options, click) => shown.push({ title, body: options.body, click })
+    })
+    const state = (payload: SessionState): HostEvent => ({ type: 'session.state', payload })
+    notifier([state({ id: 's1', status: 'ready' })])
+    expect(shown).toEqual([])
+    away = true
+    notifier([state({ id: 's1', status: 'running' }), state({ id: 's1', status: 'running', permission })])
+    notifier([state({ id: 's1', status: 'ready' })])
+    expect(shown.map((n) => [n.title, n.body])).toEqual([
+      ['Claude Code asks for permission', 'Run rm -rf build — in “Fix the build”'],
+      ['Claude Code finished', '“Fix the build” is waiting for you']
+    ])
+    shown[0].click()
+    expect(opened).toEqual(['s1'])
+  })
+})
+
+describe('the theme', () => {
+  function memoryStorage() {
+    const values = new Map<string, string>()
+    return {
+      getItem: (k: string) => values.get(k) ?? null,
+      setItem: (k: string, v: string) => void values.set(k, v),
+      removeItem: (k: string) => void values.delete(k),
+      values
+    }
+  }
+
+  it('follows the system unless the user chose light or dark, and keeps the choice', () => {
+    expect(resolveTheme('system', true)).toBe('dark')
+    expect(resolveTheme('system', false)).toBe('light')
+    expect(resolveTheme('light', true)).toBe('light')
+    const storage = memoryStorage()
+    expect(readThemeChoice(storage)).toBe('system')
+    writeThemeChoice(storage, 'dark')
+    expect(storage.values.get(THEME_STORAGE_KEY)).toBe('dark')
+    expect(readThemeChoice(storage)).toBe('dark')
+    writeThemeChoice(storage, 'system')
+    expect(storage.values.has(THEME_STORAGE_KEY)).toBe(false)
+    storage.setItem(THEME_STORAGE_KEY, 'purple')
+    expect(readThemeChoice(storage)).toBe('system')
+    expect(readThemeChoice({ getItem: () => { throw new Error('denied') } })).toBe('system')
+  })
+})
+
+describe('the agent form', () => {
+  const row = (name: string, value: string, secret = false, storedAs?: string): EnvRow => ({ key: Math.random(), name, value, secret, storedAs })
+
+  it('sends plain variables, new secrets with their value, and untouched stored secrets as null', () => {
+    expect(envFromRows([row('MODE', 'fast'), row('NEW_KEY', 'abc', true), row('OLD_KEY', '', true, 'OLD_KEY'), row('', '')])).toEqual({
+      env: { MODE: 'fast' },
+      secretEnv: { NEW_KEY: 'abc', OLD_KEY: null }
+    })
+    // Typed over: replaced. Renamed: the stored value does not follow the new name.
+    expect(envFromRows([row('OLD_KEY', 'new', true, 'OLD_KEY')]).secretEnv).toEqual({ OLD_KEY: 'new' })
+    expect(() => envFromRows([row('RENAMED', '', true, 'OLD_KEY')])).toThrow('RENAMED is marked secret: type its value')
+    expect(() => envFromRows([row('', 'orphan')])).toThrow('A variable has a value but no name')
+    expect(() => envFromRows([row('A', '1'), row('A', '2', true)])).toThrow('A is listed twice')
+  })
+
+  it('shows an agent’s secrets as stored, never with a value', () => {
+    const rows = rowsOf({ id: 'a', name: 'A', command: 'a', args: [], env: { MODE: 'x' }, secretEnv: ['TOKEN'] })
+    expect(rows.map(({ name, value, secret, storedAs }) => ({ name, value, secret, storedAs }))).toEqual([
+      { name: 'MODE', value: 'x', secret: false, storedAs: undefined },
+      { name: 'TOKEN', value: '', secret: true, storedAs: 'TOKEN' }
+    ])
+  })
+
+  it('takes arguments one per line, spaces kept', () => {
+    expect(argsFromText('--acp\n\n--model\nclaude sonnet\r\n')).toEqual(['--acp', '--model', 'claude sonnet'])
+  })
+})
+
+describe('capabilities', () => {
+  it('are listed in words, each supported or not', () => {
+    const capabilities: AgentCapabilities = {
+      protocolVersion: 1,
+      loadSession: true,
+      prompt: { image: true, audio: false, embeddedContext: true },
+      mcp: { stdio: true, http: true, sse: false },
+      session: { list: true, resume: false, close: false, delete: true, fork: false, additionalDirectories: true },
+      auth: { logout: true }
+    }
+    const rows = capabilityRows(capabilities)
+    expect(rows.filter((r) => r.supported).map((r) => r.id)).toEqual(['load', 'list', 'delete', 'directories', 'image', 'embedded', 'mcp-http', 'logout'])
+    expect(rows.map((r) => r.id)).toEqual([
+      'load', 'resume', 'list', 'close', 'delete', 'fork', 'directories', 'image', 'audio', 'embedded', 'mcp-http', 'mcp-sse', 'logout'
+    ])
+  })
+})

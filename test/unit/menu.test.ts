@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest'
+import type { MenuItemConstructorOptions } from 'electron'
+import type { AppCommand } from '../../shared/app-commands'
+import { buildMenuTemplate } from '../../electron/menu'
+
+/** The native menu's template (built without Electron): the usual roles, and app items that send commands to the window. */
+
+function build(platform: NodeJS.Platform) {
+  const sent: AppCommand[] = []
+  const opened: string[] = []
+  const template = buildMenuTemplate({ platform, send: (c) => sent.push(c), openDataFolder: () => opened.push('data'), openExternal: (u) => opened.push(u) })
+  return { template, sent, opened }
+}
+
+function items(menu: MenuItemConstructorOptions): MenuItemConstructorOptions[] {
+  return (menu.submenu as MenuItemConstructorOptions[] | undefined) ?? []
+}
+
+function find(template: MenuItemConstructorOptions[], label: string): MenuItemConstructorOptions {
+  const item = template.flatMap(items).find((i) => i.label === label)
+  if (!item) throw new Error(`no menu item ${label}`)
+  return item
+}
+
+function click(item: MenuItemConstructorOptions): void {
+  ;(item.click as unknown as () => void)()
+}
+
+describe('the application menu', () => {
+  it('has the app menu on macOS only, then File, Edit, View, Window and Help', () => {
+    const mac = build('darwin').template
+    expect(mac.map((m) => m.role ?? m.label)).toEqual(['appMenu', 'File', 'editMenu', 'View', 'windowMenu', 'help'])
+    const linux = build('linux').template
+    expect(linux.map((m) => m.role ?? m.label)).toEqual(['File', 'editMenu', 'View', 'windowMenu', 'help'])
+    // Quitting lives in the app menu on macOS, in File elsewhere.
+    expect(items(linux[0]).some((i) => i.role === 'quit')).toBe(true)
+    expect(items(mac[1]).some((i) => i.role === 'quit')).toBe(false)
+    // Undo, redo, cut, copy, paste and select all come with the role, with their native shortcuts.
+    expect(linux[1]).toEqual({ role: 'editMenu' })
+    expect(items(linux[2]).map((i) => i.role).filter(Boolean)).toEqual([
+      'reload',
+      'forceReload',
+      'toggleDevTools',
+      'resetZoom',
+      'zoomIn',
+      'zoomOut',
+      'togglefullscreen'
+    ])
+  })
+
+  it('sends each app command to the window, showing the shortcut the page handles', () => {
+    const { template, sent } = build('linux')
+    const expected: [string, AppCommand, string][] = [
+      ['New Session', 'new-session', 'CmdOrCtrl+N'],
+      ['Search…', 'search', 'CmdOrCtrl+K'],
+      ['Agents', 'agents', 'CmdOrCtrl+Shift+A'],
+      ['MCP Servers', 'mcp', 'CmdOrCtrl+Shift+M'],
+      ['Keyboard Shortcuts', 'shortcuts', 'CmdOrCtrl+/']
+    ]
+    for (const [label, command, accelerator] of expected) {
+      const item = find(template, label)
+      expect(item.accelerator).toBe(accelerator)
+      // Shown, not registered: the page's own key handler runs it, once.
+      expect(item.registerAccelerator).toBe(false)
+      click(item)
+      expect(sent.at(-1)).toBe(command)
+    }
+    expect(sent).toEqual(expected.map(([, command]) => command))
+  })
+
+  it('opens the data folder and the protocol site', () => {
+    const { template, opened } = build('win32')
+    click(find(template, 'Open Data Folder'))
+    click(find(template, 'Agent Client Protocol'))
+    expect(opened).toEqual(['data', 'https://agentclientprotocol.com'])
+  })
+})
