@@ -21,6 +21,8 @@ export { ipcChannels } from './ipc'
  */
 
 const id = z.string().min(1).max(200)
+/** The ACP protocol version to ask an agent for (2: the draft, falling back to 1 when the agent answers 1). */
+const protocolVersion = z.union([z.literal(1), z.literal(2)])
 
 /** Content sent with a prompt besides its text; each kind only to agents whose prompt capabilities allow it. */
 const attachmentSchema = z.discriminatedUnion('type', [
@@ -42,8 +44,10 @@ export const requestParams = {
     name: z.string().min(1).max(200),
     command: z.string().min(1).max(4096),
     args: z.array(z.string().max(4096)).max(200).default([]),
-    env: z.record(z.string(), z.string()).default({})
+    env: z.record(z.string(), z.string()).default({}),
+    protocol: protocolVersion.optional()
   }),
+  'agents.update': z.object({ agentId: id, patch: z.object({ protocol: protocolVersion.optional() }) }),
   'agents.states': z.object({}),
   'sessions.list': z.object({ projectId: id.optional() }),
   'sessions.states': z.object({}),
@@ -90,6 +94,7 @@ export interface RequestResults {
   'projects.setAdditionalDirectories': Project
   'agents.list': AgentDefinition[]
   'agents.add': AgentDefinition
+  'agents.update': AgentDefinition
   'agents.states': AgentRuntimeState[]
   'sessions.list': SessionRecord[]
   /** The live state of every session that has one (the others are idle). */
