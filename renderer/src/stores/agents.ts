@@ -38,5 +38,15 @@ export const useAgentsStore = defineStore('agents', () => {
     await host().request('agents.authenticate', { agentId, methodId, values })
   }
 
-  return { definitions, states, setAll, name, stateOf, unsupported, authenticate }
+  /** The ACP protocol version to ask the agent for (applies when it next starts); throws the Host's message. */
+  async function setProtocol(agentId: string, protocol: 1 | 2): Promise<void> {
+    const updated = await host().request('agents.update', { agentId, patch: { protocol } })
+    definitions.value = definitions.value.map((a) => (a.id === agentId ? updated : a))
+  }
+
+  function definitionOf(agentId: string): AgentDefinition | undefined {
+    return definitions.value.find((a) => a.id === agentId)
+  }
+
+  return { definitions, states, setAll, name, stateOf, unsupported, authenticate, setProtocol, definitionOf }
 })
