@@ -71,8 +71,9 @@ function fromV2(c: Json): Omit<AgentCapabilities, 'protocolVersion'> {
     loadSession: present(session.load) || sessions,
     prompt: { image: present(prompt.image), audio: present(prompt.audio), embeddedContext: present(prompt.embeddedContext) },
     mcp: { stdio: present(mcp.stdio), http: present(mcp.http), sse: present(mcp.sse) },
-    // The baseline of the session surface: list, resume and close.
-    session: { ...methods, list: methods.list || sessions, resume: methods.resume || sessions, close: methods.close || sessions },
+    // The baseline of the session surface: list, resume and close. session/fork is only in the SDK's
+    // unstable version 2 set, which Switchboard does not speak: an agent announcing it cannot be asked.
+    session: { ...methods, list: methods.list || sessions, resume: methods.resume || sessions, close: methods.close || sessions, fork: false },
     auth: { logout: present(asObject(c.auth).logout) }
   }
 }

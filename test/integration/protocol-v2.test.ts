@@ -316,6 +316,29 @@ describe('an agent set to protocol version 2 that speaks it', () => {
     expect(resumes.map((p) => p.replayFrom ?? null)).toEqual([{ type: 'start' }, null])
   }, 90_000)
 
+  it('reports a failed turn and an agent that dies mid-turn as over version 1, and starts it again', async () => {
+    const agentId = await addAgent('Fragile', { SCRIPTED_AGENT_V2: '1' }, 2)
+    const record = await host.request('sessions.new', { projectId, agentId })
+    // The idle state that ends the turn says it failed, with the agent's error.
+    await expect(host.request('sessions.prompt', { id: record.id, text: '/say partial\n/fail the build broke' })).rejects.toThrow(
+      "Fragile failed the turn: the build broke"
+    )
+    expect((await host.request('sessions.open', { id: record.id })).state.status).toBe('ready')
+    await expect(host.request('sessions.prompt', { id: record.id, text: '/stderr dying now\n/exit 7' })).rejects.toThrow(
+      /Agent 'Fragile' exited with code 7; stderr: .*dying now.*send again to restart the agent/s
+    )
+    let thread = await threadOf(record.id)
+    expect(entriesOf(thread, 'error').map((e) => (e as { message: string }).message)).toEqual([
+      'Fragile failed the turn: the build broke',
+      expect.stringMatching(/^Agent 'Fragile' exited with code 7/)
+    ])
+    // Sending again starts the agent (in version 2) and resumes the session.
+    await host.request('sessions.prompt', { id: record.id, text: 'still here?' })
+    thread = await threadOf(record.id)
+    expect((entriesOf(thread, 'assistant').at(-1) as { text: string }).text).toBe('You said: still here?')
+    expect(await agentState(agentId)).toMatchObject({ status: 'ready', protocolVersion: 2 })
+  }, 60_000)
+
   it('signs in and out with auth/login and auth/logout', async () => {
     const agentId = await addAgent('Needs sign-in', { SCRIPTED_AGENT_V2: '1', SCRIPTED_AGENT_AUTH: '1' }, 2)
     const refused = await host.handle('sessions.new', { projectId, agentId })

@@ -62,7 +62,7 @@ describe('capability normalisation', () => {
     const announced = normaliseInitialize({
       protocolVersion: 2,
       info: { name: 'v2-agent', version: '2.0.0' },
-      capabilities: { session: {} },
+      capabilities: { session: { fork: {} } },
       authMethods: [
         { type: 'agent', methodId: 'browser', name: 'Browser' },
         { type: 'terminal', methodId: 'cli', name: 'CLI', args: ['--login'] }
