@@ -25,6 +25,8 @@ export { ipcChannels } from './ipc'
  */
 
 const id = z.string().min(1).max(200)
+/** The ACP protocol version to ask an agent for (2: the draft, falling back to 1 when the agent answers 1). */
+const protocolVersion = z.union([z.literal(1), z.literal(2)])
 
 /** Content sent with a prompt besides its text; each kind only to agents whose prompt capabilities allow it. */
 const attachmentSchema = z.discriminatedUnion('type', [
@@ -49,7 +51,8 @@ export const requestParams = {
     args: z.array(z.string().max(4096)).max(200).default([]),
     env: z.record(z.string(), z.string()).default({}),
     /** Variables kept in the secret store (name -> value); db.json only names them. */
-    secretEnv: z.record(z.string(), z.string().min(1).max(10_000)).default({})
+    secretEnv: z.record(z.string(), z.string().min(1).max(10_000)).default({}),
+    protocol: protocolVersion.optional()
   }),
   /**
    * Replaces an agent's command, arguments and variables. `secretEnv` lists every
@@ -62,8 +65,11 @@ export const requestParams = {
     command: z.string().max(4096),
     args: z.array(z.string().max(4096)).max(200).default([]),
     env: z.record(z.string(), z.string()).default({}),
-    secretEnv: z.record(z.string(), z.string().min(1).max(10_000).nullable()).default({})
+    secretEnv: z.record(z.string(), z.string().min(1).max(10_000).nullable()).default({}),
+    protocol: protocolVersion.optional()
   }),
+  /** The ACP protocol version to ask the agent for (2: the draft, with a fallback to 1); applied at its next start. */
+  'agents.setProtocol': z.object({ agentId: id, protocol: protocolVersion }),
   'agents.remove': z.object({ agentId: id }),
   /** Stops the agent's process if it runs, and starts it again (with its current definition). */
   'agents.restart': z.object({ agentId: id }),
@@ -135,6 +141,7 @@ export interface RequestResults {
   'agents.list': AgentDefinition[]
   'agents.add': AgentDefinition
   'agents.update': AgentDefinition
+  'agents.setProtocol': AgentDefinition
   'agents.remove': Record<string, never>
   'agents.restart': AgentRuntimeState
   'agents.log': AgentLog

@@ -25,6 +25,12 @@ export interface AgentDefinition {
   secretEnv?: string[]
   /** How to install the command, told to the user when it cannot be found. */
   installHint?: string
+  /**
+   * The ACP protocol version to ask the agent for: 1 (the stable protocol, the
+   * default) or 2 (the draft, through the SDK's experimental entry). An agent
+   * asked for 2 that answers 1 is spoken to in version 1.
+   */
+  protocol?: 1 | 2
 }
 
 export type AgentStatus = 'stopped' | 'starting' | 'ready' | 'exited' | 'error'
@@ -82,6 +88,10 @@ export interface AgentRuntimeState {
   pid?: number
   /** False when the agent's command cannot be found (then `message` says how to install it). */
   installed?: boolean
+  /** The ACP protocol version the connection speaks, once initialised. */
+  protocolVersion?: number
+  /** How that version came about when it is not the one asked for (e.g. asked for 2, the agent speaks 1). */
+  protocolNote?: string
   agentInfo?: AgentInfo
   capabilities?: AgentCapabilities
   authMethods?: AuthMethodView[]

@@ -107,7 +107,8 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
     case 'terminal': {
       const terminal = (thread.terminals[record.terminalId] ??= { command: record.command ?? '', output: '' })
       if (record.command) terminal.command = record.command
-      if (record.data) terminal.output = (terminal.output + record.data).slice(-TERMINAL_VIEW_CHARS)
+      if (record.replace) terminal.output = (record.data ?? '').slice(-TERMINAL_VIEW_CHARS)
+      else if (record.data) terminal.output = (terminal.output + record.data).slice(-TERMINAL_VIEW_CHARS)
       if (record.exitStatus) terminal.exitStatus = record.exitStatus
       return
     }

@@ -25,6 +25,8 @@ export type TranscriptRecord =
       terminalId: string
       command?: string
       data?: string
+      /** `data` replaces the output shown so far instead of extending it (ACP v2 agent-owned terminals send snapshots). */
+      replace?: boolean
       exitStatus?: { exitCode?: number | null; signal?: string | null }
     }
   /** How a permission request was answered (optionId null: dismissed or cancelled); `remembered`: by a saved rule. */

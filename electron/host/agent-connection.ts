@@ -30,8 +30,11 @@ import {
   type WriteTextFileRequest
 } from '@agentclientprotocol/sdk'
 import type { AgentCapabilities, AgentDefinition, AgentRuntimeState } from '../../shared/domain'
+import { V1Protocol, type AgentProtocol } from './agent-protocol'
+import { V2_PROTOCOL_VERSION, V2Protocol } from './agent-connection-v2'
 import { normaliseInitialize } from './capabilities'
 import { killProcessTree } from './processes'
+import type { CheckedNotification } from './updates'
 
 /**
  * One agent process and its ACP connection. Sessions of the same agent share
@@ -48,6 +51,12 @@ export interface ClientHandlers {
    * session/load replay is applied before its answer).
    */
   sessionUpdate(agentId: string, params: unknown): void
+  /**
+   * A notification the connection has already checked and put in protocol
+   * version 1's terms (ACP v2 updates, see agent-connection-v2.ts); same
+   * ordering guarantees as sessionUpdate.
+   */
+  sessionNotification(agentId: string, notification: CheckedNotification): void
   readTextFile(agentId: string, params: ReadTextFileRequest): Promise<ReadTextFileResponse>
   writeTextFile(agentId: string, params: WriteTextFileRequest): Promise<void>
   requestPermission(agentId: string, params: RequestPermissionRequest, signal: AbortSignal): Promise<RequestPermissionResponse>
@@ -79,7 +88,17 @@ const KILL_GRACE_MS = 2000
 export class AgentConnection {
   state: AgentRuntimeState
   private child: ChildProcess | null = null
-  private connection: ClientConnection | null = null
+  /** The SDK connection, whichever protocol version it speaks. */
+  private connection: { close(error?: unknown): void; readonly signal: AbortSignal } | null = null
+  /** The version 1 connection (null when the agent speaks version 2). */
+  private v1: ClientConnection | null = null
+  private protocol: AgentProtocol | null = null
+  /** Sees every message from the agent in arrival order (raw session updates), per protocol version. */
+  private receive: ((message: AnyMessage) => void) | null = null
+  /** The agent's raw answer to initialize (the SDK's version 2 client refuses other versions without saying which). */
+  private initializeAnswer: { id: unknown; answer: AnyMessage | null } | null = null
+  /** Set while a version 2 attempt is put away to start again in version 1: its end is not news. */
+  private relaunching = false
   private stderrTail = ''
   private log: WriteStream | null = null
   /** When a message last went either way (for shutting idle agents down). */
@@ -88,7 +107,7 @@ export class AgentConnection {
   private stopping = false
   private partialLine = ''
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null
-  private readonly closed: Promise<void>
+  private closed: Promise<void>
   private resolveClosed!: () => void
 
   constructor(
@@ -99,10 +118,28 @@ export class AgentConnection {
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve))
   }
 
-  /** Spawns the agent and completes `initialize`; rejects with a message the user can act on. */
+  /**
+   * Spawns the agent and completes `initialize`; rejects with a message the
+   * user can act on. An agent set to protocol version 2 is asked for it (the
+   * SDK's `/experimental/v2` client); when it answers version 1 it is started
+   * again in version 1, and the runtime state says so.
+   */
   async start(): Promise<void> {
+    if (this.definition.protocol !== 2) return this.launch(1)
+    try {
+      await this.launch(2)
+    } catch (error) {
+      if (!(error instanceof SpeaksVersion1)) throw error
+      await this.stop()
+      this.relaunching = false
+      await this.launch(1, `Asked for ACP protocol version 2; ${this.definition.name} speaks version 1, so version 1 is used.`)
+    }
+  }
+
+  private async launch(protocol: 1 | 2, protocolNote?: string): Promise<void> {
     const def = this.definition
-    this.setState({ status: 'starting', message: undefined })
+    this.resetProcessState()
+    this.setState({ status: 'starting', message: undefined, protocolVersion: undefined, protocolNote: undefined })
     mkdirSync(this.options.logDir, { recursive: true })
     this.log = createWriteStream(agentLogPath(this.options.logDir, def.id), { flags: 'a' })
     this.log.on('error', () => undefined)
@@ -140,7 +177,8 @@ export class AgentConnection {
         this.exitInfo = { code, signal }
         const message = this.exitMessage()
         // Stopped by us is not a failure to report (unless it was stopped because of one); anything else is.
-        if (!this.stopping) this.setState({ status: 'exited', message, pid: undefined })
+        if (this.relaunching) this.log?.write('--- asked for ACP protocol version 2, the agent answered 1: starting it again in version 1\n')
+        else if (!this.stopping) this.setState({ status: 'exited', message, pid: undefined })
         else if (this.state.status === 'error') this.setState({ pid: undefined })
         else this.setState({ status: 'stopped', message: undefined, pid: undefined })
         this.log?.end(`--- exited (${code ?? signal})\n`)
@@ -152,39 +190,19 @@ export class AgentConnection {
     exited.catch(() => undefined)
 
     child.stdout!.on('data', (chunk: Buffer) => this.watchForNonJsonLines(chunk))
-    const app = client({ name: 'switchboard' })
-      // Updates are taken from the raw stream (see tap below); the parsed copy is not needed.
-      .onNotification(methods.client.session.update, () => undefined)
-      .onRequest(methods.client.fs.readTextFile, ({ params }) => this.options.handlers.readTextFile(def.id, params))
-      .onRequest(methods.client.fs.writeTextFile, async ({ params }) => {
-        await this.options.handlers.writeTextFile(def.id, params)
-        return {}
-      })
-      .onRequest(methods.client.session.requestPermission, ({ params, signal }) =>
-        this.options.handlers.requestPermission(def.id, params, signal)
-      )
-      .onRequest(methods.client.elicitation.create, ({ params, signal }) => this.options.handlers.elicit(def.id, params, signal))
-      // A URL elicitation's flow finished on the agent's side: nothing is waiting for it here any more.
-      .onNotification(methods.client.elicitation.complete, () => undefined)
-      .onRequest(methods.client.terminal.create, ({ params }) => this.options.handlers.createTerminal(def.id, params))
-      .onRequest(methods.client.terminal.output, ({ params }) => this.options.handlers.terminalOutput(def.id, params))
-      .onRequest(methods.client.terminal.waitForExit, ({ params }) => this.options.handlers.waitForTerminalExit(def.id, params))
-      .onRequest(methods.client.terminal.kill, async ({ params }) => {
-        await this.options.handlers.killTerminal(def.id, params)
-        return {}
-      })
-      .onRequest(methods.client.terminal.release, async ({ params }) => {
-        await this.options.handlers.releaseTerminal(def.id, params)
-        return {}
-      })
-    this.connection = app.connect(
-      this.tap(
-        ndJsonStream(
-          Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
-          Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>
-        )
-      )
+    const stream = this.tap(
+      ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>)
     )
+    let initialize: Promise<{ protocolVersion: number }>
+    if (protocol === V2_PROTOCOL_VERSION) {
+      const v2 = new V2Protocol(stream, { agentId: def.id, handlers: this.options.handlers, clientVersion: this.options.clientVersion })
+      this.connection = v2.connection
+      this.protocol = v2
+      this.receive = (message) => v2.receive(message)
+      initialize = v2.initialize()
+    } else {
+      initialize = this.connectV1(stream)
+    }
 
     const timeoutMs = this.options.initializeTimeoutMs ?? 60_000
     let timer: NodeJS.Timeout | undefined
@@ -195,38 +213,27 @@ export class AgentConnection {
       )
     })
     try {
-      const response = await Promise.race([
-        this.connection.agent.request(methods.agent.initialize, {
-          protocolVersion: PROTOCOL_VERSION,
-          clientCapabilities: {
-            fs: { readTextFile: true, writeTextFile: true },
-            terminal: true,
-            // Terminal sign-in methods run in a pseudo-terminal the user sees (login-terminals.ts).
-            auth: { terminal: true },
-            elicitation: { form: {}, url: {} }
-          },
-          clientInfo: { name: 'switchboard', title: 'Switchboard', version: this.options.clientVersion }
-        }),
-        spawnFailure,
-        exited,
-        timeout
-      ])
-      if (response.protocolVersion !== PROTOCOL_VERSION) {
-        const which = response.protocolVersion > PROTOCOL_VERSION ? 'a newer' : 'an older'
-        throw new Error(
-          `Agent '${def.name}' answered with ${which} ACP protocol version (${response.protocolVersion}); ` +
-            `Switchboard speaks version ${PROTOCOL_VERSION}. Update ${response.protocolVersion > PROTOCOL_VERSION ? 'Switchboard' : 'the agent'} to use it.`
-        )
-      }
+      const response = await Promise.race([initialize, spawnFailure, exited, timeout]).catch((error: unknown) => {
+        // The version 2 client refuses any other version's answer: find out which one the agent gave.
+        throw protocol === V2_PROTOCOL_VERSION ? (this.versionAnswered(error) ?? error) : error
+      })
+      if (response.protocolVersion !== protocol) throw this.versionMismatch(protocol, response.protocolVersion)
       const announced = normaliseInitialize(response)
       this.setState({
         status: 'ready',
         pid: child.pid,
+        protocolVersion: protocol,
+        protocolNote,
         agentInfo: announced.agentInfo,
         capabilities: announced.capabilities,
         authMethods: announced.authMethods
       })
     } catch (error) {
+      if (error instanceof SpeaksVersion1) {
+        // Not a failure: start() puts this process away quietly and starts the agent in version 1.
+        this.relaunching = true
+        throw error
+      }
       await this.settle()
       let message = (error as Error).message
       if (this.exitInfo) message = this.exitMessage().replace(' exited ', ' exited during initialize ')
@@ -239,9 +246,19 @@ export class AgentConnection {
     }
   }
 
+  /** The version 1 SDK context, for calls not in AgentProtocol; prefer `acp`. */
   get agent(): ClientContext {
-    if (!this.connection || !this.isAlive) throw new Error(this.exitMessage())
-    return this.connection.agent
+    if (!this.v1 || !this.isAlive) {
+      if (this.isAlive) throw new Error(`Agent '${this.definition.name}' speaks ACP protocol version ${this.protocol?.version}; this call needs version 1`)
+      throw new Error(this.exitMessage())
+    }
+    return this.v1.agent
+  }
+
+  /** The agent's ACP methods in protocol version 1's terms, whichever version the connection speaks. */
+  get acp(): AgentProtocol {
+    if (!this.protocol || !this.isAlive) throw new Error(this.exitMessage())
+    return this.protocol
   }
 
   /** What the agent announced; throws if it has not completed initialize. */
@@ -309,25 +326,23 @@ export class AgentConnection {
 
   /** Puts the Host between the SDK and the stream: raw session/update notifications, and the test hook. */
   private tap(stream: Stream): Stream {
-    const { onMessage, handlers } = this.options
-    const agentId = this.definition.id
-    const touch = (): void => {
-      this.lastActivity = Date.now()
-    }
+    const { onMessage } = this.options
     const incoming = new TransformStream<AnyMessage, AnyMessage>({
-      transform(message, controller) {
-        touch()
+      transform: (message, controller) => {
+        this.lastActivity = Date.now()
         onMessage?.('in', message)
-        if ('method' in message && message.method === methods.client.session.update && !('id' in message)) {
-          handlers.sessionUpdate(agentId, message.params)
+        if (this.initializeAnswer && 'id' in message && !('method' in message) && message.id === this.initializeAnswer.id) {
+          this.initializeAnswer.answer = message
         }
+        this.receive?.(message)
         controller.enqueue(message)
       }
     })
     const outgoing = new TransformStream<AnyMessage, AnyMessage>({
-      transform(message, controller) {
-        touch()
+      transform: (message, controller) => {
+        this.lastActivity = Date.now()
         onMessage?.('out', message)
+        if ('method' in message && message.method === 'initialize' && 'id' in message) this.initializeAnswer = { id: message.id, answer: null }
         controller.enqueue(message)
       }
     })
@@ -346,6 +361,101 @@ export class AgentConnection {
         this.log?.write(`--- ignored a line on stdout that is not JSON-RPC: ${trimmed.slice(0, 500)}\n`)
       }
     }
+  }
+
+  /** Protocol version 1: the SDK's main entry, with the client methods only version 1 has (fs, terminals). */
+  private connectV1(stream: Stream): Promise<{ protocolVersion: number }> {
+    const def = this.definition
+    const app = client({ name: 'switchboard' })
+      // Updates are taken from the raw stream (see tap below); the parsed copy is not needed.
+      .onNotification(methods.client.session.update, () => undefined)
+      .onRequest(methods.client.fs.readTextFile, ({ params }) => this.options.handlers.readTextFile(def.id, params))
+      .onRequest(methods.client.fs.writeTextFile, async ({ params }) => {
+        await this.options.handlers.writeTextFile(def.id, params)
+        return {}
+      })
+      .onRequest(methods.client.session.requestPermission, ({ params, signal }) =>
+        this.options.handlers.requestPermission(def.id, params, signal)
+      )
+      .onRequest(methods.client.elicitation.create, ({ params, signal }) => this.options.handlers.elicit(def.id, params, signal))
+      // A URL elicitation's flow finished on the agent's side: nothing is waiting for it here any more.
+      .onNotification(methods.client.elicitation.complete, () => undefined)
+      .onRequest(methods.client.terminal.create, ({ params }) => this.options.handlers.createTerminal(def.id, params))
+      .onRequest(methods.client.terminal.output, ({ params }) => this.options.handlers.terminalOutput(def.id, params))
+      .onRequest(methods.client.terminal.waitForExit, ({ params }) => this.options.handlers.waitForTerminalExit(def.id, params))
+      .onRequest(methods.client.terminal.kill, async ({ params }) => {
+        await this.options.handlers.killTerminal(def.id, params)
+        return {}
+      })
+      .onRequest(methods.client.terminal.release, async ({ params }) => {
+        await this.options.handlers.releaseTerminal(def.id, params)
+        return {}
+      })
+    const connection = app.connect(stream)
+    this.v1 = connection
+    this.connection = connection
+    this.protocol = new V1Protocol(() => this.agent)
+    this.receive = (message) => {
+      if ('method' in message && message.method === methods.client.session.update && !('id' in message)) {
+        this.options.handlers.sessionUpdate(def.id, message.params)
+      }
+    }
+    return connection.agent.request(methods.agent.initialize, {
+      protocolVersion: PROTOCOL_VERSION,
+      clientCapabilities: {
+        fs: { readTextFile: true, writeTextFile: true },
+        terminal: true,
+        // Terminal sign-in methods run in a pseudo-terminal the user sees (login-terminals.ts).
+        auth: { terminal: true },
+        elicitation: { form: {}, url: {} }
+      },
+      clientInfo: { name: 'switchboard', title: 'Switchboard', version: this.options.clientVersion }
+    })
+  }
+
+  /** After a version 2 initialize failed: the version the agent answered with, as the error to report (or to fall back on). */
+  private versionAnswered(error: unknown): Error | null {
+    const answer = this.initializeAnswer?.answer as { result?: { protocolVersion?: unknown }; error?: { code?: unknown; data?: unknown } } | null | undefined
+    const version = answer?.result?.protocolVersion
+    if (version === 1) return new SpeaksVersion1()
+    if (typeof version === 'number' && version !== V2_PROTOCOL_VERSION) return this.versionMismatch(V2_PROTOCOL_VERSION, version)
+    // -32022 (unsupported protocol version), naming the versions the agent speaks.
+    const data = answer?.error?.data as { supported?: unknown } | undefined
+    if (answer?.error?.code === -32022 && Array.isArray(data?.supported) && data.supported.includes(1)) return new SpeaksVersion1()
+    if (answer?.result) {
+      return new Error(`Agent '${this.definition.name}' answered initialize with something that is not ACP protocol version 2: ${(error as Error).message}`)
+    }
+    return null
+  }
+
+  private versionMismatch(asked: 1 | 2, answered: number): Error {
+    const name = this.definition.name
+    if (answered < 1) {
+      return new Error(`Agent '${name}' answered with an older ACP protocol version (${answered}); Switchboard speaks versions 1 and 2. Update the agent to use it.`)
+    }
+    if (asked === 1 && answered === V2_PROTOCOL_VERSION) {
+      return new Error(
+        `Agent '${name}' answered with a newer ACP protocol version (2); Switchboard asked for version 1. Set the agent to ask for protocol version 2 to use it.`
+      )
+    }
+    return new Error(
+      `Agent '${name}' answered with a newer ACP protocol version (${answered}); Switchboard speaks versions 1 and 2 (it asked for ${asked}). Update Switchboard to use it.`
+    )
+  }
+
+  /** A fresh process: what the previous one (a version 2 attempt put away) left is forgotten. */
+  private resetProcessState(): void {
+    if (this.child) this.closed = new Promise((resolve) => (this.resolveClosed = resolve))
+    this.child = null
+    this.connection = null
+    this.v1 = null
+    this.protocol = null
+    this.receive = null
+    this.initializeAnswer = null
+    this.exitInfo = null
+    this.spawnFailed = false
+    this.stopping = false
+    this.partialLine = ''
   }
 
   private stderrSuffix(): string {
@@ -368,6 +478,13 @@ export class AgentConnection {
 /** Where an agent's stderr goes, across its runs. */
 export function agentLogPath(logDir: string, agentId: string): string {
   return join(logDir, `${safeFileName(agentId)}.log`)
+}
+
+/** The agent asked for version 2 answered version 1: start it again in version 1. */
+class SpeaksVersion1 extends Error {
+  constructor() {
+    super('The agent speaks ACP protocol version 1')
+  }
 }
 
 function safeFileName(name: string): string {

@@ -13,10 +13,12 @@ export interface AgentInput {
   env: Record<string, string>
   /** Secret variables: a value to store, or null to keep the one stored. */
   secretEnv: Record<string, string | null>
+  /** The ACP protocol version to ask for; left as it was when not given. */
+  protocol?: 1 | 2
 }
 
 export interface CheckedAgent {
-  fields: Pick<AgentDefinition, 'name' | 'command' | 'args' | 'env' | 'secretEnv'>
+  fields: Pick<AgentDefinition, 'name' | 'command' | 'args' | 'env' | 'secretEnv' | 'protocol'>
   /** Values to write to the secret store, by variable name. */
   secretValues: Record<string, string>
   /** Secret variables the agent had and no longer has. */
@@ -53,7 +55,8 @@ export function checkAgentInput(input: AgentInput, previous?: AgentDefinition): 
     secretEnv.push(variable)
   }
   const forgottenSecrets = [...kept].filter((variable) => !secretEnv.includes(variable))
-  return { fields: { name, command, args: input.args, env, secretEnv }, secretValues, forgottenSecrets }
+  const protocol = input.protocol === undefined ? {} : { protocol: input.protocol === 2 ? (2 as const) : undefined }
+  return { fields: { name, command, args: input.args, env, secretEnv, ...protocol }, secretValues, forgottenSecrets }
 }
 
 /** A new agent's id: its name made safe, unique among the ids given. */

@@ -5,8 +5,15 @@ import type { AgentCapabilities, AgentInfo, AuthMethodView } from '../../shared/
  * exist: protocol version 1 (`agentCapabilities.loadSession`,
  * `promptCapabilities`, `mcpCapabilities`, `sessionCapabilities.*`, `auth`)
  * and the version 2 draft (`capabilities.session.{prompt,mcp,load,...}`,
- * `capabilities.auth`), where a capability is an object when supported.
+ * `capabilities.auth`, `info`), where a capability is an object when supported.
  * Both become one AgentCapabilities; anything absent is unsupported.
+ *
+ * In version 2 as the SDK (2.4) has it, announcing `session` at all means the
+ * baseline methods, which include session/list, session/resume and
+ * session/close; there is no session/load, and a resume that replays from the
+ * start does its work, so `loadSession` follows `session` too. Auth methods
+ * are named by `methodId`, and a non-empty list means auth/login and
+ * auth/logout both exist.
  */
 
 export interface NormalisedInitialize {
@@ -19,6 +26,10 @@ type Json = Record<string, unknown>
 
 export function normaliseInitialize(response: unknown): NormalisedInitialize {
   const r = asObject(response)
+  return withV2Logout(readInitialize(r), r)
+}
+
+function readInitialize(r: Json): NormalisedInitialize {
   const protocolVersion = typeof r.protocolVersion === 'number' ? r.protocolVersion : 0
   const capabilities = 'capabilities' in r && !('agentCapabilities' in r) ? fromV2(asObject(r.capabilities)) : fromV1(asObject(r.agentCapabilities))
   return {
@@ -26,6 +37,14 @@ export function normaliseInitialize(response: unknown): NormalisedInitialize {
     agentInfo: info(r.agentInfo ?? r.info),
     authMethods: Array.isArray(r.authMethods) ? r.authMethods.flatMap(authMethod) : []
   }
+}
+
+/** Version 2: a non-empty authMethods list means auth/logout exists (see above). */
+function withV2Logout(normalised: NormalisedInitialize, response: Json): NormalisedInitialize {
+  if ('capabilities' in response && !('agentCapabilities' in response) && normalised.authMethods.length > 0) {
+    normalised.capabilities.auth.logout = true
+  }
+  return normalised
 }
 
 function fromV1(c: Json): Omit<AgentCapabilities, 'protocolVersion'> {
@@ -43,14 +62,18 @@ function fromV1(c: Json): Omit<AgentCapabilities, 'protocolVersion'> {
 }
 
 function fromV2(c: Json): Omit<AgentCapabilities, 'protocolVersion'> {
+  const sessions = present(c.session)
   const session = asObject(c.session)
   const prompt = asObject(session.prompt)
   const mcp = asObject(session.mcp)
+  const methods = sessionMethods(session)
   return {
-    loadSession: present(session.load),
+    loadSession: present(session.load) || sessions,
     prompt: { image: present(prompt.image), audio: present(prompt.audio), embeddedContext: present(prompt.embeddedContext) },
     mcp: { stdio: present(mcp.stdio), http: present(mcp.http), sse: present(mcp.sse) },
-    session: sessionMethods(session),
+    // The baseline of the session surface: list, resume and close. session/fork is only in the SDK's
+    // unstable version 2 set, which Switchboard does not speak: an agent announcing it cannot be asked.
+    session: { ...methods, list: methods.list || sessions, resume: methods.resume || sessions, close: methods.close || sessions, fork: false },
     auth: { logout: present(asObject(c.auth).logout) }
   }
 }

@@ -3,7 +3,6 @@ import { promises as fs } from 'node:fs'
 import { basename, isAbsolute, join, resolve, win32 } from 'node:path'
 import { z } from 'zod'
 import {
-  methods,
   RequestError,
   type ContentBlock,
   type PermissionOption,
@@ -15,7 +14,7 @@ import {
   type RequestPermissionResponse,
   type WriteTextFileRequest
 } from '@agentclientprotocol/sdk'
-import { methods as unstableMethods, type ForkSessionRequest, type ForkSessionResponse } from '@agentclientprotocol/sdk/unstable'
+import type { ForkSessionRequest } from '@agentclientprotocol/sdk/unstable'
 import {
   type Attachment,
   isRequestMethod,
@@ -150,13 +149,17 @@ export class Host {
     const now = Date.now()
     for (const connection of [...this.agents.values()]) {
       if (!connection.isAlive || now - connection.lastActivity < idleMs) continue
-      const sessions = [...this.live.values()].filter((l) => l.connection === connection)
-      const busy = sessions.some((l) => l.permissions.size > 0 || ['running', 'starting'].includes(this.stateOf(l.record.id).status))
-      const { loadSession, session } = connection.capabilities
-      const asking = this.elicitations.list().some((e) => e.agentId === connection.definition.id)
-      if (busy || asking || (sessions.length > 0 && !loadSession && !session.resume)) continue
-      await connection.stop()
+      if (this.canStopQuietly(connection)) await connection.stop()
     }
+  }
+
+  /** No turn running or starting, no permission pending, and every session on it can come back. */
+  private canStopQuietly(connection: AgentConnection): boolean {
+    const sessions = [...this.live.values()].filter((l) => l.connection === connection)
+    const busy = sessions.some((l) => l.permissions.size > 0 || ['running', 'starting'].includes(this.stateOf(l.record.id).status))
+    const { loadSession, session } = connection.capabilities
+    const asking = this.elicitations.list().some((e) => e.agentId === connection.definition.id)
+    return !busy && !asking && (sessions.length === 0 || loadSession || session.resume)
   }
 
   static async open(options: HostOptions): Promise<Host> {
@@ -235,6 +238,7 @@ export class Host {
     'agents.log': (p) => this.agentLog(p.agentId),
     'agents.presets': () => this.presets(),
     'agents.addPreset': (p) => this.addPreset(p.presetId),
+    'agents.setProtocol': (p) => this.setProtocol(p.agentId, p.protocol),
     'agents.states': () => this.agentRuntimeStates(),
     'sessions.list': async (p) =>
       this.store.data.sessions
@@ -323,6 +327,23 @@ export class Host {
     const { secretEnv, ...fields } = checked.fields
     const definition: AgentDefinition = { id, ...fields, ...(secretEnv?.length ? { secretEnv } : {}) }
     this.store.data.agents.push(definition)
+    await this.saveAgents()
+    return definition
+  }
+
+  /**
+   * The protocol version to ask an agent for. It applies when the agent next
+   * starts: a running agent is stopped for it where nothing is lost (as when it
+   * is idle); else it keeps its version until it stops.
+   */
+  private async setProtocol(agentId: string, protocol: 1 | 2): Promise<AgentDefinition> {
+    const definition = this.requireAgent(agentId)
+    if (protocol !== (definition.protocol ?? 1)) {
+      if (protocol === 2) definition.protocol = 2
+      else delete definition.protocol
+      const running = this.agents.get(agentId)
+      if (running?.isAlive && this.canStopQuietly(running)) await running.stop()
+    }
     await this.saveAgents()
     return definition
   }
@@ -424,8 +445,8 @@ export class Host {
     await assertDirectory(project.cwd)
     const connection = await this.ensureAgent(definition)
     const additionalDirectories = project.additionalDirectories ?? []
-    const response = await connection.agent
-      .request(methods.agent.session.new, {
+    const response = await connection.acp
+      .newSession({
         cwd: project.cwd,
         mcpServers: [],
         ...this.directoriesFor(connection, additionalDirectories)
@@ -522,10 +543,10 @@ export class Host {
         // Cancelling while this runs sends $/cancel_request for it.
         const options = { cancellationSignal: abort.signal }
         if (useResume) {
-          this.appendSessionState(session, await connection.agent.request(methods.agent.session.resume, params, options))
+          this.appendSessionState(session, await connection.acp.resumeSession(params, options))
         } else {
           this.appendRecord(session, { t: 'reset', at: new Date().toISOString(), reason: 'load' })
-          this.appendSessionState(session, await connection.agent.request(methods.agent.session.load, params, options))
+          this.appendSessionState(session, await connection.acp.loadSession(params, options))
         }
         this.setState(id, { status: 'ready', error: undefined, continueBlockedReason: undefined })
       } catch (error) {
@@ -558,10 +579,7 @@ export class Host {
     if (live.record.title === 'New session') live.record.title = titleFrom(text.trim() ? text : contentToText(content))
     this.setState(id, { status: 'running', error: undefined })
     try {
-      const response = await connection.agent.request(methods.agent.session.prompt, {
-        sessionId: live.record.sessionId!,
-        prompt: content
-      })
+      const response = await connection.acp.prompt({ sessionId: live.record.sessionId!, prompt: content })
       this.appendRecord(live, { t: 'stop', at: new Date().toISOString(), stopReason: response.stopReason })
       live.record.lastStopReason = response.stopReason
       this.setState(id, { status: 'ready' })
@@ -592,7 +610,7 @@ export class Host {
     this.elicitations.cancelWhere((e) => e.sessionId === id)
     this.setState(id, { permission: null })
     if (live?.connection?.isAlive && live.record.sessionId) {
-      await live.connection.agent.notify(methods.agent.session.cancel, { sessionId: live.record.sessionId })
+      await live.connection.acp.cancel({ sessionId: live.record.sessionId })
     }
     return {}
   }
@@ -619,7 +637,7 @@ export class Host {
     const listed: SessionInfo[] = []
     let cursor: string | null | undefined
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const response = await connection.agent.request(methods.agent.session.list, { cwd: project.cwd, cursor })
+      const response = await connection.acp.listSessions({ cwd: project.cwd, cursor })
       listed.push(...response.sessions)
       cursor = response.nextCursor
       if (!cursor) break
@@ -659,7 +677,7 @@ export class Host {
     if (live && connection?.isAlive) {
       if (this.stateOf(id).status === 'running') await this.cancel(id)
       if (connection.capabilities.session.close) {
-        await connection.agent.request(methods.agent.session.close, { sessionId: live.record.sessionId! })
+        await connection.acp.closeSession({ sessionId: live.record.sessionId! })
       }
       this.detach(live)
     }
@@ -676,7 +694,7 @@ export class Host {
       try {
         const connection = await this.ensureAgent(definition)
         if (connection.capabilities.session.delete) {
-          await connection.agent.request(methods.agent.session.delete, { sessionId: record.sessionId })
+          await connection.acp.deleteSession({ sessionId: record.sessionId })
           agentDeleted = true
         } else {
           note = `${definition.name} does not announce session/delete; its own copy of the session is untouched.`
@@ -724,7 +742,7 @@ export class Host {
       mcpServers: [],
       ...this.directoriesFor(connection, parent.additionalDirectories ?? [])
     }
-    const response = await connection.agent.request<ForkSessionResponse>(unstableMethods.agent.session.fork, params)
+    const response = await connection.acp.forkSession(params)
     const now = new Date().toISOString()
     const record: SessionRecord = {
       id: randomUUID(),
@@ -759,7 +777,7 @@ export class Host {
           : `${live.connection!.definition.name} does not offer modes for this session`
       )
     }
-    await live.connection!.agent.request(methods.agent.session.setMode, { sessionId: live.record.sessionId!, modeId })
+    await live.connection!.acp.setMode({ sessionId: live.record.sessionId!, modeId })
     this.appendRecord(live, { t: 'session', at: new Date().toISOString(), modes: { ...modes, currentModeId: modeId } })
     return {}
   }
@@ -772,8 +790,7 @@ export class Host {
       throw new Error(`Option '${option.name}' takes a ${option.type === 'boolean' ? 'true/false value' : 'choice from its list'}`)
     }
     const sessionId = live.record.sessionId!
-    const response = await live.connection!.agent.request(
-      methods.agent.session.setConfigOption,
+    const response = await live.connection!.acp.setConfigOption(
       typeof value === 'boolean' ? { sessionId, configId, type: 'boolean', value } : { sessionId, configId, value }
     )
     this.appendRecord(live, { t: 'session', at: new Date().toISOString(), configOptions: response.configOptions })
@@ -787,7 +804,7 @@ export class Host {
     if (!models?.availableModels.some((m) => m.modelId === modelId)) {
       throw new Error(`${live.connection!.definition.name} does not offer the model '${modelId}' for this session`)
     }
-    await live.connection!.agent.request('session/set_model', { sessionId: live.record.sessionId!, modelId })
+    await live.connection!.acp.setModel({ sessionId: live.record.sessionId!, modelId })
     this.appendRecord(live, { t: 'session', at: new Date().toISOString(), models: { ...models, currentModelId: modelId } })
     return {}
   }
@@ -864,7 +881,7 @@ export class Host {
       await connection.stop()
       connection = await this.ensureAgent(definition)
     }
-    await connection.agent.request(methods.agent.authenticate, { methodId })
+    await connection.acp.authenticate({ methodId })
     return {}
   }
 
@@ -918,7 +935,7 @@ export class Host {
     const definition = this.requireAgent(agentId)
     const connection = await this.ensureAgent(definition)
     if (!connection.capabilities.auth.logout) throw new Error(`${definition.name} does not support logging out (no logout capability)`)
-    await connection.agent.request(methods.agent.logout, {})
+    await connection.acp.logout()
     for (const name of definition.secretEnv ?? []) await this.secrets.delete(agentEnvKey(agentId, name))
     if (definition.secretEnv?.length) {
       definition.secretEnv = []
@@ -946,6 +963,9 @@ export class Host {
     sessionUpdate: (agentId, params) => {
       const checked = checkNotification(params)
       if (!checked) return // no sessionId: nothing to attach it to (the SDK answers the agent)
+      this.clientHandlers.sessionNotification(agentId, checked)
+    },
+    sessionNotification: (agentId, checked) => {
       const key = acpKey(agentId, checked.sessionId)
       const live = this.byAcpSession.get(key)
       if (live) {
@@ -1055,6 +1075,11 @@ export class Host {
 
   private applyUpdate(live: LiveSession, checked: CheckedNotification): void {
     const at = new Date().toISOString()
+    if ('terminal' in checked) {
+      // An agent-owned terminal (ACP v2): shown like the ones the client runs.
+      this.appendRecord(live, { t: 'terminal', at, ...checked.terminal })
+      return
+    }
     if (!('update' in checked)) {
       this.appendRecord(live, { t: 'unsupported', at, raw: checked.unsupported, reason: checked.reason })
       return

@@ -11,6 +11,16 @@ import type { SessionUpdate } from '@agentclientprotocol/sdk'
 export type CheckedNotification =
   | { sessionId: string; update: SessionUpdate }
   | { sessionId: string; unsupported: unknown; reason: string }
+  /** An agent-owned terminal's command, output and exit (ACP v2 reports them as updates; see v2-adapter.ts). */
+  | { sessionId: string; terminal: TerminalPatch }
+
+export interface TerminalPatch {
+  terminalId: string
+  command?: string
+  data?: string
+  replace?: boolean
+  exitStatus?: { exitCode?: number | null; signal?: string | null }
+}
 
 type Json = Record<string, unknown>
 

@@ -9,6 +9,7 @@
  * The prompt text is a script; see README.md in this folder for the commands
  * and the environment variables.
  */
+import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { isAbsolute, join } from 'node:path'
@@ -21,14 +22,19 @@ import {
   RequestError,
   type AgentContext,
   type ClientCapabilities,
+  type CreateElicitationRequest,
+  type CreateElicitationResponse,
   type ContentBlock,
   type RequestPermissionRequest,
+  type RequestPermissionResponse,
   type SessionConfigOption,
   type SessionUpdate,
   type StopReason,
   type ToolCallContent,
   type ToolKind
 } from '@agentclientprotocol/sdk'
+import * as v2 from '@agentclientprotocol/sdk/experimental/v2'
+import { createTwoFilesPatch } from 'diff'
 
 // ---------------------------------------------------------------------------
 // Configuration
@@ -64,6 +70,8 @@ let currentPrompt: ContentBlock[] = []
 const sessionMethods = new Set((env.SCRIPTED_AGENT_SESSIONS ?? '').split(',').map((m) => m.trim()).filter(Boolean))
 /** `1`: sessions offer modes, configuration options (a model select, a boolean) and older-style models. */
 const offerSessionState = env.SCRIPTED_AGENT_SESSION_STATE === '1'
+/** `1`: also speak ACP protocol version 2 (the draft), to clients that ask for it, with the same sessions and scripts. */
+const speaksV2 = env.SCRIPTED_AGENT_V2 === '1'
 
 if (stateDir) mkdirSync(stateDir, { recursive: true })
 
@@ -81,6 +89,34 @@ function log(text: string): void {
 
 interface Turn {
   controller: AbortController
+  /** Version 2: settles once the turn's final idle state has been sent. */
+  finished?: Promise<void>
+}
+
+/**
+ * The client as a turn sees it. Turns are written in protocol version 1's
+ * terms; the version 2 peer (SCRIPTED_AGENT_V2=1) converts what they send.
+ */
+interface Peer {
+  update(sessionId: string, update: SessionUpdate): Promise<void>
+  requestPermission(request: RequestPermissionRequest, options?: { cancellationSignal?: AbortSignal }): Promise<RequestPermissionResponse>
+  /** Version 1's client, for fs/* and terminal/*; null in version 2, which has neither (the agent does the work itself). */
+  v1: AgentContext | null
+  /** Version 2 only: updates that have no version 1 form (agent-owned terminals). */
+  v2Update?(sessionId: string, update: v2.SessionUpdate): Promise<void>
+  /** elicitation/create and elicitation/complete, which have the same shape in both versions. */
+  elicit(request: CreateElicitationRequest): Promise<CreateElicitationResponse>
+  elicitationComplete(elicitationId: string): Promise<void>
+}
+
+function v1Peer(client: AgentContext): Peer {
+  return {
+    update: (sessionId, update) => client.notify(methods.client.session.update, { sessionId, update }),
+    requestPermission: (request, options) => client.request(methods.client.session.requestPermission, request, options),
+    elicit: (request) => client.request(methods.client.elicitation.create, request),
+    elicitationComplete: (elicitationId) => client.notify(methods.client.elicitation.complete, { elicitationId }),
+    v1: client
+  }
 }
 
 interface Session {
@@ -264,7 +300,7 @@ class TurnRunner {
 
   constructor(
     private readonly session: Session,
-    private readonly client: AgentContext,
+    private readonly peer: Peer,
     private readonly signal: AbortSignal
   ) {}
 
@@ -282,7 +318,7 @@ class TurnRunner {
     if (update.sessionUpdate !== 'agent_thought_chunk') this.thoughtId = null
     this.session.history.push(update)
     persist(this.session)
-    await this.client.notify(methods.client.session.update, { sessionId: this.session.id, update })
+    await this.peer.update(this.session.id, update)
   }
 
   async message(text: string): Promise<void> {
@@ -400,7 +436,7 @@ class TurnRunner {
           toolCall,
           options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }]
         }
-        const response = await this.client.request(methods.client.session.requestPermission, request, {
+        const response = await this.peer.requestPermission(request, {
           cancellationSignal: AbortSignal.timeout(Math.max(0, Number(arg) || 0))
         })
         await this.message(`withdrawn: ${response.outcome.outcome}`)
@@ -476,7 +512,8 @@ class TurnRunner {
       }
       case 'terminal-leave':
         // Starts a command and never releases it: the client must clean up at session end.
-        await this.client.request(methods.client.terminal.create, { sessionId: this.session.id, command: arg })
+        if (!this.peer.v1) throw new RequestError(-32603, 'no client terminals in ACP protocol version 2')
+        await this.peer.v1.request(methods.client.terminal.create, { sessionId: this.session.id, command: arg })
         await this.message('left a terminal running')
         return
       case 'blocks':
@@ -514,8 +551,9 @@ class TurnRunner {
     })
     let content: string
     try {
-      if (clientCapabilities.fs?.readTextFile !== true) throw new Error('the client does not offer fs/read_text_file')
-      content = (await this.client.request(methods.client.fs.readTextFile, { sessionId, path })).content
+      if (!this.peer.v1) content = readFileSync(path, 'utf8') // version 2: the agent reads files itself
+      else if (clientCapabilities.fs?.readTextFile !== true) throw new Error('the client does not offer fs/read_text_file')
+      else content = (await this.peer.v1.request(methods.client.fs.readTextFile, { sessionId, path })).content
     } catch (error) {
       const message = errorMessage(error)
       await this.toolFailed(toolCallId, message)
@@ -538,8 +576,9 @@ class TurnRunner {
       locations: [{ path }]
     })
     try {
-      if (clientCapabilities.fs?.writeTextFile !== true) throw new Error('the client does not offer fs/write_text_file')
-      await this.client.request(methods.client.fs.writeTextFile, { sessionId, path, content: text })
+      if (!this.peer.v1) writeFileSync(path, text) // version 2: the agent writes files itself
+      else if (clientCapabilities.fs?.writeTextFile !== true) throw new Error('the client does not offer fs/write_text_file')
+      else await this.peer.v1.request(methods.client.fs.writeTextFile, { sessionId, path, content: text })
     } catch (error) {
       const message = errorMessage(error)
       await this.toolFailed(toolCallId, message)
@@ -556,7 +595,7 @@ class TurnRunner {
       await this.message('elicit failed: the client has no form elicitation capability')
       return
     }
-    const response = await this.client.request(methods.client.elicitation.create, {
+    const response = await this.peer.elicit({
       sessionId: this.session.id,
       mode: 'form',
       message: 'Which deployment should I use?',
@@ -583,25 +622,27 @@ class TurnRunner {
       return
     }
     const elicitationId = randomUUID()
-    const response = await this.client.request(methods.client.elicitation.create, {
+    const response = await this.peer.elicit({
       sessionId: this.session.id,
       mode: 'url',
       elicitationId,
       url,
       message: 'Connect your account to continue'
     })
-    if (response.action === 'accept') await this.client.notify(methods.client.elicitation.complete, { elicitationId })
+    if (response.action === 'accept') await this.peer.elicitationComplete(elicitationId)
     await this.message(`elicitation: ${response.action}`)
   }
 
   /** Runs COMMAND in a client terminal, shown in a tool call; reports its exit and output. */
   private async terminal(command: string, outputByteLimit: number | null, killAfterMs: number | null): Promise<void> {
     const toolCallId = this.nextToolCallId()
+    if (!this.peer.v1) return this.ownTerminal(toolCallId, command)
     if (!clientCapabilities.terminal) {
       await this.message('terminal failed: the client has no terminal capability')
       return
     }
-    const { terminalId } = await this.client.request(methods.client.terminal.create, {
+    const client = this.peer.v1
+    const { terminalId } = await client.request(methods.client.terminal.create, {
       sessionId: this.session.id,
       command,
       outputByteLimit
@@ -616,13 +657,50 @@ class TurnRunner {
     })
     if (killAfterMs !== null) {
       await wait(killAfterMs, this.signal)
-      await this.client.request(methods.client.terminal.kill, { sessionId: this.session.id, terminalId })
+      await client.request(methods.client.terminal.kill, { sessionId: this.session.id, terminalId })
     }
-    const exit = await this.client.request(methods.client.terminal.waitForExit, { sessionId: this.session.id, terminalId })
-    const { output, truncated } = await this.client.request(methods.client.terminal.output, { sessionId: this.session.id, terminalId })
-    await this.client.request(methods.client.terminal.release, { sessionId: this.session.id, terminalId })
+    const exit = await client.request(methods.client.terminal.waitForExit, { sessionId: this.session.id, terminalId })
+    const { output, truncated } = await client.request(methods.client.terminal.output, { sessionId: this.session.id, terminalId })
+    await client.request(methods.client.terminal.release, { sessionId: this.session.id, terminalId })
     await this.send({ sessionUpdate: 'tool_call_update', toolCallId, status: exit.exitCode === 0 ? 'completed' : 'failed' })
     await this.message(`exit=${exit.exitCode ?? 'none'} signal=${exit.signal ?? 'none'} truncated=${truncated} output=${JSON.stringify(output)}`)
+  }
+
+  /**
+   * Version 2 has no client terminals: the agent runs COMMAND itself (in the
+   * session's cwd) and reports it as an agent-owned terminal, its output as
+   * base64 chunks, then its exit.
+   */
+  private async ownTerminal(toolCallId: string, command: string): Promise<void> {
+    const sessionId = this.session.id
+    const terminalId = `term-${toolCallId}`
+    const send = (update: v2.SessionUpdate): Promise<void> => this.peer.v2Update!(sessionId, update)
+    await send({ sessionUpdate: 'terminal_update', terminalId, command, cwd: this.session.cwd })
+    await this.send({
+      sessionUpdate: 'tool_call',
+      toolCallId,
+      title: `Run ${command}`,
+      kind: 'execute',
+      status: 'in_progress',
+      content: [{ type: 'terminal', terminalId }]
+    })
+    let output = ''
+    const sends: Promise<void>[] = []
+    const exit = await new Promise<{ exitCode: number | null; signal: string | null }>((resolve) => {
+      const child = spawn(command, { shell: true, cwd: this.session.cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+      const onData = (chunk: Buffer): void => {
+        output += chunk.toString('utf8')
+        sends.push(send({ sessionUpdate: 'terminal_output_chunk', terminalId, data: chunk.toString('base64') }))
+      }
+      child.stdout.on('data', onData)
+      child.stderr.on('data', onData)
+      child.on('error', () => resolve({ exitCode: null, signal: null }))
+      child.on('close', (exitCode, signal) => resolve({ exitCode, signal }))
+    })
+    await Promise.all(sends)
+    await send({ sessionUpdate: 'terminal_update', terminalId, exitStatus: exit })
+    await this.send({ sessionUpdate: 'tool_call_update', toolCallId, status: exit.exitCode === 0 ? 'completed' : 'failed' })
+    await this.message(`exit=${exit.exitCode ?? 'none'} signal=${exit.signal ?? 'none'} truncated=false output=${JSON.stringify(output)}`)
   }
 
   /**
@@ -635,7 +713,7 @@ class TurnRunner {
     await this.send({ sessionUpdate: 'tool_call', toolCallId, title, kind, status: 'pending' })
     let outcome: string
     try {
-      const response = await this.client.request(methods.client.session.requestPermission, {
+      const response = await this.peer.requestPermission({
         sessionId: this.session.id,
         toolCall: { toolCallId, title, kind, status: 'pending' },
         options: withAlways
@@ -782,7 +860,7 @@ let app = agent({ name: agentName })
     signal.addEventListener('abort', onRequestAbort, { once: true })
     session.turn = { controller }
     try {
-      const stopReason = await new TurnRunner(session, client, controller.signal).run(text)
+      const stopReason = await new TurnRunner(session, v1Peer(client), controller.signal).run(text)
       return { stopReason }
     } finally {
       signal.removeEventListener('abort', onRequestAbort)
@@ -886,6 +964,266 @@ if (sessionMethods.has('fork')) {
   )
 }
 
+// ---------------------------------------------------------------------------
+// Protocol version 2 (SCRIPTED_AGENT_V2=1): the same sessions, history and
+// turn scripts, spoken in the draft's terms. Turns write version 1 updates;
+// toV2Update converts them. A prompt is answered as soon as it is inserted
+// (with its messageId) and the turn ends with an idle state_update.
+
+/** A version 1 update as version 2 sends it; null when version 2 has no such update (modes). */
+function toV2Update(update: SessionUpdate): v2.SessionUpdate | null {
+  switch (update.sessionUpdate) {
+    case 'user_message_chunk':
+    case 'agent_message_chunk':
+    case 'agent_thought_chunk':
+      return { sessionUpdate: update.sessionUpdate, messageId: update.messageId ?? randomUUID(), content: update.content } as v2.SessionUpdate
+    case 'tool_call':
+    case 'tool_call_update': {
+      const { sessionUpdate: _, content, ...fields } = update
+      return {
+        sessionUpdate: 'tool_call_update',
+        ...(fields as Omit<v2.ToolCallUpdate, 'content'>),
+        ...(content ? { content: content.map(toV2ToolContent) } : {})
+      }
+    }
+    case 'plan':
+      return { sessionUpdate: 'plan_update', plan: { type: 'items', planId: 'plan', entries: update.entries } }
+    case 'available_commands_update':
+      return {
+        sessionUpdate: 'available_commands_update',
+        availableCommands: update.availableCommands.map((c) => ({
+          type: 'command' as const,
+          name: c.name,
+          description: c.description,
+          ...(c.input && 'hint' in c.input ? { input: { type: 'text' as const, hint: c.input.hint } } : {})
+        }))
+      }
+    case 'config_option_update':
+      return { sessionUpdate: 'config_option_update', configOptions: toV2ConfigOptions(update.configOptions) }
+    case 'current_mode_update':
+      return null
+    default:
+      // session_info_update, usage_update, notice, compaction: the same in both versions.
+      return update as v2.SessionUpdate
+  }
+}
+
+function toV2ToolContent(content: ToolCallContent): v2.ToolCallContent {
+  if (content.type !== 'diff') return content as v2.ToolCallContent
+  const patch = createTwoFilesPatch(`a${content.path}`, `b${content.path}`, content.oldText ?? '', content.newText)
+  return {
+    type: 'diff',
+    changes: [{ operation: content.oldText == null ? 'add' : 'modify', path: content.path }],
+    patch: { format: 'git_patch', text: patch }
+  } as v2.ToolCallContent
+}
+
+function toV2ConfigOptions(options: SessionConfigOption[]): v2.SessionConfigOption[] {
+  return options.map(({ id, ...option }) => ({ configId: id, ...option }) as v2.SessionConfigOption)
+}
+
+function v2Peer(client: v2.AgentContext): Peer {
+  const send = (sessionId: string, update: v2.SessionUpdate): Promise<void> => client.notify(v2.methods.client.session.update, { sessionId, update })
+  return {
+    update: async (sessionId, update) => {
+      const converted = toV2Update(update)
+      if (converted) await send(sessionId, converted)
+    },
+    v2Update: send,
+    elicit: (request) =>
+      client.request(v2.methods.client.elicitation.create, request as unknown as v2.CreateElicitationRequest) as unknown as Promise<CreateElicitationResponse>,
+    elicitationComplete: (elicitationId) => client.notify(v2.methods.client.elicitation.complete, { elicitationId }),
+    requestPermission: async (request, options) => {
+      const { toolCall } = request
+      const response = await client.request(
+        v2.methods.client.session.requestPermission,
+        {
+          sessionId: request.sessionId,
+          title: toolCall.title ?? 'Permission',
+          subject: { type: 'tool_call', toolCall: { toolCallId: toolCall.toolCallId, title: toolCall.title, kind: toolCall.kind, status: toolCall.status } },
+          options: request.options
+        },
+        options
+      )
+      return response as RequestPermissionResponse
+    },
+    v1: null
+  }
+}
+
+function v2SessionAnswer(session: Session): { configOptions?: v2.SessionConfigOption[] } {
+  return offerSessionState ? { configOptions: toV2ConfigOptions(configOptions(session)) } : {}
+}
+
+async function sendState(client: v2.AgentContext, sessionId: string, update: v2.StateUpdate): Promise<void> {
+  await client.notify(v2.methods.client.session.update, { sessionId, update: { sessionUpdate: 'state_update', ...update } as v2.SessionUpdate })
+}
+
+const v2App = v2
+  .agent({ name: agentName })
+  .onRequest(v2.methods.agent.initialize, async ({ params }) => {
+    // Version 2 names the client's capabilities `capabilities`; elicitation and auth have version 1's shapes.
+    const announced = (params as { capabilities?: { elicitation?: ClientCapabilities['elicitation']; auth?: ClientCapabilities['auth'] } }).capabilities ?? {}
+    clientCapabilities = { elicitation: announced.elicitation ?? undefined, auth: announced.auth ? { terminal: Boolean(announced.auth.terminal) } : undefined }
+    if (initMode === 'exit') {
+      log('scripted-agent: cannot start: missing credentials')
+      process.exit(3)
+    }
+    if (initMode === 'hang') return new Promise<never>(() => undefined)
+    const prompt = promptCapabilities()
+    const optional = (name: string): Record<string, object> => (sessionMethods.has(name) ? { [name]: {} } : {})
+    return {
+      protocolVersion: v2.PROTOCOL_VERSION,
+      info: { name: agentName, title: 'Scripted Agent', version: '1.0.0' },
+      capabilities: {
+        session: {
+          prompt: Object.fromEntries(Object.entries(prompt).filter(([, on]) => on).map(([kind]) => [kind, {}])),
+          mcp: { stdio: {} },
+          ...optional('delete'),
+          ...optional('additionalDirectories')
+        }
+      },
+      authMethods: needsAuth
+        ? [
+            { type: 'agent' as const, methodId: 'browser', name: 'Log in with the browser', description: 'The agent opens a login page' },
+            { type: 'terminal' as const, methodId: 'cli-login', name: 'Log in from a terminal', args: ['--login'] }
+          ]
+        : []
+    }
+  })
+  .onRequest(v2.methods.agent.auth.login, async ({ params }) => {
+    if (params.methodId !== 'browser') throw new RequestError(-32602, `Unknown auth method ${params.methodId}`)
+    authenticated = true
+    return {}
+  })
+  .onRequest(v2.methods.agent.auth.logout, async () => {
+    authenticated = false
+    return {}
+  })
+  .onRequest(v2.methods.agent.session.new, async ({ params }) => {
+    if (!isAbsolute(params.cwd)) throw new RequestError(-32602, `cwd must be an absolute path, got '${params.cwd}'`)
+    requireAuth()
+    const session = newSessionState(`sess-${randomUUID()}`, params.cwd)
+    session.additionalDirectories = params.additionalDirectories ?? null
+    sessions.set(session.id, session)
+    persist(session)
+    return { sessionId: session.id, ...v2SessionAnswer(session) }
+  })
+  .onRequest(v2.methods.agent.session.setConfigOption, async ({ params }) => {
+    const session = sessions.get(params.sessionId)
+    if (!session) throw unknownSession(params.sessionId)
+    if (params.configId === 'model' && params.type === 'id' && (params.value === 'fast' || params.value === 'smart')) session.config.model = params.value
+    else if (params.configId === 'verbose' && params.type === 'boolean' && typeof params.value === 'boolean') session.config.verbose = params.value
+    else throw new RequestError(-32602, `Invalid value for ${params.configId}`)
+    return { configOptions: toV2ConfigOptions(configOptions(session)) }
+  })
+  .onRequest(v2.methods.agent.session.prompt, async ({ params, client }) => {
+    const session = sessions.get(params.sessionId)
+    if (!session) throw unknownSession(params.sessionId)
+    requireAuth()
+    if (session.turn) throw new RequestError(-32600, `Session ${session.id} already has a prompt turn running`)
+    const prompt = params.prompt as ContentBlock[]
+    const text = promptText(prompt)
+    currentPrompt = prompt
+    const messageId = randomUUID()
+    const userChunk: SessionUpdate = { sessionUpdate: 'user_message_chunk', messageId, content: { type: 'text', text } }
+    session.history.push(userChunk)
+    persist(session)
+    const controller = new AbortController()
+    const turn: Turn = { controller }
+    session.turn = turn
+    // The prompt is inserted: echoed as the user message, and work starts.
+    await client.notify(v2.methods.client.session.update, { sessionId: session.id, update: toV2Update(userChunk)! })
+    await sendState(client, session.id, { state: 'running' })
+    turn.finished = (async () => {
+      let idle: v2.StateUpdate
+      try {
+        idle = { state: 'idle', stopReason: await new TurnRunner(session, v2Peer(client), controller.signal).run(text) } as v2.StateUpdate
+      } catch (error) {
+        const code = error instanceof RequestError ? error.code : -32603
+        idle = { state: 'idle', stopReason: 'error', error: { code, message: errorMessage(error) } }
+      } finally {
+        session.turn = null
+        persist(session)
+      }
+      await sendState(client, session.id, idle)
+    })().catch((error: unknown) => log(`scripted-agent: turn ended badly: ${errorMessage(error)}`))
+    return { messageId }
+  })
+  .onNotification(v2.methods.agent.session.cancel, ({ params }) => {
+    sessions.get(params.sessionId)?.turn?.controller.abort()
+  })
+  .onRequest(v2.methods.agent.session.list, async ({ params }) => {
+    const all = storedSessions().filter((s) => !params.cwd || s.cwd === params.cwd)
+    const start = params.cursor ? Number(params.cursor) : 0
+    if (!Number.isInteger(start) || start < 0) throw new RequestError(-32602, `Invalid cursor ${params.cursor}`)
+    const page = all.slice(start, start + PAGE_SIZE)
+    return {
+      sessions: page.map((s) => ({ sessionId: s.sessionId, cwd: s.cwd, title: s.title, updatedAt: s.updatedAt })),
+      nextCursor: start + PAGE_SIZE < all.length ? String(start + PAGE_SIZE) : null
+    }
+  })
+  .onRequest(v2.methods.agent.session.resume, async ({ params, client, signal }) => {
+    if (params.replayFrom && (params.replayFrom.type !== 'start' || !loadSession)) {
+      throw new RequestError(-32602, `Cannot replay from ${JSON.stringify(params.replayFrom)}`)
+    }
+    const history = readHistory(params.sessionId)
+    if (!history) throw unknownSession(params.sessionId)
+    if (!(await wait(Number(env.SCRIPTED_AGENT_LOAD_DELAY_MS ?? 0), signal))) throw RequestError.requestCancelled()
+    const session = restore(params.sessionId, history, params.cwd)
+    session.additionalDirectories = params.additionalDirectories ?? null
+    if (params.replayFrom) {
+      for (const update of history) {
+        const converted = toV2Update(update)
+        if (converted) await client.notify(v2.methods.client.session.update, { sessionId: session.id, update: converted })
+      }
+    }
+    // Every resume reports the current state before it answers.
+    await sendState(client, session.id, { state: 'idle' })
+    return v2SessionAnswer(session)
+  })
+  .onRequest(v2.methods.agent.session.close, async ({ params }) => {
+    const session = sessions.get(params.sessionId)
+    if (session?.turn) {
+      // Closing cancels the turn, whose final idle state goes out before this answer.
+      session.turn.controller.abort()
+      await session.turn.finished
+    }
+    sessions.delete(params.sessionId)
+    return {}
+  })
+
+const v2Agent = sessionMethods.has('delete')
+  ? v2App.onRequest(v2.methods.agent.session.delete, async ({ params }) => {
+      sessions.delete(params.sessionId)
+      const file = historyFile(params.sessionId)
+      if (file && /^[A-Za-z0-9_.-]+$/.test(params.sessionId)) {
+        rmSync(file, { force: true })
+        rmSync(metaFile(file), { force: true })
+      }
+      return {}
+    })
+  : v2App
+
+/**
+ * SCRIPTED_AGENT_PROTOCOL_VERSION with version 2: the version 2 answer to
+ * initialize is rewritten on the wire to that version (the SDK refuses to send
+ * another), to test how a client meets an agent newer than it.
+ */
+function rewriteInitializeAnswer(stream: v2.Stream): v2.Stream {
+  if (!env.SCRIPTED_AGENT_PROTOCOL_VERSION) return stream
+  const out = new TransformStream<v2.AnyMessage, v2.AnyMessage>({
+    transform(message, controller) {
+      const result = 'result' in message ? (message.result as Record<string, unknown> | null) : null
+      if (result && typeof result === 'object' && 'info' in result && typeof result.protocolVersion === 'number') {
+        controller.enqueue({ ...message, result: { ...result, protocolVersion } } as v2.AnyMessage)
+      } else controller.enqueue(message)
+    }
+  })
+  void out.readable.pipeTo(stream.writable).catch(() => undefined)
+  return { readable: stream.readable, writable: out.writable }
+}
+
 process.stdout.on('error', () => process.exit(0)) // the client went away
 process.on('unhandledRejection', (reason) => log(`scripted-agent: unhandled rejection: ${errorMessage(reason)}`))
 
@@ -919,9 +1257,9 @@ async function runLogin(): Promise<void> {
 if (process.argv.includes('--login')) {
   void runLogin()
 } else {
-  const connection = app.connect(
-    ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>)
-  )
+  const stdio = ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>)
+  // With version 2, a router answers each client in the version it asks for (version 1 stays exactly as above).
+  const connection = speaksV2 ? v2.agentProtocolRouter().withV1(app).withV2(v2Agent).connect(rewriteInitializeAnswer(stdio)) : app.connect(stdio)
   void connection.closed.then(
     () => process.exit(0),
     (error: unknown) => {

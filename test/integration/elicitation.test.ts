@@ -131,4 +131,16 @@ describe('elicitation', () => {
     const thread = fold((await host.request('sessions.open', { id: record.id })).records)
     expect(JSON.stringify(thread.entries)).toContain('Only http(s) URLs can be opened')
   })
+
+  it('works the same over ACP protocol version 2', async () => {
+    const v2Agent = (await host.request('agents.add', { ...scriptedAgent(join(root, 'state-v2'), { SCRIPTED_AGENT_V2: '1' }, 'Scripted v2'), protocol: 2 })).id
+    const record = await host.request('sessions.new', { projectId, agentId: v2Agent })
+    expect((await host.request('agents.states', {})).find((s) => s.agentId === v2Agent)?.protocolVersion).toBe(2)
+    const turn = host.request('sessions.prompt', { id: record.id, text: '/elicit' })
+    const question = await asked()
+    expect(question).toMatchObject({ agentId: v2Agent, sessionId: record.id, mode: 'form' })
+    await host.request('elicitations.answer', { requestId: question.requestId, action: 'accept', content: { target: 'staging', replicas: 1, regions: ['asia'] } })
+    await turn
+    await expect.poll(() => lastMessage(record.id)).toBe('elicitation: accept {"target":"staging","replicas":1,"regions":["asia"]}')
+  })
 })

@@ -35,6 +35,7 @@ describe('initialization', () => {
     const state = (await host.request('agents.states', {})).find((s) => s.agentId === agent.id)
     expect(state).toMatchObject({
       status: 'ready',
+      protocolVersion: 1,
       agentInfo: { name: 'scripty', version: '1.0.0' },
       capabilities: { protocolVersion: 1, loadSession: true, prompt: { embeddedContext: true, image: false } },
       authMethods: []
@@ -42,7 +43,8 @@ describe('initialization', () => {
   })
 
   it.each([
-    ['2', /answered with a newer ACP protocol version \(2\); Switchboard speaks version 1\. Update Switchboard/],
+    ['2', /answered with a newer ACP protocol version \(2\); Switchboard asked for version 1\. Set the agent to ask for protocol version 2/],
+    ['3', /answered with a newer ACP protocol version \(3\); Switchboard speaks versions 1 and 2 \(it asked for 1\)\. Update Switchboard/],
     ['0', /answered with an older ACP protocol version \(0\).*Update the agent/]
   ])('refuses an agent that answers protocol version %s, and stops it', async (version, message) => {
     const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), { SCRIPTED_AGENT_PROTOCOL_VERSION: version }))

@@ -51,10 +51,38 @@ describe('capability normalisation', () => {
       loadSession: true,
       prompt: { image: true, audio: true, embeddedContext: true },
       mcp: { stdio: true, http: true, sse: false },
-      session: { list: false, resume: false, close: false, delete: true, fork: false, additionalDirectories: true },
+      // The SDK's version 2 counts list, resume and close in the baseline of `session`.
+      session: { list: true, resume: true, close: true, delete: true, fork: false, additionalDirectories: true },
       auth: { logout: true }
     })
     expect(agentInfo?.title).toBe('My Agent')
+  })
+
+  it('reads version 2 as the SDK speaks it: methodId, logout with any auth method, nothing without `session`', () => {
+    const announced = normaliseInitialize({
+      protocolVersion: 2,
+      info: { name: 'v2-agent', version: '2.0.0' },
+      capabilities: { session: { fork: {} } },
+      authMethods: [
+        { type: 'agent', methodId: 'browser', name: 'Browser' },
+        { type: 'terminal', methodId: 'cli', name: 'CLI', args: ['--login'] }
+      ]
+    })
+    expect(announced.capabilities).toMatchObject({
+      loadSession: true,
+      session: { list: true, resume: true, close: true, delete: false, fork: false, additionalDirectories: false },
+      auth: { logout: true }
+    })
+    expect(announced.authMethods).toEqual([
+      { id: 'browser', name: 'Browser', description: undefined, type: 'agent' },
+      { id: 'cli', name: 'CLI', description: undefined, type: 'terminal', args: ['--login'] }
+    ])
+    const noSessions = normaliseInitialize({ protocolVersion: 2, info: { name: 'x', version: '1' }, capabilities: {} })
+    expect(noSessions.capabilities).toMatchObject({
+      loadSession: false,
+      session: { list: false, resume: false, close: false },
+      auth: { logout: false }
+    })
   })
 
   it('treats absent, null and false as unsupported, and tolerates garbage', () => {

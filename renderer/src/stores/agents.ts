@@ -122,6 +122,16 @@ export const useAgentsStore = defineStore('agents', () => {
     return host().request('agents.log', { agentId })
   }
 
+  /** The ACP protocol version to ask the agent for (applies when it next starts); throws the Host's message. */
+  async function setProtocol(agentId: string, protocol: 1 | 2): Promise<void> {
+    const updated = await host().request('agents.setProtocol', { agentId, protocol })
+    definitions.value = definitions.value.map((a) => (a.id === agentId ? updated : a))
+  }
+
+  function definitionOf(agentId: string): AgentDefinition | undefined {
+    return definitions.value.find((a) => a.id === agentId)
+  }
+
   return {
     definitions,
     states,
@@ -141,6 +151,8 @@ export const useAgentsStore = defineStore('agents', () => {
     update,
     remove,
     restart,
-    log
+    log,
+    setProtocol,
+    definitionOf
   }
 })
