@@ -9,6 +9,7 @@ import type {
   SessionState
 } from './domain'
 import type { TranscriptRecord } from './transcript'
+import { mcpRequestParams, type McpRequestResults, type McpState } from './mcp'
 
 export { ipcChannels } from './ipc'
 
@@ -69,7 +70,8 @@ export const requestParams = {
     methodId: z.string().min(1).max(200),
     values: z.record(z.string().max(200), z.string().max(10_000)).default({})
   }),
-  'agents.logout': z.object({ agentId: id })
+  'agents.logout': z.object({ agentId: id }),
+  ...mcpRequestParams
 } as const
 
 export interface SessionSnapshot {
@@ -82,7 +84,7 @@ export interface SessionSnapshot {
   skippedLines: number
 }
 
-export interface RequestResults {
+export interface RequestResults extends McpRequestResults {
   'app.info': AppInfo
   'projects.list': Project[]
   'projects.add': Project
@@ -128,6 +130,7 @@ export interface HostEvents {
   'agent.state': AgentRuntimeState
   'projects.changed': Project[]
   'permissions.changed': PermissionRule[]
+  'mcp.changed': McpState
 }
 
 export type HostEventName = keyof HostEvents
