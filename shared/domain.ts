@@ -138,7 +138,7 @@ export interface SessionState {
   /** Why the session cannot be continued, when it cannot. */
   continueBlockedReason?: string
   permission?: PendingPermission | null
-  /** The MCP servers the live connection was given when it was continued (loaded or resumed), if that differs from the record's. */
+  /** The MCP servers the live connection was given when it was last continued (loaded or resumed); the record keeps those it started with. */
   mcp?: { servers: SessionMcpServer[]; leftOut: SessionMcpLeftOut[] }
 }
 
