@@ -133,10 +133,22 @@ describe('the MCP page in the browser', () => {
     ])
     console.log(`screenshot: ${await screenshot(page, 'e2e-mcp-session')}`)
 
-    // Switched off for the project: the next session gets nothing, and says so on the page.
+    // Editing keeps a stored secret that is left blank (the server still gets its token), and makes version 2;
+    // the session keeps its record of version 1.
     await page.getByTestId('open-mcp').click()
+    await row.getByTestId('mcp-edit').click()
+    expect(await page.getByTestId('mcp-env-value').nth(2).inputValue()).toBe('')
+    await page.getByTestId('mcp-env-value').first().fill('salut')
+    await page.getByTestId('mcp-save').click()
+    await expect.poll(() => row.textContent()).toContain('v2')
+    await row.getByTestId('mcp-test').click()
+    await expect.poll(() => row.getByTestId('mcp-test-prompts').textContent()).toContain('Says salut')
+    const [record] = await host.request('sessions.list', {})
+    expect(record.mcpServers?.map((s) => [s.name, s.version])).toEqual([['tiny', 1]])
+
+    // Switched off for the project: sessions there no longer get it.
     await row.getByTestId('mcp-project-toggle').uncheck()
-    await expect.poll(async () => (await host.request('mcp.list', {})).disabled).not.toEqual({})
+    await expect.poll(async () => Object.values((await host.request('mcp.list', {})).disabled).flat()).toHaveLength(1)
 
     expect(problems).toEqual([])
     await context.close()

@@ -263,5 +263,6 @@ describe('export to .mcp.json', () => {
     await expect(exportToMcpJson(path, [profile({})])).rejects.toThrow(/is not a JSON object; it was left as it is/)
     expect(await readFile(path, 'utf8')).toBe('not json')
     await expect(exportToMcpJson('relative/.mcp.json', [profile({})])).rejects.toThrow(/absolute path/)
+    await expect(exportToMcpJson(join(dir, 'notes.txt'), [profile({})])).rejects.toThrow(/Export to a .json file/)
   })
 })

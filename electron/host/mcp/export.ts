@@ -17,6 +17,7 @@ export interface ExportResult {
 
 export async function exportToMcpJson(path: string, profiles: McpProfile[]): Promise<ExportResult> {
   if (!isAbsolute(path) && !win32.isAbsolute(path)) throw new Error(`Export to an absolute path, like /home/you/code/app/.mcp.json (got '${path}')`)
+  if (!path.toLowerCase().endsWith('.json')) throw new Error(`Export to a .json file, like /home/you/code/app/.mcp.json (got '${path}')`)
   const existing = await readExisting(path)
   const servers = { ...asObject(existing.mcpServers) }
   const secretPlaceholders: string[] = []
