@@ -13,6 +13,7 @@ import type {
   SessionState
 } from './domain'
 import type { TranscriptRecord } from './transcript'
+import { mcpRequestParams, type McpRequestResults, type McpState } from './mcp'
 
 export { ipcChannels } from './ipc'
 
@@ -119,7 +120,8 @@ export const requestParams = {
     requestId: id,
     action: z.enum(['accept', 'decline', 'cancel']),
     content: z.record(z.string().max(200), z.union([z.string().max(100_000), z.number(), z.boolean(), z.array(z.string().max(10_000)).max(1000)])).default({})
-  })
+  }),
+  ...mcpRequestParams
 } as const
 
 export interface SessionSnapshot {
@@ -132,7 +134,7 @@ export interface SessionSnapshot {
   skippedLines: number
 }
 
-export interface RequestResults {
+export interface RequestResults extends McpRequestResults {
   'app.info': AppInfo
   'projects.list': Project[]
   'projects.add': Project
@@ -202,6 +204,7 @@ export interface HostEvents {
   'agents.changed': AgentDefinition[]
   /** Sent by the Electron shell (the native menu), never by the Host: the renderer runs the command. */
   'app.command': { command: AppCommand }
+  'mcp.changed': McpState
 }
 
 export type HostEventName = keyof HostEvents

@@ -3,6 +3,8 @@
  * here crosses a transport as JSON.
  */
 
+import type { SessionMcpLeftOut, SessionMcpServer } from './mcp'
+
 export interface Project {
   id: string
   /** Shown in the sidebar; defaults to the folder's name. */
@@ -113,6 +115,10 @@ export interface SessionRecord {
   createdAt: string
   updatedAt: string
   lastStopReason?: string
+  /** The MCP servers the session started with (profile id and version); later edits of a profile leave this alone. */
+  mcpServers?: SessionMcpServer[]
+  /** Servers that applied but were not given to the agent, each with why (e.g. a transport it does not announce). */
+  mcpLeftOut?: SessionMcpLeftOut[]
 }
 
 /**
@@ -144,6 +150,8 @@ export interface SessionState {
   /** Why the session cannot be continued, when it cannot. */
   continueBlockedReason?: string
   permission?: PendingPermission | null
+  /** The MCP servers the live connection was given when it was last continued (loaded or resumed); the record keeps those it started with. */
+  mcp?: { servers: SessionMcpServer[]; leftOut: SessionMcpLeftOut[] }
 }
 
 /** One field of a form an agent asks the user to fill in (`elicitation/create`, form mode). */

@@ -52,6 +52,8 @@ import { LoginTerminals, commandLine } from './login-terminals'
 import { agentEnvKey, MemorySecretStore, type SecretStore } from './secrets'
 import { alwaysDecision, optionFor, permissionRecord } from './permissions'
 import { checkNotification, type CheckedNotification } from './updates'
+import { serversForAgent, type AgentServers } from './mcp/acp-servers'
+import { lazyMcpHandlers, McpService } from './mcp/service'
 import { readTranscript, TranscriptWriter, transcriptPath } from './transcripts'
 
 /**
@@ -122,6 +124,7 @@ export class Host {
     }
   )
   private readonly secrets: SecretStore
+  private readonly mcp: McpService
   private closing = false
   private idleTimer: NodeJS.Timeout | null = null
   private closed: Promise<void> | null = null
@@ -133,6 +136,12 @@ export class Host {
     private readonly lock: DataLock
   ) {
     this.secrets = options.secrets ?? new MemorySecretStore()
+    this.mcp = new McpService({
+      store,
+      secrets: this.secrets,
+      clientVersion: options.version,
+      onChange: (state) => this.events.emit('mcp.changed', state)
+    })
     const idleMs = options.agentIdleMs ?? DEFAULT_AGENT_IDLE_MS
     if (idleMs > 0) {
       this.idleTimer = setInterval(() => void this.stopIdleAgents(idleMs), Math.min(idleMs / 2, 60_000))
@@ -267,7 +276,8 @@ export class Host {
     'agents.login.resize': async (p) => (this.logins.resize(p.loginId, p.cols, p.rows), {}),
     'agents.login.stop': async (p) => (this.logins.stop(p.loginId), {}),
     'elicitations.list': async () => this.elicitations.list(),
-    'elicitations.answer': async (p) => (this.elicitations.answer(p.requestId, p.action as ElicitationAction, p.content), {})
+    'elicitations.answer': async (p) => (this.elicitations.answer(p.requestId, p.action as ElicitationAction, p.content), {}),
+    ...lazyMcpHandlers(() => this.mcp)
   }
 
   private appInfo(): AppInfo {
@@ -443,12 +453,15 @@ export class Host {
     if (!project) throw new Error(`No project with id '${projectId}'`)
     const definition = this.requireAgent(agentId)
     await assertDirectory(project.cwd)
+    // MCP servers are prepared first: a command that cannot be found stops here, before the agent is asked.
+    const prepared = await this.mcp.prepareForProject(projectId)
     const connection = await this.ensureAgent(definition)
+    const servers = serversForAgent(prepared, connection.capabilities, definition.name)
     const additionalDirectories = project.additionalDirectories ?? []
     const response = await connection.acp
       .newSession({
         cwd: project.cwd,
-        mcpServers: [],
+        mcpServers: servers.mcpServers,
         ...this.directoriesFor(connection, additionalDirectories)
       })
       .catch((error: unknown) => {
@@ -464,7 +477,8 @@ export class Host {
       additionalDirectories,
       title: 'New session',
       createdAt: now,
-      updatedAt: now
+      updatedAt: now,
+      ...sessionMcp(servers)
     }
     const writer = this.createWriter(record)
     writer.append(headerOf(record))
@@ -523,7 +537,9 @@ export class Host {
     session.connecting = (async () => {
       this.setState(id, { status: 'starting', error: undefined })
       try {
+        const prepared = await this.mcp.prepareForProject(record.projectId)
         const connection = await this.ensureAgent(definition)
+        const servers = serversForAgent(prepared, connection.capabilities, definition.name)
         const { loadSession, session: can } = connection.capabilities
         // Resume keeps the local view and needs no replay; an imported session has no local view yet, so it loads.
         const useResume = can.resume && (session.thread.entries.length > 0 || !loadSession)
@@ -537,7 +553,7 @@ export class Host {
         const params = {
           sessionId: record.sessionId!,
           cwd: record.cwd,
-          mcpServers: [],
+          mcpServers: servers.mcpServers,
           ...this.directoriesFor(connection, record.additionalDirectories ?? [])
         }
         // Cancelling while this runs sends $/cancel_request for it.
@@ -548,7 +564,7 @@ export class Host {
           this.appendRecord(session, { t: 'reset', at: new Date().toISOString(), reason: 'load' })
           this.appendSessionState(session, await connection.acp.loadSession(params, options))
         }
-        this.setState(id, { status: 'ready', error: undefined, continueBlockedReason: undefined })
+        this.setState(id, { status: 'ready', error: undefined, continueBlockedReason: undefined, mcp: { servers: servers.given, leftOut: servers.leftOut } })
       } catch (error) {
         session.connection = null
         if (record.sessionId) this.byAcpSession.delete(acpKey(record.agentId, record.sessionId))
@@ -729,6 +745,7 @@ export class Host {
   private async forkSession(id: string): Promise<SessionRecord> {
     const parent = this.requireSession(id)
     const definition = this.requireAgent(parent.agentId)
+    const prepared = await this.mcp.prepareForProject(parent.projectId)
     const connection = await this.ensureAgent(definition)
     if (!connection.capabilities.session.fork) {
       throw new Error(`${definition.name} cannot fork sessions (it does not announce session/fork)`)
@@ -736,10 +753,11 @@ export class Host {
     if (!parent.sessionId) throw new Error('This session was never created by its agent and cannot be forked')
     await this.live.get(id)?.writer.flush()
     const history = (await readTranscript(transcriptPath(this.transcriptDir, id))).records
+    const servers = serversForAgent(prepared, connection.capabilities, definition.name)
     const params: ForkSessionRequest = {
       sessionId: parent.sessionId,
       cwd: parent.cwd,
-      mcpServers: [],
+      mcpServers: servers.mcpServers,
       ...this.directoriesFor(connection, parent.additionalDirectories ?? [])
     }
     const response = await connection.acp.forkSession(params)
@@ -753,7 +771,8 @@ export class Host {
       additionalDirectories: parent.additionalDirectories,
       title: `Fork of ${parent.title}`,
       createdAt: now,
-      updatedAt: now
+      updatedAt: now,
+      ...sessionMcp(servers)
     }
     const writer = this.createWriter(record)
     writer.append(headerOf(record))
@@ -1249,6 +1268,11 @@ function authRequired(error: unknown, connection: AgentConnection): HostError | 
 function notInstalledMessage(agent: AgentDefinition): string {
   const how = agent.installHint ? ` Install it with \`${agent.installHint}\`, or fix the agent's command.` : ' Install it, or fix the agent\'s command.'
   return `${agent.name}: the command '${agent.command}' was not found.${how}`
+}
+
+/** What a session record keeps of the MCP servers it started with. */
+function sessionMcp(servers: AgentServers): Pick<SessionRecord, 'mcpServers' | 'mcpLeftOut'> {
+  return { mcpServers: servers.given, mcpLeftOut: servers.leftOut }
 }
 
 function headerOf(record: SessionRecord): TranscriptHeader {

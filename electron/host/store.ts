@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { Low } from 'lowdb'
 import { JSONFile } from 'lowdb/node'
 import type { AgentDefinition, PermissionRule, Project, SessionRecord } from '../../shared/domain'
+import type { McpProfile } from '../../shared/mcp'
 import { readTranscriptHeaders } from './transcripts'
 
 /**
@@ -11,7 +12,7 @@ import { readTranscriptHeaders } from './transcripts'
  * a half-written db.json; writes are coalesced by `save()`.
  */
 
-export const DB_VERSION = 2
+export const DB_VERSION = 3
 
 export interface DbData {
   version: number
@@ -19,6 +20,10 @@ export interface DbData {
   agents: AgentDefinition[]
   sessions: SessionRecord[]
   permissionRules: PermissionRule[]
+  /** MCP server profiles (secret values are in the secret store, never here). */
+  mcpProfiles: McpProfile[]
+  /** projectId → ids of the profiles switched off for that project. */
+  mcpDisabled: Record<string, string[]>
 }
 
 /**
@@ -29,6 +34,11 @@ const MIGRATIONS: Record<number, (data: Record<string, unknown>) => void> = {
   // 2: remembered permission answers.
   2: (data) => {
     data.permissionRules = []
+  },
+  // 3: MCP server profiles, and which are switched off per project.
+  3: (data) => {
+    data.mcpProfiles = []
+    data.mcpDisabled = {}
   }
 }
 
@@ -109,7 +119,15 @@ export class Store {
 }
 
 function emptyData(presets: AgentDefinition[]): DbData {
-  return { version: DB_VERSION, projects: [], agents: presets.map((a) => ({ ...a })), sessions: [], permissionRules: [] }
+  return {
+    version: DB_VERSION,
+    projects: [],
+    agents: presets.map((a) => ({ ...a })),
+    sessions: [],
+    permissionRules: [],
+    mcpProfiles: [],
+    mcpDisabled: {}
+  }
 }
 
 function isDbShape(data: unknown): data is DbData {

@@ -8,6 +8,7 @@ import { useAppStore } from './stores/app'
 import { useProjectsStore } from './stores/projects'
 import { useSessionsStore } from './stores/sessions'
 import { useThemeStore } from './stores/theme'
+import { useMcpStore } from './stores/mcp'
 import { useViewStore } from './stores/view'
 
 /**
@@ -31,7 +32,11 @@ export function useDesktop(): void {
       view.shortcutsOpen = false
       view.show('agents')
     }),
-    onAppCommand('new-session', () => void newSession())
+    onAppCommand('new-session', () => void newSession()),
+    onAppCommand('mcp', () => {
+      view.shortcutsOpen = false
+      useMcpStore().openPage()
+    })
   ]
 
   /** In the open session's project with its agent; else the first project and the first installed agent. */

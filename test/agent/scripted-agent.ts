@@ -11,7 +11,7 @@
  */
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { isAbsolute, join } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import {
@@ -68,6 +68,18 @@ function promptCapabilities(): { image: boolean; audio: boolean; embeddedContext
 let currentPrompt: ContentBlock[] = []
 /** Optional session methods to announce and serve: any of list, resume, close, delete, fork (comma-separated). */
 const sessionMethods = new Set((env.SCRIPTED_AGENT_SESSIONS ?? '').split(',').map((m) => m.trim()).filter(Boolean))
+/** SCRIPTED_AGENT_MCP: the MCP transports it announces besides stdio (comma-separated http, sse; `mcpCapabilities`). */
+const mcpTransports = new Set((env.SCRIPTED_AGENT_MCP ?? '').split(',').map((t) => t.trim()).filter(Boolean))
+
+/**
+ * Every session request's `mcpServers`, appended as one JSON line
+ * `{ method, sessionId, mcpServers }` to `<state dir>/mcp-received.jsonl`, so a
+ * test can read exactly what the client sent (also for session/new, before any prompt).
+ */
+function recordMcpServers(method: string, sessionId: string, mcpServers: unknown): void {
+  if (!stateDir) return
+  appendFileSync(join(stateDir, 'mcp-received.jsonl'), `${JSON.stringify({ method, sessionId, mcpServers })}\n`)
+}
 /** `1`: sessions offer modes, configuration options (a model select, a boolean) and older-style models. */
 const offerSessionState = env.SCRIPTED_AGENT_SESSION_STATE === '1'
 /** `1`: also speak ACP protocol version 2 (the draft), to clients that ask for it, with the same sessions and scripts. */
@@ -127,6 +139,8 @@ interface Session {
   cwd: string
   /** What the client sent as additionalDirectories when the session started (null: none sent). */
   additionalDirectories: string[] | null
+  /** The mcpServers of the last session/new, load, resume or fork for this session. */
+  mcpServers: unknown[]
   title: string | null
   /** Modes, configuration and model, when SCRIPTED_AGENT_SESSION_STATE=1. */
   modeId: string
@@ -148,6 +162,7 @@ function newSessionState(id: string, cwd: string, history: SessionUpdate[] = [])
     id,
     cwd,
     additionalDirectories: null,
+    mcpServers: [],
     title: null,
     history,
     toolCounter: countToolCalls(history),
@@ -520,6 +535,10 @@ class TurnRunner {
         // What the prompt was made of, as the agent received it.
         await this.message(`blocks: ${currentPrompt.map(describeBlock).join(', ')}`)
         return
+      case 'mcp':
+        // The MCP servers this session was given, exactly as received.
+        await this.message(`mcpServers=${JSON.stringify(this.session.mcpServers)}`)
+        return
       case 'dirs':
         await this.message(`additionalDirectories=${JSON.stringify(this.session.additionalDirectories)}`)
         return
@@ -780,6 +799,7 @@ let app = agent({ name: agentName })
       agentCapabilities: {
         loadSession,
         promptCapabilities: promptCapabilities(),
+        mcpCapabilities: { http: mcpTransports.has('http'), sse: mcpTransports.has('sse') },
         sessionCapabilities: Object.fromEntries([...sessionMethods].map((m) => [m, {}])),
         ...(needsAuth ? { auth: { logout: {} } } : {})
       },
@@ -803,6 +823,8 @@ let app = agent({ name: agentName })
     requireAuth()
     const session = newSessionState(`sess-${randomUUID()}`, params.cwd)
     session.additionalDirectories = params.additionalDirectories ?? null
+    session.mcpServers = params.mcpServers
+    recordMcpServers('session/new', session.id, params.mcpServers)
     sessions.set(session.id, session)
     persist(session)
     return { sessionId: session.id, ...sessionStateAnswer(session) }
@@ -892,6 +914,8 @@ if (loadSession) {
     // SCRIPTED_AGENT_LOAD_DELAY_MS: a slow load, which the client may cancel ($/cancel_request).
     if (!(await wait(Number(env.SCRIPTED_AGENT_LOAD_DELAY_MS ?? 0), signal))) throw RequestError.requestCancelled()
     const session = restore(params.sessionId, history, params.cwd)
+    session.mcpServers = params.mcpServers
+    recordMcpServers('session/load', session.id, params.mcpServers)
     for (const update of history) {
       await client.notify(methods.client.session.update, { sessionId: session.id, update })
     }
@@ -927,7 +951,10 @@ if (sessionMethods.has('resume')) {
   app = app.onRequest(methods.agent.session.resume, async ({ params }) => {
     const history = readHistory(params.sessionId)
     if (!history) throw unknownSession(params.sessionId)
-    return sessionStateAnswer(restore(params.sessionId, history, params.cwd))
+    const session = restore(params.sessionId, history, params.cwd)
+    session.mcpServers = params.mcpServers ?? []
+    recordMcpServers('session/resume', session.id, params.mcpServers)
+    return sessionStateAnswer(session)
   })
 }
 if (sessionMethods.has('close')) {
@@ -953,11 +980,13 @@ if (sessionMethods.has('delete')) {
 if (sessionMethods.has('fork')) {
   app = app.onRequest(
     'session/fork',
-    (raw) => raw as { sessionId: string; cwd: string },
+    (raw) => raw as { sessionId: string; cwd: string; mcpServers?: unknown[] },
     async ({ params }) => {
       const history = readHistory(params.sessionId)
       if (!history) throw unknownSession(params.sessionId)
       const fork = restore(`sess-${randomUUID()}`, history.slice(), params.cwd)
+      fork.mcpServers = params.mcpServers ?? []
+      recordMcpServers('session/fork', fork.id, params.mcpServers)
       persist(fork)
       return { sessionId: fork.id, ...sessionStateAnswer(fork) }
     }

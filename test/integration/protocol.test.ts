@@ -129,9 +129,13 @@ describe('what the Host sends agents', () => {
     const stateDir = join(root, 'state')
     const agent = await host.request(
       'agents.add',
-      scriptedAgent(stateDir, { SCRIPTED_AGENT_SESSION_STATE: '1', SCRIPTED_AGENT_SESSIONS: 'list,resume,close,delete,fork' })
+      scriptedAgent(stateDir, { SCRIPTED_AGENT_SESSION_STATE: '1', SCRIPTED_AGENT_SESSIONS: 'list,resume,close,delete,fork', SCRIPTED_AGENT_MCP: 'http,sse' })
     )
     const { id: projectId } = await host.request('projects.add', { cwd: projectDir })
+    // MCP servers of every transport ride along on session/new, load, resume and fork.
+    await host.request('mcp.save', { name: 'local', transport: 'stdio', command: 'node', args: ['server.js'], env: [{ name: 'MODE', value: 'ro' }] })
+    await host.request('mcp.save', { name: 'remote', transport: 'http', url: 'https://example.com/mcp', headers: [{ name: 'X-Trace', value: 'on' }] })
+    await host.request('mcp.save', { name: 'legacy', transport: 'sse', url: 'https://example.com/sse' })
     await writeFile(join(projectDir, 'a.txt'), 'hello')
     const record = await host.request('sessions.new', { projectId, agentId: agent.id })
     await host.request('sessions.setMode', { id: record.id, modeId: 'code' })
@@ -208,6 +212,12 @@ describe('what the Host sends agents', () => {
       for (const key of unknownKeys(payload)) failures.push(`${type}: field ${key} is not in the protocol`)
     }
     expect(failures).toEqual([])
+    // Each agent got the MCP servers over the transports it announces (the plain one: stdio only).
+    const newSessions = traffic.filter((t) => t.direction === 'out' && t.message.method === 'session/new')
+    expect(newSessions.map((t) => (t.message.params as { mcpServers: { name: string }[] }).mcpServers.map((m) => m.name))).toEqual([
+      ['local', 'remote', 'legacy'],
+      ['local']
+    ])
     // The scenario reached every method the Host uses today.
     expect([...seen].sort()).toEqual(
       [

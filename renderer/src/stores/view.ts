@@ -2,10 +2,10 @@ import { defineStore } from 'pinia'
 import { ref } from 'vue'
 import { useSessionsStore } from './sessions'
 
-export type Page = 'sessions' | 'agents'
+export type Page = 'sessions' | 'agents' | 'mcp'
 
 /**
- * Which page the main area shows (conversations, or the Agents page), and the
+ * Which page the main area shows (conversations, the Agents page or the MCP page), and the
  * shortcut overlay. Opening or starting a session goes back to the conversations.
  */
 export const useViewStore = defineStore('view', () => {
