@@ -1,6 +1,9 @@
+import vue from '@vitejs/plugin-vue'
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
+  // Component tests (test/component/, happy-dom) import .vue files; the Node tests do not notice the plugin.
+  plugins: [vue()],
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
