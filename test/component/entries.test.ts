@@ -221,6 +221,15 @@ describe('permission card', () => {
     expect(answers).toHaveLength(2)
   })
 
+  it('offers to show the tool call it is about, keeping the focus on the first option', async () => {
+    const wrapper = mount(PermissionCard, { props: { permission: { ...permission, toolCallId: 't9' } }, attachTo: document.body })
+    await flushPromises()
+    expect(document.activeElement).toBe(wrapper.find('[data-testid=permission-option]').element)
+    await wrapper.find('[data-testid=permission-show]').trigger('click')
+    expect(wrapper.emitted('show')).toEqual([[]])
+    expect(wrapper.emitted('answer')).toBeUndefined()
+  })
+
   it('leaves digits alone while the user types in a field', async () => {
     const field = document.createElement('textarea')
     document.body.appendChild(field)
