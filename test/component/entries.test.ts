@@ -8,6 +8,7 @@ import EntryView from '../../renderer/src/components/EntryView.vue'
 import PermissionCard from '../../renderer/src/components/PermissionCard.vue'
 import { openPathKey, pendingToolCallKey, sessionRootKey, terminalsKey } from '../../renderer/src/components/keys'
 import { diffMode } from '../../renderer/src/diff-mode'
+import { opened as openedInView } from '../../renderer/src/view-state'
 
 /** xterm.js needs a real layout engine; its own behaviour is covered in Chromium (test/e2e/thread.test.ts). */
 const TerminalStub = defineComponent({ props: { output: { type: String, required: true } }, setup: (props) => () => h('div', { class: 'terminal-stub' }, props.output) })
@@ -42,6 +43,7 @@ beforeEach(() => {
   terminals = {}
   pending = null
   diffMode.value = 'unified'
+  openedInView.clear()
   writeText.mockClear()
   Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true })
 })
@@ -96,6 +98,11 @@ describe('messages', () => {
     await wrapper.find('details').trigger('toggle')
     expect(wrapper.find('.markdown ol').exists()).toBe(true)
     expect(wrapper.find('.thought-preview').exists()).toBe(false)
+    // Scrolled out of the (virtualised) list and back: still open.
+    wrapper.unmount()
+    const again = mountEntry({ kind: 'thought', id: 't1', text: 'Weighing **two** options:\n\n1. rewrite\n2. patch' })
+    expect((again.find('details').element as HTMLDetailsElement).open).toBe(true)
+    expect(again.find('.markdown ol').exists()).toBe(true)
   })
 })
 
