@@ -4,16 +4,17 @@ import vue from '@vitejs/plugin-vue'
 import type { Plugin } from 'vite'
 
 /**
- * The renderer's CSP is strict: no inline script, no eval; inline *styles* are
- * allowed because xterm.js injects style elements. Vite's dev server talks to
- * its HMR client over a socket, so only `npm run dev` relaxes connect-src.
+ * The renderer's CSP is strict (no inline script or style, no eval). Vite's dev
+ * server injects styles and an HMR client, so only `npm run dev` relaxes it.
  */
 function relaxCspForDevServer(): Plugin {
   return {
     name: 'switchboard:dev-csp',
     apply: 'serve',
     transformIndexHtml(html) {
-      return html.replace("connect-src 'self'", "connect-src 'self' ws://localhost:* http://localhost:*")
+      return html
+        .replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")
+        .replace("connect-src 'self'", "connect-src 'self' ws://localhost:* http://localhost:*")
     }
   }
 }

@@ -1,8 +1,8 @@
-import { defineConfig } from 'vitest/config'
 import vue from '@vitejs/plugin-vue'
+import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
-  // Component tests (test/renderer/, in happy-dom) mount the renderer's single-file components.
+  // Component tests (test/renderer/ and test/component/, in happy-dom) mount the renderer's single-file components.
   plugins: [vue()],
   test: {
     include: ['test/**/*.test.ts'],

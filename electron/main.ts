@@ -88,7 +88,9 @@ async function start(): Promise<void> {
       const options = { title: 'Add a project folder', properties: ['openDirectory' as const, 'createDirectory' as const] }
       const result = mainWindow ? await dialog.showOpenDialog(mainWindow, options) : await dialog.showOpenDialog(options)
       return result.canceled ? null : (result.filePaths[0] ?? null)
-    }
+    },
+    // Shown, never opened: a path the agent named must not run anything when clicked.
+    revealPath: (path) => shell.showItemInFolder(path)
   })
   Menu.setApplicationMenu(buildMenu())
   openWindow(host)

@@ -121,7 +121,11 @@ export const requestParams = {
     action: z.enum(['accept', 'decline', 'cancel']),
     content: z.record(z.string().max(200), z.union([z.string().max(100_000), z.number(), z.boolean(), z.array(z.string().max(10_000)).max(1000)])).default({})
   }),
-  ...mcpRequestParams
+  ...mcpRequestParams,
+  /** Files of a project matching a query (for @-mentions in the composer). */
+  'files.list': z.object({ projectId: id, query: z.string().max(500).default(''), limit: z.number().int().min(1).max(200).default(50) }),
+  /** Shows a file or folder of a session's project in the system's file manager, where the shell can. */
+  'files.reveal': z.object({ sessionId: id, path: z.string().min(1).max(4096) })
 } as const
 
 export interface SessionSnapshot {
@@ -178,6 +182,10 @@ export interface RequestResults extends McpRequestResults {
   'agents.login.stop': Record<string, never>
   'elicitations.list': PendingElicitation[]
   'elicitations.answer': Record<string, never>
+  /** Absolute and project-relative paths, best match first; `truncated`: the project has more files than were looked at. */
+  'files.list': { files: { path: string; relative: string }[]; truncated: boolean }
+  /** `revealed` false: this host cannot show files (the browser transport); `path` is the checked absolute path. */
+  'files.reveal': { revealed: boolean; path: string }
 }
 
 export type RequestMethod = keyof typeof requestParams

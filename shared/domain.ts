@@ -140,6 +140,8 @@ export interface PendingPermission {
   requestId: string
   title: string
   options: PermissionOptionView[]
+  /** The tool call the request is about (its card in the thread shows that it waits). */
+  toolCallId?: string
 }
 
 /** Live state of a session (not persisted). */

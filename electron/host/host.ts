@@ -54,6 +54,7 @@ import { alwaysDecision, optionFor, permissionRecord } from './permissions'
 import { checkNotification, type CheckedNotification } from './updates'
 import { serversForAgent, type AgentServers } from './mcp/acp-servers'
 import { lazyMcpHandlers, McpService } from './mcp/service'
+import { existingPathInside, ProjectFiles } from './project-files'
 import { readTranscript, TranscriptWriter, transcriptPath } from './transcripts'
 
 /**
@@ -75,6 +76,8 @@ export interface HostOptions {
   agentIdleMs?: number
   /** Where secrets live; defaults to memory (nothing survives a restart). */
   secrets?: SecretStore
+  /** Supplied by the Electron shell: shows a file or folder in the system's file manager. */
+  revealPath?: (path: string) => void
   /** Sees every ACP message to and from every agent (tests validate what goes out against the schema). */
   onAgentMessage?: (agentId: string, direction: 'in' | 'out', message: unknown) => void
 }
@@ -123,6 +126,7 @@ export class Host {
       this.appendRecord(live, { t: 'elicitation', at: new Date().toISOString(), message: view.message, mode: view.mode, action, url: view.url, content })
     }
   )
+  private readonly projectFiles = new ProjectFiles()
   private readonly secrets: SecretStore
   private readonly mcp: McpService
   private closing = false
@@ -277,7 +281,9 @@ export class Host {
     'agents.login.stop': async (p) => (this.logins.stop(p.loginId), {}),
     'elicitations.list': async () => this.elicitations.list(),
     'elicitations.answer': async (p) => (this.elicitations.answer(p.requestId, p.action as ElicitationAction, p.content), {}),
-    ...lazyMcpHandlers(() => this.mcp)
+    ...lazyMcpHandlers(() => this.mcp),
+    'files.list': (p) => this.projectFiles.list(this.requireProject(p.projectId).cwd, p.query, p.limit),
+    'files.reveal': (p) => this.revealPath(p.sessionId, p.path)
   }
 
   private appInfo(): AppInfo {
@@ -1064,7 +1070,12 @@ export class Host {
         live.permissions.set(requestId, { settle, optionIds: params.options.map((o) => o.optionId) })
         signal.addEventListener('abort', () => settle(null), { once: true })
         this.setState(live.record.id, {
-          permission: { requestId, title, options: params.options.map((o) => ({ optionId: o.optionId, name: o.name, kind: o.kind })) }
+          permission: {
+            requestId,
+            title,
+            options: params.options.map((o) => ({ optionId: o.optionId, name: o.name, kind: o.kind })),
+            toolCallId: params.toolCall.toolCallId
+          }
         })
       })
     }
@@ -1210,6 +1221,22 @@ export class Host {
     const record = this.store.session(id)
     if (!record) throw new Error(`No session with id '${id}'`)
     return record
+  }
+
+  private requireProject(id: string): Project {
+    const project = this.store.data.projects.find((p) => p.id === id)
+    if (!project) throw new Error(`No project with id '${id}'`)
+    return project
+  }
+
+  /** A path from a session's thread, checked to be inside its folders, shown in the file manager where the shell can. */
+  private async revealPath(sessionId: string, path: string): Promise<RequestResult<'files.reveal'>> {
+    const record = this.requireSession(sessionId)
+    const roots = [record.cwd, ...(record.additionalDirectories ?? [])]
+    const real = await existingPathInside(isAbsolute(path) ? path : resolve(record.cwd, path), roots)
+    if (!this.options.revealPath) return { revealed: false, path: real }
+    this.options.revealPath(real)
+    return { revealed: true, path: real }
   }
 
   private requireAgent(id: string): AgentDefinition {

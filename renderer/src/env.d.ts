@@ -10,3 +10,14 @@ interface Window {
   /** Present inside the Electron app: the transport the preload exposes. */
   switchboard?: import('../../shared/contract').HostTransport
 }
+
+// highlight.js's package exports give its `lib/*` entries no types; they are the core and language functions.
+declare module 'highlight.js/lib/core' {
+  import hljs from 'highlight.js'
+  export default hljs
+}
+declare module 'highlight.js/lib/languages/*' {
+  import type { LanguageFn } from 'highlight.js'
+  const language: LanguageFn
+  export default language
+}

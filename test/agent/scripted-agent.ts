@@ -35,6 +35,7 @@ import {
 } from '@agentclientprotocol/sdk'
 import * as v2 from '@agentclientprotocol/sdk/experimental/v2'
 import { createTwoFilesPatch } from 'diff'
+import { XSS_CORPUS } from './xss-corpus'
 
 // ---------------------------------------------------------------------------
 // Configuration
@@ -548,6 +549,30 @@ class TurnRunner {
         process.stdout.write(JSON.stringify(message) + '\n')
         return
       }
+      case 'sayjson':
+        // /sayjson "JSON string": one message with any text, line breaks included.
+        await this.message(JSON.parse(arg) as string)
+        return
+      case 'many': {
+        // /many N: N separate agent messages (a long thread), every fifth with a code block.
+        const n = Math.max(0, Math.floor(Number(arg) || 0))
+        for (let i = 1; i <= n; i++) {
+          this.checkCancelled()
+          this.messageId = null
+          await this.message(
+            i % 5 === 0
+              ? `Message ${i} with code:\n\n\`\`\`ts\nconst answer${i}: number = ${i}\nconsole.log(answer${i})\n\`\`\``
+              : `Message ${i}: ${'lorem ipsum dolor sit amet '.repeat(1 + (i % 4))}`
+          )
+        }
+        return
+      }
+      case 'diff':
+        await this.diff(arg || 'src/example.ts')
+        return
+      case 'xss':
+        await this.xss()
+        return
       case 'garbage':
         // Not an ACP message, on purpose: the client must tolerate it.
         process.stdout.write('this is not json\n')
@@ -650,6 +675,85 @@ class TurnRunner {
     })
     if (response.action === 'accept') await this.peer.elicitationComplete(elicitationId)
     await this.message(`elicitation: ${response.action}`)
+  }
+
+  /**
+   * A file edit shown as a diff (the file is not written): PATH (relative to
+   * the session's cwd) changes from a 12-line text to one with a line changed,
+   * one added and one removed; location PATH line 3; raw input and output.
+   */
+  private async diff(path: string): Promise<void> {
+    const absolute = isAbsolute(path) ? path : join(this.session.cwd, path)
+    const before = [
+      "import { readFile } from 'node:fs/promises'",
+      '',
+      'export async function load(path: string): Promise<string> {',
+      "  const text = await readFile(path, 'utf8')",
+      '  return text.trim()',
+      '}',
+      '',
+      'export function count(text: string): number {',
+      "  return text.split('\\n').length",
+      '}',
+      '',
+      'export const VERSION = 1'
+    ]
+    const after = [...before]
+    after[3] = "  const text = await readFile(path, { encoding: 'utf8' })"
+    after.splice(5, 0, '  // trimmed: callers compare lines')
+    after.splice(after.indexOf('export const VERSION = 1'), 1, 'export const VERSION = 2')
+    after.splice(7, 1)
+    const toolCallId = this.nextToolCallId()
+    const rawInput = { path: absolute, edits: [{ line: 4 }, { line: 6 }, { line: 12 }] }
+    await this.send({ sessionUpdate: 'tool_call', toolCallId, title: `Edit ${path}`, kind: 'edit', status: 'pending', locations: [{ path: absolute, line: 3 }], rawInput })
+    await this.send({ sessionUpdate: 'tool_call_update', toolCallId, status: 'in_progress' })
+    await this.send({
+      sessionUpdate: 'tool_call_update',
+      toolCallId,
+      status: 'completed',
+      content: [{ type: 'diff', path: absolute, oldText: before.join('\n') + '\n', newText: after.join('\n') + '\n' }],
+      rawOutput: { applied: true, linesChanged: 4 }
+    })
+  }
+
+  /** The XSS corpus through every way text reaches the thread: messages, a thought, a tool call, a plan, commands, a title, a notice. */
+  private async xss(): Promise<void> {
+    const all = XSS_CORPUS.map((p) => p.payload)
+    for (const payload of all) {
+      this.checkCancelled()
+      this.messageId = null
+      await this.message(payload)
+    }
+    await this.thought(all.join('\n\n'))
+    const toolCallId = this.nextToolCallId()
+    await this.send({
+      sessionUpdate: 'tool_call',
+      toolCallId,
+      title: all[1],
+      kind: 'edit',
+      status: 'pending',
+      locations: [{ path: all[3] }, { path: all[0], line: 1 }],
+      rawInput: { payloads: all }
+    })
+    await this.send({
+      sessionUpdate: 'tool_call_update',
+      toolCallId,
+      status: 'completed',
+      content: [
+        { type: 'content', content: { type: 'text', text: all.join('\n\n') } },
+        { type: 'diff', path: all[2], oldText: all.join('\n'), newText: [...all].reverse().join('\n') }
+      ],
+      rawOutput: all.join('\n')
+    })
+    await this.send({ sessionUpdate: 'plan', entries: all.slice(0, 8).map((content) => ({ content, priority: 'medium' as const, status: 'pending' as const })) })
+    await this.send({
+      sessionUpdate: 'available_commands_update',
+      availableCommands: all.slice(0, 8).map((description, i) => ({ name: `xss${i}`, description }))
+    })
+    await this.send({ sessionUpdate: 'notice', severity: 'warning', title: all[0], description: all[1] })
+    await this.send({ sessionUpdate: 'session_info_update', title: all[0] })
+    this.messageId = null
+    await this.message(`xss corpus: ${all.length} payloads`)
   }
 
   /** Runs COMMAND in a client terminal, shown in a tool call; reports its exit and output. */

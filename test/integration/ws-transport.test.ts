@@ -79,11 +79,12 @@ describe('WebSocket transport', () => {
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'")
     const csp = page.headers.get('content-security-policy') ?? ''
     const directive = (name: string): string => csp.split(';').map((d) => d.trim()).find((d) => d.startsWith(`${name} `)) ?? ''
-    // Scripts only from the app itself: no inline script, no eval. (Inline styles are allowed for xterm.js.)
+    // Scripts and styles only from the app itself: nothing inline, no eval.
     expect(directive('script-src')).toBe("script-src 'self'")
+    expect(directive('style-src')).toBe("style-src 'self'")
     expect(directive('default-src')).toBe("default-src 'self'")
     expect(directive('object-src')).toBe("object-src 'none'")
-    expect(csp).not.toContain('unsafe-eval')
+    expect(csp).not.toContain('unsafe')
     const escape = await fetch(`http://127.0.0.1:${server.port}/..%2F..%2Fdata%2Fdb.json`)
     expect([403, 404]).toContain(escape.status)
   })

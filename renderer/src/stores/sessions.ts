@@ -38,6 +38,8 @@ export const useSessionsStore = defineStore('sessions', () => {
   const loadErrors = ref<Record<string, string>>({})
   /** Unsent composer text, by session id: switching sessions does not lose it. */
   const drafts = ref<Record<string, string>>({})
+  /** An entry to bring into view (by entry id or index) once its session's thread shows; the session view takes it. */
+  const entryToReveal = ref<{ sessionId: string; entry: string | number } | null>(null)
 
   const loading = new Map<string, Promise<void>>()
   const held = new Map<string, Held[]>()
@@ -87,7 +89,7 @@ export const useSessionsStore = defineStore('sessions', () => {
         for (const item of pending) {
           if (item.kind === 'state') states.value[id] = item.state
           // Without a fresh snapshot the held records cannot be placed safely; the next open fetches them.
-          else if (loaded) receiveRecords(id, item.seq, item.records)
+          else if (loaded) applyRecords(id, item.seq, item.records)
         }
       }
     })()
@@ -95,8 +97,39 @@ export const useSessionsStore = defineStore('sessions', () => {
     return run
   }
 
-  /** A `session.records` event: `seq` is records[0]'s, the rest follow consecutively. */
+  /**
+   * A `session.records` event: `seq` is records[0]'s, the rest follow
+   * consecutively. Records are applied once per animation frame, in arrival
+   * order: however fast an agent streams, the thread is folded and rendered
+   * at most once a frame. (A timer stands in when frames stop, e.g. in a
+   * hidden window.)
+   */
   function receiveRecords(id: string, seq: number, records: TranscriptRecord[]): void {
+    incoming.push({ id, seq, records })
+    if (flushScheduled) return
+    flushScheduled = true
+    frame = typeof requestAnimationFrame === 'function' ? requestAnimationFrame(flushRecords) : null
+    fallback = setTimeout(flushRecords, FLUSH_FALLBACK_MS)
+  }
+
+  const incoming: { id: string; seq: number; records: TranscriptRecord[] }[] = []
+  const FLUSH_FALLBACK_MS = 100
+  let flushScheduled = false
+  let frame: number | null = null
+  let fallback: ReturnType<typeof setTimeout> | null = null
+
+  /** Applies every record received so far (the next frame would). */
+  function flushRecords(): void {
+    if (!flushScheduled) return
+    flushScheduled = false
+    if (frame !== null && typeof cancelAnimationFrame === 'function') cancelAnimationFrame(frame)
+    if (fallback !== null) clearTimeout(fallback)
+    frame = null
+    fallback = null
+    for (const batch of incoming.splice(0)) applyRecords(batch.id, batch.seq, batch.records)
+  }
+
+  function applyRecords(id: string, seq: number, records: TranscriptRecord[]): void {
     const queue = held.get(id)
     if (queue) {
       queue.push({ kind: 'records', seq, records })
@@ -125,6 +158,12 @@ export const useSessionsStore = defineStore('sessions', () => {
   /** After a reconnect: events were missed, so every kept thread is fetched again. */
   function reloadThreads(): void {
     for (const id of Object.keys(threads.value)) void loadThread(id)
+  }
+
+  /** Opens a session and shows one of its entries (search results, links to a message). */
+  async function revealEntry(sessionId: string, entry: string | number): Promise<void> {
+    await open(sessionId)
+    entryToReveal.value = { sessionId, entry }
   }
 
   function forget(id: string): void {
@@ -222,11 +261,14 @@ export const useSessionsStore = defineStore('sessions', () => {
     openId,
     loadErrors,
     drafts,
+    entryToReveal,
     openSession,
     stateOf,
     open,
     loadThread,
     receiveRecords,
+    flushRecords,
+    revealEntry,
     receiveState,
     reloadThreads,
     forget,

@@ -1,0 +1,249 @@
+// @vitest-environment happy-dom
+import './happy-dom-fixes'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { computed, defineComponent, h } from 'vue'
+import { flushPromises, mount } from '@vue/test-utils'
+import type { ThreadEntry, ToolCallEntry, TerminalView } from '../../shared/thread'
+import EntryView from '../../renderer/src/components/EntryView.vue'
+import PermissionCard from '../../renderer/src/components/PermissionCard.vue'
+import { openPathKey, pendingToolCallKey, sessionRootKey, terminalsKey } from '../../renderer/src/components/keys'
+import { diffMode } from '../../renderer/src/diff-mode'
+import { opened as openedInView } from '../../renderer/src/view-state'
+
+/** xterm.js needs a real layout engine; its own behaviour is covered in Chromium (test/e2e/thread.test.ts). */
+const TerminalStub = defineComponent({ props: { output: { type: String, required: true } }, setup: (props) => () => h('div', { class: 'terminal-stub' }, props.output) })
+
+const opened: { path: string; line?: number | null }[] = []
+let terminals: Record<string, TerminalView> = {}
+let pending: string | null = null
+
+function mountEntry(entry: ThreadEntry) {
+  return mount(EntryView, {
+    props: { entry },
+    attachTo: document.body,
+    global: {
+      stubs: { TerminalOutput: TerminalStub },
+      provide: {
+        [openPathKey as symbol]: async (path: string, line?: number | null) => {
+          opened.push({ path, line })
+          return 'Path copied'
+        },
+        [terminalsKey as symbol]: computed(() => terminals),
+        [sessionRootKey as symbol]: computed(() => '/work/app'),
+        [pendingToolCallKey as symbol]: computed(() => pending)
+      }
+    }
+  })
+}
+
+const writeText = vi.fn(async (_text: string) => undefined)
+
+beforeEach(() => {
+  opened.length = 0
+  terminals = {}
+  pending = null
+  diffMode.value = 'unified'
+  openedInView.clear()
+  writeText.mockClear()
+  Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true })
+})
+afterEach(() => {
+  document.body.innerHTML = ''
+})
+
+describe('messages', () => {
+  it('shows an agent message as sanitised markdown, with highlighted code that copies', async () => {
+    const wrapper = mountEntry({
+      kind: 'assistant',
+      id: 'a1',
+      text: '**Fixed** it <img src=x onerror="alert(1)"> [docs](javascript:alert(1))\n\n```python\ndef answer():\n    return 42\n```'
+    })
+    expect(wrapper.find('strong').text()).toBe('Fixed')
+    expect(wrapper.find('img').exists()).toBe(false)
+    expect(wrapper.find('[onerror]').exists()).toBe(false)
+    expect(wrapper.find('a').exists()).toBe(false)
+    expect(wrapper.text()).toContain('<img src=x onerror="alert(1)">')
+    expect(wrapper.find('.hljs-keyword').text()).toBe('def')
+    expect(wrapper.find('.code-lang').text()).toBe('python')
+
+    await wrapper.find('.code-copy').trigger('click')
+    await flushPromises()
+    expect(writeText).toHaveBeenCalledWith('def answer():\n    return 42\n')
+    expect(wrapper.find('.code-copy').text()).toBe('Copied')
+  })
+
+  it('copies from the keyboard too', async () => {
+    const wrapper = mountEntry({ kind: 'assistant', id: 'a2', text: '```\nls -la\n```' })
+    await wrapper.find('.code-copy').trigger('keydown', { key: 'Enter' })
+    await flushPromises()
+    expect(writeText).toHaveBeenCalledWith('ls -la\n')
+  })
+
+  it('shows a person’s message as markdown with its line breaks, and a mentioned file that can be shown', async () => {
+    const wrapper = mountEntry({ kind: 'user', id: 'u1', text: 'first line\nsecond *line*\n[app.ts](file:///work/app/src/app.ts)' })
+    expect(wrapper.find('br').exists()).toBe(true)
+    expect(wrapper.find('em').text()).toBe('line')
+    await wrapper.find('.file-link').trigger('click')
+    await flushPromises()
+    expect(opened).toEqual([{ path: '/work/app/src/app.ts', line: undefined }])
+  })
+
+  it('keeps a thought closed, with a one-line preview, until it is opened', async () => {
+    const wrapper = mountEntry({ kind: 'thought', id: 't1', text: 'Weighing **two** options:\n\n1. rewrite\n2. patch' })
+    const details = wrapper.find('details').element as HTMLDetailsElement
+    expect(details.open).toBe(false)
+    expect(wrapper.find('.thought-preview').text()).toBe('Weighing two options: 1. rewrite 2. patch')
+    expect(wrapper.find('.markdown').exists()).toBe(false)
+    details.open = true
+    await wrapper.find('details').trigger('toggle')
+    expect(wrapper.find('.markdown ol').exists()).toBe(true)
+    expect(wrapper.find('.thought-preview').exists()).toBe(false)
+    // Scrolled out of the (virtualised) list and back: still open.
+    wrapper.unmount()
+    const again = mountEntry({ kind: 'thought', id: 't1', text: 'Weighing **two** options:\n\n1. rewrite\n2. patch' })
+    expect((again.find('details').element as HTMLDetailsElement).open).toBe(true)
+    expect(again.find('.markdown ol').exists()).toBe(true)
+  })
+})
+
+describe('plan', () => {
+  it('is a checklist of the agent’s steps with their progress', () => {
+    const wrapper = mountEntry({
+      kind: 'plan',
+      id: 'p1',
+      entries: [
+        { content: 'Read the code', priority: 'high', status: 'completed' },
+        { content: 'Change it', priority: 'medium', status: 'in_progress' },
+        { content: 'Run the tests', priority: 'low', status: 'pending' }
+      ]
+    })
+    expect(wrapper.find('[data-testid=plan-progress]').text()).toBe('· 1 of 3 done')
+    const steps = wrapper.findAll('li')
+    expect(steps.map((s) => s.classes()[0])).toEqual(['completed', 'in_progress', 'pending'])
+    expect(steps[0].find('.check').text()).toBe('✓')
+    expect(steps.map((s) => s.find('.step').text())).toEqual(['Read the code', 'Change it', 'Run the tests'])
+  })
+})
+
+describe('tool calls', () => {
+  const edit: ToolCallEntry = {
+    kind: 'tool_call',
+    id: 'tool_call:t1',
+    toolCallId: 't1',
+    title: 'Edit src/app.ts',
+    toolKind: 'edit',
+    status: 'completed',
+    locations: [{ path: '/work/app/src/app.ts', line: 3 }],
+    content: [{ type: 'diff', path: '/work/app/src/app.ts', oldText: 'a\nconst b = 1\nc\nd\n', newText: 'a\nconst b = 2\nc\nd\ne\n' }],
+    rawInput: { path: '/work/app/src/app.ts', edits: 2 },
+    rawOutput: { applied: true }
+  }
+
+  it('shows kind, title, status and places; a place is shown when clicked', async () => {
+    const wrapper = mountEntry(edit)
+    expect(wrapper.find('.kind').text()).toBe('Edit')
+    expect(wrapper.find('.kind svg').exists()).toBe(true)
+    expect(wrapper.find('.title').text()).toBe('Edit src/app.ts')
+    expect(wrapper.find('[data-testid=tool-call-status]').text()).toBe('Done')
+    const location = wrapper.find('[data-testid=tool-call-location]')
+    expect(location.text()).toBe('src/app.ts:3')
+    await location.trigger('click')
+    await flushPromises()
+    expect(opened).toEqual([{ path: '/work/app/src/app.ts', line: 3 }])
+    expect(wrapper.find('.locations .feedback').text()).toBe('Path copied')
+  })
+
+  it('shows a change as a unified diff or side by side', async () => {
+    const wrapper = mountEntry(edit)
+    expect(wrapper.find('[data-testid=diff-stats]').text()).toBe('+2 −1')
+    const lines = wrapper.findAll('[data-testid=diff-line]')
+    expect(lines.map((l) => `${l.classes()[1]}:${l.find('.text').text()}`)).toEqual(['context:a', 'del:const b = 1', 'add:const b = 2', 'context:c', 'context:d', 'add:e'])
+    expect(wrapper.find('.line.del .word').text()).toBe('1')
+    expect(wrapper.find('.line.add .word').text()).toBe('2')
+
+    await wrapper.find('[data-testid=diff-split]').trigger('click')
+    expect(wrapper.findAll('[data-testid=diff-line]')).toHaveLength(0)
+    const rows = wrapper.findAll('[data-testid=diff-row]')
+    expect(rows.map((r) => r.findAll('.text').map((t) => t.text()).join('|'))).toEqual(['a|a', 'const b = 1|const b = 2', 'c|c', 'd|d', '|e'])
+    expect(rows[4].find('.text.empty').exists()).toBe(true)
+    expect(wrapper.find('[data-testid=diff-split]').attributes('aria-pressed')).toBe('true')
+  })
+
+  it('shows raw input and output only when asked', async () => {
+    const wrapper = mountEntry(edit)
+    expect(wrapper.find('[data-testid=raw-body]').exists()).toBe(false)
+    await wrapper.find('[data-testid=raw-input]').trigger('click')
+    expect(JSON.parse(wrapper.find('[data-testid=raw-body]').text())).toEqual({ path: '/work/app/src/app.ts', edits: 2 })
+    await wrapper.find('[data-testid=raw-output]').trigger('click')
+    expect(JSON.parse(wrapper.find('[data-testid=raw-body]').text())).toEqual({ applied: true })
+    await wrapper.find('[data-testid=raw-output]').trigger('click')
+    expect(wrapper.find('[data-testid=raw-body]').exists()).toBe(false)
+  })
+
+  it('runs commands in a terminal view with the command, its exit and its output', () => {
+    terminals = { term1: { command: 'npm test', output: '\u001b[32mPASS\u001b[0m all\n', exitStatus: { exitCode: 1 } } }
+    const wrapper = mountEntry({ ...edit, toolKind: 'execute', title: 'Run npm test', content: [{ type: 'terminal', terminalId: 'term1' }], rawInput: undefined, rawOutput: undefined })
+    expect(wrapper.find('.command').text()).toBe('$ npm test')
+    expect(wrapper.find('.terminal-exit').text()).toBe('exit 1')
+    expect(wrapper.find('.terminal-exit').classes()).toContain('failed')
+    expect(wrapper.find('.terminal-stub').text()).toBe('\u001b[32mPASS\u001b[0m all')
+    expect(wrapper.find('[data-testid=terminal-text]').text()).toBe('PASS all')
+    expect(wrapper.find('.raw').exists()).toBe(false)
+  })
+
+  it('says when it waits for the user’s answer to a permission request', () => {
+    pending = 't1'
+    const wrapper = mountEntry({ ...edit, status: 'pending' })
+    expect(wrapper.find('[data-testid=tool-call-status]').text()).toBe('Needs your answer')
+    expect(wrapper.find('.tool-call').classes()).toContain('awaiting')
+  })
+})
+
+describe('permission card', () => {
+  const permission = {
+    requestId: 'r1',
+    title: 'Run rm -rf build',
+    options: [
+      { optionId: 'always', name: 'Always allow', kind: 'allow_always' },
+      { optionId: 'once', name: 'Allow', kind: 'allow_once' },
+      { optionId: 'no', name: 'Reject', kind: 'reject_once' }
+    ]
+  }
+  const key = (k: string, target: EventTarget = window) =>
+    target.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true }))
+
+  it('numbers its options, takes the focus, and answers with a digit or Esc', async () => {
+    const wrapper = mount(PermissionCard, { props: { permission }, attachTo: document.body })
+    await flushPromises()
+    expect(wrapper.findAll('[data-testid=permission-option]').map((b) => b.text())).toEqual(['1 Always allow', '2 Allow', '3 Reject'])
+    expect(document.activeElement).toBe(wrapper.find('button').element)
+    key('2')
+    key('9')
+    key('Escape')
+    const answers = wrapper.emitted('answer')
+    expect(answers).toEqual([['once'], [null]])
+    // Gone from the page, it hears no more keys.
+    wrapper.unmount()
+    key('1')
+    expect(answers).toHaveLength(2)
+  })
+
+  it('offers to show the tool call it is about, keeping the focus on the first option', async () => {
+    const wrapper = mount(PermissionCard, { props: { permission: { ...permission, toolCallId: 't9' } }, attachTo: document.body })
+    await flushPromises()
+    expect(document.activeElement).toBe(wrapper.find('[data-testid=permission-option]').element)
+    await wrapper.find('[data-testid=permission-show]').trigger('click')
+    expect(wrapper.emitted('show')).toEqual([[]])
+    expect(wrapper.emitted('answer')).toBeUndefined()
+  })
+
+  it('leaves digits alone while the user types in a field', async () => {
+    const field = document.createElement('textarea')
+    document.body.appendChild(field)
+    const wrapper = mount(PermissionCard, { props: { permission }, attachTo: document.body })
+    key('1', field)
+    expect(wrapper.emitted('answer')).toBeUndefined()
+    await wrapper.find('[data-testid=permission-option]').trigger('click')
+    expect(wrapper.emitted('answer')).toEqual([['always']])
+  })
+})

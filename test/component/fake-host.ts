@@ -1,0 +1,52 @@
+import type { HostEvent, HostTransport, WireResponse } from '../../shared/contract'
+import { HostClient, installHost } from '../../renderer/src/host/client'
+
+/**
+ * A Host for store and component tests: answers each request with what the
+ * test gave for its method (or an error), records the requests, and pushes
+ * event batches when told.
+ */
+export class FakeHost implements HostTransport {
+  readonly requests: { method: string; params: unknown }[] = []
+  private readonly answers = new Map<string, (params: unknown) => unknown>()
+  private readonly listeners = new Set<(events: HostEvent[]) => void>()
+
+  answer(method: string, answer: (params: any) => unknown): this {
+    this.answers.set(method, answer)
+    return this
+  }
+
+  async request(method: string, params: unknown): Promise<WireResponse> {
+    this.requests.push({ method, params })
+    const answer = this.answers.get(method)
+    if (!answer) return { ok: false, error: { message: `No answer for ${method} in this test` } }
+    try {
+      return { ok: true, result: await answer(params) }
+    } catch (error) {
+      return { ok: false, error: { message: (error as Error).message } }
+    }
+  }
+
+  onEvents(listener: (events: HostEvent[]) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  push(events: HostEvent[]): void {
+    for (const listener of this.listeners) listener(events)
+  }
+
+  calls(method: string): unknown[] {
+    return this.requests.filter((r) => r.method === method).map((r) => r.params)
+  }
+
+  install(): this {
+    installHost(new HostClient(this))
+    return this
+  }
+}
+
+/** The next animation frame (after the frames already asked for). */
+export function nextFrame(): Promise<void> {
+  return new Promise((resolve) => requestAnimationFrame(() => resolve()))
+}

@@ -1,0 +1,85 @@
+// @vitest-environment happy-dom
+import './happy-dom-fixes'
+import { describe, expect, it } from 'vitest'
+import { renderMarkdown, renderMarkdownBlocks } from '../../renderer/src/markdown'
+import { XSS_CORPUS } from '../agent/xss-corpus'
+
+/** What the sanitised HTML holds, parsed as the browser would. */
+function parse(html: string): HTMLElement {
+  const host = document.createElement('div')
+  host.innerHTML = html
+  return host
+}
+
+function dangerous(root: HTMLElement): string[] {
+  const found: string[] = []
+  for (const element of root.querySelectorAll('*')) {
+    const tag = element.tagName.toLowerCase()
+    if (['script', 'iframe', 'object', 'embed', 'style', 'link', 'meta', 'base', 'form', 'input', 'svg', 'math', 'template'].includes(tag)) found.push(`<${tag}>`)
+    for (const attr of element.getAttributeNames()) {
+      const value = element.getAttribute(attr) ?? ''
+      if (attr.startsWith('on')) found.push(`${tag}[${attr}]`)
+      if (attr === 'style') found.push(`${tag}[style]`)
+      if (['href', 'src', 'action', 'xlink:href', 'formaction', 'data'].includes(attr) && /^\s*(javascript|vbscript|data):/i.test(value.replace(/[\u0000-\u001f]/g, ''))) {
+        found.push(`${tag}[${attr}=${value.slice(0, 20)}]`)
+      }
+    }
+  }
+  return found
+}
+
+describe('agent markdown', () => {
+  it('keeps formatting and turns code fences into highlighted blocks with a copy control', () => {
+    const root = parse(renderMarkdown('**bold** and `code`\n\n```ts\nconst x: number = 1\n```'))
+    expect(root.querySelector('strong')?.textContent).toBe('bold')
+    const block = root.querySelector('.code-block')!
+    expect(block.querySelector('.code-lang')?.textContent).toBe('ts')
+    expect(block.querySelector('.code-copy')?.getAttribute('role')).toBe('button')
+    expect(block.querySelector('code')?.className).toContain('language-ts')
+    expect(block.querySelector('.hljs-keyword')?.textContent).toBe('const')
+    expect(block.querySelector('code')?.textContent).toBe('const x: number = 1\n')
+  })
+
+  it('shows code in an unknown language plainly, escaped', () => {
+    const root = parse(renderMarkdown('```klingon\n<b>qapla</b>\n```'))
+    expect(root.querySelector('.code-lang')?.textContent).toBe('klingon')
+    expect(root.querySelector('code b')).toBeNull()
+    expect(root.querySelector('code')?.textContent).toBe('<b>qapla</b>\n')
+  })
+
+  it('renders one string per top-level block, so a growing message changes only its end', () => {
+    const first = renderMarkdownBlocks('One.\n\n- a\n- b\n\nThree')
+    expect(first).toHaveLength(3)
+    const grown = renderMarkdownBlocks('One.\n\n- a\n- b\n\nThree and more')
+    expect(grown.slice(0, 2)).toEqual(first.slice(0, 2))
+    expect(grown[2]).toContain('Three and more')
+  })
+
+  it('turns file links into mention chips that cannot navigate, and remote images into links', () => {
+    const root = parse(renderMarkdown('See [app.ts](file:///home/me/app/src/app.ts) and ![logo](https://example.com/logo.png)'))
+    const chip = root.querySelector('.file-link')!
+    expect(chip.tagName).toBe('SPAN')
+    expect(chip.getAttribute('data-path')).toBe('/home/me/app/src/app.ts')
+    expect(chip.textContent).toBe('app.ts')
+    expect(root.querySelector('img')).toBeNull()
+    const link = root.querySelector('a')!
+    expect(link.getAttribute('href')).toBe('https://example.com/logo.png')
+    expect(link.getAttribute('target')).toBe('_blank')
+    expect(link.getAttribute('rel')).toBe('noopener noreferrer')
+  })
+
+  it('keeps line breaks in a person’s message', () => {
+    expect(parse(renderMarkdown('one\ntwo', { breaks: true })).querySelector('br')).not.toBeNull()
+    expect(parse(renderMarkdown('one\ntwo')).querySelector('br')).toBeNull()
+  })
+
+  it(`leaves nothing that could run from any of the ${XSS_CORPUS.length} hostile payloads`, () => {
+    for (const { name, payload } of XSS_CORPUS) {
+      for (const breaks of [false, true]) {
+        expect({ name, found: dangerous(parse(renderMarkdown(payload, { breaks }))) }).toEqual({ name, found: [] })
+      }
+    }
+    // The detector itself finds what it looks for.
+    expect(dangerous(parse('<img src=x onerror="x()"><a href=" javascript:x()">a</a>'))).toEqual(['img[onerror]', 'a[href= javascript:x()]'])
+  })
+})

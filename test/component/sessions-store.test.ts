@@ -1,0 +1,110 @@
+// @vitest-environment happy-dom
+import './happy-dom-fixes'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { nextTick, watchEffect } from 'vue'
+import { createPinia, setActivePinia } from 'pinia'
+import type { SessionSnapshot } from '../../shared/contract'
+import type { SessionRecord } from '../../shared/domain'
+import type { TranscriptRecord } from '../../shared/transcript'
+import { useSessionsStore } from '../../renderer/src/stores/sessions'
+import { FakeHost, nextFrame } from './fake-host'
+
+const at = '2026-01-01T00:00:00.000Z'
+const record: SessionRecord = {
+  id: 's1',
+  sessionId: 'acp-1',
+  agentId: 'a1',
+  projectId: 'p1',
+  cwd: '/work/app',
+  title: 'A session',
+  createdAt: at,
+  updatedAt: at
+}
+const chunk = (text: string): TranscriptRecord => ({
+  t: 'update',
+  at,
+  update: { sessionUpdate: 'agent_message_chunk', messageId: 'm1', content: { type: 'text', text } }
+})
+
+function snapshot(records: TranscriptRecord[]): SessionSnapshot {
+  return { record, state: { id: 's1', status: 'running' }, records, nextSeq: records.length + 1, skippedLines: 0 }
+}
+
+let fake: FakeHost
+let transcript: TranscriptRecord[]
+
+beforeEach(() => {
+  setActivePinia(createPinia())
+  transcript = [{ t: 'prompt', at, content: [{ type: 'text', text: 'hello' }] }]
+  // seq of a record is its line: the header is line 0, so transcript[i] has seq i + 1.
+  fake = new FakeHost().answer('sessions.open', () => snapshot(transcript)).install()
+})
+
+function assistantText(sessions: ReturnType<typeof useSessionsStore>): string | undefined {
+  const entry = sessions.threads.s1?.thread.entries.find((e) => e.kind === 'assistant')
+  return entry && 'text' in entry ? entry.text : undefined
+}
+
+describe('the sessions store', () => {
+  it('opens a session from its snapshot', async () => {
+    const sessions = useSessionsStore()
+    await sessions.open('s1')
+    expect(sessions.openId).toBe('s1')
+    expect(sessions.threads.s1.thread.entries).toEqual([{ kind: 'user', id: 'e0', text: 'hello' }])
+    expect(sessions.threads.s1.nextSeq).toBe(2)
+    expect(sessions.stateOf('s1').status).toBe('running')
+  })
+
+  it('applies streamed records once per animation frame, in order, as one update of the view', async () => {
+    const sessions = useSessionsStore()
+    await sessions.open('s1')
+    let runs = 0
+    watchEffect(() => {
+      void assistantText(sessions)
+      runs++
+    })
+    expect(runs).toBe(1)
+    // Three messages from the Host, each its own task, as over a WebSocket.
+    for (const [i, text] of ['Hel', 'lo ', 'there'].entries()) {
+      sessions.receiveRecords('s1', 2 + i, [chunk(text)])
+      await nextTick()
+    }
+    expect(assistantText(sessions)).toBeUndefined()
+    expect(runs).toBe(1)
+    await nextFrame()
+    await nextTick()
+    expect(assistantText(sessions)).toBe('Hello there')
+    expect(runs).toBe(2)
+    expect(sessions.threads.s1.nextSeq).toBe(5)
+  })
+
+  it('skips what the snapshot already holds when a session is opened mid-stream', async () => {
+    transcript.push(chunk('one '), chunk('two '))
+    const sessions = useSessionsStore()
+    await sessions.open('s1')
+    // An event sent before the snapshot was read, arriving after it, then a new one.
+    sessions.receiveRecords('s1', 2, [chunk('one '), chunk('two ')])
+    sessions.receiveRecords('s1', 4, [chunk('three')])
+    sessions.flushRecords()
+    expect(assistantText(sessions)).toBe('one two three')
+  })
+
+  it('fetches the snapshot again when records were missed, and shows each record once', async () => {
+    const sessions = useSessionsStore()
+    await sessions.open('s1')
+    transcript.push(chunk('lost '), chunk('found'))
+    // seq 3 arrives but 2 never did (the connection dropped).
+    sessions.receiveRecords('s1', 3, [chunk('found')])
+    sessions.flushRecords()
+    await expect.poll(() => assistantText(sessions)).toBe('lost found')
+    expect(fake.calls('sessions.open')).toHaveLength(2)
+    expect(sessions.threads.s1.nextSeq).toBe(4)
+  })
+
+  it('shows an entry asked for from elsewhere: opens its session and names the entry', async () => {
+    const sessions = useSessionsStore()
+    await sessions.revealEntry('s1', 'e0')
+    expect(sessions.openId).toBe('s1')
+    expect(sessions.entryToReveal).toEqual({ sessionId: 's1', entry: 'e0' })
+  })
+})

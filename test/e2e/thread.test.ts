@@ -1,0 +1,320 @@
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
+import type { Host } from '../../electron/host/host'
+import type { RunningServer } from '../../electron/host/ws-server'
+import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { launchBrowser, screenshot, serve, watchConsole } from './browser'
+
+/**
+ * The thread view in Chromium, against `serve` and the scripted agent: code,
+ * thoughts, plans, tool calls with diffs and terminals, permissions answered
+ * inline, completions in the composer, and a long thread. Screenshots land in
+ * test-results/ (light and dark).
+ */
+
+let root: string
+let projectDir: string
+let browser: Browser
+let host: Host
+let server: RunningServer
+
+beforeAll(async () => {
+  root = await tempDir('e2e-thread')
+  projectDir = join(root, 'my-project')
+  await mkdir(join(projectDir, 'src'), { recursive: true })
+  await writeFile(join(projectDir, 'src', 'example.ts'), 'export const x = 1\n')
+  await writeFile(join(projectDir, 'README.md'), '# My project\n')
+  host = await openHost(join(root, 'data'))
+  server = await serve(host)
+  await host.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_SESSION_STATE: '1' }, 'Scripted'))
+  await host.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_CHUNK_DELAY_MS: '12' }, 'Streamer'))
+  await host.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_PROMPT: 'image,embeddedContext' }, 'Seer'))
+  await host.request('projects.add', { cwd: projectDir })
+  browser = await launchBrowser()
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await server?.close()
+  await host?.close()
+  await removeDir(root)
+})
+
+async function newContext(colorScheme: 'light' | 'dark' = 'light'): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme })
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.url).origin })
+  // Anything the CSP refuses (an inline style from xterm.js, say) is counted.
+  await context.addInitScript(
+    "window.__violations = []; document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI))"
+  )
+  return context
+}
+
+async function newSession(page: Page, agent = 'Scripted'): Promise<void> {
+  await page.goto(server.url)
+  const project = page.getByTestId('project').filter({ hasText: 'my-project' })
+  await project.getByTestId('new-session-agent').selectOption({ label: agent })
+  await project.getByTestId('new-session').click()
+  await page.getByTestId('composer-input').waitFor()
+  await expect.poll(() => page.getByTestId('composer-input').isEnabled()).toBe(true)
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  await page.getByTestId('composer-input').fill(text)
+  await page.getByTestId('send').click()
+}
+
+async function turns(page: Page, count: number): Promise<void> {
+  await expect.poll(() => page.getByTestId('entry-stop').count(), { timeout: 30_000 }).toBe(count)
+}
+
+function clipboard(page: Page): Promise<string> {
+  return page.evaluate('navigator.clipboard.readText()') as Promise<string>
+}
+
+/** Whether the element is fully inside the thread's scrolling area. */
+function inView(locator: Locator): Promise<boolean> {
+  return locator.evaluate((el: any) => {
+    const box = el.getBoundingClientRect()
+    const view = el.closest('[data-testid=thread-scroll]').getBoundingClientRect()
+    return box.top >= view.top - 1 && box.bottom <= view.bottom + 1
+  })
+}
+
+function distanceFromBottom(page: Page): Promise<number> {
+  return page.getByTestId('thread-scroll').evaluate((el: any) => el.scrollHeight - el.scrollTop - el.clientHeight)
+}
+
+const richTurn = [
+  '/commands',
+  '/usage',
+  '/think Considering **how** to approach this: the tests first, then the diff.',
+  '/sayjson "Here is the plan:\\n\\n```ts\\nconst x: number = 42\\nconsole.log(x)\\n```\\n\\nAnd `inline` code."',
+  '/plan Read the code;Write the change;Run the tests',
+  '/diff src/example.ts',
+  "/terminal printf '\\033[1;32mPASS\\033[0m src/a.test.ts\\n\\033[31mFAIL\\033[0m src/b.test.ts\\n\\033[38;2;255;128;0mtruecolor\\033[0m done\\n'",
+  '/say Done.'
+].join('\n')
+
+describe('the thread view', () => {
+  it('shows code, a thought, a plan, a diff and a terminal, in light and dark', async () => {
+    const context = await newContext()
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await newSession(page)
+    await send(page, richTurn)
+    await turns(page, 1)
+
+    // Code: highlighted, and copied by its control.
+    const code = page.locator('[data-testid=entry-assistant] .code-block').first()
+    expect(await code.locator('.hljs-keyword').first().textContent()).toBe('const')
+    await code.locator('.code-copy').click()
+    await expect.poll(() => code.locator('.code-copy').textContent()).toBe('Copied')
+    expect(await clipboard(page)).toBe('const x: number = 42\nconsole.log(x)\n')
+
+    // The thought is closed until asked for.
+    const thought = page.getByTestId('entry-thought')
+    expect(await thought.getAttribute('open')).toBeNull()
+    expect(await thought.locator('.thought-preview').textContent()).toContain('Considering how to approach this')
+    await thought.locator('summary').click()
+    await expect.poll(() => thought.locator('.markdown strong').textContent()).toBe('how')
+
+    // The plan is a checklist.
+    const plan = page.getByTestId('entry-plan')
+    expect(await plan.locator('li .step').allTextContents()).toEqual(['Read the code', 'Write the change', 'Run the tests'])
+    expect(await plan.getByTestId('plan-progress').textContent()).toBe('· 0 of 3 done')
+
+    // The edit: a diff, its place, its raw input.
+    const edit = page.getByTestId('entry-tool-call').filter({ hasText: 'Edit src/example.ts' })
+    expect(await edit.getByTestId('diff-stats').textContent()).toBe('+3 −3')
+    expect(await edit.getByTestId('diff-line').count()).toBe(15)
+    expect(await edit.locator('.line.add .word').first().textContent()).toContain('encoding:')
+    await edit.getByTestId('tool-call-location').click()
+    await expect.poll(() => edit.locator('.locations .feedback').textContent()).toBe('Path copied')
+    expect(await clipboard(page)).toBe(`${join(projectDir, 'src', 'example.ts')}:3`)
+    await edit.getByTestId('raw-input').click()
+    expect(JSON.parse((await edit.getByTestId('raw-body').textContent()) ?? '')).toMatchObject({ edits: [{ line: 4 }, { line: 6 }, { line: 12 }] })
+    await edit.getByTestId('raw-input').click()
+
+    // The command ran in a terminal view: xterm.js, its colours applied under the strict CSP.
+    const terminal = page.getByTestId('terminal-output')
+    await expect.poll(() => terminal.locator('.xterm-rows > div').allTextContents()).toEqual([
+      expect.stringMatching(/^PASS src\/a\.test\.ts\s*$/),
+      expect.stringMatching(/^FAIL src\/b\.test\.ts\s*$/),
+      expect.stringMatching(/^truecolor done\s*$/)
+    ])
+    const colour = (text: string) => terminal.locator('.xterm-rows span', { hasText: text }).first().evaluate((el: any) => el.ownerDocument.defaultView.getComputedStyle(el).color)
+    expect(await colour('truecolor')).toBe('rgb(255, 135, 0)')
+    expect(await colour('FAIL')).not.toBe(await colour('done'))
+    expect(await page.getByTestId('usage').textContent()).toContain('1.2K / 200K tokens')
+    await page.getByTestId('thread-scroll').evaluate((el: any) => (el.scrollTop = 0))
+    console.log(`screenshot: ${await screenshot(page, 'thread-light-top')}`)
+    await page.getByTestId('to-latest').click()
+    console.log(`screenshot: ${await screenshot(page, 'thread-light')}`)
+
+    // Side by side, remembered after a reload.
+    await edit.getByTestId('diff-split').click()
+    await expect.poll(() => edit.getByTestId('diff-row').count()).toBe(13)
+    await page.reload()
+    await page.getByTestId('session-item').first().click()
+    await expect.poll(() => page.getByTestId('diff-row').count()).toBe(13)
+    await page.getByTestId('tool-call-diff').scrollIntoViewIfNeeded()
+    console.log(`screenshot: ${await screenshot(page, 'thread-light-split')}`)
+    expect(problems).toEqual([])
+    expect(await page.evaluate('window.__violations')).toEqual([])
+
+    const dark = await newContext('dark')
+    const darkPage = await dark.newPage()
+    const darkProblems = watchConsole(darkPage)
+    await darkPage.goto(server.url)
+    await darkPage.getByTestId('session-item').first().click()
+    await darkPage.getByTestId('terminal-output').locator('.xterm-rows').waitFor()
+    await darkPage.getByTestId('entry-thought').locator('summary').click()
+    await darkPage.getByTestId('thread-scroll').evaluate((el: any) => (el.scrollTop = 0))
+    console.log(`screenshot: ${await screenshot(darkPage, 'thread-dark-top')}`)
+    await darkPage.getByTestId('to-latest').click()
+    console.log(`screenshot: ${await screenshot(darkPage, 'thread-dark')}`)
+    expect(darkProblems).toEqual([])
+    await dark.close()
+    await context.close()
+  })
+
+  it('completes the agent’s slash commands and project files; a mentioned file goes as a resource link', async () => {
+    const context = await newContext()
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await newSession(page)
+    await send(page, '/commands')
+    await turns(page, 1)
+
+    const input = page.getByTestId('composer-input')
+    await input.click()
+    await page.keyboard.type('/')
+    const options = page.getByTestId('completion-option')
+    await expect.poll(() => options.locator('.option-label').allTextContents()).toEqual(['/review', '/test'])
+    console.log(`screenshot: ${await screenshot(page, 'thread-slash-commands')}`)
+    await page.keyboard.press('ArrowDown')
+    await page.keyboard.press('Enter')
+    expect(await input.inputValue()).toBe('/test ')
+    expect(await page.getByTestId('entry-user').count()).toBe(1)
+
+    await input.fill('')
+    await page.keyboard.type('/blocks look at @exa')
+    await expect.poll(() => options.locator('.option-label').allTextContents()).toEqual(['src/example.ts'])
+    console.log(`screenshot: ${await screenshot(page, 'thread-mention')}`)
+    await page.keyboard.press('Tab')
+    expect(await input.inputValue()).toBe('/blocks look at @src/example.ts ')
+    await page.keyboard.press('Enter')
+    await turns(page, 2)
+    expect((await page.getByTestId('entry-assistant').last().textContent())?.trim()).toBe(
+      `blocks: text, resource_link(file://${join(projectDir, 'src', 'example.ts')})`
+    )
+    // The sent message names the file as a chip.
+    expect(await page.getByTestId('entry-user').last().locator('.file-link').textContent()).toBe('example.ts')
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it('sends a pasted image to an agent that accepts images, with a thumbnail before it goes', async () => {
+    const context = await newContext()
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await newSession(page, 'Seer')
+    // A 1×1 PNG, pasted into the composer. (A string, as this file is type-checked without the DOM library.)
+    await page.evaluate(`(() => {
+      const bytes = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0))
+      const data = new DataTransfer()
+      data.items.add(new File([bytes], 'dot.png', { type: 'image/png' }))
+      document.querySelector('[data-testid=composer-input]').dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }))
+    })()`)
+    await expect.poll(() => page.getByTestId('attachment').textContent()).toContain('Image: dot.png')
+    expect(await page.getByTestId('attachment').locator('img.thumb').evaluate((img: any) => img.naturalWidth)).toBe(1)
+    await send(page, '/blocks')
+    await turns(page, 1)
+    expect((await page.getByTestId('entry-assistant').last().textContent())?.trim()).toBe('blocks: text, image(image/png,70 bytes)')
+    expect(await page.getByTestId('attachment').count()).toBe(0)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it('asks permission inline: the card, its tool call marked and shown, answered with a key', async () => {
+    const context = await newContext()
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await newSession(page)
+    await send(page, '/many 40\n/permission')
+    await page.getByTestId('permission-option').first().waitFor()
+    expect(await page.getByTestId('permission-option').allTextContents()).toEqual(['1 Allow', '2 Reject'])
+    const call = page.getByTestId('entry-tool-call').filter({ hasText: 'Run dangerous command' })
+    expect(await call.getByTestId('tool-call-status').textContent()).toBe('Needs your answer')
+
+    // Far up in the thread, "Show in thread" brings the call back into view.
+    await page.getByTestId('thread-scroll').evaluate((el: any) => (el.scrollTop = 0))
+    await expect.poll(() => call.count()).toBe(0)
+    await page.getByTestId('permission-show').click()
+    await expect.poll(() => call.count()).toBe(1)
+    await expect.poll(() => inView(call)).toBe(true)
+    console.log(`screenshot: ${await screenshot(page, 'thread-permission')}`)
+
+    // The card keeps the focus: a digit answers.
+    await page.getByTestId('permission-option').first().focus()
+    await page.keyboard.press('2')
+    await turns(page, 1)
+    expect(await page.getByTestId('entry-permission').textContent()).toContain('Refused: Run dangerous command')
+    expect(await page.getByTestId('permission').count()).toBe(0)
+    await page.getByTestId('thread-scroll').evaluate((el: any) => (el.scrollTop = el.scrollHeight))
+    expect(await page.getByTestId('entry-tool-call').filter({ hasText: 'Run dangerous command' }).getByTestId('tool-call-status').textContent()).toBe('Failed')
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it('keeps a long thread light: only what is in view is rendered; it follows the stream, or keeps the reader’s place', async () => {
+    const context = await newContext()
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await newSession(page, 'Streamer')
+    await send(page, '/many 400')
+    await turns(page, 1)
+    // 400 messages, a handful of rows in the page.
+    const rows = page.locator('[data-testid=thread] .row')
+    expect(await rows.count()).toBeLessThan(60)
+    await expect.poll(() => inView(page.getByText('Message 399:'))).toBe(true)
+    expect(await distanceFromBottom(page)).toBeLessThan(30)
+
+    // Streaming at the bottom: the view follows.
+    await send(page, '/stream 120')
+    await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('chunk 40 ')
+    await expect.poll(() => distanceFromBottom(page)).toBeLessThan(30)
+    await turns(page, 2)
+    await expect.poll(() => inView(page.getByText('chunk 120'))).toBe(true)
+
+    // Scrolled up while it streams: the reader stays where they are.
+    await send(page, '/stream 150')
+    await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('chunk 10 ')
+    await page.getByTestId('thread-scroll').evaluate((el: any) => (el.scrollTop = el.scrollHeight / 2))
+    // The first entry wholly in view, and where it is.
+    const firstInView = () =>
+      page.getByTestId('thread-scroll').evaluate((scroller: any) => {
+        const top = scroller.getBoundingClientRect().top
+        const rows = [...scroller.querySelectorAll('.row')].filter((row: any) => row.getBoundingClientRect().top >= top)
+        rows.sort((a: any, b: any) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)
+        return { id: rows[0].dataset.entryId as string, top: Math.round(rows[0].getBoundingClientRect().top) }
+      })
+    const before = await firstInView()
+    expect(before.id).toMatch(/^assistant:/)
+    // (The turn's end is out of view, and so out of the page: the session's status says it.)
+    await expect.poll(() => page.getByTestId('session-status').textContent(), { timeout: 30_000 }).toBe('Ready')
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
+    expect(await firstInView()).toEqual(before)
+    expect(await distanceFromBottom(page)).toBeGreaterThan(500)
+    console.log(`screenshot: ${await screenshot(page, 'thread-long-reading')}`)
+
+    await page.getByTestId('to-latest').click()
+    await expect.poll(() => distanceFromBottom(page)).toBeLessThan(30)
+    expect(await inView(page.getByText('chunk 150'))).toBe(true)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+})
