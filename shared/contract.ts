@@ -48,7 +48,8 @@ export const requestParams = {
   'sessions.list': z.object({ projectId: id.optional() }),
   'sessions.states': z.object({}),
   'sessions.new': z.object({ projectId: id, agentId: id }),
-  'sessions.open': z.object({ id }),
+  /** `tail`: only the last records (at least that many, back to the start of a turn); else the whole transcript. */
+  'sessions.open': z.object({ id, tail: z.number().int().min(1).max(100_000).optional() }),
   'sessions.continue': z.object({ id }),
   'sessions.prompt': z
     .object({ id, text: z.string().max(1_000_000), attachments: z.array(attachmentSchema).max(50).default([]) })
@@ -69,7 +70,14 @@ export const requestParams = {
     methodId: z.string().min(1).max(200),
     values: z.record(z.string().max(200), z.string().max(10_000)).default({})
   }),
-  'agents.logout': z.object({ agentId: id })
+  'agents.logout': z.object({ agentId: id }),
+  /** Records of a session's transcript before a cursor (`before`/`offset`: a snapshot's or page's firstSeq/firstOffset). */
+  'transcripts.read': z.object({
+    id,
+    before: z.number().int().min(0),
+    offset: z.number().int().min(0),
+    limit: z.number().int().min(1).max(100_000)
+  })
 } as const
 
 export interface SessionSnapshot {
@@ -79,6 +87,18 @@ export interface SessionSnapshot {
   /** seq of the next record: live `session.records` events with a lower seq are already in `records`. */
   nextSeq: number
   /** Lines of the transcript that could not be read (e.g. torn by a crash). */
+  skippedLines: number
+  /** seq of the first line `records` start from: 0 for the whole transcript, more when only its tail was read. */
+  firstSeq: number
+  /** Byte offset of that line; with firstSeq, the cursor for `transcripts.read`. */
+  firstOffset: number
+}
+
+/** Earlier records of a transcript, in order; `firstSeq` 0 means the start was reached. */
+export interface TranscriptPageResult {
+  records: TranscriptRecord[]
+  firstSeq: number
+  firstOffset: number
   skippedLines: number
 }
 
@@ -112,6 +132,7 @@ export interface RequestResults {
   'permissions.revoke': Record<string, never>
   'agents.authenticate': Record<string, never>
   'agents.logout': Record<string, never>
+  'transcripts.read': TranscriptPageResult
 }
 
 export type RequestMethod = keyof typeof requestParams

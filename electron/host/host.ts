@@ -47,7 +47,7 @@ import { Terminals } from './terminals'
 import { agentEnvKey, MemorySecretStore, type SecretStore } from './secrets'
 import { alwaysDecision, optionFor, permissionRecord } from './permissions'
 import { checkNotification, type CheckedNotification } from './updates'
-import { readTranscript, TranscriptWriter, transcriptPath } from './transcripts'
+import { readTranscript, readTranscriptPage, readTranscriptTail, TranscriptWriter, transcriptPath } from './transcripts'
 
 /**
  * The Host: everything the app does, with no Electron in it. It owns the
@@ -215,7 +215,7 @@ export class Host {
         .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)),
     'sessions.states': async () => [...this.states.values()],
     'sessions.new': (p) => this.newSession(p.projectId, p.agentId),
-    'sessions.open': (p) => this.openSession(p.id),
+    'sessions.open': (p) => this.openSession(p.id, p.tail),
     'sessions.continue': (p) => this.continueSession(p.id),
     'sessions.prompt': (p) => this.prompt(p.id, p.text, p.attachments),
     'sessions.cancel': (p) => this.cancel(p.id),
@@ -230,7 +230,8 @@ export class Host {
     'permissions.list': async (p) => this.store.data.permissionRules.filter((r) => !p.projectId || r.projectId === p.projectId),
     'permissions.revoke': (p) => this.revokePermission(p.ruleId),
     'agents.authenticate': (p) => this.authenticate(p.agentId, p.methodId, p.values),
-    'agents.logout': (p) => this.logout(p.agentId)
+    'agents.logout': (p) => this.logout(p.agentId),
+    'transcripts.read': (p) => this.readEarlier(p.id, p.before, p.offset, p.limit)
   }
 
   private appInfo(): AppInfo {
@@ -346,17 +347,30 @@ export class Host {
     return record
   }
 
-  private async openSession(id: string): Promise<SessionSnapshot> {
+  /** The transcript (or its tail: a long one is read from the end, never whole, for the first screen). */
+  private async openSession(id: string, tail?: number): Promise<SessionSnapshot> {
     const record = this.requireSession(id)
     await this.live.get(id)?.writer.flush()
-    const contents = await readTranscript(transcriptPath(this.transcriptDir, id))
+    const file = transcriptPath(this.transcriptDir, id)
+    if (tail !== undefined) {
+      const page = await readTranscriptTail(file, { limit: tail })
+      return { record, state: this.stateOf(id), ...page }
+    }
+    const contents = await readTranscript(file)
     return {
       record,
       state: this.stateOf(id),
       records: contents.records,
       nextSeq: contents.nextSeq,
-      skippedLines: contents.skippedLines
+      skippedLines: contents.skippedLines,
+      firstSeq: 0,
+      firstOffset: 0
     }
+  }
+
+  private async readEarlier(id: string, before: number, offset: number, limit: number): Promise<RequestResult<'transcripts.read'>> {
+    this.requireSession(id)
+    return readTranscriptPage(transcriptPath(this.transcriptDir, id), before, offset, { limit })
   }
 
   private async continueSession(id: string): Promise<SessionState> {
