@@ -1,5 +1,5 @@
 import { defineStore } from 'pinia'
-import { computed, ref } from 'vue'
+import { computed, markRaw, ref } from 'vue'
 import type { Attachment } from '../../../shared/contract'
 import type { SessionRecord, SessionState } from '../../../shared/domain'
 import { applyRecord, createThread, type Thread } from '../../../shared/thread'
@@ -22,10 +22,30 @@ export interface OpenThread {
   /** seq of the next record this thread expects. */
   nextSeq: number
   skippedLines: number
+  /** seq and byte offset of the first record shown: above 0, earlier records can still be loaded. */
+  firstSeq: number
+  firstOffset: number
+  /**
+   * The records shown, kept while earlier ones are missing (firstSeq > 0):
+   * loading earlier records folds them all again, in order.
+   */
+  records: TranscriptRecord[] | null
+  loadingEarlier: boolean
 }
+
+/** Records shown when a conversation opens: its last turns (a long transcript is never read whole for the first screen). */
+const TAIL_RECORDS = 400
+/** Records added by each "load earlier". */
+const EARLIER_RECORDS = 800
 
 /** What arrived for a session while its snapshot was on its way, in order. */
 type Held = { kind: 'records'; seq: number; records: TranscriptRecord[] } | { kind: 'state'; state: SessionState }
+
+function foldAll(records: TranscriptRecord[]): Thread {
+  const thread = createThread()
+  for (const record of records) applyRecord(thread, record)
+  return thread
+}
 
 export const useSessionsStore = defineStore('sessions', () => {
   const app = useAppStore()
@@ -63,11 +83,17 @@ export const useSessionsStore = defineStore('sessions', () => {
     const run = (async () => {
       let loaded = false
       try {
-        const snapshot = await host().request('sessions.open', { id })
+        const snapshot = await host().request('sessions.open', { id, tail: TAIL_RECORDS })
         // Fold the snapshot before it becomes reactive: one render however long the transcript is.
-        const thread = createThread()
-        for (const record of snapshot.records) applyRecord(thread, record)
-        threads.value[id] = { thread, nextSeq: snapshot.nextSeq, skippedLines: snapshot.skippedLines }
+        threads.value[id] = {
+          thread: foldAll(snapshot.records),
+          nextSeq: snapshot.nextSeq,
+          skippedLines: snapshot.skippedLines,
+          firstSeq: snapshot.firstSeq,
+          firstOffset: snapshot.firstOffset,
+          records: snapshot.firstSeq > 0 ? markRaw(snapshot.records) : null,
+          loadingEarlier: false
+        }
         states.value[id] = snapshot.state
         projects.upsertSession(snapshot.record)
         delete loadErrors.value[id]
@@ -113,7 +139,43 @@ export const useSessionsStore = defineStore('sessions', () => {
     for (let i = 0; i < records.length; i++) {
       if (seq + i < open.nextSeq) continue
       applyRecord(open.thread, records[i])
+      open.records?.push(records[i])
       open.nextSeq = seq + i + 1
+    }
+  }
+
+  /**
+   * Loads the records before the first one shown (a long conversation opens
+   * at its end) and folds the thread again with them. Resolves false when
+   * there is nothing earlier.
+   */
+  async function loadEarlier(id: string): Promise<boolean> {
+    const open = threads.value[id]
+    if (!open || open.firstSeq === 0 || open.loadingEarlier || loading.has(id)) return false
+    open.loadingEarlier = true
+    try {
+      const page = await host().request('transcripts.read', {
+        id,
+        before: open.firstSeq,
+        offset: open.firstOffset,
+        limit: EARLIER_RECORDS
+      })
+      // The thread may have been reloaded meanwhile (a reconnect): then this page no longer fits.
+      if (threads.value[id] !== open) return false
+      const records = page.records.concat(open.records ?? [])
+      open.thread = foldAll(records)
+      open.firstSeq = page.firstSeq
+      open.firstOffset = page.firstOffset
+      open.records = page.firstSeq > 0 ? markRaw(records) : null
+      if (page.skippedLines > 0) {
+        app.report(`${page.skippedLines} damaged line${page.skippedLines === 1 ? '' : 's'} of this conversation could not be read and ${page.skippedLines === 1 ? 'was' : 'were'} skipped.`)
+      }
+      return true
+    } catch (error) {
+      app.report(`Could not load the earlier part of the conversation: ${messageOf(error)}`)
+      return false
+    } finally {
+      open.loadingEarlier = false
     }
   }
 
@@ -226,6 +288,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     stateOf,
     open,
     loadThread,
+    loadEarlier,
     receiveRecords,
     receiveState,
     reloadThreads,
