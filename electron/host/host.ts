@@ -64,6 +64,8 @@ export interface HostOptions {
   /** Supplied by the Electron shell: a native folder picker. */
   pickFolder?: () => Promise<string | null>
   initializeTimeoutMs?: number
+  /** Longest message an agent may send on one line (default 8 MiB); a longer one stops the agent with a message. */
+  maxAgentMessageBytes?: number
   /** Stop an agent after this long without a message either way (default 10 minutes; 0 never). */
   agentIdleMs?: number
   /** Where secrets live; defaults to memory (nothing survives a restart). */
@@ -90,6 +92,8 @@ type Handlers = { [M in RequestMethod]: (params: ParsedParams<M>) => Promise<Req
 
 /** Updates for a session id the Host has not registered yet (they can race session/new's answer). */
 const MAX_EARLY_UPDATES = 1000
+/** Session ids held that way at most: an agent sending updates for made-up sessions cannot grow memory. */
+const MAX_EARLY_SESSIONS = 16
 const DEFAULT_AGENT_IDLE_MS = 10 * 60_000
 /** session/list pages read at most (a guard against an agent whose cursor never ends). */
 const MAX_LIST_PAGES = 100
@@ -739,6 +743,7 @@ export class Host {
       clientVersion: this.options.version,
       secretEnv,
       initializeTimeoutMs: this.options.initializeTimeoutMs,
+      maxMessageBytes: this.options.maxAgentMessageBytes,
       onMessage: this.options.onAgentMessage && ((direction, message) => this.options.onAgentMessage!(definition.id, direction, message))
     })
     await connection.start()
@@ -816,6 +821,7 @@ export class Host {
       const early = this.earlyUpdates.get(key) ?? []
       if (early.length < MAX_EARLY_UPDATES) early.push(checked)
       this.earlyUpdates.set(key, early)
+      if (this.earlyUpdates.size > MAX_EARLY_SESSIONS) this.earlyUpdates.delete(this.earlyUpdates.keys().next().value!)
     },
     readTextFile: async (agentId, params: ReadTextFileRequest) => {
       const live = this.liveForAgentRequest(agentId, params.sessionId)

@@ -139,8 +139,10 @@ export interface PageOptions {
   maxBytes?: number
 }
 
-const READ_CHUNK = 64 * 1024
-const DEFAULT_PAGE_BYTES = 4 * 1024 * 1024
+/** Reading backwards starts with small chunks (a page is often near the end) and doubles them up to the largest. */
+const FIRST_READ_CHUNK = 64 * 1024
+const LARGEST_READ_CHUNK = 1024 * 1024
+const DEFAULT_PAGE_BYTES = 1024 * 1024
 
 /**
  * Records at the start of a turn: a page begins at one where it can, so the
@@ -228,14 +230,14 @@ async function readBackwards(handle: fs.FileHandle, lineEnd: number, endSeq: num
     firstOffset = start
     return enough(record)
   }
-  const chunk = Buffer.alloc(READ_CHUNK)
+  let chunk = Buffer.alloc(FIRST_READ_CHUNK)
   let done = seq === 0
   while (!done) {
     if (pos === 0) {
       emit(0)
       break
     }
-    const size = Math.min(READ_CHUNK, pos)
+    const size = Math.min(chunk.length, pos)
     pos -= size
     await handle.read(chunk, 0, size, pos)
     let end = size
@@ -250,6 +252,7 @@ async function readBackwards(handle: fs.FileHandle, lineEnd: number, endSeq: num
       index = end > 0 ? chunk.lastIndexOf(0x0a, end - 1) : -1
     }
     if (!done) parts.push(Buffer.from(chunk.subarray(0, end)))
+    if (chunk.length < LARGEST_READ_CHUNK) chunk = Buffer.alloc(chunk.length * 2)
   }
   found.reverse()
   const records = found.filter((r): r is TranscriptRecord => r !== null)
@@ -289,12 +292,15 @@ async function countNewlines(file: string, handle: fs.FileHandle, size: number):
  */
 export class TranscriptWriter {
   private queue: string[] = []
-  private writing: Promise<void> = Promise.resolve()
   private busy = false
   private scheduled = false
   private sealTornLine: boolean
   private folderSynced = false
   private retryTimer: NodeJS.Timeout | null = null
+  /** Records on disk so far (a seq: everything below it is written). */
+  private written: number
+  /** flush() calls waiting for the records below `seq` to be written. */
+  private waiters: { seq: number; resolve: () => void }[] = []
 
   constructor(
     readonly file: string,
@@ -303,6 +309,7 @@ export class TranscriptWriter {
     private readonly onError: (error: Error) => void
   ) {
     this.sealTornLine = !endsClean
+    this.written = seq
   }
 
   static async create(file: string, header: TranscriptHeader, onError: (error: Error) => void): Promise<TranscriptWriter> {
@@ -326,10 +333,16 @@ export class TranscriptWriter {
     return this.seq++
   }
 
-  /** Resolves once every record appended so far is on disk (or its write failed and was reported). */
-  async flush(): Promise<void> {
+  /**
+   * Resolves once every record appended so far is on disk (or its write
+   * failed and was reported). Records appended later do not hold it up, so a
+   * flood of updates cannot keep a reader waiting.
+   */
+  flush(): Promise<void> {
+    if (this.written >= this.seq) return Promise.resolve()
+    const done = new Promise<void>((resolve) => this.waiters.push({ seq: this.seq, resolve }))
     this.drain()
-    await this.writing
+    return done
   }
 
   private drain(): void {
@@ -340,7 +353,7 @@ export class TranscriptWriter {
     }
     if (this.busy || this.queue.length === 0) return
     this.busy = true
-    this.writing = this.writeAll().finally(() => (this.busy = false))
+    void this.writeAll().finally(() => (this.busy = false))
   }
 
   private async writeAll(): Promise<void> {
@@ -351,15 +364,25 @@ export class TranscriptWriter {
       try {
         await this.write(text)
         this.sealTornLine = false
+        this.written += batch.length
+        this.settle((w) => w.seq <= this.written)
       } catch (error) {
         // Keep the records, in order, for the next attempt.
         this.queue = batch.concat(this.queue)
         this.onError(error as Error)
+        this.settle(() => true)
         this.retryTimer ??= setTimeout(() => this.drain(), 1000)
         this.retryTimer.unref?.()
         return
       }
     }
+  }
+
+  private settle(done: (waiter: { seq: number }) => boolean): void {
+    const ready = this.waiters.filter(done)
+    if (ready.length === 0) return
+    this.waiters = this.waiters.filter((w) => !done(w))
+    for (const waiter of ready) waiter.resolve()
   }
 
   private async write(text: string): Promise<void> {

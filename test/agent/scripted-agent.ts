@@ -29,6 +29,7 @@ import {
   type ToolCallContent,
   type ToolKind
 } from '@agentclientprotocol/sdk'
+import { hostileCommand } from './hostile'
 
 // ---------------------------------------------------------------------------
 // Configuration
@@ -481,6 +482,7 @@ class TurnRunner {
         process.stdout.write('this is not json\n')
         return
       default:
+        if (await hostileCommand(name, arg, { client: this.client, sessionId: this.session.id, stateDir, signal: this.signal, message: (t) => this.message(t) })) return
         await this.message(`unknown command: /${name}`)
     }
   }
