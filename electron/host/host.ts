@@ -1125,6 +1125,7 @@ function titleFrom(text: string): string {
 }
 
 function fileError(error: unknown, path: string): RequestError {
+  if (error instanceof PathRefusedError) return new RequestError(-32602, error.message)
   const code = (error as NodeJS.ErrnoException).code
   if (code === 'ENOENT') return new RequestError(-32002, `File not found: ${path}`)
   if (code === 'EISDIR') return new RequestError(-32602, `Is a folder, not a file: ${path}`)

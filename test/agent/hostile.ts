@@ -138,7 +138,7 @@ export async function hostileCommand(name: string, arg: string, ctx: HostileCont
     case 'fs-batch': {
       // /fs-batch FILE: FILE holds [{op: 'read'|'write'|'terminal', path}]; results go to FILE.out.json.
       const requests = JSON.parse(readFileSync(arg, 'utf8')) as { op: 'read' | 'write' | 'terminal'; path: string }[]
-      const results: { op: string; path: string; ok: boolean; value?: string; error?: string }[] = []
+      const results: { op: string; path: string; ok: boolean; value?: string; exitCode?: number | null; error?: string }[] = []
       for (const { op, path } of requests) {
         try {
           if (op === 'read') {
@@ -154,10 +154,10 @@ export async function hostileCommand(name: string, arg: string, ctx: HostileCont
               args: ['-P'],
               cwd: path
             })
-            await ctx.client.request(methods.client.terminal.waitForExit, { sessionId: ctx.sessionId, terminalId })
+            const exit = await ctx.client.request(methods.client.terminal.waitForExit, { sessionId: ctx.sessionId, terminalId })
             const { output } = await ctx.client.request(methods.client.terminal.output, { sessionId: ctx.sessionId, terminalId })
             await ctx.client.request(methods.client.terminal.release, { sessionId: ctx.sessionId, terminalId })
-            results.push({ op, path, ok: true, value: output })
+            results.push({ op, path, ok: true, value: output, exitCode: exit.exitCode })
           }
         } catch (error) {
           results.push({ op, path, ok: false, error: (error as Error).message })
