@@ -180,7 +180,7 @@ export class AgentConnection {
       },
       onOverflow: (bytes) => {
         const limit = `${Math.round(maxMessageBytes / (1024 * 1024))} MB`
-        void this.fail(
+        void this.abandon(
           `Agent '${def.name}' sent a message longer than ${limit} (${bytes} bytes and counting) on stdout, which Switchboard does not accept; it was stopped.`
         )
       }
@@ -225,7 +225,7 @@ export class AgentConnection {
       const exitedSoon = Promise.race([this.closed.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), STREAM_END_GRACE_MS))])
       void exitedSoon.then((exited) => {
         if (exited || this.stopping || this.exitInfo) return
-        void this.fail(`Agent '${def.name}' closed its message stream${reason?.message ? ` (${reason.message})` : ''} but kept running; it was stopped.`)
+        void this.abandon(`Agent '${def.name}' closed its message stream${reason?.message ? ` (${reason.message})` : ''} but kept running; it was stopped.`)
       })
     })
 
@@ -343,8 +343,8 @@ export class AgentConnection {
     killProcessTree({ pid: child.pid, mark: this.mark, reaped: true, also: asked }, 'SIGKILL')
   }
 
-  /** Stops the agent because of something it did; the message is what every later error says. */
-  private async fail(message: string): Promise<void> {
+  /** Stops the agent because of something it did (or failed to do); the message is what every later error says. */
+  async abandon(message: string): Promise<void> {
     if (this.failure || this.stopping) return
     this.failure = message
     this.writeLog(`--- ${message}\n`)

@@ -66,6 +66,8 @@ export interface HostOptions {
   initializeTimeoutMs?: number
   /** Longest message an agent may send on one line (default 8 MiB); a longer one stops the agent with a message. */
   maxAgentMessageBytes?: number
+  /** How long an agent may take to end a turn after session/cancel before it is stopped (default 15 s). */
+  cancelGraceMs?: number
   /** Stop an agent after this long without a message either way (default 10 minutes; 0 never). */
   agentIdleMs?: number
   /** Where secrets live; defaults to memory (nothing survives a restart). */
@@ -86,6 +88,8 @@ interface LiveSession {
   connecting: Promise<void> | null
   /** Cancels the load or resume under way ($/cancel_request). */
   abortConnecting?: AbortController | null
+  /** Set by a cancel: stops an agent that does not end the turn in time. */
+  cancelTimer?: NodeJS.Timeout | null
 }
 
 type Handlers = { [M in RequestMethod]: (params: ParsedParams<M>) => Promise<RequestResult<M>> }
@@ -95,6 +99,7 @@ const MAX_EARLY_UPDATES = 1000
 /** Session ids held that way at most: an agent sending updates for made-up sessions cannot grow memory. */
 const MAX_EARLY_SESSIONS = 16
 const DEFAULT_AGENT_IDLE_MS = 10 * 60_000
+const DEFAULT_CANCEL_GRACE_MS = 15_000
 /** session/list pages read at most (a guard against an agent whose cursor never ends). */
 const MAX_LIST_PAGES = 100
 
@@ -487,6 +492,8 @@ export class Host {
       this.setState(id, { status: alive ? 'ready' : 'idle', error: message })
       throw auth ?? new Error(message)
     } finally {
+      if (live.cancelTimer) clearTimeout(live.cancelTimer)
+      live.cancelTimer = null
       live.record.updatedAt = new Date().toISOString()
       await this.store.save()
       this.events.emit('session.record', live.record)
@@ -499,7 +506,20 @@ export class Host {
     for (const pending of [...(live?.permissions.values() ?? [])]) pending.settle(null)
     this.setState(id, { permission: null })
     if (live?.connection?.isAlive && live.record.sessionId) {
-      await live.connection.agent.notify(methods.agent.session.cancel, { sessionId: live.record.sessionId })
+      const connection = live.connection
+      await connection.agent.notify(methods.agent.session.cancel, { sessionId: live.record.sessionId })
+      // An agent that ignores the cancel must not keep the session busy for ever.
+      if (this.stateOf(id).status === 'running' && !live.cancelTimer) {
+        const graceMs = this.options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS
+        live.cancelTimer = setTimeout(() => {
+          live.cancelTimer = null
+          if (this.stateOf(id).status !== 'running' || live.connection !== connection || !connection.isAlive) return
+          void connection.abandon(
+            `${connection.definition.name} did not end the turn within ${graceMs / 1000} s of being asked to cancel, so it was stopped`
+          )
+        }, graceMs)
+        live.cancelTimer.unref?.()
+      }
     }
     return {}
   }

@@ -126,6 +126,12 @@ export async function hostileCommand(name: string, arg: string, ctx: HostileCont
       await ctx.message(`forked ${lines.length} processes`)
       return true
     }
+    case 'ignore-cancel': {
+      // Waits MS milliseconds whatever the client says (session/cancel included), then goes on.
+      await new Promise((r) => setTimeout(r, Math.max(0, Number(arg) || 0)))
+      await ctx.message('done ignoring')
+      return true
+    }
     case 'orphan-stdout': {
       // A grandchild that keeps the agent's stdout open after the agent is gone.
       const stateDir = requireStateDir(ctx)

@@ -39,12 +39,13 @@ afterEach(async () => {
   await removeDir(root)
 })
 
-function open(options: { initializeTimeoutMs?: number } = {}): Promise<Host> {
+function open(options: { initializeTimeoutMs?: number; cancelGraceMs?: number } = {}): Promise<Host> {
   return HostClass.open({
     dataDir: join(root, 'data'),
     version: 'test',
     presets: [],
     initializeTimeoutMs: options.initializeTimeoutMs ?? 20_000,
+    cancelGraceMs: options.cancelGraceMs,
     agentIdleMs: 0,
     // Only what the Host sends: keeping every message of a flood would measure the test, not the Host.
     onAgentMessage: (_agentId, direction, message) => direction === 'out' && messages.push({ direction, message })
@@ -142,6 +143,23 @@ describe.skipIf(process.platform === 'win32')('hostile agents', () => {
     const pid = await pidOf(pidFile)
     await expect.poll(() => isProcessRunning(pid)).toBe(false)
     expect((await host.request('agents.states', {})).find((s) => s.agentId === agentId)).toMatchObject({ status: 'error' })
+  })
+
+  it('an agent that ignores a cancel is stopped after the grace period, and the session is free again', async () => {
+    await host.close()
+    host = await open({ cancelGraceMs: 800 })
+    const { agentId, pidFile } = await addAgent({}, 'Stubborn')
+    const record = await host.request('sessions.new', { projectId, agentId })
+    const pid = await pidOf(pidFile)
+    const turn = host.request('sessions.prompt', { id: record.id, text: '/say working\n/ignore-cancel 600000' })
+    await expect.poll(async () => lastAssistantText((await host.request('sessions.open', { id: record.id })).records)).toBe('working')
+    await host.request('sessions.cancel', { id: record.id })
+    await expect(turn).rejects.toThrow(
+      "Stubborn did not end the turn within 0.8 s of being asked to cancel, so it was stopped. The conversation so far is kept; send again to restart the agent and continue."
+    )
+    await expect.poll(() => isProcessRunning(pid)).toBe(false)
+    expect((await host.request('sessions.open', { id: record.id })).state.status).not.toBe('running')
+    expect((await host.request('sessions.prompt', { id: record.id, text: 'hello again' })).stopReason).toBe('end_turn')
   })
 
   /**
