@@ -65,6 +65,8 @@ export interface AgentConnectionOptions {
   /** Environment variables from the secret store (never written to db.json). */
   secretEnv?: Record<string, string>
   initializeTimeoutMs?: number
+  /** Start of the mark put in the agent's environment (see processes.ts); default: none in particular. */
+  markPrefix?: string
   /** Longest message line accepted on the agent's stdout (default 8 MiB); a longer one stops the agent. */
   maxMessageBytes?: number
   /** Sees every JSON-RPC message in either direction (tests check what goes out against the schema). */
@@ -94,7 +96,7 @@ export class AgentConnection {
   private stopping = false
   /** Why Switchboard ended the agent, when it did so because of something the agent did. */
   private failure: string | null = null
-  private readonly mark = newProcessMark()
+  private readonly mark: string
   private logBytes = 0
   private ignoredLines = 0
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null
@@ -106,6 +108,7 @@ export class AgentConnection {
     private readonly options: AgentConnectionOptions
   ) {
     this.state = { agentId: definition.id, status: 'stopped', stderrTail: '' }
+    this.mark = newProcessMark(options.markPrefix)
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve))
   }
 

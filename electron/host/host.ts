@@ -44,6 +44,7 @@ import { Store } from './store'
 import { acquireDataLock, type DataLock } from './data-lock'
 import { findExecutable } from './executables'
 import { Terminals } from './terminals'
+import { killLeftovers, markPrefixFor } from './processes'
 import { agentEnvKey, MemorySecretStore, type SecretStore } from './secrets'
 import { alwaysDecision, optionFor, permissionRecord } from './permissions'
 import { checkNotification, type CheckedNotification } from './updates'
@@ -112,7 +113,7 @@ export class Host {
   private readonly earlyUpdates = new Map<string, CheckedNotification[]>()
   private readonly states = new Map<string, SessionState>()
   private readonly agentStates = new Map<string, AgentRuntimeState>()
-  private readonly terminals = new Terminals()
+  private readonly terminals: Terminals
   private readonly secrets: SecretStore
   private closing = false
   private idleTimer: NodeJS.Timeout | null = null
@@ -125,6 +126,7 @@ export class Host {
     private readonly lock: DataLock
   ) {
     this.secrets = options.secrets ?? new MemorySecretStore()
+    this.terminals = new Terminals(markPrefixFor(options.dataDir))
     const idleMs = options.agentIdleMs ?? DEFAULT_AGENT_IDLE_MS
     if (idleMs > 0) {
       this.idleTimer = setInterval(() => void this.stopIdleAgents(idleMs), Math.min(idleMs / 2, 60_000))
@@ -155,6 +157,13 @@ export class Host {
     const lock = await acquireDataLock(dataDir)
     try {
       const { store, warnings } = await Store.open(dataDir, options.presets ?? (await defaultAgentPresets()))
+      // A host that was killed could not stop what its agents and their commands were running: this one does.
+      const leftovers = killLeftovers(dataDir)
+      if (leftovers > 0) {
+        warnings.push(
+          `Switchboard did not shut down properly last time: ${leftovers} process${leftovers === 1 ? '' : 'es'} its agents had started ${leftovers === 1 ? 'was' : 'were'} still running and ${leftovers === 1 ? 'has' : 'have'} been stopped.`
+        )
+      }
       return new Host({ ...options, dataDir }, store, warnings, lock)
     } catch (error) {
       await lock.release()
@@ -762,6 +771,7 @@ export class Host {
       onState: (state) => this.onAgentState(connection, state),
       clientVersion: this.options.version,
       secretEnv,
+      markPrefix: markPrefixFor(this.options.dataDir),
       initializeTimeoutMs: this.options.initializeTimeoutMs,
       maxMessageBytes: this.options.maxAgentMessageBytes,
       onMessage: this.options.onAgentMessage && ((direction, message) => this.options.onAgentMessage!(definition.id, direction, message))

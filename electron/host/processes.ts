@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 
 /**
@@ -24,9 +24,52 @@ import { readdirSync, readFileSync } from 'node:fs'
 /** The environment variable that marks our children and their descendants. */
 export const PROCESS_MARK_ENV = 'SWITCHBOARD_PROCESS_MARK'
 
-/** A fresh mark for one child (its value is random: no other process carries it by chance). */
-export function newProcessMark(): string {
-  return `sb-${randomBytes(12).toString('hex')}`
+/**
+ * What the marks of one host's children start with: the data folder (hashed)
+ * and the host's pid. After a crash, the next host on the same folder finds
+ * what the dead one left running by it (`killLeftovers`).
+ */
+export function markPrefixFor(dataDir: string, pid = process.pid): string {
+  return `sb.${createHash('sha256').update(dataDir).digest('hex').slice(0, 16)}.${pid}.`
+}
+
+/** A fresh mark for one child (random after the prefix: no other process carries it by chance). */
+export function newProcessMark(prefix = 'sb.'): string {
+  return `${prefix}${randomBytes(12).toString('hex')}`
+}
+
+/**
+ * Linux: kills the processes that hosts of this data folder, other than this
+ * one, started and left running (the app was killed or crashed, so nobody
+ * stopped them). Returns how many there were. Elsewhere it finds nothing.
+ */
+export function killLeftovers(dataDir: string): number {
+  if (process.platform !== 'linux') return 0
+  const folder = markPrefixFor(dataDir, 0).replace(/0\.$/, '')
+  const mine = markPrefixFor(dataDir)
+  const needle = Buffer.from(`${PROCESS_MARK_ENV}=${folder}`)
+  let killed = 0
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    let found = 0
+    for (const name of safeReaddir('/proc')) {
+      if (!/^\d+$/.test(name) || Number(name) === process.pid) continue
+      let environ: Buffer
+      try {
+        environ = readFileSync(`/proc/${name}/environ`)
+      } catch {
+        continue
+      }
+      const at = environ.indexOf(needle)
+      if (at === -1) continue
+      const end = environ.indexOf(0, at)
+      const mark = environ.subarray(at + PROCESS_MARK_ENV.length + 1, end === -1 ? undefined : end).toString()
+      if (mark.startsWith(mine)) continue // ours, alive and well
+      if (trySignal(Number(name), 'SIGKILL')) found++
+    }
+    killed += found
+    if (found === 0) break
+  }
+  return killed
 }
 
 export interface KillTarget {

@@ -38,13 +38,16 @@ const DEFAULT_LIMIT_BYTES = 1024 * 1024
 export class Terminals {
   private readonly terminals = new Map<string, Terminal>()
 
+  /** `markPrefix`: the start of the mark each command carries (see processes.ts). */
+  constructor(private readonly markPrefix?: string) {}
+
   /**
    * Starts the command; `owner` groups terminals for release at session end.
    * With no args the command is a shell command line, as agents send them.
    */
   create(owner: string, request: CreateTerminalRequest, cwd: string, events: TerminalEvents): string {
     const id = `term-${randomUUID()}`
-    const mark = newProcessMark()
+    const mark = newProcessMark(this.markPrefix)
     const env = { ...process.env, ...Object.fromEntries((request.env ?? []).map((v) => [v.name, v.value])), [PROCESS_MARK_ENV]: mark }
     const args = request.args ?? []
     const child = spawn(request.command, args, {
