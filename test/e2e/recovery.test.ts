@@ -120,7 +120,8 @@ describe('recovering in the browser', () => {
     // Clicking on reaches the very beginning.
     for (let i = 0; i < 40 && (await page.getByTestId('load-earlier').count()) > 0; i++) {
       await page.getByTestId('load-earlier').click().catch(() => undefined)
-      await page.waitForFunction(`!document.querySelector('[data-testid="load-earlier"]:disabled')`)
+      const button = page.getByTestId('load-earlier')
+      await expect.poll(async () => (await button.count()) === 0 || (await button.isEnabled())).toBe(true)
     }
     await page.getByTestId('entry-user').filter({ hasText: 'The very first question' }).waitFor()
     expect(await page.getByTestId('entry-user').count()).toBe(3001)
