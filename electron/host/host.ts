@@ -371,8 +371,8 @@ export class Host {
     await this.live.get(id)?.writer.flush()
     const file = transcriptPath(this.transcriptDir, id)
     if (tail !== undefined) {
-      const page = await readTranscriptTail(file, { limit: tail })
-      return { record, state: this.stateOf(id), ...page }
+      const { records, nextSeq, skippedLines, firstSeq, firstOffset } = await readTranscriptTail(file, { limit: tail })
+      return { record, state: this.stateOf(id), records, nextSeq, skippedLines, firstSeq, firstOffset }
     }
     const contents = await readTranscript(file)
     return {

@@ -126,6 +126,16 @@ describe('recovering in the browser', () => {
     await page.getByTestId('entry-user').filter({ hasText: 'The very first question' }).waitFor()
     expect(await page.getByTestId('entry-user').count()).toBe(3001)
     expect(problems).toEqual([])
+
+    // The same at the top of the conversation, in the dark.
+    const dark = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'dark' })
+    const darkPage = await dark.newPage()
+    await darkPage.goto(server!.url)
+    await darkPage.getByTestId('session-item').first().click()
+    await darkPage.getByTestId('entry-user').filter({ hasText: 'Question 3000' }).waitFor()
+    await darkPage.getByTestId('load-earlier').scrollIntoViewIfNeeded()
+    await screenshot(darkPage, 'recovery-load-earlier-dark')
+    await dark.close()
   })
 
   it('shows an agent crash mid-turn, keeps what it said, and continues with the next message, also after a restart', async () => {
