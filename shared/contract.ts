@@ -83,7 +83,8 @@ export const requestParams = {
   'sessions.list': z.object({ projectId: id.optional() }),
   'sessions.states': z.object({}),
   'sessions.new': z.object({ projectId: id, agentId: id }),
-  'sessions.open': z.object({ id }),
+  /** `tail`: only the last records (at least that many, back to the start of a turn); else the whole transcript. */
+  'sessions.open': z.object({ id, tail: z.number().int().min(1).max(100_000).optional() }),
   'sessions.continue': z.object({ id }),
   'sessions.prompt': z
     .object({ id, text: z.string().max(1_000_000), attachments: z.array(attachmentSchema).max(50).default([]) })
@@ -125,7 +126,14 @@ export const requestParams = {
   /** Files of a project matching a query (for @-mentions in the composer). */
   'files.list': z.object({ projectId: id, query: z.string().max(500).default(''), limit: z.number().int().min(1).max(200).default(50) }),
   /** Shows a file or folder of a session's project in the system's file manager, where the shell can. */
-  'files.reveal': z.object({ sessionId: id, path: z.string().min(1).max(4096) })
+  'files.reveal': z.object({ sessionId: id, path: z.string().min(1).max(4096) }),
+  /** Records of a session's transcript before a cursor (`before`/`offset`: a snapshot's or page's firstSeq/firstOffset). */
+  'transcripts.read': z.object({
+    id,
+    before: z.number().int().min(0),
+    offset: z.number().int().min(0),
+    limit: z.number().int().min(1).max(100_000)
+  })
 } as const
 
 export interface SessionSnapshot {
@@ -135,6 +143,18 @@ export interface SessionSnapshot {
   /** seq of the next record: live `session.records` events with a lower seq are already in `records`. */
   nextSeq: number
   /** Lines of the transcript that could not be read (e.g. torn by a crash). */
+  skippedLines: number
+  /** seq of the first line `records` start from: 0 for the whole transcript, more when only its tail was read. */
+  firstSeq: number
+  /** Byte offset of that line; with firstSeq, the cursor for `transcripts.read`. */
+  firstOffset: number
+}
+
+/** Earlier records of a transcript, in order; `firstSeq` 0 means the start was reached. */
+export interface TranscriptPageResult {
+  records: TranscriptRecord[]
+  firstSeq: number
+  firstOffset: number
   skippedLines: number
 }
 
@@ -186,6 +206,7 @@ export interface RequestResults extends McpRequestResults {
   'files.list': { files: { path: string; relative: string }[]; truncated: boolean }
   /** `revealed` false: this host cannot show files (the browser transport); `path` is the checked absolute path. */
   'files.reveal': { revealed: boolean; path: string }
+  'transcripts.read': TranscriptPageResult
 }
 
 export type RequestMethod = keyof typeof requestParams

@@ -68,6 +68,13 @@ export interface Thread {
   keyed: Map<string, ThreadEntry>
   /** Counter for ids of entries the agent gave no id (deterministic for both folds). */
   nextLocalId: number
+  /**
+   * The transcript seq of the record being folded, when the caller knows it
+   * (applyRecordAt): entries the agent gave no id are then named after their
+   * record, so folding earlier records in front does not rename the later ones.
+   */
+  recordSeq?: number
+  recordLocal?: number
 }
 
 export interface TerminalView {
@@ -264,7 +271,21 @@ function push(thread: Thread, entry: ThreadEntry, key?: string): void {
 }
 
 function localId(thread: Thread): string {
-  return `e${thread.nextLocalId++}`
+  if (thread.recordSeq === undefined) return `e${thread.nextLocalId++}`
+  const n = thread.recordLocal ?? 0
+  thread.recordLocal = n + 1
+  return n === 0 ? `r${thread.recordSeq}` : `r${thread.recordSeq}.${n}`
+}
+
+/** applyRecord for a record whose transcript seq is known: its entries get ids that stay the same in any later fold. */
+export function applyRecordAt(thread: Thread, record: TranscriptRecord, seq: number): void {
+  thread.recordSeq = seq
+  thread.recordLocal = 0
+  try {
+    applyRecord(thread, record)
+  } finally {
+    thread.recordSeq = undefined
+  }
 }
 
 function lastOfKindInTurn(thread: Thread, kind: ThreadEntry['kind']): ThreadEntry | undefined {

@@ -33,8 +33,9 @@ import type { AgentCapabilities, AgentDefinition, AgentRuntimeState } from '../.
 import { V1Protocol, type AgentProtocol } from './agent-protocol'
 import { V2_PROTOCOL_VERSION, V2Protocol } from './agent-connection-v2'
 import { normaliseInitialize } from './capabilities'
-import { killProcessTree } from './processes'
 import type { CheckedNotification } from './updates'
+import { LineGuard } from './line-guard'
+import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from './processes'
 
 /**
  * One agent process and its ACP connection. Sessions of the same agent share
@@ -77,6 +78,10 @@ export interface AgentConnectionOptions {
   /** Environment variables from the secret store (never written to db.json). */
   secretEnv?: Record<string, string>
   initializeTimeoutMs?: number
+  /** Start of the mark put in the agent's environment (see processes.ts); default: none in particular. */
+  markPrefix?: string
+  /** Longest message line accepted on the agent's stdout (default 8 MiB); a longer one stops the agent. */
+  maxMessageBytes?: number
   /** Sees every JSON-RPC message in either direction (tests check what goes out against the schema). */
   onMessage?: (direction: 'in' | 'out', message: AnyMessage) => void
 }
@@ -84,6 +89,13 @@ export interface AgentConnectionOptions {
 const STDERR_TAIL_BYTES = 8 * 1024
 const STDIN_GRACE_MS = 500
 const KILL_GRACE_MS = 2000
+/** How long an agent whose stdout ended may take to exit before it is stopped. */
+const STREAM_END_GRACE_MS = 2000
+export const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+/** An agent's log grows by at most this much per run (a flood of stderr or garbage must not fill the disk). */
+const LOG_LIMIT_BYTES = 20 * 1024 * 1024
+/** Lines on stdout that are not messages: the first ones are logged, then only counted. */
+const IGNORED_LINES_LOGGED = 100
 
 export class AgentConnection {
   state: AgentRuntimeState
@@ -105,7 +117,11 @@ export class AgentConnection {
   lastActivity = Date.now()
   private spawnFailed = false
   private stopping = false
-  private partialLine = ''
+  /** Why Switchboard ended the agent, when it did so because of something the agent did. */
+  private failure: string | null = null
+  private readonly mark: string
+  private logBytes = 0
+  private ignoredLines = 0
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null
   private closed: Promise<void>
   private resolveClosed!: () => void
@@ -115,6 +131,7 @@ export class AgentConnection {
     private readonly options: AgentConnectionOptions
   ) {
     this.state = { agentId: definition.id, status: 'stopped', stderrTail: '' }
+    this.mark = newProcessMark(options.markPrefix)
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve))
   }
 
@@ -143,11 +160,12 @@ export class AgentConnection {
     mkdirSync(this.options.logDir, { recursive: true })
     this.log = createWriteStream(agentLogPath(this.options.logDir, def.id), { flags: 'a' })
     this.log.on('error', () => undefined)
-    this.log.write(`\n--- ${new Date().toISOString()} starting ${def.command} ${def.args.join(' ')}\n`)
+    this.writeLog(`\n--- ${new Date().toISOString()} starting ${def.command} ${def.args.join(' ')}\n`)
 
     const child = spawn(def.command, def.args, {
       cwd: homedir(),
-      env: { ...process.env, ...def.env, ...this.options.secretEnv },
+      // The mark lets stop() find what the agent started even after it left the agent's process group.
+      env: { ...process.env, ...def.env, ...this.options.secretEnv, [PROCESS_MARK_ENV]: this.mark },
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group, so stop() can take the agent's children down with it.
       detached: process.platform !== 'win32',
@@ -171,6 +189,9 @@ export class AgentConnection {
     spawnFailure.catch(() => undefined)
     child.stdin!.on('error', () => undefined) // EPIPE after the agent died is reported through 'close'
     child.stderr!.on('data', (chunk: Buffer) => this.onStderr(chunk))
+    // 'close' waits for stdout to close, which a grandchild holding it open would delay forever:
+    // once the agent itself has exited, whatever it left running goes.
+    child.once('exit', () => killProcessTree({ pid: child.pid, mark: this.mark, reaped: true }))
     const exited = new Promise<never>((_, reject) => {
       child.once('close', (code, signal) => {
         if (this.spawnFailed) return
@@ -182,6 +203,7 @@ export class AgentConnection {
         else if (this.state.status === 'error') this.setState({ pid: undefined })
         else this.setState({ status: 'stopped', message: undefined, pid: undefined })
         this.log?.end(`--- exited (${code ?? signal})\n`)
+        this.log = null
         this.connection?.close(new Error(message))
         this.resolveClosed()
         reject(new Error(message))
@@ -189,9 +211,32 @@ export class AgentConnection {
     })
     exited.catch(() => undefined)
 
-    child.stdout!.on('data', (chunk: Buffer) => this.watchForNonJsonLines(chunk))
+    const maxMessageBytes = this.options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES
+    const guard = new LineGuard({
+      maxLineBytes: maxMessageBytes,
+      onIgnored: (preview, bytes) => {
+        // Lines on stdout that are not JSON-RPC are the agent's bug, not fatal: they go to its log.
+        this.ignoredLines++
+        if (this.ignoredLines <= IGNORED_LINES_LOGGED) {
+          this.writeLog(`--- ignored a line on stdout that is not JSON-RPC: ${preview}${bytes > preview.length + 2 ? ` … (${bytes} bytes in all)` : ''}\n`)
+        } else if (this.ignoredLines % 10_000 === 0) {
+          this.writeLog(`--- ${this.ignoredLines} lines on stdout that are not JSON-RPC ignored so far\n`)
+        }
+      },
+      onOverflow: (bytes) => {
+        const limit = `${Math.round(maxMessageBytes / (1024 * 1024))} MB`
+        void this.abandon(
+          `Agent '${def.name}' sent a message longer than ${limit} (${bytes} bytes and counting) on stdout, which Switchboard does not accept; it was stopped.`
+        )
+      }
+    })
+    child.stdout!.pipe(guard)
     const stream = this.tap(
-      ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>)
+      ndJsonStream(
+        Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+        Readable.toWeb(guard) as ReadableStream<Uint8Array>,
+        { maxMessageBytes: maxMessageBytes + 1024 }
+      )
     )
     let initialize: Promise<{ protocolVersion: number }>
     if (protocol === V2_PROTOCOL_VERSION) {
@@ -203,6 +248,17 @@ export class AgentConnection {
     } else {
       initialize = this.connectV1(stream)
     }
+    // The stream can end while the process lives on (a broken message stream): such an agent is of no use, and must not linger.
+    this.connection!.signal.addEventListener('abort', () => {
+      if (this.stopping || this.exitInfo || this.spawnFailed) return
+      const reason = this.connection?.signal.reason as Error | undefined
+      // Usually the stream ends because the process is exiting: that is reported by its exit. Only one that stays is failed.
+      const exitedSoon = Promise.race([this.closed.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), STREAM_END_GRACE_MS))])
+      void exitedSoon.then((exited) => {
+        if (exited || this.stopping || this.exitInfo) return
+        void this.abandon(`Agent '${def.name}' closed its message stream${reason?.message ? ` (${reason.message})` : ''} but kept running; it was stopped.`)
+      })
+    })
 
     const timeoutMs = this.options.initializeTimeoutMs ?? 60_000
     let timer: NodeJS.Timeout | undefined
@@ -274,6 +330,7 @@ export class AgentConnection {
   /** Describes how the agent ended, with its stderr tail. */
   exitMessage(): string {
     const name = this.definition.name
+    if (this.failure) return this.failure
     if (!this.exitInfo) return `Agent '${name}' is not running`
     const how = this.exitInfo.code !== null ? `with code ${this.exitInfo.code}` : `on signal ${this.exitInfo.signal}`
     return `Agent '${name}' exited ${how}${this.stderrSuffix()}`
@@ -300,6 +357,10 @@ export class AgentConnection {
     return this.closed
   }
 
+  /**
+   * Ends the agent and everything it started: stdin closed (an ACP agent ends
+   * then), SIGTERM to the whole tree after a moment, SIGKILL after another.
+   */
   async stop(): Promise<void> {
     const child = this.child
     if (!child || this.exitInfo || child.pid === undefined) {
@@ -314,14 +375,25 @@ export class AgentConnection {
       new Promise<false>((r) => setTimeout(() => r(false), STDIN_GRACE_MS))
     ])
     let timer: NodeJS.Timeout | undefined
+    let asked: number[] = []
     if (!endedOnItsOwn) {
-      killProcessTree(child, 'SIGTERM')
-      timer = setTimeout(() => killProcessTree(child, 'SIGKILL'), KILL_GRACE_MS)
+      asked = killProcessTree({ pid: child.pid, mark: this.mark }, 'SIGTERM')
+      timer = setTimeout(() => killProcessTree({ pid: child.pid, mark: this.mark, also: asked }, 'SIGKILL'), KILL_GRACE_MS)
     }
     await this.closed
     clearTimeout(timer)
-    // The agent is gone; make sure nothing it started lingers in its group.
-    killProcessTree(child, 'SIGKILL')
+    // The agent is gone; make sure nothing it started lingers.
+    killProcessTree({ pid: child.pid, mark: this.mark, reaped: true, also: asked }, 'SIGKILL')
+  }
+
+  /** Stops the agent because of something it did (or failed to do); the message is what every later error says. */
+  async abandon(message: string): Promise<void> {
+    if (this.failure || this.stopping) return
+    this.failure = message
+    this.writeLog(`--- ${message}\n`)
+    this.setState({ status: 'error', message })
+    this.connection?.close(new Error(message))
+    await this.stop()
   }
 
   /** Puts the Host between the SDK and the stream: raw session/update notifications, and the test hook. */
@@ -350,17 +422,11 @@ export class AgentConnection {
     return { readable: stream.readable.pipeThrough(incoming), writable: outgoing.writable }
   }
 
-  /** Lines on stdout that are not JSON are the agent's bug, not fatal: they go to its log. */
-  private watchForNonJsonLines(chunk: Buffer): void {
-    const text = this.partialLine + chunk.toString('utf8')
-    const lines = text.split('\n')
-    this.partialLine = (lines.pop() ?? '').slice(0, 4096)
-    for (const line of lines) {
-      const trimmed = line.trim()
-      if (trimmed && !trimmed.startsWith('{') && !trimmed.startsWith('[')) {
-        this.log?.write(`--- ignored a line on stdout that is not JSON-RPC: ${trimmed.slice(0, 500)}\n`)
-      }
-    }
+  private writeLog(text: string | Buffer): void {
+    if (!this.log || this.logBytes >= LOG_LIMIT_BYTES) return
+    this.logBytes += text.length
+    this.log.write(text)
+    if (this.logBytes >= LOG_LIMIT_BYTES) this.log.write(`\n--- log limit reached (${LOG_LIMIT_BYTES} bytes): the rest of this run is not logged\n`)
   }
 
   /** Protocol version 1: the SDK's main entry, with the client methods only version 1 has (fs, terminals). */
@@ -455,7 +521,6 @@ export class AgentConnection {
     this.exitInfo = null
     this.spawnFailed = false
     this.stopping = false
-    this.partialLine = ''
   }
 
   private stderrSuffix(): string {
@@ -464,7 +529,7 @@ export class AgentConnection {
   }
 
   private onStderr(chunk: Buffer): void {
-    this.log?.write(chunk)
+    this.writeLog(chunk)
     this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES)
     this.setState({ stderrTail: this.stderrTail })
   }

@@ -1,14 +1,21 @@
 import type { HostEvent, HostEventName, HostEvents } from '../../shared/contract'
 
 /**
- * Collects the Host's events and hands them to the transports in batches, one
- * per tick: a burst of streamed chunks becomes one IPC/WebSocket message and
- * one re-render. Consecutive transcript records of one session are merged, and
- * only the latest state of an agent or session is kept within a batch.
+ * Collects the Host's events and hands them to the transports in batches: a
+ * burst of streamed chunks becomes one IPC/WebSocket message and one
+ * re-render. The first event after a quiet moment goes out on the next tick;
+ * while events keep coming, batches go out at most once a frame (16 ms), so
+ * an agent flooding updates costs the renderer ~60 messages a second however
+ * fast it writes. Consecutive transcript records of one session are merged,
+ * and only the latest state of an agent or session is kept within a batch.
  */
+const MIN_INTERVAL_MS = 16
+
 export class EventBus {
   private queue: HostEvent[] = []
   private scheduled = false
+  private timer: NodeJS.Timeout | null = null
+  private lastFlush = 0
   private readonly listeners = new Set<(events: HostEvent[]) => void>()
 
   subscribe(listener: (events: HostEvent[]) => void): () => void {
@@ -20,13 +27,20 @@ export class EventBus {
     this.enqueue({ type, payload } as HostEvent)
     if (!this.scheduled) {
       this.scheduled = true
-      setImmediate(() => this.flush())
+      const wait = this.lastFlush + MIN_INTERVAL_MS - Date.now()
+      if (wait > 0) this.timer = setTimeout(() => this.flush(), wait)
+      else setImmediate(() => this.flush())
     }
   }
 
   flush(): void {
     this.scheduled = false
+    if (this.timer) {
+      clearTimeout(this.timer)
+      this.timer = null
+    }
     if (this.queue.length === 0) return
+    this.lastFlush = Date.now()
     const batch = this.queue
     this.queue = []
     for (const listener of this.listeners) listener(batch)

@@ -47,6 +47,7 @@ import { Store } from './store'
 import { acquireDataLock, type DataLock } from './data-lock'
 import { findExecutable } from './executables'
 import { Terminals } from './terminals'
+import { killLeftovers, markPrefixFor } from './processes'
 import { Elicitations, ElicitationError, type ElicitationAction } from './elicitation'
 import { LoginTerminals, commandLine } from './login-terminals'
 import { agentEnvKey, MemorySecretStore, type SecretStore } from './secrets'
@@ -55,7 +56,7 @@ import { checkNotification, type CheckedNotification } from './updates'
 import { serversForAgent, type AgentServers } from './mcp/acp-servers'
 import { lazyMcpHandlers, McpService } from './mcp/service'
 import { existingPathInside, ProjectFiles } from './project-files'
-import { readTranscript, TranscriptWriter, transcriptPath } from './transcripts'
+import { readTranscript, readTranscriptPage, readTranscriptTail, TranscriptWriter, transcriptPath } from './transcripts'
 
 /**
  * The Host: everything the app does, with no Electron in it. It owns the
@@ -72,6 +73,10 @@ export interface HostOptions {
   /** Supplied by the Electron shell: a native folder picker. */
   pickFolder?: () => Promise<string | null>
   initializeTimeoutMs?: number
+  /** Longest message an agent may send on one line (default 8 MiB); a longer one stops the agent with a message. */
+  maxAgentMessageBytes?: number
+  /** How long an agent may take to end a turn after session/cancel before it is stopped (default 15 s). */
+  cancelGraceMs?: number
   /** Stop an agent after this long without a message either way (default 10 minutes; 0 never). */
   agentIdleMs?: number
   /** Where secrets live; defaults to memory (nothing survives a restart). */
@@ -94,13 +99,18 @@ interface LiveSession {
   connecting: Promise<void> | null
   /** Cancels the load or resume under way ($/cancel_request). */
   abortConnecting?: AbortController | null
+  /** Set by a cancel: stops an agent that does not end the turn in time. */
+  cancelTimer?: NodeJS.Timeout | null
 }
 
 type Handlers = { [M in RequestMethod]: (params: ParsedParams<M>) => Promise<RequestResult<M>> }
 
 /** Updates for a session id the Host has not registered yet (they can race session/new's answer). */
 const MAX_EARLY_UPDATES = 1000
+/** Session ids held that way at most: an agent sending updates for made-up sessions cannot grow memory. */
+const MAX_EARLY_SESSIONS = 16
 const DEFAULT_AGENT_IDLE_MS = 10 * 60_000
+const DEFAULT_CANCEL_GRACE_MS = 15_000
 /** session/list pages read at most (a guard against an agent whose cursor never ends). */
 const MAX_LIST_PAGES = 100
 
@@ -113,7 +123,7 @@ export class Host {
   private readonly earlyUpdates = new Map<string, CheckedNotification[]>()
   private readonly states = new Map<string, SessionState>()
   private readonly agentStates = new Map<string, AgentRuntimeState>()
-  private readonly terminals = new Terminals()
+  private readonly terminals: Terminals
   private readonly logins = new LoginTerminals({
     output: (loginId, data) => this.events.emit('agent.login.output', { loginId, data }),
     exit: (loginId, spec, exitCode, signal) => void this.loginEnded(loginId, spec.agentId, spec.methodId, exitCode, signal)
@@ -146,6 +156,7 @@ export class Host {
       clientVersion: options.version,
       onChange: (state) => this.events.emit('mcp.changed', state)
     })
+    this.terminals = new Terminals(markPrefixFor(options.dataDir))
     const idleMs = options.agentIdleMs ?? DEFAULT_AGENT_IDLE_MS
     if (idleMs > 0) {
       this.idleTimer = setInterval(() => void this.stopIdleAgents(idleMs), Math.min(idleMs / 2, 60_000))
@@ -181,6 +192,13 @@ export class Host {
     const lock = await acquireDataLock(dataDir)
     try {
       const { store, warnings } = await Store.open(dataDir, options.presets ?? (await defaultAgentPresets()))
+      // A host that was killed could not stop what its agents and their commands were running: this one does.
+      const leftovers = killLeftovers(dataDir)
+      if (leftovers > 0) {
+        warnings.push(
+          `Switchboard did not shut down properly last time: ${leftovers} process${leftovers === 1 ? '' : 'es'} its agents had started ${leftovers === 1 ? 'was' : 'were'} still running and ${leftovers === 1 ? 'has' : 'have'} been stopped.`
+        )
+      }
       return new Host({ ...options, dataDir }, store, warnings, lock)
     } catch (error) {
       await lock.release()
@@ -259,7 +277,7 @@ export class Host {
         .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)),
     'sessions.states': async () => [...this.states.values()],
     'sessions.new': (p) => this.newSession(p.projectId, p.agentId),
-    'sessions.open': (p) => this.openSession(p.id),
+    'sessions.open': (p) => this.openSession(p.id, p.tail),
     'sessions.continue': (p) => this.continueSession(p.id),
     'sessions.prompt': (p) => this.prompt(p.id, p.text, p.attachments),
     'sessions.cancel': (p) => this.cancel(p.id),
@@ -283,7 +301,8 @@ export class Host {
     'elicitations.answer': async (p) => (this.elicitations.answer(p.requestId, p.action as ElicitationAction, p.content), {}),
     ...lazyMcpHandlers(() => this.mcp),
     'files.list': (p) => this.projectFiles.list(this.requireProject(p.projectId).cwd, p.query, p.limit),
-    'files.reveal': (p) => this.revealPath(p.sessionId, p.path)
+    'files.reveal': (p) => this.revealPath(p.sessionId, p.path),
+    'transcripts.read': (p) => this.readEarlier(p.id, p.before, p.offset, p.limit)
   }
 
   private appInfo(): AppInfo {
@@ -497,17 +516,30 @@ export class Host {
     return record
   }
 
-  private async openSession(id: string): Promise<SessionSnapshot> {
+  /** The transcript (or its tail: a long one is read from the end, never whole, for the first screen). */
+  private async openSession(id: string, tail?: number): Promise<SessionSnapshot> {
     const record = this.requireSession(id)
     await this.live.get(id)?.writer.flush()
-    const contents = await readTranscript(transcriptPath(this.transcriptDir, id))
+    const file = transcriptPath(this.transcriptDir, id)
+    if (tail !== undefined) {
+      const { records, nextSeq, skippedLines, firstSeq, firstOffset } = await readTranscriptTail(file, { limit: tail })
+      return { record, state: this.stateOf(id), records, nextSeq, skippedLines, firstSeq, firstOffset }
+    }
+    const contents = await readTranscript(file)
     return {
       record,
       state: this.stateOf(id),
       records: contents.records,
       nextSeq: contents.nextSeq,
-      skippedLines: contents.skippedLines
+      skippedLines: contents.skippedLines,
+      firstSeq: 0,
+      firstOffset: 0
     }
+  }
+
+  private async readEarlier(id: string, before: number, offset: number, limit: number): Promise<RequestResult<'transcripts.read'>> {
+    this.requireSession(id)
+    return readTranscriptPage(transcriptPath(this.transcriptDir, id), before, offset, { limit })
   }
 
   private async continueSession(id: string): Promise<SessionState> {
@@ -619,6 +651,8 @@ export class Host {
       this.setState(id, { status: alive ? 'ready' : 'idle', error: message })
       throw auth ?? new Error(message)
     } finally {
+      if (live.cancelTimer) clearTimeout(live.cancelTimer)
+      live.cancelTimer = null
       live.record.updatedAt = new Date().toISOString()
       await this.store.save()
       this.events.emit('session.record', live.record)
@@ -632,7 +666,20 @@ export class Host {
     this.elicitations.cancelWhere((e) => e.sessionId === id)
     this.setState(id, { permission: null })
     if (live?.connection?.isAlive && live.record.sessionId) {
-      await live.connection.acp.cancel({ sessionId: live.record.sessionId })
+      const connection = live.connection
+      await connection.acp.cancel({ sessionId: live.record.sessionId })
+      // An agent that ignores the cancel must not keep the session busy for ever.
+      if (this.stateOf(id).status === 'running' && !live.cancelTimer) {
+        const graceMs = this.options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS
+        live.cancelTimer = setTimeout(() => {
+          live.cancelTimer = null
+          if (this.stateOf(id).status !== 'running' || live.connection !== connection || !connection.isAlive) return
+          void connection.abandon(
+            `${connection.definition.name} did not end the turn within ${graceMs / 1000} s of being asked to cancel, so it was stopped`
+          )
+        }, graceMs)
+        live.cancelTimer.unref?.()
+      }
     }
     return {}
   }
@@ -873,7 +920,9 @@ export class Host {
       onState: (state) => this.onAgentState(connection, state),
       clientVersion: this.options.version,
       secretEnv,
+      markPrefix: markPrefixFor(this.options.dataDir),
       initializeTimeoutMs: this.options.initializeTimeoutMs,
+      maxMessageBytes: this.options.maxAgentMessageBytes,
       onMessage: this.options.onAgentMessage && ((direction, message) => this.options.onAgentMessage!(definition.id, direction, message))
     })
     await connection.start()
@@ -1000,6 +1049,7 @@ export class Host {
       const early = this.earlyUpdates.get(key) ?? []
       if (early.length < MAX_EARLY_UPDATES) early.push(checked)
       this.earlyUpdates.set(key, early)
+      if (this.earlyUpdates.size > MAX_EARLY_SESSIONS) this.earlyUpdates.delete(this.earlyUpdates.keys().next().value!)
     },
     readTextFile: async (agentId, params: ReadTextFileRequest) => {
       const live = this.liveForAgentRequest(agentId, params.sessionId)
@@ -1345,6 +1395,7 @@ function titleFrom(text: string): string {
 }
 
 function fileError(error: unknown, path: string): RequestError {
+  if (error instanceof PathRefusedError) return new RequestError(-32602, error.message)
   const code = (error as NodeJS.ErrnoException).code
   if (code === 'ENOENT') return new RequestError(-32002, `File not found: ${path}`)
   if (code === 'EISDIR') return new RequestError(-32602, `Is a folder, not a file: ${path}`)

@@ -1,15 +1,17 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { Low } from 'lowdb'
-import { JSONFile } from 'lowdb/node'
 import type { AgentDefinition, PermissionRule, Project, SessionRecord } from '../../shared/domain'
 import type { McpProfile } from '../../shared/mcp'
-import { readTranscriptHeaders } from './transcripts'
+import { AtomicJsonFile } from './atomic-file'
+import { readTranscriptSummaries } from './transcripts'
 
 /**
- * The metadata store: db.json under the data folder, through lowdb. lowdb's
- * JSONFile writes through steno (temp file + rename), so a crash never leaves
- * a half-written db.json; writes are coalesced by `save()`.
+ * The metadata store: db.json under the data folder, through lowdb with our
+ * own adapter (atomic-file.ts: temp file, fsync, rename, fsync of the folder),
+ * so neither a crash nor a power loss leaves a half-written db.json. Saves in
+ * one tick are coalesced into one write, and a save resolves only once its
+ * data is on the disk.
  */
 
 export const DB_VERSION = 3
@@ -42,6 +44,16 @@ const MIGRATIONS: Record<number, (data: Record<string, unknown>) => void> = {
   }
 }
 
+/** Takes a database of `fromVersion` to DB_VERSION in place, one step at a time. */
+export function migrate(data: Record<string, unknown>, fromVersion: number): void {
+  for (let next = fromVersion + 1; next <= DB_VERSION; next++) {
+    const step = MIGRATIONS[next]
+    if (!step) throw new Error(`No migration to database version ${next}`)
+    step(data)
+    data.version = next
+  }
+}
+
 export interface OpenedStore {
   store: Store
   /** Things the user must be told about (a corrupt db.json moved aside, ...). */
@@ -57,34 +69,43 @@ export class Store {
     await fs.mkdir(dataDir, { recursive: true })
     const file = join(dataDir, 'db.json')
     const warnings: string[] = []
-    const db = new Low<DbData>(new JSONFile<DbData>(file), emptyData(presets))
+    const db = new Low<DbData>(new AtomicJsonFile<DbData>(file), emptyData(presets))
+    let unreadable: string | null = null
     try {
       await db.read()
     } catch (error) {
+      unreadable = (error as Error).message
+    }
+    if (unreadable === null) {
+      const version = (db.data as { version?: unknown } | null)?.version
+      // A newer Switchboard may have changed the shape: refuse it before judging the shape.
+      if (typeof version === 'number' && version > DB_VERSION) {
+        throw new Error(
+          `${file} was written by a newer Switchboard (database version ${version}, this one reads ${DB_VERSION}). Update Switchboard to open it.`
+        )
+      }
+      if (!isDbShape(db.data)) unreadable = 'it is not a Switchboard database (no projects, agents and sessions lists)'
+    }
+    if (unreadable !== null) {
       const aside = join(dataDir, `db.corrupt-${timestampForFileName()}.json`)
       await fs.rename(file, aside)
       db.data = emptyData(presets)
       const recovered = await recoverFromTranscripts(join(dataDir, 'transcripts'), db.data)
+      const missingAgents = [...new Set(db.data.sessions.map((s) => s.agentId))].filter((id) => !db.data.agents.some((a) => a.id === id))
       warnings.push(
-        `db.json could not be read (${(error as Error).message}); it was moved to ${aside}. ` +
-          `${recovered} session(s) were recovered from their transcripts.`
+        `db.json could not be read (${unreadable}); it was moved to ${aside}. ` +
+          `${recovered} session(s) were recovered from their transcripts.` +
+          (missingAgents.length
+            ? ` Agents you had added yourself (${missingAgents.join(', ')}) were lost with it: add them again under the same name to continue their sessions.`
+            : '')
       )
       await db.write()
     }
-    if (!isDbShape(db.data)) {
-      throw new Error(`${file} is not a Switchboard database (missing projects/agents/sessions)`)
-    }
     const version = typeof db.data.version === 'number' ? db.data.version : 1
-    if (version > DB_VERSION) {
-      throw new Error(
-        `${file} was written by a newer Switchboard (database version ${version}, this one reads ${DB_VERSION}). Update Switchboard to open it.`
-      )
-    }
     if (version < DB_VERSION) {
       // Keep the file as it was before changing it.
       await fs.copyFile(file, join(dataDir, `db.v${version}.backup.json`))
-      for (let next = version + 1; next <= DB_VERSION; next++) MIGRATIONS[next](db.data as unknown as Record<string, unknown>)
-      db.data.version = DB_VERSION
+      migrate(db.data as unknown as Record<string, unknown>, version)
       await db.write()
     }
     return { store: new Store(db), warnings }
@@ -143,8 +164,8 @@ function isDbShape(data: unknown): data is DbData {
 
 /** Rebuilds projects and session records from transcript headers after db.json was lost. */
 async function recoverFromTranscripts(dir: string, data: DbData): Promise<number> {
-  const headers = await readTranscriptHeaders(dir)
-  for (const header of headers) {
+  const summaries = await readTranscriptSummaries(dir)
+  for (const { header, title, updatedAt } of summaries) {
     if (!data.projects.some((p) => p.id === header.projectId)) {
       data.projects.push({
         id: header.projectId,
@@ -155,16 +176,16 @@ async function recoverFromTranscripts(dir: string, data: DbData): Promise<number
     }
     data.sessions.push({
       id: header.id,
-      sessionId: header.sessionId ?? null,
+      sessionId: header.sessionId || null,
       agentId: header.agentId,
       projectId: header.projectId,
       cwd: header.cwd,
-      title: 'Recovered session',
+      title: title ?? 'Recovered session',
       createdAt: header.createdAt,
-      updatedAt: header.createdAt
+      updatedAt: updatedAt ?? header.createdAt
     })
   }
-  return headers.length
+  return summaries.length
 }
 
 function timestampForFileName(): string {

@@ -5,7 +5,7 @@ import type {
   TerminalExitStatus,
   TerminalOutputResponse
 } from '@agentclientprotocol/sdk'
-import { killProcessTree } from './processes'
+import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from './processes'
 
 /**
  * The client side of ACP's `terminal/*`: commands an agent runs through us,
@@ -24,6 +24,8 @@ interface Terminal {
   id: string
   owner: string
   child: ChildProcess
+  /** In the command's environment, inherited by what it starts: found and killed with it. */
+  mark: string
   output: string
   truncated: boolean
   limit: number | null
@@ -36,13 +38,17 @@ const DEFAULT_LIMIT_BYTES = 1024 * 1024
 export class Terminals {
   private readonly terminals = new Map<string, Terminal>()
 
+  /** `markPrefix`: the start of the mark each command carries (see processes.ts). */
+  constructor(private readonly markPrefix?: string) {}
+
   /**
    * Starts the command; `owner` groups terminals for release at session end.
    * With no args the command is a shell command line, as agents send them.
    */
   create(owner: string, request: CreateTerminalRequest, cwd: string, events: TerminalEvents): string {
     const id = `term-${randomUUID()}`
-    const env = { ...process.env, ...Object.fromEntries((request.env ?? []).map((v) => [v.name, v.value])) }
+    const mark = newProcessMark(this.markPrefix)
+    const env = { ...process.env, ...Object.fromEntries((request.env ?? []).map((v) => [v.name, v.value])), [PROCESS_MARK_ENV]: mark }
     const args = request.args ?? []
     const child = spawn(request.command, args, {
       cwd,
@@ -57,6 +63,7 @@ export class Terminals {
       id,
       owner,
       child,
+      mark,
       output: '',
       truncated: false,
       limit: request.outputByteLimit ?? null,
@@ -137,6 +144,8 @@ export class Terminals {
   }
 }
 
+/** The command and whatever it started and left running (a server put in the background, say). */
 function killGroup(terminal: Terminal): void {
-  if (!terminal.exitStatus) killProcessTree(terminal.child)
+  const { child, mark } = terminal
+  killProcessTree({ pid: child.pid, mark, reaped: child.exitCode !== null || child.signalCode !== null })
 }

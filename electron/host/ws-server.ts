@@ -1,7 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { lookup } from 'node:dns/promises'
+import { isIP, isIPv4, type AddressInfo } from 'node:net'
 import { extname, join, normalize, resolve, sep } from 'node:path'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { wireRequestSchema, type HostEvent, type WireServerMessage } from '../../shared/contract'
@@ -31,7 +32,6 @@ export interface RunningServer {
   close(): Promise<void>
 }
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
 const MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -52,17 +52,25 @@ const CSP =
 
 export async function startWsServer(options: WsServerOptions): Promise<RunningServer> {
   const bindAddress = options.bindAddress ?? '127.0.0.1'
-  if (!LOOPBACK.has(bindAddress)) {
+  if (!(await isLoopbackAddress(bindAddress))) {
     throw new Error(`Refusing to listen on ${bindAddress}: the Switchboard host only listens on loopback (127.0.0.1 or ::1)`)
   }
   const token = options.token ?? randomBytes(24).toString('base64url')
   const rendererDir = resolve(options.rendererDir)
-  const http = createServer((req, res) => void serveStatic(rendererDir, req, res))
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES })
   let port = 0
+  const hostForUrl = bindAddress.includes(':') ? `[${bindAddress}]` : bindAddress
+  const http = createServer((req, res) => {
+    // A page on another site that rebinds its name to 127.0.0.1 still sends its own name as Host: refused.
+    if (!isOwnHost(req.headers.host, port, hostForUrl)) {
+      res.writeHead(421, { 'Content-Type': 'text/plain' }).end('Misdirected request')
+      return
+    }
+    void serveStatic(rendererDir, req, res)
+  })
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES })
 
   http.on('upgrade', (req, socket, head) => {
-    const refusal = checkUpgrade(req, token, port)
+    const refusal = checkUpgrade(req, token, port, hostForUrl)
     if (refusal) {
       socket.end(`HTTP/1.1 ${refusal}\r\nConnection: close\r\n\r\n`)
       return
@@ -75,7 +83,6 @@ export async function startWsServer(options: WsServerOptions): Promise<RunningSe
     http.listen(options.port ?? 0, bindAddress, () => resolveListen())
   })
   port = (http.address() as AddressInfo).port
-  const hostForUrl = bindAddress === '::1' ? '[::1]' : bindAddress
   return {
     url: `http://${hostForUrl}:${port}/#token=${token}`,
     port,
@@ -85,18 +92,43 @@ export async function startWsServer(options: WsServerOptions): Promise<RunningSe
 }
 
 /** Returns an HTTP status line when the upgrade must be refused. */
-function checkUpgrade(req: IncomingMessage, token: string, port: number): string | null {
+function checkUpgrade(req: IncomingMessage, token: string, port: number, hostForUrl: string): string | null {
   const url = new URL(req.url ?? '/', 'http://127.0.0.1')
+  if (!isOwnHost(req.headers.host, port, hostForUrl)) return '421 Misdirected Request'
   if (url.pathname !== '/ws') return '404 Not Found'
   const given = Buffer.from(url.searchParams.get('token') ?? '')
   const expected = Buffer.from(token)
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return '401 Unauthorized'
   const origin = req.headers.origin
   if (origin !== undefined) {
-    const allowed = [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`]
+    const allowed = [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`, `http://${hostForUrl}:${port}`]
     if (!allowed.includes(origin)) return '403 Forbidden'
   }
   return null
+}
+
+/** 127.0.0.0/8 and ::1 (also IPv4-mapped); `localhost` only when every address it resolves to is one. */
+export async function isLoopbackAddress(address: string): Promise<boolean> {
+  if (isIP(address)) return isLoopbackIp(address)
+  if (address.toLowerCase() !== 'localhost') return false
+  try {
+    const all = await lookup(address, { all: true })
+    return all.length > 0 && all.every((a) => isLoopbackIp(a.address))
+  } catch {
+    return false
+  }
+}
+
+function isLoopbackIp(address: string): boolean {
+  if (isIPv4(address)) return address.startsWith('127.')
+  const lower = address.toLowerCase()
+  return lower === '::1' || lower === '0:0:0:0:0:0:0:1' || /^::ffff:127\./.test(lower)
+}
+
+/** The Host header names this server: a loopback name or address, with our port. */
+function isOwnHost(header: string | undefined, port: number, hostForUrl: string): boolean {
+  if (!header) return false
+  return [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${hostForUrl}:${port}`].includes(header.toLowerCase())
 }
 
 function serveSocket(ws: WebSocket, host: Host): void {
@@ -105,6 +137,9 @@ function serveSocket(ws: WebSocket, host: Host): void {
   }
   const unsubscribe = host.events.subscribe((events: HostEvent[]) => send({ kind: 'events', events }))
   ws.on('close', unsubscribe)
+  // A protocol error (a message over the size limit, a bad frame): ws closes the connection with the
+  // right code itself. Without a listener, the 'error' event would bring the whole host down.
+  ws.on('error', () => undefined)
   ws.on('message', (data) => {
     let parsed: unknown
     try {

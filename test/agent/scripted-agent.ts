@@ -36,6 +36,7 @@ import {
 import * as v2 from '@agentclientprotocol/sdk/experimental/v2'
 import { createTwoFilesPatch } from 'diff'
 import { XSS_CORPUS } from './xss-corpus'
+import { hostileCommand } from './hostile'
 
 // ---------------------------------------------------------------------------
 // Configuration
@@ -578,6 +579,7 @@ class TurnRunner {
         process.stdout.write('this is not json\n')
         return
       default:
+        if (this.peer.v1 && (await hostileCommand(name, arg, { client: this.peer.v1, sessionId: this.session.id, stateDir, signal: this.signal, message: (t) => this.message(t) }))) return
         await this.message(`unknown command: /${name}`)
     }
   }

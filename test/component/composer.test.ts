@@ -54,7 +54,7 @@ function setUp(acceptsImages = true): void {
     { name: 'review', description: 'Review the current changes' },
     { name: 'test', description: 'Run the tests', input: { hint: 'which tests' } }
   ]
-  sessions.threads.s1 = { thread, nextSeq: 1, skippedLines: 0 }
+  sessions.threads.s1 = { thread, nextSeq: 1, skippedLines: 0, firstSeq: 0, firstOffset: 0, records: null, loadingEarlier: false }
   sessions.states.s1 = { id: 's1', status: 'ready' }
 }
 

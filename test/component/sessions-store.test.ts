@@ -27,7 +27,7 @@ const chunk = (text: string): TranscriptRecord => ({
 })
 
 function snapshot(records: TranscriptRecord[]): SessionSnapshot {
-  return { record, state: { id: 's1', status: 'running' }, records, nextSeq: records.length + 1, skippedLines: 0 }
+  return { record, state: { id: 's1', status: 'running' }, records, nextSeq: records.length + 1, skippedLines: 0, firstSeq: 0, firstOffset: 0 }
 }
 
 let fake: FakeHost
@@ -50,7 +50,7 @@ describe('the sessions store', () => {
     const sessions = useSessionsStore()
     await sessions.open('s1')
     expect(sessions.openId).toBe('s1')
-    expect(sessions.threads.s1.thread.entries).toEqual([{ kind: 'user', id: 'e0', text: 'hello' }])
+    expect(sessions.threads.s1.thread.entries).toEqual([{ kind: 'user', id: 'r1', text: 'hello' }])
     expect(sessions.threads.s1.nextSeq).toBe(2)
     expect(sessions.stateOf('s1').status).toBe('running')
   })

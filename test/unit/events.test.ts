@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { EventBus } from '../../electron/host/events'
 import type { HostEvent } from '../../shared/contract'
 
@@ -23,5 +23,29 @@ describe('the event bus', () => {
     expect(batch[0].payload).toMatchObject({ id: 's', seq: 1 })
     expect((batch[0].payload as { records: unknown[] }).records).toHaveLength(100)
     expect(batch[2].payload).toMatchObject({ status: 'ready' })
+  })
+})
+
+describe('the event bus under a flood', () => {
+  it('sends at most one batch a frame while events keep coming, losing none', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'Date'] })
+    try {
+      const bus = new EventBus()
+      const batches: HostEvent[][] = []
+      bus.subscribe((b) => batches.push(b))
+      // An event every millisecond for 320 ms (the clock is simulated).
+      for (let seq = 0; seq < 320; seq++) {
+        bus.emit('session.records', { id: 's', seq, records: [{ t: 'stop', at, stopReason: String(seq) }] })
+        vi.advanceTimersByTime(1)
+      }
+      vi.advanceTimersByTime(100)
+      const received = batches.flat().flatMap((e) => (e.type === 'session.records' ? e.payload.records : []))
+      expect(received.map((r) => (r as { stopReason: string }).stopReason)).toEqual(Array.from({ length: 320 }, (_, i) => String(i)))
+      // The first batch at once, then one per 16 ms.
+      expect(batches.length).toBeLessThanOrEqual(1 + 320 / 16 + 1)
+      expect(batches[0].length).toBe(1)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })

@@ -1,7 +1,9 @@
-import { mkdir, symlink, writeFile } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, symlink, truncate, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { confinePath, readTextFile } from '../../electron/host/fs-boundary'
+import { confinePath, isInside, MAX_READ_BYTES, normaliseRequest, readTextFile, writeTextFile } from '../../electron/host/fs-boundary'
 import { removeDir, tempDir } from '../helpers'
 
 let root: string
@@ -41,5 +43,100 @@ describe('the file boundary', () => {
     expect(await readTextFile(file, 2, 2)).toBe('two\nthree')
     expect(await readTextFile(file, 3, null)).toBe('three\nfour')
     expect(await readTextFile(file)).toBe('one\ntwo\nthree\nfour')
+  })
+})
+
+describe('path forms', () => {
+  it.each([
+    ['a file: URI', 'file:///etc/passwd', /is a URI/],
+    ['a control character', '/project/a\nb.txt', /control characters/],
+    ['an empty path', '', /empty/]
+  ])('refuses %s anywhere', (_name, requested, message) => {
+    expect(() => normaliseRequest(requested, 'posix')).toThrow(message)
+    expect(() => normaliseRequest(requested, 'win32')).toThrow(message)
+  })
+
+  it('resolves `..` and `.` before anything is compared', () => {
+    expect(normaliseRequest('/p/a/../b/./c', 'posix')).toBe('/p/b/c')
+    expect(normaliseRequest('C:\\p\\a\\..\\..\\..\\x', 'win32')).toBe('C:\\x')
+    expect(normaliseRequest('C:/p/a/../b', 'win32')).toBe('C:\\p\\b')
+  })
+
+  describe('Windows', () => {
+    it.each([
+      ['an extended-length path', '\\\\?\\C:\\project\\a.txt', /device or extended-length/],
+      ['a device namespace path', '\\\\.\\PhysicalDrive0', /device or extended-length/],
+      ['the same with forward slashes', '//?/C:/project/a.txt', /device or extended-length/],
+      ['a drive-relative path', 'C:project\\a.txt', /not an absolute path/],
+      ['a path without a drive', '\\project\\a.txt', /no drive letter/],
+      ['a relative path', 'project\\a.txt', /not an absolute path/],
+      ['an alternate data stream', 'C:\\project\\a.txt:secret', /alternate data stream/],
+      ['a name ending in a dot', 'C:\\project\\..\\secret.', /ending in a dot or space/],
+      ['dots Windows would fold into ..', 'C:\\project\\...\\secret.txt', /ending in a dot or space/],
+      ['a name ending in a space', 'C:\\project\\.. \\secret.txt', /ending in a dot or space/],
+      ['a device name', 'C:\\project\\NUL', /Windows device/],
+      ['a device name with an extension', 'C:\\project\\com1.txt', /Windows device/]
+    ])('refuses %s', (_name, requested, message) => {
+      expect(() => normaliseRequest(requested, 'win32')).toThrow(message)
+    })
+
+    it('takes drive letters and UNC shares, and compares without case', () => {
+      const root = normaliseRequest('C:\\Users\\me\\Project', 'win32')
+      expect(isInside(root, normaliseRequest('c:\\users\\ME\\project\\src\\a.ts', 'win32'), 'win32')).toBe(true)
+      expect(isInside(root, normaliseRequest('C:\\Users\\me\\Project\\..\\Other\\a.ts', 'win32'), 'win32')).toBe(false)
+      expect(isInside(root, normaliseRequest('C:\\Users\\me\\Project-evil\\a.ts', 'win32'), 'win32')).toBe(false)
+      expect(isInside(root, normaliseRequest('D:\\Users\\me\\Project\\a.ts', 'win32'), 'win32')).toBe(false)
+      expect(isInside(root, normaliseRequest('\\\\server\\share\\Users\\me\\Project\\a.ts', 'win32'), 'win32')).toBe(false)
+      const share = normaliseRequest('\\\\server\\share\\repo', 'win32')
+      expect(isInside(share, normaliseRequest('//SERVER/share/repo/x.txt', 'win32'), 'win32')).toBe(true)
+      expect(isInside(share, normaliseRequest('\\\\server\\other\\repo\\x.txt', 'win32'), 'win32')).toBe(false)
+      expect(isInside(share, normaliseRequest('\\\\server\\share\\repo\\..\\x.txt', 'win32'), 'win32')).toBe(false)
+    })
+  })
+
+  it('on POSIX, compares with case unless told the file system ignores it', () => {
+    expect(isInside('/home/me/Project', '/home/me/project/a', 'posix')).toBe(false)
+    expect(isInside('/home/me/Project', '/home/me/project/a', 'posix', true)).toBe(true)
+    expect(isInside('/home/me/Project', '/home/me/Project2/a', 'posix', true)).toBe(false)
+  })
+})
+
+describe('the file boundary on disk', () => {
+  it('refuses a loop of links with a message, and writes nothing through a link swapped in last', async () => {
+    await symlink(join(project, 'loop'), join(project, 'loop'))
+    await expect(confinePath(join(project, 'loop', 'x'), [project])).rejects.toThrow(/loop of symbolic links/)
+    await expect(writeTextFile(join(project, 'link-out'), 'overwritten')).rejects.toThrow(/ELOOP/)
+    expect(await readFile(join(root, 'secret.txt'), 'utf8')).toBe('secret')
+    await expect(readTextFile(join(project, 'link-out'))).rejects.toThrow(/ELOOP/)
+  })
+
+  it('takes a path in another case when this file system ignores case, and refuses it when not', async () => {
+    const upper = join(root, 'PROJECT', 'src', 'a.txt')
+    const ignoresCase = existsSync(join(root, 'PROJECT'))
+    if (ignoresCase) expect(await confinePath(upper, [project])).toBe(join(project, 'src', 'a.txt'))
+    else await expect(confinePath(upper, [project])).rejects.toThrow(/outside/)
+  })
+})
+
+describe('what is read and written', () => {
+  it.skipIf(process.platform === 'win32')('refuses a pipe at once (opening it must not wait for a writer), a folder, and a file too large', async () => {
+    const fifo = join(project, 'pipe')
+    execFileSync('mkfifo', [fifo])
+    await expect(readTextFile(fifo)).rejects.toThrow(/not a regular file \(a device, pipe or socket\)/)
+    await expect(writeTextFile(fifo, 'x')).rejects.toThrow(/ENXIO|not a regular file/)
+    await expect(readTextFile(join(project, 'src'))).rejects.toThrow(/not a regular file \(a folder\)|EISDIR/)
+    const big = join(project, 'big.bin')
+    await truncate(big, MAX_READ_BYTES + 1).catch(async () => {
+      await writeFile(big, '')
+      await truncate(big, MAX_READ_BYTES + 1)
+    })
+    await expect(readTextFile(big)).rejects.toThrow(/files of at most 64 MB are read/)
+  })
+
+  it('replaces a file whole, and creates missing folders', async () => {
+    await writeTextFile(join(project, 'src', 'a.txt'), 'short')
+    expect(await readFile(join(project, 'src', 'a.txt'), 'utf8')).toBe('short')
+    await writeTextFile(join(project, 'new', 'deep', 'c.txt'), 'new')
+    expect(await readTextFile(join(project, 'new', 'deep', 'c.txt'))).toBe('new')
   })
 })

@@ -1,7 +1,7 @@
-import { appendFile, readFile, writeFile } from 'node:fs/promises'
+import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { parseTranscript, readTranscript, TranscriptWriter } from '../../electron/host/transcripts'
+import { parseTranscript, readTranscript, readTranscriptPage, readTranscriptTail, TranscriptWriter } from '../../electron/host/transcripts'
 import type { TranscriptRecord } from '../../shared/transcript'
 import { removeDir, tempDir } from '../helpers'
 
@@ -49,5 +49,116 @@ describe('transcripts', () => {
     const file = join(dir, 'g.jsonl')
     await appendFile(file, 'garbage\n' + JSON.stringify(stop(1)) + '\n')
     expect((await readTranscript(file)).records).toEqual([stop(1)])
+  })
+})
+
+describe('reading a long transcript from its end', () => {
+  const header: TranscriptRecord = { t: 'header', v: 1, id: 's', sessionId: 'x', agentId: 'a', projectId: 'p', cwd: '/p', createdAt: at }
+  const prompt = (n: number): TranscriptRecord => ({ t: 'prompt', at, content: [{ type: 'text', text: `turn ${n}` }] })
+  const chunk = (text: string): TranscriptRecord => ({
+    t: 'update',
+    at,
+    update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } }
+  })
+
+  /** header, then turns of a prompt and 9 chunks: 1 + 10 * turns lines. */
+  async function longTranscript(turns: number): Promise<{ file: string; records: TranscriptRecord[] }> {
+    const records: TranscriptRecord[] = [header]
+    for (let t = 0; t < turns; t++) {
+      records.push(prompt(t))
+      for (let c = 0; c < 9; c++) records.push(chunk(`${t}.${c} `.repeat(1 + ((t * 7 + c) % 40))))
+    }
+    const file = join(dir, 'long.jsonl')
+    await writeFile(file, records.map((r) => JSON.stringify(r) + '\n').join(''))
+    return { file, records }
+  }
+
+  it('returns the last records from the start of a turn, and pages back to the first line', async () => {
+    const { file, records } = await longTranscript(300)
+    const tail = await readTranscriptTail(file, { limit: 25 })
+    expect(tail.nextSeq).toBe(3001)
+    expect(tail.endsClean).toBe(true)
+    // At least 25 records, widened to the start of the turn: 3 whole turns.
+    expect(tail.records).toEqual(records.slice(2971))
+    expect(tail.records[0]).toEqual(prompt(297))
+    expect(tail.firstSeq).toBe(2971)
+    const text = await readFile(file, 'utf8')
+    expect(text.slice(tail.firstOffset).split('\n')[0]).toBe(JSON.stringify(prompt(297)))
+
+    let cursor = { seq: tail.firstSeq, offset: tail.firstOffset }
+    let all = tail.records
+    let pages = 0
+    while (cursor.seq > 0) {
+      const page = await readTranscriptPage(file, cursor.seq, cursor.offset, { limit: 100 })
+      expect(page.firstSeq).toBeLessThan(cursor.seq)
+      all = page.records.concat(all)
+      cursor = { seq: page.firstSeq, offset: page.firstOffset }
+      pages++
+    }
+    expect(pages).toBe(30)
+    expect(all).toEqual(records)
+    expect(cursor.offset).toBe(0)
+  })
+
+  it('counts a torn last line as a skipped line, as the whole read does', async () => {
+    const { file } = await longTranscript(3)
+    await appendFile(file, '{"t":"update","at":"2026')
+    const whole = await readTranscript(file)
+    const tail = await readTranscriptTail(file, { limit: 5 })
+    expect(tail).toMatchObject({ nextSeq: whole.nextSeq, endsClean: false, skippedLines: 1, firstSeq: 21 })
+    expect(tail.records).toEqual(whole.records.slice(-9 - 1))
+  })
+
+  it('stops at a byte budget even inside one long turn, but never cuts a line', async () => {
+    const records: TranscriptRecord[] = [header, prompt(0), chunk('x'.repeat(3_000_000)), ...Array.from({ length: 2000 }, (_, i) => chunk(`small ${i}`))]
+    const file = join(dir, 'big.jsonl')
+    await writeFile(file, records.map((r) => JSON.stringify(r) + '\n').join(''))
+    const tail = await readTranscriptTail(file, { limit: 10, maxBytes: 64 * 1024 })
+    // No turn start within the budget: it stops after about the budget, well short of the 3 MB line.
+    expect(tail.records.length).toBeGreaterThan(10)
+    expect(tail.records.length).toBeLessThan(2000)
+    expect(tail.records).toEqual(records.slice(-tail.records.length))
+    // Paging back in 64 KB steps reaches the start; the page that meets the huge line carries it whole.
+    let cursor = { seq: tail.firstSeq, offset: tail.firstOffset }
+    let all = tail.records
+    const sizes: number[] = []
+    while (cursor.seq > 0) {
+      const page = await readTranscriptPage(file, cursor.seq, cursor.offset, { limit: 10_000, maxBytes: 64 * 1024 })
+      sizes.push(page.records.length)
+      all = page.records.concat(all)
+      cursor = { seq: page.firstSeq, offset: page.firstOffset }
+    }
+    expect(all.length === records.length && all.every((r, i) => JSON.stringify(r) === JSON.stringify(records[i]))).toBe(true)
+    expect(sizes.length).toBeGreaterThan(3)
+  })
+
+  it('knows a grown transcript and refuses a cursor that is not at the start of a line', async () => {
+    const { file } = await longTranscript(2)
+    expect((await readTranscriptTail(file, { limit: 1 })).nextSeq).toBe(21)
+    await appendFile(file, JSON.stringify(prompt(9)) + '\n')
+    const tail = await readTranscriptTail(file, { limit: 1 })
+    expect(tail).toMatchObject({ nextSeq: 22, firstSeq: 21, records: [prompt(9)] })
+    await expect(readTranscriptPage(file, 5, tail.firstOffset - 3, { limit: 1 })).rejects.toThrow(/no longer exists/)
+    expect(await readTranscriptTail(join(dir, 'none.jsonl'), { limit: 5 })).toMatchObject({ records: [], nextSeq: 0, firstSeq: 0 })
+  })
+})
+
+describe('writing under trouble', () => {
+  it('keeps records whose write failed and writes them, in order, once it can', async () => {
+    const file = join(dir, 'blocked.jsonl')
+    // A folder where the file should be: every append fails (EISDIR) until it goes.
+    await mkdir(file)
+    const errors: Error[] = []
+    const writer = new TranscriptWriter(file, 0, true, (e) => errors.push(e))
+    writer.append(stop(0))
+    writer.append(stop(1))
+    await writer.flush()
+    expect(errors.length).toBeGreaterThan(0)
+    await rm(file, { recursive: true })
+    writer.append(stop(2))
+    await writer.flush()
+    const contents = await readTranscript(file)
+    expect(contents.records).toEqual([stop(0), stop(1), stop(2)])
+    expect(contents).toMatchObject({ nextSeq: 3, skippedLines: 0 })
   })
 })

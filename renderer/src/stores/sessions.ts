@@ -1,8 +1,8 @@
 import { defineStore } from 'pinia'
-import { computed, ref } from 'vue'
+import { computed, markRaw, ref } from 'vue'
 import type { Attachment } from '../../../shared/contract'
 import type { SessionRecord, SessionState } from '../../../shared/domain'
-import { applyRecord, createThread, type Thread } from '../../../shared/thread'
+import { applyRecordAt, createThread, type Thread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import { host, messageOf } from '../host/client'
 import { useAppStore } from './app'
@@ -22,10 +22,37 @@ export interface OpenThread {
   /** seq of the next record this thread expects. */
   nextSeq: number
   skippedLines: number
+  /** seq and byte offset of the first record shown: above 0, earlier records can still be loaded. */
+  firstSeq: number
+  firstOffset: number
+  /**
+   * The records shown, kept while earlier ones are missing (firstSeq > 0):
+   * loading earlier records folds them all again, in order.
+   */
+  records: TranscriptRecord[] | null
+  loadingEarlier: boolean
 }
+
+/** Records shown when a conversation opens: its last turns (a long transcript is never read whole for the first screen). */
+const TAIL_RECORDS = 400
+/** Records added by each "load earlier". */
+const EARLIER_RECORDS = 800
 
 /** What arrived for a session while its snapshot was on its way, in order. */
 type Held = { kind: 'records'; seq: number; records: TranscriptRecord[] } | { kind: 'state'; state: SessionState }
+
+/**
+ * Folds records that end just before `nextSeq`. Entries are named after their
+ * records' seqs (counted back from the end), so when earlier records are
+ * folded in front later, the entries already shown keep their ids and the
+ * list keeps the reader's place.
+ */
+function foldAll(records: TranscriptRecord[], nextSeq: number): Thread {
+  const thread = createThread()
+  const first = nextSeq - records.length
+  for (let i = 0; i < records.length; i++) applyRecordAt(thread, records[i], first + i)
+  return thread
+}
 
 export const useSessionsStore = defineStore('sessions', () => {
   const app = useAppStore()
@@ -65,11 +92,17 @@ export const useSessionsStore = defineStore('sessions', () => {
     const run = (async () => {
       let loaded = false
       try {
-        const snapshot = await host().request('sessions.open', { id })
+        const snapshot = await host().request('sessions.open', { id, tail: TAIL_RECORDS })
         // Fold the snapshot before it becomes reactive: one render however long the transcript is.
-        const thread = createThread()
-        for (const record of snapshot.records) applyRecord(thread, record)
-        threads.value[id] = { thread, nextSeq: snapshot.nextSeq, skippedLines: snapshot.skippedLines }
+        threads.value[id] = {
+          thread: foldAll(snapshot.records, snapshot.nextSeq),
+          nextSeq: snapshot.nextSeq,
+          skippedLines: snapshot.skippedLines,
+          firstSeq: snapshot.firstSeq,
+          firstOffset: snapshot.firstOffset,
+          records: snapshot.firstSeq > 0 ? markRaw(snapshot.records) : null,
+          loadingEarlier: false
+        }
         states.value[id] = snapshot.state
         projects.upsertSession(snapshot.record)
         delete loadErrors.value[id]
@@ -145,8 +178,44 @@ export const useSessionsStore = defineStore('sessions', () => {
     }
     for (let i = 0; i < records.length; i++) {
       if (seq + i < open.nextSeq) continue
-      applyRecord(open.thread, records[i])
+      applyRecordAt(open.thread, records[i], seq + i)
+      open.records?.push(records[i])
       open.nextSeq = seq + i + 1
+    }
+  }
+
+  /**
+   * Loads the records before the first one shown (a long conversation opens
+   * at its end) and folds the thread again with them. Resolves false when
+   * there is nothing earlier.
+   */
+  async function loadEarlier(id: string): Promise<boolean> {
+    const open = threads.value[id]
+    if (!open || open.firstSeq === 0 || open.loadingEarlier || loading.has(id)) return false
+    open.loadingEarlier = true
+    try {
+      const page = await host().request('transcripts.read', {
+        id,
+        before: open.firstSeq,
+        offset: open.firstOffset,
+        limit: EARLIER_RECORDS
+      })
+      // The thread may have been reloaded meanwhile (a reconnect): then this page no longer fits.
+      if (threads.value[id] !== open) return false
+      const records = page.records.concat(open.records ?? [])
+      open.thread = foldAll(records, open.nextSeq)
+      open.firstSeq = page.firstSeq
+      open.firstOffset = page.firstOffset
+      open.records = page.firstSeq > 0 ? markRaw(records) : null
+      if (page.skippedLines > 0) {
+        app.report(`${page.skippedLines} damaged line${page.skippedLines === 1 ? '' : 's'} of this conversation could not be read and ${page.skippedLines === 1 ? 'was' : 'were'} skipped.`)
+      }
+      return true
+    } catch (error) {
+      app.report(`Could not load the earlier part of the conversation: ${messageOf(error)}`)
+      return false
+    } finally {
+      open.loadingEarlier = false
     }
   }
 
@@ -266,6 +335,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     stateOf,
     open,
     loadThread,
+    loadEarlier,
     receiveRecords,
     flushRecords,
     revealEntry,

@@ -1,0 +1,119 @@
+import { promises as fs } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
+
+/**
+ * Crash-safe whole-file writes, for db.json. A write goes to a temporary file
+ * beside the target, is flushed to the disk (fsync), then renamed over the
+ * target, and the folder is flushed so the rename itself survives a power
+ * loss. A crash at any moment leaves either the old file or the new one, never
+ * a mix. lowdb's own adapter (steno) renames but never fsyncs, so a power loss
+ * could leave an empty db.json behind it.
+ *
+ * Writes are serialised; while one is on its way, later calls wait for a
+ * single next write carrying the newest text (older pending texts are
+ * superseded), so a burst of saves costs at most two writes.
+ */
+export class AtomicTextFile {
+  private readonly temp: string
+  /** The last write queued (resolved when idle). */
+  private tail: Promise<void> = Promise.resolve()
+  /** The write that has not started yet, which new texts join. */
+  private queued: Promise<void> | null = null
+  private queuedText: string | null = null
+
+  constructor(readonly file: string) {
+    this.temp = join(dirname(file), `.${basename(file)}.tmp`)
+  }
+
+  /** The file's text, or null when it does not exist. */
+  async read(): Promise<string | null> {
+    try {
+      return await fs.readFile(this.file, 'utf8')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+      throw error
+    }
+  }
+
+  /** Resolves once `text` (or a newer text) is durably in place. */
+  write(text: string): Promise<void> {
+    this.queuedText = text
+    if (!this.queued) {
+      const run = this.tail
+        .catch(() => undefined)
+        .then(() => {
+          this.queued = null
+          const next = this.queuedText!
+          this.queuedText = null
+          return this.writeNow(next)
+        })
+      this.queued = run
+      this.tail = run
+    }
+    return this.queued
+  }
+
+  private async writeNow(text: string): Promise<void> {
+    const handle = await fs.open(this.temp, 'w')
+    try {
+      await handle.writeFile(text, 'utf8')
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    await renameWithRetry(this.temp, this.file)
+    await syncFolder(dirname(this.file))
+  }
+}
+
+/** A lowdb adapter over AtomicTextFile: JSON in, JSON out. */
+export class AtomicJsonFile<T> {
+  private readonly text: AtomicTextFile
+
+  constructor(file: string) {
+    this.text = new AtomicTextFile(file)
+  }
+
+  async read(): Promise<T | null> {
+    const text = await this.text.read()
+    return text === null ? null : (JSON.parse(text) as T)
+  }
+
+  /** Serialises at call time: later changes to `data` are not part of this write. */
+  write(data: T): Promise<void> {
+    return this.text.write(JSON.stringify(data, null, 2))
+  }
+}
+
+/**
+ * Flushes a folder's entries (a new or renamed file) to the disk. Windows
+ * cannot open a folder for that and orders its own metadata, so it is skipped
+ * there; a file system that refuses it (some network mounts) is not an error.
+ */
+export async function syncFolder(folder: string): Promise<void> {
+  if (process.platform === 'win32') return
+  let handle: fs.FileHandle | undefined
+  try {
+    handle = await fs.open(folder, 'r')
+    await handle.sync()
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code !== 'EINVAL' && code !== 'ENOTSUP' && code !== 'EISDIR' && code !== 'EPERM') throw error
+  } finally {
+    await handle?.close()
+  }
+}
+
+/** Windows refuses a rename over a file another process (an antivirus, an indexer) holds open for a moment. */
+async function renameWithRetry(from: string, to: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await fs.rename(from, to)
+      return
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (attempt >= 10 || (code !== 'EPERM' && code !== 'EBUSY' && code !== 'EACCES')) throw error
+      await new Promise((resolve) => setTimeout(resolve, 50 * (attempt + 1)))
+    }
+  }
+}

@@ -1,0 +1,187 @@
+import { appendFile, mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import type { Browser, Page } from 'playwright-core'
+import type { Host } from '../../electron/host/host'
+import type { RunningServer } from '../../electron/host/ws-server'
+import type { TranscriptRecord } from '../../shared/transcript'
+import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { launchBrowser, screenshot, serve, watchConsole } from './browser'
+
+/**
+ * What the user sees after things went wrong: a damaged db.json (moved aside,
+ * sessions rebuilt, the user told), a torn transcript line (reported), a very
+ * long conversation (opens at its end, earlier parts load on scrolling up),
+ * and an agent that crashed mid-turn (the error shown, the next message
+ * continues the session, also after a restart).
+ */
+
+let root: string
+let dataDir: string
+let projectDir: string
+let browser: Browser
+let host: Host | null = null
+let server: RunningServer | null = null
+
+beforeAll(async () => {
+  browser = await launchBrowser()
+})
+afterAll(async () => {
+  await browser?.close()
+})
+beforeEach(async () => {
+  root = await tempDir('e2e-recovery')
+  dataDir = join(root, 'data')
+  projectDir = join(root, 'long-project')
+  await mkdir(projectDir, { recursive: true })
+})
+afterEach(async () => {
+  await stopHost()
+  await removeDir(root)
+})
+
+async function startHost(): Promise<RunningServer> {
+  host = await openHost(dataDir)
+  server = await serve(host)
+  return server
+}
+
+async function stopHost(): Promise<void> {
+  await server?.close()
+  await host?.close()
+  server = null
+  host = null
+}
+
+async function newPage(url: string): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const page = await context.newPage()
+  const problems = watchConsole(page)
+  await page.goto(url)
+  return { page, problems }
+}
+
+const at = '2026-03-01T12:00:00.000Z'
+
+/** Turns as an agent would have left them: a question, an answer in three chunks, the end of the turn. */
+function turns(from: number, count: number): string {
+  const lines: TranscriptRecord[] = []
+  for (let n = from; n < from + count; n++) {
+    lines.push({ t: 'prompt', at, content: [{ type: 'text', text: `Question ${n}` }] })
+    for (const part of ['Answer ', `number ${n}`, ', in full.']) {
+      lines.push({ t: 'update', at, update: { sessionUpdate: 'agent_message_chunk', messageId: `m${n}`, content: { type: 'text', text: part } } })
+    }
+    lines.push({ t: 'stop', at, stopReason: 'end_turn' })
+  }
+  return lines.map((r) => JSON.stringify(r) + '\n').join('')
+}
+
+describe('recovering in the browser', () => {
+  it('tells the user about a damaged db.json and a torn line, and opens a long conversation at its end', async () => {
+    host = await openHost(dataDir)
+    const project = await host.request('projects.add', { cwd: projectDir })
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'agent-state')))
+    const record = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
+    await host.request('sessions.prompt', { id: record.id, text: 'The very first question' })
+    await host.close()
+    host = null
+    // Months of conversation: 3,000 more turns (15,000 records), then a line torn by a crash.
+    const transcript = join(dataDir, 'transcripts', `${record.id}.jsonl`)
+    await appendFile(transcript, turns(1, 3000))
+    await appendFile(transcript, '{"t":"update","at":"2026-03-01T12:00:00.000Z","update":{"sessionUpd')
+    // And db.json half written.
+    await writeFile(join(dataDir, 'db.json'), '{"version": 2, "projects": [{"id": "')
+
+    const { page, problems } = await newPage((await startHost()).url)
+    const banner = page.getByTestId('error-banner').filter({ hasText: 'db.json could not be read' })
+    await banner.waitFor()
+    expect(await banner.textContent()).toMatch(/moved to .*db\.corrupt-.*1 session\(s\) were recovered from their transcripts.*Agents you had added yourself/s)
+
+    // The recovered session keeps its title (its first question) and opens at its end.
+    await page.getByTestId('session-item').filter({ hasText: 'The very first question' }).click()
+    await page.getByTestId('entry-user').filter({ hasText: 'Question 3000' }).waitFor()
+    await page.getByTestId('error-banner').filter({ hasText: '1 damaged line of “The very first question” could not be read and was skipped' }).waitFor()
+    // The list is virtualised: the thread says how many entries it holds; only those in view are in the page.
+    const thread = page.getByTestId('thread')
+    const userEntries = async (): Promise<number> => Number(await thread.getAttribute('data-user-entries'))
+    const shownAtFirst = await userEntries()
+    expect(shownAtFirst).toBeGreaterThan(10)
+    expect(shownAtFirst).toBeLessThan(200)
+    await page.getByTestId('load-earlier').waitFor({ state: 'attached' })
+    await screenshot(page, 'recovery-banner-and-tail')
+
+    // Scrolling up loads earlier turns, and the reader stays where they were: the first question of the
+    // tail, at the top of the view when the loading starts, is still on screen after earlier turns came in.
+    await page.getByTestId('load-earlier').scrollIntoViewIfNeeded()
+    // The first question on screen once the list has drawn where it now is (it renders a frame later).
+    await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
+    const anchorText = await page.getByTestId('entry-user').evaluateAll((els) => {
+      const onScreen = els.find((el) => el.getBoundingClientRect().bottom > 0)
+      return (onScreen?.textContent ?? '').trim()
+    })
+    await screenshot(page, 'recovery-load-earlier')
+    await expect.poll(userEntries).toBeGreaterThan(shownAtFirst)
+    const same = page.getByTestId('entry-user').filter({ hasText: new RegExp(`^\\s*${anchorText}\\s*$`) })
+    await expect.poll(() => same.isVisible()).toBe(true)
+    const viewport = page.viewportSize()!
+    const box = (await same.boundingBox())!
+    expect(box.y + box.height > 0 && box.y < viewport.height).toBe(true)
+
+    // Clicking on reaches the very beginning.
+    for (let i = 0; i < 40 && (await page.getByTestId('load-earlier').count()) > 0; i++) {
+      await page.getByTestId('load-earlier').click().catch(() => undefined)
+      const button = page.getByTestId('load-earlier')
+      await expect.poll(async () => (await button.count()) === 0 || (await button.isEnabled())).toBe(true)
+    }
+    await expect.poll(userEntries).toBe(3001)
+    await page.getByTestId('thread-scroll').evaluate((el) => el.scrollTo({ top: 0 }))
+    await page.getByTestId('entry-user').filter({ hasText: 'The very first question' }).waitFor()
+    expect(problems).toEqual([])
+
+    // The same at the top of the conversation, in the dark.
+    const dark = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'dark' })
+    const darkPage = await dark.newPage()
+    await darkPage.goto(server!.url)
+    await darkPage.getByTestId('session-item').first().click()
+    await darkPage.getByTestId('entry-user').filter({ hasText: 'Question 3000' }).waitFor()
+    await darkPage.getByTestId('load-earlier').scrollIntoViewIfNeeded()
+    await screenshot(darkPage, 'recovery-load-earlier-dark')
+    await dark.close()
+  })
+
+  it('shows an agent crash mid-turn, keeps what it said, and continues with the next message, also after a restart', async () => {
+    const first = await startHost()
+    const project = await host!.request('projects.add', { cwd: projectDir })
+    const agent = await host!.request('agents.add', scriptedAgent(join(root, 'agent-state')))
+    await host!.request('sessions.new', { projectId: project.id, agentId: agent.id })
+    const { page, problems } = await newPage(first.url)
+    await page.getByTestId('session-item').first().click()
+    await page.getByTestId('composer-input').fill('/stream 3\n/stderr the model server went away\n/exit 7')
+    await page.getByTestId('send').click()
+
+    const error = page.getByTestId('entry-error')
+    await error.waitFor()
+    expect(await error.textContent()).toMatch(/exited with code 7.*the model server went away.*The conversation so far is kept; send again/s)
+    expect(await page.getByTestId('entry-assistant').first().textContent()).toContain('chunk 1 chunk 2 chunk 3')
+    await screenshot(page, 'recovery-agent-crash')
+
+    await page.getByTestId('composer-input').fill('are you back?')
+    await page.getByTestId('send').click()
+    await page.getByTestId('entry-assistant').filter({ hasText: 'You said: are you back?' }).waitFor()
+
+    expect(problems).toEqual([])
+
+    // Quit and start again: the conversation is all there and goes on.
+    await page.close()
+    await stopHost()
+    const second = await startHost()
+    const again = await newPage(second.url)
+    await again.page.getByTestId('session-item').first().click()
+    await again.page.getByTestId('entry-assistant').filter({ hasText: 'You said: are you back?' }).waitFor()
+    await again.page.getByTestId('composer-input').fill('after the restart')
+    await again.page.getByTestId('send').click()
+    await again.page.getByTestId('entry-assistant').filter({ hasText: 'You said: after the restart' }).waitFor()
+    expect(await again.page.getByTestId('entry-assistant').filter({ hasText: 'chunk 1 chunk 2 chunk 3' }).count()).toBe(1)
+    expect(again.problems).toEqual([])
+  })
+})

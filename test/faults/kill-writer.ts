@@ -1,0 +1,63 @@
+/**
+ * The victim of the kill test (kill.test.ts): opens the data folder as the
+ * Host does (lock, db.json, a transcript) and writes as fast as it can, in
+ * two loops at once. After each write has resolved (it is on disk) it prints
+ * an acknowledgement on stdout: `S n` for the n-th store save, `T n` for the
+ * n-th transcript append. The test kills it at a random moment.
+ *
+ * Usage: node kill-writer.mjs DATADIR RUN
+ */
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { acquireDataLock } from '../../electron/host/data-lock'
+import { Store } from '../../electron/host/store'
+import { readTranscriptTail, TranscriptWriter } from '../../electron/host/transcripts'
+import type { TranscriptRecord } from '../../shared/transcript'
+
+const [dataDir, runText] = process.argv.slice(2)
+const run = Number(runText)
+const at = new Date().toISOString()
+const ack = (line: string): void => void process.stdout.write(`${line}\n`)
+
+async function main(): Promise<void> {
+  mkdirSync(join(dataDir, 'transcripts'), { recursive: true })
+  await acquireDataLock(dataDir)
+  const { store } = await Store.open(dataDir, [])
+  const file = join(dataDir, 'transcripts', 'kill.jsonl')
+  const tail = await readTranscriptTail(file, { limit: 1 })
+  const writer = new TranscriptWriter(file, tail.nextSeq, tail.endsClean, (error) => {
+    process.stderr.write(`transcript write failed: ${error.message}\n`)
+    process.exit(3)
+  })
+  ack('ready')
+
+  const storeLoop = async (): Promise<void> => {
+    for (let n = 1; ; n++) {
+      // Some bulk, so a write takes long enough to be interrupted now and then.
+      store.data.projects = Array.from({ length: 40 }, (_, i) => ({
+        id: i === 0 ? 'counter' : `bulk-${i}`,
+        name: i === 0 ? `run ${run} save ${n}` : `bulk ${n} `.repeat(100),
+        cwd: '/nowhere',
+        createdAt: at
+      }))
+      await store.save()
+      ack(`S ${n}`)
+    }
+  }
+  const transcriptLoop = async (): Promise<void> => {
+    for (let n = 1; ; n++) {
+      // Every 8th record is 96 KB: a write of many pages, which a kill can tear.
+      const padding = n % 8 === 0 ? 'x'.repeat(96 * 1024) : ''
+      const record: TranscriptRecord = { t: 'error', at, message: `run ${run} append ${n} ${padding}` }
+      writer.append(record)
+      await writer.flush()
+      ack(`T ${n}`)
+    }
+  }
+  await Promise.all([storeLoop(), transcriptLoop()])
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`kill-writer: ${error.stack ?? error.message}\n`)
+  process.exit(2)
+})

@@ -1,0 +1,186 @@
+import { existsSync } from 'node:fs'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { AtomicTextFile } from '../../electron/host/atomic-file'
+import { DB_VERSION, Store } from '../../electron/host/store'
+import type { AgentDefinition } from '../../shared/domain'
+import type { TranscriptRecord } from '../../shared/transcript'
+import { removeDir, tempDir } from '../helpers'
+
+/** db.json: migrations from every earlier version, atomic coalesced saves, and recovery when it is damaged. */
+
+let dataDir: string
+beforeEach(async () => (dataDir = await tempDir('store')))
+afterEach(async () => {
+  vi.restoreAllMocks()
+  await removeDir(dataDir)
+})
+
+const presets: AgentDefinition[] = [{ id: 'preset', name: 'Preset', command: 'preset-agent', args: [], env: {} }]
+const at = '2026-01-01T00:00:00.000Z'
+
+/**
+ * A db.json as each earlier version of Switchboard wrote it: one row per
+ * version below DB_VERSION. When DB_VERSION goes up, add the row for the
+ * version it replaces (the test below insists).
+ */
+const EARLIER_VERSIONS: { version: number; db: Record<string, unknown> }[] = [
+  {
+    version: 1,
+    db: {
+      version: 1,
+      projects: [{ id: 'p1', name: 'app', cwd: '/home/me/app', createdAt: at }],
+      agents: [
+        { id: 'claude', name: 'Claude Code', command: 'claude-code-acp', args: [], env: {} },
+        { id: 'mine', name: 'My agent', command: '/opt/my-agent', args: ['--acp'], env: { MODE: 'fast' } }
+      ],
+      sessions: [
+        {
+          id: 's1',
+          sessionId: 'sess-1',
+          agentId: 'mine',
+          projectId: 'p1',
+          cwd: '/home/me/app',
+          title: 'Fix the build',
+          createdAt: at,
+          updatedAt: at,
+          lastStopReason: 'end_turn'
+        }
+      ]
+    }
+  },
+  {
+    // 2 added remembered permission answers.
+    version: 2,
+    db: {
+      version: 2,
+      projects: [{ id: 'p1', name: 'app', cwd: '/home/me/app', createdAt: at, additionalDirectories: ['/home/me/lib'] }],
+      agents: [{ id: 'mine', name: 'My agent', command: '/opt/my-agent', args: ['--acp'], env: { MODE: 'fast' }, secretEnv: ['API_KEY'] }],
+      sessions: [
+        {
+          id: 's1',
+          sessionId: 'sess-1',
+          agentId: 'mine',
+          projectId: 'p1',
+          cwd: '/home/me/app',
+          additionalDirectories: ['/home/me/lib'],
+          title: 'Fix the build',
+          createdAt: at,
+          updatedAt: at
+        }
+      ],
+      permissionRules: [{ id: 'r1', agentId: 'mine', projectId: 'p1', toolKind: 'read', decision: 'allow', createdAt: at }]
+    }
+  }
+]
+
+async function writeDb(value: unknown): Promise<void> {
+  await writeFile(join(dataDir, 'db.json'), typeof value === 'string' ? value : JSON.stringify(value))
+}
+
+async function readDb(): Promise<Record<string, unknown>> {
+  return JSON.parse(await readFile(join(dataDir, 'db.json'), 'utf8')) as Record<string, unknown>
+}
+
+describe('database migrations', () => {
+  it('has a db.json of every earlier version to migrate from', () => {
+    expect(EARLIER_VERSIONS.map((row) => row.version)).toEqual(Array.from({ length: DB_VERSION - 1 }, (_, i) => i + 1))
+  })
+
+  it.each(EARLIER_VERSIONS)('migrates a version $version db.json to the current version, keeping every record and a backup', async ({ version, db }) => {
+    await writeDb(db)
+    const { store, warnings } = await Store.open(dataDir, presets)
+    expect(warnings).toEqual([])
+    expect(store.data.version).toBe(DB_VERSION)
+    // Nothing the user had is lost: each list keeps its records, with every field they had.
+    for (const key of ['projects', 'agents', 'sessions'] as const) {
+      expect(store.data[key]).toEqual((db[key] as unknown[]).map((item) => expect.objectContaining(item as object)))
+    }
+    expect(store.data.permissionRules).toEqual(db.permissionRules ?? [])
+    // 3: MCP server profiles, none yet, none switched off.
+    expect(store.data.mcpProfiles).toEqual([])
+    expect(store.data.mcpDisabled).toEqual({})
+    expect(await readDb()).toEqual(JSON.parse(JSON.stringify(store.data)))
+    expect(JSON.parse(await readFile(join(dataDir, `db.v${version}.backup.json`), 'utf8'))).toEqual(db)
+
+    // Opening the migrated database again changes nothing and makes no new backup.
+    const before = await readFile(join(dataDir, 'db.json'), 'utf8')
+    const again = await Store.open(dataDir, presets)
+    expect(again.store.data).toEqual(store.data)
+    expect(await readFile(join(dataDir, 'db.json'), 'utf8')).toBe(before)
+    expect((await readdir(dataDir)).filter((n) => n.includes('backup'))).toEqual([`db.v${version}.backup.json`])
+  })
+
+  it('refuses a database from a newer Switchboard, whatever its shape, without touching it', async () => {
+    const future = JSON.stringify({ version: DB_VERSION + 1, workspaces: [] })
+    await writeDb(future)
+    await expect(Store.open(dataDir, presets)).rejects.toThrow(`database version ${DB_VERSION + 1}, this one reads ${DB_VERSION}`)
+    expect(await readFile(join(dataDir, 'db.json'), 'utf8')).toBe(future)
+    expect(await readdir(dataDir)).toEqual(['db.json'])
+  })
+})
+
+describe('saving', () => {
+  it('coalesces the saves of one tick into one write, and resolves once it is on disk', async () => {
+    const { store } = await Store.open(dataDir, presets)
+    const writes = vi.spyOn(AtomicTextFile.prototype as unknown as { writeNow: (text: string) => Promise<void> }, 'writeNow')
+    const saves: Promise<void>[] = []
+    for (let i = 0; i < 50; i++) {
+      store.data.projects.push({ id: `p${i}`, name: `p${i}`, cwd: `/p${i}`, createdAt: at })
+      saves.push(store.save())
+    }
+    await Promise.all(saves)
+    expect(writes).toHaveBeenCalledTimes(1)
+    expect(((await readDb()).projects as unknown[]).length).toBe(50)
+  })
+
+  it('while a write is on its way, later saves share one next write carrying the newest data', async () => {
+    const file = new AtomicTextFile(join(dataDir, 'x.json'))
+    const writes = vi.spyOn(file as unknown as { writeNow: (text: string) => Promise<void> }, 'writeNow')
+    const first = file.write('1')
+    await Promise.resolve()
+    await Promise.resolve()
+    const later = ['2', '3', '4'].map((text) => file.write(text))
+    await Promise.all([first, ...later])
+    expect(writes.mock.calls.map((c) => c[0])).toEqual(['1', '4'])
+    expect(await readFile(join(dataDir, 'x.json'), 'utf8')).toBe('4')
+    expect(existsSync(join(dataDir, '.x.json.tmp'))).toBe(false)
+  })
+})
+
+describe('a damaged db.json', () => {
+  async function writeTranscript(id: string, agentId: string, records: TranscriptRecord[]): Promise<void> {
+    await mkdir(join(dataDir, 'transcripts'), { recursive: true })
+    const header: TranscriptRecord = { t: 'header', v: 1, id, sessionId: `sess-${id}`, agentId, projectId: 'proj', cwd: '/home/me/app', createdAt: at }
+    await writeFile(join(dataDir, 'transcripts', `${id}.jsonl`), [header, ...records].map((r) => JSON.stringify(r) + '\n').join(''))
+  }
+
+  it.each([
+    ['half-written JSON', '{"version": 2, "projects": [{"id": "p'],
+    ['an empty file', ''],
+    ['JSON that is not a database', '[1, 2, 3]'],
+    ['a database missing its lists', '{"version": 2, "projects": {}}']
+  ])('with %s is moved aside, the user is told, and sessions are rebuilt from the transcripts', async (_name, text) => {
+    await writeDb(text)
+    await writeTranscript('s1', 'preset', [{ t: 'prompt', at, content: [{ type: 'text', text: 'Fix the flaky test\nand more' }] }])
+    await writeTranscript('s2', 'gone-agent', [])
+    const { store, warnings } = await Store.open(dataDir, presets)
+
+    const aside = (await readdir(dataDir)).filter((n) => n.startsWith('db.corrupt-'))
+    expect(aside).toHaveLength(1)
+    expect(await readFile(join(dataDir, aside[0]), 'utf8')).toBe(text)
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain(`moved to ${join(dataDir, aside[0])}`)
+    expect(warnings[0]).toContain('2 session(s) were recovered from their transcripts')
+    expect(warnings[0]).toContain('Agents you had added yourself (gone-agent) were lost')
+
+    expect(store.data.projects).toEqual([{ id: 'proj', name: 'app', cwd: '/home/me/app', createdAt: at }])
+    const byId = Object.fromEntries(store.data.sessions.map((s) => [s.id, s]))
+    expect(byId.s1).toMatchObject({ sessionId: 'sess-s1', agentId: 'preset', projectId: 'proj', title: 'Fix the flaky test' })
+    expect(byId.s2).toMatchObject({ sessionId: 'sess-s2', agentId: 'gone-agent', title: 'Recovered session' })
+    // The rebuilt database is written at once, in the current version.
+    expect(await readDb()).toMatchObject({ version: DB_VERSION, sessions: expect.any(Array) })
+    expect(store.data.agents.map((a) => a.id)).toEqual(['preset'])
+  })
+})
