@@ -496,7 +496,10 @@ export class Host {
     }
     const content: ContentBlock[] = [...(text.trim() ? [{ type: 'text' as const, text }] : []), ...attachments.map((a) => toContentBlock(a, connection))]
     this.appendRecord(live, { t: 'prompt', at: new Date().toISOString(), content })
-    if (live.record.title === 'New session' && !live.record.titleSetByUser) live.record.title = titleFrom(text.trim() ? text : contentToText(content))
+    if (live.record.title === 'New session' && !live.record.titleSetByUser) {
+      live.record.title = titleFrom(text.trim() ? text : contentToText(content))
+      this.events.emit('session.record', live.record)
+    }
     this.setState(id, { status: 'running', error: undefined })
     try {
       const response = await connection.agent.request(methods.agent.session.prompt, {

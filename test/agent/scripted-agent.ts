@@ -65,6 +65,18 @@ const offerSessionState = env.SCRIPTED_AGENT_SESSION_STATE === '1'
 
 if (stateDir) mkdirSync(stateDir, { recursive: true })
 
+/**
+ * SCRIPTED_AGENT_SCRIPTS: a JSON file mapping a prompt's exact text to the
+ * script to run for it, so a prompt can read like a person's (screenshots)
+ * while the agent still follows a script.
+ */
+const promptScripts: Record<string, string> = env.SCRIPTED_AGENT_SCRIPTS
+  ? (JSON.parse(readFileSync(env.SCRIPTED_AGENT_SCRIPTS, 'utf8')) as Record<string, string>)
+  : {}
+function scriptFor(text: string): string {
+  return promptScripts[text.trim()] ?? text
+}
+
 /** Synchronous stderr write: survives an immediate `process.exit`. */
 function log(text: string): void {
   try {
@@ -719,7 +731,7 @@ let app = agent({ name: agentName })
     signal.addEventListener('abort', onRequestAbort, { once: true })
     session.turn = { controller }
     try {
-      const stopReason = await new TurnRunner(session, client, controller.signal).run(text)
+      const stopReason = await new TurnRunner(session, client, controller.signal).run(scriptFor(text))
       return { stopReason }
     } finally {
       signal.removeEventListener('abort', onRequestAbort)

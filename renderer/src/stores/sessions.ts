@@ -6,7 +6,9 @@ import { applyRecord, createThread, type Thread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import { host, messageOf } from '../host/client'
 import { useAppStore } from './app'
+import { usePanesStore } from './panes'
 import { useProjectsStore } from './projects'
+import { useUiStore } from './ui'
 
 /**
  * Live sessions: their state (from `session.state` events) and the threads of
@@ -33,11 +35,15 @@ export const useSessionsStore = defineStore('sessions', () => {
 
   const states = ref<Record<string, SessionState>>({})
   const threads = ref<Record<string, OpenThread>>({})
-  const openId = ref<string | null>(null)
+  const panes = usePanesStore()
+  /** The session in the focused pane (panes.ts holds the layout: several sessions are open at once). */
+  const openId = computed<string | null>(() => panes.focused.sessionId)
   /** Why a session's transcript could not be opened, by session id. */
   const loadErrors = ref<Record<string, string>>({})
   /** Unsent composer text, by session id: switching sessions does not lose it. */
   const drafts = ref<Record<string, string>>({})
+  /** An entry to bring into view (by entry id or index) once its session's thread shows; the session view takes it. */
+  const entryToReveal = ref<{ sessionId: string; entry: string | number } | null>(null)
 
   const loading = new Map<string, Promise<void>>()
   const held = new Map<string, Held[]>()
@@ -50,9 +56,22 @@ export const useSessionsStore = defineStore('sessions', () => {
     return states.value[id] ?? { id, status: 'idle' }
   }
 
+  /** Shows a session in the focused pane (or focuses the pane that has it) and loads its thread. */
   async function open(id: string): Promise<void> {
-    openId.value = id
+    panes.show(id)
     if (!threads.value[id]) await loadThread(id)
+  }
+
+  /** Opens a session in a new pane beside the focused one (in the focused one when all panes are taken). */
+  async function openInNewPane(id: string): Promise<void> {
+    if (!panes.split(id)) useUiStore().toast('All four panes are in use: the conversation opened in the focused one. Close a pane to add another.')
+    if (!threads.value[id]) await loadThread(id)
+  }
+
+  /** Opens a session and shows one of its entries (search results, links to a message). */
+  async function revealEntry(sessionId: string, entry: string | number): Promise<void> {
+    await open(sessionId)
+    entryToReveal.value = { sessionId, entry }
   }
 
   /** Fetches the snapshot and (re)builds the thread; live records meanwhile are held and applied after. */
@@ -132,7 +151,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     delete states.value[id]
     delete drafts.value[id]
     delete loadErrors.value[id]
-    if (openId.value === id) openId.value = null
+    panes.removeSession(id)
   }
 
   /** Starts a session with an agent and opens it; throws the Host's message (the sidebar shows it, or a sign-in). */
@@ -197,11 +216,17 @@ export const useSessionsStore = defineStore('sessions', () => {
     await app.attempt(() => host().request('sessions.setModel', { id, modelId }))
   }
 
-  async function fork(id: string): Promise<void> {
+  /** Forks a session; the fork opens in the focused pane, or beside the parent when `newPane`. */
+  async function fork(id: string, newPane = false): Promise<void> {
     const record = await app.attempt(() => host().request('sessions.fork', { id }))
     if (!record) return
     projects.upsertSession(record)
-    await open(record.id)
+    await (newPane ? openInNewPane(record.id) : open(record.id))
+  }
+
+  /** Gives a session the user's own title; throws the Host's message for the field. */
+  async function rename(id: string, title: string): Promise<void> {
+    projects.upsertSession(await host().request('sessions.rename', { id, title }))
   }
 
   async function close(id: string): Promise<void> {
@@ -209,11 +234,15 @@ export const useSessionsStore = defineStore('sessions', () => {
   }
 
   async function remove(id: string, keepTranscript: boolean): Promise<void> {
+    const record = projects.sessionById(id)
     const result = await app.attempt(() => host().request('sessions.delete', { id, keepTranscript }))
     if (!result) return
     projects.removeSession(id)
     forget(id)
-    if (result.note) app.report(result.note)
+    const title = record ? `“${record.title}”` : 'The conversation'
+    const kept = keepTranscript ? ' Its transcript is kept in the data folder (deleted-transcripts).' : ''
+    if (result.agentDeleted) useUiStore().toast(`${title} was deleted here and by the agent.${kept}`)
+    else useUiStore().toast(`${title} was removed from Switchboard; the agent keeps its own copy.${result.note ? ` (${result.note})` : ''}${kept}`)
   }
 
   return {
@@ -222,9 +251,12 @@ export const useSessionsStore = defineStore('sessions', () => {
     openId,
     loadErrors,
     drafts,
+    entryToReveal,
     openSession,
     stateOf,
     open,
+    openInNewPane,
+    revealEntry,
     loadThread,
     receiveRecords,
     receiveState,
@@ -239,6 +271,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     setConfigOption,
     setModel,
     fork,
+    rename,
     close,
     remove
   }
