@@ -64,6 +64,7 @@ const SNIPPET_LENGTH = 180
 export class SearchIndex {
   private readonly mini = new MiniSearch<IndexedDoc>({
     fields: ['title', 'text'],
+    tokenize,
     storeFields: ['kind', 'projectId', 'sessionId', 'entryId'],
     searchOptions: { boost: { title: 3 } }
   })
@@ -425,6 +426,13 @@ function textsOf(thread: Thread): Map<string, EntryText> {
   return texts
 }
 
+/** Words are runs of letters and digits: punctuation and symbols (`, _, /, -) separate them. */
+const WORD_SEPARATOR = /[^\p{L}\p{N}\p{M}]+/u
+
+function tokenize(text: string): string[] {
+  return text.split(WORD_SEPARATOR).filter(Boolean)
+}
+
 function normaliseSpaces(text: string): string {
   return text.replace(/\s+/g, ' ').trim()
 }
@@ -433,11 +441,11 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 
-/** The phrase's words in order, separated by any whitespace or punctuation, case-insensitive. */
+/** The phrase's words in order, with anything but letters and digits between them, case-insensitive. */
 function phrasePattern(phrase: string): RegExp | null {
-  const words = phrase.split(/[\s\p{P}]+/u).filter(Boolean)
+  const words = tokenize(phrase)
   if (words.length === 0) return null
-  return new RegExp(words.map(escapeRegExp).join('[\\s\\p{P}]+'), 'giu')
+  return new RegExp(words.map(escapeRegExp).join('[^\\p{L}\\p{N}\\p{M}]+'), 'giu')
 }
 
 function containsPhrase(text: string, phrase: string): boolean {
