@@ -116,7 +116,7 @@ describe('search', () => {
     await page.getByTestId('search-input').fill('paym')
     await expect.poll(() => results.first().getAttribute('data-kind')).toBe('project')
     await page.keyboard.press('Enter')
-    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('project-head')
+    await expect.poll(() => page.evaluate('document.activeElement?.getAttribute("data-testid")')).toBe('project-head')
 
     // Esc closes; nothing found says so.
     await page.keyboard.press(`${mod}+K`)

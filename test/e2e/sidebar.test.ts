@@ -89,7 +89,7 @@ describe('the sidebar', () => {
     await expect.poll(() => projectNames(page)).toEqual(['alpha', 'gamma', 'Beta service'])
     await page.keyboard.press('Alt+ArrowUp')
     await expect.poll(() => projectNames(page)).toEqual(['gamma', 'alpha', 'Beta service'])
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toContain('gamma')
+    expect(await page.evaluate('document.activeElement?.textContent')).toContain('gamma')
     await menu(page, project(page, 'Beta service'), 'project-menu', 'up')
     await expect.poll(() => projectNames(page)).toEqual(['gamma', 'Beta service', 'alpha'])
     // And by dragging one onto the top of another.
