@@ -12,6 +12,7 @@ import type {
   SessionRecord,
   SessionState
 } from './domain'
+import type { SearchResults } from './search'
 import type { TranscriptRecord } from './transcript'
 import { mcpRequestParams, type McpRequestResults, type McpState } from './mcp'
 
@@ -44,6 +45,11 @@ export const requestParams = {
   'projects.add': z.object({ cwd: z.string().min(1).max(4096), name: z.string().max(200).optional() }),
   'projects.pickFolder': z.object({}),
   'projects.setAdditionalDirectories': z.object({ projectId: id, directories: z.array(z.string().min(1).max(4096)).max(50) }),
+  'projects.rename': z.object({ projectId: id, name: z.string().trim().min(1, 'A project needs a name').max(200) }),
+  /** Takes the project and its sessions out of Switchboard; transcripts are kept (deleted-transcripts/), the folder is not touched. */
+  'projects.remove': z.object({ projectId: id }),
+  /** The sidebar's order: every project id once. */
+  'projects.reorder': z.object({ projectIds: z.array(id).max(10_000) }),
   'agents.list': z.object({}),
   // Empty names and commands are refused by the Host with a sentence the form can show.
   'agents.add': z.object({
@@ -98,6 +104,9 @@ export const requestParams = {
   'sessions.close': z.object({ id }),
   'sessions.delete': z.object({ id, keepTranscript: z.boolean().default(false) }),
   'sessions.fork': z.object({ id }),
+  /** A title the user chose; it stays (the agent's session_info_update no longer changes it). */
+  'sessions.rename': z.object({ id, title: z.string().trim().min(1, 'A title cannot be empty').max(200) }),
+  'search.query': z.object({ q: z.string().max(500), limit: z.number().int().min(1).max(200).default(30) }),
   'permissions.list': z.object({ projectId: id.optional() }),
   'permissions.revoke': z.object({ ruleId: id }),
   'agents.authenticate': z.object({
@@ -164,6 +173,9 @@ export interface RequestResults extends McpRequestResults {
   'projects.add': Project
   'projects.pickFolder': { path: string | null }
   'projects.setAdditionalDirectories': Project
+  'projects.rename': Project
+  'projects.remove': { removedSessions: number }
+  'projects.reorder': Project[]
   'agents.list': AgentDefinition[]
   'agents.add': AgentDefinition
   'agents.update': AgentDefinition
@@ -191,6 +203,8 @@ export interface RequestResults extends McpRequestResults {
   /** `note` says why the agent's own copy was not deleted, when it was not. */
   'sessions.delete': { agentDeleted: boolean; note?: string }
   'sessions.fork': SessionRecord
+  'sessions.rename': SessionRecord
+  'search.query': SearchResults
   'permissions.list': PermissionRule[]
   'permissions.revoke': Record<string, never>
   'agents.authenticate': Record<string, never>

@@ -112,6 +112,8 @@ export interface SessionRecord {
   /** The additional folders the session was started with (sent to the agent only when it announces them). */
   additionalDirectories?: string[]
   title: string
+  /** The user named the session: the agent's titles (session_info_update) and the first prompt no longer change it. */
+  titleSetByUser?: boolean
   createdAt: string
   updatedAt: string
   lastStopReason?: string

@@ -17,14 +17,29 @@ export class EventBus {
   private timer: NodeJS.Timeout | null = null
   private lastFlush = 0
   private readonly listeners = new Set<(events: HostEvent[]) => void>()
+  private readonly taps = new Set<(event: HostEvent) => void>()
 
   subscribe(listener: (events: HostEvent[]) => void): () => void {
     this.listeners.add(listener)
     return () => this.listeners.delete(listener)
   }
 
+  /** Sees each event synchronously as it is emitted, before any batching (the search index follows the Host this way). */
+  tap(listener: (event: HostEvent) => void): () => void {
+    this.taps.add(listener)
+    return () => this.taps.delete(listener)
+  }
+
   emit<K extends HostEventName>(type: K, payload: HostEvents[K]): void {
-    this.enqueue({ type, payload } as HostEvent)
+    const event = { type, payload } as HostEvent
+    for (const tap of this.taps) {
+      try {
+        tap(event)
+      } catch (error) {
+        console.error(`An observer of ${type} failed`, error)
+      }
+    }
+    this.enqueue(event)
     if (!this.scheduled) {
       this.scheduled = true
       const wait = this.lastFlush + MIN_INTERVAL_MS - Date.now()

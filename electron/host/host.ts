@@ -36,7 +36,7 @@ import type {
   SessionState
 } from '../../shared/domain'
 import type { SessionModelState, SessionStateRecord, TranscriptHeader, TranscriptRecord } from '../../shared/transcript'
-import { applyRecord, contentToText, createThread, type Thread } from '../../shared/thread'
+import { applyRecordAt, contentToText, createThread, type Thread } from '../../shared/thread'
 import { AgentConnection, agentLogPath, type ClientHandlers } from './agent-connection'
 import { agentIdFor, checkAgentInput, type AgentInput } from './agent-definitions'
 import { readLogTail } from './agent-log'
@@ -57,6 +57,7 @@ import { serversForAgent, type AgentServers } from './mcp/acp-servers'
 import { lazyMcpHandlers, McpService } from './mcp/service'
 import { existingPathInside, ProjectFiles } from './project-files'
 import { readTranscript, readTranscriptPage, readTranscriptTail, TranscriptWriter, transcriptPath } from './transcripts'
+import { SearchIndex } from './search'
 
 /**
  * The Host: everything the app does, with no Electron in it. It owns the
@@ -139,6 +140,8 @@ export class Host {
   private readonly projectFiles = new ProjectFiles()
   private readonly secrets: SecretStore
   private readonly mcp: McpService
+  /** Full-text search over projects, titles and transcripts; follows the Host through its events. */
+  private readonly search: SearchIndex
   private closing = false
   private idleTimer: NodeJS.Timeout | null = null
   private closed: Promise<void> | null = null
@@ -157,6 +160,14 @@ export class Host {
       onChange: (state) => this.events.emit('mcp.changed', state)
     })
     this.terminals = new Terminals(markPrefixFor(options.dataDir))
+    this.search = new SearchIndex({
+      transcriptDir: join(options.dataDir, 'transcripts'),
+      projects: () => this.store.data.projects,
+      sessions: () => this.store.data.sessions,
+      threadOf: (id) => this.live.get(id)?.thread
+    })
+    this.events.tap((event) => this.search.noteEvent(event))
+    void this.search.build()
     const idleMs = options.agentIdleMs ?? DEFAULT_AGENT_IDLE_MS
     if (idleMs > 0) {
       this.idleTimer = setInterval(() => void this.stopIdleAgents(idleMs), Math.min(idleMs / 2, 60_000))
@@ -243,6 +254,7 @@ export class Host {
   private async shutDown(): Promise<void> {
     this.closing = true
     if (this.idleTimer) clearInterval(this.idleTimer)
+    await this.search.close()
     for (const pending of [...this.live.values()].flatMap((l) => [...l.permissions.values()])) pending.settle(null)
     this.elicitations.cancelWhere(() => true)
     this.terminals.releaseAll()
@@ -261,6 +273,9 @@ export class Host {
     'projects.add': (p) => this.addProject(p.cwd, p.name),
     'projects.pickFolder': async () => ({ path: this.options.pickFolder ? await this.options.pickFolder() : null }),
     'projects.setAdditionalDirectories': (p) => this.setAdditionalDirectories(p.projectId, p.directories),
+    'projects.rename': (p) => this.renameProject(p.projectId, p.name),
+    'projects.remove': (p) => this.removeProject(p.projectId),
+    'projects.reorder': (p) => this.reorderProjects(p.projectIds),
     'agents.list': async () => this.store.data.agents,
     'agents.add': (p) => this.addAgent(p),
     'agents.update': (p) => this.updateAgent(p.agentId, p),
@@ -289,6 +304,8 @@ export class Host {
     'sessions.close': (p) => this.closeSession(p.id),
     'sessions.delete': (p) => this.deleteSession(p.id, p.keepTranscript),
     'sessions.fork': (p) => this.forkSession(p.id),
+    'sessions.rename': (p) => this.renameSession(p.id, p.title),
+    'search.query': async (p) => this.search.query(p.q, p.limit),
     'permissions.list': async (p) => this.store.data.permissionRules.filter((r) => !p.projectId || r.projectId === p.projectId),
     'permissions.revoke': (p) => this.revokePermission(p.ruleId),
     'agents.authenticate': (p) => this.authenticate(p.agentId, p.methodId, p.values),
@@ -353,6 +370,40 @@ export class Host {
     await this.store.save()
     this.events.emit('projects.changed', this.store.data.projects)
     return project
+  }
+
+  private async renameProject(projectId: string, name: string): Promise<Project> {
+    const project = this.store.project(projectId)
+    if (!project) throw new Error(`No project with id '${projectId}'`)
+    project.name = name
+    await this.store.save()
+    this.events.emit('projects.changed', this.store.data.projects)
+    return project
+  }
+
+  /** The project leaves the sidebar with its sessions; transcripts are kept, the folder and the agents' copies are not touched. */
+  private async removeProject(projectId: string): Promise<{ removedSessions: number }> {
+    if (!this.store.project(projectId)) throw new Error(`No project with id '${projectId}'`)
+    const sessions = this.store.data.sessions.filter((s) => s.projectId === projectId)
+    for (const session of sessions) await this.dropSession(session.id, true)
+    this.store.data.projects = this.store.data.projects.filter((p) => p.id !== projectId)
+    this.store.data.permissionRules = this.store.data.permissionRules.filter((r) => r.projectId !== projectId)
+    await this.store.save()
+    this.events.emit('projects.changed', this.store.data.projects)
+    this.events.emit('permissions.changed', this.store.data.permissionRules)
+    return { removedSessions: sessions.length }
+  }
+
+  private async reorderProjects(projectIds: string[]): Promise<Project[]> {
+    const projects = this.store.data.projects
+    const byId = new Map(projects.map((p) => [p.id, p]))
+    if (projectIds.length !== projects.length || new Set(projectIds).size !== projectIds.length || projectIds.some((id) => !byId.has(id))) {
+      throw new Error('The new order must name every project exactly once (the list may have changed meanwhile; try again)')
+    }
+    this.store.data.projects = projectIds.map((id) => byId.get(id)!)
+    await this.store.save()
+    this.events.emit('projects.changed', this.store.data.projects)
+    return this.store.data.projects
   }
 
   private async addAgent(input: AgentInput): Promise<AgentDefinition> {
@@ -630,7 +681,10 @@ export class Host {
     }
     const content: ContentBlock[] = [...(text.trim() ? [{ type: 'text' as const, text }] : []), ...attachments.map((a) => toContentBlock(a, connection))]
     this.appendRecord(live, { t: 'prompt', at: new Date().toISOString(), content })
-    if (live.record.title === 'New session') live.record.title = titleFrom(text.trim() ? text : contentToText(content))
+    if (live.record.title === 'New session' && !live.record.titleSetByUser) {
+      live.record.title = titleFrom(text.trim() ? text : contentToText(content))
+      this.events.emit('session.record', live.record)
+    }
     this.setState(id, { status: 'running', error: undefined })
     try {
       const response = await connection.acp.prompt({ sessionId: live.record.sessionId!, prompt: content })
@@ -772,6 +826,12 @@ export class Host {
         note = `The agent's copy was not deleted: ${(error as Error).message}`
       }
     }
+    await this.dropSession(id, keepTranscript)
+    return note ? { agentDeleted, note } : { agentDeleted }
+  }
+
+  /** Takes a session out of Switchboard (not out of its agent): the live link ends, the record goes, the transcript is removed or kept aside. */
+  private async dropSession(id: string, keepTranscript: boolean): Promise<void> {
     const live = this.live.get(id)
     if (live) {
       if (this.stateOf(id).status === 'running') await this.cancel(id)
@@ -791,7 +851,15 @@ export class Host {
       await fs.rm(file, { force: true })
     }
     this.events.emit('session.removed', { id })
-    return note ? { agentDeleted, note } : { agentDeleted }
+  }
+
+  private async renameSession(id: string, title: string): Promise<SessionRecord> {
+    const record = this.requireSession(id)
+    record.title = title
+    record.titleSetByUser = true
+    await this.store.save()
+    this.events.emit('session.record', record)
+    return record
   }
 
   /** `session/fork`: a new session that starts with this one's history, in the agent and on screen. */
@@ -1166,7 +1234,7 @@ export class Host {
     }
     const update = checked.update
     this.appendRecord(live, { t: 'update', at, update })
-    if (update.sessionUpdate === 'session_info_update' && typeof update.title === 'string' && update.title.trim()) {
+    if (update.sessionUpdate === 'session_info_update' && typeof update.title === 'string' && update.title.trim() && !live.record.titleSetByUser) {
       live.record.title = update.title.trim()
       void this.store.save()
       this.events.emit('session.record', live.record)
@@ -1234,8 +1302,11 @@ export class Host {
     connection: AgentConnection | null,
     history: TranscriptRecord[] = []
   ): LiveSession {
+    // Entries are named after their records' seqs, as the renderer and search name them (applyRecordAt);
+    // the history ends just before the writer's next seq.
     const thread = createThread()
-    for (const past of history) applyRecord(thread, past)
+    const first = writer.nextSeq - history.length
+    for (let i = 0; i < history.length; i++) applyRecordAt(thread, history[i], first + i)
     const live: LiveSession = { record, writer, thread, connection, permissions: new Map(), connecting: null }
     this.live.set(record.id, live)
     if (connection && record.sessionId) {
@@ -1248,7 +1319,7 @@ export class Host {
   }
 
   private appendRecord(live: LiveSession, record: TranscriptRecord): void {
-    applyRecord(live.thread, record)
+    applyRecordAt(live.thread, record, live.writer.nextSeq)
     const seq = live.writer.append(record)
     this.events.emit('session.records', { id: live.record.id, seq, records: [record] })
   }

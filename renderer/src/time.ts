@@ -35,3 +35,19 @@ export function useNow(): Ref<number> {
   onBeforeUnmount(() => clearInterval(timer))
   return now
 }
+
+const shortDate = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' })
+const shortDateYear = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric' })
+
+/** "now", "5m", "3h", "2d", then the date: for narrow lists (the absolute time goes in a tooltip). */
+export function compactTime(iso: string, now = Date.now()): string {
+  const time = new Date(iso).getTime()
+  if (Number.isNaN(time)) return ''
+  const seconds = Math.max(0, Math.round((now - time) / 1000))
+  if (seconds < 60) return 'now'
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`
+  if (seconds < 24 * 3600) return `${Math.floor(seconds / 3600)}h`
+  if (seconds < 7 * 24 * 3600) return `${Math.floor(seconds / (24 * 3600))}d`
+  const date = new Date(time)
+  return date.getFullYear() === new Date(now).getFullYear() ? shortDate.format(date) : shortDateYear.format(date)
+}

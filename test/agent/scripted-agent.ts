@@ -89,6 +89,18 @@ const speaksV2 = env.SCRIPTED_AGENT_V2 === '1'
 
 if (stateDir) mkdirSync(stateDir, { recursive: true })
 
+/**
+ * SCRIPTED_AGENT_SCRIPTS: a JSON file mapping a prompt's exact text to the
+ * script to run for it, so a prompt can read like a person's (screenshots)
+ * while the agent still follows a script.
+ */
+const promptScripts: Record<string, string> = env.SCRIPTED_AGENT_SCRIPTS
+  ? (JSON.parse(readFileSync(env.SCRIPTED_AGENT_SCRIPTS, 'utf8')) as Record<string, string>)
+  : {}
+function scriptFor(text: string): string {
+  return promptScripts[text.trim()] ?? text
+}
+
 /** Synchronous stderr write: survives an immediate `process.exit`. */
 function log(text: string): void {
   try {
@@ -988,7 +1000,7 @@ let app = agent({ name: agentName })
     signal.addEventListener('abort', onRequestAbort, { once: true })
     session.turn = { controller }
     try {
-      const stopReason = await new TurnRunner(session, v1Peer(client), controller.signal).run(text)
+      const stopReason = await new TurnRunner(session, v1Peer(client), controller.signal).run(scriptFor(text))
       return { stopReason }
     } finally {
       signal.removeEventListener('abort', onRequestAbort)
@@ -1273,7 +1285,7 @@ const v2App = v2
     turn.finished = (async () => {
       let idle: v2.StateUpdate
       try {
-        idle = { state: 'idle', stopReason: await new TurnRunner(session, v2Peer(client), controller.signal).run(text) } as v2.StateUpdate
+        idle = { state: 'idle', stopReason: await new TurnRunner(session, v2Peer(client), controller.signal).run(scriptFor(text)) } as v2.StateUpdate
       } catch (error) {
         const code = error instanceof RequestError ? error.code : -32603
         idle = { state: 'idle', stopReason: 'error', error: { code, message: errorMessage(error) } }

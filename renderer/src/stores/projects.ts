@@ -58,6 +58,37 @@ export const useProjectsStore = defineStore('projects', () => {
     upsertProject(await host().request('projects.setAdditionalDirectories', { projectId, directories }))
   }
 
+  /** Renames a project; throws the Host's message for the field. */
+  async function rename(projectId: string, name: string): Promise<void> {
+    upsertProject(await host().request('projects.rename', { projectId, name }))
+  }
+
+  /** Takes a project and its sessions out of Switchboard (transcripts kept); returns how many sessions went. */
+  async function remove(projectId: string): Promise<number> {
+    const { removedSessions } = await host().request('projects.remove', { projectId })
+    projects.value = projects.value.filter((p) => p.id !== projectId)
+    sessions.value = sessions.value.filter((s) => s.projectId !== projectId)
+    return removedSessions
+  }
+
+  /** Moves a project to another place in the sidebar (at once; the Host's answer confirms or puts it back). */
+  async function move(projectId: string, toIndex: number): Promise<void> {
+    const from = projects.value.findIndex((p) => p.id === projectId)
+    const to = Math.max(0, Math.min(projects.value.length - 1, toIndex))
+    if (from < 0 || from === to) return
+    const before = projects.value
+    const next = [...before]
+    const [moved] = next.splice(from, 1)
+    next.splice(to, 0, moved)
+    projects.value = next
+    try {
+      projects.value = await host().request('projects.reorder', { projectIds: next.map((p) => p.id) })
+    } catch (error) {
+      projects.value = before
+      throw error
+    }
+  }
+
   /** Sessions the agent has for this project's folder, made in other clients. Returns how many came in. */
   async function importSessions(projectId: string, agentId: string): Promise<number> {
     const { imported } = await host().request('sessions.import', { projectId, agentId })
@@ -92,6 +123,9 @@ export const useProjectsStore = defineStore('projects', () => {
     add,
     pickAndAdd,
     setAdditionalDirectories,
+    rename,
+    remove,
+    move,
     importSessions,
     upsertProject,
     upsertSession,

@@ -6,7 +6,9 @@ import { applyRecordAt, createThread, type Thread } from '../../../shared/thread
 import type { TranscriptRecord } from '../../../shared/transcript'
 import { host, messageOf } from '../host/client'
 import { useAppStore } from './app'
+import { usePanesStore } from './panes'
 import { useProjectsStore } from './projects'
+import { useUiStore } from './ui'
 
 /**
  * Live sessions: their state (from `session.state` events) and the threads of
@@ -60,7 +62,9 @@ export const useSessionsStore = defineStore('sessions', () => {
 
   const states = ref<Record<string, SessionState>>({})
   const threads = ref<Record<string, OpenThread>>({})
-  const openId = ref<string | null>(null)
+  const panes = usePanesStore()
+  /** The session in the focused pane (panes.ts holds the layout: several sessions are open at once). */
+  const openId = computed<string | null>(() => panes.focused.sessionId)
   /** Why a session's transcript could not be opened, by session id. */
   const loadErrors = ref<Record<string, string>>({})
   /** Unsent composer text, by session id: switching sessions does not lose it. */
@@ -79,9 +83,35 @@ export const useSessionsStore = defineStore('sessions', () => {
     return states.value[id] ?? { id, status: 'idle' }
   }
 
+  /** Shows a session in the focused pane (or focuses the pane that has it) and loads its thread. */
   async function open(id: string): Promise<void> {
-    openId.value = id
+    panes.show(id)
     if (!threads.value[id]) await loadThread(id)
+  }
+
+  /** Opens a session in a new pane beside the focused one (in the focused one when all panes are taken). */
+  async function openInNewPane(id: string): Promise<void> {
+    if (!panes.split(id)) useUiStore().toast('All four panes are in use: the conversation opened in the focused one. Close a pane to add another.')
+    if (!threads.value[id]) await loadThread(id)
+  }
+
+  /**
+   * Opens a session and shows one of its entries (search results, links to a
+   * message). A conversation opens at its end: earlier records are loaded
+   * until the entry is there (`seq`: where it starts, when known).
+   */
+  async function revealEntry(sessionId: string, entry: string | number, seq?: number): Promise<void> {
+    await open(sessionId)
+    await loading.get(sessionId)
+    if (typeof entry === 'string') {
+      for (let page = 0; page < 1000; page++) {
+        const thread = threads.value[sessionId]
+        if (!thread || thread.firstSeq === 0 || (seq !== undefined && thread.firstSeq <= seq)) break
+        if (thread.thread.entries.some((e) => e.id === entry)) break
+        if (!(await loadEarlier(sessionId))) break
+      }
+    }
+    entryToReveal.value = { sessionId, entry }
   }
 
   /** Fetches the snapshot and (re)builds the thread; live records meanwhile are held and applied after. */
@@ -229,18 +259,13 @@ export const useSessionsStore = defineStore('sessions', () => {
     for (const id of Object.keys(threads.value)) void loadThread(id)
   }
 
-  /** Opens a session and shows one of its entries (search results, links to a message). */
-  async function revealEntry(sessionId: string, entry: string | number): Promise<void> {
-    await open(sessionId)
-    entryToReveal.value = { sessionId, entry }
-  }
 
   function forget(id: string): void {
     delete threads.value[id]
     delete states.value[id]
     delete drafts.value[id]
     delete loadErrors.value[id]
-    if (openId.value === id) openId.value = null
+    panes.removeSession(id)
   }
 
   /** Starts a session with an agent and opens it; throws the Host's message (the sidebar shows it, or a sign-in). */
@@ -305,11 +330,17 @@ export const useSessionsStore = defineStore('sessions', () => {
     await app.attempt(() => host().request('sessions.setModel', { id, modelId }))
   }
 
-  async function fork(id: string): Promise<void> {
+  /** Forks a session; the fork opens in the focused pane, or beside the parent when `newPane`. */
+  async function fork(id: string, newPane = false): Promise<void> {
     const record = await app.attempt(() => host().request('sessions.fork', { id }))
     if (!record) return
     projects.upsertSession(record)
-    await open(record.id)
+    await (newPane ? openInNewPane(record.id) : open(record.id))
+  }
+
+  /** Gives a session the user's own title; throws the Host's message for the field. */
+  async function rename(id: string, title: string): Promise<void> {
+    projects.upsertSession(await host().request('sessions.rename', { id, title }))
   }
 
   async function close(id: string): Promise<void> {
@@ -317,11 +348,15 @@ export const useSessionsStore = defineStore('sessions', () => {
   }
 
   async function remove(id: string, keepTranscript: boolean): Promise<void> {
+    const record = projects.sessionById(id)
     const result = await app.attempt(() => host().request('sessions.delete', { id, keepTranscript }))
     if (!result) return
     projects.removeSession(id)
     forget(id)
-    if (result.note) app.report(result.note)
+    const title = record ? `“${record.title}”` : 'The conversation'
+    const kept = keepTranscript ? ' Its transcript is kept in the data folder (deleted-transcripts).' : ''
+    if (result.agentDeleted) useUiStore().toast(`${title} was deleted here and by the agent.${kept}`)
+    else useUiStore().toast(`${title} was removed from Switchboard; the agent keeps its own copy.${result.note ? ` (${result.note})` : ''}${kept}`)
   }
 
   return {
@@ -334,11 +369,12 @@ export const useSessionsStore = defineStore('sessions', () => {
     openSession,
     stateOf,
     open,
+    openInNewPane,
+    revealEntry,
     loadThread,
     loadEarlier,
     receiveRecords,
     flushRecords,
-    revealEntry,
     receiveState,
     reloadThreads,
     forget,
@@ -351,6 +387,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     setConfigOption,
     setModel,
     fork,
+    rename,
     close,
     remove
   }

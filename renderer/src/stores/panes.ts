@@ -1,0 +1,178 @@
+import { defineStore } from 'pinia'
+import { computed, ref, watch } from 'vue'
+
+/**
+ * The main area's layout: side-by-side panes, each holding one session (of
+ * any agent and project) or nothing yet. One pane has the focus: the sidebar
+ * and search open sessions there. One may be maximised (the others stay
+ * mounted and keep streaming, just hidden). A session shows in at most one
+ * pane: opening it again focuses the pane that has it. The layout is kept in
+ * localStorage, so a reload keeps it.
+ */
+
+export interface Pane {
+  id: string
+  sessionId: string | null
+}
+
+export const MAX_PANES = 4
+const STORAGE_KEY = 'switchboard.panes'
+
+let counter = 0
+function newPane(sessionId: string | null = null): Pane {
+  return { id: `pane-${Date.now().toString(36)}-${counter++}`, sessionId }
+}
+
+export const usePanesStore = defineStore('panes', () => {
+  const panes = ref<Pane[]>([newPane()])
+  const focusedId = ref(panes.value[0].id)
+  const maximisedId = ref<string | null>(null)
+
+  const focused = computed<Pane>(() => panes.value.find((p) => p.id === focusedId.value) ?? panes.value[0])
+  const focusedIndex = computed(() => panes.value.indexOf(focused.value))
+  const canSplit = computed(() => panes.value.length < MAX_PANES)
+
+  function paneOf(sessionId: string): Pane | undefined {
+    return panes.value.find((p) => p.sessionId === sessionId)
+  }
+
+  function focus(paneId: string): void {
+    if (!panes.value.some((p) => p.id === paneId)) return
+    focusedId.value = paneId
+    // Moving to another pane while one is maximised shows that one instead.
+    if (maximisedId.value && maximisedId.value !== paneId) maximisedId.value = paneId
+  }
+
+  /** 0-based; false when there is no such pane. */
+  function focusIndex(index: number): boolean {
+    const pane = panes.value[index]
+    if (!pane) return false
+    focus(pane.id)
+    return true
+  }
+
+  function focusNext(step: 1 | -1): void {
+    const count = panes.value.length
+    focusIndex((focusedIndex.value + step + count) % count)
+  }
+
+  /** Shows a session: where it already is, else in the focused pane. */
+  function show(sessionId: string): Pane {
+    const existing = paneOf(sessionId)
+    if (existing) {
+      focus(existing.id)
+      return existing
+    }
+    focused.value.sessionId = sessionId
+    return focused.value
+  }
+
+  /**
+   * A new pane beside the focused one, holding the session (or nothing yet),
+   * and focused. When the panes are all taken, the session replaces the
+   * focused pane's and false is returned.
+   */
+  function split(sessionId: string | null = null): boolean {
+    if (sessionId) {
+      const existing = paneOf(sessionId)
+      if (existing) {
+        focus(existing.id)
+        return true
+      }
+    }
+    if (!canSplit.value) {
+      if (sessionId) show(sessionId)
+      return false
+    }
+    const pane = newPane(sessionId)
+    panes.value.splice(focusedIndex.value + 1, 0, pane)
+    maximisedId.value = null
+    focusedId.value = pane.id
+    return true
+  }
+
+  /** Closes a pane; the last one only empties. The focus goes to its neighbour. */
+  function close(paneId: string = focused.value.id): void {
+    const index = panes.value.findIndex((p) => p.id === paneId)
+    if (index < 0) return
+    if (maximisedId.value === paneId) maximisedId.value = null
+    if (panes.value.length === 1) {
+      panes.value[0].sessionId = null
+      return
+    }
+    panes.value.splice(index, 1)
+    if (focusedId.value === paneId) focusedId.value = panes.value[Math.min(index, panes.value.length - 1)].id
+  }
+
+  function toggleMaximise(paneId: string = focused.value.id): void {
+    if (panes.value.length < 2) {
+      maximisedId.value = null
+      return
+    }
+    maximisedId.value = maximisedId.value === paneId ? null : paneId
+    focus(paneId)
+  }
+
+  /** A session that is gone leaves its pane empty. */
+  function removeSession(sessionId: string): void {
+    for (const pane of panes.value) if (pane.sessionId === sessionId) pane.sessionId = null
+  }
+
+  /** After the session list is known: panes of sessions that no longer exist are emptied. */
+  function keepOnly(sessionIds: Set<string>): void {
+    for (const pane of panes.value) if (pane.sessionId && !sessionIds.has(pane.sessionId)) pane.sessionId = null
+  }
+
+  function restore(): void {
+    try {
+      const saved = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? 'null') as {
+        panes?: unknown
+        focused?: unknown
+        maximised?: unknown
+      } | null
+      if (!saved || !Array.isArray(saved.panes)) return
+      const list = saved.panes
+        .filter((p): p is Pane => typeof p === 'object' && p !== null && typeof p.id === 'string')
+        .map((p) => ({ id: p.id, sessionId: typeof p.sessionId === 'string' ? p.sessionId : null }))
+        .slice(0, MAX_PANES)
+      if (list.length === 0) return
+      panes.value = list
+      focusedId.value = list.some((p) => p.id === saved.focused) ? (saved.focused as string) : list[0].id
+      maximisedId.value = list.some((p) => p.id === saved.maximised) ? (saved.maximised as string) : null
+    } catch {
+      // A damaged saved layout is simply not restored.
+    }
+  }
+
+  function persist(): void {
+    try {
+      localStorage.setItem(
+        STORAGE_KEY,
+        JSON.stringify({ panes: panes.value, focused: focusedId.value, maximised: maximisedId.value })
+      )
+    } catch {
+      // Storage may be unavailable (private mode); the layout is then not kept.
+    }
+  }
+  watch([panes, focusedId, maximisedId], persist, { deep: true })
+
+  return {
+    panes,
+    focusedId,
+    maximisedId,
+    focused,
+    focusedIndex,
+    canSplit,
+    paneOf,
+    focus,
+    focusIndex,
+    focusNext,
+    show,
+    split,
+    close,
+    toggleMaximise,
+    removeSession,
+    keepOnly,
+    restore
+  }
+})

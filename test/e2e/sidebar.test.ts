@@ -1,0 +1,218 @@
+import { existsSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Browser, Locator, Page } from 'playwright-core'
+import type { Host } from '../../electron/host/host'
+import type { RunningServer } from '../../electron/host/ws-server'
+import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { launchBrowser, screenshot, serve, watchConsole } from './browser'
+
+/**
+ * The sidebar by mouse and keyboard: projects added, renamed, reordered and
+ * removed; conversations renamed, forked and deleted (by the agent where it
+ * can, else only here), filtered by agent.
+ */
+
+let root: string
+let dataDir: string
+let browser: Browser
+let host: Host
+let server: RunningServer
+
+beforeAll(async () => {
+  root = await tempDir('e2e-sidebar')
+  dataDir = join(root, 'data')
+  for (const name of ['alpha', 'beta', 'gamma']) await mkdir(join(root, name), { recursive: true })
+  browser = await launchBrowser()
+  host = await openHost(dataDir)
+  server = await serve(host)
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await server?.close()
+  await host?.close()
+  await removeDir(root)
+})
+
+function project(page: Page, name: string): Locator {
+  return page.getByTestId('project').filter({ has: page.getByTestId('project-name').getByText(name, { exact: true }) })
+}
+
+async function projectNames(page: Page): Promise<string[]> {
+  return page.getByTestId('project-name').allTextContents()
+}
+
+function item(page: Page, title: string): Locator {
+  return page.getByTestId('session-item').filter({ has: page.getByTestId('session-item-title').getByText(title, { exact: true }) })
+}
+
+async function menu(page: Page, target: Locator, testid: 'session-menu' | 'project-menu', choice: string): Promise<void> {
+  await target.hover()
+  await target.getByTestId(testid).first().click()
+  await page.getByTestId(`menu-${choice}`).click()
+}
+
+async function addProject(page: Page, path: string): Promise<void> {
+  await page.getByTestId('add-project-path').fill(path)
+  await page.getByTestId('add-project-submit').click()
+}
+
+describe('the sidebar', () => {
+  it('adds, renames, reorders and removes projects', async () => {
+    // Tall enough for three projects (each with its "no sessions yet" hint) to be dragged onto one another without scrolling.
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } })
+    const page = await context.newPage()
+    page.setDefaultTimeout(15_000)
+    const problems = watchConsole(page)
+    await page.goto(server.url)
+    for (const name of ['alpha', 'beta', 'gamma']) {
+      await addProject(page, join(root, name))
+      await project(page, name).waitFor()
+    }
+    expect(await projectNames(page)).toEqual(['alpha', 'beta', 'gamma'])
+
+    // Rename from the menu; Esc leaves a rename without changing anything.
+    await menu(page, project(page, 'beta'), 'project-menu', 'rename')
+    await page.getByTestId('project-rename-input').fill('Beta service')
+    await page.keyboard.press('Enter')
+    await project(page, 'Beta service').waitFor()
+    await project(page, 'gamma').getByTestId('project-head').focus()
+    await page.keyboard.press('F2')
+    await page.getByTestId('project-rename-input').fill('not this')
+    await page.keyboard.press('Escape')
+    expect(await projectNames(page)).toEqual(['alpha', 'Beta service', 'gamma'])
+
+    // Move with the keyboard (the focus stays on the moved project), and from the menu.
+    await project(page, 'gamma').getByTestId('project-head').focus()
+    await page.keyboard.press('Alt+ArrowUp')
+    await expect.poll(() => projectNames(page)).toEqual(['alpha', 'gamma', 'Beta service'])
+    await page.keyboard.press('Alt+ArrowUp')
+    await expect.poll(() => projectNames(page)).toEqual(['gamma', 'alpha', 'Beta service'])
+    expect(await page.evaluate('document.activeElement?.textContent')).toContain('gamma')
+    await menu(page, project(page, 'Beta service'), 'project-menu', 'up')
+    await expect.poll(() => projectNames(page)).toEqual(['gamma', 'Beta service', 'alpha'])
+    // And by dragging one onto the top of another.
+    await project(page, 'alpha').getByTestId('project-head').dragTo(project(page, 'gamma').getByTestId('project-head'), {
+      targetPosition: { x: 40, y: 2 }
+    })
+    await expect.poll(() => projectNames(page)).toEqual(['alpha', 'gamma', 'Beta service'])
+
+    // The order and names are the Host's: a reload shows the same.
+    await page.reload()
+    await expect.poll(() => projectNames(page)).toEqual(['alpha', 'gamma', 'Beta service'])
+
+    // Remove asks first, says what is kept, and the folder stays.
+    await menu(page, project(page, 'gamma'), 'project-menu', 'remove')
+    const dialog = page.getByTestId('confirm-dialog')
+    await expect.poll(() => dialog.textContent()).toContain('is not touched')
+    console.log(`screenshot: ${await screenshot(page, 'e2e-remove-project')}`)
+    await page.getByTestId('confirm-remove-project').click()
+    await expect.poll(() => projectNames(page)).toEqual(['alpha', 'Beta service'])
+    expect(await page.getByTestId('toast').last().textContent()).toContain('gamma was removed')
+    expect(existsSync(join(root, 'gamma'))).toBe(true)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it('renames, forks and deletes conversations, and filters them by agent', async () => {
+    const stateDir = join(root, 'agent-state')
+    const a = await host.request(
+      'agents.add',
+      scriptedAgent(stateDir, { SCRIPTED_AGENT_NAME: 'scripted-agent-a', SCRIPTED_AGENT_SESSIONS: 'fork,delete' }, 'Scripted agent A')
+    )
+    const b = await host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_NAME: 'scripted-agent-b' }, 'Scripted agent B'))
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    const page = await context.newPage()
+    page.setDefaultTimeout(15_000)
+    const problems = watchConsole(page)
+    await page.goto(server.url)
+
+    const alpha = project(page, 'alpha')
+    await alpha.getByTestId('new-session-agent').selectOption(a.id)
+    await alpha.getByTestId('new-session').click()
+    await page.getByTestId('composer-input').fill('Plan the release of version two')
+    await page.getByTestId('send').click()
+    // The first prompt names the conversation at once.
+    await item(page, 'Plan the release of version two').waitFor()
+    await expect.poll(() => page.getByTestId('entry-stop').count()).toBe(1)
+
+    // F2 renames in place; the header follows.
+    await item(page, 'Plan the release of version two').getByTestId('session-open').focus()
+    await page.keyboard.press('F2')
+    await page.getByTestId('session-rename-input').fill('Release checklist')
+    await page.keyboard.press('Enter')
+    await item(page, 'Release checklist').waitFor()
+    await expect.poll(() => page.getByTestId('session-title').textContent()).toBe('Release checklist')
+    // An empty title is refused, saying why.
+    await page.keyboard.press('F2')
+    await page.getByTestId('session-rename-input').fill('   ')
+    await page.keyboard.press('Enter')
+    const renaming = page.getByTestId('session-item').filter({ has: page.getByTestId('session-rename-input') })
+    await expect.poll(() => renaming.getByRole('alert').textContent()).toContain('cannot be empty')
+    await page.keyboard.press('Escape')
+
+    // Fork from the menu: the fork opens beside its parent, with the conversation so far.
+    await menu(page, item(page, 'Release checklist'), 'session-menu', 'fork')
+    await expect.poll(() => page.getByTestId('pane').count()).toBe(2)
+    const forkPane = page.getByTestId('pane').nth(1)
+    await expect.poll(() => forkPane.getByTestId('session-title').textContent()).toBe('Fork of Release checklist')
+    expect(await forkPane.getByTestId('entry-user').first().textContent()).toContain('Plan the release of version two')
+    await item(page, 'Fork of Release checklist').waitFor()
+    console.log(`screenshot: ${await screenshot(page, 'e2e-fork-beside')}`)
+
+    // Delete where the agent supports session/delete: it says so; the transcript is kept unless asked.
+    const forkId = await item(page, 'Fork of Release checklist').getAttribute('data-session-id')
+    await item(page, 'Fork of Release checklist').getByTestId('session-open').focus()
+    await page.keyboard.press('Delete')
+    const dialog = page.getByTestId('confirm-dialog')
+    await expect.poll(() => dialog.textContent()).toContain('Scripted agent A deletes its own copy too')
+    expect(await page.getByTestId('delete-transcript').isChecked()).toBe(false)
+    console.log(`screenshot: ${await screenshot(page, 'e2e-delete-dialog')}`)
+    await page.getByTestId('confirm-delete').click()
+    await expect.poll(() => item(page, 'Fork of Release checklist').count()).toBe(0)
+    expect(await page.getByTestId('toast').last().textContent()).toContain('deleted here and by the agent')
+    expect(existsSync(join(dataDir, 'deleted-transcripts', `${forkId}.jsonl`))).toBe(true)
+    // Its pane is left empty, saying how to fill it.
+    await expect.poll(() => forkPane.getByTestId('empty-state').count()).toBe(1)
+
+    // Another agent, without session/delete, in the second project.
+    const beta = project(page, 'Beta service')
+    await beta.getByTestId('new-session-agent').selectOption(b.id)
+    await beta.getByTestId('new-session').click()
+    await expect.poll(() => forkPane.getByTestId('agent-status').textContent()).toContain('Scripted agent B')
+    await forkPane.getByTestId('composer-input').fill('/title Scratch notes')
+    await forkPane.getByTestId('send').click()
+    await item(page, 'Scratch notes').waitFor()
+
+    // The agent filter shows one agent's conversations.
+    await page.getByTestId('agent-filter').selectOption(b.id)
+    await expect.poll(() => page.getByTestId('session-item-title').allTextContents()).toEqual(['Scratch notes'])
+    expect(await alpha.textContent()).toContain('No conversations with Scripted agent B here')
+    console.log(`screenshot: ${await screenshot(page, 'e2e-agent-filter')}`)
+    await page.getByTestId('agent-filter').selectOption('')
+    await expect.poll(() => page.getByTestId('session-item').count()).toBe(2)
+
+    // Deleting it keeps the agent's copy, and here the transcript goes too when asked.
+    const scratchId = await item(page, 'Scratch notes').getAttribute('data-session-id')
+    await menu(page, item(page, 'Scratch notes'), 'session-menu', 'delete')
+    await expect.poll(() => dialog.textContent()).toContain('Scripted agent B keeps its own copy')
+    await page.getByTestId('delete-transcript').check()
+    await page.getByTestId('confirm-delete').click()
+    await expect.poll(() => item(page, 'Scratch notes').count()).toBe(0)
+    expect(await page.getByTestId('toast').last().textContent()).toContain('removed from Switchboard; the agent keeps its own copy')
+    expect(existsSync(join(dataDir, 'transcripts', `${scratchId}.jsonl`))).toBe(false)
+    expect(existsSync(join(dataDir, 'deleted-transcripts', `${scratchId}.jsonl`))).toBe(false)
+
+    // Esc cancels a delete.
+    await item(page, 'Release checklist').getByTestId('session-open').focus()
+    await page.keyboard.press('Delete')
+    await dialog.waitFor()
+    await page.keyboard.press('Escape')
+    await expect.poll(() => dialog.isVisible()).toBe(false)
+    expect(await item(page, 'Release checklist').count()).toBe(1)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+})

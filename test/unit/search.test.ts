@@ -1,0 +1,205 @@
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { HostEvent } from '../../shared/contract'
+import type { Project, SessionRecord } from '../../shared/domain'
+import { applyRecord, createThread, type Thread } from '../../shared/thread'
+import type { TranscriptRecord } from '../../shared/transcript'
+import { SearchIndex, snippet } from '../../electron/host/search'
+import { fold, removeDir, tempDir } from '../helpers'
+
+let dir: string
+let projects: Project[]
+let sessions: SessionRecord[]
+const live = new Map<string, Thread>()
+let index: SearchIndex
+
+const at = '2026-01-01T00:00:00.000Z'
+
+function project(id: string, name: string, cwd: string): Project {
+  return { id, name, cwd, createdAt: at }
+}
+
+function session(id: string, title: string, projectId = 'p1'): SessionRecord {
+  return { id, sessionId: `acp-${id}`, agentId: 'agent-a', projectId, cwd: '/code/app', title, createdAt: at, updatedAt: at }
+}
+
+const header = (id: string): TranscriptRecord => ({ t: 'header', v: 1, id, sessionId: `acp-${id}`, agentId: 'agent-a', projectId: 'p1', cwd: '/code/app', createdAt: at })
+const prompt = (text: string): TranscriptRecord => ({ t: 'prompt', at, content: [{ type: 'text', text }] })
+const chunk = (text: string, messageId = 'm1'): TranscriptRecord => ({
+  t: 'update',
+  at,
+  update: { sessionUpdate: 'agent_message_chunk', messageId, content: { type: 'text', text } }
+})
+
+async function writeTranscript(id: string, records: TranscriptRecord[], extraLines: string[] = []): Promise<void> {
+  const lines = records.map((r) => JSON.stringify(r))
+  await writeFile(join(dir, `${id}.jsonl`), [...lines, ...extraLines].join('\n') + '\n')
+}
+
+function openIndex(): SearchIndex {
+  index = new SearchIndex({
+    transcriptDir: dir,
+    projects: () => projects,
+    sessions: () => sessions,
+    threadOf: (id) => live.get(id)
+  })
+  return index
+}
+
+/** What the Host does on each append: fold into the live thread, then emit. */
+function append(id: string, seq: number, record: TranscriptRecord): void {
+  let thread = live.get(id)
+  if (!thread) {
+    thread = createThread()
+    live.set(id, thread)
+  }
+  applyRecord(thread, record)
+  index.noteEvent({ type: 'session.records', payload: { id, seq, records: [record] } })
+}
+
+function emit(event: HostEvent): void {
+  index.noteEvent(event)
+}
+
+beforeEach(async () => {
+  dir = join(await tempDir('search'), 'transcripts')
+  await mkdir(dir, { recursive: true })
+  projects = [project('p1', 'acme-api', '/code/acme-api'), project('p2', 'website', '/code/www')]
+  sessions = []
+  live.clear()
+})
+
+afterEach(async () => {
+  await index?.close()
+  await removeDir(join(dir, '..'))
+})
+
+describe('the search index', () => {
+  it('is built from the transcripts on disk: a phrase streamed over many chunks is one hit, naming its entry and first record', async () => {
+    sessions = [session('s1', 'Port configuration'), session('s2', 'Unrelated')]
+    const records = [
+      header('s1'),
+      prompt('How is the port chosen?'),
+      chunk('The server reads the '),
+      chunk('PORT environment vari'),
+      chunk('able and falls back to 8080.'),
+      { t: 'stop', at, stopReason: 'end_turn' } as TranscriptRecord
+    ]
+    // A line torn by a crash is skipped, as everywhere else.
+    await writeTranscript('s1', records, ['{"t":"update","at":'])
+    await writeTranscript('s2', [header('s2'), prompt('Something else entirely')])
+    await openIndex().build()
+
+    const results = index.query('environment variable')
+    expect(results.indexing).toBeNull()
+    expect(results.entries).toHaveLength(1)
+    const [hit] = results.entries
+    const thread = fold(records)
+    const assistant = thread.entries.find((e) => e.kind === 'assistant')!
+    expect(hit).toMatchObject({ kind: 'entry', sessionId: 's1', projectId: 'p1', entryId: assistant.id, entryKind: 'assistant', seq: 2, title: 'Port configuration' })
+    expect(hit.snippet.text).toBe('The server reads the PORT environment variable and falls back to 8080.')
+    expect(hit.snippet.marks.map(([a, b]) => hit.snippet.text.slice(a, b))).toEqual(['environment variable'])
+
+    // The user's own words, titles and projects are found too.
+    expect(index.query('port chosen').entries[0]).toMatchObject({ sessionId: 's1', entryKind: 'user', seq: 1 })
+    expect(index.query('configuration').sessions.map((h) => h.sessionId)).toEqual(['s1'])
+    expect(index.query('acme').projects.map((h) => h.projectId)).toEqual(['p1'])
+    expect(index.query('www').projects[0].snippet.text).toBe('/code/www')
+    // Search as you type: the last word is a prefix.
+    expect(index.query('falls ba').entries).toHaveLength(1)
+    // Every word must match.
+    expect(index.query('environment website').entries).toHaveLength(0)
+  })
+
+  it('ranks text holding the exact phrase above text holding only its words, and "quotes" keep only the phrase', async () => {
+    sessions = [session('s1', 'One'), session('s2', 'Two')]
+    await writeTranscript('s1', [header('s1'), chunk('keys then rotate')])
+    await writeTranscript('s2', [
+      header('s2'),
+      chunk('Before every release we rotate keys for the staging and production services, then deploy the new build to all regions.')
+    ])
+    await openIndex().build()
+
+    const ranked = index.query('rotate keys').entries
+    expect(ranked.map((h) => h.sessionId)).toEqual(['s2', 's1'])
+    expect(ranked[0].score).toBeGreaterThan(ranked[1].score)
+    expect(index.query('"rotate keys"').entries.map((h) => h.sessionId)).toEqual(['s2'])
+  })
+
+  it('follows a live session as it grows, in batches, and sees everything appended before a query', async () => {
+    sessions = [session('s1', 'New session')]
+    await writeTranscript('s1', [header('s1')])
+    await openIndex().build()
+
+    append('s1', 1, prompt('Deploy the billing service'))
+    append('s1', 2, chunk('Deploying billing '))
+    expect(index.query('billing').entries.map((h) => h.entryKind).sort()).toEqual(['assistant', 'user'])
+    append('s1', 3, chunk('to eu-west-1 now'))
+    const hit = index.query('eu-west-1').entries[0]
+    expect(hit).toMatchObject({ sessionId: 's1', entryKind: 'assistant', seq: 2 })
+    expect(hit.snippet.text).toBe('Deploying billing to eu-west-1 now')
+
+    // A tool call's title changes as it runs: the old title is no longer found.
+    append('s1', 4, { t: 'update', at, update: { sessionUpdate: 'tool_call', toolCallId: 't1', title: 'Pending step', status: 'pending' } })
+    expect(index.query('pending step').entries).toHaveLength(1)
+    append('s1', 5, { t: 'update', at, update: { sessionUpdate: 'tool_call_update', toolCallId: 't1', title: 'Run database migrations', status: 'completed' } })
+    expect(index.query('pending step').entries).toHaveLength(0)
+    expect(index.query('migrations').entries[0]).toMatchObject({ entryKind: 'tool_call', seq: 4 })
+
+    // A session/load replay replaces the view: what was there before is gone unless replayed.
+    append('s1', 6, { t: 'reset', at, reason: 'load' })
+    append('s1', 7, { t: 'update', at, update: { sessionUpdate: 'user_message_chunk', messageId: 'u1', content: { type: 'text', text: 'Replayed question about caching' } } })
+    expect(index.query('billing').entries).toHaveLength(0)
+    expect(index.query('caching').entries[0]).toMatchObject({ entryKind: 'user', seq: 7 })
+  })
+
+  it('follows titles, removed sessions and projects', async () => {
+    sessions = [session('s1', 'Old title'), session('s2', 'Keep me', 'p2')]
+    await writeTranscript('s1', [header('s1'), prompt('a message about kittens')])
+    await writeTranscript('s2', [header('s2'), prompt('a message about puppies')])
+    await openIndex().build()
+
+    sessions[0] = { ...sessions[0], title: 'Renamed conversation' }
+    emit({ type: 'session.record', payload: sessions[0] })
+    expect(index.query('old title').sessions).toHaveLength(0)
+    expect(index.query('renamed').sessions.map((h) => h.sessionId)).toEqual(['s1'])
+    expect(index.query('kittens').entries[0].title).toBe('Renamed conversation')
+
+    sessions = sessions.filter((s) => s.id !== 's1')
+    emit({ type: 'session.removed', payload: { id: 's1' } })
+    expect(index.query('kittens').entries).toHaveLength(0)
+    expect(index.query('renamed').sessions).toHaveLength(0)
+    expect(index.query('puppies').entries).toHaveLength(1)
+
+    projects = [project('p2', 'marketing site', '/code/www')]
+    emit({ type: 'projects.changed', payload: projects })
+    expect(index.query('acme').projects).toHaveLength(0)
+    expect(index.query('marketing').projects.map((h) => h.projectId)).toEqual(['p2'])
+  })
+
+  it('reports its progress while it is still being built', async () => {
+    sessions = Array.from({ length: 30 }, (_, i) => session(`s${i}`, `Session ${i}`))
+    for (const s of sessions) await writeTranscript(s.id, [header(s.id), prompt(`needle number ${s.id}`)])
+    const building = openIndex().build()
+    const early = index.query('needle')
+    expect(early.indexing).toEqual({ done: expect.any(Number), total: 30 })
+    expect(early.indexing!.done).toBeLessThan(30)
+    await building
+    const done = index.query('needle', 100)
+    expect(done.indexing).toBeNull()
+    expect(done.entries).toHaveLength(30)
+  })
+})
+
+describe('snippets', () => {
+  it('show a window around the first match, cut at words, with every match marked', () => {
+    const text = `${'lorem ipsum '.repeat(30)}the needle is here ${'dolor sit '.repeat(30)}`
+    const result = snippet(text, 'needle', ['needle'])
+    expect(result.text.startsWith('…')).toBe(true)
+    expect(result.text.endsWith('…')).toBe(true)
+    expect(result.text.length).toBeLessThan(200)
+    expect(result.marks.map(([a, b]) => result.text.slice(a, b))).toEqual(['needle'])
+    expect(result.text).toMatch(/^… ?\w/)
+  })
+})
