@@ -133,3 +133,58 @@ export async function rendererStream(app: App, browser: Browser, chunks: number)
     await server.close()
   }
 }
+
+export interface Frames {
+  p50: number
+  p99: number
+  frames: number
+  /** Chunks per second the two panes received together, as the Host emitted them. */
+  rate: number
+}
+
+/**
+ * Two panes, each with its own agent's session, streaming at once (about
+ * 1,000 chunks/s each); the page's frame durations (requestAnimationFrame
+ * deltas: 16.7 ms is a frame on time at 60 Hz) meanwhile.
+ */
+export async function framesWhileStreaming(app: App, browser: Browser, chunks: number): Promise<Frames> {
+  const server = await serve(app.host)
+  try {
+    const sessions = []
+    for (const [i, agentId] of app.agentIds.slice(0, 2).entries()) {
+      const session = await app.host.request('sessions.new', { projectId: app.projectId, agentId })
+      await app.host.request('sessions.prompt', { id: session.id, text: `pane ${i + 1} ${session.id.slice(0, 6)}` })
+      sessions.push(session)
+    }
+    const page = await openPage(browser, server, `pane 1 ${sessions[0].id.slice(0, 6)}`)
+    await page.getByTestId('pane-split').first().click()
+    await page.getByTestId('session-item').filter({ hasText: `pane 2 ${sessions[1].id.slice(0, 6)}` }).first().click()
+    await page.getByTestId('pane').nth(1).getByTestId('composer-input').waitFor()
+    await page.evaluate(`(() => {
+      const w = (window.__frames = { deltas: [], running: true })
+      let last = performance.now()
+      const tick = () => {
+        const t = performance.now()
+        w.deltas.push(t - last)
+        last = t
+        if (w.running) requestAnimationFrame(tick)
+      }
+      requestAnimationFrame(tick)
+    })()`)
+    const counters = sessions.map((s) => chunkCounter(app.host, s.id))
+    const t0 = now()
+    await Promise.all(sessions.map((s) => app.host.request('sessions.prompt', { id: s.id, text: `/stream ${chunks}` })))
+    app.host.events.flush()
+    await until(() => counters.every((c) => c.seen() >= chunks), 'both panes to receive every chunk')
+    const seconds = (now() - t0) / 1000
+    for (const c of counters) c.stop()
+    await page.waitForTimeout(300)
+    const deltas = (await page.evaluate('(() => { window.__frames.running = false; return window.__frames.deltas.slice(2) })()')) as number[]
+    await page.context().close()
+    const sorted = [...deltas].sort((a, b) => a - b)
+    const pick = (p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+    return { p50: pick(50), p99: pick(99), frames: deltas.length, rate: (2 * chunks) / seconds }
+  } finally {
+    await server.close()
+  }
+}

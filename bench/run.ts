@@ -1,12 +1,13 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import type { Browser } from 'playwright-core'
 import { launchBrowser } from '../test/e2e/browser'
 import { acpxStream, bareSdkStream, repoRoot } from './agents'
-import { hostStream, openApp, rendererStream } from './app'
+import { framesWhileStreaming, hostStream, openApp, rendererStream } from './app'
 import { ENTRIES_PER_TURN, makeDataset } from './data'
 import { stats, repeat, table, withTempDir, type Figure } from './lib'
 import { hostMemory, type HostMemory } from './memory'
-import { listing, reopen, type Reopened } from './ui'
+import { listing, reopen, searchLatency, type Reopened } from './ui'
 
 /**
  * `npm run bench`: streaming, listing, reopening and memory, each a median of
@@ -71,31 +72,75 @@ async function streamThroughput(): Promise<void> {
   }
 }
 
-async function listingFigures(): Promise<void> {
+async function frameFigures(): Promise<void> {
+  const chunks = quick ? 1_500 : 4_000
+  const browser = await launchBrowser()
+  try {
+    await withTempDir('frames', async (root) => {
+      // Two agents of about 1,000 chunks/s each: 2 chunks per 1 ms pause (timers add their own overhead).
+      const app = await openApp(root, 2, { SCRIPTED_AGENT_CHUNK_DELAY_MS: '1', SCRIPTED_AGENT_CHUNKS_PER_DELAY: '2' })
+      try {
+        const runs: Awaited<ReturnType<typeof framesWhileStreaming>>[] = []
+        for (let i = 0; i < (quick ? 1 : 3); i++) runs.push(await framesWhileStreaming(app, browser, chunks))
+        const rate = stats(runs.map((r) => r.rate)).median
+        const note = `2 panes, ${Math.round(rate).toLocaleString('en-US')} chunks/s in all`
+        add({ group: '2', name: 'frames while streaming: p50', unit: 'ms', size: chunks, note }, runs.map((r) => r.p50))
+        const p99 = add({ group: '2', name: 'frames while streaming: p99', unit: 'ms', size: chunks, note }, runs.map((r) => r.p99))
+        p99.goal = 'p99 < 16 ms at 2,000 chunks/s'
+        p99.met = p99.median < 16
+      } finally {
+        await app.close()
+      }
+    })
+  } finally {
+    await browser.close()
+  }
+}
+
+/**
+ * A timing over data folders of 50 projects and N sessions at each size, as a
+ * ratio to the same timing over one session; `goal` applies at 10,000.
+ */
+async function overDataFolders(
+  what: { prefix: string; name: string; goal: string; limitMs: number },
+  measure: (browser: Browser, dataDir: string) => Promise<number[]>
+): Promise<void> {
   const sizes = quick ? [1_000] : [100, 1_000, 10_000]
   const browser = await launchBrowser()
   try {
-    const baseline = await withTempDir('list-base', async (root) => {
+    const baseline = await withTempDir(`${what.prefix}-base`, async (root) => {
       const { dataDir } = await makeDataset(root, { projects: 1, sessions: 1, turnsPerSession: 1 })
-      return add({ group: '3', name: 'listing: start to sidebar painted, 1 session (baseline)', unit: 'ms', size: 1 }, await repeat(RUNS, () => listing(browser, dataDir)))
+      return add({ group: '3', name: `${what.name}, 1 session (baseline)`, unit: 'ms', size: 1 }, await measure(browser, dataDir))
     })
     baseline.ratio = 1
     baseline.baseline = '1 session'
     for (const size of sizes) {
-      await withTempDir('list', async (root) => {
+      await withTempDir(what.prefix, async (root) => {
         const { dataDir } = await makeDataset(root, { projects: 50, sessions: size, turnsPerSession: 1 })
-        const f = add({ group: '3', name: 'listing: start to sidebar painted, 50 projects', unit: 'ms', size }, await repeat(RUNS, () => listing(browser, dataDir)))
+        const f = add({ group: '3', name: `${what.name}, 50 projects`, unit: 'ms', size }, await measure(browser, dataDir))
         f.ratio = f.median / baseline.median
         f.baseline = '1 session'
         if (size === 10_000) {
-          f.goal = '< 150 ms'
-          f.met = f.median < 150
+          f.goal = what.goal
+          f.met = f.median < what.limitMs
         }
       })
     }
   } finally {
     await browser.close()
   }
+}
+
+function searchFigures(): Promise<void> {
+  return overDataFolders({ prefix: 'search', name: 'search: query to results painted', goal: '< 100 ms', limitMs: 100 }, (browser, dataDir) =>
+    searchLatency(browser, dataDir, 'render listing', quick ? 2 : 5)
+  )
+}
+
+function listingFigures(): Promise<void> {
+  return overDataFolders({ prefix: 'list', name: 'listing: start to sidebar painted', goal: '< 150 ms', limitMs: 150 }, (browser, dataDir) =>
+    repeat(RUNS, () => listing(browser, dataDir))
+  )
 }
 
 async function reopenFigures(): Promise<void> {
@@ -167,7 +212,9 @@ async function main(): Promise<void> {
   const only = new Set((process.env.BENCH_ONLY ?? '').split(',').filter(Boolean))
   const want = (name: string): boolean => only.size === 0 || only.has(name)
   if (want('stream')) await streamThroughput()
+  if (want('frames')) await frameFigures()
   if (want('listing')) await listingFigures()
+  if (want('search')) await searchFigures()
   if (want('reopen')) await reopenFigures()
   if (want('memory')) await memoryFigures()
   const result = { date: new Date().toISOString(), node: process.version, quick, seconds: Math.round((Date.now() - started) / 1000), figures }

@@ -91,3 +91,44 @@ export async function reopen(browser: Browser, dataDir: string, title: string, m
     await host.close()
   }
 }
+
+/**
+ * Search: the Ctrl/Cmd+K palette over a data folder (index built), from
+ * typing the query to its results painted. `query` is typed in one go.
+ */
+export async function searchLatency(browser: Browser, dataDir: string, query: string, runs: number): Promise<number[]> {
+  const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
+  const server = await serve(host)
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const page = await context.newPage()
+  try {
+    // The index is built in the background at start: wait until it is complete.
+    for (;;) {
+      const results = await host.request('search.query', { q: 'warmup', limit: 5 })
+      if (!results.indexing) break
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    await page.goto(server.url)
+    await page.locator('[data-testid=session-item]').first().waitFor({ timeout: 120_000 })
+    const samples: number[] = []
+    for (let i = -1; i < runs; i++) {
+      await page.keyboard.press('Control+K')
+      const input = page.getByTestId('search-input')
+      await input.waitFor()
+      await input.fill('')
+      await painted(page)
+      const t0 = now()
+      await input.fill(query)
+      await page.getByTestId('search-result').first().waitFor({ timeout: 60_000 })
+      await painted(page)
+      if (i >= 0) samples.push(now() - t0)
+      await page.keyboard.press('Escape')
+      await page.getByTestId('search-input').waitFor({ state: 'hidden' })
+    }
+    return samples
+  } finally {
+    await context.close()
+    await server.close()
+    await host.close()
+  }
+}

@@ -46,6 +46,8 @@ const stateDir = env.SCRIPTED_AGENT_STATE_DIR ? env.SCRIPTED_AGENT_STATE_DIR : n
 const loadSession = env.SCRIPTED_AGENT_LOAD !== '0'
 const initMode = env.SCRIPTED_AGENT_INIT ?? ''
 const chunkDelayMs = Math.max(0, Number(env.SCRIPTED_AGENT_CHUNK_DELAY_MS ?? '0') || 0)
+/** How many chunks go out between two delays (a steady rate above 1,000 chunks/s with whole-millisecond delays). */
+const chunksPerDelay = Math.max(1, Math.floor(Number(env.SCRIPTED_AGENT_CHUNKS_PER_DELAY ?? '1') || 1))
 const agentName = env.SCRIPTED_AGENT_NAME || 'scripted-agent'
 /** Answer initialize with this protocol version instead of the SDK's (tests version negotiation). */
 const protocolVersion = env.SCRIPTED_AGENT_PROTOCOL_VERSION ? Number(env.SCRIPTED_AGENT_PROTOCOL_VERSION) : PROTOCOL_VERSION
@@ -364,7 +366,7 @@ class TurnRunner {
   async stream(pieces: string[]): Promise<void> {
     for (let i = 0; i < pieces.length; i++) {
       this.checkCancelled()
-      if (i > 0 && chunkDelayMs > 0) {
+      if (i > 0 && chunkDelayMs > 0 && i % chunksPerDelay === 0) {
         await wait(chunkDelayMs, this.signal)
         this.checkCancelled()
       }
