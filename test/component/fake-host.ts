@@ -2,14 +2,19 @@ import type { HostEvent, HostTransport, WireResponse } from '../../shared/contra
 import { HostClient, installHost } from '../../renderer/src/host/client'
 
 /**
- * A Host for store and component tests: answers each request with what the
- * test gave for its method (or an error), records the requests, and pushes
- * event batches when told.
+ * A Host for store and component tests (test/component/ and test/renderer/):
+ * answers each request with what the test gave for its method (in the
+ * constructor or with `answer`), or an error, records the requests, and
+ * pushes event batches when told.
  */
 export class FakeHost implements HostTransport {
   readonly requests: { method: string; params: unknown }[] = []
   private readonly answers = new Map<string, (params: unknown) => unknown>()
   private readonly listeners = new Set<(events: HostEvent[]) => void>()
+
+  constructor(handlers: Record<string, (params: any) => unknown> = {}) {
+    for (const [method, handler] of Object.entries(handlers)) this.answers.set(method, handler)
+  }
 
   answer(method: string, answer: (params: any) => unknown): this {
     this.answers.set(method, answer)
@@ -38,6 +43,11 @@ export class FakeHost implements HostTransport {
 
   calls(method: string): unknown[] {
     return this.requests.filter((r) => r.method === method).map((r) => r.params)
+  }
+
+  /** The params of each `method` request so far (as `calls`). */
+  sent(method: string): unknown[] {
+    return this.calls(method)
   }
 
   install(): this {
