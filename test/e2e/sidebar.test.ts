@@ -215,4 +215,29 @@ describe('the sidebar', () => {
     expect(problems).toEqual([])
     await context.close()
   })
+
+  it('lists each agent\'s newest conversations of a busy project, the rest a click away', async () => {
+    const busy = join(root, 'busy')
+    await mkdir(busy, { recursive: true })
+    const projectId = (await host.request('projects.add', { cwd: busy })).id
+    const agentId = (await host.request('agents.add', scriptedAgent(join(root, 'busy-state'), {}, 'Busy agent'))).id
+    for (let i = 1; i <= 12; i++) {
+      const record = await host.request('sessions.new', { projectId, agentId })
+      await host.request('sessions.rename', { id: record.id, title: `Busy ${String(i).padStart(2, '0')}` })
+    }
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } })
+    const page = await context.newPage()
+    await page.goto(server.url)
+    const block = project(page, 'busy')
+    await block.getByTestId('session-item').first().waitFor()
+    // The newest eight, newest first; the four oldest behind the button.
+    expect(await block.getByTestId('session-item').count()).toBe(8)
+    expect(await block.getByTestId('session-item').first().textContent()).toContain('Busy 12')
+    expect(await block.getByTestId('show-more-sessions').textContent()).toContain('Show 4 more of 12')
+    await block.getByTestId('show-more-sessions').click()
+    await expect.poll(() => block.getByTestId('session-item').count()).toBe(12)
+    expect(await block.getByTestId('show-more-sessions').count()).toBe(0)
+    expect(await block.getByTestId('session-item').last().textContent()).toContain('Busy 01')
+    await context.close()
+  })
 })
