@@ -4,13 +4,13 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Host } from '../../electron/host/host'
 import type { HostEvent } from '../../shared/contract'
 import type { AgentRuntimeState } from '../../shared/domain'
 import type { Thread, ToolCallEntry } from '../../shared/thread'
 import { entriesOf, fold, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { schemaChecker } from '../schema-check'
 
 /**
  * ACP protocol version 2 (the draft behind the SDK's `/experimental/v2`
@@ -52,27 +52,7 @@ const agentAnswers: Record<string, string> = {
   'session/set_config_option': 'SetSessionConfigOptionResponse'
 }
 
-const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false })
-ajv.addSchema({ $id: 'acp2', $defs: schema.$defs })
-function validator(type: string): ValidateFunction {
-  const validate = ajv.getSchema(`acp2#/$defs/${type}`)
-  if (!validate) throw new Error(`The version 2 schema has no type ${type}`)
-  return validate
-}
-/** Every property name the schema defines: a key we send outside them is invented (extensions go in `_meta`). */
-const knownKeys = new Set<string>()
-;(function collect(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(collect)
-  if (typeof node !== 'object' || node === null) return
-  const object = node as Record<string, unknown>
-  if (object.properties && typeof object.properties === 'object') Object.keys(object.properties).forEach((k) => knownKeys.add(k))
-  Object.values(object).forEach(collect)
-})(schema.$defs)
-function unknownKeys(value: unknown, path = ''): string[] {
-  if (Array.isArray(value)) return value.flatMap((v, i) => unknownKeys(v, `${path}[${i}]`))
-  if (typeof value !== 'object' || value === null) return []
-  return Object.entries(value).flatMap(([key, v]) => (key === '_meta' ? [] : knownKeys.has(key) ? unknownKeys(v, `${path}.${key}`) : [`${path}.${key}`]))
-}
+const { validator, unknownKeys } = schemaChecker(schema.$defs, { validateFormats: false })
 
 interface Traffic {
   agentId: string

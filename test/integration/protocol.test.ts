@@ -1,11 +1,11 @@
 import { createRequire } from 'node:module'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import { Host as HostClass } from '../../electron/host/host'
 import { entriesOf, fold, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { schemaChecker } from '../schema-check'
 
 /**
  * What the Host sends to agents is checked against the protocol's JSON schema
@@ -46,48 +46,18 @@ const outgoingResults: Record<string, string> = {
  * config options; it is checked against the shape the seed request schema
  * (shared/spec) gives it.
  */
-function validators(): (type: string) => ValidateFunction {
-  const defs = structuredClone(schema.$defs)
-  defs.SetSessionModelRequest = {
-    type: 'object',
-    properties: { sessionId: { type: 'string' }, modelId: { type: 'string' }, _meta: { type: ['object', 'null'] } },
-    required: ['sessionId', 'modelId']
-  }
-  const ajv = new Ajv2020({ strict: false, allErrors: true })
-  ajv.addSchema({ $id: 'acp', $defs: defs })
-  const cache = new Map<string, ValidateFunction>()
-  return (type) => {
-    let validate = cache.get(type)
-    if (!validate) {
-      validate = ajv.getSchema(`acp#/$defs/${type}`)
-      if (!validate) throw new Error(`The schema has no type ${type}`)
-      cache.set(type, validate)
+/** The v1 schema, plus `session/set_model`, which older agents still announce and the SDK's schema no longer defines. */
+const { validator: schemaValidator, unknownKeys } = schemaChecker(
+  {
+    ...schema.$defs,
+    SetSessionModelRequest: {
+      type: 'object',
+      properties: { sessionId: { type: 'string' }, modelId: { type: 'string' }, _meta: { type: ['object', 'null'] } },
+      required: ['sessionId', 'modelId']
     }
-    return validate
-  }
-}
-
-/**
- * The schema leaves objects open for extensions, so a misspelt or invented
- * field would still validate. Every key we send must therefore be a property
- * name the schema defines somewhere (extensions belong in `_meta`).
- */
-const knownKeys = new Set<string>(['sessionId', 'modelId'])
-;(function collect(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(collect)
-  if (typeof node !== 'object' || node === null) return
-  const object = node as Record<string, unknown>
-  if (object.properties && typeof object.properties === 'object') Object.keys(object.properties).forEach((k) => knownKeys.add(k))
-  Object.values(object).forEach(collect)
-})(schema.$defs)
-
-function unknownKeys(value: unknown, path = ''): string[] {
-  if (Array.isArray(value)) return value.flatMap((v, i) => unknownKeys(v, `${path}[${i}]`))
-  if (typeof value !== 'object' || value === null) return []
-  return Object.entries(value).flatMap(([key, v]) =>
-    key === '_meta' ? [] : knownKeys.has(key) ? unknownKeys(v, `${path}.${key}`) : [`${path}.${key}`]
-  )
-}
+  },
+  { extraKeys: ['sessionId', 'modelId'] }
+)
 
 interface Traffic {
   direction: 'in' | 'out'
@@ -177,7 +147,7 @@ describe('what the Host sends agents', () => {
     await start()
     await host.request('sessions.continue', { id: other.id })
 
-    const validator = validators()
+    const validator = schemaValidator
     const requestMethods = new Map<unknown, string>()
     for (const { direction, message } of traffic) {
       if (direction === 'in' && typeof message.method === 'string' && 'id' in message) requestMethods.set(message.id, message.method)
