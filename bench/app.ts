@@ -6,7 +6,7 @@ import type { RunningServer } from '../electron/host/ws-server'
 import { scriptedAgentCommand } from '../test/agent/spawn'
 import { serve } from '../test/e2e/browser'
 import { agentEnv, rate } from './agents'
-import { now, until } from './lib'
+import { now, percentile, until } from './lib'
 
 /** Switchboard itself under measurement: the Host, and the renderer in Chromium over `serve`. */
 
@@ -181,9 +181,7 @@ export async function framesWhileStreaming(app: App, browser: Browser, chunks: n
     await page.waitForTimeout(300)
     const deltas = (await page.evaluate('(() => { window.__frames.running = false; return window.__frames.deltas.slice(2) })()')) as number[]
     await page.context().close()
-    const sorted = [...deltas].sort((a, b) => a - b)
-    const pick = (p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
-    return { p50: pick(50), p99: pick(99), frames: deltas.length, rate: (2 * chunks) / seconds }
+    return { p50: percentile(deltas, 50), p99: percentile(deltas, 99), frames: deltas.length, rate: (2 * chunks) / seconds }
   } finally {
     await server.close()
   }

@@ -187,7 +187,8 @@ export class Elicitations {
     if (r.mode === 'form') {
       view = { requestId, agentId, sessionId, message: r.message, mode: 'form', title: text(r.requestedSchema?.title), fields: formFields(r.requestedSchema) }
     } else if (r.mode === 'url') {
-      if (!r.url || !/^https?:$/.test(new URL(r.url).protocol)) throw new ElicitationError('Only http(s) URLs can be opened')
+      if (!URL.canParse(r.url ?? '')) throw new ElicitationError(`'${String(r.url)}' is not a URL that can be opened`)
+      if (!/^https?:$/.test(new URL(r.url!).protocol)) throw new ElicitationError('Only http(s) URLs can be opened')
       view = { requestId, agentId, sessionId, message: r.message, mode: 'url', fields: [], url: r.url }
     } else {
       throw new ElicitationError(`Switchboard cannot show elicitations of mode '${String(r.mode)}'`)

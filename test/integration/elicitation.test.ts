@@ -130,6 +130,10 @@ describe('elicitation', () => {
     expect(await host.request('elicitations.list', {})).toEqual([])
     const thread = fold((await host.request('sessions.open', { id: record.id })).records)
     expect(JSON.stringify(thread.entries)).toContain('Only http(s) URLs can be opened')
+    // Not a URL at all: refused before anyone is asked.
+    await host.request('sessions.prompt', { id: record.id, text: '/elicit-url not a url' })
+    expect(await lastMessage(record.id)).toMatch(/^elicit failed: /)
+    expect(await host.request('elicitations.list', {})).toEqual([])
   })
 
   it('works the same over ACP protocol version 2', async () => {
