@@ -82,9 +82,9 @@ export async function makeDataset(
   const write = async (record: SessionRecord, turns: number, last?: string): Promise<void> => {
     const header: TranscriptHeader = {
       t: 'header',
-      v: 1,
+      v: 2,
       id: record.id,
-      sessionId: record.sessionId ?? '',
+      acpSessionId: record.acpSessionId ?? '',
       agentId,
       projectId: record.projectId,
       cwd: record.cwd,
@@ -110,11 +110,12 @@ export async function makeDataset(
     const at = new Date(base + s * 60_000).toISOString()
     const record: SessionRecord = {
       id: `s-${s}`,
-      sessionId: `acp-${s}`,
+      acpSessionId: `acp-${s}`,
       agentId,
       projectId: `project-${p}`,
       cwd: store.data.projects[p].cwd,
       title: `Session ${s}: ${sentence(s, 4)}`,
+      titleSource: 'prompt',
       createdAt: at,
       updatedAt: at
     }
@@ -127,11 +128,12 @@ export async function makeDataset(
     longSessionTitle = `The long conversation (${options.longTurns} turns)`
     const record: SessionRecord = {
       id: 's-long',
-      sessionId: 'acp-long',
+      acpSessionId: 'acp-long',
       agentId,
       projectId: 'project-0',
       cwd: store.data.projects[0].cwd,
       title: longSessionTitle,
+      titleSource: 'prompt',
       createdAt: at,
       updatedAt: at
     }

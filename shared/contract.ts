@@ -12,6 +12,7 @@ import type {
   SessionRecord,
   SessionState
 } from './domain'
+import { hostErrorCodes, type HostErrorCode } from './errors'
 import type { SearchResults } from './search'
 import type { TranscriptRecord } from './transcript'
 import { mcpRequestParams, type McpRequestResults, type McpState } from './mcp'
@@ -262,7 +263,7 @@ export function isRequestMethod(method: unknown): method is RequestMethod {
 /** What every transport returns for a request. */
 export type WireResponse =
   | { ok: true; result: unknown }
-  | { ok: false; error: { message: string; code?: string } }
+  | { ok: false; error: { message: string; code?: HostErrorCode } }
 
 /** Messages over the WebSocket transport (Electron IPC carries the same shapes). */
 export const wireRequestSchema = z.object({
@@ -290,7 +291,7 @@ export const wireServerMessageSchema = z.union([
     kind: z.literal('response'),
     id: z.number(),
     ok: z.literal(false),
-    error: z.object({ message: z.string(), code: z.string().optional() })
+    error: z.object({ message: z.string(), code: z.enum(hostErrorCodes).optional() })
   }),
   z.object({ kind: z.literal('events'), events: z.array(hostEventSchema) })
 ])

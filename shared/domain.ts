@@ -104,7 +104,7 @@ export interface SessionRecord {
   /** Switchboard's own id: stable across agents and restarts. */
   id: string
   /** The agent's ACP session id; null until `session/new` has answered. */
-  sessionId: string | null
+  acpSessionId: string | null
   agentId: string
   projectId: string
   /** Absolute cwd the session was started in. */
@@ -112,8 +112,8 @@ export interface SessionRecord {
   /** The additional folders the session was started with (sent to the agent only when it announces them). */
   additionalDirectories?: string[]
   title: string
-  /** The user named the session: the agent's titles (session_info_update) and the first prompt no longer change it. */
-  titleSetByUser?: boolean
+  /** Where the title came from: a later source of higher rank replaces it (see TitleSource). */
+  titleSource: TitleSource
   createdAt: string
   updatedAt: string
   lastStopReason?: string
@@ -122,6 +122,14 @@ export interface SessionRecord {
   /** Servers that applied but were not given to the agent, each with why (e.g. a transport it does not announce). */
   mcpLeftOut?: SessionMcpLeftOut[]
 }
+
+/**
+ * Where a session's title came from, lowest rank first: `default` (a placeholder),
+ * `prompt` (the first prompt's first line), `agent` (the agent's
+ * session_info_update or its session/list), `user` (renamed by the user; nothing
+ * else changes it after that).
+ */
+export type TitleSource = 'default' | 'prompt' | 'agent' | 'user'
 
 /**
  * - `idle`: no live connection; the transcript can be read and "Continue" offered
@@ -153,7 +161,8 @@ export interface SessionState {
   error?: string
   /** Why the session cannot be continued, when it cannot. */
   continueBlockedReason?: string
-  permission?: PendingPermission | null
+  /** Every permission request of this session waiting for the user, oldest first (an agent may ask several at once). */
+  permissions?: PendingPermission[]
   /** The MCP servers the live connection was given when it was last continued (loaded or resumed); the record keeps those it started with. */
   mcp?: { servers: SessionMcpServer[]; leftOut: SessionMcpLeftOut[] }
 }

@@ -54,8 +54,6 @@ export interface ToolCallEntry {
 
 export interface Thread {
   entries: ThreadEntry[]
-  /** Title announced by the agent through `session_info_update`, if any. */
-  title?: string
   /** Session state the agent announced: modes, configuration options, models, commands, usage. */
   modes?: SessionModeState
   configOptions?: SessionConfigOption[]
@@ -179,7 +177,7 @@ export function applyUpdate(thread: Thread, update: SessionUpdate): void {
       return
     }
     case 'session_info_update':
-      if (typeof update.title === 'string' && update.title.trim()) thread.title = update.title.trim()
+      // A title is the session record's (the Host keeps it with its source), not the thread's.
       return
     case 'notice':
       push(thread, {

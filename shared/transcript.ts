@@ -68,15 +68,15 @@ export interface SessionModelState {
 
 export interface TranscriptHeader {
   t: 'header'
-  v: 1
+  /** 1: the agent's id was called `sessionId`; 2: `acpSessionId` (readers accept both). */
+  v: 1 | 2
   /** Switchboard's session record id. */
   id: string
   /** The agent's ACP session id. */
-  sessionId: string
+  acpSessionId: string
   agentId: string
   projectId: string
   cwd: string
   createdAt: string
 }
 
-export const TRANSCRIPT_VERSION = 1

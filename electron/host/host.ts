@@ -35,6 +35,7 @@ import type {
   SessionRecord,
   SessionState
 } from '../../shared/domain'
+import type { HostErrorCode } from '../../shared/errors'
 import type { SessionModelState, SessionStateRecord, TranscriptHeader, TranscriptRecord } from '../../shared/transcript'
 import { applyRecordAt, contentToText, createThread, type Thread } from '../../shared/thread'
 import { AgentConnection, agentLogPath, type ClientHandlers } from './agent-connection'
@@ -546,12 +547,13 @@ export class Host {
     const now = new Date().toISOString()
     const record: SessionRecord = {
       id: randomUUID(),
-      sessionId: response.sessionId,
+      acpSessionId: response.sessionId,
       agentId,
       projectId,
       cwd: project.cwd,
       additionalDirectories,
       title: 'New session',
+      titleSource: 'default',
       createdAt: now,
       updatedAt: now,
       ...sessionMcp(servers)
@@ -608,7 +610,7 @@ export class Host {
       return this.ensureLive(id)
     }
     const definition = this.requireAgent(record.agentId)
-    if (!record.sessionId) throw new Error('This session was never created by its agent and cannot be continued')
+    if (!record.acpSessionId) throw new Error('This session was never created by its agent and cannot be continued')
     if (!live) {
       const contents = await readTranscript(transcriptPath(this.transcriptDir, id))
       live = this.register(
@@ -638,9 +640,9 @@ export class Host {
           throw new Error(reason)
         }
         session.connection = connection
-        this.byAcpSession.set(acpKey(record.agentId, record.sessionId!), session)
+        this.byAcpSession.set(acpKey(record.agentId, record.acpSessionId!), session)
         const params = {
-          sessionId: record.sessionId!,
+          sessionId: record.acpSessionId!,
           cwd: record.cwd,
           mcpServers: servers.mcpServers,
           ...this.directoriesFor(connection, record.additionalDirectories ?? [])
@@ -656,7 +658,7 @@ export class Host {
         this.setState(id, { status: 'ready', error: undefined, continueBlockedReason: undefined, mcp: { servers: servers.given, leftOut: servers.leftOut } })
       } catch (error) {
         session.connection = null
-        if (record.sessionId) this.byAcpSession.delete(acpKey(record.agentId, record.sessionId))
+        if (record.acpSessionId) this.byAcpSession.delete(acpKey(record.agentId, record.acpSessionId))
         if (abort.signal.aborted) {
           this.setState(id, { status: 'idle', error: undefined })
           throw new Error('Reopening the session was cancelled')
@@ -681,13 +683,14 @@ export class Host {
     }
     const content: ContentBlock[] = [...(text.trim() ? [{ type: 'text' as const, text }] : []), ...attachments.map((a) => toContentBlock(a, connection))]
     this.appendRecord(live, { t: 'prompt', at: new Date().toISOString(), content })
-    if (live.record.title === 'New session' && !live.record.titleSetByUser) {
+    if (live.record.titleSource === 'default') {
       live.record.title = titleFrom(text.trim() ? text : contentToText(content))
+      live.record.titleSource = 'prompt'
       this.events.emit('session.record', live.record)
     }
     this.setState(id, { status: 'running', error: undefined })
     try {
-      const response = await connection.acp.prompt({ sessionId: live.record.sessionId!, prompt: content })
+      const response = await connection.acp.prompt({ sessionId: live.record.acpSessionId!, prompt: content })
       this.appendRecord(live, { t: 'stop', at: new Date().toISOString(), stopReason: response.stopReason })
       live.record.lastStopReason = response.stopReason
       this.setState(id, { status: 'ready' })
@@ -718,10 +721,10 @@ export class Host {
     live?.abortConnecting?.abort()
     for (const pending of [...(live?.permissions.values() ?? [])]) pending.settle(null)
     this.elicitations.cancelWhere((e) => e.sessionId === id)
-    this.setState(id, { permission: null })
-    if (live?.connection?.isAlive && live.record.sessionId) {
+    this.setState(id, { permissions: [] })
+    if (live?.connection?.isAlive && live.record.acpSessionId) {
       const connection = live.connection
-      await connection.acp.cancel({ sessionId: live.record.sessionId })
+      await connection.acp.cancel({ sessionId: live.record.acpSessionId })
       // An agent that ignores the cancel must not keep the session busy for ever.
       if (this.stateOf(id).status === 'running' && !live.cancelTimer) {
         const graceMs = this.options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS
@@ -769,15 +772,16 @@ export class Host {
     for (const info of listed) {
       // The cwd filter is the agent's to apply; a session of another folder belongs to another project.
       if (info.cwd !== project.cwd) continue
-      if (this.store.data.sessions.some((s) => s.agentId === agentId && s.sessionId === info.sessionId)) continue
+      if (this.store.data.sessions.some((s) => s.agentId === agentId && s.acpSessionId === info.sessionId)) continue
       const at = info.updatedAt ?? new Date().toISOString()
       const record: SessionRecord = {
         id: randomUUID(),
-        sessionId: info.sessionId,
+        acpSessionId: info.sessionId,
         agentId,
         projectId,
         cwd: project.cwd,
         title: info.title?.trim() || 'Imported session',
+        titleSource: info.title?.trim() ? 'agent' : 'default',
         createdAt: at,
         updatedAt: at
       }
@@ -800,11 +804,11 @@ export class Host {
     if (live && connection?.isAlive) {
       if (this.stateOf(id).status === 'running') await this.cancel(id)
       if (connection.capabilities.session.close) {
-        await connection.acp.closeSession({ sessionId: live.record.sessionId! })
+        await connection.acp.closeSession({ sessionId: live.record.acpSessionId! })
       }
       this.detach(live)
     }
-    this.setState(id, { status: 'idle', error: undefined, permission: null })
+    this.setState(id, { status: 'idle', error: undefined, permissions: [] })
     return {}
   }
 
@@ -813,11 +817,11 @@ export class Host {
     const definition = this.store.agent(record.agentId)
     let agentDeleted = false
     let note: string | undefined
-    if (definition && record.sessionId) {
+    if (definition && record.acpSessionId) {
       try {
         const connection = await this.ensureAgent(definition)
         if (connection.capabilities.session.delete) {
-          await connection.acp.deleteSession({ sessionId: record.sessionId })
+          await connection.acp.deleteSession({ sessionId: record.acpSessionId })
           agentDeleted = true
         } else {
           note = `${definition.name} does not announce session/delete; its own copy of the session is untouched.`
@@ -856,7 +860,7 @@ export class Host {
   private async renameSession(id: string, title: string): Promise<SessionRecord> {
     const record = this.requireSession(id)
     record.title = title
-    record.titleSetByUser = true
+    record.titleSource = 'user'
     await this.store.save()
     this.events.emit('session.record', record)
     return record
@@ -871,12 +875,12 @@ export class Host {
     if (!connection.capabilities.session.fork) {
       throw new Error(`${definition.name} cannot fork sessions (it does not announce session/fork)`)
     }
-    if (!parent.sessionId) throw new Error('This session was never created by its agent and cannot be forked')
+    if (!parent.acpSessionId) throw new Error('This session was never created by its agent and cannot be forked')
     await this.live.get(id)?.writer.flush()
     const history = (await readTranscript(transcriptPath(this.transcriptDir, id))).records
     const servers = serversForAgent(prepared, connection.capabilities, definition.name)
     const params: ForkSessionRequest = {
-      sessionId: parent.sessionId,
+      sessionId: parent.acpSessionId,
       cwd: parent.cwd,
       mcpServers: servers.mcpServers,
       ...this.directoriesFor(connection, parent.additionalDirectories ?? [])
@@ -885,12 +889,13 @@ export class Host {
     const now = new Date().toISOString()
     const record: SessionRecord = {
       id: randomUUID(),
-      sessionId: response.sessionId,
+      acpSessionId: response.sessionId,
       agentId: parent.agentId,
       projectId: parent.projectId,
       cwd: parent.cwd,
       additionalDirectories: parent.additionalDirectories,
       title: `Fork of ${parent.title}`,
+      titleSource: 'default',
       createdAt: now,
       updatedAt: now,
       ...sessionMcp(servers)
@@ -917,7 +922,7 @@ export class Host {
           : `${live.connection!.definition.name} does not offer modes for this session`
       )
     }
-    await live.connection!.acp.setMode({ sessionId: live.record.sessionId!, modeId })
+    await live.connection!.acp.setMode({ sessionId: live.record.acpSessionId!, modeId })
     this.appendRecord(live, { t: 'session', at: new Date().toISOString(), modes: { ...modes, currentModeId: modeId } })
     return {}
   }
@@ -929,7 +934,7 @@ export class Host {
     if (option.type === 'boolean' ? typeof value !== 'boolean' : typeof value !== 'string') {
       throw new Error(`Option '${option.name}' takes a ${option.type === 'boolean' ? 'true/false value' : 'choice from its list'}`)
     }
-    const sessionId = live.record.sessionId!
+    const sessionId = live.record.acpSessionId!
     const response = await live.connection!.acp.setConfigOption(
       typeof value === 'boolean' ? { sessionId, configId, type: 'boolean', value } : { sessionId, configId, value }
     )
@@ -944,7 +949,7 @@ export class Host {
     if (!models?.availableModels.some((m) => m.modelId === modelId)) {
       throw new Error(`${live.connection!.definition.name} does not offer the model '${modelId}' for this session`)
     }
-    await live.connection!.acp.setModel({ sessionId: live.record.sessionId!, modelId })
+    await live.connection!.acp.setModel({ sessionId: live.record.acpSessionId!, modelId })
     this.appendRecord(live, { t: 'session', at: new Date().toISOString(), models: { ...models, currentModelId: modelId } })
     return {}
   }
@@ -1096,7 +1101,7 @@ export class Host {
       if (live.connection !== connection) continue
       this.detach(live)
       if (this.stateOf(live.record.id).status !== 'running') {
-        this.setState(live.record.id, { status: 'idle', permission: null, error: state.message })
+        this.setState(live.record.id, { status: 'idle', permissions: [], error: state.message })
       }
     }
   }
@@ -1179,7 +1184,10 @@ export class Host {
       return new Promise<RequestPermissionResponse>((resolvePermission) => {
         const settle = (optionId: string | null): void => {
           if (!live.permissions.delete(requestId)) return
-          if (this.stateOf(live.record.id).permission?.requestId === requestId) this.setState(live.record.id, { permission: null })
+          const waiting = this.stateOf(live.record.id).permissions ?? []
+          if (waiting.some((p) => p.requestId === requestId)) {
+            this.setState(live.record.id, { permissions: waiting.filter((p) => p.requestId !== requestId) })
+          }
           const option = params.options.find((o) => o.optionId === optionId)
           this.appendRecord(live, permissionRecord(title, option ?? null, false))
           if (option) void this.rememberIfAlways(live.record, toolKind, option)
@@ -1187,14 +1195,13 @@ export class Host {
         }
         live.permissions.set(requestId, { settle, optionIds: params.options.map((o) => o.optionId) })
         signal.addEventListener('abort', () => settle(null), { once: true })
-        this.setState(live.record.id, {
-          permission: {
-            requestId,
-            title,
-            options: params.options.map((o) => ({ optionId: o.optionId, name: o.name, kind: o.kind })),
-            toolCallId: params.toolCall.toolCallId
-          }
-        })
+        const pending = {
+          requestId,
+          title,
+          options: params.options.map((o) => ({ optionId: o.optionId, name: o.name, kind: o.kind })),
+          toolCallId: params.toolCall.toolCallId
+        }
+        this.setState(live.record.id, { permissions: [...(this.stateOf(live.record.id).permissions ?? []), pending] })
       })
     }
   }
@@ -1234,8 +1241,9 @@ export class Host {
     }
     const update = checked.update
     this.appendRecord(live, { t: 'update', at, update })
-    if (update.sessionUpdate === 'session_info_update' && typeof update.title === 'string' && update.title.trim() && !live.record.titleSetByUser) {
+    if (update.sessionUpdate === 'session_info_update' && typeof update.title === 'string' && update.title.trim() && live.record.titleSource !== 'user') {
       live.record.title = update.title.trim()
+      live.record.titleSource = 'agent'
       void this.store.save()
       this.events.emit('session.record', live.record)
     }
@@ -1289,7 +1297,7 @@ export class Host {
 
   /** Forgets the session's link to its agent process; the record and transcript stay. */
   private detach(live: LiveSession): void {
-    if (live.record.sessionId) this.byAcpSession.delete(acpKey(live.record.agentId, live.record.sessionId))
+    if (live.record.acpSessionId) this.byAcpSession.delete(acpKey(live.record.agentId, live.record.acpSessionId))
     this.terminals.releaseAll(live.record.id)
     live.connection = null
     for (const pending of [...live.permissions.values()]) pending.settle(null)
@@ -1309,8 +1317,8 @@ export class Host {
     for (let i = 0; i < history.length; i++) applyRecordAt(thread, history[i], first + i)
     const live: LiveSession = { record, writer, thread, connection, permissions: new Map(), connecting: null }
     this.live.set(record.id, live)
-    if (connection && record.sessionId) {
-      const key = acpKey(record.agentId, record.sessionId)
+    if (connection && record.acpSessionId) {
+      const key = acpKey(record.agentId, record.acpSessionId)
       this.byAcpSession.set(key, live)
       for (const params of this.earlyUpdates.get(key) ?? []) this.applyUpdate(live, params)
       this.earlyUpdates.delete(key)
@@ -1391,7 +1399,7 @@ function toContentBlock(attachment: Attachment, connection: AgentConnection): Co
 /** An error the renderer can act on by its code (e.g. `auth_required` leads to signing in). */
 export class HostError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: HostErrorCode,
     message: string
   ) {
     super(message)
@@ -1426,9 +1434,9 @@ function sessionMcp(servers: AgentServers): Pick<SessionRecord, 'mcpServers' | '
 function headerOf(record: SessionRecord): TranscriptHeader {
   return {
     t: 'header',
-    v: 1,
+    v: 2,
     id: record.id,
-    sessionId: record.sessionId ?? '',
+    acpSessionId: record.acpSessionId ?? '',
     agentId: record.agentId,
     projectId: record.projectId,
     cwd: record.cwd,

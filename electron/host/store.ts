@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { Low } from 'lowdb'
-import type { AgentDefinition, PermissionRule, Project, SessionRecord } from '../../shared/domain'
+import type { AgentDefinition, PermissionRule, Project, SessionRecord, TitleSource } from '../../shared/domain'
 import type { McpProfile } from '../../shared/mcp'
 import { AtomicJsonFile } from './atomic-file'
 import { readTranscriptSummaries } from './transcripts'
@@ -14,7 +14,7 @@ import { readTranscriptSummaries } from './transcripts'
  * data is on the disk.
  */
 
-export const DB_VERSION = 3
+export const DB_VERSION = 4
 
 export interface DbData {
   version: number
@@ -41,7 +41,21 @@ const MIGRATIONS: Record<number, (data: Record<string, unknown>) => void> = {
   3: (data) => {
     data.mcpProfiles = []
     data.mcpDisabled = {}
+  },
+  // 4: one name for the agent's session id (acpSessionId), and titles that say where they came from.
+  4: (data) => {
+    for (const session of (data.sessions ?? []) as Record<string, unknown>[]) {
+      session.acpSessionId = session.sessionId ?? null
+      delete session.sessionId
+      session.titleSource = session.titleSetByUser ? 'user' : titleSourceOf(String(session.title ?? ''))
+      delete session.titleSetByUser
+    }
   }
+}
+
+/** Before version 4 a title's source was implied by the placeholder it kept until something better came. */
+function titleSourceOf(title: string): TitleSource {
+  return ['New session', 'Imported session', 'Recovered session'].includes(title) || title.startsWith('Fork of ') ? 'default' : 'prompt'
 }
 
 /** Takes a database of `fromVersion` to DB_VERSION in place, one step at a time. */
@@ -176,11 +190,12 @@ async function recoverFromTranscripts(dir: string, data: DbData): Promise<number
     }
     data.sessions.push({
       id: header.id,
-      sessionId: header.sessionId || null,
+      acpSessionId: header.acpSessionId || null,
       agentId: header.agentId,
       projectId: header.projectId,
       cwd: header.cwd,
       title: title ?? 'Recovered session',
+      titleSource: title ? 'prompt' : 'default',
       createdAt: header.createdAt,
       updatedAt: updatedAt ?? header.createdAt
     })

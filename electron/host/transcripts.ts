@@ -90,6 +90,8 @@ export async function readTranscriptSummaries(dir: string): Promise<TranscriptSu
       const lines = buffer.subarray(0, bytesRead).toString('utf8').split('\n')
       const header = parseLine(lines[0])
       if (!header || header.t !== 'header') continue
+      // Version 1 headers called the agent's id `sessionId`.
+      header.acpSessionId ??= (header as { sessionId?: string }).sessionId ?? ''
       const summary: TranscriptSummary = { header, updatedAt: (await handle.stat()).mtime.toISOString() }
       for (const line of lines.slice(1, -1)) {
         const record = parseLine(line)
@@ -104,11 +106,6 @@ export async function readTranscriptSummaries(dir: string): Promise<TranscriptSu
     }
   }
   return summaries
-}
-
-/** The header lines of every transcript in a folder. */
-export async function readTranscriptHeaders(dir: string): Promise<TranscriptHeader[]> {
-  return (await readTranscriptSummaries(dir)).map((s) => s.header)
 }
 
 // ---- reading from the end ----------------------------------------------------
@@ -310,13 +307,6 @@ export class TranscriptWriter {
   ) {
     this.sealTornLine = !endsClean
     this.written = seq
-  }
-
-  static async create(file: string, header: TranscriptHeader, onError: (error: Error) => void): Promise<TranscriptWriter> {
-    const writer = new TranscriptWriter(file, 0, true, onError)
-    writer.append(header)
-    await writer.flush()
-    return writer
   }
 
   get nextSeq(): number {

@@ -15,8 +15,8 @@ export type Attention =
 
 /** What changed between two states of a session that the user should hear about, if anything. */
 export function attentionFrom(previous: SessionState | undefined, next: SessionState): Attention | null {
-  const request = next.permission
-  if (request && request.requestId !== previous?.permission?.requestId) {
+  const request = next.permissions?.find((p) => !previous?.permissions?.some((q) => q.requestId === p.requestId))
+  if (request) {
     return { kind: 'permission', sessionId: next.id, title: request.title }
   }
   if (previous?.status === 'running' && next.status !== 'running') {

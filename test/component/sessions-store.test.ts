@@ -12,11 +12,12 @@ import { FakeHost, nextFrame } from './fake-host'
 const at = '2026-01-01T00:00:00.000Z'
 const record: SessionRecord = {
   id: 's1',
-  sessionId: 'acp-1',
+  acpSessionId: 'acp-1',
   agentId: 'a1',
   projectId: 'p1',
   cwd: '/work/app',
   title: 'A session',
+  titleSource: 'prompt',
   createdAt: at,
   updatedAt: at
 }

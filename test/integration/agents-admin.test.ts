@@ -147,9 +147,9 @@ describe('an agent’s process', () => {
     const agent = await host.request('agents.add', { ...scriptedAgent(join(root, 'state')), secretEnv: { TOKEN: 'x' } })
     const record = await host.request('sessions.new', { projectId, agentId: agent.id })
     const turn = host.request('sessions.prompt', { id: record.id, text: '/permission-always execute' })
-    await expect.poll(async () => (await host.request('sessions.open', { id: record.id })).state.permission?.requestId).toBeTruthy()
-    const { permission } = (await host.request('sessions.open', { id: record.id })).state
-    await host.request('sessions.respondPermission', { id: record.id, requestId: permission!.requestId, optionId: 'allow-always' })
+    await expect.poll(async () => (await host.request('sessions.open', { id: record.id })).state.permissions?.[0]?.requestId).toBeTruthy()
+    const [permission] = (await host.request('sessions.open', { id: record.id })).state.permissions ?? []
+    await host.request('sessions.respondPermission', { id: record.id, requestId: permission.requestId, optionId: 'allow-always' })
     await turn
     expect(await host.request('permissions.list', {})).toHaveLength(1)
     expect(await host.handle('agents.remove', { agentId: agent.id })).toMatchObject({

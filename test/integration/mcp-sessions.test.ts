@@ -88,7 +88,7 @@ describe('the mcpServers an agent receives', () => {
     const [first] = await received()
     expect(first).toEqual({
       method: 'session/new',
-      sessionId: session.sessionId,
+      sessionId: session.acpSessionId,
       mcpServers: [
         {
           name: 'files',
@@ -174,7 +174,7 @@ describe('the mcpServers an agent receives', () => {
     const state = await host.request('sessions.continue', { id: session.id })
     expect(state.mcp).toEqual({ servers: [{ profileId: profile.id, version: 2, name: 'remote', transport: 'http' }], leftOut: [] })
     const loads = (await received()).filter((r) => r.method === 'session/load')
-    expect(loads).toEqual([{ method: 'session/load', sessionId: session.sessionId, mcpServers: [{ type: 'http', name: 'remote', url: 'https://v2.example/mcp', headers: [] }] }])
+    expect(loads).toEqual([{ method: 'session/load', sessionId: session.acpSessionId, mcpServers: [{ type: 'http', name: 'remote', url: 'https://v2.example/mcp', headers: [] }] }])
     expect((await host.request('sessions.list', {}))[0].mcpServers).toEqual(record.mcpServers)
   })
 

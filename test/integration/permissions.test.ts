@@ -38,8 +38,9 @@ async function promptAnswering(id: string, text: string, optionId: string | null
     const done = await Promise.race([turn.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 20))])
     if (done) break
     const state = (await host.request('sessions.open', { id })).state
-    if (state.permission) {
-      await host.request('sessions.respondPermission', { id, requestId: state.permission.requestId, optionId })
+    const permission = state.permissions?.[0]
+    if (permission) {
+      await host.request('sessions.respondPermission', { id, requestId: permission.requestId, optionId })
       answered = true
     }
   }
@@ -87,7 +88,7 @@ describe('permissions', () => {
     const turn = host.request('sessions.prompt', { id: session.id, text: '/permission' })
     let requestId: string | undefined
     await expect
-      .poll(async () => (requestId = (await host.request('sessions.open', { id: session.id })).state.permission?.requestId))
+      .poll(async () => (requestId = (await host.request('sessions.open', { id: session.id })).state.permissions?.[0]?.requestId))
       .toBeDefined()
     await expect(host.request('sessions.respondPermission', { id: session.id, requestId: requestId!, optionId: 'allow-always' })).rejects.toThrow(
       /'allow-always' is not one of the options the agent offered \(allow, reject\)/
@@ -132,10 +133,10 @@ describe('$/cancel_request', () => {
   it('takes a withdrawn permission request off the screen and answers it cancelled', async () => {
     const session = await host.request('sessions.new', { projectId, agentId })
     const turn = host.request('sessions.prompt', { id: session.id, text: '/permission-withdrawn 300' })
-    await expect.poll(async () => Boolean((await host.request('sessions.open', { id: session.id })).state.permission)).toBe(true)
+    await expect.poll(async () => Boolean((await host.request('sessions.open', { id: session.id })).state.permissions?.[0])).toBe(true)
     await turn
     const snapshot = await host.request('sessions.open', { id: session.id })
-    expect(snapshot.state.permission).toBeFalsy()
+    expect(snapshot.state.permissions?.[0]).toBeFalsy()
     const thread = fold(snapshot.records)
     expect((entriesOf(thread, 'assistant').at(-1) as { text: string }).text).toBe('withdrawn: cancelled')
     expect(entriesOf(thread, 'permission')).toMatchObject([{ answer: 'Dismissed', allowed: false }])

@@ -106,7 +106,7 @@ async function threadOf(id: string): Promise<Thread> {
 async function promptAllowing(id: string, text: string): Promise<string> {
   const turn = host.request('sessions.prompt', { id, text })
   let requestId: string | undefined
-  await expect.poll(async () => (requestId = (await host.request('sessions.open', { id })).state.permission?.requestId), { timeout: 20_000 }).toBeTruthy()
+  await expect.poll(async () => (requestId = (await host.request('sessions.open', { id })).state.permissions?.[0]?.requestId), { timeout: 20_000 }).toBeTruthy()
   await host.request('sessions.respondPermission', { id, requestId: requestId!, optionId: 'allow' })
   return (await turn).stopReason
 }
@@ -131,7 +131,8 @@ async function scriptedTurns(agentId: string): Promise<{ id: string; entries: un
   await host.request('sessions.cancel', { id: record.id })
   expect((await long).stopReason).toBe('cancelled')
   const thread = await threadOf(record.id)
-  return { id: record.id, entries: thread.entries.map(({ id: _, ...entry }) => entry), title: thread.title }
+  const title = (await host.request('sessions.list', {})).find((s) => s.id === record.id)?.title
+  return { id: record.id, entries: thread.entries.map(({ id: _, ...entry }) => entry), title }
 }
 
 /** Checks each message of the agent's traffic against the version 2 schema; returns what was seen. */
@@ -235,7 +236,7 @@ describe('an agent set to protocol version 2 that speaks it', () => {
 
     // session/list: the conversation made elsewhere comes in; continuing it replays it (session/resume from the start).
     const { imported } = await host.request('sessions.import', { projectId, agentId })
-    expect(imported.map((r) => r.sessionId)).toEqual([kept.sessionId])
+    expect(imported.map((r) => r.acpSessionId)).toEqual([kept.acpSessionId])
     await host.request('sessions.continue', { id: imported[0].id })
     let thread = await threadOf(imported[0].id)
     expect(thread.entries.map((e) => [e.kind, (e as { text?: string }).text])).toEqual([

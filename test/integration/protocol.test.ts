@@ -118,7 +118,7 @@ describe('what the Host sends agents', () => {
     })
     await expect.poll(() => traffic.some((t) => t.message.method === 'session/request_permission')).toBe(true)
     const state = (await host.request('sessions.open', { id: record.id })).state
-    await host.request('sessions.respondPermission', { id: record.id, requestId: state.permission!.requestId, optionId: 'allow' })
+    await host.request('sessions.respondPermission', { id: record.id, requestId: state.permissions![0].requestId, optionId: 'allow' })
     await turn
     await host.request('sessions.prompt', {
       id: record.id,

@@ -129,7 +129,7 @@ describe('real ACP agents from npm, offline', () => {
     const turn = host.request('sessions.prompt', { id: record.id, text: 'Improve the config' })
     let permission: PendingPermission | null | undefined
     await expect
-      .poll(async () => (permission = (await host.request('sessions.open', { id: record.id })).state.permission), { timeout: 20_000 })
+      .poll(async () => (permission = (await host.request('sessions.open', { id: record.id })).state.permissions?.[0]), { timeout: 20_000 })
       .toBeTruthy()
     const allow = permission!.options.find((o) => o.kind.startsWith('allow'))!
     await host.request('sessions.respondPermission', { id: record.id, requestId: permission!.requestId, optionId: allow.optionId })

@@ -108,10 +108,10 @@ describe('resume, close, delete, fork', () => {
     const agent = await agentWith('delete')
     const first = await host.request('sessions.new', { projectId, agentId: agent.id })
     const second = await host.request('sessions.new', { projectId, agentId: agent.id })
-    expect(existsSync(join(stateDir, `${first.sessionId}.json`))).toBe(true)
+    expect(existsSync(join(stateDir, `${first.acpSessionId}.json`))).toBe(true)
 
     expect(await host.request('sessions.delete', { id: first.id })).toEqual({ agentDeleted: true })
-    expect(existsSync(join(stateDir, `${first.sessionId}.json`))).toBe(false)
+    expect(existsSync(join(stateDir, `${first.acpSessionId}.json`))).toBe(false)
     expect(existsSync(join(dataDir, 'transcripts', `${first.id}.jsonl`))).toBe(false)
 
     await host.request('sessions.delete', { id: second.id, keepTranscript: true })
@@ -134,7 +134,7 @@ describe('resume, close, delete, fork', () => {
     await host.request('sessions.prompt', { id: parent.id, text: 'shared beginning' })
     const fork = await host.request('sessions.fork', { id: parent.id })
     expect(fork.title).toBe('Fork of shared beginning')
-    expect(fork.sessionId).not.toBe(parent.sessionId)
+    expect(fork.acpSessionId).not.toBe(parent.acpSessionId)
     await host.request('sessions.prompt', { id: fork.id, text: 'only in the fork' })
 
     const forked = await threadOf(fork.id)

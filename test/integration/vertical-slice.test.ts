@@ -50,7 +50,7 @@ describe('one conversation, end to end through the Host', () => {
     const project = await host.request('projects.add', { cwd: projectDir })
     const agent = await host.request('agents.add', scriptedAgent(stateDir))
     const record = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
-    expect(record.sessionId).toMatch(/^sess-/)
+    expect(record.acpSessionId).toMatch(/^sess-/)
 
     const result = await host.request('sessions.prompt', { id: record.id, text: '/stream 20' })
     expect(result.stopReason).toBe('end_turn')
@@ -145,7 +145,7 @@ describe('one conversation, end to end through the Host', () => {
     const permission = await waitFor(() => {
       host.events.flush()
       const state = events.findLast((e) => e.type === 'session.state' && e.payload.id === record.id)
-      return state?.type === 'session.state' ? state.payload.permission : undefined
+      return state?.type === 'session.state' ? state.payload.permissions?.[0] : undefined
     })
     expect(permission.options.map((o) => o.optionId)).toEqual(['allow', 'reject'])
     await host.request('sessions.respondPermission', { id: record.id, requestId: permission.requestId, optionId: 'allow' })
@@ -165,7 +165,7 @@ describe('one conversation, end to end through the Host', () => {
     await waitFor(() => {
       host.events.flush()
       const state = events.findLast((e) => e.type === 'session.state' && e.payload.id === record.id)
-      return state?.type === 'session.state' ? state.payload.permission : undefined
+      return state?.type === 'session.state' ? state.payload.permissions?.[0] : undefined
     })
     // A window that (re)loads now learns the session is running.
     expect((await host.request('sessions.states', {})).find((s) => s.id === record.id)).toMatchObject({ status: 'running' })

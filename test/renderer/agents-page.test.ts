@@ -142,7 +142,7 @@ describe('the Agents page', () => {
 
   it('asks before restarting an agent that is working, and shows why a removal was refused', async () => {
     useProjectsStore().setAll([], [
-      { id: 's1', sessionId: 'a', agentId: 'claude-code', projectId: 'p', cwd: '/p', title: 'Busy', createdAt: '', updatedAt: '' }
+      { id: 's1', acpSessionId: 'a', agentId: 'claude-code', projectId: 'p', cwd: '/p', title: 'Busy', titleSource: 'user', createdAt: '', updatedAt: '' }
     ])
     useSessionsStore().receiveState({ id: 's1', status: 'running' })
     const wrapper = await mountPage()

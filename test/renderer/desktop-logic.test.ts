@@ -64,9 +64,9 @@ describe('notifications', () => {
   it('are due when a turn ends, fails, or a permission request arrives', () => {
     expect(attentionFrom(running, { id: 's1', status: 'ready' })).toEqual({ kind: 'turn-ended', sessionId: 's1' })
     expect(attentionFrom(running, { id: 's1', status: 'idle', error: 'Agent exited' })).toEqual({ kind: 'turn-ended', sessionId: 's1', error: 'Agent exited' })
-    expect(attentionFrom(running, { id: 's1', status: 'running', permission })).toEqual({ kind: 'permission', sessionId: 's1', title: 'Run rm -rf build' })
+    expect(attentionFrom(running, { id: 's1', status: 'running', permissions: [permission] })).toEqual({ kind: 'permission', sessionId: 's1', title: 'Run rm -rf build' })
     // The same request again, a session that was not running, a turn starting: nothing new.
-    expect(attentionFrom({ ...running, permission }, { ...running, permission })).toBeNull()
+    expect(attentionFrom({ ...running, permissions: [permission] }, { ...running, permissions: [permission] })).toBeNull()
     expect(attentionFrom({ id: 's1', status: 'ready' }, { id: 's1', status: 'ready' })).toBeNull()
     expect(attentionFrom({ id: 's1', status: 'ready' }, running)).toBeNull()
     expect(attentionFrom(undefined, { id: 's1', status: 'ready' })).toBeNull()
@@ -93,7 +93,7 @@ describe('notifications', () => {
     notifier([state({ id: 's1', status: 'ready' })])
     expect(shown).toEqual([])
     away = true
-    notifier([state({ id: 's1', status: 'running' }), state({ id: 's1', status: 'running', permission })])
+    notifier([state({ id: 's1', status: 'running' }), state({ id: 's1', status: 'running', permissions: [permission] })])
     notifier([state({ id: 's1', status: 'ready' })])
     expect(shown.map((n) => [n.title, n.body])).toEqual([
       ['Claude Code asks for permission', 'Run rm -rf build — in “Fix the build”'],

@@ -21,10 +21,10 @@ function project(id: string, name: string, cwd: string): Project {
 }
 
 function session(id: string, title: string, projectId = 'p1'): SessionRecord {
-  return { id, sessionId: `acp-${id}`, agentId: 'agent-a', projectId, cwd: '/code/app', title, createdAt: at, updatedAt: at }
+  return { id, acpSessionId: `acp-${id}`, agentId: 'agent-a', projectId, cwd: '/code/app', title, titleSource: 'prompt', createdAt: at, updatedAt: at }
 }
 
-const header = (id: string): TranscriptRecord => ({ t: 'header', v: 1, id, sessionId: `acp-${id}`, agentId: 'agent-a', projectId: 'p1', cwd: '/code/app', createdAt: at })
+const header = (id: string): TranscriptRecord => ({ t: 'header', v: 2, id, acpSessionId: `acp-${id}`, agentId: 'agent-a', projectId: 'p1', cwd: '/code/app', createdAt: at })
 const prompt = (text: string): TranscriptRecord => ({ t: 'prompt', at, content: [{ type: 'text', text }] })
 const chunk = (text: string, messageId = 'm1'): TranscriptRecord => ({
   t: 'update',

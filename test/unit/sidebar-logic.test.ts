@@ -8,11 +8,12 @@ import { compactTime } from '../../renderer/src/time'
 
 const record: SessionRecord = {
   id: 's1',
-  sessionId: 'acp-1',
+  acpSessionId: 'acp-1',
   agentId: 'a',
   projectId: 'p',
   cwd: '/code',
   title: 'T',
+  titleSource: 'prompt',
   createdAt: '2026-01-01T00:00:00.000Z',
   updatedAt: '2026-01-01T00:00:00.000Z'
 }
@@ -35,7 +36,7 @@ describe('agent marks', () => {
 describe('a session’s state in the sidebar', () => {
   it('puts a pending permission first, then work, errors, readiness and the last turn’s end', () => {
     const permission = { requestId: 'r', title: 'Run tests', options: [] }
-    expect(sidebarState({ id: 's1', status: 'running', permission }, record)).toMatchObject({ kind: 'waiting', detail: 'Run tests' })
+    expect(sidebarState({ id: 's1', status: 'running', permissions: [permission] }, record)).toMatchObject({ kind: 'waiting', detail: 'Run tests' })
     expect(sidebarState({ id: 's1', status: 'running' }, record).kind).toBe('running')
     expect(sidebarState({ id: 's1', status: 'starting' }, record).kind).toBe('running')
     expect(sidebarState({ id: 's1', status: 'idle', error: 'The agent exited' }, record)).toMatchObject({ kind: 'error', detail: 'The agent exited' })

@@ -72,8 +72,32 @@ const EARLIER_VERSIONS: { version: number; db: Record<string, unknown> }[] = [
       ],
       permissionRules: [{ id: 'r1', agentId: 'mine', projectId: 'p1', toolKind: 'read', decision: 'allow', createdAt: at }]
     }
+  },
+  {
+    // 3 added MCP server profiles.
+    version: 3,
+    db: {
+      version: 3,
+      projects: [{ id: 'p1', name: 'app', cwd: '/home/me/app', createdAt: at }],
+      agents: [{ id: 'mine', name: 'My agent', command: '/opt/my-agent', args: [], env: {} }],
+      sessions: [
+        { id: 's1', sessionId: 'sess-1', agentId: 'mine', projectId: 'p1', cwd: '/home/me/app', title: 'Renamed', titleSetByUser: true, createdAt: at, updatedAt: at },
+        { id: 's2', sessionId: 'sess-2', agentId: 'mine', projectId: 'p1', cwd: '/home/me/app', title: 'New session', createdAt: at, updatedAt: at },
+        { id: 's3', sessionId: null, agentId: 'mine', projectId: 'p1', cwd: '/home/me/app', title: 'Fork of Renamed', createdAt: at, updatedAt: at }
+      ],
+      permissionRules: [],
+      mcpProfiles: [{ id: 'm1', name: 'files', version: 1 }],
+      mcpDisabled: { p1: ['m1'] }
+    }
   }
 ]
+
+/** A session as version 4 names it: the agent's id is acpSessionId, and the title says where it came from. */
+function asVersion4(session: Record<string, unknown>): Record<string, unknown> {
+  const { sessionId, titleSetByUser, ...rest } = session
+  const placeholder = ['New session', 'Imported session'].includes(String(rest.title)) || String(rest.title).startsWith('Fork of ')
+  return { ...rest, acpSessionId: sessionId, titleSource: titleSetByUser ? 'user' : placeholder ? 'default' : 'prompt' }
+}
 
 async function writeDb(value: unknown): Promise<void> {
   await writeFile(join(dataDir, 'db.json'), typeof value === 'string' ? value : JSON.stringify(value))
@@ -94,13 +118,15 @@ describe('database migrations', () => {
     expect(warnings).toEqual([])
     expect(store.data.version).toBe(DB_VERSION)
     // Nothing the user had is lost: each list keeps its records, with every field they had.
-    for (const key of ['projects', 'agents', 'sessions'] as const) {
+    for (const key of ['projects', 'agents'] as const) {
       expect(store.data[key]).toEqual((db[key] as unknown[]).map((item) => expect.objectContaining(item as object)))
     }
+    // 4: the agent's id renamed, each title's source set.
+    expect(store.data.sessions).toEqual((db.sessions as Record<string, unknown>[]).map(asVersion4))
     expect(store.data.permissionRules).toEqual(db.permissionRules ?? [])
-    // 3: MCP server profiles, none yet, none switched off.
-    expect(store.data.mcpProfiles).toEqual([])
-    expect(store.data.mcpDisabled).toEqual({})
+    // 3: MCP server profiles (none before it), and which are switched off per project.
+    expect(store.data.mcpProfiles).toEqual(db.mcpProfiles ?? [])
+    expect(store.data.mcpDisabled).toEqual(db.mcpDisabled ?? {})
     expect(await readDb()).toEqual(JSON.parse(JSON.stringify(store.data)))
     expect(JSON.parse(await readFile(join(dataDir, `db.v${version}.backup.json`), 'utf8'))).toEqual(db)
 
@@ -150,9 +176,11 @@ describe('saving', () => {
 })
 
 describe('a damaged db.json', () => {
-  async function writeTranscript(id: string, agentId: string, records: TranscriptRecord[]): Promise<void> {
+  async function writeTranscript(id: string, agentId: string, records: TranscriptRecord[], headerVersion = 2): Promise<void> {
     await mkdir(join(dataDir, 'transcripts'), { recursive: true })
-    const header: TranscriptRecord = { t: 'header', v: 1, id, sessionId: `sess-${id}`, agentId, projectId: 'proj', cwd: '/home/me/app', createdAt: at }
+    const common = { t: 'header', id, agentId, projectId: 'proj', cwd: '/home/me/app', createdAt: at } as const
+    // Version 1 headers called the agent's id sessionId.
+    const header = headerVersion === 1 ? { ...common, v: 1, sessionId: `sess-${id}` } : { ...common, v: 2, acpSessionId: `sess-${id}` }
     await writeFile(join(dataDir, 'transcripts', `${id}.jsonl`), [header, ...records].map((r) => JSON.stringify(r) + '\n').join(''))
   }
 
@@ -164,7 +192,7 @@ describe('a damaged db.json', () => {
   ])('with %s is moved aside, the user is told, and sessions are rebuilt from the transcripts', async (_name, text) => {
     await writeDb(text)
     await writeTranscript('s1', 'preset', [{ t: 'prompt', at, content: [{ type: 'text', text: 'Fix the flaky test\nand more' }] }])
-    await writeTranscript('s2', 'gone-agent', [])
+    await writeTranscript('s2', 'gone-agent', [], 1)
     const { store, warnings } = await Store.open(dataDir, presets)
 
     const aside = (await readdir(dataDir)).filter((n) => n.startsWith('db.corrupt-'))
@@ -177,8 +205,8 @@ describe('a damaged db.json', () => {
 
     expect(store.data.projects).toEqual([{ id: 'proj', name: 'app', cwd: '/home/me/app', createdAt: at }])
     const byId = Object.fromEntries(store.data.sessions.map((s) => [s.id, s]))
-    expect(byId.s1).toMatchObject({ sessionId: 'sess-s1', agentId: 'preset', projectId: 'proj', title: 'Fix the flaky test' })
-    expect(byId.s2).toMatchObject({ sessionId: 'sess-s2', agentId: 'gone-agent', title: 'Recovered session' })
+    expect(byId.s1).toMatchObject({ acpSessionId: 'sess-s1', agentId: 'preset', projectId: 'proj', title: 'Fix the flaky test', titleSource: 'prompt' })
+    expect(byId.s2).toMatchObject({ acpSessionId: 'sess-s2', agentId: 'gone-agent', title: 'Recovered session', titleSource: 'default' })
     // The rebuilt database is written at once, in the current version.
     expect(await readDb()).toMatchObject({ version: DB_VERSION, sessions: expect.any(Array) })
     expect(store.data.agents.map((a) => a.id)).toEqual(['preset'])

@@ -60,9 +60,9 @@ describe('the thread fold', () => {
     expect(thread.entries).toEqual([])
   })
 
-  it('takes the title from session_info_update', () => {
+  it('shows nothing for session_info_update (the title belongs to the session record)', () => {
     const thread = fold([update({ sessionUpdate: 'session_info_update', title: '  Fix the build ' })])
-    expect(thread.title).toBe('Fix the build')
+    expect(thread.entries).toEqual([])
   })
 })
 

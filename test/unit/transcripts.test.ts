@@ -53,7 +53,7 @@ describe('transcripts', () => {
 })
 
 describe('reading a long transcript from its end', () => {
-  const header: TranscriptRecord = { t: 'header', v: 1, id: 's', sessionId: 'x', agentId: 'a', projectId: 'p', cwd: '/p', createdAt: at }
+  const header: TranscriptRecord = { t: 'header', v: 2, id: 's', acpSessionId: 'x', agentId: 'a', projectId: 'p', cwd: '/p', createdAt: at }
   const prompt = (n: number): TranscriptRecord => ({ t: 'prompt', at, content: [{ type: 'text', text: `turn ${n}` }] })
   const chunk = (text: string): TranscriptRecord => ({
     t: 'update',

@@ -41,7 +41,8 @@ export type SidebarStateKind = 'running' | 'waiting' | 'error' | 'ready' | 'done
  * turn has ended; idle when none has yet).
  */
 export function sidebarState(state: SessionState, record: SessionRecord): { kind: SidebarStateKind; label: string; detail?: string } {
-  if (state.permission) return { kind: 'waiting', label: 'Waiting for your permission', detail: state.permission.title }
+  const permission = state.permissions?.[0]
+  if (permission) return { kind: 'waiting', label: 'Waiting for your permission', detail: permission.title }
   if (state.status === 'running') return { kind: 'running', label: 'Working…' }
   if (state.status === 'starting') return { kind: 'running', label: 'Starting…' }
   if (state.status === 'error' || state.error) return { kind: 'error', label: 'Error', detail: state.error }

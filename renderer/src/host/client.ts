@@ -7,13 +7,14 @@ import type {
   RequestParams,
   RequestResult
 } from '../../../shared/contract'
+import type { HostErrorCode } from '../../../shared/errors'
 
 /** A request the Host refused, with its message; `code` lets a view act on it (e.g. `auth_required`). */
 export class HostRequestError extends Error {
   constructor(
     message: string,
     readonly method: RequestMethod,
-    readonly code?: string
+    readonly code?: HostErrorCode
   ) {
     super(message)
     this.name = 'HostRequestError'

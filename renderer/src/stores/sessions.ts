@@ -314,7 +314,9 @@ export const useSessionsStore = defineStore('sessions', () => {
   async function respondPermission(id: string, requestId: string, optionId: string | null): Promise<void> {
     const state = states.value[id]
     // Hide the card at once: a second key press must not answer twice.
-    if (state?.permission?.requestId === requestId) states.value[id] = { ...state, permission: null }
+    if (state?.permissions?.some((p) => p.requestId === requestId)) {
+      states.value[id] = { ...state, permissions: state.permissions.filter((p) => p.requestId !== requestId) }
+    }
     await app.attempt(() => host().request('sessions.respondPermission', { id, requestId, optionId }))
   }
 
