@@ -3,6 +3,7 @@ import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
+import { DB_VERSION } from '../../electron/host/store'
 import type { McpProfileInput } from '../../shared/mcp'
 import { entriesOf, fold, openHost, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
 
@@ -264,7 +265,7 @@ describe('secrets', () => {
   })
 })
 
-describe('db.json migration to version 3', () => {
+describe('db.json migration to version 3 and on', () => {
   for (const version of [1, 2]) {
     it(`adds MCP profiles and per-project switches to a version ${version} database, keeping a backup`, async () => {
       await host.close()
@@ -278,7 +279,7 @@ describe('db.json migration to version 3', () => {
       await writeFile(join(dataDir, 'db.json'), JSON.stringify(old))
       host = await openHost(dataDir)
       const migrated = JSON.parse(await readFile(join(dataDir, 'db.json'), 'utf8'))
-      expect(migrated).toEqual({ ...old, version: 3, permissionRules: [], mcpProfiles: [], mcpDisabled: {} })
+      expect(migrated).toEqual({ ...old, version: DB_VERSION, permissionRules: [], mcpProfiles: [], mcpDisabled: {} })
       expect(JSON.parse(await readFile(join(dataDir, `db.v${version}.backup.json`), 'utf8'))).toEqual(old)
       expect(await host.request('mcp.list', {})).toEqual({ profiles: [], disabled: {}, secretsPersistent: false })
       await save({ name: 'remote', transport: 'http', url: 'https://a.example/mcp', scope: 'projects', projectIds: ['p1'] })

@@ -80,7 +80,7 @@ describe('sessions', () => {
     expect((await host.request('sessions.list', {})).find((s) => s.id === other.id)!.title).toBe('Agent title')
 
     const renamed = await host.request('sessions.rename', { id: named.id, title: ' Release checklist ' })
-    expect(renamed).toMatchObject({ title: 'Release checklist', titleSetByUser: true })
+    expect(renamed).toMatchObject({ title: 'Release checklist', titleSource: 'user' })
     await host.request('sessions.prompt', { id: named.id, text: 'first words\n/title Agent title' })
     expect((await host.request('sessions.list', {})).find((s) => s.id === named.id)!.title).toBe('Release checklist')
     await expect(host.request('sessions.rename', { id: named.id, title: '' })).rejects.toThrow(/cannot be empty/)

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { HostEvent } from '../../shared/contract'
 import type { Host } from '../../electron/host/host'
+import { DB_VERSION } from '../../electron/host/store'
 import { entriesOf, fold, openHost, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
 
 /** session/request_permission: asked inline, "always" answers remembered per agent + project + tool kind, revocable. */
@@ -113,7 +114,7 @@ describe('database migrations', () => {
     await writeFile(join(dataDir, 'db.json'), JSON.stringify(v1))
     host = await openHost(dataDir)
     const migrated = JSON.parse(await readFile(join(dataDir, 'db.json'), 'utf8'))
-    expect(migrated).toEqual({ ...v1, version: 3, permissionRules: [], mcpProfiles: [], mcpDisabled: {} })
+    expect(migrated).toEqual({ ...v1, version: DB_VERSION, permissionRules: [], mcpProfiles: [], mcpDisabled: {} })
     expect(JSON.parse(await readFile(join(dataDir, 'db.v1.backup.json'), 'utf8'))).toEqual(v1)
     expect(await host.request('projects.list', {})).toEqual(v1.projects)
   })
@@ -122,7 +123,7 @@ describe('database migrations', () => {
     await host.close()
     const future = JSON.stringify({ version: 99, projects: [], agents: [], sessions: [] })
     await writeFile(join(dataDir, 'db.json'), future)
-    await expect(openHost(dataDir)).rejects.toThrow(/written by a newer Switchboard \(database version 99, this one reads 3\)/)
+    await expect(openHost(dataDir)).rejects.toThrow(`written by a newer Switchboard (database version 99, this one reads ${DB_VERSION})`)
     expect(await readFile(join(dataDir, 'db.json'), 'utf8')).toBe(future)
     expect(existsSync(join(dataDir, 'db.v99.backup.json'))).toBe(false)
     host = await openHost(join(root, 'other-data'))
