@@ -1,5 +1,5 @@
 import type { PermissionOption } from '@agentclientprotocol/sdk'
-import type { TranscriptRecord } from '../../shared/transcript'
+import type { TranscriptRecord } from '../../../shared/transcript'
 
 /**
  * Remembered permission answers. An "always" answer (allow_always,

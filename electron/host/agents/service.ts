@@ -1,0 +1,132 @@
+import type { AgentDefinition, AgentPresetView } from '../../../shared/domain'
+import { agentLogPath } from '../agent-connection'
+import { agentIdFor, checkAgentInput } from '../agent-definitions'
+import { readLogTail } from '../agent-log'
+import type { HandlerSlice } from '../handlers'
+import { presetCatalog } from '../presets'
+import type { Records } from '../records'
+import { agentEnvKey, type SecretStore } from '../secrets'
+import type { SignIn } from './sign-in'
+import type { AgentSupervisor } from './supervisor'
+
+/** The `agents.*` requests: the agent definitions, their processes, logs and sign-in. */
+
+export interface AgentsServiceOptions {
+  records: Records
+  secrets: SecretStore
+  supervisor: AgentSupervisor
+  signIn: SignIn
+}
+
+export function agentsHandlers({ records, secrets, supervisor, signIn }: AgentsServiceOptions): HandlerSlice<'agents'> {
+  return {
+    'agents.list': async () => records.data.agents,
+    'agents.add': async (input) => {
+      const checked = checkAgentInput(input)
+      const id = agentIdFor(checked.fields.name, (taken) => Boolean(records.store.agent(taken)))
+      for (const [name, value] of Object.entries(checked.secretValues)) await secrets.set(agentEnvKey(id, name), value)
+      const { secretEnv, ...fields } = checked.fields
+      const definition: AgentDefinition = { id, ...fields, ...(secretEnv?.length ? { secretEnv } : {}) }
+      records.data.agents.push(definition)
+      await records.saved('agents')
+      return definition
+    },
+    // The new definition applies the next time the agent starts (the Agents page offers a restart).
+    'agents.update': async ({ agentId, ...input }) => {
+      const previous = records.agent(agentId)
+      const checked = checkAgentInput(input, previous)
+      for (const [name, value] of Object.entries(checked.secretValues)) await secrets.set(agentEnvKey(agentId, name), value)
+      for (const name of checked.forgottenSecrets) await secrets.delete(agentEnvKey(agentId, name))
+      const definition: AgentDefinition = { ...previous, ...checked.fields }
+      records.data.agents = records.data.agents.map((a) => (a.id === agentId ? definition : a))
+      await records.saved('agents')
+      return definition
+    },
+    // Refused while sessions use the agent: they would lose the way to continue.
+    'agents.remove': async ({ agentId }) => {
+      const definition = records.agent(agentId)
+      const used = records.data.sessions.filter((s) => s.agentId === agentId).length
+      if (used > 0) {
+        throw new Error(`${definition.name} has ${used} session${used === 1 ? '' : 's'}; delete ${used === 1 ? 'it' : 'them'} first to remove the agent`)
+      }
+      await supervisor.forget(agentId)
+      for (const name of definition.secretEnv ?? []) await secrets.delete(agentEnvKey(agentId, name))
+      records.data.agents = records.data.agents.filter((a) => a.id !== agentId)
+      const rules = records.data.permissionRules.filter((r) => r.agentId !== agentId)
+      const rulesChanged = rules.length !== records.data.permissionRules.length
+      records.data.permissionRules = rules
+      await records.saved(...(rulesChanged ? (['agents', 'permissions'] as const) : (['agents'] as const)))
+      return {}
+    },
+    // Stops the agent if it runs (its sessions become idle, to be continued), then starts it with its current definition.
+    'agents.restart': async ({ agentId }) => {
+      const definition = records.agent(agentId)
+      await supervisor.stop(agentId)
+      return (await supervisor.ensure(definition)).state
+    },
+    'agents.log': async ({ agentId }) => {
+      records.agent(agentId)
+      await supervisor.flushLog(agentId)
+      const path = agentLogPath(supervisor.logDir, agentId)
+      return { agentId, path, ...(await readLogTail(path)) }
+    },
+    'agents.presets': async () =>
+      (await presetCatalog()).map(
+        ({ definition, installed }): AgentPresetView => ({
+          id: definition.id,
+          name: definition.name,
+          command: definition.command,
+          args: definition.args,
+          installed,
+          installHint: definition.installHint ?? '',
+          added: Boolean(records.store.agent(definition.id))
+        })
+      ),
+    'agents.addPreset': async ({ presetId }) => {
+      const preset = (await presetCatalog()).find((p) => p.definition.id === presetId)
+      if (!preset) throw new Error(`No preset '${presetId}'`)
+      const existing = records.store.agent(presetId)
+      if (existing) return existing
+      records.data.agents.push(preset.definition)
+      await records.saved('agents')
+      return preset.definition
+    },
+    /**
+     * The protocol version to ask an agent for. It applies when the agent next
+     * starts: a running agent is stopped for it where nothing is lost (as when it
+     * is idle); else it keeps its version until it stops.
+     */
+    'agents.setProtocol': async ({ agentId, protocol }) => {
+      const definition = records.agent(agentId)
+      if (protocol !== (definition.protocol ?? 1)) {
+        if (protocol === 2) definition.protocol = 2
+        else delete definition.protocol
+        await supervisor.stopIfQuiet(agentId)
+      }
+      await records.saved('agents')
+      return definition
+    },
+    'agents.states': () => supervisor.runtimeStates(records.data.agents),
+    'agents.authenticate': async ({ agentId, methodId, values }) => {
+      await signIn.authenticate(agentId, methodId, values)
+      return {}
+    },
+    'agents.logout': async ({ agentId }) => {
+      await signIn.logout(agentId)
+      return {}
+    },
+    'agents.login.start': ({ agentId, methodId, cols, rows }) => signIn.startLogin(agentId, methodId, cols, rows),
+    'agents.login.input': async ({ loginId, data }) => {
+      signIn.input(loginId, data)
+      return {}
+    },
+    'agents.login.resize': async ({ loginId, cols, rows }) => {
+      signIn.resize(loginId, cols, rows)
+      return {}
+    },
+    'agents.login.stop': async ({ loginId }) => {
+      signIn.stopLogin(loginId)
+      return {}
+    }
+  }
+}

@@ -1,0 +1,139 @@
+import { RequestError } from '@agentclientprotocol/sdk'
+import type { AgentConnection } from '../agent-connection'
+import { describeError, HostError } from '../errors'
+import type { EventBus } from '../events'
+import { commandLine, LoginTerminals } from '../login-terminals'
+import type { Records } from '../records'
+import { agentEnvKey, type SecretStore } from '../secrets'
+import type { AgentSupervisor } from './supervisor'
+
+/**
+ * Signing in and out of agents: the methods an agent offers (ACP
+ * `authenticate`), environment-variable methods whose values go to the secret
+ * store, and terminal methods, which run the agent's own login command in a
+ * pseudo-terminal the user types into.
+ */
+
+export interface SignInOptions {
+  records: Records
+  secrets: SecretStore
+  events: EventBus
+  supervisor: AgentSupervisor
+  /** True while a turn runs on that connection (a finished sign-in does not restart an agent at work). */
+  isWorking(connection: AgentConnection): boolean
+}
+
+export class SignIn {
+  private readonly logins: LoginTerminals
+
+  constructor(private readonly options: SignInOptions) {
+    this.logins = new LoginTerminals({
+      output: (loginId, data) => options.events.emit('agent.login.output', { loginId, data }),
+      exit: (loginId, spec, exitCode, signal) => void this.loginEnded(loginId, spec.agentId, spec.methodId, exitCode, signal)
+    })
+  }
+
+  /**
+   * Signs in with one of the methods the agent offers. env_var methods take the
+   * variables' values, which go to the secret store and into a restarted agent's
+   * environment; terminal methods name the command to run.
+   */
+  async authenticate(agentId: string, methodId: string, values: Record<string, string>): Promise<void> {
+    const { records, supervisor } = this.options
+    const definition = records.agent(agentId)
+    let connection = await supervisor.ensure(definition)
+    const method = connection.state.authMethods?.find((m) => m.id === methodId)
+    if (!method) throw new Error(`${definition.name} offers no sign-in method '${methodId}'`)
+    if (method.type === 'terminal') {
+      // The spec: a terminal method is never passed to authenticate; the client runs it (agents.login.start).
+      throw new Error(`${method.name} signs in from a terminal: start it with agents.login.start`)
+    }
+    if (method.type === 'env_var' || method.type === 'env') {
+      const names = method.vars ?? []
+      const missing = names.filter((name) => !values[name]?.trim())
+      if (missing.length) throw new Error(`${method.name} needs ${missing.join(', ')}`)
+      for (const name of names) await this.options.secrets.set(agentEnvKey(agentId, name), values[name].trim())
+      definition.secretEnv = [...new Set([...(definition.secretEnv ?? []), ...names])]
+      await records.saved('agents')
+      // The agent reads its environment at start: restart it with the new variables.
+      await connection.stop()
+      connection = await supervisor.ensure(definition)
+    }
+    await connection.acp.authenticate({ methodId })
+  }
+
+  /**
+   * A terminal sign-in: the agent's own command, its arguments and the
+   * method's, in a pseudo-terminal the user types into. Its exit code says
+   * whether it worked (loginEnded).
+   */
+  async startLogin(agentId: string, methodId: string, cols: number, rows: number): Promise<{ loginId: string; command: string }> {
+    const { records, supervisor } = this.options
+    const definition = records.agent(agentId)
+    const known = supervisor.stateOf(agentId)?.authMethods
+    const methods = known ?? (await supervisor.ensure(definition)).state.authMethods ?? []
+    const method = methods.find((m) => m.id === methodId)
+    if (!method) throw new Error(`${definition.name} offers no sign-in method '${methodId}'`)
+    if (method.type !== 'terminal') throw new Error(`${method.name} is not a terminal sign-in`)
+    const spec = {
+      agentId,
+      methodId,
+      command: definition.command,
+      args: [...definition.args, ...(method.args ?? [])],
+      env: { ...process.env, ...definition.env, ...(await supervisor.secretEnvOf(definition)), ...(method.env ?? {}) },
+      cols,
+      rows
+    }
+    const loginId = await this.logins.start(spec)
+    return { loginId, command: commandLine(spec) }
+  }
+
+  input(loginId: string, data: string): void {
+    this.logins.write(loginId, data)
+  }
+
+  resize(loginId: string, cols: number, rows: number): void {
+    this.logins.resize(loginId, cols, rows)
+  }
+
+  stopLogin(loginId: string): void {
+    this.logins.stop(loginId)
+  }
+
+  async logout(agentId: string): Promise<void> {
+    const { records, supervisor, secrets } = this.options
+    const definition = records.agent(agentId)
+    const connection = await supervisor.ensure(definition)
+    if (!connection.capabilities.auth.logout) throw new Error(`${definition.name} does not support logging out (no logout capability)`)
+    await connection.acp.logout()
+    for (const name of definition.secretEnv ?? []) await secrets.delete(agentEnvKey(agentId, name))
+    if (definition.secretEnv?.length) {
+      definition.secretEnv = []
+      await records.saved('agents')
+      await connection.stop()
+    }
+  }
+
+  /** Stops every terminal sign-in (the Host is closing). */
+  close(): void {
+    this.logins.stopAll()
+  }
+
+  /** A terminal sign-in ended: on success the agent restarts, since agents read their credentials at start. */
+  private async loginEnded(loginId: string, agentId: string, methodId: string, exitCode: number | null, signal: number | null): Promise<void> {
+    const ok = exitCode === 0
+    if (ok) {
+      const running = this.options.supervisor.get(agentId)
+      if (running && !this.options.isWorking(running)) await running.stop().catch(() => undefined)
+    }
+    this.options.events.emit('agent.login.exit', { loginId, agentId, methodId, exitCode, signal, ok })
+  }
+}
+
+/** ACP's auth_required (-32000), turned into an error that lists how to sign in. */
+export function authRequired(error: unknown, connection: AgentConnection): HostError | null {
+  if (!(error instanceof RequestError) || error.code !== -32000) return null
+  const methods = connection.state.authMethods ?? []
+  const ways = methods.length ? ` Sign in with: ${methods.map((m) => m.name).join(', ')}.` : ''
+  return new HostError('auth_required', `${connection.definition.name} needs you to sign in first (${describeError(error)}).${ways}`)
+}

@@ -1,0 +1,193 @@
+import { join } from 'node:path'
+import type { AnyMessage } from '@agentclientprotocol/sdk'
+import type { AgentDefinition, AgentRuntimeState } from '../../../shared/domain'
+import { AgentConnection, type ClientHandlers } from '../agent-connection'
+import type { EventBus } from '../events'
+import { findExecutable } from '../executables'
+import { markPrefixFor } from '../processes'
+import { agentEnvKey, type SecretStore } from '../secrets'
+
+/**
+ * The agents' processes: each started on demand (one at a time per agent),
+ * stopped when idle where nothing is lost, restarted on request; its runtime
+ * state kept and announced. When a process ends, whoever linked sessions to it
+ * is told (`onEnded`), so they can be continued later.
+ */
+
+/** Starts an agent's process and completes initialize (the real one spawns; tests pass an in-process stub). */
+export type ConnectAgent = (definition: AgentDefinition, options: ConnectOptions) => Promise<AgentConnection>
+
+export interface ConnectOptions {
+  logDir: string
+  handlers: ClientHandlers
+  onState: (connection: AgentConnection, state: AgentRuntimeState) => void
+  clientVersion: string
+  secretEnv: Record<string, string>
+  markPrefix: string
+  initializeTimeoutMs?: number
+  maxMessageBytes?: number
+  onMessage?: (direction: 'in' | 'out', message: AnyMessage) => void
+}
+
+export interface SupervisorOptions {
+  dataDir: string
+  clientVersion: string
+  secrets: SecretStore
+  events: EventBus
+  handlers: ClientHandlers
+  connect?: ConnectAgent
+  initializeTimeoutMs?: number
+  maxAgentMessageBytes?: number
+  onAgentMessage?: (agentId: string, direction: 'in' | 'out', message: unknown) => void
+  /** Stop an agent after this long without a message either way (0: never). */
+  idleMs: number
+  /** Whether stopping the agent now loses nothing: no turn, no question pending, its sessions can come back. */
+  canStop(connection: AgentConnection): boolean
+  /** The agent's process ended (stopped, exited or failed): the sessions on it lose their link. */
+  onEnded(connection: AgentConnection, state: AgentRuntimeState): void
+}
+
+export class AgentSupervisor {
+  private readonly running = new Map<string, AgentConnection>()
+  private readonly starting = new Map<string, Promise<AgentConnection>>()
+  private readonly states = new Map<string, AgentRuntimeState>()
+  private readonly idleTimer: NodeJS.Timeout | null = null
+  private closing = false
+
+  constructor(private readonly options: SupervisorOptions) {
+    if (options.idleMs > 0) {
+      this.idleTimer = setInterval(() => void this.stopIdle(options.idleMs), Math.min(options.idleMs / 2, 60_000))
+      this.idleTimer.unref()
+    }
+  }
+
+  /** The agent's connection, started if it is not running (concurrent callers share one start). */
+  ensure(definition: AgentDefinition): Promise<AgentConnection> {
+    const running = this.running.get(definition.id)
+    if (running?.isAlive) return Promise.resolve(running)
+    const starting = this.starting.get(definition.id)
+    if (starting) return starting
+    if (this.closing) return Promise.reject(new Error('Switchboard is shutting down'))
+    const start = this.start(definition).finally(() => this.starting.delete(definition.id))
+    this.starting.set(definition.id, start)
+    return start
+  }
+
+  /** The running connection of an agent, if any. */
+  get(agentId: string): AgentConnection | undefined {
+    return this.running.get(agentId)
+  }
+
+  /** The last runtime state an agent reported (none before its first start). */
+  stateOf(agentId: string): AgentRuntimeState | undefined {
+    return this.states.get(agentId)
+  }
+
+  /** Stops the agent if it runs or is starting; its sessions become idle, to be continued. */
+  async stop(agentId: string): Promise<void> {
+    await this.starting.get(agentId)?.catch(() => undefined)
+    await this.running.get(agentId)?.stop()
+  }
+
+  /** Stops the agent only where nothing is lost (a changed setting applies at its next start). */
+  async stopIfQuiet(agentId: string): Promise<void> {
+    const running = this.running.get(agentId)
+    if (running?.isAlive && this.options.canStop(running)) await running.stop()
+  }
+
+  /** The agent is gone from the definitions: stopped and its state forgotten. */
+  async forget(agentId: string): Promise<void> {
+    await this.stop(agentId)
+    this.states.delete(agentId)
+  }
+
+  /** Every agent's live state; for one not running, whether its command can be found at all. */
+  runtimeStates(definitions: AgentDefinition[]): Promise<AgentRuntimeState[]> {
+    return Promise.all(
+      definitions.map(async (agent) => {
+        const known = this.states.get(agent.id)
+        if (known && known.status !== 'stopped' && known.status !== 'error') return known
+        const base = known ?? { agentId: agent.id, status: 'stopped' as const, stderrTail: '' }
+        if (await findExecutable(agent.command, { ...process.env, ...agent.env })) return { ...base, installed: true }
+        return { ...base, installed: false, message: notInstalledMessage(agent) }
+      })
+    )
+  }
+
+  /** The secret environment of an agent, from the secret store. */
+  async secretEnvOf(definition: AgentDefinition): Promise<Record<string, string>> {
+    const secretEnv: Record<string, string> = {}
+    for (const name of definition.secretEnv ?? []) {
+      const value = await this.options.secrets.get(agentEnvKey(definition.id, name))
+      if (value !== undefined) secretEnv[name] = value
+    }
+    return secretEnv
+  }
+
+  /** Flushes an agent's stderr log so a reader sees everything written so far. */
+  async flushLog(agentId: string): Promise<void> {
+    await this.running.get(agentId)?.flushLog()
+  }
+
+  get logDir(): string {
+    return join(this.options.dataDir, 'logs')
+  }
+
+  /** Stops every agent; no new one starts after this. */
+  async close(): Promise<void> {
+    this.closing = true
+    if (this.idleTimer) clearInterval(this.idleTimer)
+    await Promise.allSettled([...this.starting.values()])
+    await Promise.all([...this.running.values()].map((a) => a.stop()))
+  }
+
+  private async start(definition: AgentDefinition): Promise<AgentConnection> {
+    const { onAgentMessage } = this.options
+    const connect = this.options.connect ?? connectProcess
+    const connection = await connect(definition, {
+      logDir: this.logDir,
+      handlers: this.options.handlers,
+      onState: (conn, state) => this.onState(conn, state),
+      clientVersion: this.options.clientVersion,
+      secretEnv: await this.secretEnvOf(definition),
+      markPrefix: markPrefixFor(this.options.dataDir),
+      initializeTimeoutMs: this.options.initializeTimeoutMs,
+      maxMessageBytes: this.options.maxAgentMessageBytes,
+      onMessage: onAgentMessage && ((direction, message) => onAgentMessage(definition.id, direction, message))
+    })
+    this.running.set(definition.id, connection)
+    return connection
+  }
+
+  private onState(connection: AgentConnection, state: AgentRuntimeState): void {
+    this.states.set(state.agentId, state)
+    this.options.events.emit('agent.state', state)
+    if (state.status !== 'exited' && state.status !== 'stopped') return
+    if (this.running.get(state.agentId) === connection) this.running.delete(state.agentId)
+    this.options.onEnded(connection, state)
+  }
+
+  /**
+   * Agents are started lazily and stopped when idle, but only where nothing is
+   * lost (see SupervisorOptions.canStop).
+   */
+  private async stopIdle(idleMs: number): Promise<void> {
+    const now = Date.now()
+    for (const connection of [...this.running.values()]) {
+      if (!connection.isAlive || now - connection.lastActivity < idleMs) continue
+      if (this.options.canStop(connection)) await connection.stop()
+    }
+  }
+}
+
+/** The real start: the agent's process, spawned and initialised. */
+async function connectProcess(definition: AgentDefinition, options: ConnectOptions): Promise<AgentConnection> {
+  const connection: AgentConnection = new AgentConnection(definition, { ...options, onState: (state) => options.onState(connection, state) })
+  await connection.start()
+  return connection
+}
+
+export function notInstalledMessage(agent: AgentDefinition): string {
+  const how = agent.installHint ? ` Install it with \`${agent.installHint}\`, or fix the agent's command.` : " Install it, or fix the agent's command."
+  return `${agent.name}: the command '${agent.command}' was not found.${how}`
+}

@@ -1,0 +1,115 @@
+import { RequestError, type ReadTextFileRequest, type WriteTextFileRequest } from '@agentclientprotocol/sdk'
+import type { ClientHandlers } from '../agent-connection'
+import type { AskBroker } from '../asks/broker'
+import { ElicitationError } from '../elicitation'
+import { confinePath, PathRefusedError, readTextFile, writeTextFile } from '../fs-boundary'
+import type { LiveSession, SessionRegistry } from '../sessions/registry'
+import type { Terminals } from '../terminals'
+import { checkNotification } from '../updates'
+
+/**
+ * The client side of ACP: what the Host answers when an agent calls back into
+ * it. Session updates go to the registry; files are read and written, and
+ * commands run, only inside the session's folders; questions for the user go
+ * to the broker. An agent reaches only its own sessions and terminals.
+ */
+
+export interface ClientSideOptions {
+  registry: SessionRegistry
+  broker: AskBroker
+  terminals: Terminals
+}
+
+export function clientSide({ registry, broker, terminals }: ClientSideOptions): ClientHandlers {
+  /** The terminal, if it belongs to that session: an agent cannot touch another session's commands. */
+  const ownTerminal = (agentId: string, params: { sessionId: string; terminalId: string }): string => {
+    const live = registry.forAgentRequest(agentId, params.sessionId)
+    if (!terminals.isOwnedBy(params.terminalId, live.record.id)) {
+      throw new RequestError(-32002, `Unknown terminal '${params.terminalId}' for this session`)
+    }
+    return params.terminalId
+  }
+
+  /** A path the agent named, inside the session's folders; a refusal is also shown in the thread. */
+  const confine = async (live: LiveSession, path: string, verb: 'read' | 'write' | 'run a command in'): Promise<string> => {
+    try {
+      return await confinePath(path, rootsOf(live))
+    } catch (error) {
+      if (!(error instanceof PathRefusedError)) throw error
+      registry.append(live, { t: 'error', at: new Date().toISOString(), message: `The agent asked to ${verb} a path outside the project. ${error.message}` })
+      throw new RequestError(-32602, error.message)
+    }
+  }
+
+  const handlers: ClientHandlers = {
+    sessionUpdate: (agentId, params) => {
+      const checked = checkNotification(params)
+      if (checked) registry.deliver(agentId, checked) // no sessionId: nothing to attach it to (the SDK answers the agent)
+    },
+    sessionNotification: (agentId, checked) => registry.deliver(agentId, checked),
+    readTextFile: async (agentId, params: ReadTextFileRequest) => {
+      const live = registry.forAgentRequest(agentId, params.sessionId)
+      const path = await confine(live, params.path, 'read')
+      try {
+        return { content: await readTextFile(path, params.line, params.limit) }
+      } catch (error) {
+        throw fileError(error, params.path)
+      }
+    },
+    writeTextFile: async (agentId, params: WriteTextFileRequest) => {
+      const live = registry.forAgentRequest(agentId, params.sessionId)
+      const path = await confine(live, params.path, 'write')
+      try {
+        await writeTextFile(path, params.content)
+      } catch (error) {
+        throw fileError(error, params.path)
+      }
+    },
+    createTerminal: async (agentId, params) => {
+      const live = registry.forAgentRequest(agentId, params.sessionId)
+      const cwd = params.cwd ? await confine(live, params.cwd, 'run a command in') : live.record.cwd
+      const command = [params.command, ...(params.args ?? [])].join(' ')
+      const at = (): string => new Date().toISOString()
+      const terminalId = terminals.create(live.record.id, params, cwd, {
+        onOutput: (id, data) => registry.append(live, { t: 'terminal', at: at(), terminalId: id, data }),
+        onExit: (id, exitStatus) => registry.append(live, { t: 'terminal', at: at(), terminalId: id, exitStatus })
+      })
+      registry.append(live, { t: 'terminal', at: at(), terminalId, command })
+      return { terminalId }
+    },
+    terminalOutput: async (agentId, params) => terminals.output(ownTerminal(agentId, params)),
+    waitForTerminalExit: async (agentId, params) => terminals.waitForExit(ownTerminal(agentId, params)),
+    killTerminal: async (agentId, params) => terminals.kill(ownTerminal(agentId, params)),
+    releaseTerminal: async (agentId, params) => terminals.release(ownTerminal(agentId, params)),
+    elicit: async (agentId, params, signal) => {
+      const scope = params as { sessionId?: string | null }
+      const live = scope.sessionId ? registry.forAgentRequest(agentId, scope.sessionId) : null
+      try {
+        return await broker.elicit(agentId, live?.record.id ?? null, params, signal)
+      } catch (error) {
+        if (error instanceof ElicitationError) throw new RequestError(-32602, error.message)
+        throw error
+      }
+    },
+    requestPermission: (agentId, params, signal) => broker.askPermission(registry.forAgentRequest(agentId, params.sessionId).record, params, signal)
+  }
+  return handlers
+}
+
+/**
+ * Where the agent may read, write and run commands: the session's cwd, plus its
+ * additional folders when the agent was told about them.
+ */
+function rootsOf(live: LiveSession): string[] {
+  const extra = live.connection?.capabilities.session.additionalDirectories ? (live.record.additionalDirectories ?? []) : []
+  return [live.record.cwd, ...extra]
+}
+
+function fileError(error: unknown, path: string): RequestError {
+  if (error instanceof PathRefusedError) return new RequestError(-32602, error.message)
+  const code = (error as NodeJS.ErrnoException).code
+  if (code === 'ENOENT') return new RequestError(-32002, `File not found: ${path}`)
+  if (code === 'EISDIR') return new RequestError(-32602, `Is a folder, not a file: ${path}`)
+  if (code === 'EACCES' || code === 'EPERM') return new RequestError(-32603, `Permission denied: ${path}`)
+  return new RequestError(-32603, `${(error as Error).message}`)
+}

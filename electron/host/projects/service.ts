@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto'
+import { basename } from 'node:path'
+import type { Project } from '../../../shared/domain'
+import { checkedFolder } from '../folders'
+import type { HandlerSlice } from '../handlers'
+import type { Records } from '../records'
+import type { SessionLifecycle } from '../sessions/lifecycle'
+
+/** The `projects.*` requests: the folders the user works in, in the sidebar's order. */
+
+export interface ProjectsServiceOptions {
+  records: Records
+  lifecycle: SessionLifecycle
+  /** Supplied by the Electron shell: a native folder picker. */
+  pickFolder?: () => Promise<string | null>
+}
+
+export function projectsHandlers({ records, lifecycle, pickFolder }: ProjectsServiceOptions): HandlerSlice<'projects'> {
+  return {
+    'projects.list': async () => records.data.projects,
+    'projects.add': async ({ cwd, name }) => {
+      const folder = await checkedFolder(cwd, (got) => `The project folder must be an absolute path, like /home/you/code/app (got '${got}')`)
+      const existing = records.data.projects.find((p) => p.cwd === folder)
+      if (existing) return existing
+      const project: Project = { id: randomUUID(), name: name?.trim() || basename(folder) || folder, cwd: folder, createdAt: new Date().toISOString() }
+      records.data.projects.push(project)
+      await records.saved('projects')
+      return project
+    },
+    'projects.pickFolder': async () => ({ path: pickFolder ? await pickFolder() : null }),
+    'projects.setAdditionalDirectories': async ({ projectId, directories }) => {
+      const project = records.project(projectId)
+      const folders: string[] = []
+      for (const directory of directories) {
+        const folder = await checkedFolder(directory, (got) => `Additional folders must be absolute paths (got '${got}')`)
+        if (folder !== project.cwd && !folders.includes(folder)) folders.push(folder)
+      }
+      project.additionalDirectories = folders
+      await records.saved('projects')
+      return project
+    },
+    'projects.rename': async ({ projectId, name }) => {
+      const project = records.project(projectId)
+      project.name = name
+      await records.saved('projects')
+      return project
+    },
+    // The project leaves the sidebar with its sessions; transcripts are kept, the folder and the agents' copies are not touched.
+    'projects.remove': async ({ projectId }) => {
+      records.project(projectId)
+      const sessions = records.data.sessions.filter((s) => s.projectId === projectId)
+      for (const session of sessions) await lifecycle.drop(session.id, true)
+      records.data.projects = records.data.projects.filter((p) => p.id !== projectId)
+      records.data.permissionRules = records.data.permissionRules.filter((r) => r.projectId !== projectId)
+      await records.saved('projects', 'permissions')
+      return { removedSessions: sessions.length }
+    },
+    'projects.reorder': async ({ projectIds }) => {
+      const projects = records.data.projects
+      const byId = new Map(projects.map((p) => [p.id, p]))
+      const ordered = projectIds.flatMap((id) => byId.get(id) ?? [])
+      if (projectIds.length !== projects.length || new Set(projectIds).size !== projectIds.length || ordered.length !== projectIds.length) {
+        throw new Error('The new order must name every project exactly once (the list may have changed meanwhile; try again)')
+      }
+      records.data.projects = ordered
+      await records.saved('projects')
+      return records.data.projects
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import type { AgentSupervisor } from '../agents/supervisor'
+import { describeError } from '../errors'
+import type { McpService } from '../mcp/service'
+import { serversForAgent } from '../mcp/acp-servers'
+import type { Records } from '../records'
+import { directoriesFor, sessionStateFrom } from './records'
+import type { LiveSession, SessionRegistry } from './registry'
+
+/**
+ * Makes a past session live: its agent running and the session reopened in it,
+ * through `session/resume` (no replay) or `session/load` (the agent replays it).
+ * Concurrent requests for one session share one attempt; cancelling the
+ * session while it runs cancels the request ($/cancel_request).
+ */
+
+export interface SessionDeps {
+  records: Records
+  registry: SessionRegistry
+  supervisor: AgentSupervisor
+  mcp: McpService
+}
+
+export class SessionConnector {
+  constructor(private readonly deps: SessionDeps) {}
+
+  async ensureLive(id: string): Promise<LiveSession> {
+    const { records, registry } = this.deps
+    const record = records.session(id)
+    const loaded = registry.get(id)
+    if (loaded?.connection?.isAlive) return loaded
+    if (loaded?.connecting) {
+      await loaded.connecting
+      return this.ensureLive(id)
+    }
+    const definition = records.agent(record.agentId)
+    if (!record.acpSessionId) throw new Error('This session was never created by its agent and cannot be continued')
+    const live = await registry.load(record)
+    if (live.connection?.isAlive) return live
+    if (live.connecting) return this.ensureLive(id)
+    const abort = new AbortController()
+    live.abortConnecting = abort
+    live.connecting = this.reopen(live, definition.name, abort.signal)
+    try {
+      await live.connecting
+    } finally {
+      live.connecting = null
+      live.abortConnecting = null
+      registry.releaseIfUnused(live)
+    }
+    return live
+  }
+
+  private async reopen(live: LiveSession, agentName: string, signal: AbortSignal): Promise<void> {
+    const { records, registry, supervisor, mcp } = this.deps
+    const { record } = live
+    const id = record.id
+    registry.setState(id, { status: 'starting', error: undefined })
+    try {
+      const prepared = await mcp.prepareForProject(record.projectId)
+      const connection = await supervisor.ensure(records.agent(record.agentId))
+      const servers = serversForAgent(prepared, connection.capabilities, agentName)
+      const { loadSession, session: can } = connection.capabilities
+      // Resume keeps the local view and needs no replay; an imported session has no local view yet, so it loads.
+      const useResume = can.resume && (live.thread.entries.length > 0 || !loadSession)
+      if (!useResume && !loadSession) {
+        const reason = `${agentName} cannot reopen past sessions (it announces neither loadSession nor session/resume). Start a new session instead.`
+        registry.setState(id, { status: 'idle', continueBlockedReason: reason })
+        throw new Error(reason)
+      }
+      registry.attach(live, connection)
+      const params = {
+        sessionId: record.acpSessionId ?? '',
+        cwd: record.cwd,
+        mcpServers: servers.mcpServers,
+        ...directoriesFor(connection, record.additionalDirectories ?? [])
+      }
+      // Cancelling while this runs sends $/cancel_request for it.
+      const options = { cancellationSignal: signal }
+      let answer: unknown
+      if (useResume) {
+        answer = await connection.acp.resumeSession(params, options)
+      } else {
+        registry.append(live, { t: 'reset', at: new Date().toISOString(), reason: 'load' })
+        answer = await connection.acp.loadSession(params, options)
+      }
+      const state = sessionStateFrom(answer)
+      if (state) registry.append(live, state)
+      registry.setState(id, { status: 'ready', error: undefined, continueBlockedReason: undefined, mcp: { servers: servers.given, leftOut: servers.leftOut } })
+    } catch (error) {
+      if (live.connection) registry.detach(live)
+      if (signal.aborted) {
+        registry.setState(id, { status: 'idle', error: undefined })
+        throw new Error('Reopening the session was cancelled')
+      }
+      if (registry.stateOf(id).status !== 'idle') registry.setState(id, { status: 'error', error: describeError(error) })
+      throw error
+    }
+  }
+}

@@ -1,0 +1,248 @@
+import { randomUUID } from 'node:crypto'
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import type { SessionInfo } from '@agentclientprotocol/sdk'
+import type { ForkSessionRequest } from '@agentclientprotocol/sdk/unstable'
+import type { SessionSnapshot, TranscriptPageResult } from '../../../shared/contract'
+import type { SessionRecord } from '../../../shared/domain'
+import { authRequired } from '../agents/sign-in'
+import { assertDirectory } from '../folders'
+import { serversForAgent } from '../mcp/acp-servers'
+import { readTranscript, readTranscriptPage, readTranscriptTail, transcriptPath } from '../transcripts'
+import type { SessionDeps } from './connector'
+import { directoriesFor, sessionMcp, sessionStateFrom } from './records'
+import type { Turns } from './turns'
+
+/**
+ * A session's life outside its turns: created (new, fork, imported from the
+ * agent's own list), opened for reading, closed, deleted, renamed.
+ */
+
+export interface LifecycleDeps extends SessionDeps {
+  turns: Turns
+  dataDir: string
+}
+
+/** session/list pages read at most (a guard against an agent whose cursor never ends). */
+const MAX_LIST_PAGES = 100
+
+export class SessionLifecycle {
+  constructor(private readonly deps: LifecycleDeps) {}
+
+  private get transcriptDir(): string {
+    return join(this.deps.dataDir, 'transcripts')
+  }
+
+  async create(projectId: string, agentId: string): Promise<SessionRecord> {
+    const { records, registry, supervisor, mcp } = this.deps
+    const project = records.project(projectId)
+    const definition = records.agent(agentId)
+    await assertDirectory(project.cwd)
+    // MCP servers are prepared first: a command that cannot be found stops here, before the agent is asked.
+    const prepared = await mcp.prepareForProject(projectId)
+    const connection = await supervisor.ensure(definition)
+    const servers = serversForAgent(prepared, connection.capabilities, definition.name)
+    const additionalDirectories = project.additionalDirectories ?? []
+    const response = await connection.acp
+      .newSession({ cwd: project.cwd, mcpServers: servers.mcpServers, ...directoriesFor(connection, additionalDirectories) })
+      .catch((error: unknown) => {
+        throw authRequired(error, connection) ?? error
+      })
+    const now = new Date().toISOString()
+    const record: SessionRecord = {
+      id: randomUUID(),
+      acpSessionId: response.sessionId,
+      agentId,
+      projectId,
+      cwd: project.cwd,
+      additionalDirectories,
+      title: 'New session',
+      titleSource: 'default',
+      createdAt: now,
+      updatedAt: now,
+      ...sessionMcp(servers)
+    }
+    const live = registry.create(record)
+    registry.attach(live, connection)
+    const state = sessionStateFrom(response)
+    if (state) registry.append(live, state)
+    records.data.sessions.push(record)
+    registry.setState(record.id, { status: 'ready', error: undefined })
+    await records.saved(record)
+    return record
+  }
+
+  /** `session/fork`: a new session that starts with this one's history, in the agent and on screen. */
+  async fork(id: string): Promise<SessionRecord> {
+    const { records, registry, supervisor, mcp } = this.deps
+    const parent = records.session(id)
+    const definition = records.agent(parent.agentId)
+    const prepared = await mcp.prepareForProject(parent.projectId)
+    const connection = await supervisor.ensure(definition)
+    if (!connection.capabilities.session.fork) {
+      throw new Error(`${definition.name} cannot fork sessions (it does not announce session/fork)`)
+    }
+    if (!parent.acpSessionId) throw new Error('This session was never created by its agent and cannot be forked')
+    await registry.get(id)?.writer.flush()
+    const history = (await readTranscript(transcriptPath(this.transcriptDir, id))).records
+    const servers = serversForAgent(prepared, connection.capabilities, definition.name)
+    const params: ForkSessionRequest = {
+      sessionId: parent.acpSessionId,
+      cwd: parent.cwd,
+      mcpServers: servers.mcpServers,
+      ...directoriesFor(connection, parent.additionalDirectories ?? [])
+    }
+    const response = await connection.acp.forkSession(params)
+    const now = new Date().toISOString()
+    const record: SessionRecord = {
+      id: randomUUID(),
+      acpSessionId: response.sessionId,
+      agentId: parent.agentId,
+      projectId: parent.projectId,
+      cwd: parent.cwd,
+      additionalDirectories: parent.additionalDirectories,
+      title: `Fork of ${parent.title}`,
+      titleSource: 'default',
+      createdAt: now,
+      updatedAt: now,
+      ...sessionMcp(servers)
+    }
+    const live = registry.create(record)
+    registry.attach(live, connection)
+    for (const past of history) if (past.t !== 'header') registry.append(live, past)
+    const state = sessionStateFrom(response)
+    if (state) registry.append(live, state)
+    records.data.sessions.push(record)
+    registry.setState(record.id, { status: 'ready' })
+    await records.saved(record)
+    return record
+  }
+
+  /** Brings in the agent's sessions for the project's folder (made in other clients), through session/list. */
+  async importFromAgent(projectId: string, agentId: string): Promise<{ imported: SessionRecord[] }> {
+    const { records, supervisor } = this.deps
+    const project = records.project(projectId)
+    const definition = records.agent(agentId)
+    const connection = await supervisor.ensure(definition)
+    if (!connection.capabilities.session.list) {
+      throw new Error(`${definition.name} cannot list its sessions (it does not announce session/list)`)
+    }
+    const listed: SessionInfo[] = []
+    let cursor: string | null | undefined
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const response = await connection.acp.listSessions({ cwd: project.cwd, cursor })
+      listed.push(...response.sessions)
+      cursor = response.nextCursor
+      if (!cursor) break
+    }
+    const imported: SessionRecord[] = []
+    for (const info of listed) {
+      // The cwd filter is the agent's to apply; a session of another folder belongs to another project.
+      if (info.cwd !== project.cwd) continue
+      if (records.data.sessions.some((s) => s.agentId === agentId && s.acpSessionId === info.sessionId)) continue
+      const at = info.updatedAt ?? new Date().toISOString()
+      const title = info.title?.trim()
+      const record: SessionRecord = {
+        id: randomUUID(),
+        acpSessionId: info.sessionId,
+        agentId,
+        projectId,
+        cwd: project.cwd,
+        title: title || 'Imported session',
+        titleSource: title ? 'agent' : 'default',
+        createdAt: at,
+        updatedAt: at
+      }
+      await this.deps.registry.writeHeader(record)
+      records.data.sessions.push(record)
+      imported.push(record)
+    }
+    await records.saved(...imported)
+    return { imported }
+  }
+
+  /** The transcript (or its tail: a long one is read from the end, never whole, for the first screen). */
+  async open(id: string, tail?: number): Promise<SessionSnapshot> {
+    const { records, registry } = this.deps
+    const record = records.session(id)
+    await registry.get(id)?.writer.flush()
+    const file = transcriptPath(this.transcriptDir, id)
+    if (tail !== undefined) {
+      const { records: lines, nextSeq, skippedLines, firstSeq, firstOffset } = await readTranscriptTail(file, { limit: tail })
+      return { record, state: registry.stateOf(id), records: lines, nextSeq, skippedLines, firstSeq, firstOffset }
+    }
+    const contents = await readTranscript(file)
+    return { record, state: registry.stateOf(id), records: contents.records, nextSeq: contents.nextSeq, skippedLines: contents.skippedLines, firstSeq: 0, firstOffset: 0 }
+  }
+
+  async readEarlier(id: string, before: number, offset: number, limit: number): Promise<TranscriptPageResult> {
+    this.deps.records.session(id)
+    return readTranscriptPage(transcriptPath(this.transcriptDir, id), before, offset, { limit })
+  }
+
+  /** Ends the live session: `session/close` when the agent announces it; the conversation stays, ready to continue. */
+  async close(id: string): Promise<void> {
+    const { records, registry, turns } = this.deps
+    records.session(id)
+    const live = registry.get(id)
+    const connection = live?.connection
+    if (live && connection?.isAlive) {
+      if (registry.stateOf(id).status === 'running') await turns.cancel(id)
+      if (connection.capabilities.session.close && live.record.acpSessionId) {
+        await connection.acp.closeSession({ sessionId: live.record.acpSessionId })
+      }
+      registry.detach(live)
+    }
+    registry.setState(id, { status: 'idle', error: undefined, permissions: [] })
+  }
+
+  /** Out of Switchboard, and out of the agent where it announces session/delete. */
+  async delete(id: string, keepTranscript: boolean): Promise<{ agentDeleted: boolean; note?: string }> {
+    const { records, supervisor } = this.deps
+    const record = records.session(id)
+    const definition = records.store.agent(record.agentId)
+    let agentDeleted = false
+    let note: string | undefined
+    if (definition && record.acpSessionId) {
+      try {
+        const connection = await supervisor.ensure(definition)
+        if (connection.capabilities.session.delete) {
+          await connection.acp.deleteSession({ sessionId: record.acpSessionId })
+          agentDeleted = true
+        } else {
+          note = `${definition.name} does not announce session/delete; its own copy of the session is untouched.`
+        }
+      } catch (error) {
+        note = `The agent's copy was not deleted: ${(error as Error).message}`
+      }
+    }
+    await this.drop(id, keepTranscript)
+    return note ? { agentDeleted, note } : { agentDeleted }
+  }
+
+  /** Takes a session out of Switchboard (not out of its agent): the live link ends, the record goes, the transcript is removed or kept aside. */
+  async drop(id: string, keepTranscript: boolean): Promise<void> {
+    const { records, registry, turns } = this.deps
+    if (registry.stateOf(id).status === 'running') await turns.cancel(id)
+    await registry.remove(id)
+    records.data.sessions = records.data.sessions.filter((s) => s.id !== id)
+    await records.store.save()
+    const file = transcriptPath(this.transcriptDir, id)
+    if (keepTranscript) {
+      // Kept out of transcripts/ so a rebuilt db.json does not bring the session back.
+      await fs.mkdir(join(this.deps.dataDir, 'deleted-transcripts'), { recursive: true })
+      await fs.rename(file, join(this.deps.dataDir, 'deleted-transcripts', `${id}.jsonl`)).catch(() => undefined)
+    } else {
+      await fs.rm(file, { force: true })
+    }
+    records.announceRemoved(id)
+  }
+
+  async rename(id: string, title: string): Promise<SessionRecord> {
+    const record = this.deps.records.session(id)
+    record.title = title
+    record.titleSource = 'user'
+    await this.deps.records.saved(record)
+    return record
+  }
+}

@@ -1,0 +1,238 @@
+import { RequestError } from '@agentclientprotocol/sdk'
+import type { SessionRecord, SessionState } from '../../../shared/domain'
+import { applyRecordAt, createThread, type Thread } from '../../../shared/thread'
+import type { TranscriptRecord } from '../../../shared/transcript'
+import type { AgentConnection } from '../agent-connection'
+import type { CheckedNotification } from '../updates'
+import type { EventBus } from '../events'
+import type { Records } from '../records'
+import { readTranscriptTail, TranscriptWriter, transcriptPath } from '../transcripts'
+import { headerOf } from './records'
+
+/**
+ * The sessions in memory and their lifecycle: a session is loaded when it is
+ * created or continued, linked to its agent's connection (updates are routed
+ * to it by the agent's session id), unlinked when the agent stops or the
+ * session closes, and then let go from memory. Its live state (status, error,
+ * pending permissions) is kept here for every session that has one, loaded or
+ * not, and each change goes out as a `session.state` event.
+ */
+
+export interface LiveSession {
+  readonly record: SessionRecord
+  readonly writer: TranscriptWriter
+  /** The session folded as the window folds it (from the tail of its transcript): what the agent announced is checked against it. */
+  readonly thread: Thread
+  connection: AgentConnection | null
+  /** Serialises continue requests for this session. */
+  connecting: Promise<void> | null
+  /** Cancels the load or resume under way ($/cancel_request). */
+  abortConnecting: AbortController | null
+  /** A prompt turn is under way: the session stays in memory until it ends. */
+  inTurn: boolean
+  /** Set by a cancel: stops an agent that does not end the turn in time. */
+  cancelTimer: NodeJS.Timeout | null
+}
+
+export interface RegistryOptions {
+  transcriptDir: string
+  records: Records
+  events: EventBus
+  /** What else ends with a session's link to its agent (its terminals, the questions it asked). */
+  onDetach: (sessionId: string) => void
+}
+
+/** Updates for a session id the Host has not registered yet (they can race session/new's answer). */
+const MAX_EARLY_UPDATES = 1000
+/** Session ids held that way at most: an agent sending updates for made-up sessions cannot grow memory. */
+const MAX_EARLY_SESSIONS = 16
+/** Records a continued session folds from the end of its transcript: the window opens the same tail. */
+export const LIVE_TAIL_RECORDS = 400
+
+export class SessionRegistry {
+  private readonly live = new Map<string, LiveSession>()
+  private readonly byAcpSession = new Map<string, LiveSession>()
+  private readonly earlyUpdates = new Map<string, CheckedNotification[]>()
+  private readonly states = new Map<string, SessionState>()
+  /** Sessions being let go: their last writes finish before the transcript is read again. */
+  private readonly releasing = new Map<string, Promise<void>>()
+
+  constructor(private readonly options: RegistryOptions) {}
+
+  get(id: string): LiveSession | undefined {
+    return this.live.get(id)
+  }
+
+  /** The sessions in memory linked to that agent connection. */
+  on(connection: AgentConnection): LiveSession[] {
+    return [...this.live.values()].filter((l) => l.connection === connection)
+  }
+
+  /** A new session: its transcript starts with the header. */
+  create(record: SessionRecord): LiveSession {
+    const writer = this.writerFor(record.id, 0, true)
+    writer.append(headerOf(record))
+    return this.add(record, writer, [])
+  }
+
+  /** The transcript of a session that is not loaded yet (one imported from the agent's list): its header, on disk. */
+  async writeHeader(record: SessionRecord): Promise<void> {
+    const writer = this.writerFor(record.id, 0, true)
+    writer.append(headerOf(record))
+    await writer.flush()
+  }
+
+  /** A past session in memory, folded from the tail of its transcript (never the whole file). */
+  async load(record: SessionRecord): Promise<LiveSession> {
+    await this.releasing.get(record.id)
+    const loaded = this.live.get(record.id)
+    if (loaded) return loaded
+    const tail = await readTranscriptTail(transcriptPath(this.options.transcriptDir, record.id), { limit: LIVE_TAIL_RECORDS })
+    // Another request may have loaded it while the tail was read.
+    return this.live.get(record.id) ?? this.add(record, this.writerFor(record.id, tail.nextSeq, tail.endsClean), tail.records)
+  }
+
+  /** Links the session to its agent's connection: the agent's updates for it are routed here from now on. */
+  attach(live: LiveSession, connection: AgentConnection): void {
+    live.connection = connection
+    if (!live.record.acpSessionId) return
+    const key = acpKey(live.record.agentId, live.record.acpSessionId)
+    this.byAcpSession.set(key, live)
+    for (const early of this.earlyUpdates.get(key) ?? []) this.apply(live, early)
+    this.earlyUpdates.delete(key)
+  }
+
+  /** Unlinks the session from its agent (the record and transcript stay), and lets it go from memory when nothing holds it. */
+  detach(live: LiveSession): void {
+    if (live.record.acpSessionId) this.byAcpSession.delete(acpKey(live.record.agentId, live.record.acpSessionId))
+    live.connection = null
+    this.options.onDetach(live.record.id)
+    this.releaseIfUnused(live)
+  }
+
+  /** Lets an unlinked session go from memory once no turn or reconnection holds it; its writes finish first. */
+  releaseIfUnused(live: LiveSession): void {
+    if (live.connection || live.connecting || live.inTurn || this.live.get(live.record.id) !== live) return
+    this.live.delete(live.record.id)
+    const id = live.record.id
+    const done = live.writer.flush().finally(() => {
+      if (this.releasing.get(id) === done) this.releasing.delete(id)
+    })
+    this.releasing.set(id, done)
+  }
+
+  /** Takes the session out entirely (it is being deleted): unlinked, written out, forgotten. */
+  async remove(id: string): Promise<void> {
+    const live = this.live.get(id)
+    if (live) {
+      this.detach(live)
+      this.live.delete(id)
+      await live.writer.flush()
+    }
+    await this.releasing.get(id)
+    this.states.delete(id)
+  }
+
+  /** Appends to the transcript, folds into the thread, and tells the windows. */
+  append(live: LiveSession, record: TranscriptRecord): void {
+    applyRecordAt(live.thread, record, live.writer.nextSeq)
+    const seq = live.writer.append(record)
+    this.options.events.emit('session.records', { id: live.record.id, seq, records: [record] })
+  }
+
+  /** Appends to a session's transcript if it is in memory (what is asked of the user is kept with its session). */
+  appendTo(id: string, record: TranscriptRecord): void {
+    const live = this.live.get(id)
+    if (live) this.append(live, record)
+  }
+
+  /** A checked update from an agent: applied to its session, or held until session/new or load has answered. */
+  deliver(agentId: string, checked: CheckedNotification): void {
+    const key = acpKey(agentId, checked.sessionId)
+    const live = this.byAcpSession.get(key)
+    if (live) {
+      this.apply(live, checked)
+      return
+    }
+    const early = this.earlyUpdates.get(key) ?? []
+    if (early.length < MAX_EARLY_UPDATES) early.push(checked)
+    this.earlyUpdates.set(key, early)
+    if (this.earlyUpdates.size > MAX_EARLY_SESSIONS) this.earlyUpdates.delete(this.earlyUpdates.keys().next().value as string)
+  }
+
+  /** The live session an agent's request names; an agent cannot reach a session that is not its own. */
+  forAgentRequest(agentId: string, acpSessionId: string): LiveSession {
+    const live = this.byAcpSession.get(acpKey(agentId, acpSessionId))
+    if (!live) throw new RequestError(-32002, `Unknown session '${acpSessionId}'`)
+    return live
+  }
+
+  stateOf(id: string): SessionState {
+    return this.states.get(id) ?? { id, status: 'idle' }
+  }
+
+  /** Every session that has a live state (the others are idle). */
+  allStates(): SessionState[] {
+    return [...this.states.values()]
+  }
+
+  setState(id: string, patch: Partial<SessionState>): void {
+    const state = { ...this.stateOf(id), ...patch, id }
+    this.states.set(id, state)
+    this.options.events.emit('session.state', state)
+  }
+
+  /** True while a turn runs or the session is being started or reopened. */
+  isBusy(id: string): boolean {
+    const { status } = this.stateOf(id)
+    return status === 'running' || status === 'starting'
+  }
+
+  /** Writes out what every session in memory has pending (the Host is closing). */
+  async flushAll(): Promise<void> {
+    await Promise.all([...this.live.values()].map((l) => l.writer.flush()))
+    await Promise.all(this.releasing.values())
+  }
+
+  private add(record: SessionRecord, writer: TranscriptWriter, history: TranscriptRecord[]): LiveSession {
+    // Entries are named after their records' seqs, as the renderer and search name them (applyRecordAt);
+    // the history ends just before the writer's next seq.
+    const thread = createThread()
+    const first = writer.nextSeq - history.length
+    for (let i = 0; i < history.length; i++) applyRecordAt(thread, history[i], first + i)
+    const live: LiveSession = { record, writer, thread, connection: null, connecting: null, abortConnecting: null, inTurn: false, cancelTimer: null }
+    this.live.set(record.id, live)
+    return live
+  }
+
+  private writerFor(id: string, nextSeq: number, endsClean: boolean): TranscriptWriter {
+    return new TranscriptWriter(transcriptPath(this.options.transcriptDir, id), nextSeq, endsClean, (error) =>
+      this.setState(id, { error: `Could not write the transcript: ${error.message}` })
+    )
+  }
+
+  private apply(live: LiveSession, checked: CheckedNotification): void {
+    const at = new Date().toISOString()
+    if ('terminal' in checked) {
+      // An agent-owned terminal (ACP v2): shown like the ones the client runs.
+      this.append(live, { t: 'terminal', at, ...checked.terminal })
+      return
+    }
+    if (!('update' in checked)) {
+      this.append(live, { t: 'unsupported', at, raw: checked.unsupported, reason: checked.reason })
+      return
+    }
+    const update = checked.update
+    this.append(live, { t: 'update', at, update })
+    const title = update.sessionUpdate === 'session_info_update' && typeof update.title === 'string' ? update.title.trim() : ''
+    if (title && live.record.titleSource !== 'user') {
+      live.record.title = title
+      live.record.titleSource = 'agent'
+      this.options.records.saveSoon(live.record)
+    }
+  }
+}
+
+function acpKey(agentId: string, acpSessionId: string): string {
+  return `${agentId}\n${acpSessionId}`
+}

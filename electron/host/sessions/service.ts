@@ -1,0 +1,63 @@
+import type { AskBroker } from '../asks/broker'
+import type { HandlerSlice } from '../handlers'
+import type { Records } from '../records'
+import type { SessionConnector } from './connector'
+import type { SessionLifecycle } from './lifecycle'
+import type { SessionRegistry } from './registry'
+import type { Turns } from './turns'
+
+/** The `sessions.*` and `transcripts.*` requests. */
+
+export interface SessionsServiceOptions {
+  records: Records
+  registry: SessionRegistry
+  connector: SessionConnector
+  lifecycle: SessionLifecycle
+  turns: Turns
+  broker: AskBroker
+}
+
+export function sessionsHandlers(rooms: SessionsServiceOptions): HandlerSlice<'sessions'> & HandlerSlice<'transcripts'> {
+  const { records, registry, connector, lifecycle, turns, broker } = rooms
+  return {
+    'sessions.list': async ({ projectId }) =>
+      records.data.sessions.filter((s) => !projectId || s.projectId === projectId).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)),
+    'sessions.states': async () => registry.allStates(),
+    'sessions.new': ({ projectId, agentId }) => lifecycle.create(projectId, agentId),
+    'sessions.open': ({ id, tail }) => lifecycle.open(id, tail),
+    'sessions.continue': async ({ id }) => {
+      await connector.ensureLive(id)
+      return registry.stateOf(id)
+    },
+    'sessions.prompt': ({ id, text, attachments }) => turns.prompt(id, text, attachments),
+    'sessions.cancel': async ({ id }) => {
+      await turns.cancel(id)
+      return {}
+    },
+    'sessions.respondPermission': async ({ id, requestId, optionId }) => {
+      broker.answerPermission(id, requestId, optionId)
+      return {}
+    },
+    'sessions.setMode': async ({ id, modeId }) => {
+      await turns.setMode(id, modeId)
+      return {}
+    },
+    'sessions.setConfigOption': async ({ id, configId, value }) => {
+      await turns.setConfigOption(id, configId, value)
+      return {}
+    },
+    'sessions.setModel': async ({ id, modelId }) => {
+      await turns.setModel(id, modelId)
+      return {}
+    },
+    'sessions.import': ({ projectId, agentId }) => lifecycle.importFromAgent(projectId, agentId),
+    'sessions.close': async ({ id }) => {
+      await lifecycle.close(id)
+      return {}
+    },
+    'sessions.delete': ({ id, keepTranscript }) => lifecycle.delete(id, keepTranscript),
+    'sessions.fork': ({ id }) => lifecycle.fork(id),
+    'sessions.rename': ({ id, title }) => lifecycle.rename(id, title),
+    'transcripts.read': ({ id, before, offset, limit }) => lifecycle.readEarlier(id, before, offset, limit)
+  }
+}
