@@ -6,8 +6,11 @@ import type { HostEvent, HostEventName, HostEvents } from '../../shared/contract
  * re-render. The first event after a quiet moment goes out on the next tick;
  * while events keep coming, batches go out at most once a frame (16 ms), so
  * an agent flooding updates costs the renderer ~60 messages a second however
- * fast it writes. Consecutive transcript records of one session are merged,
- * and only the latest state of an agent or session is kept within a batch.
+ * fast it writes. Within a batch, consecutive transcript records of one
+ * session are merged into one event, and a state of an agent or session
+ * replaces the one just before it when it is the same agent's or session's
+ * (a state followed by other events stays, so the order the renderer sees is
+ * the order things happened).
  */
 const MIN_INTERVAL_MS = 16
 
@@ -70,19 +73,17 @@ export class EventBus {
         return
       }
     }
-    if (event.type === 'agent.state' || event.type === 'session.state') {
-      const key = event.type === 'agent.state' ? event.payload.agentId : event.payload.id
-      const index = this.queue.findIndex(
-        (e) =>
-          e.type === event.type &&
-          (e.type === 'agent.state' ? e.payload.agentId : (e.payload as { id: string }).id) === key
-      )
-      // Replace in place only if nothing for that key follows; keeps ordering simple.
-      if (index === this.queue.length - 1 && index >= 0) {
-        this.queue[index] = event
-        return
-      }
+    if (last && stateKey(last) !== null && stateKey(last) === stateKey(event)) {
+      this.queue[this.queue.length - 1] = event
+      return
     }
     this.queue.push(event)
   }
+}
+
+/** What a state event is the state of (`agent:<id>` or `session:<id>`); null for other events. */
+function stateKey(event: HostEvent): string | null {
+  if (event.type === 'agent.state') return `agent:${event.payload.agentId}`
+  if (event.type === 'session.state') return `session:${event.payload.id}`
+  return null
 }

@@ -26,6 +26,29 @@ describe('the event bus', () => {
   })
 })
 
+describe('states in a batch', () => {
+  it('replace the state just before of the same session or agent, and keep the order of everything else', async () => {
+    const bus = new EventBus()
+    const batches: HostEvent[][] = []
+    bus.subscribe((b) => batches.push(b))
+    bus.emit('session.state', { id: 's', status: 'starting' })
+    bus.emit('session.state', { id: 's', status: 'ready' })
+    bus.emit('session.state', { id: 't', status: 'ready' })
+    bus.emit('agent.state', { agentId: 'a', status: 'starting', stderrTail: '' })
+    bus.emit('agent.state', { agentId: 'a', status: 'ready', stderrTail: '' })
+    bus.emit('session.records', { id: 's', seq: 1, records: [{ t: 'stop', at, stopReason: 'end_turn' }] })
+    bus.emit('session.state', { id: 's', status: 'idle' })
+    await new Promise((r) => setImmediate(r))
+    expect(batches[0].map((e) => [e.type, 'id' in e.payload ? e.payload.id : 'agentId' in e.payload ? e.payload.agentId : '', 'status' in e.payload ? e.payload.status : ''])).toEqual([
+      ['session.state', 's', 'ready'],
+      ['session.state', 't', 'ready'],
+      ['agent.state', 'a', 'ready'],
+      ['session.records', 's', ''],
+      ['session.state', 's', 'idle']
+    ])
+  })
+})
+
 describe('the event bus under a flood', () => {
   it('sends at most one batch a frame while events keep coming, losing none', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'Date'] })
