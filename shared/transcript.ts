@@ -18,17 +18,8 @@ export type TranscriptRecord =
   | { t: 'reset'; at: string; reason: 'load' }
   /** Session state the agent gave in a response (session/new, load, set_config_option, ...), not as an update. */
   | SessionStateRecord
-  /** A command the agent runs through the client (terminal/create): its start, its output, its end. */
-  | {
-      t: 'terminal'
-      at: string
-      terminalId: string
-      command?: string
-      data?: string
-      /** `data` replaces the output shown so far instead of extending it (ACP v2 agent-owned terminals send snapshots). */
-      replace?: boolean
-      exitStatus?: { exitCode?: number | null; signal?: string | null }
-    }
+  /** A command the agent runs through the client (terminal/create), or its own (ACP v2): its start, its output, its end. */
+  | ({ t: 'terminal'; at: string } & TerminalPatch)
   /** How a permission request was answered (optionId null: dismissed or cancelled); `remembered`: by a saved rule. */
   | {
       t: 'permission'
@@ -64,6 +55,16 @@ export interface SessionStateRecord {
 export interface SessionModelState {
   currentModelId: string
   availableModels: { modelId: string; name: string; description?: string | null }[]
+}
+
+/** What is new about a terminal: its command, output, or exit (the one shape for client-run and agent-owned terminals). */
+export interface TerminalPatch {
+  terminalId: string
+  command?: string
+  data?: string
+  /** `data` replaces the output shown so far instead of extending it (ACP v2 agent-owned terminals send snapshots). */
+  replace?: boolean
+  exitStatus?: { exitCode?: number | null; signal?: string | null }
 }
 
 export interface TranscriptHeader {

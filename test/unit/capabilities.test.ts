@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { normaliseInitialize } from '../../electron/host/capabilities'
+import { normaliseInitialize } from '../../electron/host/agent/capabilities'
 
 describe('capability normalisation', () => {
   it('reads the protocol version 1 shape (as Claude Code’s adapter announces it)', () => {

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { RequestParams } from '../../shared/contract'
 import type { SessionState } from '../../shared/domain'
 import { Host } from '../../electron/host/host'
-import { entriesOf, fold, removeDir, tempDir } from '../helpers'
+import { entriesOf, fold, recordEvents, removeDir, tempDir } from '../helpers'
 import { StubAgents, type StubBehaviour } from '../host/stub-agent'
 
 /**
@@ -124,6 +124,7 @@ describe('sessions in memory', () => {
     const note = { t: 'error', at: new Date().toISOString(), message: 'written while not loaded' }
     await appendFile(join(root, 'data', 'transcripts', `${record.id}.jsonl`), JSON.stringify(note) + '\n')
 
+    const events = recordEvents(host)
     expect(await host.request('sessions.prompt', { id: record.id, text: 'second' })).toEqual({ stopReason: 'end_turn' })
     expect(stub.connections).toHaveLength(2)
     expect(stub.latest.calls.map((c) => c.method)).toEqual(['session/resume', 'session/prompt'])
@@ -131,8 +132,11 @@ describe('sessions in memory', () => {
     const thread = fold(snapshot.records)
     expect(entriesOf(thread, 'error')).toMatchObject([{ message: 'written while not loaded' }])
     expect(entriesOf(thread, 'assistant').map((e) => (e.kind === 'assistant' ? e.text : ''))).toEqual(['echo: first', 'echo: second'])
-    // Every record got its own line: the seqs the Host announced match the file.
-    expect(snapshot.nextSeq).toBe(snapshot.records.length)
+    // The session was read again from disk, not kept in memory: the seq the Host announced for the new prompt is its line.
+    const announced = events.flatMap((e) => (e.type === 'session.records' ? e.payload.records.map((r, i) => ({ r, seq: e.payload.seq + i })) : []))
+    const prompt = announced.find(({ r }) => r.t === 'prompt' && r.content.some((c) => c.type === 'text' && c.text === 'second'))
+    expect(prompt).toBeDefined()
+    expect(prompt && snapshot.records[prompt.seq]).toEqual(prompt?.r)
   })
 
   it('an agent that dies mid-turn leaves the session idle with why, and the next prompt starts it again', async () => {

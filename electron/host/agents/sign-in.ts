@@ -1,5 +1,5 @@
 import { RequestError } from '@agentclientprotocol/sdk'
-import type { AgentConnection } from '../agent-connection'
+import type { AgentConnection } from '../agent/connection'
 import { describeError, HostError } from '../errors'
 import type { EventBus } from '../events'
 import { commandLine, LoginTerminals } from '../login-terminals'

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
-import type { AnyMessage } from '@agentclientprotocol/sdk'
 import type { AgentDefinition, AgentRuntimeState } from '../../../shared/domain'
-import { AgentConnection, type ClientHandlers } from '../agent-connection'
+import type { ClientHandlers } from '../agent/client-handlers'
+import { connectAgent, type AgentConnection, type ConnectAgent } from '../agent/connection'
 import type { EventBus } from '../events'
 import { findExecutable } from '../executables'
 import { markPrefixFor } from '../processes'
@@ -13,21 +13,6 @@ import { agentEnvKey, type SecretStore } from '../secrets'
  * state kept and announced. When a process ends, whoever linked sessions to it
  * is told (`onEnded`), so they can be continued later.
  */
-
-/** Starts an agent's process and completes initialize (the real one spawns; tests pass an in-process stub). */
-export type ConnectAgent = (definition: AgentDefinition, options: ConnectOptions) => Promise<AgentConnection>
-
-export interface ConnectOptions {
-  logDir: string
-  handlers: ClientHandlers
-  onState: (connection: AgentConnection, state: AgentRuntimeState) => void
-  clientVersion: string
-  secretEnv: Record<string, string>
-  markPrefix: string
-  initializeTimeoutMs?: number
-  maxMessageBytes?: number
-  onMessage?: (direction: 'in' | 'out', message: AnyMessage) => void
-}
 
 export interface SupervisorOptions {
   dataDir: string
@@ -143,7 +128,7 @@ export class AgentSupervisor {
 
   private async start(definition: AgentDefinition): Promise<AgentConnection> {
     const { onAgentMessage } = this.options
-    const connect = this.options.connect ?? connectProcess
+    const connect = this.options.connect ?? connectAgent
     const connection = await connect(definition, {
       logDir: this.logDir,
       handlers: this.options.handlers,
@@ -178,13 +163,6 @@ export class AgentSupervisor {
       if (this.options.canStop(connection)) await connection.stop()
     }
   }
-}
-
-/** The real start: the agent's process, spawned and initialised. */
-async function connectProcess(definition: AgentDefinition, options: ConnectOptions): Promise<AgentConnection> {
-  const connection: AgentConnection = new AgentConnection(definition, { ...options, onState: (state) => options.onState(connection, state) })
-  await connection.start()
-  return connection
 }
 
 export function notInstalledMessage(agent: AgentDefinition): string {

@@ -1,11 +1,10 @@
 import { RequestError, type ReadTextFileRequest, type WriteTextFileRequest } from '@agentclientprotocol/sdk'
-import type { ClientHandlers } from '../agent-connection'
+import type { ClientHandlers } from '../agent/client-handlers'
 import type { AskBroker } from '../asks/broker'
 import { ElicitationError } from '../elicitation'
 import { confinePath, PathRefusedError, readTextFile, writeTextFile } from '../fs-boundary'
 import type { LiveSession, SessionRegistry } from '../sessions/registry'
 import type { Terminals } from '../terminals'
-import { checkNotification } from '../updates'
 
 /**
  * The client side of ACP: what the Host answers when an agent calls back into
@@ -42,11 +41,7 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
   }
 
   const handlers: ClientHandlers = {
-    sessionUpdate: (agentId, params) => {
-      const checked = checkNotification(params)
-      if (checked) registry.deliver(agentId, checked) // no sessionId: nothing to attach it to (the SDK answers the agent)
-    },
-    sessionNotification: (agentId, checked) => registry.deliver(agentId, checked),
+    sessionUpdate: (agentId, checked) => registry.deliver(agentId, checked),
     readTextFile: async (agentId, params: ReadTextFileRequest) => {
       const live = registry.forAgentRequest(agentId, params.sessionId)
       const path = await confine(live, params.path, 'read')

@@ -3,7 +3,7 @@ import type { Attachment } from '../../../shared/contract'
 import type { SessionRecord } from '../../../shared/domain'
 import type { SessionModelState, SessionStateRecord, TranscriptHeader } from '../../../shared/transcript'
 import type { AgentServers } from '../mcp/acp-servers'
-import type { AgentConnection } from '../agent-connection'
+import type { AgentConnection } from '../agent/connection'
 
 /** What a session's records and transcript lines are made of: pure functions, no state. */
 

@@ -1,7 +1,7 @@
 import type { ContentBlock } from '@agentclientprotocol/sdk'
 import type { Attachment } from '../../../shared/contract'
 import { contentToText } from '../../../shared/thread'
-import type { AgentConnection } from '../agent-connection'
+import type { AgentConnection } from '../agent/connection'
 import { authRequired } from '../agents/sign-in'
 import type { AskBroker } from '../asks/broker'
 import { describeError } from '../errors'

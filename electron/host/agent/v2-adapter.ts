@@ -1,7 +1,8 @@
 import { TextDecoder } from 'node:util'
 import { parsePatch, type StructuredPatch } from 'diff'
 import type * as v1 from '@agentclientprotocol/sdk'
-import { contentToText } from '../../shared/thread'
+import { contentToText } from '../../../shared/thread'
+import type { TerminalPatch } from '../../../shared/transcript'
 
 /**
  * ACP protocol version 2 (the draft behind the SDK's `/experimental/v2` entry)
@@ -26,7 +27,7 @@ export type Adapted =
   | { kind: 'update'; update: v1.SessionUpdate }
   | { kind: 'unsupported'; raw: unknown; reason: string }
   /** An agent-owned terminal's command, output (appended, or replacing what was shown) and exit. */
-  | { kind: 'terminal'; terminalId: string; command?: string; data?: string; replace?: boolean; exitStatus?: { exitCode?: number | null; signal?: string | null } }
+  | ({ kind: 'terminal' } & TerminalPatch)
   /** The session's foreground state: how a version 2 turn ends (`idle`, with a stop reason). */
   | { kind: 'state'; state: string; stopReason?: string; error?: { code: number; message: string; data?: unknown } }
 

@@ -1,4 +1,5 @@
 import type { SessionUpdate } from '@agentclientprotocol/sdk'
+import type { TerminalPatch } from '../../../shared/transcript'
 
 /**
  * Checks a raw `session/update` before it is folded. The SDK would drop an
@@ -14,13 +15,6 @@ export type CheckedNotification =
   /** An agent-owned terminal's command, output and exit (ACP v2 reports them as updates; see v2-adapter.ts). */
   | { sessionId: string; terminal: TerminalPatch }
 
-export interface TerminalPatch {
-  terminalId: string
-  command?: string
-  data?: string
-  replace?: boolean
-  exitStatus?: { exitCode?: number | null; signal?: string | null }
-}
 
 type Json = Record<string, unknown>
 

@@ -12,9 +12,9 @@ import {
   type RequestPermissionRequest,
   type Stream
 } from '@agentclientprotocol/sdk/experimental/v2'
-import type { AgentProtocol, CallOptions } from './agent-protocol'
-import type { ClientHandlers } from './agent-connection'
+import type { CallOptions } from './protocol'
 import { checkNotification, type CheckedNotification } from './updates'
+import type { ProtocolOptions, WireProtocol } from './wire'
 import { sessionAnswer, toV1ConfigOptions, toV1PermissionRequest, V2SessionAdapter, type Adapted } from './v2-adapter'
 
 /**
@@ -45,7 +45,7 @@ interface Turn {
   reject(error: unknown): void
 }
 
-export class V2Protocol implements AgentProtocol {
+export class V2Protocol implements WireProtocol {
   readonly version = 2 as const
   readonly connection: ClientConnection
   private readonly adapters = new Map<string, V2SessionAdapter>()
@@ -53,7 +53,7 @@ export class V2Protocol implements AgentProtocol {
 
   constructor(
     stream: Stream,
-    private readonly options: { agentId: string; handlers: ClientHandlers; clientVersion: string }
+    private readonly options: ProtocolOptions
   ) {
     const app = client({ name: 'switchboard' })
       // Updates are taken from the raw stream (receive, below); the parsed copy is not needed.
@@ -235,7 +235,7 @@ export class V2Protocol implements AgentProtocol {
   }
 
   private deliver(sessionId: string, item: Adapted, raw: unknown): void {
-    const notify = (checked: CheckedNotification): void => this.options.handlers.sessionNotification(this.options.agentId, checked)
+    const notify = (checked: CheckedNotification): void => this.options.handlers.sessionUpdate(this.options.agentId, checked)
     switch (item.kind) {
       case 'update': {
         // The same checks as version 1's updates; what fails them is kept as the agent sent it.

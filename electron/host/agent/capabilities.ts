@@ -1,4 +1,4 @@
-import type { AgentCapabilities, AgentInfo, AuthMethodView } from '../../shared/domain'
+import type { AgentCapabilities, AgentInfo, AuthMethodView } from '../../../shared/domain'
 
 /**
  * The one place that reads what an agent announced in `initialize`. Two shapes

@@ -1,0 +1,263 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { Readable, Writable } from 'node:stream'
+import { ndJsonStream, type AnyMessage, type Stream } from '@agentclientprotocol/sdk'
+import type { AgentDefinition, AgentRuntimeState } from '../../../shared/domain'
+import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from '../processes'
+import { LineGuard } from './line-guard'
+
+/**
+ * One run of an agent's process: spawned at construction, its stderr logged
+ * (logs/<agentId>.log, bounded) with a tail kept for messages, its stdout
+ * filtered by the LineGuard into an ndjson message stream, its exit noticed
+ * and described, and on stop the whole process tree ended (stdin closed,
+ * SIGTERM after a moment, SIGKILL after another) so nothing it started
+ * outlives it. It knows nothing of ACP versions: the connection puts a
+ * protocol on its stream. A run is never reused: a new start is a new run.
+ */
+
+export interface RunOptions {
+  logDir: string
+  /** Environment variables from the secret store (never written to db.json). */
+  secretEnv?: Record<string, string>
+  /** Start of the mark put in the agent's environment (see processes.ts). */
+  markPrefix?: string
+  /** Longest message line accepted on stdout; a longer one stops the agent. */
+  maxMessageBytes: number
+  /** Sees every JSON-RPC message in either direction (tests check what goes out against the schema). */
+  onMessage?: (direction: 'in' | 'out', message: AnyMessage) => void
+  /** Every message from the agent in arrival order, before the SDK parses it. */
+  receive(message: AnyMessage): void
+  /** The run's part of the runtime state: status at the end, stderr tail, pid. */
+  setState(patch: Partial<AgentRuntimeState>): void
+  status(): AgentRuntimeState['status']
+  /** The run ended or was abandoned: the protocol's connection closes with this error. */
+  closeStream(error: Error): void
+}
+
+const STDERR_TAIL_BYTES = 8 * 1024
+const STDIN_GRACE_MS = 500
+const KILL_GRACE_MS = 2000
+/** An agent's log grows by at most this much per run (a flood of stderr or garbage must not fill the disk). */
+const LOG_LIMIT_BYTES = 20 * 1024 * 1024
+/** Lines on stdout that are not messages: the first ones are logged, then only counted. */
+const IGNORED_LINES_LOGGED = 100
+
+export class AgentRun {
+  readonly child: ChildProcess
+  readonly stream: Stream
+  /** Rejects with a message the user can act on when the command cannot be started. */
+  readonly spawnFailure: Promise<never>
+  /** Rejects with how the process ended, once it has. */
+  readonly exited: Promise<never>
+  /** Resolves once the process is gone (or never started). */
+  readonly closed: Promise<void>
+  /** When a message last went either way (for shutting idle agents down). */
+  lastActivity = Date.now()
+  exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null
+  spawnFailed = false
+  stopping = false
+  /** Put away without news (a version 2 attempt replaced by a version 1 run): its end is not reported. */
+  putAway = false
+  /** Why Switchboard ended the agent, when it did so because of something the agent did. */
+  failure: string | null = null
+  private resolveClosed!: () => void
+  private stderrTail = ''
+  private log: WriteStream | null
+  private logBytes = 0
+  private ignoredLines = 0
+  private readonly mark: string
+
+  constructor(
+    private readonly definition: AgentDefinition,
+    private readonly options: RunOptions
+  ) {
+    const def = definition
+    this.mark = newProcessMark(options.markPrefix)
+    this.closed = new Promise((resolve) => (this.resolveClosed = resolve))
+    mkdirSync(options.logDir, { recursive: true })
+    this.log = createWriteStream(agentLogPath(options.logDir, def.id), { flags: 'a' })
+    this.log.on('error', () => undefined)
+    this.writeLog(`\n--- ${new Date().toISOString()} starting ${def.command} ${def.args.join(' ')}\n`)
+
+    const child = spawn(def.command, def.args, {
+      cwd: homedir(),
+      // The mark lets stop() find what the agent started even after it left the agent's process group.
+      env: { ...process.env, ...def.env, ...options.secretEnv, [PROCESS_MARK_ENV]: this.mark },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      // Its own process group, so stop() can take the agent's children down with it.
+      detached: process.platform !== 'win32',
+      windowsHide: true
+    })
+    this.child = child
+    this.spawnFailure = new Promise<never>((_, reject) => {
+      child.once('error', (error: NodeJS.ErrnoException) => {
+        this.spawnFailed = true
+        const message =
+          error.code === 'ENOENT'
+            ? `Agent '${def.name}' could not be started: command '${def.command}' was not found. ${
+                def.installHint ? `Install it with \`${def.installHint}\`, or fix the agent's command.` : "Install it or fix the agent's command."
+              }`
+            : `Agent '${def.name}' could not be started (${def.command}): ${error.message}`
+        options.setState({ status: 'error', message })
+        this.resolveClosed()
+        reject(new Error(message))
+      })
+    })
+    this.spawnFailure.catch(() => undefined)
+    child.stdin?.on('error', () => undefined) // EPIPE after the agent died is reported through 'close'
+    child.stderr?.on('data', (chunk: Buffer) => this.onStderr(chunk))
+    // 'close' waits for stdout to close, which a grandchild holding it open would delay forever:
+    // once the agent itself has exited, whatever it left running goes.
+    child.once('exit', () => killProcessTree({ pid: child.pid, mark: this.mark, reaped: true }))
+    this.exited = new Promise<never>((_, reject) => {
+      child.once('close', (code, signal) => {
+        if (this.spawnFailed) return
+        this.exitInfo = { code, signal }
+        const message = this.exitMessage()
+        // Stopped by us is not a failure to report (unless it was stopped because of one); anything else is.
+        if (this.putAway) this.log?.write('--- asked for ACP protocol version 2, the agent answered 1: starting it again in version 1\n')
+        else if (!this.stopping) options.setState({ status: 'exited', message, pid: undefined })
+        else if (options.status() === 'error') options.setState({ pid: undefined })
+        else options.setState({ status: 'stopped', message: undefined, pid: undefined })
+        this.log?.end(`--- exited (${code ?? signal})\n`)
+        this.log = null
+        options.closeStream(new Error(message))
+        this.resolveClosed()
+        reject(new Error(message))
+      })
+    })
+    this.exited.catch(() => undefined)
+
+    const maxMessageBytes = options.maxMessageBytes
+    const guard = new LineGuard({
+      maxLineBytes: maxMessageBytes,
+      onIgnored: (preview, bytes) => {
+        // Lines on stdout that are not JSON-RPC are the agent's bug, not fatal: they go to its log.
+        this.ignoredLines++
+        if (this.ignoredLines <= IGNORED_LINES_LOGGED) {
+          this.writeLog(`--- ignored a line on stdout that is not JSON-RPC: ${preview}${bytes > preview.length + 2 ? ` … (${bytes} bytes in all)` : ''}\n`)
+        } else if (this.ignoredLines % 10_000 === 0) {
+          this.writeLog(`--- ${this.ignoredLines} lines on stdout that are not JSON-RPC ignored so far\n`)
+        }
+      },
+      onOverflow: (bytes) => {
+        const limit = `${Math.round(maxMessageBytes / (1024 * 1024))} MB`
+        void this.abandon(
+          `Agent '${def.name}' sent a message longer than ${limit} (${bytes} bytes and counting) on stdout, which Switchboard does not accept; it was stopped.`
+        )
+      }
+    })
+    child.stdout?.pipe(guard)
+    if (!child.stdin) throw new Error(`Agent '${def.name}' has no stdin to write to`)
+    this.stream = this.tap(
+      ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(guard) as ReadableStream<Uint8Array>, {
+        maxMessageBytes: maxMessageBytes + 1024
+      })
+    )
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid
+  }
+
+  /** Describes how the agent ended, with its stderr tail. */
+  exitMessage(): string {
+    const name = this.definition.name
+    if (this.failure) return this.failure
+    if (!this.exitInfo) return `Agent '${name}' is not running`
+    const how = this.exitInfo.code !== null ? `with code ${this.exitInfo.code}` : `on signal ${this.exitInfo.signal}`
+    return `Agent '${name}' exited ${how}${this.stderrSuffix()}`
+  }
+
+  /** The last lines of stderr, for messages about this run. */
+  stderrSuffix(): string {
+    const tail = this.stderrTail.trim()
+    return tail ? `; stderr: ${tail.split('\n').slice(-10).join('\n')}` : ''
+  }
+
+  /** Resolves once everything written to the log so far is in the file (the Agents page reads it). */
+  flushLog(): Promise<void> {
+    const log = this.log
+    if (!log || log.writableEnded || log.destroyed) return Promise.resolve()
+    return new Promise((resolve) => log.write('', () => resolve()))
+  }
+
+  /**
+   * Ends the agent and everything it started: stdin closed (an ACP agent ends
+   * then), SIGTERM to the whole tree after a moment, SIGKILL after another.
+   */
+  async stop(): Promise<void> {
+    const child = this.child
+    if (this.exitInfo || this.spawnFailed || child.pid === undefined) {
+      this.resolveClosed()
+      return
+    }
+    this.stopping = true
+    // Ask politely first: an ACP agent ends when its stdin closes.
+    child.stdin?.end()
+    const endedOnItsOwn = await Promise.race([this.closed.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), STDIN_GRACE_MS))])
+    let timer: NodeJS.Timeout | undefined
+    let asked: number[] = []
+    if (!endedOnItsOwn) {
+      asked = killProcessTree({ pid: child.pid, mark: this.mark }, 'SIGTERM')
+      timer = setTimeout(() => killProcessTree({ pid: child.pid, mark: this.mark, also: asked }, 'SIGKILL'), KILL_GRACE_MS)
+    }
+    await this.closed
+    clearTimeout(timer)
+    // The agent is gone; make sure nothing it started lingers.
+    killProcessTree({ pid: child.pid, mark: this.mark, reaped: true, also: asked }, 'SIGKILL')
+  }
+
+  /** Stops the agent because of something it did (or failed to do); the message is what every later error says. */
+  async abandon(message: string): Promise<void> {
+    if (this.failure || this.stopping) return
+    this.failure = message
+    this.writeLog(`--- ${message}\n`)
+    this.options.setState({ status: 'error', message })
+    this.options.closeStream(new Error(message))
+    await this.stop()
+  }
+
+  writeLog(text: string | Buffer): void {
+    if (!this.log || this.logBytes >= LOG_LIMIT_BYTES) return
+    this.logBytes += text.length
+    this.log.write(text)
+    if (this.logBytes >= LOG_LIMIT_BYTES) this.log.write(`\n--- log limit reached (${LOG_LIMIT_BYTES} bytes): the rest of this run is not logged\n`)
+  }
+
+  /** Puts the connection between the SDK and the stream: every message, raw, in order, and the test hook. */
+  private tap(stream: Stream): Stream {
+    const { onMessage } = this.options
+    const incoming = new TransformStream<AnyMessage, AnyMessage>({
+      transform: (message, controller) => {
+        this.lastActivity = Date.now()
+        onMessage?.('in', message)
+        this.options.receive(message)
+        controller.enqueue(message)
+      }
+    })
+    const outgoing = new TransformStream<AnyMessage, AnyMessage>({
+      transform: (message, controller) => {
+        this.lastActivity = Date.now()
+        onMessage?.('out', message)
+        controller.enqueue(message)
+      }
+    })
+    void outgoing.readable.pipeTo(stream.writable).catch(() => undefined)
+    return { readable: stream.readable.pipeThrough(incoming), writable: outgoing.writable }
+  }
+
+  private onStderr(chunk: Buffer): void {
+    this.writeLog(chunk)
+    this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES)
+    this.options.setState({ stderrTail: this.stderrTail })
+  }
+}
+
+/** Where an agent's stderr goes, across its runs. */
+export function agentLogPath(logDir: string, agentId: string): string {
+  return join(logDir, `${agentId.replace(/[^A-Za-z0-9._-]/g, '_')}.log`)
+}

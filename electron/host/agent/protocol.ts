@@ -1,0 +1,53 @@
+import type {
+  CloseSessionRequest,
+  DeleteSessionRequest,
+  ListSessionsRequest,
+  ListSessionsResponse,
+  LoadSessionRequest,
+  LoadSessionResponse,
+  NewSessionRequest,
+  NewSessionResponse,
+  PromptRequest,
+  PromptResponse,
+  ResumeSessionRequest,
+  ResumeSessionResponse,
+  SetSessionConfigOptionRequest,
+  SetSessionConfigOptionResponse,
+  SetSessionModeRequest
+} from '@agentclientprotocol/sdk'
+import type { ForkSessionRequest, ForkSessionResponse } from '@agentclientprotocol/sdk/unstable'
+
+/**
+ * What the Host asks of an agent, whichever ACP protocol version the
+ * connection speaks. The Host's own language is protocol version 1: params and
+ * answers here have version 1's shapes, and each connection translates (version
+ * 1 passes them through, protocol-v1.ts; version 2 translates, protocol-v2.ts). So the Host
+ * never branches on versions; the capabilities (shared/domain.ts) say which
+ * optional methods exist on the agent at hand.
+ */
+export interface AgentProtocol {
+  /** The ACP protocol version this connection speaks. */
+  readonly version: 1 | 2
+  newSession(params: NewSessionRequest): Promise<NewSessionResponse>
+  /** Replays the session's history as updates, then answers (v2: session/resume with replay from the start). */
+  loadSession(params: LoadSessionRequest, options?: CallOptions): Promise<LoadSessionResponse>
+  resumeSession(params: ResumeSessionRequest, options?: CallOptions): Promise<ResumeSessionResponse>
+  listSessions(params: ListSessionsRequest): Promise<ListSessionsResponse>
+  closeSession(params: CloseSessionRequest): Promise<void>
+  deleteSession(params: DeleteSessionRequest): Promise<void>
+  forkSession(params: ForkSessionRequest): Promise<ForkSessionResponse>
+  /** Runs one turn: resolves when the turn has ended, with why. */
+  prompt(params: PromptRequest): Promise<PromptResponse>
+  cancel(params: { sessionId: string }): Promise<void>
+  setMode(params: SetSessionModeRequest): Promise<void>
+  setConfigOption(params: SetSessionConfigOptionRequest): Promise<SetSessionConfigOptionResponse>
+  /** `session/set_model`, for agents that announce models the older way. */
+  setModel(params: { sessionId: string; modelId: string }): Promise<void>
+  authenticate(params: { methodId: string }): Promise<void>
+  logout(): Promise<void>
+}
+
+export interface CallOptions {
+  /** Aborting it sends `$/cancel_request` for the call. */
+  cancellationSignal?: AbortSignal
+}

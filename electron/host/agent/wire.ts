@@ -1,0 +1,19 @@
+import type { AnyMessage } from '@agentclientprotocol/sdk'
+import type { ClientHandlers } from './client-handlers'
+import type { AgentProtocol } from './protocol'
+
+/** What a protocol implementation needs from the connection that runs it. */
+export interface ProtocolOptions {
+  agentId: string
+  handlers: ClientHandlers
+  clientVersion: string
+}
+
+/** A protocol implementation as the connection drives it: its own initialize, and a look at every raw message. */
+export interface WireProtocol extends AgentProtocol {
+  /** The SDK connection: closed when the process ends, aborted when the stream does. */
+  readonly connection: { close(error?: unknown): void; readonly signal: AbortSignal }
+  initialize(): Promise<{ protocolVersion: number }>
+  /** Every message from the agent as it arrived and in order, before the SDK parses it. */
+  receive(message: AnyMessage): void
+}
