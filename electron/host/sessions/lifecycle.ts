@@ -5,6 +5,8 @@ import type { SessionInfo } from '@agentclientprotocol/sdk'
 import type { ForkSessionRequest } from '@agentclientprotocol/sdk/unstable'
 import type { SessionSnapshot, TranscriptPageResult } from '../../../shared/contract'
 import type { SessionRecord } from '../../../shared/domain'
+import type { TranscriptRecord } from '../../../shared/transcript'
+import type { AgentConnection } from '../agent/connection'
 import { authRequired } from '../agents/sign-in'
 import { assertDirectory } from '../folders'
 import { serversForAgent } from '../mcp/acp-servers'
@@ -34,7 +36,7 @@ export class SessionLifecycle {
   }
 
   async create(projectId: string, agentId: string): Promise<SessionRecord> {
-    const { records, registry, supervisor, mcp } = this.deps
+    const { records, supervisor, mcp } = this.deps
     const project = records.project(projectId)
     const definition = records.agent(agentId)
     await assertDirectory(project.cwd)
@@ -62,14 +64,7 @@ export class SessionLifecycle {
       updatedAt: now,
       ...sessionMcp(servers)
     }
-    const live = registry.create(record)
-    registry.attach(live, connection)
-    const state = sessionStateFrom(response)
-    if (state) registry.append(live, state)
-    records.data.sessions.push(record)
-    registry.setState(record.id, { status: 'ready', error: undefined })
-    await records.saved(record)
-    return record
+    return this.register(record, connection, response, [])
   }
 
   /** `session/fork`: a new session that starts with this one's history, in the agent and on screen. */
@@ -107,13 +102,19 @@ export class SessionLifecycle {
       updatedAt: now,
       ...sessionMcp(servers)
     }
+    return this.register(record, connection, response, history)
+  }
+
+  /** A session the agent has just created: in memory and linked, its history copied (a fork's), the answer's state kept, saved. */
+  private async register(record: SessionRecord, connection: AgentConnection, answer: unknown, history: TranscriptRecord[]): Promise<SessionRecord> {
+    const { records, registry } = this.deps
     const live = registry.create(record)
     registry.attach(live, connection)
     for (const past of history) if (past.t !== 'header') registry.append(live, past)
-    const state = sessionStateFrom(response)
+    const state = sessionStateFrom(answer)
     if (state) registry.append(live, state)
     records.data.sessions.push(record)
-    registry.setState(record.id, { status: 'ready' })
+    registry.setState(record.id, { status: 'ready', error: undefined })
     await records.saved(record)
     return record
   }
