@@ -62,3 +62,18 @@ export function isProcessRunning(pid: number): boolean {
     return true
   }
 }
+
+/**
+ * Waits until `check` returns something truthy, and returns it; fails after
+ * `timeoutMs` naming what was awaited (a poll without a deadline would hang
+ * the suite instead of failing it).
+ */
+export async function waitUntil<T>(what: string, check: () => T | Promise<T>, { timeoutMs = 20_000, everyMs = 20 } = {}): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await check()
+    if (value) return value as NonNullable<T>
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs / 1000} s waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, everyMs))
+  }
+}

@@ -4,7 +4,7 @@ import { host, messageOf } from './host/client'
 import { askNotificationPermissionOnFirstGesture, createNotifier } from './notifications'
 import { commandFor, isTextField } from './shortcuts'
 import { useAgentsStore } from './stores/agents'
-import { useAppStore } from './stores/app'
+import { useNoticesStore } from './stores/notices'
 import { useProjectsStore } from './stores/projects'
 import { useSessionsStore } from './stores/sessions'
 import { useThemeStore } from './stores/theme'
@@ -21,7 +21,7 @@ import { useViewStore } from './stores/view'
 export function useDesktop(): void {
   useThemeStore()
   const view = useViewStore()
-  const app = useAppStore()
+  const notices = useNoticesStore()
   const agents = useAgentsStore()
   const projects = useProjectsStore()
   const sessions = useSessionsStore()
@@ -62,7 +62,7 @@ export function useDesktop(): void {
     try {
       await sessions.create(project.id, agent.id)
     } catch (error) {
-      app.report(messageOf(error))
+      notices.report(messageOf(error))
     } finally {
       view.activity = null
     }

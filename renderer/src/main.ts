@@ -5,23 +5,25 @@ import App from './App.vue'
 import { HostClient, installHost } from './host/client'
 import { connectTransport } from './host/transport'
 import { useAppStore } from './stores/app'
+import { useNoticesStore } from './stores/notices'
 import './styles.css'
 
 const pinia = createPinia()
 const app = createApp(App).use(pinia)
 const appStore = useAppStore(pinia)
+const notices = useNoticesStore(pinia)
 
 installHost(
   new HostClient(
     connectTransport({
-      problem: (message) => appStore.report(message),
+      problem: (message) => notices.report(message),
       connection: (state, detail) => appStore.setConnection(state, detail)
     })
   )
 )
 app.config.errorHandler = (error, _instance, info) => {
   console.error(`Switchboard view error (${info})`, error)
-  appStore.report(`Something went wrong in the window (${info}): ${error instanceof Error ? error.message : String(error)}`)
+  notices.report(`Something went wrong in the window (${info}): ${error instanceof Error ? error.message : String(error)}`)
 }
 app.mount('#app')
 void appStore.start()

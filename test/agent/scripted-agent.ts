@@ -447,6 +447,12 @@ class TurnRunner {
       case 'permission':
         await this.permission()
         return
+      case 'permissions': {
+        // /permissions N [KIND]: N requests at once, each for its own tool call; one reply with every outcome, in order
+        const [count, kind] = arg.split(/\s+/)
+        await this.permissions(Math.max(1, Number(count) || 2), (kind || 'execute') as ToolKind)
+        return
+      }
       case 'elicit':
       case 'elicit-url':
         try {
@@ -846,6 +852,29 @@ class TurnRunner {
    * Asks permission for a tool call of `kind`. `withAlways` offers the four
    * standard options (allow/reject, once/always) instead of allow/reject once.
    */
+  /** Several permission requests at once (ACP lets an agent ask several): each answered on its own. */
+  private async permissions(count: number, kind: ToolKind): Promise<void> {
+    const asks = Array.from({ length: count }, async (_, i) => {
+      const toolCallId = this.nextToolCallId()
+      const title = `Step ${i + 1} of ${count}`
+      await this.send({ sessionUpdate: 'tool_call', toolCallId, title, kind, status: 'pending' })
+      try {
+        const response = await this.peer.requestPermission({
+          sessionId: this.session.id,
+          toolCall: { toolCallId, title, kind, status: 'pending' },
+          options: [
+            { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+            { optionId: 'reject', name: 'Reject', kind: 'reject_once' }
+          ]
+        })
+        return response.outcome.outcome === 'selected' ? response.outcome.optionId : 'cancelled'
+      } catch (error) {
+        return `failed (${errorMessage(error)})`
+      }
+    })
+    await this.message(`permissions: ${(await Promise.all(asks)).join(', ')}`)
+  }
+
   private async permission(kind: ToolKind = 'execute', withAlways = false): Promise<void> {
     const toolCallId = this.nextToolCallId()
     const title = kind === 'execute' ? 'Run dangerous command' : `Permission for ${kind}`

@@ -234,6 +234,33 @@ describe('a conversation in the browser', () => {
     await context.close()
   })
 
+  it('shows two permission requests asked at once; each is answered on its own, by click or, for the first, by key', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await page.goto(server!.url)
+    const project = page.getByTestId('project').filter({ hasText: 'my-project' })
+    await project.getByTestId('new-session-agent').selectOption({ label: 'Scripted' })
+    await project.getByTestId('new-session').click()
+    await send(page, '/permissions 2')
+    const cards = page.getByTestId('permission')
+    await expect.poll(() => cards.count()).toBe(2)
+    expect(await cards.allTextContents()).toEqual([expect.stringContaining('Step 1 of 2'), expect.stringContaining('Step 2 of 2')])
+    expect(await page.getByTestId('permissions-waiting').textContent()).toContain('2 permission requests waiting')
+    console.log(`screenshot: ${await screenshot(page, 'e2e-two-permissions')}`)
+
+    // A click answers the card it is in: the second goes, the first stays.
+    await cards.nth(1).getByTestId('permission-option').filter({ hasText: 'Reject' }).click()
+    await expect.poll(() => cards.count()).toBe(1)
+    expect(await cards.first().textContent()).toContain('Step 1 of 2')
+    // The keys answer the first (now the only) card.
+    await page.keyboard.press('1')
+    await expect.poll(() => cards.count()).toBe(0)
+    await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('permissions: allow, reject')
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
   it('leads into signing in when an agent needs it, then starts the session', async () => {
     const agent = await host!.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_AUTH: '1' }, 'Locked'))
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })

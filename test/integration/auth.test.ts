@@ -5,7 +5,7 @@ import type { Host } from '../../electron/host/host'
 import type { HostEvents } from '../../shared/contract'
 import { MemorySecretStore } from '../../electron/host/secrets'
 import { Host as HostClass } from '../../electron/host/host'
-import { removeDir, scriptedAgent, tempDir } from '../helpers'
+import { removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 
 /** Authentication: auth_required leads to the agent's sign-in methods; secrets stay out of db.json. */
 
@@ -84,9 +84,7 @@ describe('authentication', () => {
         if (event.type === 'agent.login.exit') exits.push(event.payload)
       }
     })
-    const until = async (check: () => boolean): Promise<void> => {
-      while (!check()) await new Promise((r) => setTimeout(r, 20))
-    }
+    const until = async (check: () => boolean): Promise<void> => void (await waitUntil('the login terminal', check))
 
     // A wrong code: the login program exits 1, nothing changes.
     const wrong = await host.request('agents.login.start', { agentId, methodId: 'cli-login', cols: 80, rows: 24 })
@@ -122,7 +120,7 @@ describe('authentication', () => {
     })
     const login = await host.request('agents.login.start', { agentId, methodId: 'cli-login' })
     await host.request('agents.login.stop', { loginId: login.loginId })
-    while (!exits.length) await new Promise((r) => setTimeout(r, 20))
+    await waitUntil('the login to exit', () => exits.length > 0)
     expect(exits[0]).toMatchObject({ loginId: login.loginId, ok: false })
     expect(await host.handle('sessions.new', { projectId, agentId })).toMatchObject({ ok: false, error: { code: 'auth_required' } })
   })

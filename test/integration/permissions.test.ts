@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { HostEvent } from '../../shared/contract'
 import type { Host } from '../../electron/host/host'
 import { DB_VERSION } from '../../electron/host/store'
-import { entriesOf, fold, openHost, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { entriesOf, fold, openHost, recordEvents, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 
 /** session/request_permission: asked inline, "always" answers remembered per agent + project + tool kind, revocable. */
 
@@ -34,17 +34,17 @@ afterEach(async () => {
 /** Runs a prompt, answering the permission request it raises (if any) with `optionId`. */
 async function promptAnswering(id: string, text: string, optionId: string | null): Promise<string> {
   const turn = host.request('sessions.prompt', { id, text })
-  let answered = false
-  while (!answered) {
-    const done = await Promise.race([turn.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 20))])
-    if (done) break
-    const state = (await host.request('sessions.open', { id })).state
-    const permission = state.permissions?.[0]
-    if (permission) {
-      await host.request('sessions.respondPermission', { id, requestId: permission.requestId, optionId })
-      answered = true
-    }
-  }
+  let ended = false
+  void turn.then(
+    () => (ended = true),
+    () => (ended = true)
+  )
+  // The turn may end without asking (a remembered answer): then there is nothing to answer.
+  const permission = await waitUntil('the permission request or the end of the turn', async () => {
+    if (ended) return 'ended'
+    return (await host.request('sessions.open', { id })).state.permissions?.[0] ?? null
+  })
+  if (permission !== 'ended') await host.request('sessions.respondPermission', { id, requestId: permission.requestId, optionId })
   await turn
   const thread = fold((await host.request('sessions.open', { id })).records)
   return (entriesOf(thread, 'assistant').at(-1) as { text: string }).text
@@ -99,6 +99,30 @@ describe('permissions', () => {
     const thread = fold((await host.request('sessions.open', { id: session.id })).records)
     expect(entriesOf(thread, 'permission')).toMatchObject([{ answer: 'Dismissed', allowed: false, remembered: false }])
     expect(await host.request('permissions.list', {})).toEqual([])
+  })
+})
+
+describe('several permission requests at once', () => {
+  it('lists both, oldest first, and answers each on its own', async () => {
+    const session = await host.request('sessions.new', { projectId, agentId })
+    const turn = host.request('sessions.prompt', { id: session.id, text: '/permissions 2' })
+    const pending = await waitUntil('two pending requests', async () => {
+      const list = (await host.request('sessions.open', { id: session.id })).state.permissions ?? []
+      return list.length === 2 ? list : null
+    })
+    expect(pending.map((p) => p.title)).toEqual(['Step 1 of 2', 'Step 2 of 2'])
+
+    // The second first: the first stays listed and waiting.
+    await host.request('sessions.respondPermission', { id: session.id, requestId: pending[1].requestId, optionId: 'reject' })
+    const after = (await host.request('sessions.open', { id: session.id })).state.permissions ?? []
+    expect(after.map((p) => p.requestId)).toEqual([pending[0].requestId])
+    await host.request('sessions.respondPermission', { id: session.id, requestId: pending[0].requestId, optionId: 'allow' })
+
+    expect(await turn).toEqual({ stopReason: 'end_turn' })
+    const thread = fold((await host.request('sessions.open', { id: session.id })).records)
+    expect((entriesOf(thread, 'assistant').at(-1) as { text: string }).text).toBe('permissions: allow, reject')
+    expect(entriesOf(thread, 'permission').map((e) => (e as { title: string; answer: string }).title)).toEqual(['Step 2 of 2', 'Step 1 of 2'])
+    expect((await host.request('sessions.open', { id: session.id })).state.permissions).toEqual([])
   })
 })
 

@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest'
 import type { AgentDefinition, AgentPresetView, AgentRuntimeState } from '../../shared/domain'
 import AgentsPage from '../../renderer/src/components/agents/AgentsPage.vue'
 import { useAgentsStore } from '../../renderer/src/stores/agents'
-import { useAppStore } from '../../renderer/src/stores/app'
+import { routeEvents } from '../../renderer/src/event-router'
 import { useProjectsStore } from '../../renderer/src/stores/projects'
 import { useSessionsStore } from '../../renderer/src/stores/sessions'
 import { useThemeStore } from '../../renderer/src/stores/theme'
@@ -175,17 +175,16 @@ describe('the Agents page', () => {
 
 describe('the agents and view stores', () => {
   it('take the agent list from agents.changed and app commands from the menu', async () => {
-    const app = useAppStore()
     const agents = useAgentsStore()
     const view = useViewStore()
     await agents.loadPresets()
-    app.dispatch([{ type: 'agents.changed', payload: [claude, { id: 'codex', name: 'Codex', command: 'npx', args: [], env: {} }] }])
+    routeEvents([{ type: 'agents.changed', payload: [claude, { id: 'codex', name: 'Codex', command: 'npx', args: [], env: {} }] }])
     expect(agents.definitions.map((a) => a.id)).toEqual(['claude-code', 'codex'])
     expect(agents.presets.find((p) => p.id === 'codex')?.added).toBe(true)
 
     const { onAppCommand } = await import('../../renderer/src/commands')
     const off = onAppCommand('agents', () => view.show('agents'))
-    app.dispatch([{ type: 'app.command', payload: { command: 'agents' } }])
+    routeEvents([{ type: 'app.command', payload: { command: 'agents' } }])
     expect(view.page).toBe('agents')
     off()
   })

@@ -26,7 +26,9 @@ describe('agent marks', () => {
     expect(agentMonogram('Scripted agent A')).toBe('SA')
     expect(agentMonogram('Scripted agent B')).toBe('SB')
     expect(agentMonogram('  ')).toBe('?')
-    expect(agentHue('claude-code', 'Claude Code')).toBe(agentHue('claude-code', 'Claude Code'))
+    // The known agents keep their brand's hue whatever their id; any other id gets the same hue every time.
+    expect([agentHue('claude-code', 'Claude Code'), agentHue('my-claude'), agentHue('gemini'), agentHue('x', 'Codex')]).toEqual([24, 24, 215, 160])
+    expect(agentHue('scripted-agent-a', 'Scripted agent A')).toBe(agentHue('scripted-agent-a', 'Another name'))
     expect(agentHue('scripted-agent-a')).not.toBe(agentHue('scripted-agent-b'))
     expect(agentHue('anything')).toBeGreaterThanOrEqual(0)
     expect(agentHue('anything')).toBeLessThan(360)

@@ -1,32 +1,31 @@
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
-import type { HostEvent } from '../../../shared/contract'
 import type { AppInfo } from '../../../shared/domain'
 import { host, messageOf } from '../host/client'
-import { runAppCommand } from '../commands'
+import { routeEvents } from '../event-router'
 import type { ConnectionState } from '../host/transport'
 import { useAgentsStore } from './agents'
 import { useElicitationsStore } from './elicitations'
+import { useNoticesStore } from './notices'
 import { usePermissionsStore } from './permissions'
 import { useProjectsStore } from './projects'
 import { useSessionsStore } from './sessions'
 
 /**
- * The app as a whole: what the Host says about itself, the link to it, the
- * error banner, and the one place Host events are routed to the other stores.
- * A batch is applied in one synchronous pass, so it costs one render.
+ * The app as a whole: what the Host says about itself, the link to it, and
+ * the first load of everything the sidebar shows (again after a reconnect).
+ * Host events go to the stores through the event router (event-router.ts).
  */
 export const useAppStore = defineStore('app', () => {
   const info = ref<AppInfo | null>(null)
   /** True once the first load has answered (or failed): empty states may show. */
   const ready = ref(false)
-  const errors = ref<string[]>([])
   const connection = ref<ConnectionState>('connecting')
   const connectionDetail = ref('')
   let wasDisconnected = false
 
   async function start(): Promise<void> {
-    host().onBatch((events) => dispatch(events))
+    host().onBatch((events) => routeEvents(events))
     await load()
   }
 
@@ -52,58 +51,12 @@ export const useAppStore = defineStore('app', () => {
       for (const state of sessionStates) useSessionsStore().receiveState(state)
       usePermissionsStore().rules = rules
       useElicitationsStore().pending = elicitations
-      if (firstTime) for (const warning of appInfo.warnings) report(warning)
+      if (firstTime) for (const warning of appInfo.warnings) useNoticesStore().report(warning)
     } catch (error) {
       // While the link is down the connection notice says so; a banner per request would only repeat it.
-      if (connection.value === 'connected') report(messageOf(error))
+      if (connection.value === 'connected') useNoticesStore().report(messageOf(error))
     } finally {
       ready.value = true
-    }
-  }
-
-  function dispatch(events: HostEvent[]): void {
-    const projects = useProjectsStore()
-    const agents = useAgentsStore()
-    const sessions = useSessionsStore()
-    for (const event of events) {
-      try {
-        switch (event.type) {
-          case 'session.records':
-            sessions.receiveRecords(event.payload.id, event.payload.seq, event.payload.records)
-            break
-          case 'session.state':
-            sessions.receiveState(event.payload)
-            break
-          case 'session.record':
-            projects.upsertSession(event.payload)
-            break
-          case 'session.removed':
-            projects.removeSession(event.payload.id)
-            sessions.forget(event.payload.id)
-            break
-          case 'agent.state':
-            agents.receiveState(event.payload)
-            break
-          case 'projects.changed':
-            projects.projects = event.payload
-            break
-          case 'permissions.changed':
-            usePermissionsStore().rules = event.payload
-            break
-          case 'elicitations.changed':
-            useElicitationsStore().pending = event.payload
-            break
-          case 'agents.changed':
-            agents.receiveDefinitions(event.payload)
-            break
-          case 'app.command':
-            runAppCommand(event.payload.command)
-            break
-        }
-      } catch (error) {
-        console.error('Could not apply an event from the host', event, error)
-        report(`Could not apply an update from the host (${event.type}): ${messageOf(error)}`)
-      }
     }
   }
 
@@ -118,27 +71,5 @@ export const useAppStore = defineStore('app', () => {
     }
   }
 
-  function report(message: string): void {
-    if (!errors.value.includes(message)) errors.value.push(message)
-  }
-
-  function dismiss(index: number): void {
-    errors.value.splice(index, 1)
-  }
-
-  function dismissAll(): void {
-    errors.value = []
-  }
-
-  /** Runs a request whose failure the user must see, without throwing into the view. */
-  async function attempt<T>(run: () => Promise<T>): Promise<T | undefined> {
-    try {
-      return await run()
-    } catch (error) {
-      report(messageOf(error))
-      return undefined
-    }
-  }
-
-  return { info, ready, errors, connection, connectionDetail, start, load, dispatch, setConnection, report, dismiss, dismissAll, attempt }
+  return { info, ready, connection, connectionDetail, start, load, setConnection }
 })

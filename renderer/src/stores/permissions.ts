@@ -2,7 +2,7 @@ import { defineStore } from 'pinia'
 import { ref } from 'vue'
 import type { PermissionRule } from '../../../shared/domain'
 import { host } from '../host/client'
-import { useAppStore } from './app'
+import { useNoticesStore } from './notices'
 
 /** Remembered "always" answers to permission requests, per agent, project and tool kind. */
 export const usePermissionsStore = defineStore('permissions', () => {
@@ -13,7 +13,7 @@ export const usePermissionsStore = defineStore('permissions', () => {
   }
 
   async function revoke(ruleId: string): Promise<void> {
-    await useAppStore().attempt(() => host().request('permissions.revoke', { ruleId }))
+    await useNoticesStore().attempt(() => host().request('permissions.revoke', { ruleId }))
   }
 
   return { rules, rulesFor, revoke }

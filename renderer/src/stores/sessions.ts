@@ -5,10 +5,11 @@ import type { SessionRecord, SessionState } from '../../../shared/domain'
 import { applyRecordAt, createThread, type Thread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import { host, messageOf } from '../host/client'
-import { useAppStore } from './app'
+import { useNoticesStore } from './notices'
 import { usePanesStore } from './panes'
 import { useProjectsStore } from './projects'
 import { useUiStore } from './ui'
+import { useViewStore } from './view'
 
 /**
  * Live sessions: their state (from `session.state` events) and the threads of
@@ -57,7 +58,8 @@ function foldAll(records: TranscriptRecord[], nextSeq: number): Thread {
 }
 
 export const useSessionsStore = defineStore('sessions', () => {
-  const app = useAppStore()
+  const notices = useNoticesStore()
+  const view = useViewStore()
   const projects = useProjectsStore()
 
   const states = ref<Record<string, SessionState>>({})
@@ -85,6 +87,7 @@ export const useSessionsStore = defineStore('sessions', () => {
 
   /** Shows a session in the focused pane (or focuses the pane that has it) and loads its thread. */
   async function open(id: string): Promise<void> {
+    view.show('sessions')
     panes.show(id)
     if (!threads.value[id]) await loadThread(id)
   }
@@ -138,13 +141,13 @@ export const useSessionsStore = defineStore('sessions', () => {
         delete loadErrors.value[id]
         loaded = true
         if (snapshot.skippedLines > 0) {
-          app.report(
+          notices.report(
             `${snapshot.skippedLines} damaged line${snapshot.skippedLines === 1 ? '' : 's'} of “${snapshot.record.title}” could not be read and ${snapshot.skippedLines === 1 ? 'was' : 'were'} skipped.`
           )
         }
       } catch (error) {
         loadErrors.value[id] = messageOf(error)
-        app.report(`Could not open the conversation: ${messageOf(error)}`)
+        notices.report(`Could not open the conversation: ${messageOf(error)}`)
       } finally {
         const pending = held.get(id) ?? []
         held.delete(id)
@@ -238,11 +241,11 @@ export const useSessionsStore = defineStore('sessions', () => {
       open.firstOffset = page.firstOffset
       open.records = page.firstSeq > 0 ? markRaw(records) : null
       if (page.skippedLines > 0) {
-        app.report(`${page.skippedLines} damaged line${page.skippedLines === 1 ? '' : 's'} of this conversation could not be read and ${page.skippedLines === 1 ? 'was' : 'were'} skipped.`)
+        notices.report(`${page.skippedLines} damaged line${page.skippedLines === 1 ? '' : 's'} of this conversation could not be read and ${page.skippedLines === 1 ? 'was' : 'were'} skipped.`)
       }
       return true
     } catch (error) {
-      app.report(`Could not load the earlier part of the conversation: ${messageOf(error)}`)
+      notices.report(`Could not load the earlier part of the conversation: ${messageOf(error)}`)
       return false
     } finally {
       open.loadingEarlier = false
@@ -270,6 +273,7 @@ export const useSessionsStore = defineStore('sessions', () => {
 
   /** Starts a session with an agent and opens it; throws the Host's message (the sidebar shows it, or a sign-in). */
   async function create(projectId: string, agentId: string): Promise<void> {
+    view.show('sessions')
     const record = await host().request('sessions.new', { projectId, agentId })
     projects.upsertSession(record)
     await open(record.id)
@@ -280,7 +284,7 @@ export const useSessionsStore = defineStore('sessions', () => {
       states.value[id] = await host().request('sessions.continue', { id })
       return true
     } catch (error) {
-      app.report(messageOf(error))
+      notices.report(messageOf(error))
       return false
     }
   }
@@ -294,7 +298,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     const state = stateOf(id)
     if (state.status === 'idle') {
       if (state.continueBlockedReason) {
-        app.report(state.continueBlockedReason)
+        notices.report(state.continueBlockedReason)
         return false
       }
       if (!(await continueSession(id))) return false
@@ -302,13 +306,13 @@ export const useSessionsStore = defineStore('sessions', () => {
     try {
       await host().request('sessions.prompt', { id, text, attachments })
     } catch (error) {
-      app.report(messageOf(error))
+      notices.report(messageOf(error))
     }
     return true
   }
 
   async function cancel(id: string): Promise<void> {
-    await app.attempt(() => host().request('sessions.cancel', { id }))
+    await notices.attempt(() => host().request('sessions.cancel', { id }))
   }
 
   async function respondPermission(id: string, requestId: string, optionId: string | null): Promise<void> {
@@ -317,24 +321,25 @@ export const useSessionsStore = defineStore('sessions', () => {
     if (state?.permissions?.some((p) => p.requestId === requestId)) {
       states.value[id] = { ...state, permissions: state.permissions.filter((p) => p.requestId !== requestId) }
     }
-    await app.attempt(() => host().request('sessions.respondPermission', { id, requestId, optionId }))
+    await notices.attempt(() => host().request('sessions.respondPermission', { id, requestId, optionId }))
   }
 
   async function setMode(id: string, modeId: string): Promise<void> {
-    await app.attempt(() => host().request('sessions.setMode', { id, modeId }))
+    await notices.attempt(() => host().request('sessions.setMode', { id, modeId }))
   }
 
   async function setConfigOption(id: string, configId: string, value: string | boolean): Promise<void> {
-    await app.attempt(() => host().request('sessions.setConfigOption', { id, configId, value }))
+    await notices.attempt(() => host().request('sessions.setConfigOption', { id, configId, value }))
   }
 
   async function setModel(id: string, modelId: string): Promise<void> {
-    await app.attempt(() => host().request('sessions.setModel', { id, modelId }))
+    await notices.attempt(() => host().request('sessions.setModel', { id, modelId }))
   }
 
   /** Forks a session; the fork opens in the focused pane, or beside the parent when `newPane`. */
   async function fork(id: string, newPane = false): Promise<void> {
-    const record = await app.attempt(() => host().request('sessions.fork', { id }))
+    view.show('sessions')
+    const record = await notices.attempt(() => host().request('sessions.fork', { id }))
     if (!record) return
     projects.upsertSession(record)
     await (newPane ? openInNewPane(record.id) : open(record.id))
@@ -346,12 +351,12 @@ export const useSessionsStore = defineStore('sessions', () => {
   }
 
   async function close(id: string): Promise<void> {
-    await app.attempt(() => host().request('sessions.close', { id }))
+    await notices.attempt(() => host().request('sessions.close', { id }))
   }
 
   async function remove(id: string, keepTranscript: boolean): Promise<void> {
     const record = projects.sessionById(id)
-    const result = await app.attempt(() => host().request('sessions.delete', { id, keepTranscript }))
+    const result = await notices.attempt(() => host().request('sessions.delete', { id, keepTranscript }))
     if (!result) return
     projects.removeSession(id)
     forget(id)

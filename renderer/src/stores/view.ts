@@ -1,12 +1,12 @@
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
-import { useSessionsStore } from './sessions'
 
 export type Page = 'sessions' | 'agents' | 'mcp'
 
 /**
  * Which page the main area shows (conversations, the Agents page or the MCP page), and the
- * shortcut overlay. Opening or starting a session goes back to the conversations.
+ * shortcut overlay. Opening, starting or forking a session goes back to the conversations
+ * (the sessions store says so: it calls show).
  */
 export const useViewStore = defineStore('view', () => {
   const page = ref<Page>('sessions')
@@ -24,10 +24,6 @@ export const useViewStore = defineStore('view', () => {
     agentId.value = id
     page.value = 'agents'
   }
-
-  useSessionsStore().$onAction(({ name }) => {
-    if (name === 'open' || name === 'create' || name === 'fork') page.value = 'sessions'
-  })
 
   return { page, agentId, shortcutsOpen, activity, show, showAgent }
 })

@@ -1,0 +1,61 @@
+import type { HostEvent } from '../../shared/contract'
+import { runAppCommand } from './commands'
+import { messageOf } from './host/client'
+import { useAgentsStore } from './stores/agents'
+import { useElicitationsStore } from './stores/elicitations'
+import { useNoticesStore } from './stores/notices'
+import { usePermissionsStore } from './stores/permissions'
+import { useProjectsStore } from './stores/projects'
+import { useSessionsStore } from './stores/sessions'
+
+/**
+ * The one place Host events go to the stores, above them all: each event to
+ * the store that owns what it changes. No store imports this module (nor the
+ * app store), so the stores form no circle. A batch is applied in one
+ * synchronous pass, so it costs one render.
+ */
+export function routeEvents(events: HostEvent[]): void {
+  const projects = useProjectsStore()
+  const agents = useAgentsStore()
+  const sessions = useSessionsStore()
+  for (const event of events) {
+    try {
+      switch (event.type) {
+        case 'session.records':
+          sessions.receiveRecords(event.payload.id, event.payload.seq, event.payload.records)
+          break
+        case 'session.state':
+          sessions.receiveState(event.payload)
+          break
+        case 'session.record':
+          projects.upsertSession(event.payload)
+          break
+        case 'session.removed':
+          projects.removeSession(event.payload.id)
+          sessions.forget(event.payload.id)
+          break
+        case 'agent.state':
+          agents.receiveState(event.payload)
+          break
+        case 'projects.changed':
+          projects.projects = event.payload
+          break
+        case 'permissions.changed':
+          usePermissionsStore().rules = event.payload
+          break
+        case 'elicitations.changed':
+          useElicitationsStore().pending = event.payload
+          break
+        case 'agents.changed':
+          agents.receiveDefinitions(event.payload)
+          break
+        case 'app.command':
+          runAppCommand(event.payload.command)
+          break
+      }
+    } catch (error) {
+      console.error('Could not apply an event from the host', event, error)
+      useNoticesStore().report(`Could not apply an update from the host (${event.type}): ${messageOf(error)}`)
+    }
+  }
+}
