@@ -82,16 +82,6 @@ export function knownLanguage(lang: string): string | undefined {
   return hljs.getLanguage(lang.toLowerCase()) ? lang.toLowerCase() : undefined
 }
 
-/** By file name, for diffs and files: `src/app.ts` → `typescript`. */
-export function languageForPath(path: string): string | undefined {
-  const name = path.split(/[\\/]/).pop() ?? ''
-  if (/^dockerfile$/i.test(name)) return 'dockerfile'
-  if (/^makefile$/i.test(name)) return 'makefile'
-  const ext = name.includes('.') ? name.split('.').pop()! : ''
-  const byExt: Record<string, string> = { js: 'javascript', jsx: 'javascript', ts: 'typescript', tsx: 'typescript', py: 'python', rs: 'rust', rb: 'ruby', md: 'markdown', yml: 'yaml', htm: 'xml', html: 'xml', svg: 'xml', sh: 'bash', zsh: 'bash', h: 'c', hpp: 'cpp', cc: 'cpp', cs: 'csharp', kt: 'kotlin' }
-  return knownLanguage(byExt[ext.toLowerCase()] ?? ext)
-}
-
 /**
  * Highlighted HTML for `code` in `lang` (escaped plain text when the language
  * is unknown or the code too long), and the language used.

@@ -58,16 +58,6 @@ export const shortcuts: Shortcut[] = [
   paneFocus(4)
 ]
 
-/** Keys that work on a focused conversation in the sidebar (not global; listed for the help sheet). */
-export const sidebarKeys: { keys: string; description: string }[] = [
-  { keys: 'Enter', description: 'Open the conversation in the focused pane' },
-  { keys: 'Mod+Enter', description: 'Open it in a new pane' },
-  { keys: 'F2', description: 'Rename it' },
-  { keys: 'Delete', description: 'Delete it (asks first)' },
-  { keys: 'Shift+F10', description: 'More actions (also right-click)' },
-  { keys: 'Alt+↑ / Alt+↓', description: 'Move a focused project up or down' }
-]
-
 export function isMac(): boolean {
   return typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent)
 }

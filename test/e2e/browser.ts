@@ -58,3 +58,18 @@ export function watchConsole(page: Page): string[] {
   page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`))
   return problems
 }
+
+/** What a page logs when its WebSocket cannot reach a host that is restarting. */
+const REFUSED_RECONNECT = /^WebSocket connection to 'ws:\/\/127\.0\.0\.1:\d+\/ws\?token=[^']*' failed: .*ERR_CONNECTION_REFUSED/
+
+/**
+ * Runs a host restart: the refused reconnects the page logs meanwhile are
+ * expected and dropped from `problems`; anything else logged stays.
+ */
+export async function whileHostRestarts<T>(problems: string[], restart: () => Promise<T>): Promise<T> {
+  const from = problems.length
+  const result = await restart()
+  const during = problems.splice(from)
+  problems.push(...during.filter((problem) => !REFUSED_RECONNECT.test(problem)))
+  return result
+}

@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { launchBrowser, screenshot, serve, watchConsole } from './browser'
+import { launchBrowser, screenshot, serve, watchConsole, whileHostRestarts } from './browser'
 
 /**
  * The vertical slice by clicking and typing: the built renderer in headless
@@ -94,9 +94,12 @@ describe('a conversation in the browser', () => {
     expect(await page.locator('[data-testid=thread] a[href^="javascript:"]').count()).toBe(0)
 
     // Restart the host: the session is listed, readable at once, and continues through session/load.
-    await stopHost()
-    const second = await startHost()
-    await page.goto(second.url)
+    const second = await whileHostRestarts(problems, async () => {
+      await stopHost()
+      const started = await startHost()
+      await page.goto(started.url)
+      return started
+    })
     await page.getByTestId('session-item').first().click()
     await expect.poll(() => page.getByTestId('entry-user').count()).toBe(2)
     expect(await page.getByTestId('session-status').textContent()).toMatch(/idle|not connected/i)

@@ -1,10 +1,10 @@
-import { appendFile, mkdir } from 'node:fs/promises'
+import { appendFile, mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { RequestParams } from '../../shared/contract'
 import type { SessionState } from '../../shared/domain'
 import { Host } from '../../electron/host/host'
-import { entriesOf, fold, recordEvents, removeDir, tempDir } from '../helpers'
+import { entriesOf, fold, recordEvents, removeDir, tempDir, waitUntil } from '../helpers'
 import { StubAgents, type StubBehaviour } from '../host/stub-agent'
 
 /**
@@ -121,8 +121,11 @@ describe('sessions in memory', () => {
     expect((await stateOf(record.id)).status).toBe('idle')
 
     // A record written while the session is not in memory (a second window, a recovery tool): the next load reads it.
+    const file = join(root, 'data', 'transcripts', `${record.id}.jsonl`)
+    // Once the session's own last record (the end of the turn) is on disk.
+    await waitUntil('the transcript written out', async () => (await readFile(file, 'utf8')).trimEnd().split('\n').at(-1)?.includes('"t":"stop"'))
     const note = { t: 'error', at: new Date().toISOString(), message: 'written while not loaded' }
-    await appendFile(join(root, 'data', 'transcripts', `${record.id}.jsonl`), JSON.stringify(note) + '\n')
+    await appendFile(file, JSON.stringify(note) + '\n')
 
     const events = recordEvents(host)
     expect(await host.request('sessions.prompt', { id: record.id, text: 'second' })).toEqual({ stopReason: 'end_turn' })

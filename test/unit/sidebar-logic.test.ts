@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { SessionRecord } from '../../shared/domain'
 import { agentHue, agentMonogram } from '../../renderer/src/agent-look'
-import { sidebarState } from '../../renderer/src/components/status'
+import { sidebarState } from '../../renderer/src/components/sidebar/status'
 import { compactTime } from '../../renderer/src/time'
 
 /** What a sidebar row shows: the agent's mark, the session's state, its time. */

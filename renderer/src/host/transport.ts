@@ -9,8 +9,11 @@ import {
  * Picks how this page reaches the Host. Inside Electron the preload exposes a
  * transport as `window.switchboard`; in a browser (`npm run serve`) the same
  * contract travels over a loopback WebSocket. Nothing else in the renderer
- * knows which one it has. Whatever arrives is checked against the contract's
- * wire schema first: a malformed message is reported and ignored, never a crash.
+ * knows which one it has. Whatever arrives is checked against the wire schema
+ * first: the envelope (a response's kind, id, ok and error; an event's type
+ * and that it has a payload). Results and payloads are `z.unknown()` there:
+ * they are the Host's own output, typed by the contract, and not checked
+ * field by field. A malformed envelope is reported and ignored, never a crash.
  */
 export function connectTransport(hooks: TransportHooks): HostTransport {
   const bridge = window.switchboard

@@ -1,0 +1,28 @@
+import type { ComputedRef, InjectionKey } from 'vue'
+import type { TerminalView } from '../../../../shared/thread'
+
+/** The open session's terminals, for tool call cards that show one. */
+export const terminalsKey: InjectionKey<ComputedRef<Record<string, TerminalView>>> = Symbol('terminals')
+
+/**
+ * What clicking a file path in the thread does (a tool call's location, a
+ * mentioned file): show it in the system's file manager where the shell can,
+ * else copy the path. Resolves to a short word for the user ("Copied", ...).
+ */
+export type OpenPath = (path: string, line?: number | null) => Promise<string>
+export const openPathKey: InjectionKey<OpenPath> = Symbol('openPath')
+
+/** The open session's folder: paths inside it are shown relative to it. */
+export const sessionRootKey: InjectionKey<ComputedRef<string>> = Symbol('sessionRoot')
+
+/** The tool call a pending permission request is about, if any (its card says it waits for an answer). */
+export const pendingToolCallKey: InjectionKey<ComputedRef<string | null>> = Symbol('pendingToolCall')
+
+/** A path as shown in the thread: relative to the session's folder when inside it. */
+export function displayPath(path: string, root: string): string {
+  if (!root) return path
+  const base = root.replace(/[\\/]+$/, '')
+  if (path === base) return '.'
+  if (path.startsWith(base + '/') || path.startsWith(base + '\\')) return path.slice(base.length + 1)
+  return path
+}
