@@ -70,7 +70,9 @@ export async function ensureAcpx(): Promise<string> {
   if (existsSync(cli)) return cli
   await mkdir(prefix, { recursive: true })
   await new Promise<void>((resolve, reject) => {
-    const npm = spawn('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `acpx@${ACPX_VERSION}`], { stdio: ['ignore', 'ignore', 'inherit'] })
+    const npm = spawn('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `acpx@${ACPX_VERSION}`], {
+      stdio: ['ignore', 'ignore', 'inherit']
+    })
     npm.on('error', reject)
     npm.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`npm install acpx@${ACPX_VERSION} failed (${code})`))))
   })

@@ -158,7 +158,11 @@ export async function framesWhileStreaming(app: App, browser: Browser, chunks: n
     }
     const page = await openPage(browser, server, `pane 1 ${sessions[0].id.slice(0, 6)}`)
     await page.getByTestId('pane-split').first().click()
-    await page.getByTestId('session-item').filter({ hasText: `pane 2 ${sessions[1].id.slice(0, 6)}` }).first().click()
+    await page
+      .getByTestId('session-item')
+      .filter({ hasText: `pane 2 ${sessions[1].id.slice(0, 6)}` })
+      .first()
+      .click()
     await page.getByTestId('pane').nth(1).getByTestId('composer-input').waitFor()
     await page.evaluate(`(() => {
       const w = (window.__frames = { deltas: [], running: true })

@@ -39,8 +39,16 @@ function turnRecords(i: number, at: string): TranscriptRecord[] {
         ]
       }
     },
-    { t: 'update', at, update: { sessionUpdate: 'agent_message_chunk', messageId, content: { type: 'text', text: `Answer ${i}: ${sentence(i)}. ` } } },
-    { t: 'update', at, update: { sessionUpdate: 'agent_message_chunk', messageId, content: { type: 'text', text: '```ts\nexport const x = ' + i + '\n```\n' } } },
+    {
+      t: 'update',
+      at,
+      update: { sessionUpdate: 'agent_message_chunk', messageId, content: { type: 'text', text: `Answer ${i}: ${sentence(i)}. ` } }
+    },
+    {
+      t: 'update',
+      at,
+      update: { sessionUpdate: 'agent_message_chunk', messageId, content: { type: 'text', text: '```ts\nexport const x = ' + i + '\n```\n' } }
+    },
     { t: 'stop', at, stopReason: 'end_turn' }
   ]
 }
@@ -71,7 +79,7 @@ export async function makeDataset(
   const { store } = await Store.open(dataDir, [])
   const { command, args } = scriptedAgentCommand()
   const agentId = 'bench-agent'
-  store.data.agents.push({ id: agentId, name: 'Scripted A', command, args, env: { SCRIPTED_AGENT_CHUNK_DELAY_MS: '0' } } as (typeof store.data.agents)[number])
+  store.data.agents.push({ id: agentId, name: 'Scripted A', command, args, env: { SCRIPTED_AGENT_CHUNK_DELAY_MS: '0' } })
   const base = Date.parse('2026-01-01T00:00:00Z')
   for (let p = 0; p < options.projects; p++) {
     const cwd = join(root, 'projects', `project-${p}`)
@@ -93,7 +101,9 @@ export async function makeDataset(
     const lines = [JSON.stringify(header)]
     for (let i = 0; i < turns; i++) for (const r of turnRecords(i, record.updatedAt)) lines.push(JSON.stringify(r))
     if (last) {
-      lines.push(JSON.stringify({ t: 'prompt', at: record.updatedAt, content: [{ type: 'text', text: 'the last question' }] } satisfies TranscriptRecord))
+      lines.push(
+        JSON.stringify({ t: 'prompt', at: record.updatedAt, content: [{ type: 'text', text: 'the last question' }] } satisfies TranscriptRecord)
+      )
       lines.push(
         JSON.stringify({
           t: 'update',

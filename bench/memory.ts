@@ -16,7 +16,9 @@ import { until } from './lib'
  */
 
 function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(`${field}:`))
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${field}:`))
   return Number(/(\d+)/.exec(line ?? '')?.[1] ?? NaN) / 1024
 }
 
@@ -24,7 +26,10 @@ class WsClient {
   private nextId = 1
   private readonly pending = new Map<number, (m: WireServerMessage) => void>()
   readonly events: HostEvent[][] = []
-  constructor(private readonly ws: WebSocket, onEvents: (events: HostEvent[]) => void) {
+  constructor(
+    private readonly ws: WebSocket,
+    onEvents: (events: HostEvent[]) => void
+  ) {
     ws.on('message', (data) => {
       const message = JSON.parse(data.toString()) as WireServerMessage
       if (message.kind === 'events') onEvents(message.events)
@@ -85,9 +90,7 @@ export async function hostMemory(root: string, agents: number, chunks: number): 
     await new Promise((r) => setTimeout(r, 500))
     const idle = procStatus(child.pid!, 'VmRSS')
     const sessions = await Promise.all(agentIds.map((agentId) => client.request<{ id: string }>('sessions.new', { projectId: project.id, agentId })))
-    await Promise.all(
-      sessions.map((s) => client.request('sessions.prompt', { id: s.id, text: `/stream ${chunks}` }).then(() => (done += 1)))
-    )
+    await Promise.all(sessions.map((s) => client.request('sessions.prompt', { id: s.id, text: `/stream ${chunks}` }).then(() => (done += 1))))
     await until(() => done === agents, 'every session to finish streaming')
     const peak = procStatus(child.pid!, 'VmHWM')
     await new Promise((r) => setTimeout(r, 1000))

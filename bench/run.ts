@@ -49,7 +49,10 @@ async function streamThroughput(): Promise<void> {
         acpx.baseline = 'bare SDK'
         const app = await openApp(join(root, 'app'))
         try {
-          const host = add({ group: '1', name: 'stream: Switchboard Host (store + transcript)', unit: 'chunks/s', size }, await repeat(runs, () => hostStream(app, size)))
+          const host = add(
+            { group: '1', name: 'stream: Switchboard Host (store + transcript)', unit: 'chunks/s', size },
+            await repeat(runs, () => hostStream(app, size))
+          )
           host.ratio = host.median / bare.median
           host.baseline = 'bare SDK'
           if (size <= 20_000) {
@@ -84,8 +87,14 @@ async function frameFigures(): Promise<void> {
         for (let i = 0; i < (quick ? 1 : 3); i++) runs.push(await framesWhileStreaming(app, browser, chunks))
         const rate = stats(runs.map((r) => r.rate)).median
         const note = `2 panes, ${Math.round(rate).toLocaleString('en-US')} chunks/s in all`
-        add({ group: '2', name: 'frames while streaming: p50', unit: 'ms', size: chunks, note }, runs.map((r) => r.p50))
-        const p99 = add({ group: '2', name: 'frames while streaming: p99', unit: 'ms', size: chunks, note }, runs.map((r) => r.p99))
+        add(
+          { group: '2', name: 'frames while streaming: p50', unit: 'ms', size: chunks, note },
+          runs.map((r) => r.p50)
+        )
+        const p99 = add(
+          { group: '2', name: 'frames while streaming: p99', unit: 'ms', size: chunks, note },
+          runs.map((r) => r.p99)
+        )
         p99.goal = 'p99 < 16 ms at 2,000 chunks/s'
         p99.met = p99.median < 16
       } finally {
@@ -157,15 +166,24 @@ async function reopenFigures(): Promise<void> {
         return results
       })
     const base = await measure(12, false)
-    const baseline = add({ group: '4', name: 'reopen: click to first paint of the tail (baseline)', unit: 'ms', size: 12 }, base.map((r) => r.firstPaintMs))
+    const baseline = add(
+      { group: '4', name: 'reopen: click to first paint of the tail (baseline)', unit: 'ms', size: 12 },
+      base.map((r) => r.firstPaintMs)
+    )
     baseline.ratio = 1
     baseline.baseline = '12 entries'
-    const baseHeap = add({ group: '5', name: 'renderer JS heap, one short session open (baseline)', unit: 'MB', size: 12 }, base.map((r) => r.heapMb))
+    const baseHeap = add(
+      { group: '5', name: 'renderer JS heap, one short session open (baseline)', unit: 'MB', size: 12 },
+      base.map((r) => r.heapMb)
+    )
     baseHeap.ratio = 1
     baseHeap.baseline = '12 entries'
     for (const size of sizes) {
       const results = await measure(size, true)
-      const f = add({ group: '4', name: 'reopen: click to first paint of the tail', unit: 'ms', size }, results.map((r) => r.firstPaintMs))
+      const f = add(
+        { group: '4', name: 'reopen: click to first paint of the tail', unit: 'ms', size },
+        results.map((r) => r.firstPaintMs)
+      )
       f.ratio = f.median / baseline.median
       f.baseline = '12 entries'
       const scrolled = results.find((r) => Number.isFinite(r.scrollFps))!
@@ -173,7 +191,10 @@ async function reopenFigures(): Promise<void> {
       fps.note = `p99 frame ${scrolled.frameP99Ms.toFixed(1)} ms`
       fps.goal = '60 fps'
       fps.met = scrolled.scrollFps >= 55
-      const heap = add({ group: '5', name: 'renderer JS heap with the session open', unit: 'MB', size }, results.map((r) => r.heapMb))
+      const heap = add(
+        { group: '5', name: 'renderer JS heap with the session open', unit: 'MB', size },
+        results.map((r) => r.heapMb)
+      )
       heap.ratio = heap.median / baseHeap.median
       heap.baseline = '12 entries'
       if (size === 10_000) {
@@ -190,7 +211,10 @@ async function memoryFigures(): Promise<void> {
   const chunks = quick ? 2_000 : 20_000
   const samples: HostMemory[] = []
   for (let i = 0; i < (quick ? 1 : 2); i++) samples.push(await withTempDir('memory', (root) => hostMemory(root, 8, chunks)))
-  const idle = add({ group: '5', name: 'Host RSS (serve.js), 8 agents defined, none running (baseline)', unit: 'MB' }, samples.map((s) => s.idle))
+  const idle = add(
+    { group: '5', name: 'Host RSS (serve.js), 8 agents defined, none running (baseline)', unit: 'MB' },
+    samples.map((s) => s.idle)
+  )
   idle.ratio = 1
   idle.baseline = 'idle Host'
   const peak = add(
@@ -201,7 +225,10 @@ async function memoryFigures(): Promise<void> {
   peak.baseline = 'idle Host'
   peak.goal = '< 300 MB'
   peak.met = peak.median < 300
-  const after = add({ group: '5', name: 'Host RSS 1 s after those turns', unit: 'MB' }, samples.map((s) => s.after))
+  const after = add(
+    { group: '5', name: 'Host RSS 1 s after those turns', unit: 'MB' },
+    samples.map((s) => s.after)
+  )
   after.ratio = after.median / idle.median
   after.baseline = 'idle Host'
 }

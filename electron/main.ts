@@ -46,10 +46,13 @@ if (!app.requestSingleInstanceLock()) {
     })
   })
 
-  app.whenReady().then(start).catch((error: Error) => {
-    dialog.showErrorBox('Switchboard could not start', error.message)
-    app.exit(1)
-  })
+  app
+    .whenReady()
+    .then(start)
+    .catch((error: Error) => {
+      dialog.showErrorBox('Switchboard could not start', error.message)
+      app.exit(1)
+    })
 
   app.on('activate', () => {
     if (host && BrowserWindow.getAllWindows().length === 0) openWindow(host)
@@ -100,7 +103,11 @@ function openWindow(activeHost: Host): void {
   // The primary display first: a window whose place is gone opens there.
   const primary = screen.getPrimaryDisplay()
   const displays = [primary, ...screen.getAllDisplays().filter((d) => d.id !== primary.id)]
-  const bounds = restoreBounds(savedWindowState, displays.map((d) => d.workArea), WINDOW_DEFAULTS)
+  const bounds = restoreBounds(
+    savedWindowState,
+    displays.map((d) => d.workArea),
+    WINDOW_DEFAULTS
+  )
   const window = new BrowserWindow({
     ...bounds,
     minWidth: WINDOW_DEFAULTS.minWidth,
@@ -140,7 +147,9 @@ function rememberWindowState(window: BrowserWindow): void {
   const save = debounce(() => {
     if (window.isDestroyed() || window.isMinimized()) return
     savedWindowState = { bounds: window.getNormalBounds(), maximized: window.isMaximized(), fullScreen: window.isFullScreen() }
-    void saveWindowState(windowStateFile(), savedWindowState).catch((error: Error) => console.error(`Could not save the window's place: ${error.message}`))
+    void saveWindowState(windowStateFile(), savedWindowState).catch((error: Error) =>
+      console.error(`Could not save the window's place: ${error.message}`)
+    )
   }, 400)
   const changed = (): void => save.schedule()
   window.on('resize', changed)

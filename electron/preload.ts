@@ -7,8 +7,7 @@ import { ipcChannels } from '../shared/ipc'
  * one event subscription. No Node or Electron object reaches the page.
  */
 const transport: HostTransport = {
-  request: (method: string, params: unknown): Promise<WireResponse> =>
-    ipcRenderer.invoke(ipcChannels.request, { method, params }),
+  request: (method: string, params: unknown): Promise<WireResponse> => ipcRenderer.invoke(ipcChannels.request, { method, params }),
   onEvents: (listener: (events: HostEvent[]) => void): (() => void) => {
     const handler = (_event: IpcRendererEvent, events: HostEvent[]): void => listener(events)
     ipcRenderer.on(ipcChannels.events, handler)

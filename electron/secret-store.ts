@@ -42,7 +42,8 @@ export class SafeStorageSecretStore implements SecretStore {
         this.cache.set(key, safeStorage.decryptString(Buffer.from(cipher, 'base64')))
       }
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`Could not read the secret store ${this.file}: ${(error as Error).message}`)
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+        throw new Error(`Could not read the secret store ${this.file}: ${(error as Error).message}`)
     }
     return this.cache
   }

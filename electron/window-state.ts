@@ -60,9 +60,7 @@ export function restoreBounds(saved: WindowState | null, workAreas: Rect[], defa
   const primary = workAreas[0] ?? { x: 0, y: 0, width: defaults.width, height: defaults.height }
   if (saved) {
     const titleBar = { ...saved.bounds, height: Math.min(TITLE_BAR, saved.bounds.height) }
-    const best = workAreas
-      .map((area) => ({ area, overlap: overlapArea(titleBar, area) }))
-      .sort((a, b) => b.overlap - a.overlap)[0]
+    const best = workAreas.map((area) => ({ area, overlap: overlapArea(titleBar, area) })).sort((a, b) => b.overlap - a.overlap)[0]
     const visibleWidth = best ? overlapWidth(titleBar, best.area) : 0
     if (best && best.overlap > 0 && visibleWidth >= Math.min(MIN_VISIBLE, saved.bounds.width)) {
       return fitInside(saved.bounds, best.area, defaults)

@@ -33,10 +33,20 @@ const protocolVersion = z.union([z.literal(1), z.literal(2)])
 
 /** Content sent with a prompt besides its text; each kind only to agents whose prompt capabilities allow it. */
 const attachmentSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('resource_link'), uri: z.string().min(1).max(4096), name: z.string().min(1).max(500), mimeType: z.string().max(200).optional() }),
+  z.object({
+    type: z.literal('resource_link'),
+    uri: z.string().min(1).max(4096),
+    name: z.string().min(1).max(500),
+    mimeType: z.string().max(200).optional()
+  }),
   z.object({ type: z.literal('image'), data: z.string().min(1).max(30_000_000), mimeType: z.string().regex(/^image\/[\w.+-]+$/) }),
   z.object({ type: z.literal('audio'), data: z.string().min(1).max(30_000_000), mimeType: z.string().regex(/^audio\/[\w.+-]+$/) }),
-  z.object({ type: z.literal('resource'), uri: z.string().min(1).max(4096), text: z.string().max(5_000_000), mimeType: z.string().max(200).optional() })
+  z.object({
+    type: z.literal('resource'),
+    uri: z.string().min(1).max(4096),
+    text: z.string().max(5_000_000),
+    mimeType: z.string().max(200).optional()
+  })
 ])
 export type Attachment = z.infer<typeof attachmentSchema>
 
@@ -130,7 +140,9 @@ export const requestParams = {
   'elicitations.answer': z.object({
     requestId: id,
     action: z.enum(['accept', 'decline', 'cancel']),
-    content: z.record(z.string().max(200), z.union([z.string().max(100_000), z.number(), z.boolean(), z.array(z.string().max(10_000)).max(1000)])).default({})
+    content: z
+      .record(z.string().max(200), z.union([z.string().max(100_000), z.number(), z.boolean(), z.array(z.string().max(10_000)).max(1000)]))
+      .default({})
   }),
   ...mcpRequestParams,
   /** Files of a project matching a query (for @-mentions in the composer). */
@@ -261,9 +273,7 @@ export function isRequestMethod(method: unknown): method is RequestMethod {
 }
 
 /** What every transport returns for a request. */
-export type WireResponse =
-  | { ok: true; result: unknown }
-  | { ok: false; error: { message: string; code?: HostErrorCode } }
+export type WireResponse = { ok: true; result: unknown } | { ok: false; error: { message: string; code?: HostErrorCode } }
 
 /** Messages over the WebSocket transport (Electron IPC carries the same shapes). */
 export const wireRequestSchema = z.object({
@@ -274,9 +284,7 @@ export const wireRequestSchema = z.object({
 })
 export type WireRequest = z.infer<typeof wireRequestSchema>
 
-export type WireServerMessage =
-  | ({ kind: 'response'; id: number } & WireResponse)
-  | { kind: 'events'; events: HostEvent[] }
+export type WireServerMessage = ({ kind: 'response'; id: number } & WireResponse) | { kind: 'events'; events: HostEvent[] }
 
 const hostEventSchema = z.object({ type: z.string(), payload: z.unknown() })
 

@@ -303,12 +303,14 @@ function isUrl(text: string): boolean {
 
 /** Names and values that look like keys or tokens: offered for the secret store. */
 export function looksSecret(name: string, value: string): boolean {
-  if (/(^|[_-])(key|token|secret|password|passwd|pwd|pat|credentials?|auth|authorization|bearer|cookie|session|private)([_-]|$)/i.test(name)) return true
+  if (/(^|[_-])(key|token|secret|password|passwd|pwd|pat|credentials?|auth|authorization|bearer|cookie|session|private)([_-]|$)/i.test(name))
+    return true
   if (/api[_-]?key|apikey|access[_-]?token|authorization/i.test(name)) return true
   const v = value.trim()
   if (!v || v.startsWith('${')) return false
   if (/^(bearer|basic|token)\s+\S{8,}/i.test(v)) return true
-  if (/^(sk|pk|rk|ghp|gho|ghs|ghu|github_pat|glpat|xox[abpr]|AKIA|AIza|ya29|hf|npm|pypi|lin_api|sk-ant|sk-proj)[-_]?[A-Za-z0-9_-]{8,}/.test(v)) return true
+  if (/^(sk|pk|rk|ghp|gho|ghs|ghu|github_pat|glpat|xox[abpr]|AKIA|AIza|ya29|hf|npm|pypi|lin_api|sk-ant|sk-proj)[-_]?[A-Za-z0-9_-]{8,}/.test(v))
+    return true
   // A long run of letters and digits with no spaces or path separators (a random token).
   return v.length >= 24 && /^[A-Za-z0-9+_=.-]+$/.test(v) && /[A-Za-z]/.test(v) && /\d/.test(v) && !v.includes('..')
 }

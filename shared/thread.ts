@@ -209,26 +209,28 @@ export function applyUpdate(thread: Thread, update: SessionUpdate): void {
 
 /** Readable text for content blocks; non-text blocks become short placeholders. */
 export function contentToText(blocks: ContentBlock[]): string {
-  return blocks
-    .map((block) => {
-      switch (block.type) {
-        case 'text':
-          return block.text
-        case 'resource_link':
-          return `[${block.title ?? block.name}](${block.uri})`
-        case 'resource':
-          // An attached file: named, not pasted into the message.
-          return `[${block.resource.uri.split('/').pop() || block.resource.uri}](${block.resource.uri})`
-        case 'image':
-          return '[image]'
-        case 'audio':
-          return '[audio]'
-        default:
-          return ''
-      }
-    })
-    // One chunk is one block; a prompt with attachments lists them on their own lines.
-    .join(blocks.length > 1 ? '\n' : '')
+  return (
+    blocks
+      .map((block) => {
+        switch (block.type) {
+          case 'text':
+            return block.text
+          case 'resource_link':
+            return `[${block.title ?? block.name}](${block.uri})`
+          case 'resource':
+            // An attached file: named, not pasted into the message.
+            return `[${block.resource.uri.split('/').pop() || block.resource.uri}](${block.resource.uri})`
+          case 'image':
+            return '[image]'
+          case 'audio':
+            return '[audio]'
+          default:
+            return ''
+        }
+      })
+      // One chunk is one block; a prompt with attachments lists them on their own lines.
+      .join(blocks.length > 1 ? '\n' : '')
+  )
 }
 
 function rawText(raw: unknown): string {
@@ -239,12 +241,7 @@ function rawText(raw: unknown): string {
   }
 }
 
-function appendChunk(
-  thread: Thread,
-  kind: 'user' | 'assistant' | 'thought',
-  messageId: string | null | undefined,
-  text: string
-): void {
+function appendChunk(thread: Thread, kind: 'user' | 'assistant' | 'thought', messageId: string | null | undefined, text: string): void {
   if (messageId) {
     const key = `${kind}:${messageId}`
     const existing = thread.keyed.get(key)

@@ -80,4 +80,3 @@ export interface TranscriptHeader {
   cwd: string
   createdAt: string
 }
-

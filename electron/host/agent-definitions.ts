@@ -61,7 +61,11 @@ export function checkAgentInput(input: AgentInput, previous?: AgentDefinition): 
 
 /** A new agent's id: its name made safe, unique among the ids given. */
 export function agentIdFor(name: string, taken: (id: string) => boolean): string {
-  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'agent'
+  const base =
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '') || 'agent'
   let id = base
   for (let n = 2; taken(id); n++) id = `${base}-${n}`
   return id

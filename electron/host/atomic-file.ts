@@ -43,9 +43,9 @@ export class AtomicTextFile {
         .catch(() => undefined)
         .then(() => {
           this.queued = null
-          const next = this.queuedText!
+          const next = this.queuedText
           this.queuedText = null
-          return this.writeNow(next)
+          return next === null ? undefined : this.writeNow(next)
         })
       this.queued = run
       this.tail = run

@@ -38,7 +38,7 @@ export function formFields(schema: ElicitationSchema | null | undefined): Elicit
         if (oneOf || enumValues) {
           const options = oneOf
             ? oneOf.map((o) => ({ value: String(o.const), label: text(o.title) ?? String(o.const) }))
-            : enumValues!.map((v) => ({ value: String(v), label: String(v) }))
+            : (enumValues ?? []).map((v) => ({ value: String(v), label: String(v) }))
           return { ...base, type: 'select', options, default: text(property.default) }
         }
         return {
@@ -136,11 +136,11 @@ export function checkAnswer(fields: ElicitationField[], content: Record<string, 
         out[field.name] = value as boolean
         break
       case 'select':
-        if (typeof value !== 'string' || !field.options!.some((o) => o.value === value)) fail('must be one of the choices')
+        if (typeof value !== 'string' || !(field.options ?? []).some((o) => o.value === value)) fail('must be one of the choices')
         out[field.name] = value as string
         break
       case 'multiselect': {
-        if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || !field.options!.some((o) => o.value === v))) {
+        if (!Array.isArray(value) || value.some((v) => typeof v !== 'string' || !(field.options ?? []).some((o) => o.value === v))) {
           fail('must be among the choices')
         }
         const list = [...new Set(value as string[])]
@@ -185,10 +185,18 @@ export class Elicitations {
     const r = request as CreateElicitationRequest & { requestedSchema?: ElicitationSchema; url?: string; elicitationId?: string }
     let view: PendingElicitation
     if (r.mode === 'form') {
-      view = { requestId, agentId, sessionId, message: r.message, mode: 'form', title: text(r.requestedSchema?.title), fields: formFields(r.requestedSchema) }
+      view = {
+        requestId,
+        agentId,
+        sessionId,
+        message: r.message,
+        mode: 'form',
+        title: text(r.requestedSchema?.title),
+        fields: formFields(r.requestedSchema)
+      }
     } else if (r.mode === 'url') {
       if (!URL.canParse(r.url ?? '')) throw new ElicitationError(`'${String(r.url)}' is not a URL that can be opened`)
-      if (!/^https?:$/.test(new URL(r.url!).protocol)) throw new ElicitationError('Only http(s) URLs can be opened')
+      if (!/^https?:$/.test(new URL(r.url ?? '').protocol)) throw new ElicitationError('Only http(s) URLs can be opened')
       view = { requestId, agentId, sessionId, message: r.message, mode: 'url', fields: [], url: r.url }
     } else {
       throw new ElicitationError(`Switchboard cannot show elicitations of mode '${String(r.mode)}'`)

@@ -34,7 +34,8 @@ export class EventBus {
   }
 
   emit<K extends HostEventName>(type: K, payload: HostEvents[K]): void {
-    const event = { type, payload } as HostEvent
+    // A type and its payload, paired by the caller's K: TypeScript cannot see that the pair is one member of the union.
+    const event = { type, payload } as unknown as HostEvent
     for (const tap of this.taps) {
       try {
         tap(event)

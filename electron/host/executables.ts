@@ -8,9 +8,13 @@ import { delimiter, isAbsolute, join } from 'node:path'
  */
 export async function findExecutable(command: string, env: NodeJS.ProcessEnv = process.env): Promise<string | null> {
   const extensions = process.platform === 'win32' ? ['', ...(env.PATHEXT ?? '.EXE;.CMD;.BAT').split(';')] : ['']
-  const candidates = isAbsolute(command) || command.includes('/') || command.includes('\\')
-    ? [command]
-    : (env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, command))
+  const candidates =
+    isAbsolute(command) || command.includes('/') || command.includes('\\')
+      ? [command]
+      : (env.PATH ?? '')
+          .split(delimiter)
+          .filter(Boolean)
+          .map((dir) => join(dir, command))
   for (const candidate of candidates) {
     for (const extension of extensions) {
       try {

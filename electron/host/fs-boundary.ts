@@ -35,7 +35,6 @@ export function normaliseRequest(requested: unknown, flavor: PathFlavor = hostFl
   const p = flavor === 'win32' ? path.win32 : path.posix
   if (typeof requested !== 'string' || requested.length === 0) throw new PathRefusedError('Refused: the path is empty')
   if (requested.includes('\0')) throw new PathRefusedError('Refused: the path contains a NUL byte')
-  // eslint-disable-next-line no-control-regex
   if (/[\u0001-\u001f\u007f]/.test(requested)) throw new PathRefusedError('Refused: the path contains control characters')
   if (/^file:/i.test(requested)) {
     throw new PathRefusedError(`Refused: '${requested}' is a URI; ACP file requests take absolute paths, not file: URIs`)
@@ -65,7 +64,8 @@ export function normaliseRequest(requested: unknown, flavor: PathFlavor = hostFl
     throw new PathRefusedError(`Refused: '${requested}' is not an absolute path (ACP requires absolute paths)`)
   }
   const resolved = p.resolve(requested)
-  if (resolved.length > MAX_PATH_LENGTH) throw new PathRefusedError(`Refused: the path is too long (${resolved.length} characters; at most ${MAX_PATH_LENGTH})`)
+  if (resolved.length > MAX_PATH_LENGTH)
+    throw new PathRefusedError(`Refused: the path is too long (${resolved.length} characters; at most ${MAX_PATH_LENGTH})`)
   const names = resolved.split(flavor === 'win32' ? /[\\/]/ : /\//)
   if (names.some((name) => Buffer.byteLength(name) > MAX_NAME_LENGTH)) {
     throw new PathRefusedError(`Refused: the path has a name longer than ${MAX_NAME_LENGTH} bytes`)
@@ -95,9 +95,7 @@ export async function confinePath(requested: string, roots: string[]): Promise<s
     const fold = flavor === 'win32' || (await caseInsensitiveAt(realRoot))
     if (isInside(realRoot, real, flavor, fold)) return real
   }
-  throw new PathRefusedError(
-    `Refused: '${requested}' is outside the session's folder${roots.length > 1 ? 's' : ''} (${roots.join(', ')})`
-  )
+  throw new PathRefusedError(`Refused: '${requested}' is outside the session's folder${roots.length > 1 ? 's' : ''} (${roots.join(', ')})`)
 }
 
 /**
@@ -109,7 +107,10 @@ export async function confinePath(requested: string, roots: string[]): Promise<s
 async function realpathOfLongestExisting(target: string): Promise<string> {
   const { root } = path.parse(target)
   // A backslash is a separator on Windows only; elsewhere it is part of a name.
-  const parts = target.slice(root.length).split(process.platform === 'win32' ? /[\\/]+/ : /\/+/).filter(Boolean)
+  const parts = target
+    .slice(root.length)
+    .split(process.platform === 'win32' ? /[\\/]+/ : /\/+/)
+    .filter(Boolean)
   const prefix = (count: number): string => path.join(root, ...parts.slice(0, count))
   const tryRealpath = async (candidate: string): Promise<string | null> => {
     try {

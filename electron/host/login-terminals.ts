@@ -48,9 +48,13 @@ export class LoginTerminals {
     try {
       pty = await loadPty()
     } catch (error) {
-      throw new Error(`Switchboard cannot open a terminal here (${(error as Error).message}). Run \`${commandLine(spec)}\` in your own terminal, then try again.`)
+      throw new Error(
+        `Switchboard cannot open a terminal here (${(error as Error).message}). Run \`${commandLine(spec)}\` in your own terminal, then try again.`
+      )
     }
-    const env = Object.fromEntries(Object.entries({ ...spec.env, TERM: 'xterm-256color', COLORTERM: 'truecolor' }).filter(([, v]) => v !== undefined)) as Record<string, string>
+    const env = Object.fromEntries(
+      Object.entries({ ...spec.env, TERM: 'xterm-256color', COLORTERM: 'truecolor' }).filter(([, v]) => v !== undefined)
+    ) as Record<string, string>
     let child: IPty
     try {
       child = pty.spawn(spec.command, spec.args, { name: 'xterm-256color', cols: spec.cols, rows: spec.rows, cwd: homedir(), env })

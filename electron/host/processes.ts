@@ -146,8 +146,7 @@ function treeOf(pid: number, mark: string | undefined, reaped: boolean): number[
   if (mark && process.platform === 'linux') roots.push(...markedProcesses(mark))
   const found = new Set<number>()
   const queue = roots
-  while (queue.length) {
-    const next = queue.pop()!
+  for (let next = queue.pop(); next !== undefined; next = queue.pop()) {
     if (found.has(next)) continue
     found.add(next)
     for (const child of children.get(next) ?? []) queue.push(child)

@@ -35,8 +35,7 @@ export async function walkProject(root: string, maxFiles = MAX_FILES): Promise<F
   const queue: string[] = [root]
   let dirs = 0
   let truncated = false
-  while (queue.length > 0) {
-    const dir = queue.shift()!
+  for (let dir = queue.shift(); dir !== undefined; dir = queue.shift()) {
     if (++dirs > MAX_DIRS) {
       truncated = true
       break

@@ -320,7 +320,7 @@ export class SearchIndex {
         agentId: session.agentId,
         entryId,
         entryKind: entry.kind,
-        seq: docs!.seqs.get(entryId),
+        seq: docs?.seqs.get(entryId),
         title: session.title,
         snippet: snippet(entry.text, phrase, terms),
         score: rank(result.score, exact)
@@ -459,12 +459,13 @@ function containsPhrase(text: string, phrase: string): boolean {
  */
 export function snippet(text: string, phrase: string, terms: string[]): SearchSnippet {
   const flat = text.replace(/\s+/g, ' ')
-  const patterns = [phrasePattern(phrase), ...terms.map((t) => new RegExp(escapeRegExp(t), 'giu'))].filter(
-    (p): p is RegExp => p !== null
-  )
+  const patterns = [phrasePattern(phrase), ...terms.map((t) => new RegExp(escapeRegExp(t), 'giu'))].filter((p): p is RegExp => p !== null)
   const firstOf = (pattern: RegExp): number => flat.search(new RegExp(pattern.source, 'iu'))
   const exactAt = patterns.length > terms.length ? firstOf(patterns[0]) : -1
-  const termsAt = patterns.slice(patterns.length - terms.length).map(firstOf).filter((i) => i >= 0)
+  const termsAt = patterns
+    .slice(patterns.length - terms.length)
+    .map(firstOf)
+    .filter((i) => i >= 0)
   const first = exactAt >= 0 ? exactAt : termsAt.length ? Math.min(...termsAt) : -1
   let start = 0
   let end = flat.length

@@ -167,13 +167,7 @@ function emptyData(presets: AgentDefinition[]): DbData {
 
 function isDbShape(data: unknown): data is DbData {
   const d = data as DbData
-  return (
-    typeof d === 'object' &&
-    d !== null &&
-    Array.isArray(d.projects) &&
-    Array.isArray(d.agents) &&
-    Array.isArray(d.sessions)
-  )
+  return typeof d === 'object' && d !== null && Array.isArray(d.projects) && Array.isArray(d.agents) && Array.isArray(d.sessions)
 }
 
 /** Rebuilds projects and session records from transcript headers after db.json was lost. */

@@ -1,10 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import type {
-  CreateTerminalRequest,
-  TerminalExitStatus,
-  TerminalOutputResponse
-} from '@agentclientprotocol/sdk'
+import type { CreateTerminalRequest, TerminalExitStatus, TerminalOutputResponse } from '@agentclientprotocol/sdk'
 import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from './processes'
 
 /**
@@ -75,8 +71,9 @@ export class Terminals {
       this.append(terminal, text)
       events.onOutput(id, text)
     }
-    child.stdout!.on('data', onData)
-    child.stderr!.on('data', onData)
+    // Spawned with stdio pipes: both streams exist.
+    child.stdout?.on('data', onData)
+    child.stderr?.on('data', onData)
     const finish = (status: TerminalExitStatus): void => {
       if (terminal.exitStatus) return
       terminal.exitStatus = status

@@ -96,7 +96,12 @@ export async function readTranscriptSummaries(dir: string): Promise<TranscriptSu
       for (const line of lines.slice(1, -1)) {
         const record = parseLine(line)
         if (record?.t !== 'prompt') continue
-        const text = record.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])).join('\n').trim().split('\n')[0] ?? ''
+        const text =
+          record.content
+            .flatMap((c) => (c.type === 'text' ? [c.text] : []))
+            .join('\n')
+            .trim()
+            .split('\n')[0] ?? ''
         if (text) summary.title = text.length > 80 ? text.slice(0, 77) + '…' : text
         break
       }
@@ -273,7 +278,8 @@ async function countNewlines(file: string, handle: fs.FileHandle, size: number):
   }
   counted.delete(file)
   counted.set(file, { size: pos, newlines })
-  if (counted.size > MAX_COUNTED_FILES) counted.delete(counted.keys().next().value!)
+  const oldest = counted.keys().next()
+  if (counted.size > MAX_COUNTED_FILES && !oldest.done) counted.delete(oldest.value)
   return newlines
 }
 

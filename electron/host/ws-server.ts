@@ -156,9 +156,7 @@ function serveSocket(ws: WebSocket, host: Host): void {
       }
       return
     }
-    void host.handle(request.data.method, request.data.params).then((response) =>
-      send({ kind: 'response', id: request.data.id, ...response })
-    )
+    void host.handle(request.data.method, request.data.params).then((response) => send({ kind: 'response', id: request.data.id, ...response }))
   })
 }
 

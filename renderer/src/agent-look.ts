@@ -24,7 +24,7 @@ export function agentMonogram(name: string): string {
 export function agentHue(agentId: string, name = ''): number {
   for (const [pattern, hue] of knownHues) if (pattern.test(name) || pattern.test(agentId)) return hue
   let hash = 0
-  for (const char of agentId) hash = (hash * 31 + char.codePointAt(0)!) >>> 0
+  for (const char of agentId) hash = (hash * 31 + (char.codePointAt(0) ?? 0)) >>> 0
   // Spread over the wheel in steps that keep neighbours apart.
   return (hash * 137) % 360
 }

@@ -71,7 +71,8 @@ function configure(markdown: MarkdownRenderer): MarkdownRenderer {
     const alt = self.renderInlineAsText(token.children ?? [], options, env)
     if (/^data:image\/(gif|png|jpeg|webp);/i.test(src)) return renderToken(tokens, index, options)
     const e = markdown.utils.escapeHtml
-    if (/^file:\/\//i.test(src)) return `<span class="file-link" role="link" tabindex="0" data-path="${e(filePath(src))}">${e(alt || filePath(src))}</span>`
+    if (/^file:\/\//i.test(src))
+      return `<span class="file-link" role="link" tabindex="0" data-path="${e(filePath(src))}">${e(alt || filePath(src))}</span>`
     return `<a href="${e(src)}">${e(alt || 'image')}</a>`
   }
 

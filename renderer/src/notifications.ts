@@ -9,9 +9,7 @@ import type { SessionState } from '../../shared/domain'
  * permission first).
  */
 
-export type Attention =
-  | { kind: 'turn-ended'; sessionId: string; error?: string }
-  | { kind: 'permission'; sessionId: string; title: string }
+export type Attention = { kind: 'turn-ended'; sessionId: string; error?: string } | { kind: 'permission'; sessionId: string; title: string }
 
 /** What changed between two states of a session that the user should hear about, if anything. */
 export function attentionFrom(previous: SessionState | undefined, next: SessionState): Attention | null {

@@ -46,10 +46,37 @@ const paneFocus = (n: 1 | 2 | 3 | 4): Shortcut => ({
 })
 
 export const shortcuts: Shortcut[] = [
-  { id: 'search', keys: 'Mod+K', description: 'Search projects, titles and conversations', group: 'General', mod: true, shift: false, alt: false, key: 'k' },
-  { id: 'new-pane', keys: 'Mod+\\', description: 'Open a new pane beside the others', group: 'Panes', mod: true, shift: false, alt: false, code: 'Backslash' },
+  {
+    id: 'search',
+    keys: 'Mod+K',
+    description: 'Search projects, titles and conversations',
+    group: 'General',
+    mod: true,
+    shift: false,
+    alt: false,
+    key: 'k'
+  },
+  {
+    id: 'new-pane',
+    keys: 'Mod+\\',
+    description: 'Open a new pane beside the others',
+    group: 'Panes',
+    mod: true,
+    shift: false,
+    alt: false,
+    code: 'Backslash'
+  },
   { id: 'close-pane', keys: 'Mod+Alt+W', description: 'Close the focused pane', group: 'Panes', mod: true, shift: false, alt: true, code: 'KeyW' },
-  { id: 'maximise-pane', keys: 'Mod+Shift+Enter', description: 'Maximise the focused pane, or restore the split', group: 'Panes', mod: true, shift: true, alt: false, key: 'Enter' },
+  {
+    id: 'maximise-pane',
+    keys: 'Mod+Shift+Enter',
+    description: 'Maximise the focused pane, or restore the split',
+    group: 'Panes',
+    mod: true,
+    shift: true,
+    alt: false,
+    key: 'Enter'
+  },
   { id: 'next-pane', keys: 'Mod+Alt+→', description: 'Next pane', group: 'Panes', mod: true, shift: false, alt: true, key: 'ArrowRight' },
   { id: 'previous-pane', keys: 'Mod+Alt+←', description: 'Previous pane', group: 'Panes', mod: true, shift: false, alt: true, key: 'ArrowLeft' },
   paneFocus(1),
@@ -64,7 +91,12 @@ export function isMac(): boolean {
 
 /** `Mod+Alt+W` as this platform writes it. */
 export function keyLabel(keys: string, mac = isMac()): string {
-  return mac ? keys.replace(/Mod\+/g, '⌘').replace(/Alt\+/g, '⌥').replace(/Shift\+/g, '⇧') : keys.replace(/Mod\+/g, 'Ctrl+')
+  return mac
+    ? keys
+        .replace(/Mod\+/g, '⌘')
+        .replace(/Alt\+/g, '⌥')
+        .replace(/Shift\+/g, '⇧')
+    : keys.replace(/Mod\+/g, 'Ctrl+')
 }
 
 /** The shortcut a key press is, if any. */
@@ -78,10 +110,12 @@ export function matchShortcut(event: KeyboardEvent, mac = isMac()): Shortcut | u
       s.mod === mod &&
       s.shift === event.shiftKey &&
       s.alt === event.altKey &&
-      (s.code ? s.code === event.code : s.key!.toLowerCase() === event.key.toLowerCase())
+      (s.code ? s.code === event.code : s.key?.toLowerCase() === event.key.toLowerCase())
   )
 }
 
 export function shortcutFor(id: ShortcutId): Shortcut {
-  return shortcuts.find((s) => s.id === id)!
+  const shortcut = shortcuts.find((s) => s.id === id)
+  if (!shortcut) throw new Error(`No shortcut '${id}'`)
+  return shortcut
 }

@@ -24,22 +24,54 @@ export interface Shortcut {
 }
 
 export const shortcuts: Shortcut[] = [
-  { id: 'shortcuts', keys: [['?'], ['Mod', '/']], description: 'Show keyboard shortcuts', group: 'General', command: 'shortcuts', outsideTextFields: true },
+  {
+    id: 'shortcuts',
+    keys: [['?'], ['Mod', '/']],
+    description: 'Show keyboard shortcuts',
+    group: 'General',
+    command: 'shortcuts',
+    outsideTextFields: true
+  },
   { id: 'new-session', keys: [['Mod', 'N']], description: 'New session in the current project', group: 'General', command: 'new-session' },
   { id: 'agents', keys: [['Mod', 'Shift', 'A']], description: 'Agents', group: 'General', command: 'agents' },
   { id: 'close-overlay', keys: [['Escape']], description: 'Close this list, or the Agents page', group: 'General' },
   // Search and panes: handled in App.vue with pane-shortcuts.ts (by physical key); listed here for the overlay.
   { id: 'search', keys: [['Mod', 'K']], description: 'Search projects, titles and conversations', group: 'General' },
   { id: 'new-pane', keys: [['Mod', '\\']], description: 'Open a new pane beside the others', group: 'Panes' },
-  { id: 'focus-pane', keys: [['Mod', '1'], ['Mod', '4']], range: true, description: 'Go to that pane', group: 'Panes' },
-  { id: 'next-pane', keys: [['Mod', 'Alt', '→'], ['Mod', 'Alt', '←']], description: 'Next or previous pane', group: 'Panes' },
+  {
+    id: 'focus-pane',
+    keys: [
+      ['Mod', '1'],
+      ['Mod', '4']
+    ],
+    range: true,
+    description: 'Go to that pane',
+    group: 'Panes'
+  },
+  {
+    id: 'next-pane',
+    keys: [
+      ['Mod', 'Alt', '→'],
+      ['Mod', 'Alt', '←']
+    ],
+    description: 'Next or previous pane',
+    group: 'Panes'
+  },
   { id: 'maximise-pane', keys: [['Mod', 'Shift', 'Enter']], description: 'Maximise the focused pane, or restore the split', group: 'Panes' },
   { id: 'close-pane', keys: [['Mod', 'Alt', 'W']], description: 'Close the focused pane', group: 'Panes' },
   { id: 'sidebar-open', keys: [['Enter'], ['Mod', 'Enter']], description: 'Open the focused conversation here, or in a new pane', group: 'Sidebar' },
   { id: 'sidebar-rename', keys: [['F2']], description: 'Rename the focused conversation or project', group: 'Sidebar' },
   { id: 'sidebar-delete', keys: [['Delete']], description: 'Delete the focused conversation (asks first)', group: 'Sidebar' },
   { id: 'sidebar-menu', keys: [['Shift', 'F10']], description: 'More actions (also right-click)', group: 'Sidebar' },
-  { id: 'sidebar-move', keys: [['Alt', '↑'], ['Alt', '↓']], description: 'Move the focused project up or down', group: 'Sidebar' },
+  {
+    id: 'sidebar-move',
+    keys: [
+      ['Alt', '↑'],
+      ['Alt', '↓']
+    ],
+    description: 'Move the focused project up or down',
+    group: 'Sidebar'
+  },
   { id: 'send', keys: [['Enter']], description: 'Send the message', group: 'Conversation' },
   { id: 'newline', keys: [['Shift', 'Enter']], description: 'New line in the message', group: 'Conversation' },
   { id: 'permission-pick', keys: [['1'], ['9']], range: true, description: 'Pick that option of the request', group: 'Permission requests' },

@@ -213,7 +213,11 @@ describe('the scripted ACP agent, as a subprocess over stdio', () => {
       ]
     })
     expect(updates).toContainEqual(
-      expect.objectContaining({ sessionUpdate: 'tool_call_update', status: 'completed', content: [{ type: 'diff', path: out, oldText: null, newText: 'some text' }] })
+      expect.objectContaining({
+        sessionUpdate: 'tool_call_update',
+        status: 'completed',
+        content: [{ type: 'diff', path: out, oldText: null, newText: 'some text' }]
+      })
     )
     expect(texts(running.updates)).toContain('permission: allow')
     expect(updates).toContainEqual({ sessionUpdate: 'session_info_update', title: 'My title' })

@@ -71,9 +71,19 @@ function promptCapabilities(): { image: boolean; audio: boolean; embeddedContext
 /** The content of the prompt being answered (for /blocks). */
 let currentPrompt: ContentBlock[] = []
 /** Optional session methods to announce and serve: any of list, resume, close, delete, fork (comma-separated). */
-const sessionMethods = new Set((env.SCRIPTED_AGENT_SESSIONS ?? '').split(',').map((m) => m.trim()).filter(Boolean))
+const sessionMethods = new Set(
+  (env.SCRIPTED_AGENT_SESSIONS ?? '')
+    .split(',')
+    .map((m) => m.trim())
+    .filter(Boolean)
+)
 /** SCRIPTED_AGENT_MCP: the MCP transports it announces besides stdio (comma-separated http, sse; `mcpCapabilities`). */
-const mcpTransports = new Set((env.SCRIPTED_AGENT_MCP ?? '').split(',').map((t) => t.trim()).filter(Boolean))
+const mcpTransports = new Set(
+  (env.SCRIPTED_AGENT_MCP ?? '')
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean)
+)
 
 /**
  * Every session request's `mcpServers`, appended as one JSON line
@@ -599,7 +609,17 @@ class TurnRunner {
         process.stdout.write('this is not json\n')
         return
       default:
-        if (this.peer.v1 && (await hostileCommand(name, arg, { client: this.peer.v1, sessionId: this.session.id, stateDir, signal: this.signal, message: (t) => this.message(t) }))) return
+        if (
+          this.peer.v1 &&
+          (await hostileCommand(name, arg, {
+            client: this.peer.v1,
+            sessionId: this.session.id,
+            stateDir,
+            signal: this.signal,
+            message: (t) => this.message(t)
+          }))
+        )
+          return
         await this.message(`unknown command: /${name}`)
     }
   }
@@ -617,7 +637,8 @@ class TurnRunner {
     })
     let content: string
     try {
-      if (!this.peer.v1) content = readFileSync(path, 'utf8') // version 2: the agent reads files itself
+      if (!this.peer.v1)
+        content = readFileSync(path, 'utf8') // version 2: the agent reads files itself
       else if (clientCapabilities.fs?.readTextFile !== true) throw new Error('the client does not offer fs/read_text_file')
       else content = (await this.peer.v1.request(methods.client.fs.readTextFile, { sessionId, path })).content
     } catch (error) {
@@ -642,7 +663,8 @@ class TurnRunner {
       locations: [{ path }]
     })
     try {
-      if (!this.peer.v1) writeFileSync(path, text) // version 2: the agent writes files itself
+      if (!this.peer.v1)
+        writeFileSync(path, text) // version 2: the agent writes files itself
       else if (clientCapabilities.fs?.writeTextFile !== true) throw new Error('the client does not offer fs/write_text_file')
       else await this.peer.v1.request(methods.client.fs.writeTextFile, { sessionId, path, content: text })
     } catch (error) {
@@ -669,7 +691,14 @@ class TurnRunner {
         type: 'object',
         title: 'Deployment',
         properties: {
-          target: { type: 'string', title: 'Target', oneOf: [{ const: 'staging', title: 'Staging' }, { const: 'production', title: 'Production' }] },
+          target: {
+            type: 'string',
+            title: 'Target',
+            oneOf: [
+              { const: 'staging', title: 'Staging' },
+              { const: 'production', title: 'Production' }
+            ]
+          },
           replicas: { type: 'integer', title: 'Replicas', minimum: 1, maximum: 10, default: 2 },
           contact: { type: 'string', title: 'Contact email', format: 'email' },
           dryRun: { type: 'boolean', title: 'Dry run first', default: true },
@@ -727,7 +756,15 @@ class TurnRunner {
     after.splice(7, 1)
     const toolCallId = this.nextToolCallId()
     const rawInput = { path: absolute, edits: [{ line: 4 }, { line: 6 }, { line: 12 }] }
-    await this.send({ sessionUpdate: 'tool_call', toolCallId, title: `Edit ${path}`, kind: 'edit', status: 'pending', locations: [{ path: absolute, line: 3 }], rawInput })
+    await this.send({
+      sessionUpdate: 'tool_call',
+      toolCallId,
+      title: `Edit ${path}`,
+      kind: 'edit',
+      status: 'pending',
+      locations: [{ path: absolute, line: 3 }],
+      rawInput
+    })
     await this.send({ sessionUpdate: 'tool_call_update', toolCallId, status: 'in_progress' })
     await this.send({
       sessionUpdate: 'tool_call_update',
@@ -767,7 +804,10 @@ class TurnRunner {
       ],
       rawOutput: all.join('\n')
     })
-    await this.send({ sessionUpdate: 'plan', entries: all.slice(0, 8).map((content) => ({ content, priority: 'medium' as const, status: 'pending' as const })) })
+    await this.send({
+      sessionUpdate: 'plan',
+      entries: all.slice(0, 8).map((content) => ({ content, priority: 'medium' as const, status: 'pending' as const }))
+    })
     await this.send({
       sessionUpdate: 'available_commands_update',
       availableCommands: all.slice(0, 8).map((description, i) => ({ name: `xss${i}`, description }))
@@ -959,7 +999,15 @@ let app = agent({ name: agentName })
             { id: 'api-key', name: 'Use SCRIPTED_KEY', type: 'env_var', vars: [{ name: 'SCRIPTED_KEY' }] },
             // Offered only to clients that can run terminal sign-ins, as the spec requires.
             ...(clientCapabilities.auth?.terminal
-              ? [{ id: 'cli-login', name: 'Log in from a terminal', type: 'terminal' as const, args: ['--login'], env: { SCRIPTED_LOGIN_CODE: '4242' } }]
+              ? [
+                  {
+                    id: 'cli-login',
+                    name: 'Log in from a terminal',
+                    type: 'terminal' as const,
+                    args: ['--login'],
+                    env: { SCRIPTED_LOGIN_CODE: '4242' }
+                  }
+                ]
               : [])
           ]
         : []
@@ -1209,7 +1257,10 @@ function v2Peer(client: v2.AgentContext): Peer {
     },
     v2Update: send,
     elicit: (request) =>
-      client.request(v2.methods.client.elicitation.create, request as unknown as v2.CreateElicitationRequest) as unknown as Promise<CreateElicitationResponse>,
+      client.request(
+        v2.methods.client.elicitation.create,
+        request as unknown as v2.CreateElicitationRequest
+      ) as unknown as Promise<CreateElicitationResponse>,
     elicitationComplete: (elicitationId) => client.notify(v2.methods.client.elicitation.complete, { elicitationId }),
     requestPermission: async (request, options) => {
       const { toolCall } = request
@@ -1218,7 +1269,10 @@ function v2Peer(client: v2.AgentContext): Peer {
         {
           sessionId: request.sessionId,
           title: toolCall.title ?? 'Permission',
-          subject: { type: 'tool_call', toolCall: { toolCallId: toolCall.toolCallId, title: toolCall.title, kind: toolCall.kind, status: toolCall.status } },
+          subject: {
+            type: 'tool_call',
+            toolCall: { toolCallId: toolCall.toolCallId, title: toolCall.title, kind: toolCall.kind, status: toolCall.status }
+          },
           options: request.options
         },
         options
@@ -1241,8 +1295,12 @@ const v2App = v2
   .agent({ name: agentName })
   .onRequest(v2.methods.agent.initialize, async ({ params }) => {
     // Version 2 names the client's capabilities `capabilities`; elicitation and auth have version 1's shapes.
-    const announced = (params as { capabilities?: { elicitation?: ClientCapabilities['elicitation']; auth?: ClientCapabilities['auth'] } }).capabilities ?? {}
-    clientCapabilities = { elicitation: announced.elicitation ?? undefined, auth: announced.auth ? { terminal: Boolean(announced.auth.terminal) } : undefined }
+    const announced =
+      (params as { capabilities?: { elicitation?: ClientCapabilities['elicitation']; auth?: ClientCapabilities['auth'] } }).capabilities ?? {}
+    clientCapabilities = {
+      elicitation: announced.elicitation ?? undefined,
+      auth: announced.auth ? { terminal: Boolean(announced.auth.terminal) } : undefined
+    }
     if (initMode === 'exit') {
       log('scripted-agent: cannot start: missing credentials')
       process.exit(3)
@@ -1255,7 +1313,11 @@ const v2App = v2
       info: { name: agentName, title: 'Scripted Agent', version: '1.0.0' },
       capabilities: {
         session: {
-          prompt: Object.fromEntries(Object.entries(prompt).filter(([, on]) => on).map(([kind]) => [kind, {}])),
+          prompt: Object.fromEntries(
+            Object.entries(prompt)
+              .filter(([, on]) => on)
+              .map(([kind]) => [kind, {}])
+          ),
           mcp: { stdio: {} },
           ...optional('delete'),
           ...optional('additionalDirectories')
@@ -1290,7 +1352,8 @@ const v2App = v2
   .onRequest(v2.methods.agent.session.setConfigOption, async ({ params }) => {
     const session = sessions.get(params.sessionId)
     if (!session) throw unknownSession(params.sessionId)
-    if (params.configId === 'model' && params.type === 'id' && (params.value === 'fast' || params.value === 'smart')) session.config.model = params.value
+    if (params.configId === 'model' && params.type === 'id' && (params.value === 'fast' || params.value === 'smart'))
+      session.config.model = params.value
     else if (params.configId === 'verbose' && params.type === 'boolean' && typeof params.value === 'boolean') session.config.verbose = params.value
     else throw new RequestError(-32602, `Invalid value for ${params.configId}`)
     return { configOptions: toV2ConfigOptions(configOptions(session)) }
@@ -1435,7 +1498,10 @@ async function runLogin(): Promise<void> {
 if (process.argv.includes('--login')) {
   void runLogin()
 } else {
-  const stdio = ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>)
+  const stdio = ndJsonStream(
+    Writable.toWeb(process.stdout) as WritableStream<Uint8Array>,
+    Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>
+  )
   // With version 2, a router answers each client in the version it asks for (version 1 stays exactly as above).
   const connection = speaksV2 ? v2.agentProtocolRouter().withV1(app).withV2(v2Agent).connect(rewriteInitializeAnswer(stdio)) : app.connect(stdio)
   void connection.closed.then(

@@ -23,7 +23,10 @@ export const XSS_CORPUS: XssPayload[] = [
   { name: 'svg-script', payload: `<svg><script>${hit('svg-script')}</script></svg>` },
   { name: 'svg-animate', payload: `<svg><animate onbegin="${hit('svg-animate')}" attributeName="x" dur="1s"/></svg>` },
   { name: 'svg-xlink', payload: `<svg><a xlink:href="javascript:${hit('svg-xlink')}"><text y="20">svg link</text></a></svg>` },
-  { name: 'svg-use-data', payload: `<svg><use href="data:image/svg+xml,<svg id='x' xmlns='http://www.w3.org/2000/svg'><image href='x' onerror='${hit('svg-use-data')}'/></svg>#x"/></svg>` },
+  {
+    name: 'svg-use-data',
+    payload: `<svg><use href="data:image/svg+xml,<svg id='x' xmlns='http://www.w3.org/2000/svg'><image href='x' onerror='${hit('svg-use-data')}'/></svg>#x"/></svg>`
+  },
   { name: 'body-onload', payload: `<body onload="${hit('body-onload')}">` },
   { name: 'details-ontoggle', payload: `<details open ontoggle="${hit('details-ontoggle')}">toggle</details>` },
   { name: 'input-onfocus', payload: `<input autofocus onfocus="${hit('input-onfocus')}">` },
@@ -65,7 +68,8 @@ export const XSS_CORPUS: XssPayload[] = [
   { name: 'md-image-attr', payload: `![md image](x" onerror="${hit('md-image-attr')})` },
   {
     name: 'md-image-svg',
-    payload: '![svg image](data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIG9ubG9hZD0id2luZG93Ll9feHNzKCdtZC1pbWFnZS1zdmcnKSIvPg==)'
+    payload:
+      '![svg image](data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIG9ubG9hZD0id2luZG93Ll9feHNzKCdtZC1pbWFnZS1zdmcnKSIvPg==)'
   },
   { name: 'md-file-link', payload: '[a file outside](file:///etc/passwd)' },
   { name: 'code-span', payload: `\`<img src=x onerror=${hit('code-span')}>\`` },

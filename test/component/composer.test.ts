@@ -42,7 +42,19 @@ function setUp(acceptsImages = true): void {
     .install()
   useProjectsStore().setAll(
     [{ id: 'p1', name: 'app', cwd: '/work/app', createdAt: at }],
-    [{ id: 's1', acpSessionId: 'acp', agentId: 'a1', projectId: 'p1', cwd: '/work/app', title: 't', titleSource: 'prompt', createdAt: at, updatedAt: at }]
+    [
+      {
+        id: 's1',
+        acpSessionId: 'acp',
+        agentId: 'a1',
+        projectId: 'p1',
+        cwd: '/work/app',
+        title: 't',
+        titleSource: 'prompt',
+        createdAt: at,
+        updatedAt: at
+      }
+    ]
   )
   useAgentsStore().setAll(
     [{ id: 'a1', name: 'Helper', command: 'helper', args: [], env: {} }],

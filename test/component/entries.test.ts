@@ -11,7 +11,10 @@ import { diffMode } from '../../renderer/src/diff-mode'
 import { opened as openedInView } from '../../renderer/src/view-state'
 
 /** xterm.js needs a real layout engine; its own behaviour is covered in Chromium (test/e2e/thread.test.ts). */
-const TerminalStub = defineComponent({ props: { output: { type: String, required: true } }, setup: (props) => () => h('div', { class: 'terminal-stub' }, props.output) })
+const TerminalStub = defineComponent({
+  props: { output: { type: String, required: true } },
+  setup: (props) => () => h('div', { class: 'terminal-stub' }, props.output)
+})
 
 const opened: { path: string; line?: number | null }[] = []
 let terminals: Record<string, TerminalView> = {}
@@ -157,14 +160,28 @@ describe('tool calls', () => {
     const wrapper = mountEntry(edit)
     expect(wrapper.find('[data-testid=diff-stats]').text()).toBe('+2 −1')
     const lines = wrapper.findAll('[data-testid=diff-line]')
-    expect(lines.map((l) => `${l.classes()[1]}:${l.find('.text').text()}`)).toEqual(['context:a', 'del:const b = 1', 'add:const b = 2', 'context:c', 'context:d', 'add:e'])
+    expect(lines.map((l) => `${l.classes()[1]}:${l.find('.text').text()}`)).toEqual([
+      'context:a',
+      'del:const b = 1',
+      'add:const b = 2',
+      'context:c',
+      'context:d',
+      'add:e'
+    ])
     expect(wrapper.find('.line.del .word').text()).toBe('1')
     expect(wrapper.find('.line.add .word').text()).toBe('2')
 
     await wrapper.find('[data-testid=diff-split]').trigger('click')
     expect(wrapper.findAll('[data-testid=diff-line]')).toHaveLength(0)
     const rows = wrapper.findAll('[data-testid=diff-row]')
-    expect(rows.map((r) => r.findAll('.text').map((t) => t.text()).join('|'))).toEqual(['a|a', 'const b = 1|const b = 2', 'c|c', 'd|d', '|e'])
+    expect(
+      rows.map((r) =>
+        r
+          .findAll('.text')
+          .map((t) => t.text())
+          .join('|')
+      )
+    ).toEqual(['a|a', 'const b = 1|const b = 2', 'c|c', 'd|d', '|e'])
     expect(rows[4].find('.text.empty').exists()).toBe(true)
     expect(wrapper.find('[data-testid=diff-split]').attributes('aria-pressed')).toBe('true')
   })
@@ -182,7 +199,14 @@ describe('tool calls', () => {
 
   it('runs commands in a terminal view with the command, its exit and its output', () => {
     terminals = { term1: { command: 'npm test', output: '\u001b[32mPASS\u001b[0m all\n', exitStatus: { exitCode: 1 } } }
-    const wrapper = mountEntry({ ...edit, toolKind: 'execute', title: 'Run npm test', content: [{ type: 'terminal', terminalId: 'term1' }], rawInput: undefined, rawOutput: undefined })
+    const wrapper = mountEntry({
+      ...edit,
+      toolKind: 'execute',
+      title: 'Run npm test',
+      content: [{ type: 'terminal', terminalId: 'term1' }],
+      rawInput: undefined,
+      rawOutput: undefined
+    })
     expect(wrapper.find('.command').text()).toBe('$ npm test')
     expect(wrapper.find('.terminal-exit').text()).toBe('exit 1')
     expect(wrapper.find('.terminal-exit').classes()).toContain('failed')

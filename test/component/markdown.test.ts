@@ -15,12 +15,16 @@ function dangerous(root: HTMLElement): string[] {
   const found: string[] = []
   for (const element of root.querySelectorAll('*')) {
     const tag = element.tagName.toLowerCase()
-    if (['script', 'iframe', 'object', 'embed', 'style', 'link', 'meta', 'base', 'form', 'input', 'svg', 'math', 'template'].includes(tag)) found.push(`<${tag}>`)
+    if (['script', 'iframe', 'object', 'embed', 'style', 'link', 'meta', 'base', 'form', 'input', 'svg', 'math', 'template'].includes(tag))
+      found.push(`<${tag}>`)
     for (const attr of element.getAttributeNames()) {
       const value = element.getAttribute(attr) ?? ''
       if (attr.startsWith('on')) found.push(`${tag}[${attr}]`)
       if (attr === 'style') found.push(`${tag}[style]`)
-      if (['href', 'src', 'action', 'xlink:href', 'formaction', 'data'].includes(attr) && /^\s*(javascript|vbscript|data):/i.test(value.replace(/[\u0000-\u001f]/g, ''))) {
+      if (
+        ['href', 'src', 'action', 'xlink:href', 'formaction', 'data'].includes(attr) &&
+        /^\s*(javascript|vbscript|data):/i.test(value.replace(/[\u0000-\u001f]/g, ''))
+      ) {
         found.push(`${tag}[${attr}=${value.slice(0, 20)}]`)
       }
     }

@@ -16,11 +16,18 @@ describe('composer completion', () => {
 
   it('replaces the trigger with the choice and a space, keeping what follows', () => {
     expect(applyCompletion('/te', 3, { kind: 'command', start: 0, query: 'te' }, '/test')).toEqual({ text: '/test ', caret: 6 })
-    expect(applyCompletion('see @sr and more', 7, { kind: 'file', start: 4, query: 'sr' }, '@src/a.ts')).toEqual({ text: 'see @src/a.ts and more', caret: 14 })
+    expect(applyCompletion('see @sr and more', 7, { kind: 'file', start: 4, query: 'sr' }, '@src/a.ts')).toEqual({
+      text: 'see @src/a.ts and more',
+      caret: 14
+    })
   })
 
   it('orders commands that start with the query before those that contain it', () => {
-    const commands = [{ name: 'retest', description: '' }, { name: 'test', description: '' }, { name: 'review', description: '' }]
+    const commands = [
+      { name: 'retest', description: '' },
+      { name: 'test', description: '' },
+      { name: 'review', description: '' }
+    ]
     expect(matchCommands(commands, 'te').map((c) => c.name)).toEqual(['test', 'retest'])
   })
 

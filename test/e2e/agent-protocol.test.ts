@@ -43,7 +43,10 @@ async function send(page: Page, text: string): Promise<void> {
 
 describe('the protocol version in the session header', () => {
   it('shows version 1, switches the agent to version 2 from the header, and continues the conversation over it', async () => {
-    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), { SCRIPTED_AGENT_V2: '1', SCRIPTED_AGENT_NAME: 'scripted-two' }, 'Bilingual'))
+    const agent = await host.request(
+      'agents.add',
+      scriptedAgent(join(root, 'state'), { SCRIPTED_AGENT_V2: '1', SCRIPTED_AGENT_NAME: 'scripted-two' }, 'Bilingual')
+    )
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
     const page = await context.newPage()
     const problems = watchConsole(page)
@@ -106,7 +109,9 @@ describe('the protocol version in the session header', () => {
     expect(await page.getByTestId('agent-protocol-chip').textContent()).toBe('ACP v1')
     expect(await page.getByTestId('agent-status').getAttribute('title')).toContain('Asked for ACP protocol version 2')
     await page.getByTestId('agent-status').click()
-    expect(await page.getByTestId('agent-protocol-note').textContent()).toBe('Asked for ACP protocol version 2; Only one speaks version 1, so version 1 is used.')
+    expect(await page.getByTestId('agent-protocol-note').textContent()).toBe(
+      'Asked for ACP protocol version 2; Only one speaks version 1, so version 1 is used.'
+    )
     expect(await page.getByTestId('agent-protocol-select').inputValue()).toBe('2')
     console.log(`screenshot: ${await screenshot(page, 'e2e-agent-protocol-fallback')}`)
     expect(problems).toEqual([])

@@ -73,7 +73,10 @@ describe('a conversation in the browser', () => {
     await project.getByTestId('new-session').click()
     await page.getByTestId('composer-input').waitFor()
 
-    await send(page, '/think weighing the options\n/tool Format the code\n/say **Hello** from the `scripted` agent\n/stream 10\n/terminal echo "build ok"')
+    await send(
+      page,
+      '/think weighing the options\n/tool Format the code\n/say **Hello** from the `scripted` agent\n/stream 10\n/terminal echo "build ok"'
+    )
     await page.getByTestId('entry-stop').first().waitFor()
     expect(await page.getByTestId('entry-stop').first().textContent()).toContain('end_turn')
     expect(await page.getByTestId('entry-user').count()).toBe(1)
@@ -105,9 +108,7 @@ describe('a conversation in the browser', () => {
     expect(await page.getByTestId('session-status').textContent()).toMatch(/idle|not connected/i)
     await send(page, 'and one more thing')
     await expect.poll(() => page.getByTestId('entry-stop').count()).toBeGreaterThanOrEqual(1)
-    await expect
-      .poll(() => page.getByTestId('entry-assistant').last().textContent())
-      .toContain('You said: and one more thing')
+    await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('You said: and one more thing')
     // The replay replaced the view: each earlier message is there once.
     expect(await page.getByTestId('entry-user').count()).toBe(3)
     console.log(`screenshot: ${await screenshot(page, 'e2e-continued')}`)
@@ -127,10 +128,7 @@ describe('a conversation in the browser', () => {
   it('changes mode, model and options from the session header, and shows usage', async () => {
     await stopHost()
     const running = await startHost()
-    const agent = await host!.request(
-      'agents.add',
-      scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_SESSION_STATE: '1' }, 'Configurable')
-    )
+    const agent = await host!.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_SESSION_STATE: '1' }, 'Configurable'))
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
     const page = await context.newPage()
     const problems = watchConsole(page)
@@ -159,9 +157,9 @@ describe('a conversation in the browser', () => {
     await expect.poll(() => page.getByTestId('attachment').allTextContents()).toEqual(['File: notes.txt ✕'])
     expect(await page.getByTestId('attach-error').textContent()).toBe('Configurable does not accept images')
     await send(page, '/blocks')
-    await expect.poll(async () => (await page.getByTestId('entry-assistant').last().textContent())?.trim()).toBe(
-      'blocks: text, resource(file:///notes.txt: 5 chars)'
-    )
+    await expect
+      .poll(async () => (await page.getByTestId('entry-assistant').last().textContent())?.trim())
+      .toBe('blocks: text, resource(file:///notes.txt: 5 chars)')
 
     await send(page, '/state\n/usage')
     await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('mode=code model=smart verbose=true')
@@ -181,7 +179,10 @@ describe('a conversation in the browser', () => {
       { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Run `npm test`.' } }
     ]
     await writeFile(join(stateDir, 'sess-elsewhere.json'), JSON.stringify(history))
-    await writeFile(join(stateDir, 'sess-elsewhere.meta.json'), JSON.stringify({ cwd: projectDir, title: 'Asked in the terminal', updatedAt: new Date().toISOString() }))
+    await writeFile(
+      join(stateDir, 'sess-elsewhere.meta.json'),
+      JSON.stringify({ cwd: projectDir, title: 'Asked in the terminal', updatedAt: new Date().toISOString() })
+    )
     const agent = await host!.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_SESSIONS: 'list,fork,delete' }, 'Lifecycle'))
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })

@@ -152,7 +152,12 @@ describe('the desktop around the conversations', () => {
 
   it('signs in to an agent with a key it asks for, and logs out', async () => {
     const { command, args } = scriptedAgentCommand()
-    await host.request('agents.add', { name: 'Locked', command, args, env: { SCRIPTED_AGENT_AUTH: '1', SCRIPTED_AGENT_STATE_DIR: join(root, 'agent-state') } })
+    await host.request('agents.add', {
+      name: 'Locked',
+      command,
+      args,
+      env: { SCRIPTED_AGENT_AUTH: '1', SCRIPTED_AGENT_STATE_DIR: join(root, 'agent-state') }
+    })
     const row = page.getByTestId('agent-row').filter({ hasText: 'Locked' })
     await row.click()
     await page.getByTestId('agent-restart').click()

@@ -63,10 +63,9 @@ describe('the MCP page in the browser', () => {
     // A form left empty says what is missing.
     await page.getByTestId('mcp-add').click()
     await page.getByTestId('mcp-save').click()
-    await expect.poll(() => page.getByTestId('mcp-form').getByRole('alert').allTextContents()).toEqual([
-      'Give the server a name (agents show it beside its tools).',
-      'Which command starts the server? (e.g. npx, uvx, or a path)'
-    ])
+    await expect
+      .poll(() => page.getByTestId('mcp-form').getByRole('alert').allTextContents())
+      .toEqual(['Give the server a name (agents show it beside its tools).', 'Which command starts the server? (e.g. npx, uvx, or a path)'])
 
     // The tiny MCP server, started with a bare `node` (found on PATH), with a secret the server checks.
     const tiny = tinyServerCommand()
@@ -182,7 +181,13 @@ describe('the MCP page in the browser', () => {
 
     // A server that dies at start: its exit code and the end of its stderr are shown.
     const tiny = tinyServerCommand()
-    await host.request('mcp.save', { name: 'needs-token', transport: 'stdio', command: tiny.command, args: tiny.args, env: [{ name: 'TINY_REQUIRE_TOKEN', value: 'x' }] })
+    await host.request('mcp.save', {
+      name: 'needs-token',
+      transport: 'stdio',
+      command: tiny.command,
+      args: tiny.args,
+      env: [{ name: 'TINY_REQUIRE_TOKEN', value: 'x' }]
+    })
     const failing = page.locator('[data-testid=mcp-profile][data-name="needs-token"]')
     await failing.getByTestId('mcp-test').click()
     await failing.getByTestId('mcp-test-result').waitFor()

@@ -57,8 +57,14 @@ async function newSession(page: Page, agentId: string): Promise<void> {
 describe('panes', () => {
   it('shows two agents side by side, each streaming on its own at the same time', async () => {
     const stateDir = join(root, 'agent-state')
-    const a = await host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_NAME: 'scripted-agent-a', SCRIPTED_AGENT_CHUNK_DELAY_MS: '15' }, 'Scripted agent A'))
-    const b = await host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_NAME: 'scripted-agent-b', SCRIPTED_AGENT_CHUNK_DELAY_MS: '15' }, 'Scripted agent B'))
+    const a = await host.request(
+      'agents.add',
+      scriptedAgent(stateDir, { SCRIPTED_AGENT_NAME: 'scripted-agent-a', SCRIPTED_AGENT_CHUNK_DELAY_MS: '15' }, 'Scripted agent A')
+    )
+    const b = await host.request(
+      'agents.add',
+      scriptedAgent(stateDir, { SCRIPTED_AGENT_NAME: 'scripted-agent-b', SCRIPTED_AGENT_CHUNK_DELAY_MS: '15' }, 'Scripted agent B')
+    )
     await host.request('projects.add', { cwd: projectDir })
 
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } })
@@ -178,8 +184,14 @@ describe('panes', () => {
     server = await serve(host)
     await host.request('projects.add', { cwd: projectDir })
     const stateDir = join(root, 'shot-state')
-    const a = await host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_NAME: 'scripted-agent-a', SCRIPTED_AGENT_SCRIPTS: scriptsFile }, 'Scripted agent A'))
-    const b = await host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_NAME: 'scripted-agent-b', SCRIPTED_AGENT_SCRIPTS: scriptsFile }, 'Scripted agent B'))
+    const a = await host.request(
+      'agents.add',
+      scriptedAgent(stateDir, { SCRIPTED_AGENT_NAME: 'scripted-agent-a', SCRIPTED_AGENT_SCRIPTS: scriptsFile }, 'Scripted agent A')
+    )
+    const b = await host.request(
+      'agents.add',
+      scriptedAgent(stateDir, { SCRIPTED_AGENT_NAME: 'scripted-agent-b', SCRIPTED_AGENT_SCRIPTS: scriptsFile }, 'Scripted agent B')
+    )
 
     const context = await browser.newContext({ viewport: { width: 1440, height: 860 } })
     const page = await context.newPage()

@@ -95,12 +95,17 @@ describe('recovering in the browser', () => {
     const { page, problems } = await newPage((await startHost()).url)
     const banner = page.getByTestId('error-banner').filter({ hasText: 'db.json could not be read' })
     await banner.waitFor()
-    expect(await banner.textContent()).toMatch(/moved to .*db\.corrupt-.*1 session\(s\) were recovered from their transcripts.*Agents you had added yourself/s)
+    expect(await banner.textContent()).toMatch(
+      /moved to .*db\.corrupt-.*1 session\(s\) were recovered from their transcripts.*Agents you had added yourself/s
+    )
 
     // The recovered session keeps its title (its first question) and opens at its end.
     await page.getByTestId('session-item').filter({ hasText: 'The very first question' }).click()
     await page.getByTestId('entry-user').filter({ hasText: 'Question 3000' }).waitFor()
-    await page.getByTestId('error-banner').filter({ hasText: '1 damaged line of “The very first question” could not be read and was skipped' }).waitFor()
+    await page
+      .getByTestId('error-banner')
+      .filter({ hasText: '1 damaged line of “The very first question” could not be read and was skipped' })
+      .waitFor()
     // The list is virtualised: the thread says how many entries it holds; only those in view are in the page.
     const thread = page.getByTestId('thread')
     const userEntries = async (): Promise<number> => Number(await thread.getAttribute('data-user-entries'))
@@ -129,7 +134,10 @@ describe('recovering in the browser', () => {
 
     // Clicking on reaches the very beginning.
     for (let i = 0; i < 40 && (await page.getByTestId('load-earlier').count()) > 0; i++) {
-      await page.getByTestId('load-earlier').click().catch(() => undefined)
+      await page
+        .getByTestId('load-earlier')
+        .click()
+        .catch(() => undefined)
       const button = page.getByTestId('load-earlier')
       await expect.poll(async () => (await button.count()) === 0 || (await button.isEnabled())).toBe(true)
     }

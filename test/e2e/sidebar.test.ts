@@ -94,9 +94,11 @@ describe('the sidebar', () => {
     await menu(page, project(page, 'Beta service'), 'project-menu', 'up')
     await expect.poll(() => projectNames(page)).toEqual(['gamma', 'Beta service', 'alpha'])
     // And by dragging one onto the top of another.
-    await project(page, 'alpha').getByTestId('project-head').dragTo(project(page, 'gamma').getByTestId('project-head'), {
-      targetPosition: { x: 40, y: 2 }
-    })
+    await project(page, 'alpha')
+      .getByTestId('project-head')
+      .dragTo(project(page, 'gamma').getByTestId('project-head'), {
+        targetPosition: { x: 40, y: 2 }
+      })
     await expect.poll(() => projectNames(page)).toEqual(['alpha', 'gamma', 'Beta service'])
 
     // The order and names are the Host's: a reload shows the same.
@@ -216,7 +218,7 @@ describe('the sidebar', () => {
     await context.close()
   })
 
-  it('lists each agent\'s newest conversations of a busy project, the rest a click away', async () => {
+  it("lists each agent's newest conversations of a busy project, the rest a click away", async () => {
     const busy = join(root, 'busy')
     await mkdir(busy, { recursive: true })
     const projectId = (await host.request('projects.add', { cwd: busy })).id

@@ -140,12 +140,18 @@ describe('the thread view', () => {
 
     // The command ran in a terminal view: xterm.js, its colours applied under the strict CSP.
     const terminal = page.getByTestId('terminal-output')
-    await expect.poll(() => terminal.locator('.xterm-rows > div').allTextContents()).toEqual([
-      expect.stringMatching(/^PASS src\/a\.test\.ts\s*$/),
-      expect.stringMatching(/^FAIL src\/b\.test\.ts\s*$/),
-      expect.stringMatching(/^truecolor done\s*$/)
-    ])
-    const colour = (text: string) => terminal.locator('.xterm-rows span', { hasText: text }).first().evaluate((el: any) => el.ownerDocument.defaultView.getComputedStyle(el).color)
+    await expect
+      .poll(() => terminal.locator('.xterm-rows > div').allTextContents())
+      .toEqual([
+        expect.stringMatching(/^PASS src\/a\.test\.ts\s*$/),
+        expect.stringMatching(/^FAIL src\/b\.test\.ts\s*$/),
+        expect.stringMatching(/^truecolor done\s*$/)
+      ])
+    const colour = (text: string) =>
+      terminal
+        .locator('.xterm-rows span', { hasText: text })
+        .first()
+        .evaluate((el: any) => el.ownerDocument.defaultView.getComputedStyle(el).color)
     expect(await colour('truecolor')).toBe('rgb(255, 135, 0)')
     expect(await colour('FAIL')).not.toBe(await colour('done'))
     expect(await page.getByTestId('usage').textContent()).toContain('1.2K / 200K tokens')
@@ -230,7 +236,12 @@ describe('the thread view', () => {
       document.querySelector('[data-testid=composer-input]').dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }))
     })()`)
     await expect.poll(() => page.getByTestId('attachment').textContent()).toContain('Image: dot.png')
-    expect(await page.getByTestId('attachment').locator('img.thumb').evaluate((img: any) => img.naturalWidth)).toBe(1)
+    expect(
+      await page
+        .getByTestId('attachment')
+        .locator('img.thumb')
+        .evaluate((img: any) => img.naturalWidth)
+    ).toBe(1)
     await send(page, '/blocks')
     await turns(page, 1)
     expect((await page.getByTestId('entry-assistant').last().textContent())?.trim()).toBe('blocks: text, image(image/png,70 bytes)')
@@ -265,7 +276,9 @@ describe('the thread view', () => {
     expect(await page.getByTestId('entry-permission').textContent()).toContain('Refused: Run dangerous command')
     expect(await page.getByTestId('permission').count()).toBe(0)
     await page.getByTestId('thread-scroll').evaluate((el: any) => (el.scrollTop = el.scrollHeight))
-    expect(await page.getByTestId('entry-tool-call').filter({ hasText: 'Run dangerous command' }).getByTestId('tool-call-status').textContent()).toBe('Failed')
+    expect(await page.getByTestId('entry-tool-call').filter({ hasText: 'Run dangerous command' }).getByTestId('tool-call-status').textContent()).toBe(
+      'Failed'
+    )
     expect(problems).toEqual([])
     await context.close()
   })

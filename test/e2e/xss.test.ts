@@ -110,10 +110,16 @@ async function walk(page: Page): Promise<Run> {
   let position = 0
   for (let step = 0; step < 400; step++) {
     await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
-    for (const index of (await page.locator('[data-testid=thread] .row').evaluateAll((rows: any[]) => rows.map((r) => Number(r.dataset.index)))) as number[]) seen.add(index)
+    for (const index of (await page
+      .locator('[data-testid=thread] .row')
+      .evaluateAll((rows: any[]) => rows.map((r) => Number(r.dataset.index)))) as number[])
+      seen.add(index)
     // Open what is closed, show what is hidden.
     for (const summary of await page.locator('[data-testid=entry-thought]:not([open]) summary').all()) await summary.click()
-    for (const card of await page.locator('[data-testid=thread] .row').filter({ has: page.getByTestId('raw-input') }).all()) {
+    for (const card of await page
+      .locator('[data-testid=thread] .row')
+      .filter({ has: page.getByTestId('raw-input') })
+      .all()) {
       const key = (await card.getAttribute('data-entry-id')) ?? ''
       if (clicked.has(key)) continue
       clicked.add(key)

@@ -54,6 +54,10 @@ describe.runIf(process.platform === 'linux')('after the app was killed', () => {
     host = await openHost(dataDir)
     await expect.poll(() => isProcessRunning(left)).toBe(false)
     const { warnings } = await host.request('app.info', {})
-    expect(warnings).toEqual([expect.stringMatching(/^Switchboard did not shut down properly last time: \d+ process(es)? its agents had started (was|were) still running and (has|have) been stopped\.$/)])
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^Switchboard did not shut down properly last time: \d+ process(es)? its agents had started (was|were) still running and (has|have) been stopped\.$/
+      )
+    ])
   })
 })

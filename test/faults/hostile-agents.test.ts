@@ -155,7 +155,7 @@ describe.skipIf(process.platform === 'win32')('hostile agents', () => {
     await expect.poll(async () => lastAssistantText((await host.request('sessions.open', { id: record.id })).records)).toBe('working')
     await host.request('sessions.cancel', { id: record.id })
     await expect(turn).rejects.toThrow(
-      "Stubborn did not end the turn within 0.8 s of being asked to cancel, so it was stopped. The conversation so far is kept; send again to restart the agent and continue."
+      'Stubborn did not end the turn within 0.8 s of being asked to cancel, so it was stopped. The conversation so far is kept; send again to restart the agent and continue.'
     )
     await expect.poll(() => isProcessRunning(pid)).toBe(false)
     expect((await host.request('sessions.open', { id: record.id })).state.status).not.toBe('running')

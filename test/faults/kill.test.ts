@@ -156,7 +156,9 @@ describe('killed at random moments', () => {
         expect(match && [Number(match[1]), Number(match[2])], `run ${run}: line ${i} in order`).toEqual([run, i + 1])
         return record
       })
-      expect([lastAppend, lastAppend + 1], `run ${run}: ${appended.length} appends on disk, last acknowledged ${lastAppend}`).toContain(appended.length)
+      expect([lastAppend, lastAppend + 1], `run ${run}: ${appended.length} appends on disk, last acknowledged ${lastAppend}`).toContain(
+        appended.length
+      )
       if (appended.length > lastAppend) appendsInFlight++
       if (tail !== '') {
         // A torn line: only ever the one append that was on its way, never an acknowledged one.

@@ -40,7 +40,13 @@ beforeAll(async () => {
   await writeFile(join(project, 'src', 'a.txt'), 'inside')
   await writeFile(join(project, 'src', 'deep', 'b.txt'), 'inside')
   await writeFile(join(extra, 'e.txt'), 'inside')
-  for (const file of [join(sandbox, 'secret.txt'), join(sandbox, 'outside', 'secret.txt'), join(sandbox, 'outside', 'nested', 'secret.txt'), join(sibling, 'secret.txt'), join(`${project}-evil`, 'secret.txt')]) {
+  for (const file of [
+    join(sandbox, 'secret.txt'),
+    join(sandbox, 'outside', 'secret.txt'),
+    join(sandbox, 'outside', 'nested', 'secret.txt'),
+    join(sibling, 'secret.txt'),
+    join(`${project}-evil`, 'secret.txt')
+  ]) {
     await writeFile(file, SECRET)
   }
   await symlink(join(sandbox, 'secret.txt'), join(project, 'link-out'))
@@ -81,7 +87,15 @@ function generate(count: number, seed: number): { family: string; path: string; 
   const next = random(seed)
   const pick = <T>(items: T[]): T => items[Math.floor(next() * items.length)]
   const ups = (): string => Array.from({ length: 1 + Math.floor(next() * 6) }, () => pick(['..', '.', '..', '/..', '..'])).join('/')
-  const targets = ['secret.txt', 'outside/secret.txt', 'outside/nested/secret.txt', 'outside/new.txt', 'outside', 'sandbox-evil/secret.txt', 'project-evil/secret.txt']
+  const targets = [
+    'secret.txt',
+    'outside/secret.txt',
+    'outside/nested/secret.txt',
+    'outside/new.txt',
+    'outside',
+    'sandbox-evil/secret.txt',
+    'project-evil/secret.txt'
+  ]
   const insideNames = ['src/a.txt', 'src/deep/b.txt', 'src', 'new-file.txt', 'src/deep', 'link-in/a.txt']
   const outsideAbsolute = [
     join(sandbox, 'secret.txt'),
@@ -99,29 +113,107 @@ function generate(count: number, seed: number): { family: string; path: string; 
   const fresh = (): string => `n${Math.floor(next() * 1e9).toString(36)}`
   const families: [string, boolean, () => string][] = [
     ['dot-dot', true, () => `${project}/${pick(insideNames)}/${ups()}/${pick(targets)}`],
-    ['dot-dot-new-file', true, () => `${project}/${pick(insideNames)}/${ups()}/${pick(['outside', '.', 'outside/nested', 'sandbox-evil'])}/${fresh()}.txt`],
+    [
+      'dot-dot-new-file',
+      true,
+      () => `${project}/${pick(insideNames)}/${ups()}/${pick(['outside', '.', 'outside/nested', 'sandbox-evil'])}/${fresh()}.txt`
+    ],
     ['dot-dot-from-root', true, () => `${project}/${ups()}/${pick(targets)}`],
     ['dot-dot-mixed-slashes', true, () => `${project}//./${ups()}//${pick(targets)}${pick(['', '/', '/.'])}`],
     ['dot-dot-back-in', true, () => `${project}/../${relative(sandbox, project)}/${pick(insideNames)}`],
-    ['dot-dot-deep-new', true, () => `${project}/${fresh()}/${fresh()}/${'../'.repeat(2 + Math.floor(next() * 4))}${pick(['secret.txt', 'outside/x.txt', fresh()])}`],
-    ['link-out', true, () => `${project}/${pick(['link-out', 'dir-out/secret.txt', 'dir-out/nested/secret.txt', 'dir-out', 'src/rel-out/secret.txt', 'link-in/../link-out', 'loop/x', 'loop'])}`],
-    ['link-out-new', true, () => `${project}/${pick(['dir-out', 'src/rel-out', 'dir-out/nested', 'link-in/../dir-out'])}/${fresh()}${pick(['.txt', '/deeper.txt', ''])}`],
-    ['extra-link-out', true, () => `${extra}/${pick(['sibling-out/secret.txt', `sibling-out/${fresh()}.txt`, '../outside/secret.txt', 'sibling-out', `../outside/${fresh()}`])}`],
-    ['absolute-elsewhere', true, () => pick([...outsideAbsolute, join(sandbox, 'outside', `${fresh()}.txt`), join(sibling, fresh()), join(sandbox, fresh())])],
-    ['system-files', false, () => pick([...readOnlyElsewhere, `/etc/${fresh()}`, `/proc/${Math.floor(next() * 5000)}/environ`, `/home/${fresh()}/.ssh/id_rsa`])],
+    [
+      'dot-dot-deep-new',
+      true,
+      () => `${project}/${fresh()}/${fresh()}/${'../'.repeat(2 + Math.floor(next() * 4))}${pick(['secret.txt', 'outside/x.txt', fresh()])}`
+    ],
+    [
+      'link-out',
+      true,
+      () =>
+        `${project}/${pick(['link-out', 'dir-out/secret.txt', 'dir-out/nested/secret.txt', 'dir-out', 'src/rel-out/secret.txt', 'link-in/../link-out', 'loop/x', 'loop'])}`
+    ],
+    [
+      'link-out-new',
+      true,
+      () => `${project}/${pick(['dir-out', 'src/rel-out', 'dir-out/nested', 'link-in/../dir-out'])}/${fresh()}${pick(['.txt', '/deeper.txt', ''])}`
+    ],
+    [
+      'extra-link-out',
+      true,
+      () =>
+        `${extra}/${pick(['sibling-out/secret.txt', `sibling-out/${fresh()}.txt`, '../outside/secret.txt', 'sibling-out', `../outside/${fresh()}`])}`
+    ],
+    [
+      'absolute-elsewhere',
+      true,
+      () => pick([...outsideAbsolute, join(sandbox, 'outside', `${fresh()}.txt`), join(sibling, fresh()), join(sandbox, fresh())])
+    ],
+    [
+      'system-files',
+      false,
+      () => pick([...readOnlyElsewhere, `/etc/${fresh()}`, `/proc/${Math.floor(next() * 5000)}/environ`, `/home/${fresh()}/.ssh/id_rsa`])
+    ],
     ['prefix-of-project', true, () => `${project}-evil/${pick(['secret.txt', `${fresh()}.txt`, ''])}`],
-    ['relative', false, () => pick(['src/a.txt', '../outside/secret.txt', './secret.txt', '~/.ssh/id_rsa', '~', '..', '.', `${fresh()}.txt`, `../${fresh()}`])],
-    ['file-uri', false, () => pick([`file://${join(sandbox, 'secret.txt')}`, `file://${project}/src/a.txt`, `FILE:${join(sandbox, 'outside')}`, 'file:///etc/passwd', `file://localhost${project}/${fresh()}`])],
-    ['percent-encoded', true, () => `${project}/${pick(['%2e%2e', '%2E%2E', '..%2f..', '%2e%2e%2f%2e%2e', '..%252f', '%c0%ae%c0%ae'])}/${pick(['outside/secret.txt', 'secret.txt', `${fresh()}.txt`])}`],
-    ['look-alike-dots', true, () => `${project}/${pick(['\u2025', '\uff0e\uff0e', '.\u200b.', '\u2024\u2024', '..\u0338', '\u00b7\u00b7'])}/${pick(['secret.txt', 'outside/secret.txt', fresh()])}`],
+    [
+      'relative',
+      false,
+      () => pick(['src/a.txt', '../outside/secret.txt', './secret.txt', '~/.ssh/id_rsa', '~', '..', '.', `${fresh()}.txt`, `../${fresh()}`])
+    ],
+    [
+      'file-uri',
+      false,
+      () =>
+        pick([
+          `file://${join(sandbox, 'secret.txt')}`,
+          `file://${project}/src/a.txt`,
+          `FILE:${join(sandbox, 'outside')}`,
+          'file:///etc/passwd',
+          `file://localhost${project}/${fresh()}`
+        ])
+    ],
+    [
+      'percent-encoded',
+      true,
+      () =>
+        `${project}/${pick(['%2e%2e', '%2E%2E', '..%2f..', '%2e%2e%2f%2e%2e', '..%252f', '%c0%ae%c0%ae'])}/${pick(['outside/secret.txt', 'secret.txt', `${fresh()}.txt`])}`
+    ],
+    [
+      'look-alike-dots',
+      true,
+      () =>
+        `${project}/${pick(['\u2025', '\uff0e\uff0e', '.\u200b.', '\u2024\u2024', '..\u0338', '\u00b7\u00b7'])}/${pick(['secret.txt', 'outside/secret.txt', fresh()])}`
+    ],
     ['backslashes', true, () => `${project}/${pick(['..\\..\\secret.txt', '..\\outside\\secret.txt', 'src\\..\\..\\secret.txt', `..\\${fresh()}`])}`],
-    ['windows-forms', false, () => pick(['C:\\Windows\\win.ini', 'C:secret.txt', '\\\\server\\share\\secret.txt', '\\\\?\\C:\\secret.txt', '\\\\.\\PhysicalDrive0', '\\secret.txt', 'NUL', `C:\\${fresh()}`])],
-    ['control-characters', true, () => `${project}/src/a.txt${pick(['\0', '\n', '\r', '\u0007', '\u001b[2J'])}${pick(['', '/../../secret.txt', `/${fresh()}`])}`],
+    [
+      'windows-forms',
+      false,
+      () =>
+        pick([
+          'C:\\Windows\\win.ini',
+          'C:secret.txt',
+          '\\\\server\\share\\secret.txt',
+          '\\\\?\\C:\\secret.txt',
+          '\\\\.\\PhysicalDrive0',
+          '\\secret.txt',
+          'NUL',
+          `C:\\${fresh()}`
+        ])
+    ],
+    [
+      'control-characters',
+      true,
+      () => `${project}/src/a.txt${pick(['\0', '\n', '\r', '\u0007', '\u001b[2J'])}${pick(['', '/../../secret.txt', `/${fresh()}`])}`
+    ],
     ['case-variants', true, () => `${project.toUpperCase()}/${pick(['src/a.txt', '../secret.txt', fresh()])}`],
     ['long', true, () => `${project}/${'a/'.repeat(1 + Math.floor(next() * 3000))}${pick(['x.txt', '../'.repeat(3100) + 'secret.txt', fresh()])}`],
     ['long-name', true, () => `${project}/${'n'.repeat(200 + Math.floor(next() * 200))}/../../secret.txt`],
     ['inside', true, () => `${project}/${pick([...insideNames, `${fresh()}.txt`, `src/${fresh()}/new.txt`])}`],
-    ['inside-folder', false, () => `${project}/${pick(['src', 'src/deep', '.', 'link-in', 'src/./deep', 'link-in/deep'])}${'/'.repeat(Math.floor(next() * 4))}${pick(['', '/.', '/./.'])}`],
+    [
+      'inside-folder',
+      false,
+      () =>
+        `${project}/${pick(['src', 'src/deep', '.', 'link-in', 'src/./deep', 'link-in/deep'])}${'/'.repeat(Math.floor(next() * 4))}${pick(['', '/.', '/./.'])}`
+    ],
     ['inside-extra', true, () => `${extra}/${pick(['e.txt', `${fresh()}.txt`, ''])}`]
   ]
   const seen = new Map<string, { family: string; path: string; writable: boolean }>()
@@ -196,7 +288,9 @@ describe('path fuzzing', () => {
     expect(allowed('write')).toBeGreaterThan(20)
     expect(results.filter((r) => r.ok && r.op === 'terminal' && r.exitCode === 0).length).toBeGreaterThan(10)
     expect((await filesUnder(project)).some((f) => f.endsWith('new-file.txt'))).toBe(true)
-    expect(results.filter((r) => r.ok && r.op === 'read' && (r.value === 'inside' || r.value === 'written by a hostile agent\n')).length).toBeGreaterThan(10)
+    expect(
+      results.filter((r) => r.ok && r.op === 'read' && (r.value === 'inside' || r.value === 'written by a hostile agent\n')).length
+    ).toBeGreaterThan(10)
     // Every refusal says why, to the agent; and the user sees it in the thread.
     const refused = results.filter((r) => !r.ok)
     expect(refused.every((r) => typeof r.error === 'string' && r.error.length > 0)).toBe(true)

@@ -150,7 +150,12 @@ describe('what a connected client may send', () => {
     const first = await connect()
     expect(await exchange(first, 'this is not json')).toMatchObject({ closed: 1007, reason: 'Refused a message that is not JSON' })
     const second = await connect()
-    const huge = JSON.stringify({ kind: 'request', id: 1, method: 'projects.add', params: { cwd: join(root, 'project'), name: 'x'.repeat(17 * 1024 * 1024) } })
+    const huge = JSON.stringify({
+      kind: 'request',
+      id: 1,
+      method: 'projects.add',
+      params: { cwd: join(root, 'project'), name: 'x'.repeat(17 * 1024 * 1024) }
+    })
     expect(await exchange(second, huge, 1)).toMatchObject({ closed: 1009 })
     expect(await host.request('projects.list', {})).toEqual([])
     // The server is still there for the next client.

@@ -143,7 +143,16 @@ export class StubConnection implements AgentConnection {
       const sessionId = `stub-${this.nextSession++}`
       this.histories.set(sessionId, [])
       for (const update of this.behaviour.early?.(sessionId) ?? []) this.send(sessionId, update)
-      return { sessionId, modes: { currentModeId: 'ask', availableModes: [{ id: 'ask', name: 'Ask' }, { id: 'code', name: 'Code' }] } }
+      return {
+        sessionId,
+        modes: {
+          currentModeId: 'ask',
+          availableModes: [
+            { id: 'ask', name: 'Ask' },
+            { id: 'code', name: 'Code' }
+          ]
+        }
+      }
     },
     loadSession: async (params) => {
       this.calls.push({ method: 'session/load', params })
@@ -183,7 +192,9 @@ export class StubConnection implements AgentConnection {
       }
       const run = this.behaviour.turn ?? echo
       const ended = new Promise<StopReason>((resolve, reject) =>
-        abort.signal.addEventListener('abort', () => (abort.signal.reason === CANCELLED ? resolve('cancelled') : reject(abort.signal.reason)), { once: true })
+        abort.signal.addEventListener('abort', () => (abort.signal.reason === CANCELLED ? resolve('cancelled') : reject(abort.signal.reason)), {
+          once: true
+        })
       )
       try {
         const stopReason = await Promise.race([run(turn), ended])

@@ -41,7 +41,10 @@ async function agentState(agentId: string) {
 describe('custom agents', () => {
   it('keeps a secret variable out of db.json and out of every answer, and gives it to the agent', async () => {
     const events = recordEvents(host)
-    const agent = await host.request('agents.add', { ...scriptedAgent(join(root, 'state'), { PLAIN: 'visible' }), secretEnv: { API_TOKEN: 's3cret-value' } })
+    const agent = await host.request('agents.add', {
+      ...scriptedAgent(join(root, 'state'), { PLAIN: 'visible' }),
+      secretEnv: { API_TOKEN: 's3cret-value' }
+    })
     expect(agent.secretEnv).toEqual(['API_TOKEN'])
     expect(agent.env).toEqual(expect.objectContaining({ PLAIN: 'visible' }))
     expect(await secrets.get(agentEnvKey(agent.id, 'API_TOKEN'))).toBe('s3cret-value')
@@ -101,7 +104,10 @@ describe('custom agents', () => {
       ok: false,
       error: { message: 'TOKEN is given twice, once as a secret; keep one' }
     })
-    expect(await host.handle('agents.add', { ...base, command: '   ' })).toMatchObject({ ok: false, error: { message: expect.stringMatching(/needs a command/) } })
+    expect(await host.handle('agents.add', { ...base, command: '   ' })).toMatchObject({
+      ok: false,
+      error: { message: expect.stringMatching(/needs a command/) }
+    })
     expect(await host.request('agents.list', {})).toEqual([])
 
     const agent = await host.request('agents.add', base)

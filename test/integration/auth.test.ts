@@ -71,7 +71,8 @@ describe('authentication', () => {
     await host.close()
     const db = await readFile(join(dataDir, 'db.json'), 'utf8')
     expect(db).not.toContain('sekret')
-    expect(JSON.parse(db).agents.find((a: { id: string }) => a.id === agentId).secretEnv).toEqual(['SCRIPTED_KEY'])
+    const { agents } = JSON.parse(db) as { agents: { id: string; secretEnv?: string[] }[] }
+    expect(agents.find((a) => a.id === agentId)?.secretEnv).toEqual(['SCRIPTED_KEY'])
   })
 
   it('runs a terminal sign-in in a real terminal the user types into; exit 0 signs in and the agent restarts with it', async () => {

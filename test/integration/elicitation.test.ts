@@ -72,18 +72,30 @@ describe('elicitation', () => {
     const answer = (content: Record<string, unknown>) =>
       host.handle('elicitations.answer', { requestId: question.requestId, action: 'accept', content })
     expect(await answer({ replicas: 2, regions: ['eu'] })).toMatchObject({ ok: false, error: { message: 'Target is required' } })
-    expect(await answer({ target: 'staging', replicas: 11, regions: ['eu'] })).toMatchObject({ ok: false, error: { message: 'Replicas must be at most 10' } })
-    expect(await answer({ target: 'staging', replicas: 1.5, regions: ['eu'] })).toMatchObject({ error: { message: 'Replicas must be a whole number' } })
+    expect(await answer({ target: 'staging', replicas: 11, regions: ['eu'] })).toMatchObject({
+      ok: false,
+      error: { message: 'Replicas must be at most 10' }
+    })
+    expect(await answer({ target: 'staging', replicas: 1.5, regions: ['eu'] })).toMatchObject({
+      error: { message: 'Replicas must be a whole number' }
+    })
     expect(await answer({ target: 'qa', replicas: 2, regions: ['eu'] })).toMatchObject({ error: { message: 'Target must be one of the choices' } })
-    expect(await answer({ target: 'staging', replicas: 2, regions: ['mars'] })).toMatchObject({ error: { message: 'Regions must be among the choices' } })
+    expect(await answer({ target: 'staging', replicas: 2, regions: ['mars'] })).toMatchObject({
+      error: { message: 'Regions must be among the choices' }
+    })
     expect(await answer({ target: 'staging', replicas: 2, regions: ['eu'], contact: 'nobody' })).toMatchObject({
       error: { message: 'Contact email must be an email address' }
     })
-    expect(await answer({ target: 'staging', replicas: 2, regions: ['eu'], extra: 1 })).toMatchObject({ error: { message: "The form has no field 'extra'" } })
+    expect(await answer({ target: 'staging', replicas: 2, regions: ['eu'], extra: 1 })).toMatchObject({
+      error: { message: "The form has no field 'extra'" }
+    })
     // Still waiting after refused answers.
     expect(await host.request('elicitations.list', {})).toHaveLength(1)
 
-    expect(await answer({ target: 'production', replicas: 3, regions: ['eu', 'us'], dryRun: false, contact: 'ops@example.com' })).toEqual({ ok: true, result: {} })
+    expect(await answer({ target: 'production', replicas: 3, regions: ['eu', 'us'], dryRun: false, contact: 'ops@example.com' })).toEqual({
+      ok: true,
+      result: {}
+    })
     expect((await turn).stopReason).toBe('end_turn')
     expect(await lastMessage(record.id)).toBe(
       'elicitation: accept {"target":"production","replicas":3,"contact":"ops@example.com","dryRun":false,"regions":["eu","us"]}'
@@ -137,13 +149,19 @@ describe('elicitation', () => {
   })
 
   it('works the same over ACP protocol version 2', async () => {
-    const v2Agent = (await host.request('agents.add', { ...scriptedAgent(join(root, 'state-v2'), { SCRIPTED_AGENT_V2: '1' }, 'Scripted v2'), protocol: 2 })).id
+    const v2Agent = (
+      await host.request('agents.add', { ...scriptedAgent(join(root, 'state-v2'), { SCRIPTED_AGENT_V2: '1' }, 'Scripted v2'), protocol: 2 })
+    ).id
     const record = await host.request('sessions.new', { projectId, agentId: v2Agent })
     expect((await host.request('agents.states', {})).find((s) => s.agentId === v2Agent)?.protocolVersion).toBe(2)
     const turn = host.request('sessions.prompt', { id: record.id, text: '/elicit' })
     const question = await asked()
     expect(question).toMatchObject({ agentId: v2Agent, sessionId: record.id, mode: 'form' })
-    await host.request('elicitations.answer', { requestId: question.requestId, action: 'accept', content: { target: 'staging', replicas: 1, regions: ['asia'] } })
+    await host.request('elicitations.answer', {
+      requestId: question.requestId,
+      action: 'accept',
+      content: { target: 'staging', replicas: 1, regions: ['asia'] }
+    })
     await turn
     await expect.poll(() => lastMessage(record.id)).toBe('elicitation: accept {"target":"staging","replicas":1,"regions":["asia"]}')
   })

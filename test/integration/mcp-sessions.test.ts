@@ -81,7 +81,12 @@ describe('the mcpServers an agent receives', () => {
         { name: 'FILES_TOKEN', value: 'tok-123', secret: true }
       ]
     })
-    const remote = await save({ name: 'remote', transport: 'http', url: 'https://mcp.example.com/mcp', headers: [{ name: 'Authorization', value: 'Bearer xyz', secret: true }] })
+    const remote = await save({
+      name: 'remote',
+      transport: 'http',
+      url: 'https://mcp.example.com/mcp',
+      headers: [{ name: 'Authorization', value: 'Bearer xyz', secret: true }]
+    })
     const legacy = await save({ name: 'legacy', transport: 'sse', url: 'http://127.0.0.1:9/sse', headers: [] })
 
     const httpOnly = await agentWith({ SCRIPTED_AGENT_MCP: 'http' }, 'HTTP agent')
@@ -175,7 +180,13 @@ describe('the mcpServers an agent receives', () => {
     const state = await host.request('sessions.continue', { id: session.id })
     expect(state.mcp).toEqual({ servers: [{ profileId: profile.id, version: 2, name: 'remote', transport: 'http' }], leftOut: [] })
     const loads = (await received()).filter((r) => r.method === 'session/load')
-    expect(loads).toEqual([{ method: 'session/load', sessionId: session.acpSessionId, mcpServers: [{ type: 'http', name: 'remote', url: 'https://v2.example/mcp', headers: [] }] }])
+    expect(loads).toEqual([
+      {
+        method: 'session/load',
+        sessionId: session.acpSessionId,
+        mcpServers: [{ type: 'http', name: 'remote', url: 'https://v2.example/mcp', headers: [] }]
+      }
+    ])
     expect((await host.request('sessions.list', {}))[0].mcpServers).toEqual(record.mcpServers)
   })
 
@@ -208,8 +219,19 @@ describe('secrets', () => {
     const events = recordEvents(host)
     const secretEnv = 'env-secret-4b1d7c'
     const secretHeader = 'Bearer header-secret-93ac0e'
-    const files = await save({ ...stdioProfile, env: [{ name: 'PATH', value: binDir }, { name: 'API_KEY', value: secretEnv, secret: true }] })
-    const remote = await save({ name: 'remote', transport: 'http', url: 'https://a.example/mcp', headers: [{ name: 'Authorization', value: secretHeader, secret: true }] })
+    const files = await save({
+      ...stdioProfile,
+      env: [
+        { name: 'PATH', value: binDir },
+        { name: 'API_KEY', value: secretEnv, secret: true }
+      ]
+    })
+    const remote = await save({
+      name: 'remote',
+      transport: 'http',
+      url: 'https://a.example/mcp',
+      headers: [{ name: 'Authorization', value: secretHeader, secret: true }]
+    })
     const agent = await agentWith({ SCRIPTED_AGENT_MCP: 'http' })
     const session = await host.request('sessions.new', { projectId, agentId: agent.id })
     await host.request('sessions.prompt', { id: session.id, text: 'hi' })
@@ -254,7 +276,15 @@ describe('secrets', () => {
     const agent = await agentWith()
     await host.request('sessions.new', { projectId, agentId: agent.id })
     expect((await received())[0].mcpServers).toEqual([
-      { name: 'github', command: join(binDir, 'files-mcp'), args: [], env: [{ name: 'PATH', value: binDir }, { name: 'GITHUB_TOKEN', value: 'ghp_importedsecret0123456789abcd' }] }
+      {
+        name: 'github',
+        command: join(binDir, 'files-mcp'),
+        args: [],
+        env: [
+          { name: 'PATH', value: binDir },
+          { name: 'GITHUB_TOKEN', value: 'ghp_importedsecret0123456789abcd' }
+        ]
+      }
     ])
     await host.close()
     expect(await readFile(join(dataDir, 'db.json'), 'utf8')).not.toContain('importedsecret')

@@ -91,7 +91,11 @@ describe('test connection', () => {
 
   it('times out on a process that never speaks MCP', async () => {
     const result = await test({ name: 'mute', transport: 'stdio', command: 'node', args: ['-e', 'setInterval(() => {}, 1000)'] }, 1000)
-    expect(result).toMatchObject({ ok: false, timedOut: true, error: 'No answer within 1 s: the server started but did not complete the MCP handshake.' })
+    expect(result).toMatchObject({
+      ok: false,
+      timedOut: true,
+      error: 'No answer within 1 s: the server started but did not complete the MCP handshake.'
+    })
   })
 
   it('connects over Streamable HTTP on 127.0.0.1, sending the profile’s headers', async () => {
@@ -106,10 +110,20 @@ describe('test connection', () => {
   })
 
   it('shows the HTTP status when the server refuses, and connects once the secret header is right', async () => {
-    const refused = await test({ name: 'locked', transport: 'http', url: secured.url, headers: [{ name: 'Authorization', value: 'Bearer wrong', secret: true }] })
+    const refused = await test({
+      name: 'locked',
+      transport: 'http',
+      url: secured.url,
+      headers: [{ name: 'Authorization', value: 'Bearer wrong', secret: true }]
+    })
     expect(refused).toMatchObject({ ok: false, httpStatus: 401 })
     expect(refused.ok === false && refused.error).toMatch(/^The server answered HTTP 401 Unauthorized/)
-    const allowed = await test({ name: 'locked', transport: 'http', url: secured.url, headers: [{ name: 'Authorization', value: 'Bearer letmein', secret: true }] })
+    const allowed = await test({
+      name: 'locked',
+      transport: 'http',
+      url: secured.url,
+      headers: [{ name: 'Authorization', value: 'Bearer letmein', secret: true }]
+    })
     expect(allowed.ok).toBe(true)
   })
 

@@ -99,9 +99,7 @@ describe('search', () => {
     await host.close()
     host = await openHost(dataDir)
     // The index is built in the background: the first query may come before it is complete.
-    await expect
-      .poll(async () => (await host.request('search.query', { q: 'flux capacitor' })).indexing)
-      .toBeNull()
+    await expect.poll(async () => (await host.request('search.query', { q: 'flux capacitor' })).indexing).toBeNull()
     const found = await host.request('search.query', { q: 'flux capacitor' })
     // Both prompts, the echo of the first and the answer to the second.
     expect(found.entries.map((h) => h.entryKind).sort()).toEqual(['assistant', 'assistant', 'user', 'user'])

@@ -106,7 +106,9 @@ async function threadOf(id: string): Promise<Thread> {
 async function promptAllowing(id: string, text: string): Promise<string> {
   const turn = host.request('sessions.prompt', { id, text })
   let requestId: string | undefined
-  await expect.poll(async () => (requestId = (await host.request('sessions.open', { id })).state.permissions?.[0]?.requestId), { timeout: 20_000 }).toBeTruthy()
+  await expect
+    .poll(async () => (requestId = (await host.request('sessions.open', { id })).state.permissions?.[0]?.requestId), { timeout: 20_000 })
+    .toBeTruthy()
   await host.request('sessions.respondPermission', { id, requestId: requestId!, optionId: 'allow' })
   return (await turn).stopReason
 }
@@ -165,7 +167,8 @@ function checkV2Traffic(agentId: string): { failures: string[]; seen: Set<string
     seen.add(label)
     if (!type) continue
     const validate = validator(type)
-    if (!validate(payload)) failures.push(`${label} (${type}): ${JSON.stringify(validate.errors?.slice(0, 3))} in ${JSON.stringify(payload).slice(0, 300)}`)
+    if (!validate(payload))
+      failures.push(`${label} (${type}): ${JSON.stringify(validate.errors?.slice(0, 3))} in ${JSON.stringify(payload).slice(0, 300)}`)
     if (direction === 'out') for (const key of unknownKeys(payload)) failures.push(`${label} (${type}): field ${key} is not in the protocol`)
   }
   return { failures, seen }
@@ -185,12 +188,17 @@ describe('an agent set to protocol version 2 that speaks it', () => {
     // The turn really happened (and not twice: the agent's echo of the prompt is not a second user message).
     expect(overV2.entries.filter((e) => (e as { kind: string }).kind === 'user')).toHaveLength(2)
     expect(overV2.entries).toContainEqual(expect.objectContaining({ kind: 'assistant', text: 'chunk 1 chunk 2 chunk 3 ' }))
-    expect(overV2.entries).toContainEqual(expect.objectContaining({ kind: 'tool_call', title: 'Read ' + join(projectDir, 'a.txt'), status: 'completed' }))
+    expect(overV2.entries).toContainEqual(
+      expect.objectContaining({ kind: 'tool_call', title: 'Read ' + join(projectDir, 'a.txt'), status: 'completed' })
+    )
     expect(overV2.entries).toContainEqual(
       expect.objectContaining({ kind: 'tool_call', content: [{ type: 'diff', path: join(projectDir, 'b.txt'), oldText: null, newText: 'new' }] })
     )
     expect(overV2.entries).toContainEqual(expect.objectContaining({ kind: 'permission', title: 'Run dangerous command', allowed: true }))
-    expect(overV2.entries.slice(-2)).toMatchObject([{ kind: 'user', text: '/sleep 20000' }, { kind: 'stop', stopReason: 'cancelled' }])
+    expect(overV2.entries.slice(-2)).toMatchObject([
+      { kind: 'user', text: '/sleep 20000' },
+      { kind: 'stop', stopReason: 'cancelled' }
+    ])
     expect(overV2.entries.filter((e) => (e as { kind: string }).kind === 'unsupported')).toEqual([])
 
     // The session record takes the agent's title, as over version 1.
@@ -217,7 +225,14 @@ describe('an agent set to protocol version 2 that speaks it', () => {
 
     const { failures, seen } = checkV2Traffic(v2Agent)
     expect(failures).toEqual([])
-    for (const expected of ['sent initialize', 'sent session/new', 'sent session/prompt', 'sent session/cancel', 'answered session/request_permission', 'received session/update']) {
+    for (const expected of [
+      'sent initialize',
+      'sent session/new',
+      'sent session/prompt',
+      'sent session/cancel',
+      'answered session/request_permission',
+      'received session/update'
+    ]) {
       expect(seen).toContain(expected)
     }
   }, 90_000)
@@ -265,7 +280,11 @@ describe('an agent set to protocol version 2 that speaks it', () => {
     const call = entriesOf(thread, 'tool_call').at(-1) as ToolCallEntry
     expect(call).toMatchObject({ title: 'Run echo from-the-agent', status: 'completed' })
     const terminalId = (call.content[0] as { terminalId: string }).terminalId
-    expect(thread.terminals[terminalId]).toEqual({ command: 'echo from-the-agent', output: 'from-the-agent\n', exitStatus: { exitCode: 0, signal: null } })
+    expect(thread.terminals[terminalId]).toEqual({
+      command: 'echo from-the-agent',
+      output: 'from-the-agent\n',
+      exitStatus: { exitCode: 0, signal: null }
+    })
 
     // session/close, then a prompt resumes it without replay: nothing doubled.
     const before = (await threadOf(record.id)).entries.length
@@ -293,7 +312,9 @@ describe('an agent set to protocol version 2 that speaks it', () => {
         'sent session/delete'
       ].sort()
     )
-    const resumes = traffic.filter((t) => t.agentId === agentId && t.message.method === 'session/resume').map((t) => t.message.params as Record<string, unknown>)
+    const resumes = traffic
+      .filter((t) => t.agentId === agentId && t.message.method === 'session/resume')
+      .map((t) => t.message.params as Record<string, unknown>)
     expect(resumes.map((p) => p.replayFrom ?? null)).toEqual([{ type: 'start' }, null])
   }, 90_000)
 
@@ -302,7 +323,7 @@ describe('an agent set to protocol version 2 that speaks it', () => {
     const record = await host.request('sessions.new', { projectId, agentId })
     // The idle state that ends the turn says it failed, with the agent's error.
     await expect(host.request('sessions.prompt', { id: record.id, text: '/say partial\n/fail the build broke' })).rejects.toThrow(
-      "Fragile failed the turn: the build broke"
+      'Fragile failed the turn: the build broke'
     )
     expect((await host.request('sessions.open', { id: record.id })).state.status).toBe('ready')
     await expect(host.request('sessions.prompt', { id: record.id, text: '/stderr dying now\n/exit 7' })).rejects.toThrow(
@@ -356,7 +377,9 @@ describe('an agent set to protocol version 2 that speaks only version 1', () => 
     const agentStates = events.filter((e) => e.type === 'agent.state').map((e) => (e.payload as AgentRuntimeState).status)
     expect(agentStates).not.toContain('exited')
     expect(agentStates).not.toContain('error')
-    const initializes = traffic.filter((t) => t.direction === 'out' && t.message.method === 'initialize').map((t) => t.message.params as Record<string, unknown>)
+    const initializes = traffic
+      .filter((t) => t.direction === 'out' && t.message.method === 'initialize')
+      .map((t) => t.message.params as Record<string, unknown>)
     expect(initializes.map((p) => p.protocolVersion)).toEqual([2, 1])
     expect(validator('InitializeRequest')(initializes[0])).toBe(true)
     expect(initializes[1]).toMatchObject({ clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true } })
@@ -369,7 +392,9 @@ describe('an agent set to protocol version 2 that speaks only version 1', () => 
   }, 60_000)
 
   it('works with the SDK 1.x example agent too, which knows nothing of version 2', async () => {
-    const agentId = (await host.request('agents.add', { name: 'SDK example', command: process.execPath, args: [sdkV1ExampleAgent], env: {}, protocol: 2 })).id
+    const agentId = (
+      await host.request('agents.add', { name: 'SDK example', command: process.execPath, args: [sdkV1ExampleAgent], env: {}, protocol: 2 })
+    ).id
     await host.request('sessions.new', { projectId, agentId })
     expect(await agentState(agentId)).toMatchObject({ status: 'ready', protocolVersion: 1, protocolNote: expect.stringMatching(/speaks version 1/) })
   }, 60_000)
@@ -378,13 +403,19 @@ describe('an agent set to protocol version 2 that speaks only version 1', () => 
 describe('an agent set to protocol version 2 that answers a version Switchboard does not speak', () => {
   it('is refused with a clear message and stopped', async () => {
     const mark = randomUUID()
-    const agentId = await addAgent('From the future', { SCRIPTED_AGENT_V2: '1', SCRIPTED_AGENT_PROTOCOL_VERSION: '3', SWITCHBOARD_TEST_MARK: mark }, 2)
+    const agentId = await addAgent(
+      'From the future',
+      { SCRIPTED_AGENT_V2: '1', SCRIPTED_AGENT_PROTOCOL_VERSION: '3', SWITCHBOARD_TEST_MARK: mark },
+      2
+    )
     await expect(host.request('sessions.new', { projectId, agentId })).rejects.toThrow(
       /From the future' answered with a newer ACP protocol version \(3\); Switchboard speaks versions 1 and 2 \(it asked for 2\)\. Update Switchboard/
     )
     expect(await agentState(agentId)).toMatchObject({ status: 'error', message: expect.stringMatching(/version \(3\)/) })
     // The raw answer really was 3, and no other initialize was tried.
-    const answers = traffic.filter((t) => t.direction === 'in' && 'result' in t.message).map((t) => (t.message.result as { protocolVersion?: number }).protocolVersion)
+    const answers = traffic
+      .filter((t) => t.direction === 'in' && 'result' in t.message)
+      .map((t) => (t.message.result as { protocolVersion?: number }).protocolVersion)
     expect(answers).toEqual([3])
     expect(traffic.filter((t) => t.direction === 'out' && t.message.method === 'initialize')).toHaveLength(1)
     await expect.poll(() => processesMarked(mark)).toEqual([])

@@ -99,7 +99,11 @@ describe('what the Host sends agents', () => {
     const stateDir = join(root, 'state')
     const agent = await host.request(
       'agents.add',
-      scriptedAgent(stateDir, { SCRIPTED_AGENT_SESSION_STATE: '1', SCRIPTED_AGENT_SESSIONS: 'list,resume,close,delete,fork', SCRIPTED_AGENT_MCP: 'http,sse' })
+      scriptedAgent(stateDir, {
+        SCRIPTED_AGENT_SESSION_STATE: '1',
+        SCRIPTED_AGENT_SESSIONS: 'list,resume,close,delete,fork',
+        SCRIPTED_AGENT_MCP: 'http,sse'
+      })
     )
     const { id: projectId } = await host.request('projects.add', { cwd: projectDir })
     // MCP servers of every transport ride along on session/new, load, resume and fork.

@@ -15,7 +15,13 @@ import { entriesOf, fold, openHost, removeDir, tempDir } from '../helpers'
  */
 
 const modules = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules')
-const codexBinary = join(modules, '@zed-industries', `codex-acp-${process.platform}-${process.arch}`, 'bin', process.platform === 'win32' ? 'codex-acp.exe' : 'codex-acp')
+const codexBinary = join(
+  modules,
+  '@zed-industries',
+  `codex-acp-${process.platform}-${process.arch}`,
+  'bin',
+  process.platform === 'win32' ? 'codex-acp.exe' : 'codex-acp'
+)
 
 let root: string
 let home: string

@@ -155,9 +155,7 @@ describe('additional directories', () => {
     await mkdir(shared)
     await writeFile(join(shared, 'lib.txt'), 'shared code')
     await writeFile(join(root, 'secret.txt'), 'secret')
-    await expect(host.request('projects.setAdditionalDirectories', { projectId, directories: ['relative/dir'] })).rejects.toThrow(
-      /must be absolute/
-    )
+    await expect(host.request('projects.setAdditionalDirectories', { projectId, directories: ['relative/dir'] })).rejects.toThrow(/must be absolute/)
     const project = await host.request('projects.setAdditionalDirectories', { projectId, directories: [shared, shared, projectDir] })
     expect(project.additionalDirectories).toEqual([shared])
 
@@ -168,7 +166,7 @@ describe('additional directories', () => {
     const said = (entriesOf(await threadOf(record.id), 'assistant') as { text: string }[]).map((e) => e.text).join('')
     expect(said).toContain(`additionalDirectories=${JSON.stringify([shared])}`)
     expect(said).toContain('read 11 chars')
-    expect(said).toContain("read failed: Refused: ")
+    expect(said).toContain('read failed: Refused: ')
   })
 
   it('does not send them to an agent that does not announce them, nor lets it use them', async () => {

@@ -42,7 +42,11 @@ describe('terminals', () => {
     const call = entriesOf(thread, 'tool_call')[0] as { content: { type: string; terminalId?: string }[]; status: string }
     expect(call.status).toBe('failed')
     const terminal = thread.terminals[call.content[0].terminalId!]
-    expect(terminal).toEqual({ command: 'echo hello from $PWD && exit 3', output: `hello from ${projectDir}\n`, exitStatus: { exitCode: 3, signal: null } })
+    expect(terminal).toEqual({
+      command: 'echo hello from $PWD && exit 3',
+      output: `hello from ${projectDir}\n`,
+      exitStatus: { exitCode: 3, signal: null }
+    })
   })
 
   it('keeps only the last outputByteLimit bytes, cut at a character boundary', async () => {

@@ -78,7 +78,11 @@ describe('WebSocket transport', () => {
     expect(page.status).toBe(200)
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'")
     const csp = page.headers.get('content-security-policy') ?? ''
-    const directive = (name: string): string => csp.split(';').map((d) => d.trim()).find((d) => d.startsWith(`${name} `)) ?? ''
+    const directive = (name: string): string =>
+      csp
+        .split(';')
+        .map((d) => d.trim())
+        .find((d) => d.startsWith(`${name} `)) ?? ''
     // Scripts and styles only from the app itself: nothing inline, no eval.
     expect(directive('script-src')).toBe("script-src 'self'")
     expect(directive('style-src')).toBe("style-src 'self'")

@@ -31,10 +31,25 @@ const ready: AgentRuntimeState = {
   authMethods: [{ id: 'claude-login', name: 'Log in with Claude', type: 'agent' }]
 }
 
-const claude: AgentDefinition = { id: 'claude-code', name: 'Claude Code', command: 'claude-agent-acp', args: [], env: {}, secretEnv: ['ANTHROPIC_API_KEY'] }
+const claude: AgentDefinition = {
+  id: 'claude-code',
+  name: 'Claude Code',
+  command: 'claude-agent-acp',
+  args: [],
+  env: {},
+  secretEnv: ['ANTHROPIC_API_KEY']
+}
 const presets: AgentPresetView[] = [
   { id: 'claude-code', name: 'Claude Code', command: 'claude-agent-acp', args: [], installed: true, installHint: 'npm install -g x', added: true },
-  { id: 'codex', name: 'Codex', command: 'npx', args: ['-y', '@zed-industries/codex-acp'], installed: false, installHint: 'npm install -g @zed-industries/codex-acp', added: false }
+  {
+    id: 'codex',
+    name: 'Codex',
+    command: 'npx',
+    args: ['-y', '@zed-industries/codex-acp'],
+    installed: false,
+    installHint: 'npm install -g @zed-industries/codex-acp',
+    added: false
+  }
 ]
 
 let fake: FakeHost
@@ -45,9 +60,30 @@ beforeEach(() => {
   fake = new FakeHost({
     'agents.presets': () => presets,
     'agents.log': ({ agentId }) => ({ agentId, path: `/data/logs/${agentId}.log`, text: 'booting\nready\n', truncated: false }),
-    'agents.add': (p) => ({ id: 'my-agent', name: p.name, command: p.command, args: p.args, env: p.env, secretEnv: Object.keys(p.secretEnv) }),
-    'agents.update': (p) => ({ id: p.agentId, name: p.name, command: p.command, args: p.args, env: p.env, secretEnv: Object.keys(p.secretEnv) }),
-    'agents.addPreset': ({ presetId }) => ({ id: presetId, name: 'Codex', command: 'npx', args: [], env: {}, installHint: 'npm install -g @zed-industries/codex-acp' }),
+    'agents.add': (p) => ({
+      id: 'my-agent',
+      name: p.name,
+      command: p.command,
+      args: p.args,
+      env: p.env,
+      secretEnv: Object.keys(p.secretEnv as Record<string, unknown>)
+    }),
+    'agents.update': (p) => ({
+      id: p.agentId,
+      name: p.name,
+      command: p.command,
+      args: p.args,
+      env: p.env,
+      secretEnv: Object.keys(p.secretEnv as Record<string, unknown>)
+    }),
+    'agents.addPreset': ({ presetId }) => ({
+      id: presetId,
+      name: 'Codex',
+      command: 'npx',
+      args: [],
+      env: {},
+      installHint: 'npm install -g @zed-industries/codex-acp'
+    }),
     'agents.restart': ({ agentId }) => ({ ...ready, agentId, pid: 5151 }),
     'agents.remove': () => {
       throw new Error('Claude Code has 2 sessions; delete them first to remove the agent')
@@ -130,7 +166,14 @@ describe('the Agents page', () => {
     await byTestId(wrapper, 'agent-form').trigger('submit')
     await flushPromises()
     expect(fake.sent('agents.update')).toEqual([
-      { agentId: 'claude-code', name: 'Claude Code', command: 'claude-agent-acp', args: ['--verbose'], env: {}, secretEnv: { ANTHROPIC_API_KEY: null } }
+      {
+        agentId: 'claude-code',
+        name: 'Claude Code',
+        command: 'claude-agent-acp',
+        args: ['--verbose'],
+        env: {},
+        secretEnv: { ANTHROPIC_API_KEY: null }
+      }
     ])
     expect(byTestId(wrapper, 'agent-restart-to-apply').exists()).toBe(true)
     await byTestId(wrapper, 'agent-restart').trigger('click')
@@ -141,9 +184,22 @@ describe('the Agents page', () => {
   })
 
   it('asks before restarting an agent that is working, and shows why a removal was refused', async () => {
-    useProjectsStore().setAll([], [
-      { id: 's1', acpSessionId: 'a', agentId: 'claude-code', projectId: 'p', cwd: '/p', title: 'Busy', titleSource: 'user', createdAt: '', updatedAt: '' }
-    ])
+    useProjectsStore().setAll(
+      [],
+      [
+        {
+          id: 's1',
+          acpSessionId: 'a',
+          agentId: 'claude-code',
+          projectId: 'p',
+          cwd: '/p',
+          title: 'Busy',
+          titleSource: 'user',
+          createdAt: '',
+          updatedAt: ''
+        }
+      ]
+    )
     useSessionsStore().receiveState({ id: 's1', status: 'running' })
     const wrapper = await mountPage()
     await byTestId(wrapper, 'agent-restart').trigger('click')

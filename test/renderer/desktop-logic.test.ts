@@ -38,7 +38,8 @@ describe('keyboard shortcuts', () => {
   })
 
   it('know what a text field is', () => {
-    const element = (tagName: string, extra: Record<string, unknown> = {}) => ({ tagName, isContentEditable: false, ...extra }) as unknown as EventTarget
+    const element = (tagName: string, extra: Record<string, unknown> = {}) =>
+      ({ tagName, isContentEditable: false, ...extra }) as unknown as EventTarget
     expect(isTextField(element('TEXTAREA'))).toBe(true)
     expect(isTextField(element('INPUT', { type: 'text' }))).toBe(true)
     expect(isTextField(element('INPUT', { type: 'password' }))).toBe(true)
@@ -63,8 +64,16 @@ describe('notifications', () => {
 
   it('are due when a turn ends, fails, or a permission request arrives', () => {
     expect(attentionFrom(running, { id: 's1', status: 'ready' })).toEqual({ kind: 'turn-ended', sessionId: 's1' })
-    expect(attentionFrom(running, { id: 's1', status: 'idle', error: 'Agent exited' })).toEqual({ kind: 'turn-ended', sessionId: 's1', error: 'Agent exited' })
-    expect(attentionFrom(running, { id: 's1', status: 'running', permissions: [permission] })).toEqual({ kind: 'permission', sessionId: 's1', title: 'Run rm -rf build' })
+    expect(attentionFrom(running, { id: 's1', status: 'idle', error: 'Agent exited' })).toEqual({
+      kind: 'turn-ended',
+      sessionId: 's1',
+      error: 'Agent exited'
+    })
+    expect(attentionFrom(running, { id: 's1', status: 'running', permissions: [permission] })).toEqual({
+      kind: 'permission',
+      sessionId: 's1',
+      title: 'Run rm -rf build'
+    })
     // The same request again, a session that was not running, a turn starting: nothing new.
     expect(attentionFrom({ ...running, permissions: [permission] }, { ...running, permissions: [permission] })).toBeNull()
     expect(attentionFrom({ id: 's1', status: 'ready' }, { id: 's1', status: 'ready' })).toBeNull()
@@ -128,7 +137,13 @@ describe('the theme', () => {
     expect(storage.values.has(THEME_STORAGE_KEY)).toBe(false)
     storage.setItem(THEME_STORAGE_KEY, 'purple')
     expect(readThemeChoice(storage)).toBe('system')
-    expect(readThemeChoice({ getItem: () => { throw new Error('denied') } })).toBe('system')
+    expect(
+      readThemeChoice({
+        getItem: () => {
+          throw new Error('denied')
+        }
+      })
+    ).toBe('system')
   })
 })
 
@@ -171,9 +186,30 @@ describe('capabilities', () => {
       auth: { logout: true }
     }
     const rows = capabilityRows(capabilities)
-    expect(rows.filter((r) => r.supported).map((r) => r.id)).toEqual(['load', 'list', 'delete', 'directories', 'image', 'embedded', 'mcp-http', 'logout'])
+    expect(rows.filter((r) => r.supported).map((r) => r.id)).toEqual([
+      'load',
+      'list',
+      'delete',
+      'directories',
+      'image',
+      'embedded',
+      'mcp-http',
+      'logout'
+    ])
     expect(rows.map((r) => r.id)).toEqual([
-      'load', 'resume', 'list', 'close', 'delete', 'fork', 'directories', 'image', 'audio', 'embedded', 'mcp-http', 'mcp-sse', 'logout'
+      'load',
+      'resume',
+      'list',
+      'close',
+      'delete',
+      'fork',
+      'directories',
+      'image',
+      'audio',
+      'embedded',
+      'mcp-http',
+      'mcp-sse',
+      'logout'
     ])
   })
 })

@@ -13,7 +13,10 @@ describe('capability normalisation', () => {
         auth: { logout: {} }
       },
       agentInfo: { name: 'claude-agent-acp', title: 'Claude Agent', version: '0.101.0' },
-      authMethods: [{ id: 'claude-login', name: 'Log in with Claude', type: 'terminal' }, { id: 'key', name: 'API key', description: 'Set ANTHROPIC_API_KEY', type: 'env' }]
+      authMethods: [
+        { id: 'claude-login', name: 'Log in with Claude', type: 'terminal' },
+        { id: 'key', name: 'API key', description: 'Set ANTHROPIC_API_KEY', type: 'env' }
+      ]
     })
     expect(capabilities).toEqual({
       protocolVersion: 1,

@@ -39,7 +39,13 @@ describe('states in a batch', () => {
     bus.emit('session.records', { id: 's', seq: 1, records: [{ t: 'stop', at, stopReason: 'end_turn' }] })
     bus.emit('session.state', { id: 's', status: 'idle' })
     await new Promise((r) => setImmediate(r))
-    expect(batches[0].map((e) => [e.type, 'id' in e.payload ? e.payload.id : 'agentId' in e.payload ? e.payload.agentId : '', 'status' in e.payload ? e.payload.status : ''])).toEqual([
+    expect(
+      batches[0].map((e) => [
+        e.type,
+        'id' in e.payload ? e.payload.id : 'agentId' in e.payload ? e.payload.agentId : '',
+        'status' in e.payload ? e.payload.status : ''
+      ])
+    ).toEqual([
       ['session.state', 's', 'ready'],
       ['session.state', 't', 'ready'],
       ['agent.state', 'a', 'ready'],

@@ -119,19 +119,22 @@ describe('the file boundary on disk', () => {
 })
 
 describe('what is read and written', () => {
-  it.skipIf(process.platform === 'win32')('refuses a pipe at once (opening it must not wait for a writer), a folder, and a file too large', async () => {
-    const fifo = join(project, 'pipe')
-    execFileSync('mkfifo', [fifo])
-    await expect(readTextFile(fifo)).rejects.toThrow(/not a regular file \(a device, pipe or socket\)/)
-    await expect(writeTextFile(fifo, 'x')).rejects.toThrow(/ENXIO|not a regular file/)
-    await expect(readTextFile(join(project, 'src'))).rejects.toThrow(/not a regular file \(a folder\)|EISDIR/)
-    const big = join(project, 'big.bin')
-    await truncate(big, MAX_READ_BYTES + 1).catch(async () => {
-      await writeFile(big, '')
-      await truncate(big, MAX_READ_BYTES + 1)
-    })
-    await expect(readTextFile(big)).rejects.toThrow(/files of at most 64 MB are read/)
-  })
+  it.skipIf(process.platform === 'win32')(
+    'refuses a pipe at once (opening it must not wait for a writer), a folder, and a file too large',
+    async () => {
+      const fifo = join(project, 'pipe')
+      execFileSync('mkfifo', [fifo])
+      await expect(readTextFile(fifo)).rejects.toThrow(/not a regular file \(a device, pipe or socket\)/)
+      await expect(writeTextFile(fifo, 'x')).rejects.toThrow(/ENXIO|not a regular file/)
+      await expect(readTextFile(join(project, 'src'))).rejects.toThrow(/not a regular file \(a folder\)|EISDIR/)
+      const big = join(project, 'big.bin')
+      await truncate(big, MAX_READ_BYTES + 1).catch(async () => {
+        await writeFile(big, '')
+        await truncate(big, MAX_READ_BYTES + 1)
+      })
+      await expect(readTextFile(big)).rejects.toThrow(/files of at most 64 MB are read/)
+    }
+  )
 
   it('replaces a file whole, and creates missing folders', async () => {
     await writeTextFile(join(project, 'src', 'a.txt'), 'short')

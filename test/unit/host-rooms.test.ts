@@ -148,7 +148,7 @@ describe('sessions in memory', () => {
       turn: async (turn) => {
         if (++turns === 1) {
           turn.update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'half an answer' } })
-          setTimeout(() => stub.latest.crash('Agent \'Stub\' exited with code 1'), 10)
+          setTimeout(() => stub.latest.crash("Agent 'Stub' exited with code 1"), 10)
           await new Promise(() => undefined)
         }
         turn.update({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'whole answer' } })

@@ -17,9 +17,9 @@ function sources(dir: string): string[] {
 
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8')
-  return [...text.matchAll(/(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|require\(\s*['"]([^'"]+)['"]\s*\)/g)].map(
-    (m) => m[1] ?? m[2] ?? m[3]
-  )
+  return [
+    ...text.matchAll(/(?:import|export)[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|require\(\s*['"]([^'"]+)['"]\s*\)/g)
+  ].map((m) => m[1] ?? m[2] ?? m[3])
 }
 
 function offenders(folder: string, forbidden: (specifier: string) => boolean): string[] {
@@ -35,17 +35,38 @@ const isNode = (s: string) => s.startsWith('node:') || ['fs', 'path', 'child_pro
 
 describe('layering', () => {
   it('keeps electron out of the Host, shared/ and the renderer', () => {
-    expect([
-      ...offenders('electron/host', isElectron),
-      ...offenders('shared', isElectron),
-      ...offenders('renderer', isElectron)
-    ]).toEqual([])
+    expect([...offenders('electron/host', isElectron), ...offenders('shared', isElectron), ...offenders('renderer', isElectron)]).toEqual([])
   })
 
   it('keeps Node and Vue out of shared/, and Node out of the renderer', () => {
-    expect([
-      ...offenders('shared', (s) => isNode(s) || s === 'vue' || s === 'pinia'),
-      ...offenders('renderer', isNode)
-    ]).toEqual([])
+    expect([...offenders('shared', (s) => isNode(s) || s === 'vue' || s === 'pinia'), ...offenders('renderer', isNode)]).toEqual([])
   })
+})
+
+describe('the linter keeps the layers and refuses circles', () => {
+  /** What ESLint (with this repository's config) says of `code` as if it were the file at `path`. */
+  async function rulesBroken(path: string, code: string): Promise<string[]> {
+    const { ESLint } = await import('eslint')
+    const eslint = new ESLint({ cwd: repo })
+    const [result] = await eslint.lintText(code, { filePath: join(repo, path) })
+    return result.messages.map((m) => m.ruleId ?? m.message)
+  }
+
+  it('refuses a relative import from the renderer into the Host, Node in shared/, and Electron in the Host', async () => {
+    expect(await rulesBroken('renderer/src/time.ts', "import { Host } from '../../electron/host/host'\nexport const host = Host\n")).toContain(
+      'no-restricted-imports'
+    )
+    expect(await rulesBroken('shared/search.ts', "import { readFileSync } from 'node:fs'\nexport const read = readFileSync\n")).toContain(
+      'no-restricted-imports'
+    )
+    expect(await rulesBroken('electron/host/version.ts', "import { app } from 'electron'\nexport const version = app\n")).toContain(
+      'no-restricted-imports'
+    )
+  }, 60_000)
+
+  it('refuses an import that closes a circle (the view store importing the sessions store, which imports it)', async () => {
+    expect(
+      await rulesBroken('renderer/src/stores/view.ts', "import { useSessionsStore } from './sessions'\nexport const sessions = useSessionsStore\n")
+    ).toContain('import-x/no-cycle')
+  }, 60_000)
 })

@@ -164,7 +164,13 @@ describe('import preview and apply', () => {
 
   it('builds profiles from the file’s own values, marking the chosen pairs secret, and refuses a clash before saving any', async () => {
     const config = await readMcpConfig(join(fixtures, 'claude_desktop_config.json'))
-    const inputs = importInputs(config, [{ key: 'github', name: 'gh', secretEnv: ['GITHUB_PERSONAL_ACCESS_TOKEN'], secretHeaders: [] }], 'global', [], [])
+    const inputs = importInputs(
+      config,
+      [{ key: 'github', name: 'gh', secretEnv: ['GITHUB_PERSONAL_ACCESS_TOKEN'], secretHeaders: [] }],
+      'global',
+      [],
+      []
+    )
     expect(inputs).toEqual([
       expect.objectContaining({
         name: 'gh',
@@ -236,8 +242,23 @@ describe('export to .mcp.json', () => {
     await mkdir(dirname(path), { recursive: true })
     await writeFile(path, JSON.stringify({ mcpServers: { other: { command: 'keep-me' }, api: { command: 'old' } }, extra: 1 }))
     const result = await exportToMcpJson(path, [
-      profile({ name: 'api', command: 'api-mcp', args: ['--x'], env: [{ name: 'API_KEY', value: '', secret: true }, { name: 'MODE', value: 'ro', secret: false }] }),
-      profile({ id: 'p2', name: 'remote', transport: 'http', command: '', url: 'https://example.com/mcp', headers: [{ name: 'X-Api-Key', value: '', secret: true }] })
+      profile({
+        name: 'api',
+        command: 'api-mcp',
+        args: ['--x'],
+        env: [
+          { name: 'API_KEY', value: '', secret: true },
+          { name: 'MODE', value: 'ro', secret: false }
+        ]
+      }),
+      profile({
+        id: 'p2',
+        name: 'remote',
+        transport: 'http',
+        command: '',
+        url: 'https://example.com/mcp',
+        headers: [{ name: 'X-Api-Key', value: '', secret: true }]
+      })
     ])
     expect(result).toEqual({ path, written: ['api', 'remote'], secretPlaceholders: ['API_KEY', 'X_API_KEY'] })
     const written = JSON.parse(await readFile(path, 'utf8'))

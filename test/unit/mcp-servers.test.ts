@@ -58,7 +58,12 @@ describe('conversion to ACP mcpServers', () => {
         { name: 'TOKEN', value: 't0ps3cret', secret: true }
       ]
     })
-    const http = await save({ name: 'remote', transport: 'http', url: 'https://example.com/mcp', headers: [{ name: 'Authorization', value: 'Bearer abc', secret: true }] })
+    const http = await save({
+      name: 'remote',
+      transport: 'http',
+      url: 'https://example.com/mcp',
+      headers: [{ name: 'Authorization', value: 'Bearer abc', secret: true }]
+    })
     const sse = await save({ name: 'old', transport: 'sse', url: 'http://127.0.0.1:9/sse', headers: [{ name: 'X-Trace', value: 'on' }] })
     const unlocked = await Promise.all([stdio, http, sse].map((p) => profiles.unlock(profiles.profile(p.id))))
     const prepared = await prepareServers(unlocked, fakeFind)
@@ -94,7 +99,11 @@ describe('conversion to ACP mcpServers', () => {
     const httpOnly = serversForAgent(prepared, v1({ http: true }), 'Claude Code')
     expect(httpOnly.mcpServers.map((s) => s.name)).toEqual(['files', 'remote'])
     expect(httpOnly.leftOut).toEqual([
-      expect.objectContaining({ name: 'old', transport: 'sse', reason: 'Claude Code does not take MCP servers over SSE (it does not announce mcpCapabilities.sse)' })
+      expect.objectContaining({
+        name: 'old',
+        transport: 'sse',
+        reason: 'Claude Code does not take MCP servers over SSE (it does not announce mcpCapabilities.sse)'
+      })
     ])
 
     const v2 = normaliseInitialize({ protocolVersion: 2, capabilities: { session: { mcp: { http: {} } } } }).capabilities
@@ -210,7 +219,9 @@ describe('profiles: scoping, versions, secrets', () => {
     await expect(save({ name: 'x', transport: 'stdio', command: 'node', env: [{ name: 'KEY', secret: true }] })).rejects.toThrow(
       'The variable KEY is marked secret but has no value: enter it.'
     )
-    await expect(save({ name: 'x', transport: 'stdio', command: 'node', scope: 'projects', projectIds: ['nope'] })).rejects.toThrow("No project with id 'nope'")
+    await expect(save({ name: 'x', transport: 'stdio', command: 'node', scope: 'projects', projectIds: ['nope'] })).rejects.toThrow(
+      "No project with id 'nope'"
+    )
     expect(profiles.profiles.map((p) => p.name)).toEqual(['files'])
   })
 
@@ -220,8 +231,13 @@ describe('profiles: scoping, versions, secrets', () => {
       command: 'Which command starts the server? (e.g. npx, uvx, or a path)'
     })
     expect(
-      validateMcpProfile({ name: 'a', transport: 'http', url: 'https://x.dev/mcp', headers: [{ name: 'A' }, { name: 'a' }], scope: 'projects', projectIds: [] }, [])
+      validateMcpProfile(
+        { name: 'a', transport: 'http', url: 'https://x.dev/mcp', headers: [{ name: 'A' }, { name: 'a' }], scope: 'projects', projectIds: [] },
+        []
+      )
     ).toEqual({ headers: 'The header a is set twice.', projectIds: 'Pick at least one project, or make the server available to all projects.' })
-    expect(validateMcpProfile({ name: 'a', transport: 'stdio', command: 'x', cwd: 'relative' }, [])).toEqual({ cwd: 'The working folder must be an absolute path.' })
+    expect(validateMcpProfile({ name: 'a', transport: 'stdio', command: 'x', cwd: 'relative' }, [])).toEqual({
+      cwd: 'The working folder must be an absolute path.'
+    })
   })
 })

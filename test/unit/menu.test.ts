@@ -8,7 +8,12 @@ import { buildMenuTemplate } from '../../electron/menu'
 function build(platform: NodeJS.Platform) {
   const sent: AppCommand[] = []
   const opened: string[] = []
-  const template = buildMenuTemplate({ platform, send: (c) => sent.push(c), openDataFolder: () => opened.push('data'), openExternal: (u) => opened.push(u) })
+  const template = buildMenuTemplate({
+    platform,
+    send: (c) => sent.push(c),
+    openDataFolder: () => opened.push('data'),
+    openExternal: (u) => opened.push(u)
+  })
   return { template, sent, opened }
 }
 
@@ -37,15 +42,11 @@ describe('the application menu', () => {
     expect(items(mac[1]).some((i) => i.role === 'quit')).toBe(false)
     // Undo, redo, cut, copy, paste and select all come with the role, with their native shortcuts.
     expect(linux[1]).toEqual({ role: 'editMenu' })
-    expect(items(linux[2]).map((i) => i.role).filter(Boolean)).toEqual([
-      'reload',
-      'forceReload',
-      'toggleDevTools',
-      'resetZoom',
-      'zoomIn',
-      'zoomOut',
-      'togglefullscreen'
-    ])
+    expect(
+      items(linux[2])
+        .map((i) => i.role)
+        .filter(Boolean)
+    ).toEqual(['reload', 'forceReload', 'toggleDevTools', 'resetZoom', 'zoomIn', 'zoomOut', 'togglefullscreen'])
   })
 
   it('sends each app command to the window, showing the shortcut the page handles', () => {

@@ -15,7 +15,15 @@ beforeAll(async () => {
   outside = join(root, 'secret')
   for (const dir of ['src/components', '.git/objects', 'node_modules/lib', 'docs']) await mkdir(join(project, dir), { recursive: true })
   await mkdir(outside, { recursive: true })
-  const files = ['README.md', 'src/app.ts', 'src/components/AppHeader.vue', 'src/map.ts', 'docs/guide.md', '.git/objects/abc', 'node_modules/lib/index.js']
+  const files = [
+    'README.md',
+    'src/app.ts',
+    'src/components/AppHeader.vue',
+    'src/map.ts',
+    'docs/guide.md',
+    '.git/objects/abc',
+    'node_modules/lib/index.js'
+  ]
   for (const file of files) await writeFile(join(project, file), 'x')
   await writeFile(join(outside, 'key.txt'), 'secret')
   await symlink(outside, join(project, 'link-out'))

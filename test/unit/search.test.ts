@@ -21,10 +21,29 @@ function project(id: string, name: string, cwd: string): Project {
 }
 
 function session(id: string, title: string, projectId = 'p1'): SessionRecord {
-  return { id, acpSessionId: `acp-${id}`, agentId: 'agent-a', projectId, cwd: '/code/app', title, titleSource: 'prompt', createdAt: at, updatedAt: at }
+  return {
+    id,
+    acpSessionId: `acp-${id}`,
+    agentId: 'agent-a',
+    projectId,
+    cwd: '/code/app',
+    title,
+    titleSource: 'prompt',
+    createdAt: at,
+    updatedAt: at
+  }
 }
 
-const header = (id: string): TranscriptRecord => ({ t: 'header', v: 2, id, acpSessionId: `acp-${id}`, agentId: 'agent-a', projectId: 'p1', cwd: '/code/app', createdAt: at })
+const header = (id: string): TranscriptRecord => ({
+  t: 'header',
+  v: 2,
+  id,
+  acpSessionId: `acp-${id}`,
+  agentId: 'agent-a',
+  projectId: 'p1',
+  cwd: '/code/app',
+  createdAt: at
+})
 const prompt = (text: string): TranscriptRecord => ({ t: 'prompt', at, content: [{ type: 'text', text }] })
 const chunk = (text: string, messageId = 'm1'): TranscriptRecord => ({
   t: 'update',
@@ -84,7 +103,7 @@ describe('the search index', () => {
       chunk('The server reads the '),
       chunk('PORT environment vari'),
       chunk('able and falls back to 8080.'),
-      { t: 'stop', at, stopReason: 'end_turn' } as TranscriptRecord
+      { t: 'stop', at, stopReason: 'end_turn' } satisfies TranscriptRecord
     ]
     // A line torn by a crash is skipped, as everywhere else.
     await writeTranscript('s1', records, ['{"t":"update","at":'])
@@ -97,7 +116,15 @@ describe('the search index', () => {
     const [hit] = results.entries
     const thread = fold(records)
     const assistant = thread.entries.find((e) => e.kind === 'assistant')!
-    expect(hit).toMatchObject({ kind: 'entry', sessionId: 's1', projectId: 'p1', entryId: assistant.id, entryKind: 'assistant', seq: 2, title: 'Port configuration' })
+    expect(hit).toMatchObject({
+      kind: 'entry',
+      sessionId: 's1',
+      projectId: 'p1',
+      entryId: assistant.id,
+      entryKind: 'assistant',
+      seq: 2,
+      title: 'Port configuration'
+    })
     expect(hit.snippet.text).toBe('The server reads the PORT environment variable and falls back to 8080.')
     expect(hit.snippet.marks.map(([a, b]) => hit.snippet.text.slice(a, b))).toEqual(['environment variable'])
 
@@ -134,7 +161,12 @@ describe('the search index', () => {
 
     append('s1', 1, prompt('Deploy the billing service'))
     append('s1', 2, chunk('Deploying billing '))
-    expect(index.query('billing').entries.map((h) => h.entryKind).sort()).toEqual(['assistant', 'user'])
+    expect(
+      index
+        .query('billing')
+        .entries.map((h) => h.entryKind)
+        .sort()
+    ).toEqual(['assistant', 'user'])
     append('s1', 3, chunk('to eu-west-1 now'))
     const hit = index.query('eu-west-1').entries[0]
     expect(hit).toMatchObject({ sessionId: 's1', entryKind: 'assistant', seq: 2 })
@@ -143,13 +175,21 @@ describe('the search index', () => {
     // A tool call's title changes as it runs: the old title is no longer found.
     append('s1', 4, { t: 'update', at, update: { sessionUpdate: 'tool_call', toolCallId: 't1', title: 'Pending step', status: 'pending' } })
     expect(index.query('pending step').entries).toHaveLength(1)
-    append('s1', 5, { t: 'update', at, update: { sessionUpdate: 'tool_call_update', toolCallId: 't1', title: 'Run database migrations', status: 'completed' } })
+    append('s1', 5, {
+      t: 'update',
+      at,
+      update: { sessionUpdate: 'tool_call_update', toolCallId: 't1', title: 'Run database migrations', status: 'completed' }
+    })
     expect(index.query('pending step').entries).toHaveLength(0)
     expect(index.query('migrations').entries[0]).toMatchObject({ entryKind: 'tool_call', seq: 4 })
 
     // A session/load replay replaces the view: what was there before is gone unless replayed.
     append('s1', 6, { t: 'reset', at, reason: 'load' })
-    append('s1', 7, { t: 'update', at, update: { sessionUpdate: 'user_message_chunk', messageId: 'u1', content: { type: 'text', text: 'Replayed question about caching' } } })
+    append('s1', 7, {
+      t: 'update',
+      at,
+      update: { sessionUpdate: 'user_message_chunk', messageId: 'u1', content: { type: 'text', text: 'Replayed question about caching' } }
+    })
     expect(index.query('billing').entries).toHaveLength(0)
     expect(index.query('caching').entries[0]).toMatchObject({ entryKind: 'user', seq: 7 })
   })

@@ -81,7 +81,17 @@ const EARLIER_VERSIONS: { version: number; db: Record<string, unknown> }[] = [
       projects: [{ id: 'p1', name: 'app', cwd: '/home/me/app', createdAt: at }],
       agents: [{ id: 'mine', name: 'My agent', command: '/opt/my-agent', args: [], env: {} }],
       sessions: [
-        { id: 's1', sessionId: 'sess-1', agentId: 'mine', projectId: 'p1', cwd: '/home/me/app', title: 'Renamed', titleSetByUser: true, createdAt: at, updatedAt: at },
+        {
+          id: 's1',
+          sessionId: 'sess-1',
+          agentId: 'mine',
+          projectId: 'p1',
+          cwd: '/home/me/app',
+          title: 'Renamed',
+          titleSetByUser: true,
+          createdAt: at,
+          updatedAt: at
+        },
         { id: 's2', sessionId: 'sess-2', agentId: 'mine', projectId: 'p1', cwd: '/home/me/app', title: 'New session', createdAt: at, updatedAt: at },
         { id: 's3', sessionId: null, agentId: 'mine', projectId: 'p1', cwd: '/home/me/app', title: 'Fork of Renamed', createdAt: at, updatedAt: at }
       ],
@@ -112,31 +122,34 @@ describe('database migrations', () => {
     expect(EARLIER_VERSIONS.map((row) => row.version)).toEqual(Array.from({ length: DB_VERSION - 1 }, (_, i) => i + 1))
   })
 
-  it.each(EARLIER_VERSIONS)('migrates a version $version db.json to the current version, keeping every record and a backup', async ({ version, db }) => {
-    await writeDb(db)
-    const { store, warnings } = await Store.open(dataDir, presets)
-    expect(warnings).toEqual([])
-    expect(store.data.version).toBe(DB_VERSION)
-    // Nothing the user had is lost: each list keeps its records, with every field they had.
-    for (const key of ['projects', 'agents'] as const) {
-      expect(store.data[key]).toEqual((db[key] as unknown[]).map((item) => expect.objectContaining(item as object)))
-    }
-    // 4: the agent's id renamed, each title's source set.
-    expect(store.data.sessions).toEqual((db.sessions as Record<string, unknown>[]).map(asVersion4))
-    expect(store.data.permissionRules).toEqual(db.permissionRules ?? [])
-    // 3: MCP server profiles (none before it), and which are switched off per project.
-    expect(store.data.mcpProfiles).toEqual(db.mcpProfiles ?? [])
-    expect(store.data.mcpDisabled).toEqual(db.mcpDisabled ?? {})
-    expect(await readDb()).toEqual(JSON.parse(JSON.stringify(store.data)))
-    expect(JSON.parse(await readFile(join(dataDir, `db.v${version}.backup.json`), 'utf8'))).toEqual(db)
+  it.each(EARLIER_VERSIONS)(
+    'migrates a version $version db.json to the current version, keeping every record and a backup',
+    async ({ version, db }) => {
+      await writeDb(db)
+      const { store, warnings } = await Store.open(dataDir, presets)
+      expect(warnings).toEqual([])
+      expect(store.data.version).toBe(DB_VERSION)
+      // Nothing the user had is lost: each list keeps its records, with every field they had.
+      for (const key of ['projects', 'agents'] as const) {
+        expect(store.data[key]).toEqual((db[key] as unknown[]).map((item): unknown => expect.objectContaining(item as object)))
+      }
+      // 4: the agent's id renamed, each title's source set.
+      expect(store.data.sessions).toEqual((db.sessions as Record<string, unknown>[]).map(asVersion4))
+      expect(store.data.permissionRules).toEqual(db.permissionRules ?? [])
+      // 3: MCP server profiles (none before it), and which are switched off per project.
+      expect(store.data.mcpProfiles).toEqual(db.mcpProfiles ?? [])
+      expect(store.data.mcpDisabled).toEqual(db.mcpDisabled ?? {})
+      expect(await readDb()).toEqual(JSON.parse(JSON.stringify(store.data)))
+      expect(JSON.parse(await readFile(join(dataDir, `db.v${version}.backup.json`), 'utf8'))).toEqual(db)
 
-    // Opening the migrated database again changes nothing and makes no new backup.
-    const before = await readFile(join(dataDir, 'db.json'), 'utf8')
-    const again = await Store.open(dataDir, presets)
-    expect(again.store.data).toEqual(store.data)
-    expect(await readFile(join(dataDir, 'db.json'), 'utf8')).toBe(before)
-    expect((await readdir(dataDir)).filter((n) => n.includes('backup'))).toEqual([`db.v${version}.backup.json`])
-  })
+      // Opening the migrated database again changes nothing and makes no new backup.
+      const before = await readFile(join(dataDir, 'db.json'), 'utf8')
+      const again = await Store.open(dataDir, presets)
+      expect(again.store.data).toEqual(store.data)
+      expect(await readFile(join(dataDir, 'db.json'), 'utf8')).toBe(before)
+      expect((await readdir(dataDir)).filter((n) => n.includes('backup'))).toEqual([`db.v${version}.backup.json`])
+    }
+  )
 
   it('refuses a database from a newer Switchboard, whatever its shape, without touching it', async () => {
     const future = JSON.stringify({ version: DB_VERSION + 1, workspaces: [] })
@@ -205,7 +218,13 @@ describe('a damaged db.json', () => {
 
     expect(store.data.projects).toEqual([{ id: 'proj', name: 'app', cwd: '/home/me/app', createdAt: at }])
     const byId = Object.fromEntries(store.data.sessions.map((s) => [s.id, s]))
-    expect(byId.s1).toMatchObject({ acpSessionId: 'sess-s1', agentId: 'preset', projectId: 'proj', title: 'Fix the flaky test', titleSource: 'prompt' })
+    expect(byId.s1).toMatchObject({
+      acpSessionId: 'sess-s1',
+      agentId: 'preset',
+      projectId: 'proj',
+      title: 'Fix the flaky test',
+      titleSource: 'prompt'
+    })
     expect(byId.s2).toMatchObject({ acpSessionId: 'sess-s2', agentId: 'gone-agent', title: 'Recovered session', titleSource: 'default' })
     // The rebuilt database is written at once, in the current version.
     expect(await readDb()).toMatchObject({ version: DB_VERSION, sessions: expect.any(Array) })

@@ -110,7 +110,12 @@ describe('reading a long transcript from its end', () => {
   })
 
   it('stops at a byte budget even inside one long turn, but never cuts a line', async () => {
-    const records: TranscriptRecord[] = [header, prompt(0), chunk('x'.repeat(3_000_000)), ...Array.from({ length: 2000 }, (_, i) => chunk(`small ${i}`))]
+    const records: TranscriptRecord[] = [
+      header,
+      prompt(0),
+      chunk('x'.repeat(3_000_000)),
+      ...Array.from({ length: 2000 }, (_, i) => chunk(`small ${i}`))
+    ]
     const file = join(dir, 'big.jsonl')
     await writeFile(file, records.map((r) => JSON.stringify(r) + '\n').join(''))
     const tail = await readTranscriptTail(file, { limit: 10, maxBytes: 64 * 1024 })

@@ -45,7 +45,11 @@ describe('ACP v2 session updates in version 1 terms', () => {
     // A real rewrite cannot be shown in version 1: kept verbatim, the first version stays.
     const rewrite = adapter.adapt({ sessionUpdate: 'agent_message', messageId: 'm1', content: [text('Goodbye')] })
     expect(rewrite).toEqual([
-      { kind: 'unsupported', raw: expect.objectContaining({ sessionUpdate: 'agent_message' }), reason: 'agent_message rewrote a message already shown; the first version stays on screen' }
+      {
+        kind: 'unsupported',
+        raw: expect.objectContaining({ sessionUpdate: 'agent_message' }),
+        reason: 'agent_message rewrote a message already shown; the first version stays on screen'
+      }
     ])
   })
 
@@ -67,8 +71,17 @@ describe('ACP v2 session updates in version 1 terms', () => {
 
   it('turns tool call upserts into tool_call then tool_call_update, with null resetting and content chunks appending', () => {
     const adapter = new V2SessionAdapter()
-    const first = adapter.adapt({ sessionUpdate: 'tool_call_update', toolCallId: 'c1', title: 'Edit a file', kind: 'edit', status: 'in_progress', capabilities: { cancel: {} } })
-    expect(first).toEqual([{ kind: 'update', update: { sessionUpdate: 'tool_call', toolCallId: 'c1', title: 'Edit a file', kind: 'edit', status: 'in_progress' } }])
+    const first = adapter.adapt({
+      sessionUpdate: 'tool_call_update',
+      toolCallId: 'c1',
+      title: 'Edit a file',
+      kind: 'edit',
+      status: 'in_progress',
+      capabilities: { cancel: {} }
+    })
+    expect(first).toEqual([
+      { kind: 'update', update: { sessionUpdate: 'tool_call', toolCallId: 'c1', title: 'Edit a file', kind: 'edit', status: 'in_progress' } }
+    ])
     const more = adaptAll(adapter, [
       { sessionUpdate: 'tool_call_content_chunk', toolCallId: 'c1', content: { type: 'content', content: text('line 1') } },
       { sessionUpdate: 'tool_call_content_chunk', toolCallId: 'c1', content: { type: 'content', content: text('line 2') } },
@@ -88,7 +101,13 @@ describe('ACP v2 session updates in version 1 terms', () => {
     ])
     const thread = foldAdapted([...first, ...more])
     expect(thread.entries).toHaveLength(1)
-    expect(thread.entries[0]).toMatchObject({ kind: 'tool_call', title: 'Edit a file', toolKind: 'edit', status: 'pending', locations: [{ path: '/p/a.ts', line: 3 }] })
+    expect(thread.entries[0]).toMatchObject({
+      kind: 'tool_call',
+      title: 'Edit a file',
+      toolKind: 'edit',
+      status: 'pending',
+      locations: [{ path: '/p/a.ts', line: 3 }]
+    })
     expect((thread.entries[0] as ToolCallEntry).content).toHaveLength(2)
     expect(adapter.toolKind('c1')).toBe('edit')
     // A call first seen without a title is still a card (version 1's update for an unknown call).
@@ -96,18 +115,29 @@ describe('ACP v2 session updates in version 1 terms', () => {
       { kind: 'update', update: { sessionUpdate: 'tool_call_update', toolCallId: 'c2', status: 'pending' } }
     ])
     // Content with no version 1 form is kept verbatim beside the rest.
-    const odd = adapter.adapt({ sessionUpdate: 'tool_call_update', toolCallId: 'c2', content: [{ type: '_hologram', beam: 1 }, { type: 'content', content: text('ok') }] })
+    const odd = adapter.adapt({
+      sessionUpdate: 'tool_call_update',
+      toolCallId: 'c2',
+      content: [
+        { type: '_hologram', beam: 1 },
+        { type: 'content', content: text('ok') }
+      ]
+    })
     expect(odd).toEqual([
       { kind: 'update', update: { sessionUpdate: 'tool_call_update', toolCallId: 'c2', content: [{ type: 'content', content: text('ok') }] } },
-      { kind: 'unsupported', raw: { type: '_hologram', beam: 1 }, reason: 'tool call content this version of Switchboard cannot show (ACP protocol version 2)' }
+      {
+        kind: 'unsupported',
+        raw: { type: '_hologram', beam: 1 },
+        reason: 'tool call content this version of Switchboard cannot show (ACP protocol version 2)'
+      }
     ])
   })
 
   it('turns version 2 diffs (changes plus a git patch) into version 1 diffs, and names changes without patch text', () => {
     const patch = createTwoFilesPatch('a/src/app.ts', 'b/src/app.ts', 'one\ntwo\nthree\n', 'one\n2\nthree\n')
-    expect(toV1ToolContent({ type: 'diff', changes: [{ operation: 'modify', path: '/work/src/app.ts' }], patch: { format: 'git_patch', text: patch } })).toEqual([
-      { type: 'diff', path: '/work/src/app.ts', oldText: 'one\ntwo\nthree', newText: 'one\n2\nthree' }
-    ])
+    expect(
+      toV1ToolContent({ type: 'diff', changes: [{ operation: 'modify', path: '/work/src/app.ts' }], patch: { format: 'git_patch', text: patch } })
+    ).toEqual([{ type: 'diff', path: '/work/src/app.ts', oldText: 'one\ntwo\nthree', newText: 'one\n2\nthree' }])
     const added = createTwoFilesPatch('/dev/null', 'b/new.txt', '', 'hello\n')
     expect(
       toV1ToolContent({
@@ -133,7 +163,11 @@ describe('ACP v2 session updates in version 1 terms', () => {
     const euro = Buffer.from('€', 'utf8') // three bytes, split across two chunks
     const items = adaptAll(adapter, [
       { sessionUpdate: 'terminal_update', terminalId: 't1', command: 'make', cwd: '/work' },
-      { sessionUpdate: 'terminal_output_chunk', terminalId: 't1', data: Buffer.concat([Buffer.from('cost: '), euro.subarray(0, 1)]).toString('base64') },
+      {
+        sessionUpdate: 'terminal_output_chunk',
+        terminalId: 't1',
+        data: Buffer.concat([Buffer.from('cost: '), euro.subarray(0, 1)]).toString('base64')
+      },
       { sessionUpdate: 'terminal_output_chunk', terminalId: 't1', data: Buffer.concat([euro.subarray(1), Buffer.from('5\n')]).toString('base64') }
     ])
     let thread = foldAdapted(items)
@@ -159,7 +193,9 @@ describe('ACP v2 session updates in version 1 terms', () => {
     expect(adapter.adapt({ sessionUpdate: 'plan_update', plan: { type: 'items', planId: 'p', entries } })).toEqual([
       { kind: 'update', update: { sessionUpdate: 'plan', entries } }
     ])
-    expect(adapter.adapt({ sessionUpdate: 'plan_update', plan: { type: '_markdown', planId: 'p', text: '# plan' } })[0]).toMatchObject({ kind: 'unsupported' })
+    expect(adapter.adapt({ sessionUpdate: 'plan_update', plan: { type: '_markdown', planId: 'p', text: '# plan' } })[0]).toMatchObject({
+      kind: 'unsupported'
+    })
     expect(
       adapter.adapt({
         sessionUpdate: 'available_commands_update',
@@ -205,10 +241,17 @@ describe('ACP v2 session updates in version 1 terms', () => {
   it('keeps what it cannot map, verbatim, with the reason', () => {
     const adapter = new V2SessionAdapter()
     expect(adapter.adapt({ sessionUpdate: '_vendor_thing', x: 1 })).toEqual([
-      { kind: 'unsupported', raw: { sessionUpdate: '_vendor_thing', x: 1 }, reason: "an update kind this version of Switchboard does not know ('_vendor_thing', ACP protocol version 2)" }
+      {
+        kind: 'unsupported',
+        raw: { sessionUpdate: '_vendor_thing', x: 1 },
+        reason: "an update kind this version of Switchboard does not know ('_vendor_thing', ACP protocol version 2)"
+      }
     ])
     expect(adapter.adapt(42)).toEqual([{ kind: 'unsupported', raw: 42, reason: 'not a session update (no sessionUpdate kind)' }])
-    expect(adapter.adapt({ sessionUpdate: 'tool_call_update' })[0]).toMatchObject({ kind: 'unsupported', reason: 'tool_call_update without a toolCallId' })
+    expect(adapter.adapt({ sessionUpdate: 'tool_call_update' })[0]).toMatchObject({
+      kind: 'unsupported',
+      reason: 'tool_call_update without a toolCallId'
+    })
     // Kinds with the same shape in both versions pass as they are.
     const usage = { sessionUpdate: 'usage_update', used: 10, size: 100 }
     expect(adapter.adapt(usage)).toEqual([{ kind: 'update', update: usage }])
@@ -221,9 +264,23 @@ describe('ACP v2 permission requests in version 1 terms', () => {
     adapter.adapt({ sessionUpdate: 'tool_call_update', toolCallId: 'c1', title: 'rm -rf build', kind: 'delete' })
     const options = [{ optionId: 'ok', name: 'Allow', kind: 'allow_once' }]
     expect(
-      toV1PermissionRequest({ sessionId: 's', title: 'Delete the build folder?', description: 'It is regenerated.', subject: { type: 'tool_call', toolCall: { toolCallId: 'c1' } }, options }, adapter)
+      toV1PermissionRequest(
+        {
+          sessionId: 's',
+          title: 'Delete the build folder?',
+          description: 'It is regenerated.',
+          subject: { type: 'tool_call', toolCall: { toolCallId: 'c1' } },
+          options
+        },
+        adapter
+      )
     ).toEqual({ sessionId: 's', toolCall: { toolCallId: 'c1', kind: 'delete', title: 'Delete the build folder? — It is regenerated.' }, options })
-    expect(toV1PermissionRequest({ sessionId: 's', title: 'Run it?', subject: { type: 'command', command: 'npm test', cwd: '/w', toolCallId: 'c9' }, options }, adapter)).toEqual({
+    expect(
+      toV1PermissionRequest(
+        { sessionId: 's', title: 'Run it?', subject: { type: 'command', command: 'npm test', cwd: '/w', toolCallId: 'c9' }, options },
+        adapter
+      )
+    ).toEqual({
       sessionId: 's',
       toolCall: { toolCallId: 'c9', kind: 'execute', title: 'Run it?', rawInput: { command: 'npm test', cwd: '/w' } },
       options

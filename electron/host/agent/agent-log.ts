@@ -34,7 +34,6 @@ export async function readLogTail(path: string, maxBytes = LOG_TAIL_BYTES): Prom
 }
 
 // CSI sequences (ESC [ ... final byte), OSC sequences (ESC ] ... BEL or ESC \), and other two-byte escapes.
-// eslint-disable-next-line no-control-regex
 const ESCAPES = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g
 
 export function stripTerminalEscapes(text: string): string {

@@ -67,7 +67,12 @@ export const connectAgent: ConnectAgent = async (definition, options) => {
     return await ProcessConnection.start(definition, options, 2)
   } catch (error) {
     if (!(error instanceof SpeaksVersion1)) throw error
-    return ProcessConnection.start(definition, options, 1, `Asked for ACP protocol version 2; ${definition.name} speaks version 1, so version 1 is used.`)
+    return ProcessConnection.start(
+      definition,
+      options,
+      1,
+      `Asked for ACP protocol version 2; ${definition.name} speaks version 1, so version 1 is used.`
+    )
   }
 }
 
@@ -110,7 +115,12 @@ class ProcessConnection implements AgentConnection {
    * version 1 to a request for 2 is put away quietly (SpeaksVersion1);
    * any other failure stops the run and rejects with what to do about it.
    */
-  static async start(definition: AgentDefinition, options: AgentConnectionOptions, version: 1 | 2, protocolNote?: string): Promise<ProcessConnection> {
+  static async start(
+    definition: AgentDefinition,
+    options: AgentConnectionOptions,
+    version: 1 | 2,
+    protocolNote?: string
+  ): Promise<ProcessConnection> {
     const connection = new ProcessConnection(definition, options, version)
     connection.setState({ status: 'starting', message: undefined, protocolVersion: undefined, protocolNote: undefined })
     await connection.initialize(version, protocolNote)
@@ -161,7 +171,10 @@ class ProcessConnection implements AgentConnection {
     const timeoutMs = this.options.initializeTimeoutMs ?? 60_000
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`Agent '${def.name}' did not answer initialize within ${timeoutMs / 1000} s${run.stderrSuffix()}`)), timeoutMs)
+      timer = setTimeout(
+        () => reject(new Error(`Agent '${def.name}' did not answer initialize within ${timeoutMs / 1000} s${run.stderrSuffix()}`)),
+        timeoutMs
+      )
     })
     try {
       const response = await Promise.race([this.protocol.initialize(), run.spawnFailure, run.exited, timeout]).catch((error: unknown) => {
@@ -208,7 +221,9 @@ class ProcessConnection implements AgentConnection {
       const exitedSoon = Promise.race([run.closed.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), STREAM_END_GRACE_MS))])
       void exitedSoon.then((exited) => {
         if (exited || run.stopping || run.exitInfo) return
-        void run.abandon(`Agent '${this.definition.name}' closed its message stream${reason?.message ? ` (${reason.message})` : ''} but kept running; it was stopped.`)
+        void run.abandon(
+          `Agent '${this.definition.name}' closed its message stream${reason?.message ? ` (${reason.message})` : ''} but kept running; it was stopped.`
+        )
       })
     })
   }
@@ -223,7 +238,9 @@ class ProcessConnection implements AgentConnection {
     const data = answer?.error?.data as { supported?: unknown } | undefined
     if (answer?.error?.code === -32022 && Array.isArray(data?.supported) && data.supported.includes(1)) return new SpeaksVersion1()
     if (answer?.result) {
-      return new Error(`Agent '${this.definition.name}' answered initialize with something that is not ACP protocol version 2: ${(error as Error).message}`)
+      return new Error(
+        `Agent '${this.definition.name}' answered initialize with something that is not ACP protocol version 2: ${(error as Error).message}`
+      )
     }
     return null
   }
@@ -237,7 +254,9 @@ class ProcessConnection implements AgentConnection {
 
 function versionMismatch(name: string, asked: 1 | 2, answered: number): Error {
   if (answered < 1) {
-    return new Error(`Agent '${name}' answered with an older ACP protocol version (${answered}); Switchboard speaks versions 1 and 2. Update the agent to use it.`)
+    return new Error(
+      `Agent '${name}' answered with an older ACP protocol version (${answered}); Switchboard speaks versions 1 and 2. Update the agent to use it.`
+    )
   }
   if (asked === 1 && answered === V2_PROTOCOL_VERSION) {
     return new Error(

@@ -138,7 +138,9 @@ export class AgentRun {
         // Lines on stdout that are not JSON-RPC are the agent's bug, not fatal: they go to its log.
         this.ignoredLines++
         if (this.ignoredLines <= IGNORED_LINES_LOGGED) {
-          this.writeLog(`--- ignored a line on stdout that is not JSON-RPC: ${preview}${bytes > preview.length + 2 ? ` … (${bytes} bytes in all)` : ''}\n`)
+          this.writeLog(
+            `--- ignored a line on stdout that is not JSON-RPC: ${preview}${bytes > preview.length + 2 ? ` … (${bytes} bytes in all)` : ''}\n`
+          )
         } else if (this.ignoredLines % 10_000 === 0) {
           this.writeLog(`--- ${this.ignoredLines} lines on stdout that are not JSON-RPC ignored so far\n`)
         }

@@ -60,8 +60,9 @@ export class V2Protocol implements WireProtocol {
       .onNotification(methods.client.session.update, () => undefined)
       .onRequest(methods.client.session.requestPermission, ({ params, signal }) => this.requestPermission(params, signal))
       // Elicitation has the same shape in both versions: the Host's form handling serves both.
-      .onRequest(methods.client.elicitation.create, ({ params, signal }) =>
-        this.options.handlers.elicit(this.options.agentId, params as unknown as v1.CreateElicitationRequest, signal) as never
+      .onRequest(
+        methods.client.elicitation.create,
+        ({ params, signal }) => this.options.handlers.elicit(this.options.agentId, params as unknown as v1.CreateElicitationRequest, signal) as never
       )
       .onNotification(methods.client.elicitation.complete, () => undefined)
     this.connection = app.connect(stream)
@@ -180,7 +181,9 @@ export class V2Protocol implements WireProtocol {
     const { sessionId, configId } = params
     const response = await this.connection.agent.request(
       methods.agent.session.setConfigOption,
-      typeof params.value === 'boolean' ? { sessionId, configId, type: 'boolean', value: params.value } : { sessionId, configId, type: 'id', value: params.value }
+      typeof params.value === 'boolean'
+        ? { sessionId, configId, type: 'boolean', value: params.value }
+        : { sessionId, configId, type: 'id', value: params.value }
     )
     return { configOptions: toV1ConfigOptions(response.configOptions) }
   }
@@ -219,7 +222,8 @@ export class V2Protocol implements WireProtocol {
   /** A session/new or resume answer: configuration options as version 1's; commands as the update version 1 sends them in. */
   private answer(sessionId: string, response: unknown): { configOptions?: v1.SessionConfigOption[] } {
     const { configOptions, commands } = sessionAnswer(response)
-    if (commands) this.deliver(sessionId, { kind: 'update', update: { sessionUpdate: 'available_commands_update', availableCommands: commands } }, response)
+    if (commands)
+      this.deliver(sessionId, { kind: 'update', update: { sessionUpdate: 'available_commands_update', availableCommands: commands } }, response)
     return configOptions ? { configOptions } : {}
   }
 

@@ -15,7 +15,6 @@ export type CheckedNotification =
   /** An agent-owned terminal's command, output and exit (ACP v2 reports them as updates; see v2-adapter.ts). */
   | { sessionId: string; terminal: TerminalPatch }
 
-
 type Json = Record<string, unknown>
 
 export function checkNotification(params: unknown): CheckedNotification | null {
@@ -74,7 +73,8 @@ function toolFieldsOk(update: Json): boolean {
             (c.type === 'diff' && typeof c.path === 'string' && typeof c.newText === 'string') ||
             (c.type === 'terminal' && typeof c.terminalId === 'string'))
       ))
-  const locationsOk = update.locations == null || (Array.isArray(update.locations) && update.locations.every((l) => isObject(l) && typeof l.path === 'string'))
+  const locationsOk =
+    update.locations == null || (Array.isArray(update.locations) && update.locations.every((l) => isObject(l) && typeof l.path === 'string'))
   return contentOk && locationsOk && (update.title == null || typeof update.title === 'string')
 }
 

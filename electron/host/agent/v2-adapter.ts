@@ -82,7 +82,8 @@ export class V2SessionAdapter {
         return this.terminalChunk(update)
       case 'plan_update': {
         const plan = isObject(update.plan) ? update.plan : {}
-        if (plan.type !== 'items' || !Array.isArray(plan.entries)) return [unsupported(update, 'a plan_update this version of Switchboard cannot show (not a list of items)')]
+        if (plan.type !== 'items' || !Array.isArray(plan.entries))
+          return [unsupported(update, 'a plan_update this version of Switchboard cannot show (not a list of items)')]
         return [{ kind: 'update', update: { sessionUpdate: 'plan', entries: plan.entries as v1.PlanEntry[] } }]
       }
       case 'available_commands_update':
@@ -132,7 +133,9 @@ export class V2SessionAdapter {
     }
     if ('locations' in update) {
       if (update.locations != null && !Array.isArray(update.locations)) return [unsupported(update, 'tool_call_update with malformed locations')]
-      fields.locations = ((update.locations as unknown[] | null) ?? []).filter(isObject).map((l) => ({ path: String(l.path), ...(typeof l.line === 'number' ? { line: l.line } : {}) }))
+      fields.locations = ((update.locations as unknown[] | null) ?? [])
+        .filter(isObject)
+        .map((l) => ({ path: String(l.path), ...(typeof l.line === 'number' ? { line: l.line } : {}) }))
     }
     if ('rawInput' in update) fields.rawInput = update.rawInput
     if ('rawOutput' in update) fields.rawOutput = update.rawOutput
@@ -187,7 +190,11 @@ export class V2SessionAdapter {
       return (blocks as v1.ContentBlock[]).map((content, i) => ({
         kind: 'update' as const,
         // Blocks of one message are lines of it (as the fold shows a prompt's blocks).
-        update: { sessionUpdate: chunkKind, messageId, content: i > 0 && content.type === 'text' ? { ...content, text: `\n${content.text}` } : content }
+        update: {
+          sessionUpdate: chunkKind,
+          messageId,
+          content: i > 0 && content.type === 'text' ? { ...content, text: `\n${content.text}` } : content
+        }
       }))
     }
     if (text === shown) return []
@@ -230,7 +237,8 @@ export class V2SessionAdapter {
 
   private terminalChunk(update: Json): Adapted[] {
     const terminalId = update.terminalId
-    if (typeof terminalId !== 'string' || typeof update.data !== 'string') return [unsupported(update, 'terminal_output_chunk without a terminalId and data')]
+    if (typeof terminalId !== 'string' || typeof update.data !== 'string')
+      return [unsupported(update, 'terminal_output_chunk without a terminalId and data')]
     let decoder = this.decoders.get(terminalId)
     if (!decoder) this.decoders.set(terminalId, (decoder = new TextDecoder('utf-8')))
     // Bytes of one character may be split between chunks: decode as a stream.
@@ -258,7 +266,9 @@ export function toV1ToolContent(item: unknown): v1.ToolCallContent[] | null {
     case 'terminal':
       return typeof item.terminalId === 'string' ? [{ type: 'terminal', terminalId: item.terminalId }] : null
     case 'diff':
-      return Array.isArray(item.changes) ? diffToV1(item.changes.filter(isObject), isObject(item.patch) && typeof item.patch.text === 'string' ? item.patch.text : null) : null
+      return Array.isArray(item.changes)
+        ? diffToV1(item.changes.filter(isObject), isObject(item.patch) && typeof item.patch.text === 'string' ? item.patch.text : null)
+        : null
     default:
       return null
   }
@@ -282,9 +292,18 @@ function diffToV1(changes: Json[], patchText: string | null): v1.ToolCallContent
   return changes.map((change): v1.ToolCallContent => {
     const path = String(change.path ?? '')
     const operation = String(change.operation ?? 'modify')
-    const file = files.length === 1 && changes.length === 1 ? files[0] : files.find((f) => samePath(f.newFileName, path) || samePath(f.oldFileName, path))
+    const file =
+      files.length === 1 && changes.length === 1 ? files[0] : files.find((f) => samePath(f.newFileName, path) || samePath(f.oldFileName, path))
     if (file && file.hunks.length > 0 && operation !== 'move' && operation !== 'copy') {
-      const side = (keep: string): string => file.hunks.map((h) => h.lines.filter((l) => l[0] === ' ' || l[0] === keep).map((l) => l.slice(1)).join('\n')).join('\n⋯\n')
+      const side = (keep: string): string =>
+        file.hunks
+          .map((h) =>
+            h.lines
+              .filter((l) => l[0] === ' ' || l[0] === keep)
+              .map((l) => l.slice(1))
+              .join('\n')
+          )
+          .join('\n⋯\n')
       return { type: 'diff', path, oldText: operation === 'add' ? null : side('-'), newText: operation === 'delete' ? '' : side('+') }
     }
     const from = typeof change.oldPath === 'string' ? change.oldPath : ''
@@ -345,7 +364,11 @@ export function toV1PermissionRequest(params: Json, adapter: V2SessionAdapter): 
   if (subject.type === 'tool_call' && isObject(subject.toolCall) && typeof subject.toolCall.toolCallId === 'string') {
     const id = subject.toolCall.toolCallId
     const kind = typeof subject.toolCall.kind === 'string' ? subject.toolCall.kind : (adapter.toolKind(id) ?? 'other')
-    toolCall = { toolCallId: id, kind: kind as v1.ToolKind, title: title ?? (typeof subject.toolCall.title === 'string' ? subject.toolCall.title : null) }
+    toolCall = {
+      toolCallId: id,
+      kind: kind as v1.ToolKind,
+      title: title ?? (typeof subject.toolCall.title === 'string' ? subject.toolCall.title : null)
+    }
   } else if (subject.type === 'command' && typeof subject.command === 'string') {
     toolCall = {
       toolCallId: typeof subject.toolCallId === 'string' ? subject.toolCallId : `command:${subject.command}`,

@@ -47,7 +47,9 @@ export function agentsHandlers({ records, secrets, supervisor, signIn }: AgentsS
       const definition = records.agent(agentId)
       const used = records.data.sessions.filter((s) => s.agentId === agentId).length
       if (used > 0) {
-        throw new Error(`${definition.name} has ${used} session${used === 1 ? '' : 's'}; delete ${used === 1 ? 'it' : 'them'} first to remove the agent`)
+        throw new Error(
+          `${definition.name} has ${used} session${used === 1 ? '' : 's'}; delete ${used === 1 ? 'it' : 'them'} first to remove the agent`
+        )
       }
       await supervisor.forget(agentId)
       for (const name of definition.secretEnv ?? []) await secrets.delete(agentEnvKey(agentId, name))
@@ -71,17 +73,15 @@ export function agentsHandlers({ records, secrets, supervisor, signIn }: AgentsS
       return { agentId, path, ...(await readLogTail(path)) }
     },
     'agents.presets': async () =>
-      (await presetCatalog()).map(
-        ({ definition, installed }): AgentPresetView => ({
-          id: definition.id,
-          name: definition.name,
-          command: definition.command,
-          args: definition.args,
-          installed,
-          installHint: definition.installHint ?? '',
-          added: Boolean(records.store.agent(definition.id))
-        })
-      ),
+      (await presetCatalog()).map(({ definition, installed }): AgentPresetView => ({
+        id: definition.id,
+        name: definition.name,
+        command: definition.command,
+        args: definition.args,
+        installed,
+        installHint: definition.installHint ?? '',
+        added: Boolean(records.store.agent(definition.id))
+      })),
     'agents.addPreset': async ({ presetId }) => {
       const preset = (await presetCatalog()).find((p) => p.definition.id === presetId)
       if (!preset) throw new Error(`No preset '${presetId}'`)

@@ -166,6 +166,8 @@ export class AgentSupervisor {
 }
 
 export function notInstalledMessage(agent: AgentDefinition): string {
-  const how = agent.installHint ? ` Install it with \`${agent.installHint}\`, or fix the agent's command.` : " Install it, or fix the agent's command."
+  const how = agent.installHint
+    ? ` Install it with \`${agent.installHint}\`, or fix the agent's command.`
+    : " Install it, or fix the agent's command."
   return `${agent.name}: the command '${agent.command}' was not found.${how}`
 }

@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import type { CreateElicitationRequest, CreateElicitationResponse, RequestPermissionRequest, RequestPermissionResponse } from '@agentclientprotocol/sdk'
+import type {
+  CreateElicitationRequest,
+  CreateElicitationResponse,
+  RequestPermissionRequest,
+  RequestPermissionResponse
+} from '@agentclientprotocol/sdk'
 import type { ElicitationValue, PendingElicitation, PendingPermission, SessionRecord } from '../../../shared/domain'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import type { EventBus } from '../events'
@@ -40,7 +45,15 @@ export class AskBroker {
       (pending) => options.events.emit('elicitations.changed', pending),
       (view, action, content) => {
         if (!view.sessionId) return
-        options.record(view.sessionId, { t: 'elicitation', at: new Date().toISOString(), message: view.message, mode: view.mode, action, url: view.url, content })
+        options.record(view.sessionId, {
+          t: 'elicitation',
+          at: new Date().toISOString(),
+          message: view.message,
+          mode: view.mode,
+          action,
+          url: view.url,
+          content
+        })
       }
     )
   }
@@ -141,7 +154,7 @@ export class AskBroker {
 
   private permissionsOf(sessionId: string): Map<string, PendingAsk> {
     let pending = this.permissions.get(sessionId)
-    if (!pending) this.permissions.set(sessionId, (pending = new Map()))
+    if (!pending) this.permissions.set(sessionId, (pending = new Map<string, PendingAsk>()))
     return pending
   }
 

@@ -35,7 +35,11 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
       return await confinePath(path, rootsOf(live))
     } catch (error) {
       if (!(error instanceof PathRefusedError)) throw error
-      registry.append(live, { t: 'error', at: new Date().toISOString(), message: `The agent asked to ${verb} a path outside the project. ${error.message}` })
+      registry.append(live, {
+        t: 'error',
+        at: new Date().toISOString(),
+        message: `The agent asked to ${verb} a path outside the project. ${error.message}`
+      })
       throw new RequestError(-32602, error.message)
     }
   }

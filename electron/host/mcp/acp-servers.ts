@@ -50,7 +50,9 @@ export async function prepareServers(
     prepared.push({
       profile,
       acp: { name: profile.name, command, args: profile.args, env },
-      note: profile.cwd ? `ACP cannot pass a working folder: the agent starts it in its own (${profile.cwd} is used only by Test connection)` : undefined
+      note: profile.cwd
+        ? `ACP cannot pass a working folder: the agent starts it in its own (${profile.cwd} is used only by Test connection)`
+        : undefined
     })
   }
   return prepared
@@ -64,7 +66,9 @@ async function resolveCommand(
 ): Promise<string> {
   const found = await findProfileCommand(profile, env, find)
   if (found) return found
-  throw new McpCommandNotFoundError(`MCP server “${profile.name}”: ${commandNotFound(profile)} Or switch the server off for this project on the MCP page.`)
+  throw new McpCommandNotFoundError(
+    `MCP server “${profile.name}”: ${commandNotFound(profile)} Or switch the server off for this project on the MCP page.`
+  )
 }
 
 /** A stdio profile's command as an absolute path, or null when there is nothing to run. */

@@ -78,7 +78,8 @@ export function detectFormat(path: string, json: Json): McpImportFormat {
   if (name === 'claude_desktop_config.json') return 'claude-desktop'
   if (name === '.mcp.json' || name === '.claude.json') return 'claude-code'
   if (normalised.includes('/.cursor/')) return 'cursor'
-  if (normalised.includes('/.vscode/') || normalised.includes('/code/user/') || isObject(json.servers) || isObject(asObject(json.mcp).servers)) return 'vscode'
+  if (normalised.includes('/.vscode/') || normalised.includes('/code/user/') || isObject(json.servers) || isObject(asObject(json.mcp).servers))
+    return 'vscode'
   if (isObject(json.context_servers) || normalised.includes('/zed/')) return 'zed'
   return 'claude-code'
 }
@@ -121,7 +122,10 @@ function fromMcpServersEntry(entry: Json, format: McpImportFormat): Omit<Importe
     let transport: McpTransport = 'http'
     if (declared === 'sse') transport = 'sse'
     else if (declared && !['http', 'streamable-http', 'streamablehttp'].includes(declared)) return `Unknown transport type “${String(entry.type)}”.`
-    if (!declared && format === 'cursor') notes.push('Cursor picks Streamable HTTP or SSE by itself; this is imported as Streamable HTTP (edit it to SSE if the server only speaks that).')
+    if (!declared && format === 'cursor')
+      notes.push(
+        'Cursor picks Streamable HTTP or SSE by itself; this is imported as Streamable HTTP (edit it to SSE if the server only speaks that).'
+      )
     return { transport, command: '', args: [], env: [], url: entry.url, headers: pairsOf(entry.headers), notes }
   }
   if (typeof entry.command === 'string' && entry.command.trim()) {
@@ -204,7 +208,7 @@ export function previewImport(path: string, config: ReadConfig, existing: McpPro
     const name = duplicate ? base : freeName(base, taken)
     const status: McpImportCandidate['status'] = duplicate ? 'duplicate' : name === base ? 'new' : 'renamed'
     if (!duplicate) taken.push(name)
-    const clash = status === 'renamed' ? existing.find((p) => p.name.toLowerCase() === base.toLowerCase())?.name ?? base : undefined
+    const clash = status === 'renamed' ? (existing.find((p) => p.name.toLowerCase() === base.toLowerCase())?.name ?? base) : undefined
     candidates.push({
       key: server.key,
       name,
@@ -315,7 +319,12 @@ export function knownImportSources(places: Places, projectDir?: string): Omit<Mc
   const userDir = (mac: string, win: string, linux: string): string =>
     places.platform === 'darwin' ? path.join(appSupport, mac) : windows ? path.join(appData, win) : path.join(config, linux)
   const sources: Omit<McpImportSource, 'exists'>[] = [
-    { format: 'claude-desktop', label: 'Claude Desktop', scope: 'user', path: path.join(userDir('Claude', 'Claude', 'Claude'), 'claude_desktop_config.json') },
+    {
+      format: 'claude-desktop',
+      label: 'Claude Desktop',
+      scope: 'user',
+      path: path.join(userDir('Claude', 'Claude', 'Claude'), 'claude_desktop_config.json')
+    },
     { format: 'claude-code', label: 'Claude Code (user)', scope: 'user', path: path.join(home, '.claude.json') },
     { format: 'cursor', label: 'Cursor', scope: 'user', path: path.join(home, '.cursor', 'mcp.json') },
     { format: 'vscode', label: 'VS Code', scope: 'user', path: path.join(userDir('Code', 'Code', 'Code'), 'User', 'mcp.json') },
@@ -323,7 +332,9 @@ export function knownImportSources(places: Places, projectDir?: string): Omit<Mc
       format: 'zed',
       label: 'Zed',
       scope: 'user',
-      path: windows ? path.join(appData, 'Zed', 'settings.json') : path.join(places.platform === 'darwin' ? path.join(home, '.config') : config, 'zed', 'settings.json')
+      path: windows
+        ? path.join(appData, 'Zed', 'settings.json')
+        : path.join(places.platform === 'darwin' ? path.join(home, '.config') : config, 'zed', 'settings.json')
     }
   ]
   if (projectDir) {

@@ -61,9 +61,7 @@ export class McpProfiles {
   /** The profiles a project's sessions get: switched on, global or attached to it, and not switched off there. */
   forProject(projectId: string): McpProfile[] {
     const off = this.store.data.mcpDisabled[projectId] ?? []
-    return this.profiles.filter(
-      (p) => p.enabled && (p.scope === 'global' || p.projectIds.includes(projectId)) && !off.includes(p.id)
-    )
+    return this.profiles.filter((p) => p.enabled && (p.scope === 'global' || p.projectIds.includes(projectId)) && !off.includes(p.id))
   }
 
   /** Creates or edits a profile (a new version); secret values go to the secret store. */
@@ -74,7 +72,10 @@ export class McpProfiles {
     const env = stdio ? trimPairs(input.env) : []
     const headers = stdio ? [] : trimPairs(input.headers)
     const candidate = { ...input, name: input.name.trim(), env, headers }
-    const errors = validateMcpProfile(candidate, others.map((p) => p.name))
+    const errors = validateMcpProfile(
+      candidate,
+      others.map((p) => p.name)
+    )
     const unknownProject = input.projectIds.find((id) => !this.store.project(id))
     const problems = [...Object.values(errors), ...(unknownProject ? [`No project with id '${unknownProject}'`] : [])]
     if (problems.length) throw new Error(problems.join(' '))

@@ -58,7 +58,10 @@ export class McpService {
       return {}
     },
     'mcp.test': async (p) =>
-      testMcpConnection(await this.profiles.unlock(this.profiles.profile(p.id)), { timeoutMs: p.timeoutMs, clientVersion: this.options.clientVersion }),
+      testMcpConnection(await this.profiles.unlock(this.profiles.profile(p.id)), {
+        timeoutMs: p.timeoutMs,
+        clientVersion: this.options.clientVersion
+      }),
     'mcp.importSources': async (p) => {
       const project = p.projectId ? this.options.store.project(p.projectId) : undefined
       if (p.projectId && !project) throw new Error(`No project with id '${p.projectId}'`)
@@ -69,12 +72,22 @@ export class McpService {
       const config = await readMcpConfig(p.path, p.format)
       const unknownProject = p.projectIds.find((id) => !this.options.store.project(id))
       if (unknownProject) throw new Error(`No project with id '${unknownProject}'`)
-      const inputs = importInputs(config, p.items, p.scope, p.projectIds, this.profiles.profiles.map((x) => x.name))
+      const inputs = importInputs(
+        config,
+        p.items,
+        p.scope,
+        p.projectIds,
+        this.profiles.profiles.map((x) => x.name)
+      )
       const imported = []
       for (const input of inputs) imported.push(await this.profiles.save(input))
       return { imported }
     },
-    'mcp.export': async (p) => exportToMcpJson(p.path, p.profileIds.map((id) => this.profiles.profile(id)))
+    'mcp.export': async (p) =>
+      exportToMcpJson(
+        p.path,
+        p.profileIds.map((id) => this.profiles.profile(id))
+      )
   }
 }
 
@@ -88,6 +101,9 @@ function thisMachine(): Places {
  */
 export function lazyMcpHandlers(service: () => McpService): McpHandlers {
   return Object.fromEntries(
-    (Object.keys(mcpRequestParams) as McpMethod[]).map((method) => [method, (params: never) => (service().handlers[method] as (p: never) => unknown)(params)])
+    (Object.keys(mcpRequestParams) as McpMethod[]).map((method) => [
+      method,
+      (params: never) => (service().handlers[method] as (p: never) => unknown)(params)
+    ])
   ) as unknown as McpHandlers
 }

@@ -49,7 +49,9 @@ export async function testMcpConnection(unlocked: UnlockedProfile, options: Test
     await client.connect(transport, requestOptions())
     const c = client
     const capabilities = c.getServerCapabilities() ?? {}
-    const tools = capabilities.tools ? await listAll((cursor) => c.listTools({ cursor }, requestOptions()).then((r) => ({ items: r.tools, next: r.nextCursor }))) : []
+    const tools = capabilities.tools
+      ? await listAll((cursor) => c.listTools({ cursor }, requestOptions()).then((r) => ({ items: r.tools, next: r.nextCursor })))
+      : []
     const prompts = capabilities.prompts
       ? await listAll((cursor) => c.listPrompts({ cursor }, requestOptions()).then((r) => ({ items: r.prompts, next: r.nextCursor })))
       : []
@@ -67,7 +69,13 @@ export async function testMcpConnection(unlocked: UnlockedProfile, options: Test
       durationMs: elapsed()
     }
   } catch (error) {
-    return describeFailure(error, { profileName: profile.name, timedOut: deadline.signal.aborted, timeoutMs: options.timeoutMs, process, durationMs: elapsed() })
+    return describeFailure(error, {
+      profileName: profile.name,
+      timedOut: deadline.signal.aborted,
+      timeoutMs: options.timeoutMs,
+      process,
+      durationMs: elapsed()
+    })
   } finally {
     clearTimeout(timer)
     // Closing the client closes the transport: the stdio server's process is ended.
@@ -159,13 +167,18 @@ function describeFailure(
   }
   const timedOut = context.timedOut || (error instanceof McpError && error.code === ErrorCode.RequestTimeout)
   if (timedOut) {
-    return { ...base, timedOut: true, error: `No answer within ${Math.round(context.timeoutMs / 1000)} s: the server started but did not complete the MCP handshake.` }
+    return {
+      ...base,
+      timedOut: true,
+      error: `No answer within ${Math.round(context.timeoutMs / 1000)} s: the server started but did not complete the MCP handshake.`
+    }
   }
   if (error instanceof StreamableHTTPError || error instanceof SseError) {
     const status = error.code
-    if (status) return { ...base, httpStatus: status, error: `The server answered HTTP ${status}${httpHint(status)}. ${detail(error.message)}`.trim() }
+    if (status)
+      return { ...base, httpStatus: status, error: `The server answered HTTP ${status}${httpHint(status)}. ${detail(error.message)}`.trim() }
   }
-  const code = (error as NodeJS.ErrnoException)?.code ?? ((error as { cause?: NodeJS.ErrnoException })?.cause?.code)
+  const code = (error as NodeJS.ErrnoException)?.code ?? (error as { cause?: NodeJS.ErrnoException })?.cause?.code
   if (code === 'ECONNREFUSED') return { ...base, error: 'Connection refused: nothing is listening at that address and port.' }
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return { ...base, error: 'The host name could not be resolved.' }
   if (code === 'ENOENT') return { ...base, error: 'The command could not be started: not found.' }

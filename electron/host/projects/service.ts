@@ -22,7 +22,12 @@ export function projectsHandlers({ records, lifecycle, pickFolder }: ProjectsSer
       const folder = await checkedFolder(cwd, (got) => `The project folder must be an absolute path, like /home/you/code/app (got '${got}')`)
       const existing = records.data.projects.find((p) => p.cwd === folder)
       if (existing) return existing
-      const project: Project = { id: randomUUID(), name: name?.trim() || basename(folder) || folder, cwd: folder, createdAt: new Date().toISOString() }
+      const project: Project = {
+        id: randomUUID(),
+        name: name?.trim() || basename(folder) || folder,
+        cwd: folder,
+        createdAt: new Date().toISOString()
+      }
       records.data.projects.push(project)
       await records.saved('projects')
       return project

@@ -85,7 +85,12 @@ export class SessionConnector {
       }
       const state = sessionStateFrom(answer)
       if (state) registry.append(live, state)
-      registry.setState(id, { status: 'ready', error: undefined, continueBlockedReason: undefined, mcp: { servers: servers.given, leftOut: servers.leftOut } })
+      registry.setState(id, {
+        status: 'ready',
+        error: undefined,
+        continueBlockedReason: undefined,
+        mcp: { servers: servers.given, leftOut: servers.leftOut }
+      })
     } catch (error) {
       if (live.connection) registry.detach(live)
       if (signal.aborted) {

@@ -173,7 +173,15 @@ export class SessionLifecycle {
       return { record, state: registry.stateOf(id), records: lines, nextSeq, skippedLines, firstSeq, firstOffset }
     }
     const contents = await readTranscript(file)
-    return { record, state: registry.stateOf(id), records: contents.records, nextSeq: contents.nextSeq, skippedLines: contents.skippedLines, firstSeq: 0, firstOffset: 0 }
+    return {
+      record,
+      state: registry.stateOf(id),
+      records: contents.records,
+      nextSeq: contents.nextSeq,
+      skippedLines: contents.skippedLines,
+      firstSeq: 0,
+      firstOffset: 0
+    }
   }
 
   async readEarlier(id: string, before: number, offset: number, limit: number): Promise<TranscriptPageResult> {

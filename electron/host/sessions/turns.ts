@@ -32,7 +32,10 @@ export class Turns {
     if (registry.stateOf(id).status === 'running') {
       throw new Error('A turn is already running in this session; wait for it to end or cancel it')
     }
-    const content: ContentBlock[] = [...(text.trim() ? [{ type: 'text' as const, text }] : []), ...attachments.map((a) => toContentBlock(a, connection))]
+    const content: ContentBlock[] = [
+      ...(text.trim() ? [{ type: 'text' as const, text }] : []),
+      ...attachments.map((a) => toContentBlock(a, connection))
+    ]
     live.inTurn = true
     registry.append(live, { t: 'prompt', at: new Date().toISOString(), content })
     if (live.record.titleSource === 'default') {
@@ -84,7 +87,9 @@ export class Turns {
       live.cancelTimer = setTimeout(() => {
         live.cancelTimer = null
         if (registry.stateOf(id).status !== 'running' || live.connection !== connection || !connection.isAlive) return
-        void connection.abandon(`${connection.definition.name} did not end the turn within ${graceMs / 1000} s of being asked to cancel, so it was stopped`)
+        void connection.abandon(
+          `${connection.definition.name} did not end the turn within ${graceMs / 1000} s of being asked to cancel, so it was stopped`
+        )
       }, graceMs)
       live.cancelTimer.unref?.()
     }

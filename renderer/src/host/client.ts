@@ -1,12 +1,4 @@
-import type {
-  HostEvent,
-  HostEventName,
-  HostEvents,
-  HostTransport,
-  RequestMethod,
-  RequestParams,
-  RequestResult
-} from '../../../shared/contract'
+import type { HostEvent, HostEventName, HostEvents, HostTransport, RequestMethod, RequestParams, RequestResult } from '../../../shared/contract'
 import type { HostErrorCode } from '../../../shared/errors'
 
 /** A request the Host refused, with its message; `code` lets a view act on it (e.g. `auth_required`). */

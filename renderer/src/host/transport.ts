@@ -1,9 +1,4 @@
-import {
-  wireServerMessageSchema,
-  type HostEvent,
-  type HostTransport,
-  type WireResponse
-} from '../../../shared/contract'
+import { wireServerMessageSchema, type HostEvent, type HostTransport, type WireResponse } from '../../../shared/contract'
 
 /**
  * Picks how this page reaches the Host. Inside Electron the preload exposes a

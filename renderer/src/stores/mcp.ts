@@ -129,7 +129,8 @@ export const useMcpStore = defineStore('mcp', () => {
 
 /** A profile as a save request that changes nothing: secrets are sent without a value, which keeps the stored ones. */
 export function inputOf(profile: McpProfileView): McpProfileInput {
-  const pairs = (list: McpProfileView['env']) => list.map((p) => (p.secret ? { name: p.name, secret: true } : { name: p.name, value: p.value, secret: false }))
+  const pairs = (list: McpProfileView['env']) =>
+    list.map((p) => (p.secret ? { name: p.name, secret: true } : { name: p.name, value: p.value, secret: false }))
   return {
     id: profile.id,
     name: profile.name,

@@ -146,10 +146,7 @@ export const usePanesStore = defineStore('panes', () => {
 
   function persist(): void {
     try {
-      localStorage.setItem(
-        STORAGE_KEY,
-        JSON.stringify({ panes: panes.value, focused: focusedId.value, maximised: maximisedId.value })
-      )
+      localStorage.setItem(STORAGE_KEY, JSON.stringify({ panes: panes.value, focused: focusedId.value, maximised: maximisedId.value }))
     } catch {
       // Storage may be unavailable (private mode); the layout is then not kept.
     }

@@ -29,9 +29,7 @@ export const useProjectsStore = defineStore('projects', () => {
   /** A project's sessions grouped by agent, newest first; the group with the newest session comes first. */
   function groupsOf(projectId: string): AgentGroup[] {
     const byAgent = new Map<string, SessionRecord[]>()
-    const list = sessions.value
-      .filter((s) => s.projectId === projectId)
-      .sort((a, b) => b.updatedAt.localeCompare(a.updatedAt))
+    const list = sessions.value.filter((s) => s.projectId === projectId).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt))
     for (const session of list) {
       const group = byAgent.get(session.agentId)
       if (group) group.push(session)

@@ -77,9 +77,7 @@ export const useSessionsStore = defineStore('sessions', () => {
   const loading = new Map<string, Promise<void>>()
   const held = new Map<string, Held[]>()
 
-  const openSession = computed<SessionRecord | null>(() =>
-    openId.value ? (projects.sessionById(openId.value) ?? null) : null
-  )
+  const openSession = computed<SessionRecord | null>(() => (openId.value ? (projects.sessionById(openId.value) ?? null) : null))
 
   function stateOf(id: string): SessionState {
     return states.value[id] ?? { id, status: 'idle' }
@@ -241,7 +239,9 @@ export const useSessionsStore = defineStore('sessions', () => {
       open.firstOffset = page.firstOffset
       open.records = page.firstSeq > 0 ? markRaw(records) : null
       if (page.skippedLines > 0) {
-        notices.report(`${page.skippedLines} damaged line${page.skippedLines === 1 ? '' : 's'} of this conversation could not be read and ${page.skippedLines === 1 ? 'was' : 'were'} skipped.`)
+        notices.report(
+          `${page.skippedLines} damaged line${page.skippedLines === 1 ? '' : 's'} of this conversation could not be read and ${page.skippedLines === 1 ? 'was' : 'were'} skipped.`
+        )
       }
       return true
     } catch (error) {
@@ -261,7 +261,6 @@ export const useSessionsStore = defineStore('sessions', () => {
   function reloadThreads(): void {
     for (const id of Object.keys(threads.value)) void loadThread(id)
   }
-
 
   function forget(id: string): void {
     delete threads.value[id]
