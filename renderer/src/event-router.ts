@@ -7,6 +7,7 @@ import { useNoticesStore } from './stores/notices'
 import { usePermissionsStore } from './stores/permissions'
 import { useProjectsStore } from './stores/projects'
 import { useSessionsStore } from './stores/sessions'
+import { useThreadsStore } from './stores/threads'
 
 /**
  * The one place Host events go to the stores, above them all: each event to
@@ -18,11 +19,12 @@ export function routeEvents(events: HostEvent[]): void {
   const projects = useProjectsStore()
   const agents = useAgentsStore()
   const sessions = useSessionsStore()
+  const threads = useThreadsStore()
   for (const event of events) {
     try {
       switch (event.type) {
         case 'session.records':
-          sessions.receiveRecords(event.payload.id, event.payload.seq, event.payload.records)
+          threads.receiveRecords(event.payload.id, event.payload.seq, event.payload.records)
           break
         case 'session.state':
           sessions.receiveState(event.payload)

@@ -9,6 +9,7 @@ import ComposerBox from '../../renderer/src/components/session/ComposerBox.vue'
 import { useAgentsStore } from '../../renderer/src/stores/agents'
 import { useProjectsStore } from '../../renderer/src/stores/projects'
 import { useSessionsStore } from '../../renderer/src/stores/sessions'
+import { useThreadsStore } from '../../renderer/src/stores/threads'
 import { FakeHost } from './fake-host'
 
 const at = '2026-01-01T00:00:00.000Z'
@@ -66,7 +67,7 @@ function setUp(acceptsImages = true): void {
     { name: 'review', description: 'Review the current changes' },
     { name: 'test', description: 'Run the tests', input: { hint: 'which tests' } }
   ]
-  sessions.threads.s1 = { thread, nextSeq: 1, skippedLines: 0, firstSeq: 0, firstOffset: 0, records: null, loadingEarlier: false }
+  useThreadsStore().threads.s1 = { thread, nextSeq: 1, skippedLines: 0, firstSeq: 0, firstOffset: 0, records: null, loadingEarlier: false }
   sessions.states.s1 = { id: 's1', status: 'ready' }
 }
 

@@ -7,6 +7,7 @@ import type { SessionSnapshot } from '../../shared/contract'
 import type { SessionRecord } from '../../shared/domain'
 import type { TranscriptRecord } from '../../shared/transcript'
 import { useSessionsStore } from '../../renderer/src/stores/sessions'
+import { useThreadsStore } from '../../renderer/src/stores/threads'
 import { FakeHost, nextFrame } from './fake-host'
 
 const at = '2026-01-01T00:00:00.000Z'
@@ -42,7 +43,7 @@ beforeEach(() => {
 })
 
 function assistantText(sessions: ReturnType<typeof useSessionsStore>): string | undefined {
-  const entry = sessions.threads.s1?.thread.entries.find((e) => e.kind === 'assistant')
+  const entry = useThreadsStore().threads.s1?.thread.entries.find((e) => e.kind === 'assistant')
   return entry && 'text' in entry ? entry.text : undefined
 }
 
@@ -51,8 +52,8 @@ describe('the sessions store', () => {
     const sessions = useSessionsStore()
     await sessions.open('s1')
     expect(sessions.openId).toBe('s1')
-    expect(sessions.threads.s1.thread.entries).toEqual([{ kind: 'user', id: 'r1', text: 'hello' }])
-    expect(sessions.threads.s1.nextSeq).toBe(2)
+    expect(useThreadsStore().threads.s1.thread.entries).toEqual([{ kind: 'user', id: 'r1', text: 'hello' }])
+    expect(useThreadsStore().threads.s1.nextSeq).toBe(2)
     expect(sessions.stateOf('s1').status).toBe('running')
   })
 
@@ -67,7 +68,7 @@ describe('the sessions store', () => {
     expect(runs).toBe(1)
     // Three messages from the Host, each its own task, as over a WebSocket.
     for (const [i, text] of ['Hel', 'lo ', 'there'].entries()) {
-      sessions.receiveRecords('s1', 2 + i, [chunk(text)])
+      useThreadsStore().receiveRecords('s1', 2 + i, [chunk(text)])
       await nextTick()
     }
     expect(assistantText(sessions)).toBeUndefined()
@@ -76,7 +77,7 @@ describe('the sessions store', () => {
     await nextTick()
     expect(assistantText(sessions)).toBe('Hello there')
     expect(runs).toBe(2)
-    expect(sessions.threads.s1.nextSeq).toBe(5)
+    expect(useThreadsStore().threads.s1.nextSeq).toBe(5)
   })
 
   it('skips what the snapshot already holds when a session is opened mid-stream', async () => {
@@ -84,9 +85,9 @@ describe('the sessions store', () => {
     const sessions = useSessionsStore()
     await sessions.open('s1')
     // An event sent before the snapshot was read, arriving after it, then a new one.
-    sessions.receiveRecords('s1', 2, [chunk('one '), chunk('two ')])
-    sessions.receiveRecords('s1', 4, [chunk('three')])
-    sessions.flushRecords()
+    useThreadsStore().receiveRecords('s1', 2, [chunk('one '), chunk('two ')])
+    useThreadsStore().receiveRecords('s1', 4, [chunk('three')])
+    useThreadsStore().flushRecords()
     expect(assistantText(sessions)).toBe('one two three')
   })
 
@@ -95,11 +96,11 @@ describe('the sessions store', () => {
     await sessions.open('s1')
     transcript.push(chunk('lost '), chunk('found'))
     // seq 3 arrives but 2 never did (the connection dropped).
-    sessions.receiveRecords('s1', 3, [chunk('found')])
-    sessions.flushRecords()
+    useThreadsStore().receiveRecords('s1', 3, [chunk('found')])
+    useThreadsStore().flushRecords()
     await expect.poll(() => assistantText(sessions)).toBe('lost found')
     expect(fake.calls('sessions.open')).toHaveLength(2)
-    expect(sessions.threads.s1.nextSeq).toBe(4)
+    expect(useThreadsStore().threads.s1.nextSeq).toBe(4)
   })
 
   it('shows an entry asked for from elsewhere: opens its session and names the entry', async () => {

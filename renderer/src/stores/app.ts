@@ -10,6 +10,7 @@ import { useNoticesStore } from './notices'
 import { usePermissionsStore } from './permissions'
 import { useProjectsStore } from './projects'
 import { useSessionsStore } from './sessions'
+import { useThreadsStore } from './threads'
 
 /**
  * The app as a whole: what the Host says about itself, the link to it, and
@@ -67,7 +68,7 @@ export const useAppStore = defineStore('app', () => {
     if (state === 'connected' && wasDisconnected) {
       wasDisconnected = false
       void load()
-      useSessionsStore().reloadThreads()
+      useThreadsStore().reloadAll()
     }
   }
 

@@ -1,0 +1,214 @@
+import { defineStore } from 'pinia'
+import { markRaw, ref } from 'vue'
+import type { SessionSnapshot } from '../../../shared/contract'
+import { applyRecordAt, createThread, type Thread } from '../../../shared/thread'
+import type { TranscriptRecord } from '../../../shared/transcript'
+import { host, messageOf } from '../host/client'
+import { useNoticesStore } from './notices'
+import { useProjectsStore } from './projects'
+
+/**
+ * The thread cache: the threads of the sessions that were opened. A thread is
+ * the snapshot from `sessions.open` (the transcript's tail) folded with the
+ * shared `applyRecordAt`, then live `session.records` applied from the
+ * snapshot's `nextSeq` on, once a frame, so a session opened mid-stream shows
+ * each record exactly once; earlier pages are loaded on demand. Threads stay
+ * after another session is opened: several may stream at once.
+ */
+
+export interface OpenThread {
+  thread: Thread
+  /** seq of the next record this thread expects. */
+  nextSeq: number
+  skippedLines: number
+  /** seq and byte offset of the first record shown: above 0, earlier records can still be loaded. */
+  firstSeq: number
+  firstOffset: number
+  /**
+   * The records shown, kept while earlier ones are missing (firstSeq > 0):
+   * loading earlier records folds them all again, in order.
+   */
+  records: TranscriptRecord[] | null
+  loadingEarlier: boolean
+}
+
+/** Records shown when a conversation opens: its last turns (a long transcript is never read whole for the first screen). */
+const TAIL_RECORDS = 400
+/** Records added by each "load earlier". */
+const EARLIER_RECORDS = 800
+
+/** Records that arrived for a session while its snapshot was on its way, in order. */
+type Held = { seq: number; records: TranscriptRecord[] }
+
+/**
+ * Folds records that end just before `nextSeq`. Entries are named after their
+ * records' seqs (counted back from the end), so when earlier records are
+ * folded in front later, the entries already shown keep their ids and the
+ * list keeps the reader's place.
+ */
+function foldAll(records: TranscriptRecord[], nextSeq: number): Thread {
+  const thread = createThread()
+  const first = nextSeq - records.length
+  for (let i = 0; i < records.length; i++) applyRecordAt(thread, records[i], first + i)
+  return thread
+}
+
+export const useThreadsStore = defineStore('threads', () => {
+  const notices = useNoticesStore()
+  const threads = ref<Record<string, OpenThread>>({})
+  /** Why a session's transcript could not be opened, by session id. */
+  const loadErrors = ref<Record<string, string>>({})
+  const loading = new Map<string, Promise<SessionSnapshot | null>>()
+  const held = new Map<string, Held[]>()
+
+  /** Resolves once the session's snapshot under way (if any) is in. */
+  async function loaded(id: string): Promise<void> {
+    await loading.get(id)
+  }
+
+  /** Fetches the snapshot and (re)builds the thread; live records meanwhile are held and applied after. */
+  function load(id: string): Promise<SessionSnapshot | null> {
+    const inFlight = loading.get(id)
+    if (inFlight) return inFlight
+    held.set(id, [])
+    const run = (async (): Promise<SessionSnapshot | null> => {
+      let loaded: SessionSnapshot | null = null
+      try {
+        const snapshot = await host().request('sessions.open', { id, tail: TAIL_RECORDS })
+        // Fold the snapshot before it becomes reactive: one render however long the transcript is.
+        threads.value[id] = {
+          thread: foldAll(snapshot.records, snapshot.nextSeq),
+          nextSeq: snapshot.nextSeq,
+          skippedLines: snapshot.skippedLines,
+          firstSeq: snapshot.firstSeq,
+          firstOffset: snapshot.firstOffset,
+          records: snapshot.firstSeq > 0 ? markRaw(snapshot.records) : null,
+          loadingEarlier: false
+        }
+        useProjectsStore().upsertSession(snapshot.record)
+        delete loadErrors.value[id]
+        loaded = snapshot
+        if (snapshot.skippedLines > 0) {
+          notices.report(
+            `${snapshot.skippedLines} damaged line${snapshot.skippedLines === 1 ? '' : 's'} of “${snapshot.record.title}” could not be read and ${snapshot.skippedLines === 1 ? 'was' : 'were'} skipped.`
+          )
+        }
+      } catch (error) {
+        loadErrors.value[id] = messageOf(error)
+        notices.report(`Could not open the conversation: ${messageOf(error)}`)
+      } finally {
+        const pending = held.get(id) ?? []
+        held.delete(id)
+        loading.delete(id)
+        // Without a fresh snapshot the held records cannot be placed safely; the next open fetches them.
+        if (loaded) for (const item of pending) applyRecords(id, item.seq, item.records)
+      }
+      return loaded
+    })()
+    loading.set(id, run)
+    return run
+  }
+
+  /**
+   * A `session.records` event: `seq` is records[0]'s, the rest follow
+   * consecutively. Records are applied once per animation frame, in arrival
+   * order: however fast an agent streams, the thread is folded and rendered
+   * at most once a frame. (A timer stands in when frames stop, e.g. in a
+   * hidden window.)
+   */
+  function receiveRecords(id: string, seq: number, records: TranscriptRecord[]): void {
+    incoming.push({ id, seq, records })
+    if (flushScheduled) return
+    flushScheduled = true
+    frame = typeof requestAnimationFrame === 'function' ? requestAnimationFrame(flushRecords) : null
+    fallback = setTimeout(flushRecords, FLUSH_FALLBACK_MS)
+  }
+
+  const incoming: { id: string; seq: number; records: TranscriptRecord[] }[] = []
+  const FLUSH_FALLBACK_MS = 100
+  let flushScheduled = false
+  let frame: number | null = null
+  let fallback: ReturnType<typeof setTimeout> | null = null
+
+  /** Applies every record received so far (the next frame would). */
+  function flushRecords(): void {
+    if (!flushScheduled) return
+    flushScheduled = false
+    if (frame !== null && typeof cancelAnimationFrame === 'function') cancelAnimationFrame(frame)
+    if (fallback !== null) clearTimeout(fallback)
+    frame = null
+    fallback = null
+    for (const batch of incoming.splice(0)) applyRecords(batch.id, batch.seq, batch.records)
+  }
+
+  function applyRecords(id: string, seq: number, records: TranscriptRecord[]): void {
+    const queue = held.get(id)
+    if (queue) {
+      queue.push({ seq, records })
+      return
+    }
+    const open = threads.value[id]
+    if (!open) return
+    if (seq > open.nextSeq) {
+      // Records were missed (e.g. while the connection was down): fetch the snapshot again.
+      void load(id)
+      held.get(id)?.push({ seq, records })
+      return
+    }
+    for (let i = 0; i < records.length; i++) {
+      if (seq + i < open.nextSeq) continue
+      applyRecordAt(open.thread, records[i], seq + i)
+      open.records?.push(records[i])
+      open.nextSeq = seq + i + 1
+    }
+  }
+
+  /**
+   * Loads the records before the first one shown (a long conversation opens
+   * at its end) and folds the thread again with them. Resolves false when
+   * there is nothing earlier.
+   */
+  async function loadEarlier(id: string): Promise<boolean> {
+    const open = threads.value[id]
+    if (!open || open.firstSeq === 0 || open.loadingEarlier || loading.has(id)) return false
+    open.loadingEarlier = true
+    try {
+      const page = await host().request('transcripts.read', {
+        id,
+        before: open.firstSeq,
+        offset: open.firstOffset,
+        limit: EARLIER_RECORDS
+      })
+      // The thread may have been reloaded meanwhile (a reconnect): then this page no longer fits.
+      if (threads.value[id] !== open) return false
+      const records = page.records.concat(open.records ?? [])
+      open.thread = foldAll(records, open.nextSeq)
+      open.firstSeq = page.firstSeq
+      open.firstOffset = page.firstOffset
+      open.records = page.firstSeq > 0 ? markRaw(records) : null
+      if (page.skippedLines > 0) {
+        notices.report(
+          `${page.skippedLines} damaged line${page.skippedLines === 1 ? '' : 's'} of this conversation could not be read and ${page.skippedLines === 1 ? 'was' : 'were'} skipped.`
+        )
+      }
+      return true
+    } catch (error) {
+      notices.report(`Could not load the earlier part of the conversation: ${messageOf(error)}`)
+      return false
+    } finally {
+      open.loadingEarlier = false
+    }
+  }
+
+  /** After a reconnect: events were missed, so every kept thread is fetched again. */
+  function reloadAll(): void {
+    for (const id of Object.keys(threads.value)) void load(id)
+  }
+
+  function forget(id: string): void {
+    delete threads.value[id]
+    delete loadErrors.value[id]
+  }
+
+  return { threads, loadErrors, load, loaded, loadEarlier, receiveRecords, flushRecords, reloadAll, forget }
+})
