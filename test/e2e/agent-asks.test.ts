@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
-import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { launchBrowser, screenshot, serve, watchConsole } from './browser'
+import { removeDir, scriptedAgent, tempDir } from '../helpers'
+import { closeBrowserHost, openBrowserHost, screenshot, watchConsole } from './browser'
 
 /**
  * What an agent asks of the user, in the browser: a terminal sign-in typed
@@ -21,15 +21,11 @@ let server: RunningServer
 beforeAll(async () => {
   root = await tempDir('e2e-asks')
   await mkdir(join(root, 'project'), { recursive: true })
-  browser = await launchBrowser()
-  host = await openHost(join(root, 'data'))
-  server = await serve(host)
+  ;({ browser, host, server } = await openBrowserHost(join(root, 'data')))
 })
 
 afterAll(async () => {
-  await browser?.close()
-  await server?.close()
-  await host?.close()
+  await closeBrowserHost({ browser, host, server })
   await removeDir(root)
 })
 

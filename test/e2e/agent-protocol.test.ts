@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
-import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { launchBrowser, screenshot, serve, watchConsole } from './browser'
+import { removeDir, scriptedAgent, tempDir } from '../helpers'
+import { closeBrowserHost, openBrowserHost, screenshot, watchConsole } from './browser'
 
 /**
  * The agent's ACP protocol version in the window: shown beside the agent in the
@@ -23,16 +23,12 @@ beforeAll(async () => {
   root = await tempDir('e2e-protocol')
   projectDir = join(root, 'my-project')
   await mkdir(projectDir, { recursive: true })
-  browser = await launchBrowser()
-  host = await openHost(join(root, 'data'))
-  server = await serve(host)
+  ;({ browser, host, server } = await openBrowserHost(join(root, 'data')))
   await host.request('projects.add', { cwd: projectDir })
 })
 
 afterAll(async () => {
-  await browser?.close()
-  await server?.close()
-  await host?.close()
+  await closeBrowserHost({ browser, host, server })
   await removeDir(root)
 })
 

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
+import { openHost } from '../helpers'
 import { startWsServer, type RunningServer } from '../../electron/host/ws-server'
 
 /** Headless Chromium (Debian's) against the real renderer build, served by the real host. */
@@ -72,4 +73,25 @@ export async function whileHostRestarts<T>(problems: string[], restart: () => Pr
   const during = problems.splice(from)
   problems.push(...during.filter((problem) => !REFUSED_RECONNECT.test(problem)))
   return result
+}
+
+/** What an end-to-end file runs against: Chromium, a real Host on a data folder, and the WebSocket server in front of it. */
+export interface BrowserHost {
+  browser: Browser
+  host: Host
+  server: RunningServer
+}
+
+/** Starts the browser, the Host on `dataDir` and its server: the set-up every end-to-end file shares. */
+export async function openBrowserHost(dataDir: string): Promise<BrowserHost> {
+  const browser = await launchBrowser()
+  const host = await openHost(dataDir)
+  return { browser, host, server: await serve(host) }
+}
+
+/** Closes what openBrowserHost opened (any part may be missing after a failed start). */
+export async function closeBrowserHost(fixture: Partial<BrowserHost>): Promise<void> {
+  await fixture.browser?.close()
+  await fixture.server?.close()
+  await fixture.host?.close()
 }

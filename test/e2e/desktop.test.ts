@@ -5,8 +5,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { scriptedAgentCommand } from '../agent/spawn'
-import { openHost, removeDir, tempDir } from '../helpers'
-import { launchBrowser, screenshot, serve, watchConsole } from './browser'
+import { removeDir, tempDir } from '../helpers'
+import { closeBrowserHost, openBrowserHost, screenshot, watchConsole } from './browser'
 
 /**
  * The Agents page, the theme, the shortcut list and notifications, by clicking
@@ -27,9 +27,7 @@ const SECRET = 'sekret-token-4711'
 beforeAll(async () => {
   root = await tempDir('e2e-desktop')
   await mkdir(join(root, 'my-project'), { recursive: true })
-  browser = await launchBrowser()
-  host = await openHost(join(root, 'data'))
-  server = await serve(host)
+  ;({ browser, host, server } = await openBrowserHost(join(root, 'data')))
   await host.request('projects.add', { cwd: join(root, 'my-project') })
   // Reduced motion: no transitions half-way in a screenshot.
   context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light', reducedMotion: 'reduce' })
@@ -54,9 +52,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await context?.close()
-  await browser?.close()
-  await server?.close()
-  await host?.close()
+  await closeBrowserHost({ browser, host, server })
   await removeDir(root)
 })
 

@@ -6,9 +6,9 @@ import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { findExecutable } from '../../electron/host/executables'
-import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { removeDir, scriptedAgent, tempDir } from '../helpers'
 import { startTinyHttpServer, tinyServerCommand, type TinyHttpServer } from '../mcp/tiny-server'
-import { launchBrowser, screenshot, serve, watchConsole } from './browser'
+import { closeBrowserHost, openBrowserHost, screenshot, watchConsole } from './browser'
 
 /**
  * The MCP page by clicking and typing: add a server with a secret, test its
@@ -26,16 +26,12 @@ let tinyHttp: TinyHttpServer
 beforeAll(async () => {
   root = await tempDir('e2e-mcp')
   await mkdir(join(root, 'my-project'), { recursive: true })
-  browser = await launchBrowser()
-  host = await openHost(join(root, 'data'))
-  server = await serve(host)
+  ;({ browser, host, server } = await openBrowserHost(join(root, 'data')))
   tinyHttp = await startTinyHttpServer()
 })
 
 afterAll(async () => {
-  await browser?.close()
-  await server?.close()
-  await host?.close()
+  await closeBrowserHost({ browser, host, server })
   await tinyHttp?.close()
   await removeDir(root)
 })

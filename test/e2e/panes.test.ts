@@ -5,7 +5,7 @@ import type { Browser, Locator, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { launchBrowser, screenshot, serve, watchConsole } from './browser'
+import { closeBrowserHost, openBrowserHost, screenshot, watchConsole, serve } from './browser'
 
 /**
  * Side by side: two sessions of two different agents, each in its own pane,
@@ -25,15 +25,11 @@ beforeAll(async () => {
   projectDir = join(root, 'acme-api')
   await mkdir(join(projectDir, 'src'), { recursive: true })
   await writeFile(join(projectDir, 'src', 'server.ts'), 'export const port = 8080\n')
-  browser = await launchBrowser()
-  host = await openHost(join(root, 'data'))
-  server = await serve(host)
+  ;({ browser, host, server } = await openBrowserHost(join(root, 'data')))
 })
 
 afterAll(async () => {
-  await browser?.close()
-  await server?.close()
-  await host?.close()
+  await closeBrowserHost({ browser, host, server })
   await removeDir(root)
 })
 

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Locator, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
-import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { launchBrowser, screenshot, serve, watchConsole } from './browser'
+import { removeDir, scriptedAgent, tempDir } from '../helpers'
+import { closeBrowserHost, openBrowserHost, screenshot, watchConsole } from './browser'
 
 /**
  * The sidebar by mouse and keyboard: projects added, renamed, reordered and
@@ -24,15 +24,11 @@ beforeAll(async () => {
   root = await tempDir('e2e-sidebar')
   dataDir = join(root, 'data')
   for (const name of ['alpha', 'beta', 'gamma']) await mkdir(join(root, name), { recursive: true })
-  browser = await launchBrowser()
-  host = await openHost(dataDir)
-  server = await serve(host)
+  ;({ browser, host, server } = await openBrowserHost(dataDir))
 })
 
 afterAll(async () => {
-  await browser?.close()
-  await server?.close()
-  await host?.close()
+  await closeBrowserHost({ browser, host, server })
   await removeDir(root)
 })
 

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
-import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { launchBrowser, screenshot, serve, watchConsole } from './browser'
+import { removeDir, scriptedAgent, tempDir } from '../helpers'
+import { closeBrowserHost, openBrowserHost, screenshot, watchConsole } from './browser'
 
 /**
  * The thread view in Chromium, against `serve` and the scripted agent: code,
@@ -26,19 +26,15 @@ beforeAll(async () => {
   await mkdir(join(projectDir, 'src'), { recursive: true })
   await writeFile(join(projectDir, 'src', 'example.ts'), 'export const x = 1\n')
   await writeFile(join(projectDir, 'README.md'), '# My project\n')
-  host = await openHost(join(root, 'data'))
-  server = await serve(host)
+  ;({ browser, host, server } = await openBrowserHost(join(root, 'data')))
   await host.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_SESSION_STATE: '1' }, 'Scripted'))
   await host.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_CHUNK_DELAY_MS: '12' }, 'Streamer'))
   await host.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_PROMPT: 'image,embeddedContext' }, 'Seer'))
   await host.request('projects.add', { cwd: projectDir })
-  browser = await launchBrowser()
 })
 
 afterAll(async () => {
-  await browser?.close()
-  await server?.close()
-  await host?.close()
+  await closeBrowserHost({ browser, host, server })
   await removeDir(root)
 })
 

@@ -5,8 +5,8 @@ import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { XSS_CORPUS } from '../agent/xss-corpus'
-import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { launchBrowser, screenshot, serve } from './browser'
+import { removeDir, scriptedAgent, tempDir } from '../helpers'
+import { closeBrowserHost, openBrowserHost, screenshot } from './browser'
 
 /**
  * Hostile agent output in the real renderer: the scripted agent streams the
@@ -31,17 +31,13 @@ beforeAll(async () => {
   root = await tempDir('e2e-xss')
   const projectDir = join(root, 'project')
   await mkdir(projectDir, { recursive: true })
-  host = await openHost(join(root, 'data'))
-  server = await serve(host)
+  ;({ browser, host, server } = await openBrowserHost(join(root, 'data')))
   await host.request('agents.add', scriptedAgent(join(root, 'agent-state')))
   await host.request('projects.add', { cwd: projectDir })
-  browser = await launchBrowser()
 })
 
 afterAll(async () => {
-  await browser?.close()
-  await server?.close()
-  await host?.close()
+  await closeBrowserHost({ browser, host, server })
   await removeDir(root)
 })
 
