@@ -283,6 +283,22 @@ export function applyRecordAt(thread: Thread, record: TranscriptRecord, seq: num
   }
 }
 
+/** Records a conversation opens with: the window shows this tail of a transcript, and a continued session folds the same. */
+export const TAIL_RECORDS = 400
+
+/**
+ * Folds records that end just before `nextSeq` (a transcript's tail). Entries
+ * are named after their records' seqs, counted back from the end, so when
+ * earlier records are folded in front later, the entries already shown keep
+ * their ids.
+ */
+export function foldTail(records: TranscriptRecord[], nextSeq: number): Thread {
+  const thread = createThread()
+  const first = nextSeq - records.length
+  for (let i = 0; i < records.length; i++) applyRecordAt(thread, records[i], first + i)
+  return thread
+}
+
 function lastOfKindInTurn(thread: Thread, kind: ThreadEntry['kind']): ThreadEntry | undefined {
   for (let i = thread.entries.length - 1; i >= 0; i--) {
     const entry = thread.entries[i]

@@ -1,6 +1,6 @@
 import { RequestError } from '@agentclientprotocol/sdk'
 import type { SessionRecord, SessionState } from '../../../shared/domain'
-import { applyRecordAt, createThread, type Thread } from '../../../shared/thread'
+import { applyRecordAt, foldTail, TAIL_RECORDS, type Thread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import type { AgentConnection } from '../agent/connection'
 import type { CheckedNotification } from '../agent/updates'
@@ -46,8 +46,6 @@ export interface RegistryOptions {
 const MAX_EARLY_UPDATES = 1000
 /** Session ids held that way at most: an agent sending updates for made-up sessions cannot grow memory. */
 const MAX_EARLY_SESSIONS = 16
-/** Records a continued session folds from the end of its transcript: the window opens the same tail. */
-export const LIVE_TAIL_RECORDS = 400
 
 export class SessionRegistry {
   private readonly live = new Map<string, LiveSession>()
@@ -87,7 +85,7 @@ export class SessionRegistry {
     await this.releasing.get(record.id)
     const loaded = this.live.get(record.id)
     if (loaded) return loaded
-    const tail = await readTranscriptTail(transcriptPath(this.options.transcriptDir, record.id), { limit: LIVE_TAIL_RECORDS })
+    const tail = await readTranscriptTail(transcriptPath(this.options.transcriptDir, record.id), { limit: TAIL_RECORDS })
     // Another request may have loaded it while the tail was read.
     return this.live.get(record.id) ?? this.add(record, this.writerFor(record.id, tail.nextSeq, tail.endsClean), tail.records)
   }
@@ -195,11 +193,8 @@ export class SessionRegistry {
   }
 
   private add(record: SessionRecord, writer: TranscriptWriter, history: TranscriptRecord[]): LiveSession {
-    // Entries are named after their records' seqs, as the renderer and search name them (applyRecordAt);
-    // the history ends just before the writer's next seq.
-    const thread = createThread()
-    const first = writer.nextSeq - history.length
-    for (let i = 0; i < history.length; i++) applyRecordAt(thread, history[i], first + i)
+    // Entries are named as the window names them: the history ends just before the writer's next seq.
+    const thread = foldTail(history, writer.nextSeq)
     const live: LiveSession = { record, writer, thread, connection: null, connecting: null, abortConnecting: null, inTurn: false, cancelTimer: null }
     this.live.set(record.id, live)
     return live

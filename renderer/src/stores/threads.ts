@@ -1,7 +1,7 @@
 import { defineStore } from 'pinia'
 import { markRaw, ref } from 'vue'
 import type { SessionSnapshot } from '../../../shared/contract'
-import { applyRecordAt, createThread, type Thread } from '../../../shared/thread'
+import { applyRecordAt, foldTail, TAIL_RECORDS, type Thread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import { host, messageOf } from '../host/client'
 import { useNoticesStore } from './notices'
@@ -32,26 +32,11 @@ export interface OpenThread {
   loadingEarlier: boolean
 }
 
-/** Records shown when a conversation opens: its last turns (a long transcript is never read whole for the first screen). */
-const TAIL_RECORDS = 400
 /** Records added by each "load earlier". */
 const EARLIER_RECORDS = 800
 
 /** Records that arrived for a session while its snapshot was on its way, in order. */
 type Held = { seq: number; records: TranscriptRecord[] }
-
-/**
- * Folds records that end just before `nextSeq`. Entries are named after their
- * records' seqs (counted back from the end), so when earlier records are
- * folded in front later, the entries already shown keep their ids and the
- * list keeps the reader's place.
- */
-function foldAll(records: TranscriptRecord[], nextSeq: number): Thread {
-  const thread = createThread()
-  const first = nextSeq - records.length
-  for (let i = 0; i < records.length; i++) applyRecordAt(thread, records[i], first + i)
-  return thread
-}
 
 export const useThreadsStore = defineStore('threads', () => {
   const notices = useNoticesStore()
@@ -77,7 +62,7 @@ export const useThreadsStore = defineStore('threads', () => {
         const snapshot = await host().request('sessions.open', { id, tail: TAIL_RECORDS })
         // Fold the snapshot before it becomes reactive: one render however long the transcript is.
         threads.value[id] = {
-          thread: foldAll(snapshot.records, snapshot.nextSeq),
+          thread: foldTail(snapshot.records, snapshot.nextSeq),
           nextSeq: snapshot.nextSeq,
           skippedLines: snapshot.skippedLines,
           firstSeq: snapshot.firstSeq,
@@ -182,7 +167,7 @@ export const useThreadsStore = defineStore('threads', () => {
       // The thread may have been reloaded meanwhile (a reconnect): then this page no longer fits.
       if (threads.value[id] !== open) return false
       const records = page.records.concat(open.records ?? [])
-      open.thread = foldAll(records, open.nextSeq)
+      open.thread = foldTail(records, open.nextSeq)
       open.firstSeq = page.firstSeq
       open.firstOffset = page.firstOffset
       open.records = page.firstSeq > 0 ? markRaw(records) : null
