@@ -224,7 +224,7 @@ export class Host {
     for (const live of this.registry.on(connection)) {
       this.registry.detach(live)
       if (this.registry.stateOf(live.record.id).status !== 'running') {
-        this.registry.setState(live.record.id, { status: 'idle', permissions: [], error: state.message })
+        this.registry.setState(live.record.id, { status: 'idle', error: state.message })
       }
     }
   }

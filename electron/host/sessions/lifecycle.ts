@@ -202,7 +202,7 @@ export class SessionLifecycle {
       }
       registry.detach(live)
     }
-    registry.setState(id, { status: 'idle', error: undefined, permissions: [] })
+    registry.setState(id, { status: 'idle', error: undefined })
   }
 
   /** Out of Switchboard, and out of the agent where it announces session/delete. */

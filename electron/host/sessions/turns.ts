@@ -76,8 +76,8 @@ export class Turns {
     const { registry, broker } = this.deps
     const live = registry.get(id)
     live?.abortConnecting?.abort()
+    // The broker settles the session's questions and reports its now empty list into the session's state.
     broker.cancelFor(id)
-    registry.setState(id, { permissions: [] })
     const connection = live?.connection
     if (!live || !connection?.isAlive || !live.record.acpSessionId) return
     await connection.acp.cancel({ sessionId: live.record.acpSessionId })
