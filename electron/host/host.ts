@@ -85,6 +85,7 @@ export class Host {
     private readonly lock: DataLock
   ) {
     const { dataDir, version, cancelGraceMs, agentIdleMs } = options
+    const transcriptDir = join(dataDir, 'transcripts')
     const events = this.events
     const records = new Records(store, events)
     const secrets = options.secrets ?? new MemorySecretStore()
@@ -97,7 +98,7 @@ export class Host {
       permissionsChanged: (id, permissions) => registry.setState(id, { permissions })
     }))
     const registry = (this.registry = new SessionRegistry({
-      transcriptDir: join(dataDir, 'transcripts'),
+      transcriptDir,
       records,
       events,
       onDetach: (id) => {
@@ -124,7 +125,7 @@ export class Host {
     const turns = new Turns({ records, registry, supervisor, mcp, broker, connector, cancelGraceMs: cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS })
     const lifecycle = new SessionLifecycle({ records, registry, supervisor, mcp, turns, dataDir })
     this.search = new SearchIndex({
-      transcriptDir: join(dataDir, 'transcripts'),
+      transcriptDir,
       projects: () => store.data.projects,
       sessions: () => store.data.sessions,
       threadOf: (id) => registry.get(id)?.thread

@@ -10,7 +10,7 @@ import type { AgentConnection } from '../agent/connection'
 import { authRequired } from '../agents/sign-in'
 import { assertDirectory } from '../folders'
 import { serversForAgent } from '../mcp/acp-servers'
-import { readTranscript, readTranscriptPage, readTranscriptTail, transcriptPath } from '../transcripts'
+import { readTranscript, readTranscriptPage, readTranscriptTail } from '../transcripts'
 import type { SessionDeps } from './connector'
 import { directoriesFor, sessionMcp, sessionStateFrom } from './records'
 import type { Turns } from './turns'
@@ -30,10 +30,6 @@ const MAX_LIST_PAGES = 100
 
 export class SessionLifecycle {
   constructor(private readonly deps: LifecycleDeps) {}
-
-  private get transcriptDir(): string {
-    return join(this.deps.dataDir, 'transcripts')
-  }
 
   async create(projectId: string, agentId: string): Promise<SessionRecord> {
     const { records, supervisor, mcp } = this.deps
@@ -78,8 +74,7 @@ export class SessionLifecycle {
       throw new Error(`${definition.name} cannot fork sessions (it does not announce session/fork)`)
     }
     if (!parent.acpSessionId) throw new Error('This session was never created by its agent and cannot be forked')
-    await registry.get(id)?.writer.flush()
-    const history = (await readTranscript(transcriptPath(this.transcriptDir, id))).records
+    const history = (await readTranscript(await registry.flushedTranscript(id))).records
     const servers = serversForAgent(prepared, connection.capabilities, definition.name)
     const params: ForkSessionRequest = {
       sessionId: parent.acpSessionId,
@@ -166,8 +161,7 @@ export class SessionLifecycle {
   async open(id: string, tail?: number): Promise<SessionSnapshot> {
     const { records, registry } = this.deps
     const record = records.session(id)
-    await registry.get(id)?.writer.flush()
-    const file = transcriptPath(this.transcriptDir, id)
+    const file = await registry.flushedTranscript(id)
     if (tail !== undefined) {
       const { records: lines, nextSeq, skippedLines, firstSeq, firstOffset } = await readTranscriptTail(file, { limit: tail })
       return { record, state: registry.stateOf(id), records: lines, nextSeq, skippedLines, firstSeq, firstOffset }
@@ -186,7 +180,7 @@ export class SessionLifecycle {
 
   async readEarlier(id: string, before: number, offset: number, limit: number): Promise<TranscriptPageResult> {
     this.deps.records.session(id)
-    return readTranscriptPage(transcriptPath(this.transcriptDir, id), before, offset, { limit })
+    return readTranscriptPage(this.deps.registry.transcriptFile(id), before, offset, { limit })
   }
 
   /** Ends the live session: `session/close` when the agent announces it; the conversation stays, ready to continue. */
@@ -236,7 +230,7 @@ export class SessionLifecycle {
     await registry.remove(id)
     records.data.sessions = records.data.sessions.filter((s) => s.id !== id)
     await records.store.save()
-    const file = transcriptPath(this.transcriptDir, id)
+    const file = registry.transcriptFile(id)
     if (keepTranscript) {
       // Kept out of transcripts/ so a rebuilt db.json does not bring the session back.
       await fs.mkdir(join(this.deps.dataDir, 'deleted-transcripts'), { recursive: true })

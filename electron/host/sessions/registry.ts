@@ -66,6 +66,17 @@ export class SessionRegistry {
     return [...this.live.values()].filter((l) => l.connection === connection)
   }
 
+  /** A session's transcript file. */
+  transcriptFile(id: string): string {
+    return transcriptPath(this.options.transcriptDir, id)
+  }
+
+  /** The transcript file once what the session has written so far is on disk (to read it). */
+  async flushedTranscript(id: string): Promise<string> {
+    await this.live.get(id)?.writer.flush()
+    return this.transcriptFile(id)
+  }
+
   /** A new session: its transcript starts with the header. */
   create(record: SessionRecord): LiveSession {
     const writer = this.writerFor(record.id, 0, true)
@@ -85,7 +96,7 @@ export class SessionRegistry {
     await this.releasing.get(record.id)
     const loaded = this.live.get(record.id)
     if (loaded) return loaded
-    const tail = await readTranscriptTail(transcriptPath(this.options.transcriptDir, record.id), { limit: TAIL_RECORDS })
+    const tail = await readTranscriptTail(this.transcriptFile(record.id), { limit: TAIL_RECORDS })
     // Another request may have loaded it while the tail was read.
     return this.live.get(record.id) ?? this.add(record, this.writerFor(record.id, tail.nextSeq, tail.endsClean), tail.records)
   }
@@ -201,7 +212,7 @@ export class SessionRegistry {
   }
 
   private writerFor(id: string, nextSeq: number, endsClean: boolean): TranscriptWriter {
-    return new TranscriptWriter(transcriptPath(this.options.transcriptDir, id), nextSeq, endsClean, (error) =>
+    return new TranscriptWriter(this.transcriptFile(id), nextSeq, endsClean, (error) =>
       this.setState(id, { error: `Could not write the transcript: ${error.message}` })
     )
   }
