@@ -136,6 +136,7 @@ describe('sessions in memory', () => {
     expect(entriesOf(thread, 'error')).toMatchObject([{ message: 'written while not loaded' }])
     expect(entriesOf(thread, 'assistant').map((e) => (e.kind === 'assistant' ? e.text : ''))).toEqual(['echo: first', 'echo: second'])
     // The session was read again from disk, not kept in memory: the seq the Host announced for the new prompt is its line.
+    host.events.flush() // events go out in batches: the turn can end before its batch does
     const announced = events.flatMap((e) => (e.type === 'session.records' ? e.payload.records.map((r, i) => ({ r, seq: e.payload.seq + i })) : []))
     const prompt = announced.find(({ r }) => r.t === 'prompt' && r.content.some((c) => c.type === 'text' && c.text === 'second'))
     expect(prompt).toBeDefined()
