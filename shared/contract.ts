@@ -15,6 +15,7 @@ import type {
 import { hostErrorCodes, type HostErrorCode } from './errors'
 import type { SearchResults } from './search'
 import type { TranscriptRecord } from './transcript'
+import type { ChangesResult, CheckpointView, MergeResult, ProjectGitInfo } from './workspace'
 import { mcpRequestParams, type McpRequestResults, type McpState } from './mcp'
 
 export { ipcChannels } from './ipc'
@@ -49,6 +50,14 @@ const attachmentSchema = z.discriminatedUnion('type', [
   })
 ])
 export type Attachment = z.infer<typeof attachmentSchema>
+
+/** A file named in the Changes view: relative to the session's folder (the Host keeps it inside). */
+const changePath = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((p) => !p.startsWith('/') && !/^[A-Za-z]:/.test(p) && !p.split(/[\\/]/).includes('..'), { message: 'A path inside the session folder' })
+const hunkRef = z.object({ index: z.number().int().min(0).max(100_000), header: z.string().min(1).max(200) })
 
 export const requestParams = {
   'app.info': z.object({}),
@@ -99,7 +108,13 @@ export const requestParams = {
   'agents.states': z.object({}),
   'sessions.list': z.object({ projectId: id.optional() }),
   'sessions.states': z.object({}),
-  'sessions.new': z.object({ projectId: id, agentId: id }),
+  /** `isolation`: work in the project's folder, or in a new git worktree on a new branch (`branch`, else one named after the session). */
+  'sessions.new': z.object({
+    projectId: id,
+    agentId: id,
+    isolation: z.enum(['folder', 'worktree']).default('folder'),
+    branch: z.string().trim().min(1).max(200).optional()
+  }),
   /** `tail`: only the last records (at least that many, back to the start of a turn); else the whole transcript. */
   'sessions.open': z.object({ id, tail: z.number().int().min(1).max(100_000).optional() }),
   'sessions.continue': z.object({ id }),
@@ -113,7 +128,24 @@ export const requestParams = {
   'sessions.setModel': z.object({ id, modelId: z.string().min(1).max(200) }),
   'sessions.import': z.object({ projectId: id, agentId: id }),
   'sessions.close': z.object({ id }),
-  'sessions.delete': z.object({ id, keepTranscript: z.boolean().default(false) }),
+  /** `removeWorktree`: also remove the session's worktree (refused when it holds uncommitted work, unless `discardChanges`). */
+  'sessions.delete': z.object({
+    id,
+    keepTranscript: z.boolean().default(false),
+    removeWorktree: z.boolean().default(false),
+    discardChanges: z.boolean().default(false)
+  }),
+  /** The files changed since the review base (or checkpoint `from`), up to now (or checkpoint `to`). */
+  'changes.list': z.object({ id, from: z.number().int().min(1).optional(), to: z.number().int().min(1).optional() }),
+  /** Keep a file's change (or one hunk of it): it joins the review base. */
+  'changes.keep': z.object({ id, path: changePath, hunk: hunkRef.optional() }),
+  /** Revert a file (or one hunk) on disk to the review base. */
+  'changes.revert': z.object({ id, path: changePath, hunk: hunkRef.optional() }),
+  /** Restore the session's files to a checkpoint (after checkpointing the present, so it can be undone). */
+  'changes.rewind': z.object({ id, checkpoint: z.number().int().min(1) }),
+  'changes.commit': z.object({ id, message: z.string().trim().min(1, 'A commit needs a message').max(10_000) }),
+  'changes.merge': z.object({ id }),
+  'worktrees.list': z.object({ projectId: id }),
   'sessions.fork': z.object({ id }),
   /** A title the user chose; it stays (the agent's session_info_update no longer changes it). */
   'sessions.rename': z.object({ id, title: z.string().trim().min(1, 'A title cannot be empty').max(200) }),
@@ -215,6 +247,13 @@ export interface RequestResults extends McpRequestResults {
   'sessions.close': Record<string, never>
   /** `note` says why the agent's own copy was not deleted, when it was not. */
   'sessions.delete': { agentDeleted: boolean; note?: string }
+  'changes.list': ChangesResult
+  'changes.keep': Record<string, never>
+  'changes.revert': Record<string, never>
+  'changes.rewind': { undo: CheckpointView; files: string[] }
+  'changes.commit': { commit: string; files: number }
+  'changes.merge': MergeResult
+  'worktrees.list': ProjectGitInfo
   'sessions.fork': SessionRecord
   'sessions.rename': SessionRecord
   'search.query': SearchResults

@@ -4,6 +4,7 @@
  */
 
 import type { SessionMcpLeftOut, SessionMcpServer } from './mcp'
+import type { SessionWorktree } from './workspace'
 
 export interface Project {
   id: string
@@ -121,6 +122,10 @@ export interface SessionRecord {
   mcpServers?: SessionMcpServer[]
   /** Servers that applied but were not given to the agent, each with why (e.g. a transport it does not announce). */
   mcpLeftOut?: SessionMcpLeftOut[]
+  /** The session works in a git worktree of its own, on its own branch (its cwd is in there). */
+  worktree?: SessionWorktree
+  /** What the next prompt tells the agent first (e.g. that the files were rewound to a checkpoint); cleared once sent. */
+  rewindNote?: string
 }
 
 /**

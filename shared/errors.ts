@@ -8,7 +8,27 @@
  * - `invalid_request`: a WebSocket message that is not a request
  * - `forbidden`: an IPC message from something other than the app's window
  * - `auth_required`: the agent needs the user to sign in (ACP auth_required); the message lists how
+ * - `git_missing`: git is not installed (worktrees, checkpoints and review need it)
+ * - `not_a_repository`: a worktree was asked for in a folder that is not a git repository
+ * - `branch_exists`: the branch a new worktree would create is already there
+ * - `worktree_in_the_way`: a folder already stands where the new worktree would go
+ * - `worktree_dirty`: removing a worktree would drop uncommitted work; the message lists it
+ * - `review_stale`: the file changed since the Changes view showed it; look again
+ * - `merge_conflict`: merging a session's branch would conflict; the message lists the files
  */
-export const hostErrorCodes = ['unknown_method', 'invalid_params', 'invalid_request', 'forbidden', 'auth_required'] as const
+export const hostErrorCodes = [
+  'unknown_method',
+  'invalid_params',
+  'invalid_request',
+  'forbidden',
+  'auth_required',
+  'git_missing',
+  'not_a_repository',
+  'branch_exists',
+  'worktree_in_the_way',
+  'worktree_dirty',
+  'review_stale',
+  'merge_conflict'
+] as const
 
 export type HostErrorCode = (typeof hostErrorCodes)[number]

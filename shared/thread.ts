@@ -19,7 +19,8 @@ import type { SessionModelState, TranscriptRecord } from './transcript'
  */
 
 export type ThreadEntry =
-  | { kind: 'user'; id: string; text: string }
+  /** `checkpoint`: the files as they were just before this prompt's turn (a rewind point). */
+  | { kind: 'user'; id: string; text: string; checkpoint?: number }
   | { kind: 'assistant'; id: string; text: string }
   | { kind: 'thought'; id: string; text: string }
   | ToolCallEntry
@@ -73,6 +74,8 @@ export interface Thread {
    */
   recordSeq?: number
   recordLocal?: number
+  /** The checkpoint taken for the turn whose prompt comes next. */
+  pendingCheckpoint?: number
 }
 
 export interface TerminalView {
@@ -97,9 +100,29 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
       thread.entries.splice(0, thread.entries.length)
       thread.keyed.clear()
       return
-    case 'prompt':
-      push(thread, { kind: 'user', id: localId(thread), text: contentToText(record.content) })
+    case 'prompt': {
+      const checkpoint = thread.pendingCheckpoint
+      thread.pendingCheckpoint = undefined
+      push(thread, { kind: 'user', id: localId(thread), text: contentToText(record.content), ...(checkpoint ? { checkpoint } : {}) })
       return
+    }
+    case 'checkpoint':
+      thread.pendingCheckpoint = record.index
+      if (record.error) {
+        push(thread, { kind: 'notice', id: localId(thread), severity: 'warning', title: 'No checkpoint for this turn', description: record.error })
+      }
+      return
+    case 'rewind': {
+      const shown = record.files.slice(0, 10).join(', ') + (record.files.length > 10 ? `, and ${record.files.length - 10} more` : '')
+      push(thread, {
+        kind: 'notice',
+        id: localId(thread),
+        severity: 'info',
+        title: `Files restored to checkpoint ${record.to}`,
+        description: `${record.files.length} file${record.files.length === 1 ? '' : 's'} restored${shown ? `: ${shown}` : ''}. Checkpoint ${record.undo} holds them as they were before, to undo this.`
+      })
+      return
+    }
     case 'update':
       applyUpdate(thread, record.update)
       return

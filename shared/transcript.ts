@@ -40,6 +40,10 @@ export type TranscriptRecord =
       url?: string
       content?: Record<string, string | number | boolean | string[]>
     }
+  /** A checkpoint of the session's files taken as a turn started (its number in `index`), or why none could be. */
+  | { t: 'checkpoint'; at: string; index?: number; turn?: number; error?: string }
+  /** The files were restored to checkpoint `to`; checkpoint `undo` holds what they were just before. */
+  | { t: 'rewind'; at: string; to: number; undo: number; files: string[] }
   /** A session/update that could not be folded, kept verbatim: nothing the agent sent is lost. */
   | { t: 'unsupported'; at: string; raw: unknown; reason: string }
 

@@ -29,6 +29,7 @@ import { sessionsHandlers } from './sessions/service'
 import { Turns } from './sessions/turns'
 import { Store } from './store'
 import { Terminals } from './terminals'
+import { WorkspaceService } from './workspace/service'
 
 export { HostError } from './errors'
 
@@ -122,8 +123,23 @@ export class Host {
     }))
     const signIn = (this.signIn = new SignIn({ records, secrets, events, supervisor, isWorking: (c) => this.isWorking(c) }))
     const connector = new SessionConnector({ records, registry, supervisor, mcp })
-    const turns = new Turns({ records, registry, supervisor, mcp, broker, connector, cancelGraceMs: cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS })
-    const lifecycle = new SessionLifecycle({ records, registry, supervisor, mcp, turns, dataDir })
+    const workspace = new WorkspaceService({
+      records,
+      dataDir,
+      append: (session, record) => registry.appendAlways(session, record),
+      isRunning: (id) => registry.stateOf(id).status === 'running'
+    })
+    const turns = new Turns({
+      records,
+      registry,
+      supervisor,
+      mcp,
+      broker,
+      connector,
+      workspace,
+      cancelGraceMs: cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS
+    })
+    const lifecycle = new SessionLifecycle({ records, registry, supervisor, mcp, turns, dataDir, workspace })
     this.search = new SearchIndex({
       transcriptDir,
       projects: () => store.data.projects,
@@ -141,7 +157,8 @@ export class Host {
       ...sessionsHandlers({ records, registry, connector, lifecycle, turns, broker }),
       ...asksHandlers(records, broker),
       ...lazyMcpHandlers(() => mcp),
-      ...filesHandlers({ records, revealPath: options.revealPath })
+      ...filesHandlers({ records, revealPath: options.revealPath }),
+      ...workspace.handlers()
     }
   }
 

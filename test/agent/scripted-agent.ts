@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
-import { isAbsolute, join } from 'node:path'
+import { dirname, isAbsolute, join } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import {
   agent,
@@ -600,6 +600,23 @@ class TurnRunner {
       }
       case 'diff':
         await this.diff(arg || 'src/example.ts')
+        return
+      case 'disk': {
+        // Written straight to disk, as real Claude Code does, not through fs/write_text_file.
+        const space = arg.indexOf(' ')
+        const path = space < 0 ? arg : arg.slice(0, space)
+        const absolute = isAbsolute(path) ? path : join(this.session.cwd, path)
+        mkdirSync(dirname(absolute), { recursive: true })
+        writeFileSync(absolute, space < 0 ? '' : arg.slice(space + 1).replace(/\\n/g, '\n'))
+        await this.message(`disk: wrote ${path}`)
+        return
+      }
+      case 'rm':
+        rmSync(isAbsolute(arg) ? arg : join(this.session.cwd, arg), { force: true })
+        await this.message(`disk: removed ${arg}`)
+        return
+      case 'cwd':
+        await this.message(`cwd=${this.session.cwd}`)
         return
       case 'xss':
         await this.xss()

@@ -14,6 +14,7 @@ import { readTranscript, readTranscriptPage, readTranscriptTail } from '../trans
 import type { SessionDeps } from './connector'
 import { directoriesFor, sessionMcp, sessionStateFrom } from './records'
 import type { Turns } from './turns'
+import type { WorkspaceService } from '../workspace/service'
 
 /**
  * A session's life outside its turns: created (new, fork, imported from the
@@ -23,6 +24,13 @@ import type { Turns } from './turns'
 export interface LifecycleDeps extends SessionDeps {
   turns: Turns
   dataDir: string
+  workspace: WorkspaceService
+}
+
+export interface CreateOptions {
+  /** `worktree`: the session works in a new git worktree on a new branch. */
+  isolation?: 'folder' | 'worktree'
+  branch?: string
 }
 
 /** session/list pages read at most (a guard against an agent whose cursor never ends). */
@@ -31,8 +39,8 @@ const MAX_LIST_PAGES = 100
 export class SessionLifecycle {
   constructor(private readonly deps: LifecycleDeps) {}
 
-  async create(projectId: string, agentId: string): Promise<SessionRecord> {
-    const { records, supervisor, mcp } = this.deps
+  async create(projectId: string, agentId: string, options: CreateOptions = {}): Promise<SessionRecord> {
+    const { records, supervisor, mcp, workspace } = this.deps
     const project = records.project(projectId)
     const definition = records.agent(agentId)
     await assertDirectory(project.cwd)
@@ -41,24 +49,35 @@ export class SessionLifecycle {
     const connection = await supervisor.ensure(definition)
     const servers = serversForAgent(prepared, connection.capabilities, definition.name)
     const additionalDirectories = project.additionalDirectories ?? []
-    const response = await connection.acp
-      .newSession({ cwd: project.cwd, mcpServers: servers.mcpServers, ...directoriesFor(connection, additionalDirectories) })
-      .catch((error: unknown) => {
-        throw authRequired(error, connection) ?? error
-      })
+    const id = randomUUID()
+    const isolated = options.isolation === 'worktree' ? await workspace.worktreeFor(project.cwd, definition.name, id, options.branch) : null
+    const cwd = isolated?.cwd ?? project.cwd
+    let response
+    try {
+      response = await connection.acp
+        .newSession({ cwd, mcpServers: servers.mcpServers, ...directoriesFor(connection, additionalDirectories) })
+        .catch((error: unknown) => {
+          throw authRequired(error, connection) ?? error
+        })
+    } catch (error) {
+      // The agent refused the session: the worktree made for it goes too (it holds nothing yet).
+      if (isolated) await workspace.discardWorktree(isolated.worktree)
+      throw error
+    }
     const now = new Date().toISOString()
     const record: SessionRecord = {
-      id: randomUUID(),
+      id,
       acpSessionId: response.sessionId,
       agentId,
       projectId,
-      cwd: project.cwd,
+      cwd,
       additionalDirectories,
       title: 'New session',
       titleSource: 'default',
       createdAt: now,
       updatedAt: now,
-      ...sessionMcp(servers)
+      ...sessionMcp(servers),
+      ...(isolated ? { worktree: isolated.worktree } : {})
     }
     return this.register(record, connection, response, [])
   }
@@ -91,6 +110,7 @@ export class SessionLifecycle {
       projectId: parent.projectId,
       cwd: parent.cwd,
       additionalDirectories: parent.additionalDirectories,
+      ...(parent.worktree ? { worktree: parent.worktree } : {}),
       title: `Fork of ${parent.title}`,
       titleSource: 'default',
       createdAt: now,
@@ -199,13 +219,28 @@ export class SessionLifecycle {
     registry.setState(id, { status: 'idle', error: undefined })
   }
 
-  /** Out of Switchboard, and out of the agent where it announces session/delete. */
-  async delete(id: string, keepTranscript: boolean): Promise<{ agentDeleted: boolean; note?: string }> {
-    const { records, supervisor } = this.deps
+  /**
+   * Out of Switchboard, and out of the agent where it announces session/delete.
+   * With `removeWorktree`, its worktree goes first, or nothing is deleted when
+   * that would drop uncommitted work (unless `discardChanges`).
+   */
+  async delete(
+    id: string,
+    keepTranscript: boolean,
+    removeWorktree = false,
+    discardChanges = false
+  ): Promise<{ agentDeleted: boolean; note?: string }> {
+    const { records, supervisor, workspace } = this.deps
     const record = records.session(id)
     const definition = records.store.agent(record.agentId)
     let agentDeleted = false
     let note: string | undefined
+    if (removeWorktree && record.worktree) {
+      if (this.deps.registry.stateOf(id).status === 'running') await this.deps.turns.cancel(id)
+      note = await workspace.removeWorktreeOf(record, discardChanges)
+    } else if (record.worktree) {
+      note = `Its worktree is kept at ${record.worktree.path} (branch '${record.worktree.branch}').`
+    }
     if (definition && record.acpSessionId) {
       try {
         const connection = await supervisor.ensure(definition)
@@ -213,10 +248,10 @@ export class SessionLifecycle {
           await connection.acp.deleteSession({ sessionId: record.acpSessionId })
           agentDeleted = true
         } else {
-          note = `${definition.name} does not announce session/delete; its own copy of the session is untouched.`
+          note = joined(note, `${definition.name} does not announce session/delete; its own copy of the session is untouched.`)
         }
       } catch (error) {
-        note = `The agent's copy was not deleted: ${(error as Error).message}`
+        note = joined(note, `The agent's copy was not deleted: ${(error as Error).message}`)
       }
     }
     await this.drop(id, keepTranscript)
@@ -227,6 +262,7 @@ export class SessionLifecycle {
   async drop(id: string, keepTranscript: boolean): Promise<void> {
     const { records, registry, turns } = this.deps
     if (registry.stateOf(id).status === 'running') await turns.cancel(id)
+    const record = records.data.sessions.find((s) => s.id === id)
     await registry.remove(id)
     records.data.sessions = records.data.sessions.filter((s) => s.id !== id)
     await records.store.save()
@@ -238,6 +274,7 @@ export class SessionLifecycle {
     } else {
       await fs.rm(file, { force: true })
     }
+    if (record && !keepTranscript) await this.deps.workspace.forget(record)
     records.announceRemoved(id)
   }
 
@@ -248,4 +285,8 @@ export class SessionLifecycle {
     await this.deps.records.saved(record)
     return record
   }
+}
+
+function joined(first: string | undefined, second: string): string {
+  return first ? `${first} ${second}` : second
 }

@@ -155,6 +155,13 @@ export class SessionRegistry {
     if (live) this.append(live, record)
   }
 
+  /** Appends to a session whether or not it is in memory (loaded for the write, let go again after). */
+  async appendAlways(record: SessionRecord, entry: TranscriptRecord): Promise<void> {
+    const live = await this.load(record)
+    this.append(live, entry)
+    this.releaseIfUnused(live)
+  }
+
   /** A checked update from an agent: applied to its session, or held until session/new or load has answered. */
   deliver(agentId: string, checked: CheckedNotification): void {
     const key = acpKey(agentId, checked.sessionId)

@@ -23,7 +23,7 @@ export function sessionsHandlers(rooms: SessionsServiceOptions): HandlerSlice<'s
     'sessions.list': async ({ projectId }) =>
       records.data.sessions.filter((s) => !projectId || s.projectId === projectId).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)),
     'sessions.states': async () => registry.allStates(),
-    'sessions.new': ({ projectId, agentId }) => lifecycle.create(projectId, agentId),
+    'sessions.new': ({ projectId, agentId, isolation, branch }) => lifecycle.create(projectId, agentId, { isolation, branch }),
     'sessions.open': ({ id, tail }) => lifecycle.open(id, tail),
     'sessions.continue': async ({ id }) => {
       await connector.ensureLive(id)
@@ -55,7 +55,8 @@ export function sessionsHandlers(rooms: SessionsServiceOptions): HandlerSlice<'s
       await lifecycle.close(id)
       return {}
     },
-    'sessions.delete': ({ id, keepTranscript }) => lifecycle.delete(id, keepTranscript),
+    'sessions.delete': ({ id, keepTranscript, removeWorktree, discardChanges }) =>
+      lifecycle.delete(id, keepTranscript, removeWorktree, discardChanges),
     'sessions.fork': ({ id }) => lifecycle.fork(id),
     'sessions.rename': ({ id, title }) => lifecycle.rename(id, title),
     'transcripts.read': ({ id, before, offset, limit }) => lifecycle.readEarlier(id, before, offset, limit)

@@ -8,6 +8,7 @@ import { describeError } from '../errors'
 import type { SessionConnector, SessionDeps } from './connector'
 import { titleFrom, toContentBlock } from './records'
 import type { LiveSession } from './registry'
+import type { WorkspaceService } from '../workspace/service'
 
 /**
  * What happens inside a live session: prompt turns, cancelling them (an agent
@@ -20,6 +21,8 @@ export interface TurnsDeps extends SessionDeps {
   connector: SessionConnector
   /** How long an agent may take to end a turn after session/cancel before it is stopped. */
   cancelGraceMs: number
+  /** Takes the checkpoint of the session's files a turn starts with. */
+  workspace: Pick<WorkspaceService, 'beforeTurn'>
 }
 
 export class Turns {
@@ -29,14 +32,19 @@ export class Turns {
     const { registry, records } = this.deps
     const live = await this.deps.connector.ensureLive(id)
     const connection = connectionOf(live)
-    if (registry.stateOf(id).status === 'running') {
+    if (registry.stateOf(id).status === 'running' || live.inTurn) {
       throw new Error('A turn is already running in this session; wait for it to end or cancel it')
     }
+    const note = live.record.rewindNote
     const content: ContentBlock[] = [
+      ...(note ? [{ type: 'text' as const, text: note }] : []),
       ...(text.trim() ? [{ type: 'text' as const, text }] : []),
       ...attachments.map((a) => toContentBlock(a, connection))
     ]
     live.inTurn = true
+    // The files as the turn finds them, before the agent touches anything (what the turn changed is read against it).
+    registry.append(live, await this.deps.workspace.beforeTurn(live.record))
+    if (note) live.record.rewindNote = undefined
     registry.append(live, { t: 'prompt', at: new Date().toISOString(), content })
     if (live.record.titleSource === 'default') {
       live.record.title = titleFrom(text.trim() ? text : contentToText(content))

@@ -1,0 +1,224 @@
+import { promises as fs } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
+import type { CheckpointView } from '../../../shared/workspace'
+import { confinePath } from '../fs-boundary'
+import { commitTree, git, gitText, splitZ } from './git'
+import { locateWorkspace, RepoLocks, scope, snapshotTree, type Workspace } from './repo'
+
+/**
+ * A checkpoint per turn: the session's files (tracked and untracked, not
+ * ignored) written as a commit on a private ref,
+ * `refs/switchboard/<session>/checkpoints/<n>`, when a turn starts and before
+ * a rewind. Nothing of the user's (index, HEAD, branches, stash) is touched.
+ * The review base, `refs/switchboard/<session>/review`, is the state the user
+ * has kept so far; it starts at the session's first checkpoint.
+ */
+
+export interface CheckpointsOptions {
+  /** Shadow repositories for folders that are not git repositories. */
+  shadowRoot: string
+  /** Scratch space for temporary index files. */
+  scratch: string
+}
+
+/** A file the snapshot holds: mode and blob, or absent. */
+export interface TreeEntry {
+  mode: string
+  oid: string
+}
+
+export class Checkpoints {
+  private readonly locks = new RepoLocks()
+  private readonly workspaces = new Map<string, Promise<Workspace>>()
+
+  constructor(private readonly options: CheckpointsOptions) {}
+
+  /** The repository (own or shadow) that keeps checkpoints for a folder. */
+  workspace(cwd: string): Promise<Workspace> {
+    let found = this.workspaces.get(cwd)
+    if (!found) {
+      found = locateWorkspace(cwd, this.options.shadowRoot)
+      this.workspaces.set(cwd, found)
+      found.catch(() => this.workspaces.delete(cwd))
+    }
+    return found
+  }
+
+  /** Runs `work` alone on the folder's repository (a shadow's index and the refs have one writer at a time). */
+  exclusive<T>(ws: Workspace, work: () => Promise<T>): Promise<T> {
+    return this.locks.run(ws.run.gitDir ?? ws.top, work)
+  }
+
+  /** The files as they are now, as a tree (written as objects only). */
+  present(ws: Workspace): Promise<string> {
+    return snapshotTree(ws, this.options.scratch)
+  }
+
+  /** Takes a checkpoint; the first one of a session also becomes its review base. */
+  async take(sessionId: string, cwd: string, label: 'turn' | 'rewind', number?: number): Promise<CheckpointView> {
+    const ws = await this.workspace(cwd)
+    return this.exclusive(ws, () => this.takeLocked(ws, sessionId, label, number))
+  }
+
+  private async takeLocked(ws: Workspace, sessionId: string, label: 'turn' | 'rewind', number?: number): Promise<CheckpointView> {
+    const existing = await this.listIn(ws, sessionId)
+    const last = existing[existing.length - 1]
+    const index = (last?.index ?? 0) + 1
+    const tree = await this.present(ws)
+    const subject = label === 'turn' ? `turn ${number ?? existing.filter((c) => c.label === 'turn').length + 1}` : `rewind ${number ?? 0}`
+    const commit = await commitTree(tree, last ? [last.commit] : [], `${subject}\n\nSwitchboard checkpoint ${index} of session ${sessionId}`, ws.run)
+    await git(['update-ref', checkpointRef(sessionId, index), commit], ws.run)
+    if (!last) await git(['update-ref', reviewRef(sessionId), commit], ws.run)
+    return parseCheckpoint(index, new Date().toISOString(), subject, commit)
+  }
+
+  async list(sessionId: string, cwd: string): Promise<CheckpointView[]> {
+    return this.listIn(await this.workspace(cwd), sessionId)
+  }
+
+  private async listIn(ws: Workspace, sessionId: string): Promise<CheckpointView[]> {
+    const out = await gitText(
+      [
+        'for-each-ref',
+        '--format=%(refname)%09%(objectname)%09%(creatordate:iso-strict)%09%(contents:subject)',
+        `refs/switchboard/${sessionId}/checkpoints/`
+      ],
+      ws.run
+    )
+    const views: CheckpointView[] = []
+    for (const line of out.split('\n')) {
+      const [ref, commit, at, subject] = line.split('\t')
+      const index = Number(ref?.slice(ref.lastIndexOf('/') + 1))
+      if (!ref || !commit || !Number.isInteger(index)) continue
+      views.push(parseCheckpoint(index, at ?? '', subject ?? '', commit))
+    }
+    return views.sort((a, b) => a.index - b.index)
+  }
+
+  /** The commit of the session's review base (null before its first checkpoint). */
+  async reviewBase(ws: Workspace, sessionId: string): Promise<string | null> {
+    const out = await gitText(['rev-parse', '--verify', '--quiet', `${reviewRef(sessionId)}^{commit}`], { ...ws.run, okCodes: [0, 1] })
+    return out || null
+  }
+
+  async setReviewBase(ws: Workspace, sessionId: string, commit: string, previous: string): Promise<void> {
+    await git(['update-ref', reviewRef(sessionId), commit, previous], ws.run)
+  }
+
+  /**
+   * Puts the files back as they were at a checkpoint, after taking a checkpoint
+   * of the present (so the rewind can itself be undone). Files added since are
+   * removed; ignored files are left alone. Returns that checkpoint and the files restored.
+   */
+  async rewind(sessionId: string, cwd: string, index: number): Promise<{ undo: CheckpointView; files: string[] }> {
+    const ws = await this.workspace(cwd)
+    return this.exclusive(ws, async () => {
+      const target = (await this.listIn(ws, sessionId)).find((c) => c.index === index)
+      if (!target) throw new Error(`This session has no checkpoint ${index}`)
+      const undo = await this.takeLocked(ws, sessionId, 'rewind', index)
+      const changed = await changedPaths(ws, undo.commit, target.commit)
+      for (const { path } of changed) await writeFromTree(ws, target.commit, path)
+      return { undo, files: changed.map((c) => relativeToFolder(ws, c.path)) }
+    })
+  }
+
+  /** Removes the session's private refs (its checkpoints and review base); git collects their objects in time. */
+  async forget(sessionId: string, cwd: string): Promise<void> {
+    const ws = await this.workspace(cwd)
+    await this.exclusive(ws, async () => {
+      const refs = (await gitText(['for-each-ref', '--format=%(refname)', `refs/switchboard/${sessionId}/`], ws.run)).split('\n').filter(Boolean)
+      if (refs.length === 0) return
+      await git(['update-ref', '--stdin'], { ...ws.run, input: refs.map((r) => `delete ${r}\n`).join('') })
+    })
+  }
+}
+
+export function checkpointRef(sessionId: string, index: number): string {
+  return `refs/switchboard/${sessionId}/checkpoints/${index}`
+}
+
+export function reviewRef(sessionId: string): string {
+  return `refs/switchboard/${sessionId}/review`
+}
+
+function parseCheckpoint(index: number, at: string, subject: string, commit: string): CheckpointView {
+  const [word, n] = subject.split(' ')
+  const number = Number(n)
+  if (word === 'rewind') return { index, at, label: 'rewind', rewindTo: Number.isInteger(number) ? number : undefined, commit }
+  return { index, at, label: 'turn', turn: Number.isInteger(number) ? number : index, commit }
+}
+
+/** Paths (from the work tree's top) that differ between two trees or commits, inside the session's folder. */
+export async function changedPaths(ws: Workspace, from: string, to: string): Promise<{ path: string; status: 'A' | 'M' | 'D' }[]> {
+  const out = await git(['diff-tree', '-r', '-z', '--no-renames', '--name-status', from, to, '--', scope(ws)], ws.run)
+  const parts = splitZ(out.stdout)
+  const changes: { path: string; status: 'A' | 'M' | 'D' }[] = []
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const code = parts[i]?.[0]
+    const path = parts[i + 1] ?? ''
+    changes.push({ path, status: code === 'A' ? 'A' : code === 'D' ? 'D' : 'M' })
+  }
+  return changes
+}
+
+/** A path's mode and blob in a tree or commit (null when it is not there). */
+export async function entryIn(ws: Workspace, treeish: string, path: string): Promise<TreeEntry | null> {
+  const out = splitZ((await git(['ls-tree', '-z', treeish, '--', path], ws.run)).stdout)[0]
+  if (!out) return null
+  const [meta] = out.split('\t')
+  const [mode, , oid] = (meta ?? '').split(' ')
+  return mode && oid ? { mode, oid } : null
+}
+
+export async function readBlob(ws: Workspace, oid: string): Promise<Buffer> {
+  return (await git(['cat-file', 'blob', oid], ws.run)).stdout
+}
+
+/** The session's folder-relative form of a path from the top. */
+export function relativeToFolder(ws: Workspace, topPath: string): string {
+  return ws.prefix && topPath.startsWith(ws.prefix) ? topPath.slice(ws.prefix.length) : topPath
+}
+
+/** The absolute path of a path from the top, checked to be inside the session's folder (through any links in between). */
+export async function onDisk(ws: Workspace, topPath: string): Promise<string> {
+  const lexical = join(ws.top, topPath)
+  const parent = await confinePath(dirname(lexical), [ws.cwd])
+  return join(parent, basename(lexical))
+}
+
+/** Makes the file on disk what it is in a tree (or removes it, and folders left empty, when the tree has none). */
+export async function writeFromTree(ws: Workspace, treeish: string, topPath: string): Promise<void> {
+  const entry = await entryIn(ws, treeish, topPath)
+  const file = await onDisk(ws, topPath)
+  if (!entry) {
+    await fs.rm(file, { force: true })
+    await removeEmptyParents(dirname(file), ws.cwd)
+    return
+  }
+  if (entry.mode === '160000') return // a submodule: its own repository's business
+  await writeEntry(ws, file, entry)
+}
+
+export async function writeEntry(ws: Workspace, file: string, entry: TreeEntry): Promise<void> {
+  const data = await readBlob(ws, entry.oid)
+  await fs.mkdir(dirname(file), { recursive: true })
+  const current = await fs.lstat(file).catch(() => null)
+  if (current?.isDirectory()) await fs.rm(file, { recursive: true, force: true })
+  else if (current && (current.isSymbolicLink() || entry.mode === '120000')) await fs.rm(file, { force: true })
+  if (entry.mode === '120000') {
+    await fs.symlink(data.toString('utf8'), file)
+    return
+  }
+  await fs.writeFile(file, data)
+  await fs.chmod(file, entry.mode === '100755' ? 0o755 : 0o644)
+}
+
+async function removeEmptyParents(folder: string, stopAt: string): Promise<void> {
+  let current = folder
+  while (current.startsWith(stopAt) && current !== stopAt) {
+    const left = await fs.readdir(current).catch(() => null)
+    if (!left || left.length > 0) return
+    await fs.rmdir(current).catch(() => undefined)
+    current = dirname(current)
+  }
+}

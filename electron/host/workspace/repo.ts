@@ -1,0 +1,99 @@
+import { createHash, randomUUID } from 'node:crypto'
+import { promises as fs } from 'node:fs'
+import { basename, join } from 'node:path'
+import { git, gitText, type GitOptions } from './git'
+
+/**
+ * Where a session's folder keeps its checkpoints: the folder's own git
+ * repository when it is one (objects in its store, private refs under
+ * `refs/switchboard/`, the user's index, HEAD, branches and stash never
+ * touched), else a shadow repository in the data folder whose work tree is the
+ * folder (so no `.git` ever appears in it).
+ */
+export interface Workspace {
+  kind: 'git' | 'shadow'
+  /** The session's folder. */
+  cwd: string
+  /** The work tree's top (the repository's; for a shadow, the folder itself). */
+  top: string
+  /** The folder's path inside the work tree, with a trailing slash ('' at the top). */
+  prefix: string
+  /** How git is run against it (a shadow names its git dir and work tree). */
+  run: GitOptions
+  /** The index a snapshot starts from: the repository's own is copied, never written; a shadow's is its own. */
+  index: string
+}
+
+const SHADOW_EXCLUDES = ['node_modules/', '.venv/', '__pycache__/', 'target/', 'dist/', 'build/', '.DS_Store'].join('\n') + '\n'
+
+export async function locateWorkspace(cwd: string, shadowRoot: string): Promise<Workspace> {
+  const inside = await gitText(['rev-parse', '--is-inside-work-tree'], { cwd, okCodes: [0, 128] })
+  if (inside === 'true') {
+    const [top, prefix, index] = (await gitText(['rev-parse', '--show-toplevel', '--show-prefix', '--git-path', 'index'], { cwd })).split('\n')
+    const absoluteIndex = index && !index.startsWith('/') && !/^[A-Za-z]:/.test(index) ? join(cwd, index) : (index ?? '')
+    return { kind: 'git', cwd, top: top ?? cwd, prefix: prefix ?? '', run: { cwd: top ?? cwd }, index: absoluteIndex }
+  }
+  const gitDir = join(shadowRoot, `${basename(cwd).replace(/[^\w.-]/g, '_')}-${createHash('sha256').update(cwd).digest('hex').slice(0, 12)}.git`)
+  await ensureShadow(gitDir, cwd)
+  return { kind: 'shadow', cwd, top: cwd, prefix: '', run: { cwd, gitDir, workTree: cwd }, index: join(gitDir, 'index') }
+}
+
+async function ensureShadow(gitDir: string, cwd: string): Promise<void> {
+  try {
+    await fs.access(join(gitDir, 'HEAD'))
+    return
+  } catch {
+    // not made yet
+  }
+  await fs.mkdir(gitDir, { recursive: true })
+  await git(['init', '--bare', '--quiet', gitDir], { cwd })
+  // The folder's own .gitignore files apply; these heavy folders are left out even where nothing ignores them.
+  await fs.mkdir(join(gitDir, 'info'), { recursive: true })
+  await fs.writeFile(join(gitDir, 'info', 'exclude'), SHADOW_EXCLUDES)
+  await fs.writeFile(join(gitDir, 'switchboard-folder'), cwd + '\n')
+}
+
+/** The pathspec that keeps a command inside the session's folder (git runs at the work tree's top). */
+export function scope(ws: Workspace): string {
+  return ws.prefix || '.'
+}
+
+/**
+ * The folder as it is now, as a git tree: tracked and untracked files, not
+ * ignored ones. Starts from a copy of the repository's index (so unchanged
+ * files are recognised by their stat data, as `git status` does) and writes
+ * only objects, never the user's index.
+ */
+export async function snapshotTree(ws: Workspace, scratch: string): Promise<string> {
+  if (ws.kind === 'shadow') {
+    await git(['add', '-A', '--ignore-errors', '--', scope(ws)], { ...ws.run, okCodes: [0, 1] })
+    return gitText(['write-tree'], ws.run)
+  }
+  await fs.mkdir(scratch, { recursive: true })
+  const index = join(scratch, `index-${randomUUID()}`)
+  try {
+    await fs.copyFile(ws.index, index).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error // a repository with nothing staged yet has no index
+    })
+    await git(['add', '-A', '--ignore-errors', '--', scope(ws)], { ...ws.run, indexFile: index, okCodes: [0, 1] })
+    return await gitText(['write-tree'], { ...ws.run, indexFile: index })
+  } finally {
+    await fs.rm(index, { force: true })
+  }
+}
+
+/** One per repository at a time: a shadow's index, and ref updates, are not for two writers. */
+export class RepoLocks {
+  private readonly tails = new Map<string, Promise<unknown>>()
+
+  run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(key) ?? Promise.resolve()
+    const next = previous.then(work, work)
+    const settled = next.catch(() => undefined)
+    this.tails.set(key, settled)
+    void settled.then(() => {
+      if (this.tails.get(key) === settled) this.tails.delete(key)
+    })
+    return next
+  }
+}

@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto'
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
+import { applyPatch, reversePatch, structuredPatch, type StructuredPatch } from 'diff'
+import type { ChangesResult, FileChange, HunkRef } from '../../../shared/workspace'
+import { hunkHeader } from '../../../shared/workspace'
+import { HostError } from '../errors'
+import { changedPaths, entryIn, onDisk, readBlob, relativeToFolder, writeEntry, writeFromTree, type Checkpoints } from './checkpoints'
+import { commitTree, git, gitText } from './git'
+import type { Workspace } from './repo'
+
+/**
+ * The Changes view's work: what changed since the review base (or between two
+ * checkpoints), whoever wrote it, read from the file system and git; keeping
+ * a file or a hunk moves it into the review base, reverting puts the file on
+ * disk back to the review base's text.
+ */
+
+/** Files listed at most in one answer. */
+const MAX_FILES = 300
+/** Larger files are kept or reverted whole, without a text diff. */
+const MAX_TEXT_BYTES = 512 * 1024
+/** Beyond this many edits jsdiff gives up, as in the window's diff view. */
+const MAX_EDIT_LENGTH = 20_000
+
+export interface ChangesQuery {
+  sessionId: string
+  cwd: string
+  /** A checkpoint's index to compare from; else the review base. */
+  from?: number
+  /** A later checkpoint's index to compare to; else the files now. */
+  to?: number
+}
+
+export class Review {
+  constructor(
+    private readonly checkpoints: Checkpoints,
+    private readonly scratch: string
+  ) {}
+
+  async changes(query: ChangesQuery): Promise<ChangesResult> {
+    const { checkpoints } = this
+    const ws = await checkpoints.workspace(query.cwd)
+    const list = await checkpoints.list(query.sessionId, query.cwd)
+    const from = query.from ?? 'review'
+    const to = query.to ?? 'present'
+    const empty: ChangesResult = { available: false, kind: ws.kind, checkpoints: list, from, to, files: [], truncated: false }
+    const base = from === 'review' ? await checkpoints.reviewBase(ws, query.sessionId) : commitOf(list, from)
+    if (!base) return { ...empty, reason: 'No checkpoint yet: the first one is taken when the first turn starts.' }
+    const target = to === 'present' ? await checkpoints.present(ws) : commitOf(list, to)
+    const changed = await changedPaths(ws, base, target)
+    const files: FileChange[] = []
+    for (const change of changed.slice(0, MAX_FILES)) files.push(await fileChange(ws, base, target, change))
+    return { available: true, kind: ws.kind, checkpoints: list, from, to, files, truncated: changed.length > MAX_FILES }
+  }
+
+  /** Moves a file's change (or one hunk of it) into the review base: it no longer shows as a change. */
+  async keep(sessionId: string, cwd: string, path: string, hunk?: HunkRef): Promise<void> {
+    const ws = await this.checkpoints.workspace(cwd)
+    await this.checkpoints.exclusive(ws, async () => {
+      const base = await this.requireBase(ws, sessionId)
+      const topPath = ws.prefix + path
+      let next: { mode: string; oid: string } | null
+      if (hunk) {
+        const { baseText, patch } = await this.hunkContext(ws, base, topPath)
+        const chosen = pick(patch, hunk, path)
+        const kept = applyPatch(baseText, { ...patch, hunks: [chosen] })
+        if (kept === false) throw new HostError('review_stale', `That change to ${path} no longer applies; the view has been refreshed.`)
+        const oid = await gitText(['hash-object', '-w', '--stdin'], { ...ws.run, input: kept })
+        const mode = (await entryIn(ws, base, topPath))?.mode ?? (await modeOnDisk(ws, topPath))
+        next = { mode, oid }
+      } else {
+        const present = await this.checkpoints.present(ws)
+        next = await entryIn(ws, present, topPath)
+      }
+      const commit = await this.withEntry(ws, base, topPath, next)
+      await this.checkpoints.setReviewBase(ws, sessionId, commit, base)
+    })
+  }
+
+  /** Puts a file (or one hunk of it) back as the review base has it. */
+  async revert(sessionId: string, cwd: string, path: string, hunk?: HunkRef): Promise<void> {
+    const ws = await this.checkpoints.workspace(cwd)
+    await this.checkpoints.exclusive(ws, async () => {
+      const base = await this.requireBase(ws, sessionId)
+      const topPath = ws.prefix + path
+      if (!hunk) {
+        await writeFromTree(ws, base, topPath)
+        return
+      }
+      const { presentText, patch } = await this.hunkContext(ws, base, topPath)
+      const chosen = pick(patch, hunk, path)
+      const reverted = applyPatch(presentText, reversePatch({ ...patch, hunks: [chosen] }))
+      if (reverted === false) throw new HostError('review_stale', `That change to ${path} no longer applies; the view has been refreshed.`)
+      await fs.writeFile(await onDisk(ws, topPath), reverted)
+    })
+  }
+
+  private async requireBase(ws: Workspace, sessionId: string): Promise<string> {
+    const base = await this.checkpoints.reviewBase(ws, sessionId)
+    if (!base) throw new Error('This session has no checkpoint yet, so there is nothing to review')
+    return base
+  }
+
+  private async hunkContext(
+    ws: Workspace,
+    base: string,
+    topPath: string
+  ): Promise<{ baseText: string; presentText: string; patch: StructuredPatch }> {
+    const entry = await entryIn(ws, base, topPath)
+    const baseText = entry ? (await readBlob(ws, entry.oid)).toString('utf8') : ''
+    const presentText = await fs.readFile(await onDisk(ws, topPath), 'utf8').catch(() => '')
+    const patch = structuredPatch('a', 'b', baseText, presentText, undefined, undefined, { context: 3, maxEditLength: MAX_EDIT_LENGTH })
+    if (!patch) throw new Error(`${relativeToFolder(ws, topPath)} changed too much to take apart by hunk; keep or revert the whole file`)
+    return { baseText, presentText, patch }
+  }
+
+  /** A commit like `base` with one path changed (or removed). */
+  private async withEntry(ws: Workspace, base: string, topPath: string, entry: { mode: string; oid: string } | null): Promise<string> {
+    await fs.mkdir(this.scratch, { recursive: true })
+    const index = join(this.scratch, `review-${randomUUID()}`)
+    try {
+      const run = { ...ws.run, indexFile: index }
+      await git(['read-tree', base], run)
+      if (entry) await git(['update-index', '--add', '--cacheinfo', `${entry.mode},${entry.oid},${topPath}`], run)
+      else await git(['update-index', '--force-remove', '--', topPath], run)
+      const tree = await gitText(['write-tree'], run)
+      return await commitTree(tree, [base], 'review: kept', ws.run)
+    } finally {
+      await fs.rm(index, { force: true })
+    }
+  }
+}
+
+function commitOf(list: { index: number; commit: string }[], index: number): string {
+  const found = list.find((c) => c.index === index)
+  if (!found) throw new Error(`This session has no checkpoint ${index}`)
+  return found.commit
+}
+
+function pick(patch: StructuredPatch, hunk: HunkRef, path: string): StructuredPatch['hunks'][number] {
+  const chosen = patch.hunks[hunk.index]
+  if (!chosen || hunkHeader(chosen) !== hunk.header) {
+    throw new HostError('review_stale', `${path} changed since it was shown; look at it again before keeping or reverting a part of it.`)
+  }
+  return chosen
+}
+
+async function modeOnDisk(ws: Workspace, topPath: string): Promise<string> {
+  const stat = await fs.stat(await onDisk(ws, topPath)).catch(() => null)
+  return stat && stat.mode & 0o111 ? '100755' : '100644'
+}
+
+async function fileChange(ws: Workspace, base: string, target: string, change: { path: string; status: 'A' | 'M' | 'D' }): Promise<FileChange> {
+  const status = change.status === 'A' ? 'added' : change.status === 'D' ? 'deleted' : 'modified'
+  const before = change.status === 'A' ? null : await entryIn(ws, base, change.path)
+  const after = change.status === 'D' ? null : await entryIn(ws, target, change.path)
+  const oldData = before ? await readBlob(ws, before.oid) : null
+  const newData = after ? await readBlob(ws, after.oid) : null
+  const tooLarge = (oldData?.length ?? 0) > MAX_TEXT_BYTES || (newData?.length ?? 0) > MAX_TEXT_BYTES
+  const binary = !tooLarge && ((oldData !== null && isBinary(oldData)) || (newData !== null && isBinary(newData)))
+  const text = (data: Buffer | null): string | null => (data === null || binary || tooLarge ? null : data.toString('utf8'))
+  return { path: relativeToFolder(ws, change.path), status, binary, tooLarge, oldText: text(oldData), newText: text(newData) }
+}
+
+function isBinary(data: Buffer): boolean {
+  return data.subarray(0, 8000).includes(0)
+}

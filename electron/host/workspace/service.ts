@@ -1,0 +1,132 @@
+import { join } from 'node:path'
+import type { SessionRecord } from '../../../shared/domain'
+import type { TranscriptRecord } from '../../../shared/transcript'
+import type { CheckpointView, SessionWorktree } from '../../../shared/workspace'
+import { describeError } from '../errors'
+import type { HandlerSlice } from '../handlers'
+import type { Records } from '../records'
+import { Checkpoints } from './checkpoints'
+import { git } from './git'
+import { Review } from './review'
+import { commitWorktree, createWorktree, defaultBranchName, mergeWorktree, projectGitInfo, removeWorktree, uncommitted } from './worktrees'
+
+/**
+ * The session's files: its isolation (a worktree of its own, or the project
+ * folder), a checkpoint as each turn starts, the Changes view's keep and
+ * revert, rewinding to a checkpoint, and for a worktree session committing and
+ * merging back. Works the same for every agent: what a turn changed is read
+ * from the files and git, never from the agent's tool calls.
+ */
+
+export interface WorkspaceServiceOptions {
+  records: Records
+  dataDir: string
+  /** Appends a record to a session's transcript (and its thread, and the window's), loaded or not. */
+  append: (session: SessionRecord, record: TranscriptRecord) => Promise<void>
+  /** A turn is running in the session (its files are not rewound under the agent's feet). */
+  isRunning: (sessionId: string) => boolean
+}
+
+export class WorkspaceService {
+  readonly checkpoints: Checkpoints
+  private readonly review: Review
+
+  constructor(private readonly options: WorkspaceServiceOptions) {
+    const scratch = join(options.dataDir, 'tmp')
+    this.checkpoints = new Checkpoints({ shadowRoot: join(options.dataDir, 'checkpoints'), scratch })
+    this.review = new Review(this.checkpoints, scratch)
+  }
+
+  /** A new worktree on a new branch for a session about to be created; `branch` defaults to one named after the agent and session. */
+  worktreeFor(projectCwd: string, agentName: string, sessionId: string, branch?: string) {
+    return createWorktree(projectCwd, branch ?? defaultBranchName(agentName, sessionId), join(this.options.dataDir, 'worktrees'))
+  }
+
+  /** A checkpoint as a turn starts, as the transcript records it: its number, or why none was taken (the turn goes on either way). */
+  async beforeTurn(record: SessionRecord): Promise<TranscriptRecord> {
+    const at = new Date().toISOString()
+    try {
+      const checkpoint = await this.checkpoints.take(record.id, record.cwd, 'turn')
+      return { t: 'checkpoint', at, index: checkpoint.index, turn: checkpoint.turn }
+    } catch (error) {
+      return { t: 'checkpoint', at, error: `The files were not checkpointed before this turn: ${describeError(error)}` }
+    }
+  }
+
+  /** Restores the files to a checkpoint, records it, and leaves a note the next prompt carries to the agent. */
+  async rewind(id: string, index: number): Promise<{ undo: CheckpointView; files: string[] }> {
+    const { records, append } = this.options
+    const record = records.session(id)
+    if (this.options.isRunning(id)) throw new Error('A turn is running in this session; wait for it to end or cancel it, then rewind')
+    const result = await this.checkpoints.rewind(id, record.cwd, index)
+    const target = (await this.checkpoints.list(id, record.cwd)).find((c) => c.index === index)
+    await append(record, { t: 'rewind', at: new Date().toISOString(), to: index, undo: result.undo.index, files: result.files })
+    const when = target?.label === 'turn' ? `as they were before turn ${target.turn ?? index}` : `as they were at checkpoint ${index}`
+    const list = result.files.length ? ` Files restored: ${result.files.slice(0, 50).join(', ')}${result.files.length > 50 ? ', …' : ''}.` : ''
+    record.rewindNote = `[Switchboard] The user restored the files in ${record.cwd} ${when}; changes made after that point are undone.${list} Read files again before relying on what you remember of them.`
+    await records.saved(record)
+    return result
+  }
+
+  /** A worktree made for a session the agent then refused: removed with its branch (nothing was done in it). */
+  async discardWorktree(worktree: SessionWorktree): Promise<void> {
+    await git(['worktree', 'remove', '--force', worktree.path], { cwd: worktree.repo }).catch(() => undefined)
+    await git(['branch', '-D', worktree.branch], { cwd: worktree.repo }).catch(() => undefined)
+  }
+
+  /** Takes the session's worktree away with the session, or says why not (uncommitted work, unless discarded). */
+  async removeWorktreeOf(record: SessionRecord, discardChanges: boolean): Promise<string | undefined> {
+    const { worktree } = record
+    if (!worktree) return undefined
+    const sharing = this.options.records.data.sessions.filter((s) => s.id !== record.id && s.worktree?.path === worktree.path)
+    if (sharing.length > 0) return `Its worktree is kept: ${sharing.length} other session${sharing.length === 1 ? ' works' : 's work'} in it.`
+    return removeWorktree(worktree, discardChanges)
+  }
+
+  /** Forgets a deleted session's checkpoints (best effort: a folder gone or git missing leaves nothing to forget). */
+  async forget(record: SessionRecord): Promise<void> {
+    // A worktree's refs live in its repository, which outlives the worktree's folder.
+    await this.checkpoints.forget(record.id, record.worktree?.repo ?? record.cwd).catch(() => undefined)
+  }
+
+  handlers(): HandlerSlice<'changes'> & HandlerSlice<'worktrees'> {
+    const { records } = this.options
+    const worktreeOf = (id: string) => {
+      const record = records.session(id)
+      if (!record.worktree) throw new Error(`'${record.title}' works in the project folder, not in a worktree of its own`)
+      return record.worktree
+    }
+    return {
+      'changes.list': async ({ id, from, to }) => {
+        const record = records.session(id)
+        try {
+          const result = await this.review.changes({ sessionId: id, cwd: record.cwd, from, to })
+          if (!record.worktree) return result
+          return { ...result, worktree: { ...record.worktree, uncommitted: await uncommitted(record.worktree.path).catch(() => []) } }
+        } catch (error) {
+          return {
+            available: false,
+            reason: describeError(error),
+            checkpoints: [],
+            from: from ?? 'review',
+            to: to ?? 'present',
+            files: [],
+            truncated: false
+          }
+        }
+      },
+      'changes.keep': async ({ id, path, hunk }) => {
+        await this.review.keep(id, records.session(id).cwd, path, hunk)
+        return {}
+      },
+      'changes.revert': async ({ id, path, hunk }) => {
+        await this.review.revert(id, records.session(id).cwd, path, hunk)
+        return {}
+      },
+      'changes.rewind': ({ id, checkpoint }) => this.rewind(id, checkpoint),
+      'changes.commit': ({ id, message }) => commitWorktree(worktreeOf(id), message),
+      'changes.merge': ({ id }) => mergeWorktree(worktreeOf(id)),
+      'worktrees.list': async ({ projectId }) => projectGitInfo(records.project(projectId).cwd, records.data.sessions)
+    }
+  }
+}
