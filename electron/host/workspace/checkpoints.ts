@@ -51,6 +51,11 @@ export class Checkpoints {
 
   /** The files as they are now, as a tree (written as objects only). */
   present(ws: Workspace): Promise<string> {
+    return this.exclusive(ws, () => this.presentLocked(ws))
+  }
+
+  /** `present`, for a caller that already holds the repository's lock. */
+  presentLocked(ws: Workspace): Promise<string> {
     return snapshotTree(ws, this.options.scratch)
   }
 
@@ -64,7 +69,7 @@ export class Checkpoints {
     const existing = await this.listIn(ws, sessionId)
     const last = existing[existing.length - 1]
     const index = (last?.index ?? 0) + 1
-    const tree = await this.present(ws)
+    const tree = await this.presentLocked(ws)
     const subject = label === 'turn' ? `turn ${number ?? existing.filter((c) => c.label === 'turn').length + 1}` : `rewind ${number ?? 0}`
     const commit = await commitTree(tree, last ? [last.commit] : [], `${subject}\n\nSwitchboard checkpoint ${index} of session ${sessionId}`, ws.run)
     await git(['update-ref', checkpointRef(sessionId, index), commit], ws.run)

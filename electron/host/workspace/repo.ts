@@ -60,9 +60,11 @@ export function scope(ws: Workspace): string {
 
 /**
  * The folder as it is now, as a git tree: tracked and untracked files, not
- * ignored ones. Starts from a copy of the repository's index (so unchanged
- * files are recognised by their stat data, as `git status` does) and writes
- * only objects, never the user's index.
+ * ignored ones. Uses an index of Switchboard's own per work tree (in the data
+ * folder), first copied from the repository's index with its timestamps, so
+ * unchanged files are recognised by their stat data as `git status` does, and
+ * git's own racy-timestamp care applies. Only objects are written to the
+ * repository; the user's index is never written. Callers hold the repository's lock.
  */
 export async function snapshotTree(ws: Workspace, scratch: string): Promise<string> {
   if (ws.kind === 'shadow') {
@@ -70,15 +72,31 @@ export async function snapshotTree(ws: Workspace, scratch: string): Promise<stri
     return gitText(['write-tree'], ws.run)
   }
   await fs.mkdir(scratch, { recursive: true })
-  const index = join(scratch, `index-${randomUUID()}`)
+  const index = join(scratch, `index-${createHash('sha256').update(ws.top).digest('hex').slice(0, 16)}`)
+  if (!(await exists(index))) await copyWithTimes(ws.index, index)
+  await git(['add', '-A', '--ignore-errors', '--', scope(ws)], { ...ws.run, indexFile: index, okCodes: [0, 1] })
+  return gitText(['write-tree'], { ...ws.run, indexFile: index })
+}
+
+async function exists(path: string): Promise<boolean> {
+  return fs.access(path).then(
+    () => true,
+    () => false
+  )
+}
+
+/** A copy that keeps the original's times (git decides which entries to re-read by comparing them with the index file's own). */
+async function copyWithTimes(from: string, to: string): Promise<void> {
+  const temporary = `${to}.${randomUUID()}`
   try {
-    await fs.copyFile(ws.index, index).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') throw error // a repository with nothing staged yet has no index
-    })
-    await git(['add', '-A', '--ignore-errors', '--', scope(ws)], { ...ws.run, indexFile: index, okCodes: [0, 1] })
-    return await gitText(['write-tree'], { ...ws.run, indexFile: index })
-  } finally {
-    await fs.rm(index, { force: true })
+    await fs.copyFile(from, temporary)
+    const stat = await fs.stat(from)
+    await fs.utimes(temporary, stat.atime, stat.mtime)
+    await fs.rename(temporary, to)
+  } catch (error) {
+    await fs.rm(temporary, { force: true })
+    // A repository with nothing staged yet has no index: the first snapshot reads every file.
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
   }
 }
 

@@ -70,7 +70,7 @@ export class Review {
         const mode = (await entryIn(ws, base, topPath))?.mode ?? (await modeOnDisk(ws, topPath))
         next = { mode, oid }
       } else {
-        const present = await this.checkpoints.present(ws)
+        const present = await this.checkpoints.presentLocked(ws)
         next = await entryIn(ws, present, topPath)
       }
       const commit = await this.withEntry(ws, base, topPath, next)

@@ -93,9 +93,9 @@ export const useSessionsStore = defineStore('sessions', () => {
   }
 
   /** Starts a session with an agent and opens it; throws the Host's message (the sidebar shows it, or a sign-in). */
-  async function create(projectId: string, agentId: string): Promise<void> {
+  async function create(projectId: string, agentId: string, where: { isolation?: 'folder' | 'worktree'; branch?: string } = {}): Promise<void> {
     view.show('sessions')
-    const record = await host().request('sessions.new', { projectId, agentId })
+    const record = await host().request('sessions.new', { projectId, agentId, ...where })
     projects.upsertSession(record)
     await open(record.id)
   }
@@ -175,15 +175,17 @@ export const useSessionsStore = defineStore('sessions', () => {
     await notices.attempt(() => host().request('sessions.close', { id }))
   }
 
-  async function remove(id: string, keepTranscript: boolean): Promise<void> {
+  /** Deletes a session; with `removeWorktree` a refusal (uncommitted work in it) is thrown for the dialog to show. */
+  async function remove(id: string, keepTranscript: boolean, worktree: { removeWorktree?: boolean; discardChanges?: boolean } = {}): Promise<void> {
     const record = projects.sessionById(id)
-    const result = await notices.attempt(() => host().request('sessions.delete', { id, keepTranscript }))
+    const request = () => host().request('sessions.delete', { id, keepTranscript, ...worktree })
+    const result = worktree.removeWorktree ? await request() : await notices.attempt(request)
     if (!result) return
     projects.removeSession(id)
     forget(id)
     const title = record ? `“${record.title}”` : 'The conversation'
     const kept = keepTranscript ? ' Its transcript is kept in the data folder (deleted-transcripts).' : ''
-    if (result.agentDeleted) useUiStore().toast(`${title} was deleted here and by the agent.${kept}`)
+    if (result.agentDeleted) useUiStore().toast(`${title} was deleted here and by the agent.${kept}${result.note ? ` ${result.note}` : ''}`)
     else useUiStore().toast(`${title} was removed from Switchboard; the agent keeps its own copy.${result.note ? ` (${result.note})` : ''}${kept}`)
   }
 

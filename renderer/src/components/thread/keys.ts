@@ -26,3 +26,6 @@ export function displayPath(path: string, root: string): string {
   if (path.startsWith(base + '/') || path.startsWith(base + '\\')) return path.slice(base.length + 1)
   return path
 }
+
+/** Asks to restore the session's files to a checkpoint (the user's message of that turn offers it). */
+export const rewindKey: InjectionKey<(checkpoint: number) => void> = Symbol('rewind')
