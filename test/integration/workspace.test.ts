@@ -331,3 +331,31 @@ describe('a worktree per session', () => {
     expect(gitIn(repo, 'branch', '--list', '--format=%(refname:short)').split('\n').sort()).toEqual(['main', 'taken'])
   })
 })
+
+describe('without git', () => {
+  it('says git is missing and how to get it; the turn goes on without its checkpoint, and says why', async () => {
+    await repository(projectDir, { 'a.txt': 'a\n' })
+    const projectId = (await host.request('projects.add', { cwd: projectDir })).id
+    const session = await newSession(projectId)
+    const path = process.env.PATH
+    process.env.PATH = join(root, 'no-git-here')
+    try {
+      expect(await host.handle('sessions.new', { projectId, agentId, isolation: 'worktree' })).toMatchObject({
+        ok: false,
+        error: { code: 'git_missing', message: expect.stringContaining('install git') }
+      })
+      await say(session.id, 'hello')
+    } finally {
+      process.env.PATH = path
+    }
+    const thread = fold((await host.request('sessions.open', { id: session.id })).records)
+    expect(entriesOf(thread, 'notice')).toEqual([
+      expect.objectContaining({ title: 'No checkpoint for this turn', description: expect.stringContaining('Git was not found') })
+    ])
+    expect(
+      entriesOf(thread, 'assistant')
+        .map((e) => (e as { text: string }).text)
+        .join('')
+    ).toContain('You said: hello')
+  })
+})

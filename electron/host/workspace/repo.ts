@@ -24,6 +24,9 @@ export interface Workspace {
   index: string
 }
 
+/** A snapshot that takes longer is given up (the turn goes on without its checkpoint, and says so): a home folder as a project must not hold a prompt for minutes. */
+const SNAPSHOT_TIMEOUT_MS = 30_000
+
 const SHADOW_EXCLUDES = ['node_modules/', '.venv/', '__pycache__/', 'target/', 'dist/', 'build/', '.DS_Store'].join('\n') + '\n'
 
 export async function locateWorkspace(cwd: string, shadowRoot: string): Promise<Workspace> {
@@ -68,13 +71,13 @@ export function scope(ws: Workspace): string {
  */
 export async function snapshotTree(ws: Workspace, scratch: string): Promise<string> {
   if (ws.kind === 'shadow') {
-    await git(['add', '-A', '--ignore-errors', '--', scope(ws)], { ...ws.run, okCodes: [0, 1] })
+    await git(['add', '-A', '--ignore-errors', '--', scope(ws)], { ...ws.run, okCodes: [0, 1], timeoutMs: SNAPSHOT_TIMEOUT_MS })
     return gitText(['write-tree'], ws.run)
   }
   await fs.mkdir(scratch, { recursive: true })
   const index = join(scratch, `index-${createHash('sha256').update(ws.top).digest('hex').slice(0, 16)}`)
   if (!(await exists(index))) await copyWithTimes(ws.index, index)
-  await git(['add', '-A', '--ignore-errors', '--', scope(ws)], { ...ws.run, indexFile: index, okCodes: [0, 1] })
+  await git(['add', '-A', '--ignore-errors', '--', scope(ws)], { ...ws.run, indexFile: index, okCodes: [0, 1], timeoutMs: SNAPSHOT_TIMEOUT_MS })
   return gitText(['write-tree'], { ...ws.run, indexFile: index })
 }
 
