@@ -117,12 +117,15 @@ describe('the Changes view', () => {
     await page.getByTestId('rewind-confirm').waitFor()
     console.log(`screenshot: ${await screenshot(page, 'e2e-changes-rewind-light')}`)
     await page.getByTestId('rewind-go').click()
-    await expect.poll(() => readFile(join(tree, 'README.md'), 'utf8')).toBe('# Shop\n')
+    // The confirmation goes once the Host has answered, every file restored.
+    await page.getByTestId('rewind-confirm').waitFor({ state: 'detached' })
+    expect(await readFile(join(tree, 'README.md'), 'utf8')).toBe('# Shop\n')
     expect(await readFile(join(tree, 'cart.txt'), 'utf8')).toBe(LINES.join('\n') + '\n')
     await page.getByTestId('checkpoints').locator('summary').click()
     await page.getByTestId('checkpoint').first().getByTestId('checkpoint-rewind').click()
     await page.getByTestId('rewind-go').click()
-    await expect.poll(() => readFile(join(tree, 'README.md'), 'utf8')).toBe('# Shop, turn two\n')
+    await page.getByTestId('rewind-confirm').waitFor({ state: 'detached' })
+    expect(await readFile(join(tree, 'README.md'), 'utf8')).toBe('# Shop, turn two\n')
     await page.getByTestId('changes-close').click()
     await expect.poll(() => page.getByText('Files restored to checkpoint 1').count()).toBe(1)
 
