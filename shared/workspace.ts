@@ -1,3 +1,5 @@
+import { structuredPatch, type StructuredPatch } from 'diff'
+
 /**
  * Isolation, checkpoints and review: what the Host tells the window about a
  * session's files. Plain data only.
@@ -113,7 +115,20 @@ export function reviewCommentsPrompt(comments: ReviewComment[]): string {
   return `Review comments on your changes (${comments.length}):\n\n${parts.join('\n\n')}`
 }
 
-/** The jsdiff hunk header both sides name a hunk by. */
+/** Beyond this many edits jsdiff gives up (the window says so) rather than stall. */
+const MAX_EDIT_LENGTH = 20_000
+
+/**
+ * A file's change as jsdiff hunks (three lines of context), or undefined when
+ * the texts are too different to compare in reasonable time. The one place
+ * hunks are computed: the window's diff view draws them and the Host keeps or
+ * reverts them, so a hunk named by index and header is the same on both sides.
+ */
+export function filePatch(oldText: string, newText: string): StructuredPatch | undefined {
+  return structuredPatch('a', 'b', oldText, newText, undefined, undefined, { context: 3, maxEditLength: MAX_EDIT_LENGTH })
+}
+
+/** The header a hunk is named by. */
 export function hunkHeader(h: { oldStart: number; oldLines: number; newStart: number; newLines: number }): string {
   return `@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`
 }

@@ -1,4 +1,5 @@
-import { diffWordsWithSpace, structuredPatch } from 'diff'
+import { diffWordsWithSpace } from 'diff'
+import { filePatch, hunkHeader } from '../../shared/workspace'
 
 /**
  * A file change as rows to show: jsdiff's structured patch (hunks with three
@@ -38,15 +39,10 @@ export interface DiffModel {
   tooLarge: boolean
 }
 
-/** Beyond this many edits jsdiff gives up (and the view says so) rather than stall the window. */
-const MAX_EDIT_LENGTH = 20_000
 const WORD_DIFF_MAX_CHARS = 400
 
 export function buildDiff(oldText: string | null | undefined, newText: string): DiffModel {
-  const patch = structuredPatch('a', 'b', oldText ?? '', newText, undefined, undefined, {
-    context: 3,
-    maxEditLength: MAX_EDIT_LENGTH
-  })
+  const patch = filePatch(oldText ?? '', newText)
   if (!patch) return { hunks: [], added: 0, removed: 0, tooLarge: true }
   let added = 0
   let removed = 0
@@ -69,7 +65,7 @@ export function buildDiff(oldText: string | null | undefined, newText: string): 
       // '\' (no newline at end of file) is not a line of either text.
     }
     markWords(lines)
-    return { header: `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`, lines }
+    return { header: hunkHeader(hunk), lines }
   })
   return { hunks, added, removed, tooLarge: false }
 }

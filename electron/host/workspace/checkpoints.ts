@@ -115,15 +115,15 @@ export class Checkpoints {
    * of the present (so the rewind can itself be undone). Files added since are
    * removed; ignored files are left alone. Returns that checkpoint and the files restored.
    */
-  async rewind(sessionId: string, cwd: string, index: number): Promise<{ undo: CheckpointView; files: string[] }> {
+  async rewind(sessionId: string, cwd: string, index: number): Promise<{ target: CheckpointView; undo: CheckpointView; files: string[] }> {
     const ws = await this.workspace(cwd)
     return this.exclusive(ws, async () => {
       const target = (await this.listIn(ws, sessionId)).find((c) => c.index === index)
       if (!target) throw new Error(`This session has no checkpoint ${index}`)
       const undo = await this.takeLocked(ws, sessionId, 'rewind', index)
       const changed = await changedPaths(ws, undo.commit, target.commit)
-      for (const { path } of changed) await writeFromTree(ws, target.commit, path)
-      return { undo, files: changed.map((c) => relativeToFolder(ws, c.path)) }
+      for (const { path, after } of changed) await writeEntryAt(ws, path, after)
+      return { target, undo, files: changed.map((c) => relativeToFolder(ws, c.path)) }
     })
   }
 
@@ -153,15 +153,29 @@ function parseCheckpoint(index: number, at: string, subject: string, commit: str
   return { index, at, label: 'turn', turn: Number.isInteger(number) ? number : index, commit }
 }
 
-/** Paths (from the work tree's top) that differ between two trees or commits, inside the session's folder. */
-export async function changedPaths(ws: Workspace, from: string, to: string): Promise<{ path: string; status: 'A' | 'M' | 'D' }[]> {
-  const out = await git(['diff-tree', '-r', '-z', '--no-renames', '--name-status', from, to, '--', scope(ws)], ws.run)
+/** A path (from the work tree's top) that differs between two trees, with its mode and blob on each side (null where it is absent). */
+export interface ChangedPath {
+  path: string
+  status: 'A' | 'M' | 'D'
+  before: TreeEntry | null
+  after: TreeEntry | null
+}
+
+/** The paths that differ between two trees or commits inside the session's folder, with both sides' blobs (one `diff-tree --raw`). */
+export async function changedPaths(ws: Workspace, from: string, to: string): Promise<ChangedPath[]> {
+  const out = await git(['diff-tree', '-r', '-z', '--no-renames', '--raw', '--full-index', from, to, '--', scope(ws)], ws.run)
   const parts = splitZ(out.stdout)
-  const changes: { path: string; status: 'A' | 'M' | 'D' }[] = []
+  const changes: ChangedPath[] = []
+  // Each change is `:<old mode> <new mode> <old oid> <new oid> <status>` then its path.
   for (let i = 0; i + 1 < parts.length; i += 2) {
-    const code = parts[i]?.[0]
-    const path = parts[i + 1] ?? ''
-    changes.push({ path, status: code === 'A' ? 'A' : code === 'D' ? 'D' : 'M' })
+    const [oldMode = '', newMode = '', oldOid = '', newOid = '', code = ''] = (parts[i] ?? '').slice(1).split(' ')
+    const status = code === 'A' ? 'A' : code === 'D' ? 'D' : 'M'
+    changes.push({
+      path: parts[i + 1] ?? '',
+      status,
+      before: status === 'A' ? null : { mode: oldMode, oid: oldOid },
+      after: status === 'D' ? null : { mode: newMode, oid: newOid }
+    })
   }
   return changes
 }
@@ -193,7 +207,11 @@ export async function onDisk(ws: Workspace, topPath: string): Promise<string> {
 
 /** Makes the file on disk what it is in a tree (or removes it, and folders left empty, when the tree has none). */
 export async function writeFromTree(ws: Workspace, treeish: string, topPath: string): Promise<void> {
-  const entry = await entryIn(ws, treeish, topPath)
+  await writeEntryAt(ws, topPath, await entryIn(ws, treeish, topPath))
+}
+
+/** Makes the file on disk that blob with that mode, or removes it (and folders left empty) for null. */
+async function writeEntryAt(ws: Workspace, topPath: string, entry: TreeEntry | null): Promise<void> {
   const file = await onDisk(ws, topPath)
   if (!entry) {
     await fs.rm(file, { force: true })
@@ -204,7 +222,7 @@ export async function writeFromTree(ws: Workspace, treeish: string, topPath: str
   await writeEntry(ws, file, entry)
 }
 
-export async function writeEntry(ws: Workspace, file: string, entry: TreeEntry): Promise<void> {
+async function writeEntry(ws: Workspace, file: string, entry: TreeEntry): Promise<void> {
   const data = await readBlob(ws, entry.oid)
   await fs.mkdir(dirname(file), { recursive: true })
   const current = await fs.lstat(file).catch(() => null)

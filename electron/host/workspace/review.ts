@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
-import { applyPatch, reversePatch, structuredPatch, type StructuredPatch } from 'diff'
+import { applyPatch, reversePatch, type StructuredPatch } from 'diff'
 import type { ChangesResult, FileChange, HunkRef } from '../../../shared/workspace'
-import { hunkHeader } from '../../../shared/workspace'
+import { filePatch, hunkHeader } from '../../../shared/workspace'
 import { HostError } from '../errors'
-import { changedPaths, entryIn, onDisk, readBlob, relativeToFolder, writeEntry, writeFromTree, type Checkpoints } from './checkpoints'
+import { changedPaths, entryIn, type ChangedPath, onDisk, readBlob, relativeToFolder, writeFromTree, type Checkpoints } from './checkpoints'
 import { commitTree, git, gitText } from './git'
 import type { Workspace } from './repo'
 
@@ -20,8 +20,6 @@ import type { Workspace } from './repo'
 const MAX_FILES = 300
 /** Larger files are kept or reverted whole, without a text diff. */
 const MAX_TEXT_BYTES = 512 * 1024
-/** Beyond this many edits jsdiff gives up, as in the window's diff view. */
-const MAX_EDIT_LENGTH = 20_000
 
 export interface ChangesQuery {
   sessionId: string
@@ -50,7 +48,7 @@ export class Review {
     const target = to === 'present' ? await checkpoints.present(ws) : commitOf(list, to)
     const changed = await changedPaths(ws, base, target)
     const files: FileChange[] = []
-    for (const change of changed.slice(0, MAX_FILES)) files.push(await fileChange(ws, base, target, change))
+    for (const change of changed.slice(0, MAX_FILES)) files.push(await fileChange(ws, change))
     return { available: true, kind: ws.kind, checkpoints: list, from, to, files, truncated: changed.length > MAX_FILES }
   }
 
@@ -110,7 +108,7 @@ export class Review {
     const entry = await entryIn(ws, base, topPath)
     const baseText = entry ? (await readBlob(ws, entry.oid)).toString('utf8') : ''
     const presentText = await fs.readFile(await onDisk(ws, topPath), 'utf8').catch(() => '')
-    const patch = structuredPatch('a', 'b', baseText, presentText, undefined, undefined, { context: 3, maxEditLength: MAX_EDIT_LENGTH })
+    const patch = filePatch(baseText, presentText)
     if (!patch) throw new Error(`${relativeToFolder(ws, topPath)} changed too much to take apart by hunk; keep or revert the whole file`)
     return { baseText, presentText, patch }
   }
@@ -151,12 +149,10 @@ async function modeOnDisk(ws: Workspace, topPath: string): Promise<string> {
   return stat && stat.mode & 0o111 ? '100755' : '100644'
 }
 
-async function fileChange(ws: Workspace, base: string, target: string, change: { path: string; status: 'A' | 'M' | 'D' }): Promise<FileChange> {
+async function fileChange(ws: Workspace, change: ChangedPath): Promise<FileChange> {
   const status = change.status === 'A' ? 'added' : change.status === 'D' ? 'deleted' : 'modified'
-  const before = change.status === 'A' ? null : await entryIn(ws, base, change.path)
-  const after = change.status === 'D' ? null : await entryIn(ws, target, change.path)
-  const oldData = before ? await readBlob(ws, before.oid) : null
-  const newData = after ? await readBlob(ws, after.oid) : null
+  const oldData = change.before ? await readBlob(ws, change.before.oid) : null
+  const newData = change.after ? await readBlob(ws, change.after.oid) : null
   const tooLarge = (oldData?.length ?? 0) > MAX_TEXT_BYTES || (newData?.length ?? 0) > MAX_TEXT_BYTES
   const binary = !tooLarge && ((oldData !== null && isBinary(oldData)) || (newData !== null && isBinary(newData)))
   const text = (data: Buffer | null): string | null => (data === null || binary || tooLarge ? null : data.toString('utf8'))

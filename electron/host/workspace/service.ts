@@ -58,14 +58,13 @@ export class WorkspaceService {
     const { records, append } = this.options
     const record = records.session(id)
     if (this.options.isRunning(id)) throw new Error('A turn is running in this session; wait for it to end or cancel it, then rewind')
-    const result = await this.checkpoints.rewind(id, record.cwd, index)
-    const target = (await this.checkpoints.list(id, record.cwd)).find((c) => c.index === index)
-    await append(record, { t: 'rewind', at: new Date().toISOString(), to: index, undo: result.undo.index, files: result.files })
-    const when = target?.label === 'turn' ? `as they were before turn ${target.turn ?? index}` : `as they were at checkpoint ${index}`
-    const list = result.files.length ? ` Files restored: ${result.files.slice(0, 50).join(', ')}${result.files.length > 50 ? ', …' : ''}.` : ''
+    const { target, undo, files } = await this.checkpoints.rewind(id, record.cwd, index)
+    await append(record, { t: 'rewind', at: new Date().toISOString(), to: index, undo: undo.index, files })
+    const when = target.label === 'turn' ? `as they were before turn ${target.turn ?? index}` : `as they were at checkpoint ${index}`
+    const list = files.length ? ` Files restored: ${files.slice(0, 50).join(', ')}${files.length > 50 ? ', …' : ''}.` : ''
     record.rewindNote = `[Switchboard] The user restored the files in ${record.cwd} ${when}; changes made after that point are undone.${list} Read files again before relying on what you remember of them.`
     await records.saved(record)
-    return result
+    return { undo, files }
   }
 
   /** A worktree made for a session the agent then refused: removed with its branch (nothing was done in it). */
