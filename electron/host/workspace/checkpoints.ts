@@ -37,7 +37,7 @@ export class Checkpoints {
   workspace(cwd: string): Promise<Workspace> {
     let found = this.workspaces.get(cwd)
     if (!found) {
-      found = locateWorkspace(cwd, this.options.shadowRoot)
+      found = locateWorkspace(cwd, this.options.shadowRoot, this.options.scratch)
       this.workspaces.set(cwd, found)
       found.catch(() => this.workspaces.delete(cwd))
     }
@@ -56,7 +56,7 @@ export class Checkpoints {
 
   /** `present`, for a caller that already holds the repository's lock. */
   presentLocked(ws: Workspace): Promise<string> {
-    return snapshotTree(ws, this.options.scratch)
+    return snapshotTree(ws)
   }
 
   /** Takes a checkpoint; the first one of a session also becomes its review base. */

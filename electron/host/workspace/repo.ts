@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { promises as fs } from 'node:fs'
-import { basename, join } from 'node:path'
+import { basename, dirname, isAbsolute, join } from 'node:path'
 import { git, gitText, type GitOptions } from './git'
 
 /**
@@ -20,8 +20,10 @@ export interface Workspace {
   prefix: string
   /** How git is run against it (a shadow names its git dir and work tree). */
   run: GitOptions
-  /** The index a snapshot starts from: the repository's own is copied, never written; a shadow's is its own. */
+  /** The index snapshots are taken through: Switchboard's own for a repository, the shadow's for a shadow. */
   index: string
+  /** The repository's own index, copied into `index` before the first snapshot (never written). */
+  seedIndex?: string
 }
 
 /** A snapshot that takes longer is given up (the turn goes on without its checkpoint, and says so): a home folder as a project must not hold a prompt for minutes. */
@@ -29,12 +31,19 @@ const SNAPSHOT_TIMEOUT_MS = 30_000
 
 const SHADOW_EXCLUDES = ['node_modules/', '.venv/', '__pycache__/', 'target/', 'dist/', 'build/', '.DS_Store'].join('\n') + '\n'
 
-export async function locateWorkspace(cwd: string, shadowRoot: string): Promise<Workspace> {
-  const inside = await gitText(['rev-parse', '--is-inside-work-tree'], { cwd, okCodes: [0, 128] })
-  if (inside === 'true') {
-    const [top, prefix, index] = (await gitText(['rev-parse', '--show-toplevel', '--show-prefix', '--git-path', 'index'], { cwd })).split('\n')
-    const absoluteIndex = index && !index.startsWith('/') && !/^[A-Za-z]:/.test(index) ? join(cwd, index) : (index ?? '')
-    return { kind: 'git', cwd, top: top ?? cwd, prefix: prefix ?? '', run: { cwd: top ?? cwd }, index: absoluteIndex }
+/** The git work tree a folder is in: its top, the folder's prefix in it, and its index file; null when it is in none. */
+export async function workTreeAt(cwd: string): Promise<{ top: string; prefix: string; index: string } | null> {
+  const result = await git(['rev-parse', '--show-toplevel', '--show-prefix', '--git-path', 'index'], { cwd, okCodes: [0, 128] })
+  if (result.code !== 0) return null
+  const [top = cwd, prefix = '', index = ''] = result.stdout.toString('utf8').split('\n')
+  return { top, prefix, index: isAbsolute(index) ? index : join(cwd, index) }
+}
+
+export async function locateWorkspace(cwd: string, shadowRoot: string, scratch: string): Promise<Workspace> {
+  const tree = await workTreeAt(cwd)
+  if (tree) {
+    const index = join(scratch, `index-${createHash('sha256').update(tree.top).digest('hex').slice(0, 16)}`)
+    return { kind: 'git', cwd, top: tree.top, prefix: tree.prefix, run: { cwd: tree.top }, index, seedIndex: tree.index }
   }
   const gitDir = join(shadowRoot, `${basename(cwd).replace(/[^\w.-]/g, '_')}-${createHash('sha256').update(cwd).digest('hex').slice(0, 12)}.git`)
   await ensureShadow(gitDir, cwd)
@@ -69,16 +78,14 @@ export function scope(ws: Workspace): string {
  * git's own racy-timestamp care applies. Only objects are written to the
  * repository; the user's index is never written. Callers hold the repository's lock.
  */
-export async function snapshotTree(ws: Workspace, scratch: string): Promise<string> {
-  if (ws.kind === 'shadow') {
-    await git(['add', '-A', '--ignore-errors', '--', scope(ws)], { ...ws.run, okCodes: [0, 1], timeoutMs: SNAPSHOT_TIMEOUT_MS })
-    return gitText(['write-tree'], ws.run)
+export async function snapshotTree(ws: Workspace): Promise<string> {
+  if (ws.seedIndex && !(await exists(ws.index))) {
+    await fs.mkdir(dirname(ws.index), { recursive: true })
+    await copyWithTimes(ws.seedIndex, ws.index)
   }
-  await fs.mkdir(scratch, { recursive: true })
-  const index = join(scratch, `index-${createHash('sha256').update(ws.top).digest('hex').slice(0, 16)}`)
-  if (!(await exists(index))) await copyWithTimes(ws.index, index)
-  await git(['add', '-A', '--ignore-errors', '--', scope(ws)], { ...ws.run, indexFile: index, okCodes: [0, 1], timeoutMs: SNAPSHOT_TIMEOUT_MS })
-  return gitText(['write-tree'], { ...ws.run, indexFile: index })
+  const run = { ...ws.run, indexFile: ws.index }
+  await git(['add', '-A', '--ignore-errors', '--', scope(ws)], { ...run, okCodes: [0, 1], timeoutMs: SNAPSHOT_TIMEOUT_MS })
+  return gitText(['write-tree'], run)
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -4,6 +4,7 @@ import { basename, join } from 'node:path'
 import type { MergeResult, ProjectGitInfo, SessionWorktree, WorktreeInfo } from '../../../shared/workspace'
 import { HostError } from '../errors'
 import { git, GitError, gitText } from './git'
+import { workTreeAt } from './repo'
 
 /**
  * A git worktree per session: a new branch checked out in its own folder
@@ -22,19 +23,19 @@ export interface RepositoryAt {
 
 /** The repository a folder belongs to, or a `not_a_repository` error that says so. */
 export async function repositoryAt(cwd: string): Promise<RepositoryAt> {
-  const inside = await gitText(['rev-parse', '--is-inside-work-tree'], { cwd, okCodes: [0, 128] })
-  if (inside !== 'true') {
+  const tree = await workTreeAt(cwd)
+  if (!tree) {
     throw new HostError(
       'not_a_repository',
       `${cwd} is not a git repository, so a session there cannot have its own worktree. Run it in this folder, or run "git init" there and commit first.`
     )
   }
-  const [top, prefix] = (await gitText(['rev-parse', '--show-toplevel', '--show-prefix'], { cwd })).split('\n')
+  const { top, prefix } = tree
   const head = await gitText(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { cwd, okCodes: [0, 1] })
   if (!head)
-    throw new HostError('not_a_repository', `The repository at ${top ?? cwd} has no commit yet; a worktree starts from one. Commit something first.`)
+    throw new HostError('not_a_repository', `The repository at ${top} has no commit yet; a worktree starts from one. Commit something first.`)
   const branch = await gitText(['symbolic-ref', '--short', '--quiet', 'HEAD'], { cwd, okCodes: [0, 1] })
-  return { top: top ?? cwd, prefix: prefix ?? '', branch: branch || null, head }
+  return { top, prefix, branch: branch || null, head }
 }
 
 export async function projectGitInfo(cwd: string, sessions: { id: string; worktree?: SessionWorktree }[]): Promise<ProjectGitInfo> {
