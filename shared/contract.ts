@@ -139,6 +139,8 @@ export const requestParams = {
   'changes.list': z.object({ id, from: z.number().int().min(1).optional(), to: z.number().int().min(1).optional() }),
   /** Keep a file's change (or one hunk of it): it joins the review base. */
   'changes.keep': z.object({ id, path: changePath, hunk: hunkRef.optional() }),
+  /** Keep every change of the session: the files as they are now become the review base. */
+  'changes.keepAll': z.object({ id }),
   /** Revert a file (or one hunk) on disk to the review base. */
   'changes.revert': z.object({ id, path: changePath, hunk: hunkRef.optional() }),
   /** Restore the session's files to a checkpoint (after checkpointing the present, so it can be undone). */
@@ -249,6 +251,7 @@ export interface RequestResults extends McpRequestResults {
   'sessions.delete': { agentDeleted: boolean; note?: string }
   'changes.list': ChangesResult
   'changes.keep': Record<string, never>
+  'changes.keepAll': Record<string, never>
   'changes.revert': Record<string, never>
   'changes.rewind': { undo: CheckpointView; files: string[] }
   'changes.commit': { commit: string; files: number }

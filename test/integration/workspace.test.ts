@@ -134,6 +134,10 @@ describe('checkpoints: a snapshot of the files as each turn starts', () => {
     expect(turn2.files.map((f) => `${f.status} ${f.path}`)).toEqual(['deleted src/new.txt'])
     expect(existsSync(join(projectDir, '.git'))).toBe(false)
     expect((await readdir(join(dataDir, 'checkpoints'))).some((d) => d.endsWith('.git'))).toBe(true)
+    // Keep all: nothing left to review, the files as they are.
+    await host.request('changes.keepAll', { id: session.id })
+    expect((await host.request('changes.list', { id: session.id })).files).toEqual([])
+    expect(await readFile(join(projectDir, 'src', 'main.txt'), 'utf8')).toBe('main changed\n')
   })
 })
 

@@ -79,7 +79,8 @@ export function git(args: string[], options: GitOptions): Promise<GitResult> {
       ['-c', 'core.quotepath=off', ...args],
       { cwd: options.cwd, env, encoding: 'buffer', maxBuffer: 512 * 1024 * 1024, timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS },
       (error, stdout, stderr) => {
-        if (error && (error as NodeJS.ErrnoException).code === 'ENOENT' && typeof (error as { code?: unknown }).code === 'string') {
+        // The spawn itself failed: no git on PATH (an exit code is a number, a spawn error a string).
+        if (error?.code === 'ENOENT') {
           reject(new HostError('git_missing', GIT_MISSING_MESSAGE))
           return
         }

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { applyPatch, reversePatch, type StructuredPatch } from 'diff'
 import type { ChangesResult, FileChange, HunkRef } from '../../../shared/workspace'
 import { filePatch, hunkHeader } from '../../../shared/workspace'
-import { HostError } from '../errors'
+import { describeError, HostError } from '../errors'
 import { changedPaths, entryIn, type ChangedPath, onDisk, readBlob, relativeToFolder, writeFromTree, type Checkpoints } from './checkpoints'
 import { commitTree, git, gitText } from './git'
 import type { Workspace } from './repo'
@@ -36,20 +36,37 @@ export class Review {
     private readonly scratch: string
   ) {}
 
+  /** What changed; when there is nothing to compare (no checkpoint yet, git missing) it says why instead of failing. */
   async changes(query: ChangesQuery): Promise<ChangesResult> {
-    const { checkpoints } = this
-    const ws = await checkpoints.workspace(query.cwd)
-    const list = await checkpoints.list(query.sessionId, query.cwd)
-    const from = query.from ?? 'review'
-    const to = query.to ?? 'present'
-    const empty: ChangesResult = { available: false, kind: ws.kind, checkpoints: list, from, to, files: [], truncated: false }
-    const base = from === 'review' ? await checkpoints.reviewBase(ws, query.sessionId) : commitOf(list, from)
-    if (!base) return { ...empty, reason: 'No checkpoint yet: the first one is taken when the first turn starts.' }
-    const target = to === 'present' ? await checkpoints.present(ws) : commitOf(list, to)
-    const changed = await changedPaths(ws, base, target)
-    const files: FileChange[] = []
-    for (const change of changed.slice(0, MAX_FILES)) files.push(await fileChange(ws, change))
-    return { available: true, kind: ws.kind, checkpoints: list, from, to, files, truncated: changed.length > MAX_FILES }
+    const from: ChangesResult['from'] = query.from ?? 'review'
+    const to: ChangesResult['to'] = query.to ?? 'present'
+    const unavailable: ChangesResult = { available: false, checkpoints: [], from, to, files: [], truncated: false }
+    try {
+      const { checkpoints } = this
+      const ws = await checkpoints.workspace(query.cwd)
+      const list = await checkpoints.list(query.sessionId, query.cwd)
+      const base = from === 'review' ? await checkpoints.reviewBase(ws, query.sessionId) : commitOf(list, from)
+      if (!base) {
+        return { ...unavailable, kind: ws.kind, checkpoints: list, reason: 'No checkpoint yet: the first one is taken when the first turn starts.' }
+      }
+      const target = to === 'present' ? await checkpoints.present(ws) : commitOf(list, to)
+      const changed = await changedPaths(ws, base, target)
+      const files: FileChange[] = []
+      for (const change of changed.slice(0, MAX_FILES)) files.push(await fileChange(ws, change))
+      return { available: true, kind: ws.kind, checkpoints: list, from, to, files, truncated: changed.length > MAX_FILES }
+    } catch (error) {
+      return { ...unavailable, reason: describeError(error) }
+    }
+  }
+
+  /** Keeps every change at once: the files as they are now become the review base (one snapshot, whatever their number). */
+  async keepAll(sessionId: string, cwd: string): Promise<void> {
+    const ws = await this.checkpoints.workspace(cwd)
+    await this.checkpoints.exclusive(ws, async () => {
+      const base = await this.requireBase(ws, sessionId)
+      const present = await this.checkpoints.presentLocked(ws)
+      await this.checkpoints.setReviewBase(ws, sessionId, await commitTree(present, [base], 'review: kept all', ws.run), base)
+    })
   }
 
   /** Moves a file's change (or one hunk of it) into the review base: it no longer shows as a change. */

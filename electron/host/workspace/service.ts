@@ -98,24 +98,16 @@ export class WorkspaceService {
     return {
       'changes.list': async ({ id, from, to }) => {
         const record = records.session(id)
-        try {
-          const result = await this.review.changes({ sessionId: id, cwd: record.cwd, from, to })
-          if (!record.worktree) return result
-          return { ...result, worktree: { ...record.worktree, uncommitted: await uncommitted(record.worktree.path).catch(() => []) } }
-        } catch (error) {
-          return {
-            available: false,
-            reason: describeError(error),
-            checkpoints: [],
-            from: from ?? 'review',
-            to: to ?? 'present',
-            files: [],
-            truncated: false
-          }
-        }
+        const result = await this.review.changes({ sessionId: id, cwd: record.cwd, from, to })
+        if (!record.worktree) return result
+        return { ...result, worktree: { ...record.worktree, uncommitted: await uncommitted(record.worktree.path).catch(() => []) } }
       },
       'changes.keep': async ({ id, path, hunk }) => {
         await this.review.keep(id, records.session(id).cwd, path, hunk)
+        return {}
+      },
+      'changes.keepAll': async ({ id }) => {
+        await this.review.keepAll(id, records.session(id).cwd)
         return {}
       },
       'changes.revert': async ({ id, path, hunk }) => {
