@@ -59,7 +59,8 @@ describe('the Changes view', () => {
     const problems = watchConsole(page)
     await page.goto(server.url)
 
-    // A new session in its own worktree, on a branch the user names.
+    // A new session in its own worktree, on a branch the user names (the choice shows once the project is reached: it asks git).
+    await page.getByTestId('project').first().hover()
     await page.getByTestId('new-session-isolation').selectOption('worktree')
     await page.getByTestId('new-session-branch').fill('feature/cart')
     await page.getByTestId('new-session').click()
@@ -103,6 +104,8 @@ describe('the Changes view', () => {
 
     // A note on a line, sent to the agent as the next prompt.
     const readme = page.locator('[data-testid="change-file"][data-path="README.md"]')
+    // The whole-session view is back (with its keep and revert buttons) before a line is clicked.
+    await readme.getByTestId('file-keep').waitFor()
     await readme.locator('.line.add [data-testid="line-note"]').click()
     await page.getByTestId('note-input').fill('Keep the title short.')
     await page.getByTestId('note-input').press('Control+Enter')
