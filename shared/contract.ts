@@ -17,6 +17,7 @@ import type { SearchResults } from './search'
 import type { TranscriptRecord } from './transcript'
 import type { ChangesResult, CheckpointView, MergeResult, ProjectGitInfo } from './workspace'
 import { mcpRequestParams, type McpRequestResults, type McpState } from './mcp'
+import { registryRequestParams, type AgentCheckReport, type RegistryProgress, type RegistryRequestResults } from './registry'
 
 export { ipcChannels } from './ipc'
 
@@ -179,6 +180,7 @@ export const requestParams = {
       .default({})
   }),
   ...mcpRequestParams,
+  ...registryRequestParams,
   /** Files of a project matching a query (for @-mentions in the composer). */
   'files.list': z.object({ projectId: id, query: z.string().max(500).default(''), limit: z.number().int().min(1).max(200).default(50) }),
   /** Shows a file or folder of a session's project in the system's file manager, where the shell can. */
@@ -214,7 +216,7 @@ export interface TranscriptPageResult {
   skippedLines: number
 }
 
-export interface RequestResults extends McpRequestResults {
+export interface RequestResults extends McpRequestResults, RegistryRequestResults {
   'app.info': AppInfo
   'projects.list': Project[]
   'projects.add': Project
@@ -303,6 +305,10 @@ export interface HostEvents {
   /** Sent by the Electron shell (the native menu), never by the Host: the renderer runs the command. */
   'app.command': { command: AppCommand }
   'mcp.changed': McpState
+  /** An install or update from the ACP Registry under way. */
+  'registry.progress': RegistryProgress
+  /** A capability check finished (also the one run by itself after an update). */
+  'agents.checked': AgentCheckReport
 }
 
 export type HostEventName = keyof HostEvents

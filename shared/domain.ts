@@ -34,6 +34,22 @@ export interface AgentDefinition {
    * asked for 2 that answers 1 is spoken to in version 1.
    */
   protocol?: 1 | 2
+  /** Installed from the ACP Registry: which entry, version and distribution (see shared/registry.ts). */
+  origin?: AgentOrigin
+}
+
+/** How a registry agent is run: a downloaded archive, an npm package through npx, a PyPI package through uv's uvx. */
+export type DistributionKind = 'binary' | 'npx' | 'uvx'
+
+/** Where an agent came from, on its definition: what to update, and what to remove on uninstall. */
+export interface AgentOrigin {
+  registryId: string
+  version: string
+  kind: DistributionKind
+  /** Kept at this version: no update is offered. */
+  pinned?: boolean
+  /** binary: the folder its files were extracted into (inside the data folder). */
+  installDir?: string
 }
 
 export type AgentStatus = 'stopped' | 'starting' | 'ready' | 'exited' | 'error'

@@ -15,6 +15,9 @@
  * - `worktree_dirty`: removing a worktree would drop uncommitted work; the message lists it
  * - `review_stale`: the file changed since the Changes view showed it; look again
  * - `merge_conflict`: merging a session's branch would conflict; the message lists the files
+ * - `uv_missing`: a registry agent distributed for uvx needs uv, which is not installed; the message says how to get it
+ * - `download_failed`: a registry agent's archive could not be downloaded whole; nothing was installed
+ * - `archive_refused`: a registry agent's archive is not usable (unknown format, entries or links leaving its folder, no command)
  */
 export const hostErrorCodes = [
   'unknown_method',
@@ -28,7 +31,10 @@ export const hostErrorCodes = [
   'worktree_in_the_way',
   'worktree_dirty',
   'review_stale',
-  'merge_conflict'
+  'merge_conflict',
+  'uv_missing',
+  'download_failed',
+  'archive_refused'
 ] as const
 
 export type HostErrorCode = (typeof hostErrorCodes)[number]

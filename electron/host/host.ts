@@ -3,7 +3,9 @@ import { join, resolve } from 'node:path'
 import { z } from 'zod'
 import { isRequestMethod, requestParams, type RequestMethod, type RequestResult, type WireResponse } from '../../shared/contract'
 import type { AgentDefinition, AgentRuntimeState } from '../../shared/domain'
+import type { PlatformKey, RegistrySnapshot } from '../../shared/registry'
 import type { AgentConnection, ConnectAgent } from './agent/connection'
+import { AgentChecks } from './agents/check'
 import { agentsHandlers } from './agents/service'
 import { SignIn } from './agents/sign-in'
 import { AgentSupervisor } from './agents/supervisor'
@@ -20,6 +22,8 @@ import { defaultAgentPresets } from './presets'
 import { killLeftovers, markPrefixFor } from './processes'
 import { projectsHandlers } from './projects/service'
 import { Records } from './records'
+import { RegistryService } from './registry/service'
+import { bundledRegistry } from './registry/snapshot'
 import { SearchIndex } from './search'
 import { MemorySecretStore, type SecretStore } from './secrets'
 import { SessionConnector } from './sessions/connector'
@@ -63,6 +67,8 @@ export interface HostOptions {
   onAgentMessage?: (agentId: string, direction: 'in' | 'out', message: unknown) => void
   /** Starts agents in place of spawning them (fast Host tests use an in-process stub agent). */
   connectAgent?: ConnectAgent
+  /** The ACP Registry: the feed's URL when the user set none, the snapshot served offline, the platform (tests). */
+  registry?: { url?: string; snapshot?: RegistrySnapshot; platform?: PlatformKey | null; timeoutMs?: number }
 }
 
 const DEFAULT_AGENT_IDLE_MS = 10 * 60_000
@@ -122,6 +128,18 @@ export class Host {
       onEnded: (connection, state) => this.agentEnded(connection, state)
     }))
     const signIn = (this.signIn = new SignIn({ records, secrets, events, supervisor, isWorking: (c) => this.isWorking(c) }))
+    const checks = new AgentChecks({ dataDir, supervisor })
+    const registryService = new RegistryService({
+      records,
+      events,
+      supervisor,
+      checks,
+      dataDir,
+      snapshot: options.registry?.snapshot ?? bundledRegistry(),
+      defaultUrl: options.registry?.url,
+      platform: options.registry?.platform,
+      feedTimeoutMs: options.registry?.timeoutMs
+    })
     const connector = new SessionConnector({ records, registry, supervisor, mcp })
     const workspace = new WorkspaceService({
       records,
@@ -153,7 +171,8 @@ export class Host {
       'app.info': async () => appInfo,
       'search.query': async ({ q, limit }) => this.search.query(q, limit),
       ...projectsHandlers({ records, lifecycle, pickFolder: options.pickFolder }),
-      ...agentsHandlers({ records, secrets, supervisor, signIn }),
+      ...agentsHandlers({ records, secrets, supervisor, signIn, checks, onRemoved: (definition) => registryService.forget(definition) }),
+      ...registryService.handlers(),
       ...sessionsHandlers({ records, registry, connector, lifecycle, turns, broker }),
       ...asksHandlers(records, broker),
       ...lazyMcpHandlers(() => mcp),

@@ -26,6 +26,13 @@ export interface DbData {
   mcpProfiles: McpProfile[]
   /** projectId → ids of the profiles switched off for that project. */
   mcpDisabled: Record<string, string[]>
+  /** The user's settings kept by the Host; absent ones have their defaults (no migration needed). */
+  settings?: HostSettings
+}
+
+export interface HostSettings {
+  /** The ACP Registry feed to read instead of the default (a team may host its own). */
+  registryUrl?: string
 }
 
 /**

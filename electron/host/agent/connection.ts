@@ -48,6 +48,10 @@ export interface AgentConnectionOptions {
   initializeTimeoutMs?: number
   /** Start of the mark put in the agent's environment (see processes.ts). */
   markPrefix?: string
+  /** The folder the process starts in (default: the user's home folder). */
+  cwd?: string
+  /** The log file's name, when not the agent's id (a capability check logs apart). */
+  logName?: string
   /** Longest message line accepted on the agent's stdout (default 8 MiB); a longer one stops the agent. */
   maxMessageBytes?: number
   /** Sees every JSON-RPC message in either direction (tests check what goes out against the schema). */
@@ -95,6 +99,8 @@ class ProcessConnection implements AgentConnection {
       logDir: options.logDir,
       secretEnv: options.secretEnv,
       markPrefix: options.markPrefix,
+      cwd: options.cwd,
+      logName: options.logName,
       maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
       onMessage: options.onMessage,
       receive: (message) => {

@@ -24,6 +24,10 @@ export interface RunOptions {
   secretEnv?: Record<string, string>
   /** Start of the mark put in the agent's environment (see processes.ts). */
   markPrefix?: string
+  /** The folder the process starts in (default: the user's home folder). */
+  cwd?: string
+  /** The log file's name, when not the agent's id. */
+  logName?: string
   /** Longest message line accepted on stdout; a longer one stops the agent. */
   maxMessageBytes: number
   /** Sees every JSON-RPC message in either direction (tests check what goes out against the schema). */
@@ -78,12 +82,12 @@ export class AgentRun {
     this.mark = newProcessMark(options.markPrefix)
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve))
     mkdirSync(options.logDir, { recursive: true })
-    this.log = createWriteStream(agentLogPath(options.logDir, def.id), { flags: 'a' })
+    this.log = createWriteStream(agentLogPath(options.logDir, options.logName ?? def.id), { flags: 'a' })
     this.log.on('error', () => undefined)
     this.writeLog(`\n--- ${new Date().toISOString()} starting ${def.command} ${def.args.join(' ')}\n`)
 
     const child = spawn(def.command, def.args, {
-      cwd: homedir(),
+      cwd: options.cwd ?? homedir(),
       // The mark lets stop() find what the agent started even after it left the agent's process group.
       env: { ...process.env, ...def.env, ...options.secretEnv, [PROCESS_MARK_ENV]: this.mark },
       stdio: ['pipe', 'pipe', 'pipe'],

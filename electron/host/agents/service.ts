@@ -6,6 +6,7 @@ import type { HandlerSlice } from '../handlers'
 import { presetCatalog } from '../presets'
 import type { Records } from '../records'
 import { agentEnvKey, type SecretStore } from '../secrets'
+import type { AgentChecks } from './check'
 import type { SignIn } from './sign-in'
 import type { AgentSupervisor } from './supervisor'
 
@@ -16,9 +17,12 @@ export interface AgentsServiceOptions {
   secrets: SecretStore
   supervisor: AgentSupervisor
   signIn: SignIn
+  checks: AgentChecks
+  /** What else goes with a removed agent (what was downloaded for it). */
+  onRemoved: (definition: AgentDefinition) => Promise<void>
 }
 
-export function agentsHandlers({ records, secrets, supervisor, signIn }: AgentsServiceOptions): HandlerSlice<'agents'> {
+export function agentsHandlers({ records, secrets, supervisor, signIn, checks, onRemoved }: AgentsServiceOptions): HandlerSlice<'agents'> {
   return {
     'agents.list': async () => records.data.agents,
     'agents.add': async (input) => {
@@ -58,6 +62,8 @@ export function agentsHandlers({ records, secrets, supervisor, signIn }: AgentsS
       const rulesChanged = rules.length !== records.data.permissionRules.length
       records.data.permissionRules = rules
       await records.saved(...(rulesChanged ? (['agents', 'permissions'] as const) : (['agents'] as const)))
+      await checks.forget(agentId)
+      await onRemoved(definition)
       return {}
     },
     // Stops the agent if it runs (its sessions become idle, to be continued), then starts it with its current definition.
@@ -107,6 +113,8 @@ export function agentsHandlers({ records, secrets, supervisor, signIn }: AgentsS
       return definition
     },
     'agents.states': () => supervisor.runtimeStates(records.data.agents),
+    'agents.check': ({ agentId }) => checks.run(records.agent(agentId)),
+    'agents.checks': () => checks.all(records.data.agents.map((a) => a.id)),
     'agents.authenticate': async ({ agentId, methodId, values }) => {
       await signIn.authenticate(agentId, methodId, values)
       return {}

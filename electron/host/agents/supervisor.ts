@@ -36,6 +36,8 @@ export class AgentSupervisor {
   private readonly running = new Map<string, AgentConnection>()
   private readonly starting = new Map<string, Promise<AgentConnection>>()
   private readonly states = new Map<string, AgentRuntimeState>()
+  /** Runs apart from the sessions' (capability checks), stopped at close. */
+  private readonly apart = new Set<AgentConnection>()
   private readonly idleTimer: NodeJS.Timeout | null = null
   private closing = false
 
@@ -118,12 +120,45 @@ export class AgentSupervisor {
     return join(this.options.dataDir, 'logs')
   }
 
+  /**
+   * A run of the agent apart from the one its sessions use (the capability
+   * check): its own client handlers, working folder and log file, unknown to
+   * the rest of the Host. The caller stops it (stopApart); the Host's close does too.
+   */
+  async connectApart(definition: AgentDefinition, handlers: ClientHandlers, cwd: string, logName: string): Promise<AgentConnection> {
+    if (this.closing) throw new Error('Switchboard is shutting down')
+    const connect = this.options.connect ?? connectAgent
+    const connection = await connect(definition, {
+      logDir: this.logDir,
+      logName,
+      cwd,
+      handlers,
+      onState: () => undefined,
+      clientVersion: this.options.clientVersion,
+      secretEnv: await this.secretEnvOf(definition),
+      markPrefix: markPrefixFor(this.options.dataDir),
+      initializeTimeoutMs: this.options.initializeTimeoutMs,
+      maxMessageBytes: this.options.maxAgentMessageBytes
+    })
+    this.apart.add(connection)
+    return connection
+  }
+
+  /** Stops a run started by connectApart. */
+  async stopApart(connection: AgentConnection): Promise<void> {
+    try {
+      await connection.stop()
+    } finally {
+      this.apart.delete(connection)
+    }
+  }
+
   /** Stops every agent; no new one starts after this. */
   async close(): Promise<void> {
     this.closing = true
     if (this.idleTimer) clearInterval(this.idleTimer)
     await Promise.allSettled([...this.starting.values()])
-    await Promise.all([...this.running.values()].map((a) => a.stop()))
+    await Promise.all([...this.running.values(), ...this.apart].map((a) => a.stop()))
   }
 
   private async start(definition: AgentDefinition): Promise<AgentConnection> {

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto'
+import { promises as fs } from 'node:fs'
+import { join, relative, resolve, sep } from 'node:path'
+import type { AgentDefinition, AgentOrigin, DistributionKind } from '../../../shared/domain'
+import type { PlatformKey, RegistryAgent } from '../../../shared/registry'
+import { HostError } from '../errors'
+import { findExecutable } from '../executables'
+import { archiveFormat, download, unpack } from './archive'
+
+/**
+ * Turns a registry entry into what an agent definition runs: `npx` and `uvx`
+ * distributions run the pinned package through those tools; a `binary` is
+ * downloaded and unpacked into `<data>/agents/<agentId>/<version>/` (through
+ * a staging folder renamed into place only once everything checked out, so a
+ * failure leaves the version installed before untouched).
+ */
+
+export type Runnable = Pick<AgentDefinition, 'command' | 'args' | 'env' | 'installHint'> & { origin: AgentOrigin }
+
+export interface InstallerOptions {
+  dataDir: string
+  /** The environment tools are looked up in. */
+  env: () => NodeJS.ProcessEnv
+  platform: PlatformKey | null
+  onProgress: (phase: 'downloading' | 'extracting', received: number, total: number | null) => void
+}
+
+/** This machine's key in a binary distribution, or null on a platform the registry does not list. */
+export function platformKey(platform: string = process.platform, arch: string = process.arch): PlatformKey | null {
+  const os = platform === 'darwin' ? 'darwin' : platform === 'linux' ? 'linux' : platform === 'win32' ? 'windows' : null
+  const cpu = arch === 'arm64' ? 'aarch64' : arch === 'x64' ? 'x86_64' : null
+  return os && cpu ? `${os}-${cpu}` : null
+}
+
+/** The distributions usable on this platform, best first: a binary needs nothing else, npx needs Node, uvx needs uv. */
+export function usableKinds(agent: RegistryAgent, platform: PlatformKey | null): DistributionKind[] {
+  const kinds: DistributionKind[] = []
+  if (platform && agent.distribution.binary?.[platform]) kinds.push('binary')
+  if (agent.distribution.npx) kinds.push('npx')
+  if (agent.distribution.uvx) kinds.push('uvx')
+  return kinds
+}
+
+const NPM_NAME = /^(@[a-z0-9-~][a-z0-9-._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/
+const PYPI_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
+
+export async function installDistribution(
+  agent: RegistryAgent,
+  kind: DistributionKind,
+  agentId: string,
+  options: InstallerOptions
+): Promise<Runnable> {
+  const origin: AgentOrigin = { registryId: agent.id, version: agent.version, kind }
+  if (kind === 'npx') {
+    const dist = agent.distribution.npx
+    if (!dist) throw new Error(`${agent.name} has no npx distribution`)
+    if (!(await findExecutable('npx', options.env()))) {
+      throw new Error(
+        `${agent.name} runs through npx, which is not installed here. Install Node.js (https://nodejs.org), which brings npx, then try again.`
+      )
+    }
+    // A bare package name is pinned to the registry's version (the registry's own entries already name it).
+    const pkg = NPM_NAME.test(dist.package) ? `${dist.package}@${agent.version}` : dist.package
+    const args = dist.cmd ? ['-y', '--package', pkg, dist.cmd, ...dist.args] : ['-y', pkg, ...dist.args]
+    return { command: 'npx', args, env: { ...dist.env }, installHint: `npx -y ${pkg}`, origin }
+  }
+  if (kind === 'uvx') {
+    const dist = agent.distribution.uvx
+    if (!dist) throw new Error(`${agent.name} has no uvx distribution`)
+    if (!(await findExecutable('uvx', options.env()))) {
+      throw new HostError(
+        'uv_missing',
+        `${agent.name} runs through uv's uvx, which is not installed here. Install uv (https://docs.astral.sh/uv/getting-started/installation/: ` +
+          '`curl -LsSf https://astral.sh/uv/install.sh | sh` on macOS and Linux, `winget install astral-sh.uv` on Windows), then install the agent again.'
+      )
+    }
+    const pkg = PYPI_NAME.test(dist.package) ? `${dist.package}==${agent.version}` : dist.package
+    const args = dist.cmd ? ['--from', pkg, dist.cmd, ...dist.args] : [pkg, ...dist.args]
+    return { command: 'uvx', args, env: { ...dist.env }, installHint: `uvx ${pkg}`, origin }
+  }
+  const target = options.platform ? agent.distribution.binary?.[options.platform] : undefined
+  if (!target) throw new Error(`${agent.name} has no download for this platform (${options.platform ?? process.platform})`)
+  const folder = join(options.dataDir, 'agents', agentId)
+  const installDir = join(folder, safeName(agent.version))
+  const staging = join(folder, `.staging-${randomUUID()}`)
+  const archive = join(folder, `.download-${randomUUID()}`)
+  await fs.mkdir(staging, { recursive: true })
+  try {
+    const format = archiveFormat(target.archive)
+    await download(target.archive, archive, (received, total) => options.onProgress('downloading', received, total))
+    options.onProgress('extracting', 0, null)
+    const cmdName = target.cmd.replace(/\\/g, '/').split('/').pop() || agent.id
+    await unpack(archive, format, staging, cmdName)
+    const relativeCmd = format === 'raw' ? cmdName : target.cmd
+    const staged = resolve(staging, relativeCmd)
+    const rel = relative(staging, staged)
+    if (!rel || rel.startsWith('..') || rel.startsWith(`..${sep}`)) {
+      throw new HostError('archive_refused', `${agent.name}'s command '${target.cmd}' points outside its folder. Nothing was installed.`)
+    }
+    const stat = await fs.stat(staged).catch(() => null)
+    if (!stat?.isFile()) {
+      throw new HostError(
+        'archive_refused',
+        `${agent.name}'s archive has no '${target.cmd}' in it (the command the registry names). Nothing was installed.`
+      )
+    }
+    if (process.platform !== 'win32') await fs.chmod(staged, stat.mode | 0o755)
+    await fs.rm(installDir, { recursive: true, force: true })
+    await fs.rename(staging, installDir)
+    return {
+      command: resolve(installDir, relativeCmd),
+      args: [...target.args],
+      env: { ...target.env },
+      installHint: `reinstall ${agent.name} from the ACP Registry`,
+      origin: { ...origin, installDir }
+    }
+  } finally {
+    await fs.rm(staging, { recursive: true, force: true }).catch(() => undefined)
+    await fs.rm(archive, { force: true }).catch(() => undefined)
+  }
+}
+
+/** Removes what was downloaded for an agent (all its versions); only ever inside `<data>/agents/`. */
+export async function removeInstalled(dataDir: string, agentId: string, installDir?: string): Promise<void> {
+  const root = join(dataDir, 'agents')
+  const target = installDir ?? join(root, agentId)
+  const rel = relative(root, target)
+  if (!rel || rel.startsWith('..')) return
+  await fs.rm(target, { recursive: true, force: true })
+  // The agent's folder goes too once no version is left in it.
+  const folder = join(root, agentId)
+  if ((await fs.readdir(folder).catch(() => ['?'])).length === 0) await fs.rmdir(folder).catch(() => undefined)
+}
+
+function safeName(version: string): string {
+  return version.replace(/[^A-Za-z0-9._+-]/g, '_').replace(/^\.+/, '_') || 'version'
+}

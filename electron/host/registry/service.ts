@@ -1,0 +1,218 @@
+import type { AgentDefinition, DistributionKind } from '../../../shared/domain'
+import {
+  DEFAULT_REGISTRY_URL,
+  type RegistryAgent,
+  type RegistryEntryView,
+  type RegistryListing,
+  type RegistryProgress,
+  type RegistrySnapshot
+} from '../../../shared/registry'
+import { agentIdFor } from '../agent-definitions'
+import type { AgentChecks } from '../agents/check'
+import type { AgentSupervisor } from '../agents/supervisor'
+import type { EventBus } from '../events'
+import { findExecutable } from '../executables'
+import type { HandlerSlice } from '../handlers'
+import type { Records } from '../records'
+import { RegistryFeed } from './feed'
+import { installDistribution, platformKey, removeInstalled, usableKinds } from './install'
+
+/**
+ * The `registry.*` requests: the ACP Registry's agents listed beside the ones
+ * set up, installed, updated, pinned; uninstalling is `agents.remove`, which
+ * calls `forget` here to take away what was downloaded.
+ */
+
+export interface RegistryServiceOptions {
+  records: Records
+  events: EventBus
+  supervisor: AgentSupervisor
+  checks: AgentChecks
+  dataDir: string
+  /** The snapshot bundled with the app (served when the feed and the cache fail). */
+  snapshot: RegistrySnapshot
+  /** The feed's URL when the user has not set one (tests serve their own). */
+  defaultUrl?: string
+  /** This machine's platform key (tests may pretend another). */
+  platform?: ReturnType<typeof platformKey>
+  feedTimeoutMs?: number
+}
+
+export class RegistryService {
+  private readonly feed: RegistryFeed
+  private readonly platform: ReturnType<typeof platformKey>
+  /** Installs and updates under way, by registry id: one at a time each. */
+  private readonly busy = new Set<string>()
+
+  constructor(private readonly options: RegistryServiceOptions) {
+    this.feed = new RegistryFeed({ dataDir: options.dataDir, snapshot: options.snapshot, timeoutMs: options.feedTimeoutMs })
+    this.platform = options.platform === undefined ? platformKey() : options.platform
+  }
+
+  get url(): string {
+    return this.options.records.data.settings?.registryUrl || this.options.defaultUrl || DEFAULT_REGISTRY_URL
+  }
+
+  handlers(): HandlerSlice<'registry'> {
+    const { records } = this.options
+    return {
+      'registry.list': ({ refresh }) => this.list(refresh),
+      'registry.setUrl': async ({ url }) => {
+        const trimmed = url.trim()
+        if (trimmed) {
+          let protocol = ''
+          try {
+            protocol = new URL(trimmed).protocol
+          } catch {
+            throw new Error(`'${trimmed}' is not a URL`)
+          }
+          if (protocol !== 'https:' && protocol !== 'http:') throw new Error('The registry URL must start with https:// (or http://)')
+        }
+        const settings = { ...records.data.settings }
+        if (trimmed) settings.registryUrl = trimmed
+        else delete settings.registryUrl
+        records.data.settings = settings
+        await records.saved()
+        return { url: this.url }
+      },
+      'registry.install': ({ registryId, kind }) => this.install(registryId, kind),
+      'registry.update': ({ agentId }) => this.update(agentId),
+      'registry.pin': async ({ agentId, pinned }) => {
+        const definition = records.agent(agentId)
+        if (!definition.origin) throw new Error(`${definition.name} was not installed from the registry`)
+        const { pinned: _was, ...origin } = definition.origin
+        definition.origin = pinned ? { ...origin, pinned: true } : origin
+        await records.saved('agents')
+        return definition
+      }
+    }
+  }
+
+  /** An agent is being removed: what was downloaded for it goes too. */
+  async forget(definition: AgentDefinition): Promise<void> {
+    if (definition.origin?.kind === 'binary') await removeInstalled(this.options.dataDir, definition.id)
+  }
+
+  private async list(refresh: boolean): Promise<RegistryListing> {
+    const url = this.url
+    const { snapshot, source, problem, skipped } = await this.feed.get(url, refresh)
+    const installed = new Map<string, AgentDefinition>()
+    for (const agent of this.options.records.data.agents) if (agent.origin) installed.set(agent.origin.registryId, agent)
+    const uvx = Boolean(await findExecutable('uvx'))
+    return {
+      url: snapshot.url === url ? url : `${url} (showing ${snapshot.url})`,
+      source,
+      fetchedAt: snapshot.fetchedAt,
+      ...(problem ? { problem } : {}),
+      skipped,
+      platform: this.platform,
+      uvx,
+      agents: snapshot.agents.map((agent) => this.view(agent, snapshot.icons[agent.id], installed.get(agent.id)))
+    }
+  }
+
+  private view(agent: RegistryAgent, icon: string | undefined, definition: AgentDefinition | undefined): RegistryEntryView {
+    const kinds = usableKinds(agent, this.platform)
+    const origin = definition?.origin
+    return {
+      id: agent.id,
+      name: agent.name,
+      version: agent.version,
+      description: agent.description,
+      ...(agent.repository ? { repository: agent.repository } : {}),
+      ...(agent.website ? { website: agent.website } : {}),
+      authors: agent.authors,
+      ...(agent.license ? { license: agent.license } : {}),
+      ...(icon ? { icon } : {}),
+      kinds,
+      ...(kinds.length === 0 ? { unavailable: `No download for this platform (${this.platform ?? `${process.platform}-${process.arch}`})` } : {}),
+      ...(definition && origin
+        ? { installed: { agentId: definition.id, version: origin.version, kind: origin.kind, pinned: Boolean(origin.pinned) } }
+        : {}),
+      ...(origin && !origin.pinned && origin.version !== agent.version ? { update: { from: origin.version, to: agent.version } } : {})
+    }
+  }
+
+  private async entry(registryId: string): Promise<RegistryAgent> {
+    const { snapshot } = await this.feed.get(this.url, false)
+    const agent = snapshot.agents.find((a) => a.id === registryId)
+    if (!agent) throw new Error(`The registry does not list '${registryId}' (any more); refresh the list`)
+    return agent
+  }
+
+  private async install(registryId: string, kind?: DistributionKind): Promise<AgentDefinition> {
+    const { records } = this.options
+    const agent = await this.entry(registryId)
+    const existing = records.data.agents.find((a) => a.origin?.registryId === registryId)
+    if (existing) throw new Error(`${agent.name} is already installed (as ${existing.name})`)
+    const kinds = usableKinds(agent, this.platform)
+    const chosen = kind ?? kinds[0]
+    if (!chosen || !kinds.includes(chosen)) {
+      throw new Error(`${agent.name} has no ${kind ?? ''} distribution for this platform (${this.platform ?? process.platform})`.replace('  ', ' '))
+    }
+    const agentId = agentIdFor(agent.id, (taken) => Boolean(records.store.agent(taken)))
+    const runnable = await this.guarded(agent.id, () => installDistribution(agent, chosen, agentId, this.installerOptions(agent.id)))
+    const definition: AgentDefinition = { id: agentId, name: agent.name, ...runnable }
+    records.data.agents.push(definition)
+    await records.saved('agents')
+    return definition
+  }
+
+  /**
+   * Moves an agent to the registry's version. Its process is stopped first
+   * where nothing is lost; one at work is not touched (the user is told to
+   * wait). The new version is installed beside the old, which is removed only
+   * once the definition points at the new one. Afterwards the check runs again.
+   */
+  private async update(agentId: string): Promise<AgentDefinition> {
+    const { records, supervisor, checks, events } = this.options
+    const definition = records.agent(agentId)
+    const origin = definition.origin
+    if (!origin) throw new Error(`${definition.name} was not installed from the registry`)
+    if (origin.pinned) throw new Error(`${definition.name} is pinned at ${origin.version}; unpin it to update`)
+    const agent = await this.entry(origin.registryId)
+    if (agent.version === origin.version) return definition
+    await supervisor.stopIfQuiet(agentId)
+    if (supervisor.get(agentId)?.isAlive) {
+      throw new Error(`${definition.name} is at work (a turn is running or a question is waiting); update it once that is done`)
+    }
+    const runnable = await this.guarded(agent.id, () => installDistribution(agent, origin.kind, agentId, this.installerOptions(agent.id)))
+    const updated: AgentDefinition = { ...definition, ...runnable }
+    records.data.agents = records.data.agents.map((a) => (a.id === agentId ? updated : a))
+    await records.saved('agents')
+    if (origin.installDir && origin.installDir !== runnable.origin.installDir) {
+      await removeInstalled(this.options.dataDir, agentId, origin.installDir).catch(() => undefined)
+    }
+    void checks.run(updated).then(
+      (report) => events.emit('agents.checked', report),
+      () => undefined
+    )
+    return updated
+  }
+
+  private async guarded<T>(registryId: string, work: () => Promise<T>): Promise<T> {
+    if (this.busy.has(registryId)) throw new Error(`${registryId} is already being installed`)
+    this.busy.add(registryId)
+    const progress = (p: Omit<RegistryProgress, 'registryId'>) => this.options.events.emit('registry.progress', { registryId, ...p })
+    try {
+      const result = await work()
+      progress({ phase: 'done', received: 0, total: null })
+      return result
+    } catch (error) {
+      progress({ phase: 'failed', received: 0, total: null })
+      throw error
+    } finally {
+      this.busy.delete(registryId)
+    }
+  }
+
+  private installerOptions(registryId: string) {
+    return {
+      dataDir: this.options.dataDir,
+      env: () => process.env,
+      platform: this.platform,
+      onProgress: (phase: 'downloading' | 'extracting', received: number, total: number | null) =>
+        this.options.events.emit('registry.progress', { registryId, phase, received, total })
+    }
+  }
+}

@@ -1,0 +1,208 @@
+import { z } from 'zod'
+import type { AgentDefinition, DistributionKind } from './domain'
+
+/**
+ * The ACP Registry (repository agentclientprotocol/registry, FORMAT.md) as
+ * Switchboard reads it, the requests of the Agents page's registry view, and
+ * the capability report of the Check action. Types only and schemas: the Host
+ * fetches, installs and probes (electron/host/registry/), the renderer shows.
+ */
+
+/** The feed everyone reads unless a setting names another (a team may host its own). */
+export const DEFAULT_REGISTRY_URL = 'https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json'
+
+export const distributionKinds = ['binary', 'npx', 'uvx'] as const satisfies readonly DistributionKind[]
+
+/** This machine's key in a `binary` distribution: darwin|linux|windows - aarch64|x86_64. */
+export type PlatformKey = `${'darwin' | 'linux' | 'windows'}-${'aarch64' | 'x86_64'}`
+
+const text = (max: number) => z.string().max(max)
+const env = z.record(z.string().max(200), z.string().max(10_000)).default({})
+const args = z.array(z.string().max(10_000)).max(200).default([])
+
+export const binaryTargetSchema = z.object({
+  archive: z.string().url().max(4096),
+  cmd: z.string().min(1).max(1000),
+  args,
+  env
+})
+export type BinaryTarget = z.infer<typeof binaryTargetSchema>
+
+export const packageDistributionSchema = z.object({
+  package: z.string().min(1).max(1000),
+  cmd: z.string().min(1).max(500).optional(),
+  args,
+  env
+})
+export type PackageDistribution = z.infer<typeof packageDistributionSchema>
+
+/** One agent of the feed; fields the format adds later are ignored, not refused. */
+export const registryAgentSchema = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(100)
+    .regex(/^[a-z0-9][a-z0-9._-]*$/i, 'an id of letters, digits, dots, dashes and underscores'),
+  name: text(200).min(1),
+  version: text(100).min(1),
+  description: text(2000).default(''),
+  repository: text(2000).optional(),
+  website: text(2000).optional(),
+  authors: z.array(text(200)).max(50).default([]),
+  license: text(200).optional(),
+  icon: text(4096).optional(),
+  distribution: z
+    .object({
+      binary: z.record(z.string().max(50), binaryTargetSchema).optional(),
+      npx: packageDistributionSchema.optional(),
+      uvx: packageDistributionSchema.optional()
+    })
+    .refine((d) => Boolean(d.binary || d.npx || d.uvx), 'at least one distribution (binary, npx or uvx)')
+})
+export type RegistryAgent = z.infer<typeof registryAgentSchema>
+
+/** The feed's outer shape; each agent is checked on its own so one bad entry does not hide the rest. */
+export const registryFeedSchema = z.object({
+  version: z.string().max(50),
+  agents: z.array(z.unknown()).max(5000)
+})
+
+/** A feed as the Host keeps it (cache and bundled snapshot): the agents that passed, and each icon's SVG text. */
+export interface RegistrySnapshot {
+  url: string
+  fetchedAt: string
+  agents: RegistryAgent[]
+  /** Registry id → the icon's SVG markup (shown as a mask, never as markup). */
+  icons: Record<string, string>
+}
+
+/** One registry agent on the Agents page. */
+export interface RegistryEntryView {
+  id: string
+  name: string
+  version: string
+  description: string
+  repository?: string
+  website?: string
+  authors: string[]
+  license?: string
+  /** The icon's SVG markup, when there is one. */
+  icon?: string
+  /** The distributions usable here, best first (a binary for another platform is left out). */
+  kinds: DistributionKind[]
+  /** Why it cannot be installed here, when `kinds` is empty. */
+  unavailable?: string
+  /** The agent set up from this entry, if any. */
+  installed?: { agentId: string; version: string; kind: DistributionKind; pinned: boolean }
+  /** The registry lists a newer version than the one installed (and it is not pinned). */
+  update?: { from: string; to: string }
+}
+
+export interface RegistryListing {
+  url: string
+  /** network: fetched now; cache: the copy kept in the data folder; snapshot: the copy bundled with the app. */
+  source: 'network' | 'cache' | 'snapshot'
+  fetchedAt: string
+  /** What went wrong fetching or reading the feed (the list shown is then the cache or the snapshot). */
+  problem?: string
+  /** Entries of the feed that were left out, each with why. */
+  skipped: string[]
+  platform: PlatformKey | null
+  /** Whether uv's `uvx` is on PATH (uvx distributions need it). */
+  uvx: boolean
+  agents: RegistryEntryView[]
+}
+
+/** Progress of an install or update, as `registry.progress` events. */
+export interface RegistryProgress {
+  registryId: string
+  phase: 'downloading' | 'extracting' | 'done' | 'failed'
+  received: number
+  /** Bytes expected, when the server said. */
+  total: number | null
+}
+
+// ---- the capability report ----
+
+export type CheckOutcome = 'worked' | 'failed' | 'needs sign-in' | 'not tried'
+
+export interface CheckLine {
+  /** The method or item probed, e.g. `session/list`. */
+  id: string
+  label: string
+  /** Whether the agent announced it in `initialize` (null where nothing is announced, e.g. session/new). */
+  announced: boolean | null
+  outcome: CheckOutcome
+  /** What came back: the error's message and data, or what was listed. */
+  detail: string
+}
+
+export interface AgentCheckReport {
+  agentId: string
+  agentName: string
+  /** agentInfo.version from initialize, else the registry version, else null. */
+  agentVersion: string | null
+  /** The registry version installed, for a registry agent. */
+  registryVersion?: string
+  protocolVersion?: number
+  checkedAt: string
+  durationMs: number
+  lines: CheckLine[]
+}
+
+/** The report as markdown, for a bug report. */
+export function checkReportMarkdown(report: AgentCheckReport): string {
+  const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ')
+  const head = [
+    `# ${report.agentName}${report.agentVersion ? ` ${report.agentVersion}` : ''}: what it does`,
+    '',
+    `Checked by Switchboard on ${report.checkedAt} (${report.durationMs} ms)` +
+      (report.protocolVersion !== undefined ? `, ACP protocol version ${report.protocolVersion}` : '') +
+      (report.registryVersion ? `, registry version ${report.registryVersion}` : '') +
+      '.',
+    '',
+    '| probe | announced | outcome | detail |',
+    '| --- | --- | --- | --- |'
+  ]
+  const rows = report.lines.map(
+    (l) => `| ${cell(l.label)} | ${l.announced === null ? '—' : l.announced ? 'yes' : 'no'} | ${l.outcome} | ${cell(l.detail)} |`
+  )
+  return [...head, ...rows, ''].join('\n')
+}
+
+/** A short line for the session picker: the optional methods that worked. */
+export function checkSummary(report: AgentCheckReport): string {
+  const start = report.lines.find((l) => l.id === 'session/new')
+  if (start && start.outcome === 'needs sign-in') return 'checked: needs sign-in'
+  if (!start || start.outcome !== 'worked') return 'checked: cannot start a session'
+  const optional = ['session/list', 'session/resume', 'session/load', 'session/fork', 'session/close']
+  const worked = report.lines.filter((l) => optional.includes(l.id) && l.outcome === 'worked').map((l) => l.id.slice('session/'.length))
+  return worked.length ? `checked: ${worked.join(', ')}` : 'checked: no optional session methods'
+}
+
+export const registryRequestParams = {
+  /** The registry's agents: from the cache when it is under a day old, else fetched (`refresh` fetches anyway). */
+  'registry.list': z.object({ refresh: z.boolean().default(false) }),
+  /** Sets the feed's URL (empty: the default); the next listing fetches it. */
+  'registry.setUrl': z.object({ url: z.string().max(4096) }),
+  /** Installs an agent from the registry (the best distribution for this machine unless one is named). */
+  'registry.install': z.object({ registryId: z.string().min(1).max(200), kind: z.enum(distributionKinds).optional() }),
+  /** Moves an installed registry agent to the version the registry lists now. */
+  'registry.update': z.object({ agentId: z.string().min(1).max(200) }),
+  /** Keeps an installed registry agent at its version (no update offered), or lets it follow the registry again. */
+  'registry.pin': z.object({ agentId: z.string().min(1).max(200), pinned: z.boolean() }),
+  /** Starts the agent apart, in a scratch folder, and probes what it does (no prompt is sent). */
+  'agents.check': z.object({ agentId: z.string().min(1).max(200) }),
+  /** The last check of each agent that has one. */
+  'agents.checks': z.object({})
+} as const
+
+export interface RegistryRequestResults {
+  'registry.list': RegistryListing
+  'registry.setUrl': { url: string }
+  'registry.install': AgentDefinition
+  'registry.update': AgentDefinition
+  'registry.pin': AgentDefinition
+  'agents.check': AgentCheckReport
+  'agents.checks': AgentCheckReport[]
+}
