@@ -1,10 +1,12 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import type { PendingPermission } from '../../shared/domain'
+import { checkReportMarkdown } from '../../shared/registry'
+import { startFakeAnthropic } from '../real/fake-anthropic'
 import { entriesOf, fold, openHost, removeDir, tempDir } from '../helpers'
 
 /**
@@ -146,6 +148,79 @@ describe('real ACP agents from npm, offline', () => {
     expect(entriesOf(thread, 'unsupported')).toEqual([])
     expect((await stateOf(agentId)).capabilities?.loadSession).toBe(false)
   }, 60_000)
+})
+
+/**
+ * The Check action on the three presets, offline and signed out, as a new user
+ * would run it: what each announces, and what each answers. The reports are
+ * written to test-results/agent-checks/ as markdown (the closing notes quote them).
+ */
+describe('the capability check of the three presets, offline', () => {
+  async function checked(agentId: string, file: string) {
+    const report = await host.request('agents.check', { agentId })
+    const dir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'test-results', 'agent-checks')
+    await mkdir(dir, { recursive: true })
+    writeFileSync(join(dir, `${file}.md`), checkReportMarkdown(report))
+    return (id: string) => report.lines.find((l) => l.id === id)!
+  }
+
+  it('Claude Code: announces every session method; offline, signed out, its session cannot start', async () => {
+    const agentId = await addAgent('Claude Code', process.execPath, [join(modules, '@agentclientprotocol', 'claude-agent-acp', 'dist', 'index.js')])
+    const line = await checked(agentId, 'claude-code')
+    expect(line('initialize')).toMatchObject({ outcome: 'worked', detail: expect.stringContaining('agent Claude Agent') })
+    for (const id of ['session/list', 'session/resume', 'session/load', 'session/fork', 'session/close']) expect(line(id).announced, id).toBe(true)
+    expect(line('authMethods').detail).toContain('(terminal)')
+    // Whatever happens offline is said with the agent's own words, never "Internal error" alone.
+    expect(line('session/new').detail).not.toBe('Internal error (-32603)')
+  })
+
+  it('Claude Code with an API key (a local fake of the API, no prompt sent): what its session methods answer', async () => {
+    const api = await startFakeAnthropic()
+    try {
+      const agentId = await addAgent(
+        'Claude Code',
+        process.execPath,
+        [join(modules, '@agentclientprotocol', 'claude-agent-acp', 'dist', 'index.js')],
+        {
+          ANTHROPIC_BASE_URL: api.url,
+          ANTHROPIC_API_KEY: 'sk-ant-fake',
+          IS_SANDBOX: '1',
+          DISABLE_AUTOUPDATER: '1'
+        }
+      )
+      const line = await checked(agentId, 'claude-code-with-key')
+      expect(line('session/new')).toMatchObject({ outcome: 'worked' })
+      for (const id of ['session/list', 'session/resume', 'session/load', 'session/close']) {
+        expect(line(id), id).toMatchObject({ announced: true, outcome: 'worked' })
+      }
+      // A session nothing was said in has no history on disk yet: Claude Code announces fork and delete,
+      // but cannot find such a session for them (the report says so; a session with a turn forks).
+      expect(line('session/fork')).toMatchObject({ announced: true, outcome: 'failed', detail: expect.stringContaining('(-32002)') })
+      expect(line('modes')).toMatchObject({ outcome: 'worked' })
+      expect(line('configOptions').detail).toContain('Model =')
+    } finally {
+      await api.close()
+    }
+  })
+
+  it.skipIf(!existsSync(codexBinary))('Codex: session/new needs sign-in, logout announced', async () => {
+    const agentId = await addAgent('Codex', codexBinary, [])
+    const line = await checked(agentId, 'codex')
+    expect(line('session/new')).toMatchObject({ outcome: 'needs sign-in' })
+    expect(line('session/list')).toMatchObject({ announced: true, outcome: 'not tried' })
+    expect(line('logout')).toMatchObject({ announced: true, outcome: 'not tried' })
+  })
+
+  it('Gemini CLI: announces load only; without a key session/new is refused', async () => {
+    const agentId = await addAgent('Gemini CLI', process.execPath, [join(modules, '@google', 'gemini-cli', 'bundle', 'gemini.js'), '--acp'], {
+      GEMINI_CLI_NO_RELAUNCH: 'true'
+    })
+    const line = await checked(agentId, 'gemini-cli')
+    expect(line('session/load')).toMatchObject({ announced: true })
+    for (const id of ['session/list', 'session/resume', 'session/fork', 'session/close']) expect(line(id).announced, id).toBe(false)
+    expect(['needs sign-in', 'failed']).toContain(line('session/new').outcome)
+    expect(line('session/new').detail).toMatch(/API key|auth/i)
+  })
 })
 
 /** pids of live processes whose environment has HOME=home (Linux; elsewhere, none can be checked). */
