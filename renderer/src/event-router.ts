@@ -6,6 +6,7 @@ import { useElicitationsStore } from './stores/elicitations'
 import { useNoticesStore } from './stores/notices'
 import { usePermissionsStore } from './stores/permissions'
 import { useProjectsStore } from './stores/projects'
+import { useRegistryStore } from './stores/registry'
 import { useSessionsStore } from './stores/sessions'
 import { useThreadsStore } from './stores/threads'
 
@@ -50,6 +51,12 @@ export function routeEvents(events: HostEvent[]): void {
           break
         case 'agents.changed':
           agents.receiveDefinitions(event.payload)
+          break
+        case 'agents.checked':
+          agents.receiveCheck(event.payload)
+          break
+        case 'registry.progress':
+          useRegistryStore().receiveProgress(event.payload)
           break
         case 'app.command':
           runAppCommand(event.payload.command)

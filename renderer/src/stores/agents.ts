@@ -2,6 +2,7 @@ import { defineStore } from 'pinia'
 import { ref } from 'vue'
 import type { RequestParams } from '../../../shared/contract'
 import type { AgentDefinition, AgentLog, AgentPresetView, AgentRuntimeState } from '../../../shared/domain'
+import type { AgentCheckReport } from '../../../shared/registry'
 import { host } from '../host/client'
 
 export type OptionalSessionMethod = 'list' | 'fork' | 'close' | 'delete'
@@ -111,6 +112,7 @@ export const useAgentsStore = defineStore('agents', () => {
     receiveDefinitions(definitions.value.filter((a) => a.id !== agentId))
     delete states.value[agentId]
     delete announced.value[agentId]
+    delete checks.value[agentId]
   }
 
   /** Starts the agent, or stops and starts it; its state arrives as events meanwhile. Throws why it could not start. */
@@ -130,6 +132,34 @@ export const useAgentsStore = defineStore('agents', () => {
 
   function definitionOf(agentId: string): AgentDefinition | undefined {
     return definitions.value.find((a) => a.id === agentId)
+  }
+
+  // ---- what each agent really does (the Check action) ----
+
+  /** The last check report of each agent that has one. */
+  const checks = ref<Record<string, AgentCheckReport>>({})
+  /** Agents whose check is under way. */
+  const checking = ref<Record<string, boolean>>({})
+
+  function setChecks(reports: AgentCheckReport[]): void {
+    checks.value = Object.fromEntries(reports.map((r) => [r.agentId, r]))
+  }
+
+  /** A finished check (this window's, or one run by the Host after an update). */
+  function receiveCheck(report: AgentCheckReport): void {
+    checks.value[report.agentId] = report
+  }
+
+  /** Starts the agent apart and probes it; throws the Host's message. */
+  async function check(agentId: string): Promise<AgentCheckReport> {
+    checking.value[agentId] = true
+    try {
+      const report = await host().request('agents.check', { agentId })
+      receiveCheck(report)
+      return report
+    } finally {
+      delete checking.value[agentId]
+    }
   }
 
   return {
@@ -153,6 +183,11 @@ export const useAgentsStore = defineStore('agents', () => {
     restart,
     log,
     setProtocol,
-    definitionOf
+    definitionOf,
+    checks,
+    checking,
+    setChecks,
+    receiveCheck,
+    check
   }
 })

@@ -34,7 +34,7 @@ export const useAppStore = defineStore('app', () => {
   async function load(): Promise<void> {
     const client = host()
     try {
-      const [appInfo, projects, sessions, sessionStates, agents, agentStates, rules, elicitations] = await Promise.all([
+      const [appInfo, projects, sessions, sessionStates, agents, agentStates, rules, elicitations, checks] = await Promise.all([
         client.request('app.info', {}),
         client.request('projects.list', {}),
         client.request('sessions.list', {}),
@@ -42,12 +42,14 @@ export const useAppStore = defineStore('app', () => {
         client.request('agents.list', {}),
         client.request('agents.states', {}),
         client.request('permissions.list', {}),
-        client.request('elicitations.list', {})
+        client.request('elicitations.list', {}),
+        client.request('agents.checks', {})
       ])
       const firstTime = info.value === null
       info.value = appInfo
       useProjectsStore().setAll(projects, sessions)
       useAgentsStore().setAll(agents, agentStates)
+      useAgentsStore().setChecks(checks)
       // A reload mid-turn still shows which sessions are running.
       for (const state of sessionStates) useSessionsStore().receiveState(state)
       usePermissionsStore().rules = rules
