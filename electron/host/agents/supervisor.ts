@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import type { AgentDefinition, AgentRuntimeState } from '../../../shared/domain'
 import type { ClientHandlers } from '../agent/client-handlers'
-import { connectAgent, type AgentConnection, type ConnectAgent } from '../agent/connection'
+import { connectAgent, type AgentConnection, type AgentConnectionOptions, type ConnectAgent } from '../agent/connection'
 import type { EventBus } from '../events'
 import { findExecutable } from '../executables'
 import { markPrefixFor } from '../processes'
@@ -127,19 +127,7 @@ export class AgentSupervisor {
    */
   async connectApart(definition: AgentDefinition, handlers: ClientHandlers, cwd: string, logName: string): Promise<AgentConnection> {
     if (this.closing) throw new Error('Switchboard is shutting down')
-    const connect = this.options.connect ?? connectAgent
-    const connection = await connect(definition, {
-      logDir: this.logDir,
-      logName,
-      cwd,
-      handlers,
-      onState: () => undefined,
-      clientVersion: this.options.clientVersion,
-      secretEnv: await this.secretEnvOf(definition),
-      markPrefix: markPrefixFor(this.options.dataDir),
-      initializeTimeoutMs: this.options.initializeTimeoutMs,
-      maxMessageBytes: this.options.maxAgentMessageBytes
-    })
+    const connection = await this.connect(definition, { logName, cwd, handlers, onState: () => undefined })
     this.apart.add(connection)
     return connection
   }
@@ -163,20 +151,30 @@ export class AgentSupervisor {
 
   private async start(definition: AgentDefinition): Promise<AgentConnection> {
     const { onAgentMessage } = this.options
-    const connect = this.options.connect ?? connectAgent
-    const connection = await connect(definition, {
-      logDir: this.logDir,
+    const connection = await this.connect(definition, {
       handlers: this.options.handlers,
       onState: (conn, state) => this.onState(conn, state),
+      onMessage: onAgentMessage && ((direction, message) => onAgentMessage(definition.id, direction, message))
+    })
+    this.running.set(definition.id, connection)
+    return connection
+  }
+
+  /** Starts a run of the agent with what every run shares (log folder, secrets, process mark, limits) and what this one adds. */
+  private async connect(
+    definition: AgentDefinition,
+    own: Pick<AgentConnectionOptions, 'handlers' | 'onState'> & Partial<AgentConnectionOptions>
+  ): Promise<AgentConnection> {
+    const connect = this.options.connect ?? connectAgent
+    return connect(definition, {
+      logDir: this.logDir,
       clientVersion: this.options.clientVersion,
       secretEnv: await this.secretEnvOf(definition),
       markPrefix: markPrefixFor(this.options.dataDir),
       initializeTimeoutMs: this.options.initializeTimeoutMs,
       maxMessageBytes: this.options.maxAgentMessageBytes,
-      onMessage: onAgentMessage && ((direction, message) => onAgentMessage(definition.id, direction, message))
+      ...own
     })
-    this.running.set(definition.id, connection)
-    return connection
   }
 
   private onState(connection: AgentConnection, state: AgentRuntimeState): void {
