@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { RequestError } from '@agentclientprotocol/sdk'
 import type { AgentDefinition } from '../../../shared/domain'
-import type { AgentCheckReport, CheckLine, CheckOutcome } from '../../../shared/registry'
+import type { AgentCheckReport, CheckLine } from '../../../shared/registry'
 import type { ClientHandlers } from '../agent/client-handlers'
 import type { AgentConnection } from '../agent/connection'
 import { AtomicTextFile } from '../atomic-file'
@@ -136,115 +136,70 @@ async function probeConnection(connection: AgentConnection, scratch: string, lin
       .filter(Boolean)
       .join('; ')
   })
-  lines.push({
-    id: 'authMethods',
-    label: 'Sign-in methods',
-    announced: auth.length > 0,
-    outcome: auth.length > 0 ? 'worked' : 'not tried',
-    detail: auth.length ? auth.map((m) => `${m.name} (${m.type})`).join(', ') : 'none announced'
-  })
+  lines.push(
+    listing(
+      'authMethods',
+      'Sign-in methods',
+      auth.map((m) => `${m.name} (${m.type})`),
+      'none announced'
+    )
+  )
 
-  const tried = async (id: string, label: string, announced: boolean | null, call: () => Promise<string>): Promise<boolean> => {
+  /** Runs one probe into a line; the call's result, or null when it failed. */
+  const attempt = async <T>(
+    probe: Pick<CheckLine, 'id' | 'label' | 'announced'>,
+    call: () => Promise<T>,
+    said: (result: T) => string
+  ): Promise<T | null> => {
     try {
-      lines.push({ id, label, announced, outcome: 'worked', detail: clip(await withTimeout(call())) })
-      return true
+      const result = await withTimeout(call())
+      lines.push({ ...probe, outcome: 'worked', detail: clip(said(result)) })
+      return result
     } catch (error) {
-      const outcome: CheckOutcome = isAuthRequired(error) ? 'needs sign-in' : 'failed'
-      lines.push({ id, label, announced, outcome, detail: detailOf(error) })
-      return false
+      lines.push({ ...probe, outcome: isAuthRequired(error) ? 'needs sign-in' : 'failed', detail: detailOf(error) })
+      return null
     }
   }
 
-  let sessionId: string | null = null
-  let listed: Awaited<ReturnType<typeof acp.newSession>> | null = null
-  await tried('session/new', 'New session', null, async () => {
-    listed = await acp.newSession({ cwd: scratch, mcpServers: [] })
-    sessionId = listed.sessionId
-    return `session ${sessionId}`
-  })
-  const optional: [string, string, boolean][] = [
-    ['session/list', 'List sessions', caps.session.list],
-    ['session/resume', 'Resume a session', caps.session.resume],
-    ['session/load', 'Load a session (replay)', caps.loadSession],
-    ['session/fork', 'Fork a session', caps.session.fork],
-    ['session/set_model', 'Set the model (session/set_model)', false],
-    ['session/close', 'Close a session', caps.session.close],
-    ['session/delete', 'Delete a session', caps.session.delete]
-  ]
-  if (!sessionId || !listed) {
+  const created = await attempt(
+    { id: 'session/new', label: 'New session', announced: null },
+    () => acp.newSession({ cwd: scratch, mcpServers: [] }),
+    (answer) => `session ${answer.sessionId}`
+  )
+  const { models, modes } = created ? listedIn(created) : {}
+  const probes = sessionProbes(connection, scratch, models)
+  if (!created) {
     const why = lines.at(-1)?.outcome === 'needs sign-in' ? 'needs a session: sign in first' : 'needs a session, and none could be made'
-    for (const [id, label, announced] of optional) lines.push({ id, label, announced, outcome: 'not tried', detail: why })
+    for (const { id, label, announced } of probes) lines.push({ id, label, announced, outcome: 'not tried', detail: why })
   } else {
-    const id: string = sessionId
-    const answer: Awaited<ReturnType<typeof acp.newSession>> = listed
-    await tried('session/list', 'List sessions', caps.session.list, async () => {
-      const { sessions } = await acp.listSessions({ cwd: scratch })
-      return `${sessions.length} listed for the scratch folder${sessions.some((s) => s.sessionId === id) ? ', the new one among them' : ', the new one not among them'}`
-    })
-    await tried('session/resume', 'Resume a session', caps.session.resume, async () => {
-      await acp.resumeSession({ sessionId: id, cwd: scratch, mcpServers: [] })
-      return 'resumed the new session'
-    })
-    await tried('session/load', 'Load a session (replay)', caps.loadSession, async () => {
-      await acp.loadSession({ sessionId: id, cwd: scratch, mcpServers: [] })
-      return 'loaded the new session'
-    })
-    await tried('session/fork', 'Fork a session', caps.session.fork, async () => {
-      const fork = await acp.forkSession({ sessionId: id, cwd: scratch, mcpServers: [] })
-      if (caps.session.close) await acp.closeSession({ sessionId: fork.sessionId }).catch(() => undefined)
-      return `forked as ${fork.sessionId}`
-    })
-    const { models, modes } = listedIn(answer)
-    const options = answer.configOptions ?? []
-    lines.push({
-      id: 'configOptions',
-      label: 'Configuration options',
-      announced: options.length > 0,
-      outcome: options.length > 0 ? 'worked' : 'not tried',
-      detail: options.length
-        ? clip(options.map((o) => `${o.name}${'currentValue' in o ? ` = ${String(o.currentValue)}` : ''}`).join('; '))
-        : 'none listed'
-    })
-    lines.push({
-      id: 'modes',
-      label: 'Modes',
-      announced: Boolean(modes?.availableModes.length),
-      outcome: modes?.availableModes.length ? 'worked' : 'not tried',
-      detail: modes?.availableModes.length
-        ? clip(`${modes.availableModes.map((m) => m.name).join(', ')} (current: ${modes.currentModeId})`)
-        : 'none listed'
-    })
-    lines.push({
-      id: 'models',
-      label: 'Models (the older session/set_model way)',
-      announced: Boolean(models?.availableModels.length),
-      outcome: models?.availableModels.length ? 'worked' : 'not tried',
-      detail: models?.availableModels.length
-        ? clip(`${models.availableModels.map((m) => m.name).join(', ')} (current: ${models.currentModelId})`)
-        : 'none listed'
-    })
-    if (models?.availableModels.length) {
-      await tried('session/set_model', 'Set the model (session/set_model)', true, async () => {
-        await acp.setModel({ sessionId: id, modelId: models.currentModelId })
-        return `set to ${models.currentModelId} (unchanged)`
-      })
-    } else {
-      lines.push({
-        id: 'session/set_model',
-        label: 'Set the model (session/set_model)',
-        announced: false,
-        outcome: 'not tried',
-        detail: 'no models listed'
-      })
+    for (const probe of probes) {
+      // What the session lists is read from its answer, before the probes that change the model or end it.
+      if (probe.id === 'session/set_model') {
+        lines.push(
+          listing(
+            'configOptions',
+            'Configuration options',
+            (created.configOptions ?? []).map((o) => `${o.name}${'currentValue' in o ? ` = ${String(o.currentValue)}` : ''}`),
+            'none listed',
+            '; '
+          ),
+          listing('modes', 'Modes', modes ? [`${modes.availableModes.map((m) => m.name).join(', ')} (current: ${modes.currentModeId})`] : []),
+          listing(
+            'models',
+            'Models (the older session/set_model way)',
+            models ? [`${models.availableModels.map((m) => m.name).join(', ')} (current: ${models.currentModelId})`] : []
+          )
+        )
+      }
+      const { id, label, announced, skip, run } = probe
+      if (skip) lines.push({ id, label, announced, outcome: 'not tried', detail: skip })
+      else
+        await attempt(
+          { id, label, announced },
+          () => run(created.sessionId),
+          (said) => said
+        )
     }
-    await tried('session/close', 'Close a session', caps.session.close, async () => {
-      await acp.closeSession({ sessionId: id })
-      return 'closed the new session'
-    })
-    await tried('session/delete', 'Delete a session', caps.session.delete, async () => {
-      await acp.deleteSession({ sessionId: id })
-      return 'deleted the new session'
-    })
   }
   lines.push({
     id: 'logout',
@@ -255,19 +210,107 @@ async function probeConnection(connection: AgentConnection, scratch: string, lin
   })
 }
 
+interface SessionProbe extends Pick<CheckLine, 'id' | 'label' | 'announced'> {
+  /** Why it is not tried even with a session (set_model when no models are listed). */
+  skip?: string
+  /** Calls it on the probe's session; what it found. */
+  run(sessionId: string): Promise<string>
+}
+
+/** The optional session methods, in the report's order, each tried on the probe's session whether announced or not. */
+function sessionProbes({ acp, capabilities: caps }: AgentConnection, cwd: string, models: Listed['models']): SessionProbe[] {
+  const mcpServers: [] = []
+  return [
+    {
+      id: 'session/list',
+      label: 'List sessions',
+      announced: caps.session.list,
+      run: async (sessionId) => {
+        const { sessions } = await acp.listSessions({ cwd })
+        const among = sessions.some((s) => s.sessionId === sessionId) ? 'the new one among them' : 'the new one not among them'
+        return `${sessions.length} listed for the scratch folder, ${among}`
+      }
+    },
+    {
+      id: 'session/resume',
+      label: 'Resume a session',
+      announced: caps.session.resume,
+      run: async (sessionId) => {
+        await acp.resumeSession({ sessionId, cwd, mcpServers })
+        return 'resumed the new session'
+      }
+    },
+    {
+      id: 'session/load',
+      label: 'Load a session (replay)',
+      announced: caps.loadSession,
+      run: async (sessionId) => {
+        await acp.loadSession({ sessionId, cwd, mcpServers })
+        return 'loaded the new session'
+      }
+    },
+    {
+      id: 'session/fork',
+      label: 'Fork a session',
+      announced: caps.session.fork,
+      run: async (sessionId) => {
+        const fork = await acp.forkSession({ sessionId, cwd, mcpServers })
+        if (caps.session.close) await acp.closeSession({ sessionId: fork.sessionId }).catch(() => undefined)
+        return `forked as ${fork.sessionId}`
+      }
+    },
+    {
+      id: 'session/set_model',
+      label: 'Set the model (session/set_model)',
+      announced: Boolean(models),
+      ...(models ? {} : { skip: 'no models listed' }),
+      run: async (sessionId) => {
+        const modelId = models?.currentModelId ?? ''
+        await acp.setModel({ sessionId, modelId })
+        return `set to ${modelId} (unchanged)`
+      }
+    },
+    {
+      id: 'session/close',
+      label: 'Close a session',
+      announced: caps.session.close,
+      run: async (sessionId) => {
+        await acp.closeSession({ sessionId })
+        return 'closed the new session'
+      }
+    },
+    {
+      id: 'session/delete',
+      label: 'Delete a session',
+      announced: caps.session.delete,
+      run: async (sessionId) => {
+        await acp.deleteSession({ sessionId })
+        return 'deleted the new session'
+      }
+    }
+  ]
+}
+
+/** A line for what an answer lists: worked with the items, or not tried when there are none. */
+function listing(id: string, label: string, items: string[], none = 'none listed', separator = ', '): CheckLine {
+  return items.length
+    ? { id, label, announced: true, outcome: 'worked', detail: clip(items.join(separator)) }
+    : { id, label, announced: false, outcome: 'not tried', detail: none }
+}
+
 interface Listed {
   models?: { currentModelId: string; availableModels: { name: string }[] }
   modes?: { currentModeId: string; availableModes: { name: string }[] }
 }
 
-/** The modes and the older-style models a session/new answer lists (models are not in the stable schema). */
+/** The modes and the older-style models a session/new answer lists, when it lists any (models are not in the stable schema). */
 function listedIn(answer: object): Listed {
   const { models, modes } = answer as { models?: unknown; modes?: unknown }
   const listed: Listed = {}
   const m = models as Listed['models']
-  if (m && typeof m.currentModelId === 'string' && Array.isArray(m.availableModels)) listed.models = m
+  if (m && typeof m.currentModelId === 'string' && Array.isArray(m.availableModels) && m.availableModels.length) listed.models = m
   const d = modes as Listed['modes']
-  if (d && typeof d.currentModeId === 'string' && Array.isArray(d.availableModes)) listed.modes = d
+  if (d && typeof d.currentModeId === 'string' && Array.isArray(d.availableModes) && d.availableModes.length) listed.modes = d
   return listed
 }
 
