@@ -7,6 +7,7 @@ import * as tar from 'tar'
 import unbzip2 from 'unbzip2-stream'
 import yauzl from 'yauzl'
 import { HostError } from '../errors'
+import { causeOf, get } from './http'
 
 /**
  * A registry agent's archive: downloaded with progress and checked whole, then
@@ -49,7 +50,7 @@ export async function download(url: string, file: string, onProgress: (received:
   let received = 0
   let total: number | null = null
   try {
-    const response = await fetch(url, { signal: controller.signal, redirect: 'follow' })
+    const response = await get(url, controller.signal)
     if (!response.ok || !response.body) throw new Error(`the server answered ${response.status} ${response.statusText}`.trim())
     const length = Number(response.headers.get('content-length'))
     total = Number.isFinite(length) && length > 0 ? length : null
@@ -73,9 +74,7 @@ export async function download(url: string, file: string, onProgress: (received:
     if (received === 0) throw new Error('the server sent an empty file')
     onProgress(received, total)
   } catch (error) {
-    const reason = controller.signal.aborted
-      ? `no data for ${STALL_MS / 1000} s`
-      : ((error as { cause?: { message?: string } }).cause?.message ?? (error as Error).message)
+    const reason = controller.signal.aborted ? `no data for ${STALL_MS / 1000} s` : (causeOf(error)?.message ?? (error as Error).message)
     const at = received > 0 ? ` after ${received}${total ? ` of ${total}` : ''} bytes` : ''
     throw new HostError('download_failed', `The download of ${name} stopped${at} (${reason}). Nothing was installed; try again.`)
   } finally {

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { z } from 'zod'
 import { registryAgentSchema, registryFeedSchema, type RegistryAgent, type RegistrySnapshot } from '../../../shared/registry'
 import { AtomicTextFile } from '../atomic-file'
+import { causeOf, get } from './http'
 
 /**
  * The registry's feed: fetched with a timeout, kept in the data folder
@@ -40,10 +41,18 @@ const cachedSchema = z.object({
   icons: z.record(z.string(), z.string()).default({})
 })
 
+/** The feed kept in the data folder: the agents that passed (and, read back, none left out). */
+interface Kept {
+  snapshot: RegistrySnapshot
+  skipped: string[]
+}
+
 export class RegistryFeed {
   private readonly file: AtomicTextFile
   /** One fetch at a time: concurrent listings share it. */
   private fetching: Promise<FeedResult> | null = null
+  /** The copy kept, as read from the file once (undefined: not read yet; null: none). */
+  private kept: Kept | null | undefined
 
   constructor(private readonly options: FeedOptions) {
     this.file = new AtomicTextFile(join(options.dataDir, 'registry', 'feed.json'))
@@ -60,7 +69,7 @@ export class RegistryFeed {
     return this.fetching
   }
 
-  private async fetchAndKeep(url: string, cached: { snapshot: RegistrySnapshot; skipped: string[] } | null): Promise<FeedResult> {
+  private async fetchAndKeep(url: string, cached: Kept | null): Promise<FeedResult> {
     let agents: RegistryAgent[]
     let skipped: string[]
     try {
@@ -86,10 +95,16 @@ export class RegistryFeed {
     const snapshot: RegistrySnapshot = { url, fetchedAt: new Date().toISOString(), agents, icons }
     await fs.mkdir(join(this.options.dataDir, 'registry'), { recursive: true })
     await this.file.write(JSON.stringify(snapshot))
+    this.kept = { snapshot, skipped: [] }
     return { snapshot, source: 'network', skipped }
   }
 
-  private async readCache(): Promise<{ snapshot: RegistrySnapshot; skipped: string[] } | null> {
+  private async readCache(): Promise<Kept | null> {
+    if (this.kept === undefined) this.kept = await this.readFile()
+    return this.kept
+  }
+
+  private async readFile(): Promise<Kept | null> {
     try {
       const raw = await this.file.read()
       if (raw === null) return null
@@ -100,6 +115,17 @@ export class RegistryFeed {
       return null // a damaged cache is fetched again
     }
   }
+}
+
+/** Throws a sentence unless `url` is an http(s) URL (the feed's, or an icon's it names). */
+export function checkRegistryUrl(url: string): void {
+  let protocol: string
+  try {
+    protocol = new URL(url).protocol
+  } catch {
+    throw new Error(`The registry URL '${url}' is not a URL.`)
+  }
+  if (protocol !== 'https:' && protocol !== 'http:') throw new Error(`The registry URL must start with https:// or http:// (got ${protocol}).`)
 }
 
 /** Reads a feed's text: the agents that pass the format, and why each other one was left out. Throws a sentence when it is not a feed. */
@@ -136,18 +162,12 @@ function checkAgents(entries: unknown[]): { agents: RegistryAgent[]; skipped: st
 
 /** GETs a URL's text with a deadline and a size limit; throws a sentence that names the URL. */
 async function fetchText(url: string, timeoutMs: number, maxBytes: number): Promise<string> {
-  let protocol: string
-  try {
-    protocol = new URL(url).protocol
-  } catch {
-    throw new Error(`The registry URL '${url}' is not a URL.`)
-  }
-  if (protocol !== 'https:' && protocol !== 'http:') throw new Error(`The registry URL must start with https:// (got ${protocol}).`)
+  checkRegistryUrl(url)
   let response: Response
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), redirect: 'follow' })
+    response = await get(url, AbortSignal.timeout(timeoutMs))
   } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause
+    const cause = causeOf(error)
     const why =
       (error as Error).name === 'TimeoutError'
         ? `no answer within ${Math.round(timeoutMs / 1000)} s`

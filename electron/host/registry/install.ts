@@ -19,8 +19,6 @@ export type Runnable = Pick<AgentDefinition, 'command' | 'args' | 'env' | 'insta
 
 export interface InstallerOptions {
   dataDir: string
-  /** The environment tools are looked up in. */
-  env: () => NodeJS.ProcessEnv
   platform: PlatformKey | null
   onProgress: (phase: 'downloading' | 'extracting', received: number, total: number | null) => void
 }
@@ -54,7 +52,7 @@ export async function installDistribution(
   if (kind === 'npx') {
     const dist = agent.distribution.npx
     if (!dist) throw new Error(`${agent.name} has no npx distribution`)
-    if (!(await findExecutable('npx', options.env()))) {
+    if (!(await findExecutable('npx'))) {
       throw new Error(
         `${agent.name} runs through npx, which is not installed here. Install Node.js (https://nodejs.org), which brings npx, then try again.`
       )
@@ -67,7 +65,7 @@ export async function installDistribution(
   if (kind === 'uvx') {
     const dist = agent.distribution.uvx
     if (!dist) throw new Error(`${agent.name} has no uvx distribution`)
-    if (!(await findExecutable('uvx', options.env()))) {
+    if (!(await findExecutable('uvx'))) {
       throw new HostError(
         'uv_missing',
         `${agent.name} runs through uv's uvx, which is not installed here. Install uv (https://docs.astral.sh/uv/getting-started/installation/: ` +

@@ -14,7 +14,7 @@ import type { EventBus } from '../events'
 import { findExecutable } from '../executables'
 import type { HandlerSlice } from '../handlers'
 import type { Records } from '../records'
-import { RegistryFeed } from './feed'
+import { checkRegistryUrl, RegistryFeed } from './feed'
 import { installDistribution, platformKey, removeInstalled, usableKinds } from './install'
 
 /**
@@ -59,15 +59,7 @@ export class RegistryService {
       'registry.list': ({ refresh }) => this.list(refresh),
       'registry.setUrl': async ({ url }) => {
         const trimmed = url.trim()
-        if (trimmed) {
-          let protocol = ''
-          try {
-            protocol = new URL(trimmed).protocol
-          } catch {
-            throw new Error(`'${trimmed}' is not a URL`)
-          }
-          if (protocol !== 'https:' && protocol !== 'http:') throw new Error('The registry URL must start with https:// (or http://)')
-        }
+        if (trimmed) checkRegistryUrl(trimmed)
         const settings = { ...records.data.settings }
         if (trimmed) settings.registryUrl = trimmed
         else delete settings.registryUrl
@@ -209,7 +201,6 @@ export class RegistryService {
   private installerOptions(registryId: string) {
     return {
       dataDir: this.options.dataDir,
-      env: () => process.env,
       platform: this.platform,
       onProgress: (phase: 'downloading' | 'extracting', received: number, total: number | null) =>
         this.options.events.emit('registry.progress', { registryId, phase, received, total })
