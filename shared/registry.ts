@@ -99,6 +99,7 @@ export interface RegistryEntryView {
 }
 
 export interface RegistryListing {
+  /** The feed's URL as set (what is shown may be an older copy or the snapshot: see source). */
   url: string
   /** network: fetched now; cache: the copy kept in the data folder; snapshot: the copy bundled with the app. */
   source: 'network' | 'cache' | 'snapshot'

@@ -92,7 +92,7 @@ export class RegistryService {
     for (const agent of this.options.records.data.agents) if (agent.origin) installed.set(agent.origin.registryId, agent)
     const uvx = Boolean(await findExecutable('uvx'))
     return {
-      url: snapshot.url === url ? url : `${url} (showing ${snapshot.url})`,
+      url,
       source,
       fetchedAt: snapshot.fetchedAt,
       ...(problem ? { problem } : {}),
