@@ -10,9 +10,29 @@ export class HostError extends Error {
   }
 }
 
-/** The agent's message, with the details a JSON-RPC error carries (the SDK's "Internal error" alone says nothing). */
+/**
+ * The agent's message, with the explanation a JSON-RPC error carries in its
+ * `data` (the SDK's "Internal error" alone says nothing): `data` itself when it
+ * is a string, else its `message`, `details`, `error` and `reason`, then any
+ * other string field that reads as a sentence (Codex sends `{message,
+ * codex_error_info: "other"}`; claude-agent-acp `{details}`). Each said once.
+ */
 export function describeError(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error)
-  const details = (error as { data?: { details?: unknown } } | null)?.data?.details
-  return typeof details === 'string' && details && !message.includes(details) ? `${message}: ${details}` : message
+  const message =
+    error instanceof Error ? error.message : typeof error === 'object' && error && 'message' in error ? String(error.message) : String(error)
+  const said = [message]
+  for (const part of explanations((error as { data?: unknown } | null)?.data)) {
+    if (!said.some((s) => s.includes(part))) said.push(part)
+  }
+  return said.length === 1 ? message : `${message}: ${said.slice(1).join('; ')}`
+}
+
+function explanations(data: unknown): string[] {
+  if (typeof data === 'string') return data.trim() ? [data.trim()] : []
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return []
+  const fields = data as Record<string, unknown>
+  const named = ['message', 'details', 'error', 'reason'].map((k) => fields[k])
+  const nested = named.flatMap((v) => (v && typeof v === 'object' ? [(v as { message?: unknown }).message] : []))
+  const others = Object.values(fields).filter((v) => typeof v === 'string' && /\s/.test(v.trim()))
+  return [...named, ...nested, ...others].filter((v): v is string => typeof v === 'string' && v.trim() !== '').map((v) => v.trim())
 }

@@ -116,7 +116,8 @@ describe('one conversation, end to end through the Host', () => {
       `/read ${join(projectDir, 'notes.txt')}`,
       `/write ${join(projectDir, 'out', 'new.txt')} written by the agent`,
       `/read ${outside}`,
-      `/read ${join(projectDir, '..', 'secret.txt')}`
+      `/read ${join(projectDir, '..', 'secret.txt')}`,
+      `/read ${join(projectDir, 'not-yet.txt')}`
     ].join('\n')
     await host.request('sessions.prompt', { id: record.id, text })
 
@@ -125,12 +126,14 @@ describe('one conversation, end to end through the Host', () => {
     expect(entriesOf(thread, 'thought')).toHaveLength(1)
     expect(entriesOf(thread, 'plan')).toHaveLength(1)
     const tools = entriesOf(thread, 'tool_call') as { status: string; title: string }[]
-    expect(tools.map((t) => t.status)).toEqual(['completed', 'completed', 'failed', 'failed'])
+    expect(tools.map((t) => t.status)).toEqual(['completed', 'completed', 'failed', 'failed', 'failed'])
     const refusals = entriesOf(thread, 'error') as { message: string }[]
     expect(refusals).toHaveLength(2)
     expect(refusals[0].message).toMatch(/outside the session's folder/)
     const assistant = (entriesOf(thread, 'assistant') as { text: string }[]).map((e) => e.text).join('')
     expect(assistant).toContain('read 18 chars')
+    // A file that does not exist is said in the protocol's own words (agents such as Gemini CLI then create it).
+    expect(assistant).toContain(`read failed: Resource not found: ${join(projectDir, 'not-yet.txt')} (ENOENT: no such file or directory)`)
     expect(assistant).not.toContain('do not read me')
   })
 

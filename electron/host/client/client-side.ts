@@ -107,7 +107,9 @@ function rootsOf(live: LiveSession): string[] {
 function fileError(error: unknown, path: string): RequestError {
   if (error instanceof PathRefusedError) return new RequestError(-32602, error.message)
   const code = (error as NodeJS.ErrnoException).code
-  if (code === 'ENOENT') return new RequestError(-32002, `File not found: ${path}`)
+  // The protocol's own code and wording (agents such as Gemini CLI read "Resource not found" as
+  // "does not exist yet" before creating a file), with the errno for those that look for it.
+  if (code === 'ENOENT') return new RequestError(-32002, `Resource not found: ${path} (ENOENT: no such file or directory)`, { uri: path })
   if (code === 'EISDIR') return new RequestError(-32602, `Is a folder, not a file: ${path}`)
   if (code === 'EACCES' || code === 'EPERM') return new RequestError(-32603, `Permission denied: ${path}`)
   return new RequestError(-32603, `${(error as Error).message}`)
