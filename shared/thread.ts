@@ -8,7 +8,7 @@ import type {
   ToolCallContent,
   ToolCallLocation
 } from '@agentclientprotocol/sdk'
-import type { SessionModelState, TranscriptRecord } from './transcript'
+import type { SessionModelState, TranscriptRecord, TurnUsage } from './transcript'
 
 /**
  * The thread model: transcript records folded into the entries a person reads.
@@ -26,7 +26,7 @@ export type ThreadEntry =
   | ToolCallEntry
   | { kind: 'plan'; id: string; entries: PlanEntry[] }
   | { kind: 'notice'; id: string; severity: string; title: string; description?: string }
-  | { kind: 'stop'; id: string; stopReason: string }
+  | { kind: 'stop'; id: string; stopReason: string; usage?: TurnUsage }
   | { kind: 'error'; id: string; message: string }
   | { kind: 'unsupported'; id: string; reason: string; raw: string }
   | { kind: 'permission'; id: string; title: string; answer: string; allowed: boolean; remembered: boolean }
@@ -103,9 +103,20 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
     case 'prompt': {
       const checkpoint = thread.pendingCheckpoint
       thread.pendingCheckpoint = undefined
-      push(thread, { kind: 'user', id: localId(thread), text: contentToText(record.content), ...(checkpoint ? { checkpoint } : {}) })
+      // What Switchboard told the agent on the user's behalf (a rewind, an earlier conversation) is said by its notice, not in the bubble.
+      const said = record.content.filter((block) => !isSwitchboardNote(block))
+      push(thread, { kind: 'user', id: localId(thread), text: contentToText(said), ...(checkpoint ? { checkpoint } : {}) })
       return
     }
+    case 'context':
+      push(thread, {
+        kind: 'notice',
+        id: localId(thread),
+        severity: 'info',
+        title: `Continued from "${record.title}"`,
+        description: `${record.agent} could not reopen that conversation (${record.reason}). It is shown above, and is given to ${record.agent} as context with your next message.`
+      })
+      return
     case 'checkpoint':
       thread.pendingCheckpoint = record.index
       if (record.error) {
@@ -127,9 +138,13 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
       applyUpdate(thread, record.update)
       return
     case 'stop':
-      push(thread, { kind: 'stop', id: localId(thread), stopReason: record.stopReason })
+      // The protocol: a client marks the turn's unfinished tool calls cancelled when it cancels.
+      if (record.stopReason === 'cancelled') endUnfinishedToolCalls(thread, 'cancelled')
+      push(thread, { kind: 'stop', id: localId(thread), stopReason: record.stopReason, ...(record.usage ? { usage: record.usage } : {}) })
       return
     case 'error':
+      // The turn is over: nothing of it is still waiting or running.
+      endUnfinishedToolCalls(thread, 'failed')
       push(thread, { kind: 'error', id: localId(thread), message: record.message })
       return
     case 'terminal': {
@@ -222,12 +237,70 @@ export function applyUpdate(thread: Thread, update: SessionUpdate): void {
       thread.commands = update.availableCommands
       return
     case 'usage_update':
-      thread.usage = { used: update.used, size: update.size, cost: update.cost }
+      // An update without a cost (sent while a turn runs) keeps the last one known.
+      thread.usage = { used: update.used, size: update.size, cost: update.cost ?? thread.usage?.cost }
       return
     default:
       // Compaction updates have no view yet; they stay in the transcript.
       return
   }
+}
+
+/**
+ * The session's mode selector: the agent's `modes`, unless it also offers a
+ * configuration option of category `mode` (config options supersede modes:
+ * offering both would show two Mode selectors for one setting).
+ */
+export function modesShown(thread: Pick<Thread, 'modes' | 'configOptions'>): SessionModeState | undefined {
+  if (thread.configOptions?.some((o) => o.category === 'mode')) return undefined
+  return thread.modes?.availableModes.length ? thread.modes : undefined
+}
+
+/** The older `models` selector, unless the agent offers the model as a configuration option of category `model`. */
+export function modelsShown(thread: Pick<Thread, 'models' | 'configOptions'>): SessionModelState | undefined {
+  if (thread.configOptions?.some((o) => o.category === 'model')) return undefined
+  return thread.models
+}
+
+/** The tokens a prompt response counted, when it carries a well-formed `usage` (an unstable part of ACP). */
+export function turnUsageOf(response: unknown): TurnUsage | undefined {
+  const usage = (response as { usage?: unknown } | null)?.usage
+  if (!usage || typeof usage !== 'object') return undefined
+  const u = usage as Record<string, unknown>
+  const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined)
+  const input = count(u.inputTokens)
+  const output = count(u.outputTokens)
+  if (input === undefined || output === undefined) return undefined
+  const optional = (['thoughtTokens', 'cachedReadTokens', 'cachedWriteTokens'] as const).flatMap((k) => {
+    const v = count(u[k])
+    return v === undefined ? [] : [[k, v] as const]
+  })
+  return { totalTokens: count(u.totalTokens) ?? input + output, inputTokens: input, outputTokens: output, ...Object.fromEntries(optional) }
+}
+
+/** A text block Switchboard adds to a prompt for the agent (marked in its `_meta`), not typed by the user. */
+export const SWITCHBOARD_NOTE_META = { switchboard: { note: true } }
+
+export function isSwitchboardNote(block: ContentBlock): boolean {
+  const meta = (block as { _meta?: { switchboard?: { note?: unknown } } | null })._meta
+  return block.type === 'text' && meta?.switchboard?.note === true
+}
+
+/**
+ * An earlier conversation as text for an agent that has never seen it (a new
+ * session continuing one its agent could not reopen): who said what, tool
+ * calls by title; the newest `maxChars` at most.
+ */
+export function conversationAsContext(entries: ThreadEntry[], maxChars = 60_000): string {
+  const lines: string[] = []
+  for (const entry of entries) {
+    if (entry.kind === 'user') lines.push(`User: ${entry.text}`)
+    else if (entry.kind === 'assistant') lines.push(`Assistant: ${entry.text}`)
+    else if (entry.kind === 'tool_call') lines.push(`[Tool call: ${entry.title} (${entry.status})]`)
+    else if (entry.kind === 'error') lines.push(`[Error: ${entry.message}]`)
+  }
+  const text = lines.join('\n\n')
+  return text.length > maxChars ? `[… earlier part left out …]\n\n${text.slice(text.length - maxChars)}` : text
 }
 
 /** Readable text for content blocks; non-text blocks become short placeholders. */
@@ -281,6 +354,15 @@ function appendChunk(thread: Thread, kind: 'user' | 'assistant' | 'thought', mes
     return
   }
   push(thread, { kind, id: localId(thread), text })
+}
+
+/** The tool calls of the last turn still pending or running when it ended. */
+function endUnfinishedToolCalls(thread: Thread, status: 'cancelled' | 'failed'): void {
+  for (let i = thread.entries.length - 1; i >= 0; i--) {
+    const entry = thread.entries[i]
+    if (!entry || entry.kind === 'user') return
+    if (entry.kind === 'tool_call' && (entry.status === 'pending' || entry.status === 'in_progress')) entry.status = status
+  }
 }
 
 function push(thread: Thread, entry: ThreadEntry, key?: string): void {

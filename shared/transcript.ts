@@ -1,5 +1,15 @@
 import type { ContentBlock, SessionConfigOption, SessionModeState, SessionUpdate } from '@agentclientprotocol/sdk'
 
+/** Tokens one prompt turn used, as the agent reported them in its prompt response (ACP's `Usage`). */
+export interface TurnUsage {
+  totalTokens: number
+  inputTokens: number
+  outputTokens: number
+  thoughtTokens?: number
+  cachedReadTokens?: number
+  cachedWriteTokens?: number
+}
+
 /**
  * One line of a session's JSONL transcript. The same records travel to the
  * renderer as `session.records` events, and both sides fold them into a thread
@@ -12,9 +22,15 @@ export type TranscriptRecord =
   | TranscriptHeader
   | { t: 'prompt'; at: string; content: ContentBlock[] }
   | { t: 'update'; at: string; update: SessionUpdate }
-  | { t: 'stop'; at: string; stopReason: string }
+  /** A turn's end; `usage`: the tokens the agent counted for the turn (its prompt response's `usage`). */
+  | { t: 'stop'; at: string; stopReason: string; usage?: TurnUsage }
   | { t: 'error'; at: string; message: string }
-  /** The agent is about to replay the conversation (`session/load`): the replay replaces the view. */
+  /**
+   * This session continues another the agent could not reopen: the conversation
+   * above (copied from it) goes to the agent as context with the next prompt.
+   */
+  | { t: 'context'; at: string; from: string; title: string; agent: string; reason: string }
+  /** The agent is replaying the conversation (`session/load`): the replay replaces the view. */
   | { t: 'reset'; at: string; reason: 'load' }
   /** Session state the agent gave in a response (session/new, load, set_config_option, ...), not as an update. */
   | SessionStateRecord

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { SessionUpdate } from '@agentclientprotocol/sdk'
-import { applyRecord, createThread } from '../../shared/thread'
+import { applyRecord, createThread, modelsShown, modesShown, turnUsageOf } from '../../shared/thread'
 import type { TranscriptRecord } from '../../shared/transcript'
 
 const at = '2026-01-01T00:00:00.000Z'
@@ -39,6 +39,65 @@ describe('the thread fold', () => {
     ])
     expect(thread.entries.map((e) => e.kind)).toEqual(['assistant', 'stop', 'assistant'])
     expect(thread.entries[0]).toMatchObject({ text: 'one two' })
+  })
+
+  it("a cancelled turn's unfinished tool calls read cancelled, a failed turn's failed; earlier turns and finished calls untouched", () => {
+    const call = (id: string, status: 'pending' | 'in_progress' | 'completed') =>
+      update({ sessionUpdate: 'tool_call', toolCallId: id, title: id, kind: 'edit', status })
+    const thread = fold([
+      { t: 'prompt', at, content: [text('one')] },
+      call('early', 'pending'),
+      { t: 'stop', at, stopReason: 'end_turn' },
+      { t: 'prompt', at, content: [text('two')] },
+      call('asked', 'pending'),
+      call('running', 'in_progress'),
+      call('done', 'completed'),
+      { t: 'stop', at, stopReason: 'cancelled' },
+      { t: 'prompt', at, content: [text('three')] },
+      call('broken', 'in_progress'),
+      { t: 'error', at, message: 'Codex failed the turn' }
+    ])
+    const status = Object.fromEntries(thread.entries.flatMap((e) => (e.kind === 'tool_call' ? [[e.toolCallId, e.status]] : [])))
+    expect(status).toEqual({ early: 'pending', asked: 'cancelled', running: 'cancelled', done: 'completed', broken: 'failed' })
+  })
+
+  it('a usage update without a cost (as Claude Code sends while a turn runs) keeps the last cost', () => {
+    const usage = (used: number, cost?: number) =>
+      update({ sessionUpdate: 'usage_update', used, size: 1000, ...(cost === undefined ? {} : { cost: { amount: cost, currency: 'USD' } }) })
+    const thread = fold([usage(10, 0.5), usage(20)])
+    expect(thread.usage).toEqual({ used: 20, size: 1000, cost: { amount: 0.5, currency: 'USD' } })
+    const later = fold([usage(10, 0.5), usage(20), usage(30, 0.75)])
+    expect(later.usage?.cost).toEqual({ amount: 0.75, currency: 'USD' })
+  })
+
+  it("a prompt response's usage is kept with the turn's end; a malformed one is left out", () => {
+    const response = {
+      stopReason: 'end_turn',
+      usage: { totalTokens: 30, inputTokens: 12, outputTokens: 8, cachedReadTokens: 10, thoughtTokens: null }
+    }
+    const usage = turnUsageOf(response)
+    expect(usage).toEqual({ totalTokens: 30, inputTokens: 12, outputTokens: 8, cachedReadTokens: 10 })
+    expect(turnUsageOf({ stopReason: 'end_turn', usage: { inputTokens: 'many' } })).toBeUndefined()
+    const thread = fold([{ t: 'stop', at, stopReason: 'end_turn', usage }])
+    expect(thread.entries[0]).toMatchObject({ kind: 'stop', usage: { inputTokens: 12, cachedReadTokens: 10 } })
+  })
+
+  it('one Mode selector: a config option of category mode supersedes the modes list (and one of category model the models)', () => {
+    const modes = { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }] }
+    const models = { currentModelId: 'm', availableModels: [{ modelId: 'm', name: 'M' }] }
+    const option = (category: string) => ({
+      id: category,
+      name: category,
+      category,
+      type: 'select' as const,
+      currentValue: 'a',
+      options: [{ value: 'a', name: 'A' }]
+    })
+    expect(modesShown({ modes })).toBe(modes)
+    expect(modesShown({ modes, configOptions: [option('mode')] })).toBeUndefined()
+    expect(modesShown({ modes, configOptions: [option('model')] })).toBe(modes)
+    expect(modelsShown({ models, configOptions: [option('model')] })).toBeUndefined()
+    expect(modelsShown({ models, configOptions: [option('mode')] })).toBe(models)
   })
 
   it('updates a tool call in place by toolCallId, keeping fields an update leaves out', () => {

@@ -1,6 +1,6 @@
 import type { ContentBlock } from '@agentclientprotocol/sdk'
 import type { Attachment } from '../../../shared/contract'
-import { contentToText } from '../../../shared/thread'
+import { contentToText, isSwitchboardNote, SWITCHBOARD_NOTE_META, turnUsageOf } from '../../../shared/thread'
 import type { AgentConnection } from '../agent/connection'
 import { authRequired } from '../agents/sign-in'
 import type { AskBroker } from '../asks/broker'
@@ -37,7 +37,7 @@ export class Turns {
     }
     const note = live.record.rewindNote
     const content: ContentBlock[] = [
-      ...(note ? [{ type: 'text' as const, text: note }] : []),
+      ...(note ? [{ type: 'text' as const, text: note, _meta: SWITCHBOARD_NOTE_META }] : []),
       ...(text.trim() ? [{ type: 'text' as const, text }] : []),
       ...attachments.map((a) => toContentBlock(a, connection))
     ]
@@ -47,14 +47,15 @@ export class Turns {
     if (note) live.record.rewindNote = undefined
     registry.append(live, { t: 'prompt', at: new Date().toISOString(), content })
     if (live.record.titleSource === 'default') {
-      live.record.title = titleFrom(text.trim() ? text : contentToText(content))
+      live.record.title = titleFrom(text.trim() ? text : contentToText(content.filter((block) => !isSwitchboardNote(block))))
       live.record.titleSource = 'prompt'
       records.announce(live.record)
     }
     registry.setState(id, { status: 'running', error: undefined })
     try {
       const response = await connection.acp.prompt({ sessionId: acpSessionIdOf(live), prompt: content })
-      registry.append(live, { t: 'stop', at: new Date().toISOString(), stopReason: response.stopReason })
+      const usage = turnUsageOf(response)
+      registry.append(live, { t: 'stop', at: new Date().toISOString(), stopReason: response.stopReason, ...(usage ? { usage } : {}) })
       live.record.lastStopReason = response.stopReason
       registry.setState(id, { status: 'ready' })
       return { stopReason: response.stopReason }
@@ -68,7 +69,8 @@ export class Turns {
           ? `${connection.definition.name} failed the turn: ${describeError(error)}`
           : `${connection.exitMessage()}. The conversation so far is kept; send again to restart the agent and continue.`)
       registry.append(live, { t: 'error', at: new Date().toISOString(), message })
-      registry.setState(id, { status: alive ? 'ready' : 'idle', error: message })
+      // The state agrees with the thread: a failed turn leaves the session in error (a new prompt clears it).
+      registry.setState(id, { status: alive ? 'error' : 'idle', error: message })
       throw auth ?? new Error(message)
     } finally {
       if (live.cancelTimer) clearTimeout(live.cancelTimer)
