@@ -150,6 +150,8 @@ export const requestParams = {
   'changes.merge': z.object({ id }),
   'worktrees.list': z.object({ projectId: id }),
   'sessions.fork': z.object({ id }),
+  /** A new session of the same agent and folder, given this conversation as context (its agent could not reopen it). */
+  'sessions.continueInNew': z.object({ id }),
   /** A title the user chose; it stays (the agent's session_info_update no longer changes it). */
   'sessions.rename': z.object({ id, title: z.string().trim().min(1, 'A title cannot be empty').max(200) }),
   'search.query': z.object({ q: z.string().max(500), limit: z.number().int().min(1).max(200).default(30) }),
@@ -260,6 +262,7 @@ export interface RequestResults extends McpRequestResults, RegistryRequestResult
   'changes.merge': MergeResult
   'worktrees.list': ProjectGitInfo
   'sessions.fork': SessionRecord
+  'sessions.continueInNew': SessionRecord
   'sessions.rename': SessionRecord
   'search.query': SearchResults
   'permissions.list': PermissionRule[]

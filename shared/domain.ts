@@ -26,6 +26,8 @@ export interface AgentDefinition {
   env: Record<string, string>
   /** Names of environment variables whose values are kept in the secret store, not here. */
   secretEnv?: string[]
+  /** Sign-in methods given an API key (kept in the secret store): sent again in `authenticate` at each start, as the agent keeps it in memory only. */
+  apiKeySignIn?: string[]
   /** How to install the command, told to the user when it cannot be found. */
   installHint?: string
   /**
@@ -88,6 +90,10 @@ export interface AuthMethodView {
   args?: string[]
   /** terminal: extra environment variables for that login command. */
   env?: Record<string, string>
+  /** The method takes an API key (its `_meta["api-key"]`, as Gemini CLI sends): asked of the user, passed in authenticate's `_meta`. */
+  apiKey?: { provider?: string }
+  /** The method's `_meta`, as the agent sent it. */
+  meta?: Record<string, unknown>
 }
 
 export interface AgentInfo {
@@ -114,6 +120,11 @@ export interface AgentRuntimeState {
   agentInfo?: AgentInfo
   capabilities?: AgentCapabilities
   authMethods?: AuthMethodView[]
+  /**
+   * Secret variables the agent is defined with whose value the secret store no
+   * longer has (`serve` keeps secrets in memory only: a restart forgets them).
+   */
+  missingSecrets?: string[]
 }
 
 /** A conversation with one agent in one project, as kept in db.json. */
@@ -182,6 +193,12 @@ export interface SessionState {
   error?: string
   /** Why the session cannot be continued, when it cannot. */
   continueBlockedReason?: string
+  /**
+   * The agent could not reopen the conversation (`session/load` or
+   * `session/resume` failed): what it said. The view is kept, and the user is
+   * offered to continue in a new session given the conversation as context.
+   */
+  reopenFailed?: string
   /** Every permission request of this session waiting for the user, oldest first (an agent may ask several at once). */
   permissions?: PendingPermission[]
   /** The MCP servers the live connection was given when it was last continued (loaded or resumed); the record keeps those it started with. */

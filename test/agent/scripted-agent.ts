@@ -57,6 +57,12 @@ const protocolVersion = env.SCRIPTED_AGENT_PROTOCOL_VERSION ? Number(env.SCRIPTE
  * `api-key` while SCRIPTED_KEY=sekret is in its environment. Announces logout.
  */
 const needsAuth = env.SCRIPTED_AGENT_AUTH === '1'
+/**
+ * `1` (with SCRIPTED_AGENT_AUTH): also offers `pasted-key`, a method that takes
+ * an API key the way Gemini CLI does: announced with `_meta["api-key"]`, the
+ * key read from authenticate's `_meta["api-key"]` and kept in this process only.
+ */
+const keyInMeta = env.SCRIPTED_AGENT_KEY_META === '1'
 /** Where a terminal sign-in (`--login`) leaves its credentials; an agent started later finds them. */
 const credentialsFile = stateDir ? join(stateDir, 'credentials') : null
 let authenticated = credentialsFile !== null && existsSync(credentialsFile)
@@ -364,7 +370,9 @@ class TurnRunner {
 
   async message(text: string): Promise<void> {
     this.messageId ??= randomUUID()
-    await this.send({ sessionUpdate: 'agent_message_chunk', messageId: this.messageId, content: { type: 'text', text } })
+    // SCRIPTED_AGENT_NO_MESSAGE_ID=1: chunks without messageId (as Gemini CLI sends them).
+    const id = env.SCRIPTED_AGENT_NO_MESSAGE_ID === '1' ? {} : { messageId: this.messageId }
+    await this.send({ sessionUpdate: 'agent_message_chunk', ...id, content: { type: 'text', text } })
   }
 
   async thought(text: string): Promise<void> {
@@ -1014,6 +1022,7 @@ let app = agent({ name: agentName })
         ? [
             { id: 'browser', name: 'Log in with the browser', description: 'The agent opens a login page' },
             { id: 'api-key', name: 'Use SCRIPTED_KEY', type: 'env_var', vars: [{ name: 'SCRIPTED_KEY' }] },
+            ...(keyInMeta ? [{ id: 'pasted-key', name: 'Paste an API key', _meta: { 'api-key': { provider: 'scripted' } } }] : []),
             // Offered only to clients that can run terminal sign-ins, as the spec requires.
             ...(clientCapabilities.auth?.terminal
               ? [
@@ -1109,6 +1118,10 @@ let app = agent({ name: agentName })
     else if (params.methodId === 'api-key') {
       if (process.env.SCRIPTED_KEY !== 'sekret') throw new RequestError(-32000, 'SCRIPTED_KEY is missing or wrong')
       authenticated = true
+    } else if (params.methodId === 'pasted-key' && keyInMeta) {
+      const key = (params._meta as { 'api-key'?: unknown } | null | undefined)?.['api-key']
+      if (key !== 'sekret') throw new RequestError(-32000, `API key ${key === undefined ? 'missing' : 'refused'}`)
+      authenticated = true
     } else throw new RequestError(-32602, `Unknown auth method ${params.methodId}`)
     return {}
   })
@@ -1130,8 +1143,28 @@ if (loadSession) {
     const session = restore(params.sessionId, history, params.cwd)
     session.mcpServers = params.mcpServers
     recordMcpServers('session/load', session.id, params.mcpServers)
-    for (const update of history) {
+    // SCRIPTED_AGENT_LOAD_FAIL=<reason>: replays half the history, then fails the load (as Gemini CLI's
+    // "No previous sessions found for this project").
+    const failWith = env.SCRIPTED_AGENT_LOAD_FAIL
+    const replayed = failWith ? history.slice(0, Math.floor(history.length / 2)) : history
+    // SCRIPTED_AGENT_LATE_REPLAY=1: answers first and replays after (as Gemini CLI, which does not await its
+    // streamHistory), starting 150 ms later with 40 ms between updates.
+    if (env.SCRIPTED_AGENT_LATE_REPLAY === '1' && !failWith) {
+      void (async () => {
+        await new Promise((r) => setTimeout(r, 150))
+        for (const update of replayed) {
+          await client.notify(methods.client.session.update, { sessionId: session.id, update })
+          await new Promise((r) => setTimeout(r, 40))
+        }
+      })().catch((error: unknown) => process.stderr.write(`late replay failed: ${String(error)}\n`))
+      return sessionStateAnswer(session)
+    }
+    for (const update of replayed) {
       await client.notify(methods.client.session.update, { sessionId: session.id, update })
+    }
+    if (failWith) {
+      sessions.delete(session.id)
+      throw new RequestError(-32603, 'Internal error', { details: failWith })
     }
     return sessionStateAnswer(session)
   })

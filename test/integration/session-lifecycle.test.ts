@@ -200,3 +200,83 @@ describe('cancelling a slow reopen', () => {
     expect((await host.request('sessions.open', { id: record.id })).state.status).toBe('idle')
   })
 })
+
+/**
+ * A reopen through session/load that goes wrong, as real agents do it: the
+ * load fails (Gemini CLI's "No previous sessions found for this project"), or
+ * answers before its replay is over (Gemini CLI does not await it).
+ */
+describe('session/load as real agents answer it', () => {
+  async function conversationThenRestart(env: Record<string, string>): Promise<string> {
+    const agent = await host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_NO_MESSAGE_ID: '1' }, 'Loader'))
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', { id: record.id, text: 'first question' })
+    await host.request('sessions.prompt', { id: record.id, text: 'second question' })
+    await host.close()
+    host = await openHost(dataDir)
+    await host.request('agents.update', {
+      agentId: agent.id,
+      name: 'Loader',
+      command: agent.command,
+      args: agent.args,
+      env: { ...agent.env, ...env }
+    })
+    return record.id
+  }
+
+  const shown = async (id: string) => (await threadOf(id)).entries.map((e) => `${e.kind}${'text' in e ? `: ${e.text}` : ''}`)
+
+  it('a load that fails keeps the view as it was (no reset written), says why, and offers a new session given it as context', async () => {
+    const id = await conversationThenRestart({ SCRIPTED_AGENT_LOAD_FAIL: 'No previous sessions found for this project.' })
+    const before = await shown(id)
+    expect(before.filter((e) => e.startsWith('user'))).toEqual(['user: first question', 'user: second question'])
+    await expect(host.request('sessions.continue', { id })).rejects.toThrow(
+      /could not reopen this conversation \(session\/load: Internal error: No previous sessions found for this project\.\)/
+    )
+    await expect(host.request('sessions.continue', { id })).rejects.toThrow(/could not reopen/)
+    const snapshot = await host.request('sessions.open', { id })
+    // Half the history was replayed before the failure: none of it replaced what was shown, however often retried.
+    expect(snapshot.records.some((r) => r.t === 'reset')).toBe(false)
+    expect(await shown(id)).toEqual(before)
+    expect(snapshot.state).toMatchObject({ status: 'error', reopenFailed: 'Internal error: No previous sessions found for this project.' })
+
+    const next = await host.request('sessions.continueInNew', { id })
+    expect(next).toMatchObject({ title: expect.stringContaining('(continued)'), cwd: projectDir })
+    const thread = await threadOf(next.id)
+    expect(thread.entries.at(-1)).toMatchObject({
+      kind: 'notice',
+      title: expect.stringContaining('Continued from'),
+      description: expect.stringContaining('No previous sessions found')
+    })
+    await host.request('sessions.prompt', { id: next.id, text: 'third question' })
+    const after = await shown(next.id)
+    // The bubble shows what the user typed; the agent got the earlier conversation first, as a marked note.
+    expect(after.filter((e) => e.startsWith('user'))).toEqual(['user: first question', 'user: second question', 'user: third question'])
+    const prompt = (await host.request('sessions.open', { id: next.id })).records.filter((r) => r.t === 'prompt').at(-1)
+    expect(prompt?.t === 'prompt' && prompt.content[0]).toMatchObject({
+      type: 'text',
+      text: expect.stringMatching(/earlier conversation[\s\S]*User: first question[\s\S]*User: second question/),
+      _meta: { switchboard: { note: true } }
+    })
+  })
+
+  it('a replay that comes after the load has answered stays before the next prompt, and the new reply is an entry of its own', async () => {
+    const id = await conversationThenRestart({ SCRIPTED_AGENT_LATE_REPLAY: '1', SCRIPTED_AGENT_SESSIONS: '' })
+    const before = await shown(id)
+    await host.request('sessions.prompt', { id, text: 'third question' })
+    // The replay takes about half a second from the load's answer: read the view once all of it has come, wherever it landed.
+    await new Promise((r) => setTimeout(r, 1000))
+    const after = await shown(id)
+    const replayed = after.slice(0, after.indexOf('user: third question'))
+    // The replay replaced the view (the agent's own account of it), wholly before the new prompt.
+    expect(replayed.filter((e) => e.startsWith('user') || e.startsWith('assistant'))).toEqual(
+      before.filter((e) => e.startsWith('user') || e.startsWith('assistant'))
+    )
+    const rest = after.slice(after.indexOf('user: third question'))
+    expect(rest.filter((e) => e.startsWith('assistant'))).toHaveLength(1)
+    expect(rest.find((e) => e.startsWith('assistant'))).toMatch(/third question/)
+    expect(after.filter((e) => e === 'user: third question')).toHaveLength(1)
+    expect(after.filter((e) => e === 'user: first question')).toHaveLength(1)
+    expect((await host.request('sessions.open', { id })).records.some((r) => r.t === 'reset')).toBe(true)
+  })
+})

@@ -1,3 +1,4 @@
+import { RequestError } from '@agentclientprotocol/sdk'
 import type { AgentSupervisor } from '../agents/supervisor'
 import { describeError } from '../errors'
 import type { McpService } from '../mcp/service'
@@ -12,6 +13,14 @@ import type { LiveSession, SessionRegistry } from './registry'
  * Concurrent requests for one session share one attempt; cancelling the
  * session while it runs cancels the request ($/cancel_request).
  */
+
+/**
+ * After `session/load` answers, replayed updates may still be coming (Gemini
+ * CLI answers before it has streamed the history): the session is ready once
+ * none has come for this long, or after REPLAY_MAX_MS in all.
+ */
+const REPLAY_QUIET_MS = 300
+const REPLAY_MAX_MS = 15_000
 
 export interface SessionDeps {
   records: Records
@@ -54,7 +63,9 @@ export class SessionConnector {
     const { records, registry, supervisor, mcp } = this.deps
     const { record } = live
     const id = record.id
-    registry.setState(id, { status: 'starting', error: undefined })
+    registry.setState(id, { status: 'starting', error: undefined, reopenFailed: undefined })
+    /** The request that reopens it, once sent: a failure of that request (not of starting the agent) keeps the view and offers a new session. */
+    let attempt: 'session/resume' | 'session/load' | null = null
     try {
       const prepared = await mcp.prepareForProject(record.projectId)
       const connection = await supervisor.ensure(records.agent(record.agentId))
@@ -77,11 +88,16 @@ export class SessionConnector {
       // Cancelling while this runs sends $/cancel_request for it.
       const options = { cancellationSignal: signal }
       let answer: unknown
+      attempt = useResume ? 'session/resume' : 'session/load'
       if (useResume) {
         answer = await connection.acp.resumeSession(params, options)
       } else {
-        registry.append(live, { t: 'reset', at: new Date().toISOString(), reason: 'load' })
+        // The replay replaces the view only once it comes, and only when the load succeeds.
+        registry.beginReplay(live)
         answer = await connection.acp.loadSession(params, options)
+        registry.commitReplay(live)
+        await registry.replayQuiet(live, REPLAY_QUIET_MS, REPLAY_MAX_MS, signal)
+        registry.endReplay(live)
       }
       const state = sessionStateFrom(answer)
       if (state) registry.append(live, state)
@@ -89,15 +105,28 @@ export class SessionConnector {
         status: 'ready',
         error: undefined,
         continueBlockedReason: undefined,
+        reopenFailed: undefined,
         mcp: { servers: servers.given, leftOut: servers.leftOut }
       })
     } catch (error) {
+      registry.endReplay(live)
       if (live.connection) registry.detach(live)
       if (signal.aborted) {
         registry.setState(id, { status: 'idle', error: undefined })
         throw new Error('Reopening the session was cancelled')
       }
-      if (registry.stateOf(id).status !== 'idle') registry.setState(id, { status: 'error', error: describeError(error) })
+      if (registry.stateOf(id).status !== 'idle') {
+        const needsSignIn = error instanceof RequestError && error.code === -32000
+        if (!attempt || needsSignIn) {
+          registry.setState(id, { status: 'error', error: describeError(error) })
+          throw error
+        }
+        // The view stays as it was; the user may continue in a new session given this conversation as context.
+        const reason = describeError(error)
+        const message = `${agentName} could not reopen this conversation (${attempt}: ${reason}). Everything shown here is kept; you can continue it in a new session that is given this conversation as context.`
+        registry.setState(id, { status: 'error', error: message, reopenFailed: reason })
+        throw new Error(message)
+      }
       throw error
     }
   }

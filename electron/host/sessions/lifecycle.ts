@@ -5,6 +5,7 @@ import type { SessionInfo } from '@agentclientprotocol/sdk'
 import type { ForkSessionRequest } from '@agentclientprotocol/sdk/unstable'
 import type { SessionSnapshot, TranscriptPageResult } from '../../../shared/contract'
 import type { SessionRecord } from '../../../shared/domain'
+import { applyRecord, conversationAsContext, createThread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import type { AgentConnection } from '../agent/connection'
 import { authRequired } from '../agents/sign-in'
@@ -118,6 +119,52 @@ export class SessionLifecycle {
       ...sessionMcp(servers)
     }
     return this.register(record, connection, response, history)
+  }
+
+  /**
+   * A conversation its agent could not reopen, continued in a new session of
+   * the same agent and folder: the conversation is copied in (shown as it was)
+   * and given to the agent as context with the next prompt, marked as such.
+   */
+  async continueInNew(id: string): Promise<SessionRecord> {
+    const { records, registry, supervisor, mcp } = this.deps
+    const parent = records.session(id)
+    const definition = records.agent(parent.agentId)
+    await assertDirectory(parent.cwd)
+    const prepared = await mcp.prepareForProject(parent.projectId)
+    const connection = await supervisor.ensure(definition)
+    const servers = serversForAgent(prepared, connection.capabilities, definition.name)
+    const response = await connection.acp
+      .newSession({ cwd: parent.cwd, mcpServers: servers.mcpServers, ...directoriesFor(connection, parent.additionalDirectories ?? []) })
+      .catch((error: unknown) => {
+        throw authRequired(error, connection) ?? error
+      })
+    const history = (await readTranscript(await registry.flushedTranscript(id))).records.filter((r) => r.t !== 'header')
+    const earlier = createThread()
+    for (const past of history) applyRecord(earlier, past)
+    const reason = registry.stateOf(id).reopenFailed ?? 'it was not reopened'
+    const now = new Date().toISOString()
+    const record: SessionRecord = {
+      id: randomUUID(),
+      acpSessionId: response.sessionId,
+      agentId: parent.agentId,
+      projectId: parent.projectId,
+      cwd: parent.cwd,
+      additionalDirectories: parent.additionalDirectories,
+      ...(parent.worktree ? { worktree: parent.worktree } : {}),
+      title: `${parent.title} (continued)`,
+      titleSource: 'prompt',
+      createdAt: now,
+      updatedAt: now,
+      ...sessionMcp(servers),
+      rewindNote: [
+        `[Switchboard] This session continues an earlier conversation between the user and you (${definition.name}) that could not be reopened. Here it is, for context:`,
+        conversationAsContext(earlier.entries),
+        '[End of the earlier conversation]'
+      ].join('\n\n')
+    }
+    const context: TranscriptRecord = { t: 'context', at: now, from: parent.id, title: parent.title, agent: definition.name, reason }
+    return this.register(record, connection, response, [...history, context])
   }
 
   /** A session the agent has just created: in memory and linked, its history copied (a fork's), the answer's state kept, saved. */

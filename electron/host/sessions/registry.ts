@@ -32,7 +32,27 @@ export interface LiveSession {
   inTurn: boolean
   /** Set by a cancel: stops an agent that does not end the turn in time. */
   cancelTimer: NodeJS.Timeout | null
+  /** A `session/load` under way or just answered: how its replay is taken in (see beginReplay). */
+  replay: Replay | null
 }
+
+/**
+ * The replay of a `session/load`. Until the load has answered, the replayed
+ * conversation is held aside (`held`): a load that fails leaves the view as it
+ * was. Once it has answered, the reset and what was held are written, and
+ * updates that still come (Gemini CLI answers before it has finished
+ * replaying) are part of the replay until it goes quiet. The reset is written
+ * only when a replayed message actually comes.
+ */
+interface Replay {
+  held: TranscriptRecord[] | null
+  resetWritten: boolean
+  /** When the last replayed update came (ms). */
+  lastAt: number
+}
+
+/** Updates that are the conversation itself (a replay of them replaces the view); the rest is session state. */
+const CONVERSATION_UPDATES = new Set(['user_message_chunk', 'agent_message_chunk', 'agent_thought_chunk', 'tool_call', 'tool_call_update', 'plan'])
 
 export interface RegistryOptions {
   transcriptDir: string
@@ -149,6 +169,62 @@ export class SessionRegistry {
     this.options.events.emit('session.records', { id: live.record.id, seq, records: [record] })
   }
 
+  /** A `session/load` is about to be sent: its replay is held until it answers. */
+  beginReplay(live: LiveSession): void {
+    live.replay = { held: [], resetWritten: false, lastAt: Date.now() }
+  }
+
+  /** The load answered: what was replayed so far replaces the view; later replayed updates follow it. */
+  commitReplay(live: LiveSession): void {
+    const replay = live.replay
+    if (!replay?.held) return
+    const held = replay.held
+    replay.held = null
+    replay.lastAt = Date.now()
+    for (const record of held) this.writeReplayed(live, replay, record)
+  }
+
+  /** The load failed (or the replay is over): nothing held is written; the view stays as it was. */
+  endReplay(live: LiveSession): void {
+    live.replay = null
+  }
+
+  /**
+   * Waits until no replayed update has come for `quietMs` (at most `maxMs`):
+   * the next prompt is recorded after the whole replay, not in the middle of it.
+   */
+  async replayQuiet(live: LiveSession, quietMs: number, maxMs: number, signal?: AbortSignal): Promise<void> {
+    const deadline = Date.now() + maxMs
+    for (;;) {
+      const replay = live.replay
+      if (!replay || signal?.aborted) return
+      const wait = replay.lastAt + quietMs - Date.now()
+      if (wait <= 0 || Date.now() >= deadline) return
+      await new Promise((r) => setTimeout(r, Math.min(wait, deadline - Date.now())))
+    }
+  }
+
+  private writeReplayed(live: LiveSession, replay: Replay, record: TranscriptRecord): void {
+    if (!replay.resetWritten) {
+      replay.resetWritten = true
+      this.append(live, { t: 'reset', at: new Date().toISOString(), reason: 'load' })
+    }
+    this.append(live, record)
+  }
+
+  /** An agent's update for the session: through the replay under way, if any, else straight to the transcript. */
+  private appendFromAgent(live: LiveSession, record: TranscriptRecord): void {
+    const replay = live.replay
+    const conversation = record.t === 'terminal' || (record.t === 'update' && CONVERSATION_UPDATES.has(record.update.sessionUpdate))
+    if (!replay || !conversation) {
+      this.append(live, record)
+      return
+    }
+    replay.lastAt = Date.now()
+    if (replay.held) replay.held.push(record)
+    else this.writeReplayed(live, replay, record)
+  }
+
   /** Appends to a session's transcript if it is in memory (what is asked of the user is kept with its session). */
   appendTo(id: string, record: TranscriptRecord): void {
     const live = this.live.get(id)
@@ -213,7 +289,17 @@ export class SessionRegistry {
   private add(record: SessionRecord, writer: TranscriptWriter, history: TranscriptRecord[]): LiveSession {
     // Entries are named as the window names them: the history ends just before the writer's next seq.
     const thread = foldTail(history, writer.nextSeq)
-    const live: LiveSession = { record, writer, thread, connection: null, connecting: null, abortConnecting: null, inTurn: false, cancelTimer: null }
+    const live: LiveSession = {
+      record,
+      writer,
+      thread,
+      connection: null,
+      connecting: null,
+      abortConnecting: null,
+      inTurn: false,
+      cancelTimer: null,
+      replay: null
+    }
     this.live.set(record.id, live)
     return live
   }
@@ -228,7 +314,7 @@ export class SessionRegistry {
     const at = new Date().toISOString()
     if ('terminal' in checked) {
       // An agent-owned terminal (ACP v2): shown like the ones the client runs.
-      this.append(live, { t: 'terminal', at, ...checked.terminal })
+      this.appendFromAgent(live, { t: 'terminal', at, ...checked.terminal })
       return
     }
     if (!('update' in checked)) {
@@ -236,7 +322,7 @@ export class SessionRegistry {
       return
     }
     const update = checked.update
-    this.append(live, { t: 'update', at, update })
+    this.appendFromAgent(live, { t: 'update', at, update })
     const title = update.sessionUpdate === 'session_info_update' && typeof update.title === 'string' ? update.title.trim() : ''
     if (title && live.record.titleSource !== 'user') {
       live.record.title = title

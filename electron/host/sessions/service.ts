@@ -58,6 +58,7 @@ export function sessionsHandlers(rooms: SessionsServiceOptions): HandlerSlice<'s
     'sessions.delete': ({ id, keepTranscript, removeWorktree, discardChanges }) =>
       lifecycle.delete(id, keepTranscript, removeWorktree, discardChanges),
     'sessions.fork': ({ id }) => lifecycle.fork(id),
+    'sessions.continueInNew': ({ id }) => lifecycle.continueInNew(id),
     'sessions.rename': ({ id, title }) => lifecycle.rename(id, title),
     'transcripts.read': ({ id, before, offset, limit }) => lifecycle.readEarlier(id, before, offset, limit)
   }

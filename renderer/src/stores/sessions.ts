@@ -166,6 +166,14 @@ export const useSessionsStore = defineStore('sessions', () => {
     await (newPane ? openInNewPane(record.id) : open(record.id))
   }
 
+  /** Continues a conversation its agent could not reopen in a new session given it as context; opens it in the same pane. */
+  async function continueInNew(id: string): Promise<void> {
+    const record = await notices.attempt(() => host().request('sessions.continueInNew', { id }))
+    if (!record) return
+    projects.upsertSession(record)
+    await open(record.id)
+  }
+
   /** Gives a session the user's own title; throws the Host's message for the field. */
   async function rename(id: string, title: string): Promise<void> {
     projects.upsertSession(await host().request('sessions.rename', { id, title }))
@@ -211,6 +219,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     setConfigOption,
     setModel,
     fork,
+    continueInNew,
     rename,
     close,
     remove
