@@ -33,3 +33,13 @@ export class MemorySecretStore implements SecretStore {
 export function agentEnvKey(agentId: string, name: string): string {
   return `agent:${agentId}:env:${name}`
 }
+
+/** The key of an API key an agent's sign-in method was given (sent in `authenticate`'s `_meta`). */
+export function agentApiKeyKey(agentId: string, methodId: string): string {
+  return `agent:${agentId}:api-key:${methodId}`
+}
+
+/** How a forgotten API key is named to the user (in `missingSecrets`). */
+export function apiKeyLabel(methodName: string): string {
+  return `the API key of "${methodName}"`
+}

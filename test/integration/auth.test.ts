@@ -75,6 +75,56 @@ describe('authentication', () => {
     expect(agents.find((a) => a.id === agentId)?.secretEnv).toEqual(['SCRIPTED_KEY'])
   })
 
+  it('a method that takes an API key in _meta (as Gemini CLI): asked for, passed in authenticate, given again at each start, kept out of db.json', async () => {
+    const keyed = (
+      await host.request('agents.add', scriptedAgent(join(root, 'keyed'), { SCRIPTED_AGENT_AUTH: '1', SCRIPTED_AGENT_KEY_META: '1' }, 'Keyed'))
+    ).id
+    await host.handle('sessions.new', { projectId, agentId: keyed })
+    const method = (await host.request('agents.states', {})).find((s) => s.agentId === keyed)?.authMethods?.find((m) => m.id === 'pasted-key')
+    expect(method).toMatchObject({ type: 'agent', apiKey: { provider: 'scripted' }, meta: { 'api-key': { provider: 'scripted' } } })
+    await expect(host.request('agents.authenticate', { agentId: keyed, methodId: 'pasted-key' })).rejects.toThrow(/needs an API key/)
+    await expect(host.request('agents.authenticate', { agentId: keyed, methodId: 'pasted-key', values: { 'api-key': 'wrong' } })).rejects.toThrow(
+      /API key refused/
+    )
+    await host.request('agents.authenticate', { agentId: keyed, methodId: 'pasted-key', values: { 'api-key': 'sekret' } })
+    const record = await host.request('sessions.new', { projectId, agentId: keyed })
+    expect((await host.request('sessions.prompt', { id: record.id, text: 'hello' })).stopReason).toBe('end_turn')
+    // The agent keeps the key in its process only: a new process is given it again from the secret store.
+    await host.request('agents.restart', { agentId: keyed })
+    await host.request('sessions.new', { projectId, agentId: keyed })
+    expect(await secrets.get(`agent:${keyed}:api-key:pasted-key`)).toBe('sekret')
+    await host.close()
+    expect(await readFile(join(dataDir, 'db.json'), 'utf8')).not.toContain('sekret')
+
+    // A Host whose secret store forgot everything (serve restarted): said on the agent page and in the refusal.
+    host = await HostClass.open({ dataDir, version: 'test', presets: [], secrets: new MemorySecretStore() })
+    const refused = await host.handle('sessions.new', { projectId, agentId: keyed })
+    expect(refused).toMatchObject({
+      ok: false,
+      error: { code: 'auth_required', message: expect.stringContaining('the API key of "Paste an API key" was not kept across the restart') }
+    })
+  })
+
+  it('a secret variable the store forgot at a restart is shown as lost, and the refusal says to enter it again', async () => {
+    await host.request('agents.authenticate', { agentId, methodId: 'api-key', values: { SCRIPTED_KEY: 'sekret' } })
+    await host.request('sessions.new', { projectId, agentId })
+    await host.close()
+    host = await HostClass.open({ dataDir, version: 'test', presets: [], secrets: new MemorySecretStore() })
+    expect((await host.request('agents.states', {})).find((s) => s.agentId === agentId)?.missingSecrets).toEqual(['SCRIPTED_KEY'])
+    const refused = await host.handle('sessions.new', { projectId, agentId })
+    expect(refused).toMatchObject({
+      ok: false,
+      error: {
+        code: 'auth_required',
+        message: expect.stringContaining(
+          '(Authentication required). SCRIPTED_KEY was not kept across the restart (this Switchboard keeps secrets in memory only): enter it again.'
+        )
+      }
+    })
+    await host.request('agents.authenticate', { agentId, methodId: 'api-key', values: { SCRIPTED_KEY: 'sekret' } })
+    expect((await host.request('agents.states', {})).find((s) => s.agentId === agentId)?.missingSecrets).toBeUndefined()
+  })
+
   it('runs a terminal sign-in in a real terminal the user types into; exit 0 signs in and the agent restarts with it', async () => {
     await host.handle('sessions.new', { projectId, agentId }) // auth_required: the methods are known now
     const output = new Map<string, string>()

@@ -125,5 +125,14 @@ function authMethod(value: unknown): AuthMethodView[] {
   const env = asObject(m.env)
   const envEntries = Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string')
   if (envEntries.length) view.env = Object.fromEntries(envEntries)
+  const meta = asObject(m._meta)
+  if (Object.keys(meta).length) {
+    view.meta = meta
+    const apiKey = meta['api-key']
+    if (apiKey && typeof apiKey === 'object') {
+      const provider = asObject(apiKey).provider
+      view.apiKey = typeof provider === 'string' ? { provider } : {}
+    }
+  }
   return [view]
 }

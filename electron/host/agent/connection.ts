@@ -92,7 +92,8 @@ class ProcessConnection implements AgentConnection {
     private readonly options: AgentConnectionOptions,
     version: 1 | 2
   ) {
-    this.state = { agentId: definition.id, status: 'starting', stderrTail: '' }
+    const missingSecrets = (definition.secretEnv ?? []).filter((name) => options.secretEnv?.[name] === undefined)
+    this.state = { agentId: definition.id, status: 'starting', stderrTail: '', ...(missingSecrets.length ? { missingSecrets } : {}) }
     const protocolOptions = { agentId: definition.id, handlers: options.handlers, clientVersion: options.clientVersion }
     let protocol: WireProtocol | null = null
     this.run = new AgentRun(definition, {

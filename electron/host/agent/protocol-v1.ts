@@ -144,7 +144,7 @@ export class V1Protocol implements WireProtocol {
     await this.agent().request('session/set_model', params)
   }
 
-  async authenticate(params: { methodId: string }): Promise<void> {
+  async authenticate(params: { methodId: string; _meta?: Record<string, unknown> }): Promise<void> {
     await this.agent().request(methods.agent.authenticate, params)
   }
 

@@ -192,8 +192,8 @@ export class V2Protocol implements WireProtocol {
     return Promise.reject(notInV2('Choosing a model with session/set_model'))
   }
 
-  async authenticate(params: { methodId: string }): Promise<void> {
-    await this.connection.agent.request(methods.agent.auth.login, { methodId: params.methodId })
+  async authenticate(params: { methodId: string; _meta?: Record<string, unknown> }): Promise<void> {
+    await this.connection.agent.request(methods.agent.auth.login, params)
   }
 
   async logout(): Promise<void> {

@@ -43,7 +43,7 @@ export interface AgentProtocol {
   setConfigOption(params: SetSessionConfigOptionRequest): Promise<SetSessionConfigOptionResponse>
   /** `session/set_model`, for agents that announce models the older way. */
   setModel(params: { sessionId: string; modelId: string }): Promise<void>
-  authenticate(params: { methodId: string }): Promise<void>
+  authenticate(params: { methodId: string; _meta?: Record<string, unknown> }): Promise<void>
   logout(): Promise<void>
 }
 

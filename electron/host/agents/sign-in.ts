@@ -4,7 +4,7 @@ import { describeError, HostError } from '../errors'
 import type { EventBus } from '../events'
 import { commandLine, LoginTerminals } from '../login-terminals'
 import type { Records } from '../records'
-import { agentEnvKey, type SecretStore } from '../secrets'
+import { agentApiKeyKey, agentEnvKey, apiKeyLabel, type SecretStore } from '../secrets'
 import type { AgentSupervisor } from './supervisor'
 
 /**
@@ -59,6 +59,17 @@ export class SignIn {
       await connection.stop()
       connection = await supervisor.ensure(definition)
     }
+    if (method.apiKey) {
+      // Passed the way such an agent reads it (Gemini CLI: authenticate's `_meta["api-key"]`), and kept to be given again at each start.
+      const key = values['api-key']?.trim()
+      if (!key) throw new Error(`${method.name} needs an API key`)
+      await connection.acp.authenticate({ methodId, _meta: { 'api-key': key } })
+      await this.options.secrets.set(agentApiKeyKey(agentId, methodId), key)
+      definition.apiKeySignIn = [...new Set([...(definition.apiKeySignIn ?? []), methodId])]
+      connection.state.missingSecrets = connection.state.missingSecrets?.filter((name) => name !== apiKeyLabel(method.name))
+      await records.saved('agents')
+      return
+    }
     await connection.acp.authenticate({ methodId })
   }
 
@@ -107,6 +118,11 @@ export class SignIn {
     if (!connection.capabilities.auth.logout) throw new Error(`${definition.name} does not support logging out (no logout capability)`)
     await connection.acp.logout()
     for (const name of definition.secretEnv ?? []) await secrets.delete(agentEnvKey(agentId, name))
+    for (const methodId of definition.apiKeySignIn ?? []) await secrets.delete(agentApiKeyKey(agentId, methodId))
+    if (definition.apiKeySignIn?.length) {
+      definition.apiKeySignIn = []
+      await records.saved('agents')
+    }
     if (definition.secretEnv?.length) {
       definition.secretEnv = []
       await records.saved('agents')
@@ -135,5 +151,10 @@ export function authRequired(error: unknown, connection: AgentConnection): HostE
   if (!(error instanceof RequestError) || error.code !== -32000) return null
   const methods = connection.state.authMethods ?? []
   const ways = methods.length ? ` Sign in with: ${methods.map((m) => m.name).join(', ')}.` : ''
-  return new HostError('auth_required', `${connection.definition.name} needs you to sign in first (${describeError(error)}).${ways}`)
+  const missing = connection.state.missingSecrets ?? []
+  const lost = missing.length
+    ? ` ${missing.join(', ')} ${missing.length === 1 ? 'was' : 'were'} not kept across the restart (this Switchboard keeps secrets in memory only): enter ${missing.length === 1 ? 'it' : 'them'} again.`
+    : ''
+  const reason = describeError(error).replace(/[.\s]+$/, '')
+  return new HostError('auth_required', `${connection.definition.name} needs you to sign in first (${reason}).${lost}${ways}`)
 }

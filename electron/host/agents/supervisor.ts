@@ -1,11 +1,11 @@
 import { join } from 'node:path'
-import type { AgentDefinition, AgentRuntimeState } from '../../../shared/domain'
+import type { AgentDefinition, AgentRuntimeState, AuthMethodView } from '../../../shared/domain'
 import type { ClientHandlers } from '../agent/client-handlers'
 import { connectAgent, type AgentConnection, type AgentConnectionOptions, type ConnectAgent } from '../agent/connection'
 import type { EventBus } from '../events'
 import { findExecutable } from '../executables'
 import { markPrefixFor } from '../processes'
-import { agentEnvKey, type SecretStore } from '../secrets'
+import { agentApiKeyKey, agentEnvKey, apiKeyLabel, type SecretStore } from '../secrets'
 
 /**
  * The agents' processes: each started on demand (one at a time per agent),
@@ -94,7 +94,9 @@ export class AgentSupervisor {
       definitions.map(async (agent) => {
         const known = this.states.get(agent.id)
         if (known && known.status !== 'stopped' && known.status !== 'error') return known
-        const base = known ?? { agentId: agent.id, status: 'stopped' as const, stderrTail: '' }
+        const missingSecrets = await this.missingSecretsOf(agent, known?.authMethods)
+        const { missingSecrets: _before, ...rest } = known ?? { agentId: agent.id, status: 'stopped' as const, stderrTail: '' }
+        const base: AgentRuntimeState = missingSecrets.length ? { ...rest, missingSecrets } : rest
         if (await findExecutable(agent.command, { ...process.env, ...agent.env })) return { ...base, installed: true }
         return { ...base, installed: false, message: notInstalledMessage(agent) }
       })
@@ -109,6 +111,18 @@ export class AgentSupervisor {
       if (value !== undefined) secretEnv[name] = value
     }
     return secretEnv
+  }
+
+  /** The agent's secret variables and API keys the store does not have (forgotten by a restart of `serve`). */
+  private async missingSecretsOf(definition: AgentDefinition, methods: AuthMethodView[] = []): Promise<string[]> {
+    const { secrets } = this.options
+    const missing: string[] = []
+    for (const name of definition.secretEnv ?? []) if ((await secrets.get(agentEnvKey(definition.id, name))) === undefined) missing.push(name)
+    for (const methodId of definition.apiKeySignIn ?? []) {
+      if ((await secrets.get(agentApiKeyKey(definition.id, methodId))) === undefined)
+        missing.push(apiKeyLabel(methods.find((m) => m.id === methodId)?.name ?? methodId))
+    }
+    return missing
   }
 
   /** Flushes an agent's stderr log so a reader sees everything written so far. */
@@ -157,7 +171,26 @@ export class AgentSupervisor {
       onMessage: onAgentMessage && ((direction, message) => onAgentMessage(definition.id, direction, message))
     })
     this.running.set(definition.id, connection)
+    await this.signInAgain(definition, connection)
     return connection
+  }
+
+  /**
+   * Sign-ins that took an API key (Gemini CLI keeps it in its process only):
+   * given again, from the secret store, to each new process of the agent.
+   */
+  private async signInAgain(definition: AgentDefinition, connection: AgentConnection): Promise<void> {
+    for (const methodId of definition.apiKeySignIn ?? []) {
+      const method = connection.state.authMethods?.find((m) => m.id === methodId)
+      if (!method) continue
+      const key = await this.options.secrets.get(agentApiKeyKey(definition.id, methodId))
+      if (key === undefined) {
+        connection.state.missingSecrets = [...(connection.state.missingSecrets ?? []), apiKeyLabel(method.name)]
+        continue
+      }
+      // A refused key shows at the next session (auth_required, with the agent's reason): nothing to stop here.
+      await connection.acp.authenticate({ methodId, _meta: { 'api-key': key } }).catch(() => undefined)
+    }
   }
 
   /** Starts a run of the agent with what every run shares (log folder, secrets, process mark, limits) and what this one adds. */
