@@ -19,8 +19,6 @@ export interface SignInOptions {
   secrets: SecretStore
   events: EventBus
   supervisor: AgentSupervisor
-  /** True while a turn runs on that connection (a finished sign-in does not restart an agent at work). */
-  isWorking(connection: AgentConnection): boolean
 }
 
 export class SignIn {
@@ -55,8 +53,8 @@ export class SignIn {
       for (const name of names) await this.options.secrets.set(agentEnvKey(agentId, name), values[name].trim())
       definition.secretEnv = [...new Set([...(definition.secretEnv ?? []), ...names])]
       await records.saved('agents')
-      // The agent reads its environment at start: restart it with the new variables.
-      await connection.stop()
+      // The agent reads its environment at start: restart it (every process of it) with the new variables.
+      await supervisor.stop(agentId)
       connection = await supervisor.ensure(definition)
     }
     if (method.apiKey) {
@@ -138,10 +136,7 @@ export class SignIn {
   /** A terminal sign-in ended: on success the agent restarts, since agents read their credentials at start. */
   private async loginEnded(loginId: string, agentId: string, methodId: string, exitCode: number | null, signal: number | null): Promise<void> {
     const ok = exitCode === 0
-    if (ok) {
-      const running = this.options.supervisor.get(agentId)
-      if (running && !this.options.isWorking(running)) await running.stop().catch(() => undefined)
-    }
+    if (ok) await this.options.supervisor.stopIfQuiet(agentId).catch(() => undefined)
     this.options.events.emit('agent.login.exit', { loginId, agentId, methodId, exitCode, signal, ok })
   }
 }

@@ -4,13 +4,13 @@ import { join } from 'node:path'
 import type { SessionInfo } from '@agentclientprotocol/sdk'
 import type { ForkSessionRequest } from '@agentclientprotocol/sdk/unstable'
 import type { SessionSnapshot, TranscriptPageResult } from '../../../shared/contract'
-import type { SessionRecord } from '../../../shared/domain'
+import type { AgentDefinition, SessionRecord } from '../../../shared/domain'
 import { applyRecord, conversationAsContext, createThread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import type { AgentConnection } from '../agent/connection'
 import { authRequired } from '../agents/sign-in'
 import { assertDirectory } from '../folders'
-import { serversForAgent } from '../mcp/acp-servers'
+import { serversForAgent, type PreparedServer } from '../mcp/acp-servers'
 import { readTranscript, readTranscriptPage, readTranscriptTail } from '../transcripts'
 import type { SessionDeps } from './connector'
 import { directoriesFor, sessionMcp, sessionStateFrom } from './records'
@@ -47,24 +47,15 @@ export class SessionLifecycle {
     await assertDirectory(project.cwd)
     // MCP servers are prepared first: a command that cannot be found stops here, before the agent is asked.
     const prepared = await mcp.prepareForProject(projectId)
-    const connection = await supervisor.ensure(definition)
-    const servers = serversForAgent(prepared, connection.capabilities, definition.name)
     const additionalDirectories = project.additionalDirectories ?? []
     const id = randomUUID()
     const isolated = options.isolation === 'worktree' ? await workspace.worktreeFor(project.cwd, definition.name, id, options.branch) : null
     const cwd = isolated?.cwd ?? project.cwd
-    let response
-    try {
-      response = await connection.acp
-        .newSession({ cwd, mcpServers: servers.mcpServers, ...directoriesFor(connection, additionalDirectories) })
-        .catch((error: unknown) => {
-          throw authRequired(error, connection) ?? error
-        })
-    } catch (error) {
-      // The agent refused the session: the worktree made for it goes too (it holds nothing yet).
+    const { connection, servers, response } = await this.newIn(definition, cwd, prepared, additionalDirectories).catch(async (error: unknown) => {
+      // The agent refused the session (or did not start): the worktree made for it goes too (it holds nothing yet).
       if (isolated) await workspace.discardWorktree(isolated.worktree)
       throw error
-    }
+    })
     const now = new Date().toISOString()
     const record: SessionRecord = {
       id,
@@ -89,7 +80,7 @@ export class SessionLifecycle {
     const parent = records.session(id)
     const definition = records.agent(parent.agentId)
     const prepared = await mcp.prepareForProject(parent.projectId)
-    const connection = await supervisor.ensure(definition)
+    const connection = await supervisor.ensure(definition, parent.cwd)
     if (!connection.capabilities.session.fork) {
       throw new Error(`${definition.name} cannot fork sessions (it does not announce session/fork)`)
     }
@@ -132,13 +123,7 @@ export class SessionLifecycle {
     const definition = records.agent(parent.agentId)
     await assertDirectory(parent.cwd)
     const prepared = await mcp.prepareForProject(parent.projectId)
-    const connection = await supervisor.ensure(definition)
-    const servers = serversForAgent(prepared, connection.capabilities, definition.name)
-    const response = await connection.acp
-      .newSession({ cwd: parent.cwd, mcpServers: servers.mcpServers, ...directoriesFor(connection, parent.additionalDirectories ?? []) })
-      .catch((error: unknown) => {
-        throw authRequired(error, connection) ?? error
-      })
+    const { connection, servers, response } = await this.newIn(definition, parent.cwd, prepared, parent.additionalDirectories ?? [])
     const history = (await readTranscript(await registry.flushedTranscript(id))).records.filter((r) => r.t !== 'header')
     const earlier = createThread()
     for (const past of history) applyRecord(earlier, past)
@@ -167,6 +152,22 @@ export class SessionLifecycle {
     return this.register(record, connection, response, [...history, context])
   }
 
+  /**
+   * `session/new` in a folder, on the agent's process for that folder (an agent
+   * that needs a process per folder gets one started there); auth_required
+   * comes back as the error that lists how to sign in.
+   */
+  private async newIn(definition: AgentDefinition, cwd: string, prepared: PreparedServer[], additionalDirectories: string[]) {
+    const connection = await this.deps.supervisor.ensure(definition, cwd)
+    const servers = serversForAgent(prepared, connection.capabilities, definition.name)
+    const response = await connection.acp
+      .newSession({ cwd, mcpServers: servers.mcpServers, ...directoriesFor(connection, additionalDirectories) })
+      .catch((error: unknown) => {
+        throw authRequired(error, connection) ?? error
+      })
+    return { connection, servers, response }
+  }
+
   /** A session the agent has just created: in memory and linked, its history copied (a fork's), the answer's state kept, saved. */
   private async register(record: SessionRecord, connection: AgentConnection, answer: unknown, history: TranscriptRecord[]): Promise<SessionRecord> {
     const { records, registry } = this.deps
@@ -186,7 +187,7 @@ export class SessionLifecycle {
     const { records, supervisor } = this.deps
     const project = records.project(projectId)
     const definition = records.agent(agentId)
-    const connection = await supervisor.ensure(definition)
+    const connection = await supervisor.ensure(definition, project.cwd)
     if (!connection.capabilities.session.list) {
       throw new Error(`${definition.name} cannot list its sessions (it does not announce session/list)`)
     }
