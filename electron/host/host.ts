@@ -127,7 +127,7 @@ export class Host {
       canStop: (connection) => this.canStopQuietly(connection),
       onEnded: (connection, state) => this.agentEnded(connection, state)
     }))
-    const signIn = (this.signIn = new SignIn({ records, secrets, events, supervisor, isWorking: (c) => this.isWorking(c) }))
+    const signIn = (this.signIn = new SignIn({ records, secrets, events, supervisor }))
     const checks = new AgentChecks({ dataDir, supervisor })
     const registryService = new RegistryService({
       records,
@@ -244,16 +244,15 @@ export class Host {
     this.events.flush()
   }
 
-  /** No turn running or starting, no question pending, and every session on it can come back. */
+  /** No turn running, starting or about to, no question pending, and every session on it can come back. */
   private canStopQuietly(connection: AgentConnection): boolean {
     const sessions = this.registry.on(connection)
-    const busy = sessions.some((l) => this.registry.isBusy(l.record.id) || this.broker.pendingPermissions(l.record.id).length > 0)
+    // inTurn and connecting cover the moments between statuses (a prompt taking its checkpoint, a replay going quiet).
+    const busy = sessions.some(
+      (l) => l.inTurn || l.connecting || this.registry.isBusy(l.record.id) || this.broker.pendingPermissions(l.record.id).length > 0
+    )
     const { loadSession, session } = connection.capabilities
     return !busy && !this.broker.isAsking(connection.definition.id) && (sessions.length === 0 || loadSession || session.resume)
-  }
-
-  private isWorking(connection: AgentConnection): boolean {
-    return this.registry.on(connection).some((l) => this.registry.stateOf(l.record.id).status === 'running')
   }
 
   /** The agent's process ended: its sessions lose their link and, unless a turn is ending with an error of its own, go idle. */
