@@ -249,7 +249,7 @@ export class Host {
     const sessions = this.registry.on(connection)
     // inTurn and connecting cover the moments between statuses (a prompt taking its checkpoint, a replay going quiet).
     const busy = sessions.some(
-      (l) => l.inTurn || l.connecting || this.registry.isBusy(l.record.id) || this.broker.pendingPermissions(l.record.id).length > 0
+      (l) => l.inTurn || l.connecting !== null || this.registry.isBusy(l.record.id) || this.broker.pendingPermissions(l.record.id).length > 0
     )
     const { loadSession, session } = connection.capabilities
     return !busy && !this.broker.isAsking(connection.definition.id) && (sessions.length === 0 || loadSession || session.resume)
