@@ -18,6 +18,7 @@
  * - `uv_missing`: a registry agent distributed for uvx needs uv, which is not installed; the message says how to get it
  * - `download_failed`: a registry agent's archive could not be downloaded whole; nothing was installed
  * - `archive_refused`: a registry agent's archive is not usable (unknown format, entries or links leaving its folder, no command)
+ * - `reopen_failed`: the agent could not reopen a past conversation (load or resume failed); the view is kept and the session's state offers a new session given it as context
  */
 export const hostErrorCodes = [
   'unknown_method',
@@ -34,7 +35,8 @@ export const hostErrorCodes = [
   'merge_conflict',
   'uv_missing',
   'download_failed',
-  'archive_refused'
+  'archive_refused',
+  'reopen_failed'
 ] as const
 
 export type HostErrorCode = (typeof hostErrorCodes)[number]

@@ -963,6 +963,7 @@ class TurnRunner {
       })
       outcome = response.outcome.outcome === 'selected' ? response.outcome.optionId : 'cancelled'
     } catch (error) {
+      if (this.cancelled && env.SCRIPTED_AGENT_LEAVE_PENDING === '1') return
       const message = errorMessage(error)
       await this.toolFailed(toolCallId, message)
       await this.message(`permission failed: ${message}`)
@@ -970,6 +971,9 @@ class TurnRunner {
     }
     if (outcome === 'allow' || outcome === 'allow-always') {
       await this.toolDone(toolCallId, [{ type: 'content', content: { type: 'text', text: 'ran the dangerous command' } }])
+    } else if (outcome === 'cancelled' && env.SCRIPTED_AGENT_LEAVE_PENDING === '1') {
+      // SCRIPTED_AGENT_LEAVE_PENDING=1: a cancelled permission leaves its tool call as it was (as Claude Code does).
+      return
     } else {
       await this.toolFailed(toolCallId, outcome === 'cancelled' ? 'permission request cancelled' : `permission refused (${outcome})`)
     }
@@ -1106,6 +1110,11 @@ let app = agent({ name: agentName })
     session.turn = { controller }
     try {
       const stopReason = await new TurnRunner(session, v1Peer(client), controller.signal).run(scriptFor(text))
+      // SCRIPTED_AGENT_TURN_USAGE=1: the prompt response counts the turn's tokens (ACP's unstable `usage`), as Claude Code does.
+      if (env.SCRIPTED_AGENT_TURN_USAGE === '1') {
+        const input = 1000 + text.length
+        return { stopReason, usage: { totalTokens: input + 250, inputTokens: input, outputTokens: 250, cachedReadTokens: 800 } }
+      }
       return { stopReason }
     } finally {
       signal.removeEventListener('abort', onRequestAbort)

@@ -231,14 +231,14 @@ describe('session/load as real agents answer it', () => {
     const before = await shown(id)
     expect(before.filter((e) => e.startsWith('user'))).toEqual(['user: first question', 'user: second question'])
     await expect(host.request('sessions.continue', { id })).rejects.toThrow(
-      /could not reopen this conversation \(session\/load: Internal error: No previous sessions found for this project\.\)/
+      /could not reopen this conversation \(session\/load: Internal error: No previous sessions found for this project\)\. Everything shown here is kept/
     )
     await expect(host.request('sessions.continue', { id })).rejects.toThrow(/could not reopen/)
     const snapshot = await host.request('sessions.open', { id })
     // Half the history was replayed before the failure: none of it replaced what was shown, however often retried.
     expect(snapshot.records.some((r) => r.t === 'reset')).toBe(false)
     expect(await shown(id)).toEqual(before)
-    expect(snapshot.state).toMatchObject({ status: 'error', reopenFailed: 'Internal error: No previous sessions found for this project.' })
+    expect(snapshot.state).toMatchObject({ status: 'error', reopenFailed: 'Internal error: No previous sessions found for this project' })
 
     const next = await host.request('sessions.continueInNew', { id })
     expect(next).toMatchObject({ title: expect.stringContaining('(continued)'), cwd: projectDir })

@@ -82,6 +82,20 @@ describe('modes, configuration options and models', () => {
     expect(thread.usage).toEqual({ used: 1200, size: 200000, cost: { amount: 0.42, currency: 'USD' } })
   })
 
+  it("keeps each prompt response's token usage with its turn, across a restart", async () => {
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'agent'), { SCRIPTED_AGENT_TURN_USAGE: '1' }))
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', { id: record.id, text: 'count me' })
+    await host.request('sessions.prompt', { id: record.id, text: 'and me too' })
+    await host.close()
+    host = await openHost(join(root, 'data'))
+    const stops = fold((await host.request('sessions.open', { id: record.id })).records).entries.filter((e) => e.kind === 'stop')
+    expect(stops.map((e) => (e.kind === 'stop' ? e.usage : undefined))).toEqual([
+      { totalTokens: 1258, inputTokens: 1008, outputTokens: 250, cachedReadTokens: 800 },
+      { totalTokens: 1260, inputTokens: 1010, outputTokens: 250, cachedReadTokens: 800 }
+    ])
+  })
+
   it('takes the session title from session_info_update', async () => {
     const agent = await host.request('agents.add', scriptedAgent(join(root, 'state')))
     const record = await host.request('sessions.new', { projectId, agentId: agent.id })

@@ -1,6 +1,6 @@
 import { RequestError } from '@agentclientprotocol/sdk'
 import type { AgentSupervisor } from '../agents/supervisor'
-import { describeError } from '../errors'
+import { describeError, HostError } from '../errors'
 import type { McpService } from '../mcp/service'
 import { serversForAgent } from '../mcp/acp-servers'
 import type { Records } from '../records'
@@ -122,10 +122,10 @@ export class SessionConnector {
           throw error
         }
         // The view stays as it was; the user may continue in a new session given this conversation as context.
-        const reason = describeError(error)
+        const reason = describeError(error).replace(/[.\s]+$/, '')
         const message = `${agentName} could not reopen this conversation (${attempt}: ${reason}). Everything shown here is kept; you can continue it in a new session that is given this conversation as context.`
         registry.setState(id, { status: 'error', error: message, reopenFailed: reason })
-        throw new Error(message)
+        throw new HostError('reopen_failed', message)
       }
       throw error
     }

@@ -2,7 +2,7 @@ import { defineStore } from 'pinia'
 import { computed, ref } from 'vue'
 import type { Attachment } from '../../../shared/contract'
 import type { SessionRecord, SessionState } from '../../../shared/domain'
-import { host, messageOf } from '../host/client'
+import { host, HostRequestError, messageOf } from '../host/client'
 import { useNoticesStore } from './notices'
 import { usePanesStore } from './panes'
 import { useProjectsStore } from './projects'
@@ -105,7 +105,8 @@ export const useSessionsStore = defineStore('sessions', () => {
       states.value[id] = await host().request('sessions.continue', { id })
       return true
     } catch (error) {
-      notices.report(messageOf(error))
+      // A conversation the agent could not reopen is said once, in the session's header, with what to do.
+      if (!reopenFailed(error)) notices.report(messageOf(error))
       return false
     }
   }
@@ -127,7 +128,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     try {
       await host().request('sessions.prompt', { id, text, attachments })
     } catch (error) {
-      notices.report(messageOf(error))
+      if (!reopenFailed(error)) notices.report(messageOf(error))
     }
     return true
   }
@@ -225,3 +226,8 @@ export const useSessionsStore = defineStore('sessions', () => {
     remove
   }
 })
+
+/** The agent could not reopen the conversation: the session's header says so, with what to do (not a second banner). */
+function reopenFailed(error: unknown): boolean {
+  return error instanceof HostRequestError && error.code === 'reopen_failed'
+}
