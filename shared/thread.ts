@@ -145,6 +145,7 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
     case 'error':
       // The turn is over: nothing of it is still waiting or running.
       endUnfinishedToolCalls(thread, 'failed')
+      dropEchoedError(thread, record.message)
       push(thread, { kind: 'error', id: localId(thread), message: record.message })
       return
     case 'terminal': {
@@ -354,6 +355,20 @@ function appendChunk(thread: Thread, kind: 'user' | 'assistant' | 'thought', mes
     return
   }
   push(thread, { kind, id: localId(thread), text })
+}
+
+/**
+ * An agent that streams its failure as text and then fails the turn with the
+ * same words (Claude Code: "API Error: 500 …" as a message, then an internal
+ * error carrying it) would show it twice: the error entry says it once.
+ */
+function dropEchoedError(thread: Thread, message: string): void {
+  const last = thread.entries[thread.entries.length - 1]
+  if (last?.kind !== 'assistant') return
+  const said = last.text.trim()
+  if (said.length < 8 || !message.includes(said)) return
+  thread.entries.pop()
+  for (const [key, entry] of thread.keyed) if (entry === last) thread.keyed.delete(key)
 }
 
 /** The tool calls of the last turn still pending or running when it ended. */

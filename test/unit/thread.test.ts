@@ -61,6 +61,26 @@ describe('the thread fold', () => {
     expect(status).toEqual({ early: 'pending', asked: 'cancelled', running: 'cancelled', done: 'completed', broken: 'failed' })
   })
 
+  it("a failure the agent streamed as text and then failed the turn with is shown once, as the error (Claude Code's API errors)", () => {
+    const said = 'API Error: 500 {"type":"error","error":{"type":"api_error","message":"the model is overloaded"}}'
+    const thread = fold([
+      { t: 'prompt', at, content: [text('hi')] },
+      update({ sessionUpdate: 'agent_message_chunk', messageId: 'm1', content: text('Working on it.') }),
+      update({ sessionUpdate: 'tool_call', toolCallId: 't', title: 'Read', kind: 'read', status: 'completed' }),
+      update({ sessionUpdate: 'agent_message_chunk', messageId: 'm2', content: text(said) }),
+      { t: 'error', at, message: `Claude Code failed the turn: Internal error: ${said}` }
+    ])
+    expect(thread.entries.map((e) => e.kind)).toEqual(['user', 'assistant', 'tool_call', 'error'])
+    expect(thread.keyed.has('assistant:m2')).toBe(false)
+    // Text that is not the error stays.
+    const other = fold([
+      { t: 'prompt', at, content: [text('hi')] },
+      update({ sessionUpdate: 'agent_message_chunk', content: text('Here is half an answer') }),
+      { t: 'error', at, message: 'Codex failed the turn: Internal error: stream disconnected' }
+    ])
+    expect(other.entries.map((e) => e.kind)).toEqual(['user', 'assistant', 'error'])
+  })
+
   it('a usage update without a cost (as Claude Code sends while a turn runs) keeps the last cost', () => {
     const usage = (used: number, cost?: number) =>
       update({ sessionUpdate: 'usage_update', used, size: 1000, ...(cost === undefined ? {} : { cost: { amount: cost, currency: 'USD' } }) })
