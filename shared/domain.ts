@@ -38,12 +38,6 @@ export interface AgentDefinition {
   protocol?: 1 | 2
   /** Installed from the ACP Registry: which entry, version and distribution (see shared/registry.ts). */
   origin?: AgentOrigin
-  /**
-   * Run a process of the agent per session folder, started in that folder, for
-   * agents that find their sessions by their process's folder. Unset: decided
-   * by the agent's name (Gemini CLI: yes).
-   */
-  processPerFolder?: boolean
 }
 
 /** How a registry agent is run: a downloaded archive, an npm package through npx, a PyPI package through uv's uvx. */

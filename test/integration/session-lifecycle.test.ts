@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -278,57 +278,5 @@ describe('session/load as real agents answer it', () => {
     expect(after.filter((e) => e === 'user: third question')).toHaveLength(1)
     expect(after.filter((e) => e === 'user: first question')).toHaveLength(1)
     expect((await host.request('sessions.open', { id })).records.some((r) => r.t === 'reset')).toBe(true)
-  })
-})
-
-describe('an agent that finds its sessions by the folder its process runs in (as Gemini CLI does)', () => {
-  /** The folders the scripted agent's processes of this test run in (Linux /proc). */
-  function agentFolders(): string[] {
-    const folders: string[] = []
-    for (const name of readdirSync('/proc')) {
-      if (!/^\d+$/.test(name)) continue
-      try {
-        if (!readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(`SCRIPTED_AGENT_STATE_DIR=${stateDir}`)) continue
-        if (/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${name}/stat`, 'utf8'))) continue
-        folders.push(realpathSync(`/proc/${name}/cwd`))
-      } catch {
-        // gone, or not ours to read
-      }
-    }
-    return folders.sort()
-  }
-
-  it.skipIf(process.platform !== 'linux')(
-    'gets a process per session folder, started there, and continues each session after a restart',
-    async () => {
-      const otherDir = join(root, 'other')
-      await mkdir(otherDir)
-      const otherId = (await host.request('projects.add', { cwd: otherDir })).id
-      const agent = await host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_NAME: 'gemini-cli' }, 'Gemini-like'))
-      const here = await host.request('sessions.new', { projectId, agentId: agent.id })
-      const there = await host.request('sessions.new', { projectId: otherId, agentId: agent.id })
-      await host.request('sessions.prompt', { id: here.id, text: 'in the project' })
-      await host.request('sessions.prompt', { id: there.id, text: 'in the other one' })
-      expect(agentFolders()).toEqual([realpathSync(projectDir), realpathSync(otherDir)].sort())
-
-      await host.close()
-      host = await openHost(dataDir)
-      await host.request('sessions.prompt', { id: there.id, text: 'again there' })
-      expect(agentFolders()).toEqual([realpathSync(otherDir)])
-      const users = entriesOf(await threadOf(there.id), 'user').map((e) => (e as { text: string }).text)
-      expect(users).toEqual(['in the other one', 'again there'])
-    }
-  )
-
-  it('an ordinary agent keeps one process for every folder', async () => {
-    const otherDir = join(root, 'other')
-    await mkdir(otherDir)
-    const otherId = (await host.request('projects.add', { cwd: otherDir })).id
-    const agent = await host.request('agents.add', scriptedAgent(stateDir))
-    const first = await host.request('sessions.new', { projectId, agentId: agent.id })
-    const second = await host.request('sessions.new', { projectId: otherId, agentId: agent.id })
-    await host.request('sessions.prompt', { id: first.id, text: 'one' })
-    await host.request('sessions.prompt', { id: second.id, text: 'two' })
-    if (process.platform === 'linux') expect(agentFolders()).toHaveLength(1)
   })
 })

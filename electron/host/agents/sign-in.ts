@@ -53,7 +53,7 @@ export class SignIn {
       for (const name of names) await this.options.secrets.set(agentEnvKey(agentId, name), values[name].trim())
       definition.secretEnv = [...new Set([...(definition.secretEnv ?? []), ...names])]
       await records.saved('agents')
-      // The agent reads its environment at start: restart it (every process of it) with the new variables.
+      // The agent reads its environment at start: restart it with the new variables.
       await supervisor.stop(agentId)
       connection = await supervisor.ensure(definition)
     }

@@ -32,21 +32,9 @@ export interface SupervisorOptions {
   onEnded(connection: AgentConnection, state: AgentRuntimeState): void
 }
 
-/**
- * Agents that find their sessions by the folder their process runs in rather
- * than by the session's `cwd` (Gemini CLI 0.61: `session/load` answers "No
- * previous sessions found for this project" from any other folder). Each
- * folder gets a process of its own, started there. Matched on the name the
- * agent gives in `initialize` (agentInfo.name), or set on the definition.
- */
-const PROCESS_PER_FOLDER_AGENTS = new Set(['gemini-cli'])
-
 export class AgentSupervisor {
-  /** Running processes by key: the agent's id, or for a process-per-folder agent its id and folder (see keyOf). */
   private readonly running = new Map<string, AgentConnection>()
   private readonly starting = new Map<string, Promise<AgentConnection>>()
-  /** Each running process's key, and the folder it was started in. */
-  private readonly started = new WeakMap<AgentConnection, { key: string; folder?: string }>()
   private readonly states = new Map<string, AgentRuntimeState>()
   /** Runs apart from the sessions' (capability checks), stopped at close. */
   private readonly apart = new Set<AgentConnection>()
@@ -60,35 +48,21 @@ export class AgentSupervisor {
     }
   }
 
-  /**
-   * The agent's connection, started if it is not running (concurrent callers
-   * share one start). `folder`: the session folder it is wanted for; an agent
-   * that needs a process per folder gets the one started there.
-   */
-  async ensure(definition: AgentDefinition, folder?: string): Promise<AgentConnection> {
-    const key = this.keyOf(definition, folder)
-    const running = this.running.get(key)
-    if (running?.isAlive) return running
-    let start = this.starting.get(key)
-    if (!start) {
-      if (this.closing) throw new Error('Switchboard is shutting down')
-      // Started in the folder it is first wanted for (where an agent that looks there finds its sessions).
-      start = this.start(definition, key, folder).finally(() => this.starting.delete(key))
-      this.starting.set(key, start)
-    }
-    const connection = await start
-    if (folder && key === definition.id && this.perFolder(definition)) {
-      // Its first start said it needs a process per folder: the one just started is its own folder's; others get theirs.
-      const started = this.started.get(connection)
-      if (started?.key === key && started.folder) this.rekey(connection, `${definition.id}\n${started.folder}`, started.folder)
-      return this.ensure(definition, folder)
-    }
-    return connection
+  /** The agent's connection, started if it is not running (concurrent callers share one start). */
+  ensure(definition: AgentDefinition): Promise<AgentConnection> {
+    const running = this.running.get(definition.id)
+    if (running?.isAlive) return Promise.resolve(running)
+    const starting = this.starting.get(definition.id)
+    if (starting) return starting
+    if (this.closing) return Promise.reject(new Error('Switchboard is shutting down'))
+    const start = this.start(definition).finally(() => this.starting.delete(definition.id))
+    this.starting.set(definition.id, start)
+    return start
   }
 
-  /** A running connection of an agent, if any (of a process-per-folder agent, any of its processes). */
+  /** The running connection of an agent, if any. */
   get(agentId: string): AgentConnection | undefined {
-    return this.running.get(agentId) ?? this.processesOf(agentId)[0]
+    return this.running.get(agentId)
   }
 
   /** The last runtime state an agent reported (none before its first start). */
@@ -96,39 +70,16 @@ export class AgentSupervisor {
     return this.states.get(agentId)
   }
 
-  /** Stops the agent (every process of it) if it runs or is starting; its sessions become idle, to be continued. */
+  /** Stops the agent if it runs or is starting; its sessions become idle, to be continued. */
   async stop(agentId: string): Promise<void> {
-    await Promise.all([...this.starting].filter(([key]) => ownedBy(key, agentId)).map(([, start]) => start.catch(() => undefined)))
-    await Promise.all(this.processesOf(agentId).map((connection) => connection.stop()))
+    await this.starting.get(agentId)?.catch(() => undefined)
+    await this.running.get(agentId)?.stop()
   }
 
-  /** Stops the agent's processes only where nothing is lost (a changed setting applies at its next start). */
+  /** Stops the agent only where nothing is lost (a changed setting applies at its next start). */
   async stopIfQuiet(agentId: string): Promise<void> {
-    for (const running of this.processesOf(agentId)) {
-      if (running.isAlive && this.options.canStop(running)) await running.stop()
-    }
-  }
-
-  /** Whether the agent runs a process for each session folder (see PROCESS_PER_FOLDER_AGENTS). */
-  perFolder(definition: AgentDefinition): boolean {
-    if (definition.processPerFolder !== undefined) return definition.processPerFolder
-    const name = this.states.get(definition.id)?.agentInfo?.name
-    return name !== undefined && PROCESS_PER_FOLDER_AGENTS.has(name)
-  }
-
-  private keyOf(definition: AgentDefinition, folder: string | undefined): string {
-    return folder && this.perFolder(definition) ? `${definition.id}\n${folder}` : definition.id
-  }
-
-  private rekey(connection: AgentConnection, key: string, folder: string): void {
-    const before = this.started.get(connection)?.key
-    if (before && this.running.get(before) === connection) this.running.delete(before)
-    this.started.set(connection, { key, folder })
-    this.running.set(key, connection)
-  }
-
-  private processesOf(agentId: string): AgentConnection[] {
-    return [...this.running].filter(([key]) => ownedBy(key, agentId)).map(([, connection]) => connection)
+    const running = this.running.get(agentId)
+    if (running?.isAlive && this.options.canStop(running)) await running.stop()
   }
 
   /** The agent is gone from the definitions: stopped and its state forgotten. */
@@ -212,16 +163,14 @@ export class AgentSupervisor {
     await Promise.all([...this.running.values(), ...this.apart].map((a) => a.stop()))
   }
 
-  private async start(definition: AgentDefinition, key: string, folder: string | undefined): Promise<AgentConnection> {
+  private async start(definition: AgentDefinition): Promise<AgentConnection> {
     const { onAgentMessage } = this.options
     const connection = await this.connect(definition, {
       handlers: this.options.handlers,
       onState: (conn, state) => this.onState(conn, state),
-      onMessage: onAgentMessage && ((direction, message) => onAgentMessage(definition.id, direction, message)),
-      ...(folder ? { cwd: folder } : {})
+      onMessage: onAgentMessage && ((direction, message) => onAgentMessage(definition.id, direction, message))
     })
-    this.started.set(connection, { key, folder })
-    this.running.set(key, connection)
+    this.running.set(definition.id, connection)
     await this.signInAgain(definition, connection)
     return connection
   }
@@ -265,8 +214,7 @@ export class AgentSupervisor {
     this.states.set(state.agentId, state)
     this.options.events.emit('agent.state', state)
     if (state.status !== 'exited' && state.status !== 'stopped') return
-    const key = this.started.get(connection)?.key ?? state.agentId
-    if (this.running.get(key) === connection) this.running.delete(key)
+    if (this.running.get(state.agentId) === connection) this.running.delete(state.agentId)
     this.options.onEnded(connection, state)
   }
 
@@ -281,11 +229,6 @@ export class AgentSupervisor {
       if (this.options.canStop(connection)) await connection.stop()
     }
   }
-}
-
-/** A running-process key belongs to that agent (its id alone, or its id and a folder). */
-function ownedBy(key: string, agentId: string): boolean {
-  return key === agentId || key.startsWith(`${agentId}\n`)
 }
 
 export function notInstalledMessage(agent: AgentDefinition): string {

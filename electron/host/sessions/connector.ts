@@ -68,7 +68,7 @@ export class SessionConnector {
     let attempt: 'session/resume' | 'session/load' | null = null
     try {
       const prepared = await mcp.prepareForProject(record.projectId)
-      const connection = await supervisor.ensure(records.agent(record.agentId), record.cwd)
+      const connection = await supervisor.ensure(records.agent(record.agentId))
       const servers = serversForAgent(prepared, connection.capabilities, agentName)
       const { loadSession, session: can } = connection.capabilities
       // Resume keeps the local view and needs no replay; an imported session has no local view yet, so it loads.

@@ -80,7 +80,7 @@ export class SessionLifecycle {
     const parent = records.session(id)
     const definition = records.agent(parent.agentId)
     const prepared = await mcp.prepareForProject(parent.projectId)
-    const connection = await supervisor.ensure(definition, parent.cwd)
+    const connection = await supervisor.ensure(definition)
     if (!connection.capabilities.session.fork) {
       throw new Error(`${definition.name} cannot fork sessions (it does not announce session/fork)`)
     }
@@ -153,12 +153,11 @@ export class SessionLifecycle {
   }
 
   /**
-   * `session/new` in a folder, on the agent's process for that folder (an agent
-   * that needs a process per folder gets one started there); auth_required
-   * comes back as the error that lists how to sign in.
+   * `session/new` in a folder, the agent started if it is not running;
+   * auth_required comes back as the error that lists how to sign in.
    */
   private async newIn(definition: AgentDefinition, cwd: string, prepared: PreparedServer[], additionalDirectories: string[]) {
-    const connection = await this.deps.supervisor.ensure(definition, cwd)
+    const connection = await this.deps.supervisor.ensure(definition)
     const servers = serversForAgent(prepared, connection.capabilities, definition.name)
     const response = await connection.acp
       .newSession({ cwd, mcpServers: servers.mcpServers, ...directoriesFor(connection, additionalDirectories) })
@@ -187,7 +186,7 @@ export class SessionLifecycle {
     const { records, supervisor } = this.deps
     const project = records.project(projectId)
     const definition = records.agent(agentId)
-    const connection = await supervisor.ensure(definition, project.cwd)
+    const connection = await supervisor.ensure(definition)
     if (!connection.capabilities.session.list) {
       throw new Error(`${definition.name} cannot list its sessions (it does not announce session/list)`)
     }
