@@ -138,14 +138,17 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
       applyUpdate(thread, record.update)
       return
     case 'stop':
-      // The protocol: a client marks the turn's unfinished tool calls cancelled when it cancels.
-      if (record.stopReason === 'cancelled') endUnfinishedToolCalls(thread, 'cancelled')
+      // The protocol: a client marks the turn's unfinished tool calls cancelled when it cancels. A call still
+      // pending when a turn ends otherwise never ran (its permission was refused and the agent said no more).
+      endUnfinishedToolCalls(thread, 'cancelled', record.stopReason === 'cancelled' ? ['pending', 'in_progress'] : ['pending'])
       push(thread, { kind: 'stop', id: localId(thread), stopReason: record.stopReason, ...(record.usage ? { usage: record.usage } : {}) })
       return
     case 'error':
-      // The turn is over: nothing of it is still waiting or running.
-      endUnfinishedToolCalls(thread, 'failed')
-      dropEchoedError(thread, record.message)
+      if (record.endsTurn) {
+        // The turn is over: nothing of it is still waiting or running, and what it streamed of its failure is said once.
+        endUnfinishedToolCalls(thread, 'failed')
+        dropEchoedError(thread, record.message)
+      }
       push(thread, { kind: 'error', id: localId(thread), message: record.message })
       return
     case 'terminal': {
@@ -371,12 +374,12 @@ function dropEchoedError(thread: Thread, message: string): void {
   for (const [key, entry] of thread.keyed) if (entry === last) thread.keyed.delete(key)
 }
 
-/** The tool calls of the last turn still pending or running when it ended. */
-function endUnfinishedToolCalls(thread: Thread, status: 'cancelled' | 'failed'): void {
+/** The tool calls of the last turn still in one of `unfinished` when it ended. */
+function endUnfinishedToolCalls(thread: Thread, status: 'cancelled' | 'failed', unfinished = ['pending', 'in_progress']): void {
   for (let i = thread.entries.length - 1; i >= 0; i--) {
     const entry = thread.entries[i]
     if (!entry || entry.kind === 'user') return
-    if (entry.kind === 'tool_call' && (entry.status === 'pending' || entry.status === 'in_progress')) entry.status = status
+    if (entry.kind === 'tool_call' && unfinished.includes(entry.status)) entry.status = status
   }
 }
 

@@ -24,7 +24,8 @@ export type TranscriptRecord =
   | { t: 'update'; at: string; update: SessionUpdate }
   /** A turn's end; `usage`: the tokens the agent counted for the turn (its prompt response's `usage`). */
   | { t: 'stop'; at: string; stopReason: string; usage?: TurnUsage }
-  | { t: 'error'; at: string; message: string }
+  /** Something went wrong; `endsTurn`: the turn failed with it (older transcripts leave it out), else a refusal mid-turn. */
+  | { t: 'error'; at: string; message: string; endsTurn?: boolean }
   /**
    * This session continues another the agent could not reopen: the conversation
    * above (copied from it) goes to the agent as context with the next prompt.

@@ -137,6 +137,22 @@ describe('one conversation, end to end through the Host', () => {
     expect(assistant).not.toContain('do not read me')
   })
 
+  it('answers an agent known to misread a missing file (Gemini CLI) an empty one, inside the project only', async () => {
+    const host = await startHost()
+    const project = await host.request('projects.add', { cwd: projectDir })
+    const agent = await host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_NAME: 'gemini-cli' }, 'Gemini-like'))
+    const record = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
+    await host.request('sessions.prompt', {
+      id: record.id,
+      text: [`/read ${join(projectDir, 'fresh.md')}`, `/read ${join(root, 'elsewhere.md')}`].join('\n')
+    })
+    const thread = fold((await host.request('sessions.open', { id: record.id })).records)
+    const said = (entriesOf(thread, 'assistant') as { text: string }[]).map((e) => e.text).join('')
+    expect(said).toContain('read 0 chars')
+    // Outside the project the boundary answers first, as for any agent.
+    expect(said).toMatch(/read failed: .*outside/)
+  })
+
   it('asks the user for permission and passes the answer to the agent', async () => {
     const host = await startHost()
     const events = recordEvents(host)

@@ -41,12 +41,13 @@ describe('the thread fold', () => {
     expect(thread.entries[0]).toMatchObject({ text: 'one two' })
   })
 
-  it("a cancelled turn's unfinished tool calls read cancelled, a failed turn's failed; earlier turns and finished calls untouched", () => {
+  it("a cancelled turn's unfinished tool calls read cancelled, a failed turn's failed, a call that never ran cancelled; finished calls untouched", () => {
     const call = (id: string, status: 'pending' | 'in_progress' | 'completed') =>
       update({ sessionUpdate: 'tool_call', toolCallId: id, title: id, kind: 'edit', status })
     const thread = fold([
       { t: 'prompt', at, content: [text('one')] },
       call('early', 'pending'),
+      call('working', 'in_progress'),
       { t: 'stop', at, stopReason: 'end_turn' },
       { t: 'prompt', at, content: [text('two')] },
       call('asked', 'pending'),
@@ -55,10 +56,25 @@ describe('the thread fold', () => {
       { t: 'stop', at, stopReason: 'cancelled' },
       { t: 'prompt', at, content: [text('three')] },
       call('broken', 'in_progress'),
-      { t: 'error', at, message: 'Codex failed the turn' }
+      // A refusal mid-turn (a path outside the project) is not the turn's end: the calls still run.
+      { t: 'error', at, message: 'The agent asked to read a path outside the project.' },
+      call('still', 'in_progress'),
+      { t: 'error', at, message: 'Codex failed the turn', endsTurn: true },
+      { t: 'prompt', at, content: [text('four')] },
+      call('later', 'in_progress'),
+      { t: 'error', at, message: 'The agent asked to write a path outside the project.' }
     ])
     const status = Object.fromEntries(thread.entries.flatMap((e) => (e.kind === 'tool_call' ? [[e.toolCallId, e.status]] : [])))
-    expect(status).toEqual({ early: 'pending', asked: 'cancelled', running: 'cancelled', done: 'completed', broken: 'failed' })
+    expect(status).toEqual({
+      early: 'cancelled',
+      working: 'in_progress',
+      asked: 'cancelled',
+      running: 'cancelled',
+      done: 'completed',
+      broken: 'failed',
+      still: 'failed',
+      later: 'in_progress'
+    })
   })
 
   it("a failure the agent streamed as text and then failed the turn with is shown once, as the error (Claude Code's API errors)", () => {
@@ -68,7 +84,7 @@ describe('the thread fold', () => {
       update({ sessionUpdate: 'agent_message_chunk', messageId: 'm1', content: text('Working on it.') }),
       update({ sessionUpdate: 'tool_call', toolCallId: 't', title: 'Read', kind: 'read', status: 'completed' }),
       update({ sessionUpdate: 'agent_message_chunk', messageId: 'm2', content: text(said) }),
-      { t: 'error', at, message: `Claude Code failed the turn: Internal error: ${said}` }
+      { t: 'error', at, message: `Claude Code failed the turn: Internal error: ${said}`, endsTurn: true }
     ])
     expect(thread.entries.map((e) => e.kind)).toEqual(['user', 'assistant', 'tool_call', 'error'])
     expect(thread.keyed.has('assistant:m2')).toBe(false)
@@ -76,7 +92,7 @@ describe('the thread fold', () => {
     const other = fold([
       { t: 'prompt', at, content: [text('hi')] },
       update({ sessionUpdate: 'agent_message_chunk', content: text('Here is half an answer') }),
-      { t: 'error', at, message: 'Codex failed the turn: Internal error: stream disconnected' }
+      { t: 'error', at, message: 'Codex failed the turn: Internal error: stream disconnected', endsTurn: true }
     ])
     expect(other.entries.map((e) => e.kind)).toEqual(['user', 'assistant', 'error'])
   })

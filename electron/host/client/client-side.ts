@@ -1,5 +1,6 @@
 import { RequestError, type ReadTextFileRequest, type WriteTextFileRequest } from '@agentclientprotocol/sdk'
 import type { ClientHandlers } from '../agent/client-handlers'
+import { readsMissingFileAsEmpty } from '../agent/quirks'
 import type { AskBroker } from '../asks/broker'
 import { ElicitationError } from '../elicitation'
 import { confinePath, PathRefusedError, readTextFile, writeTextFile } from '../fs-boundary'
@@ -52,6 +53,8 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
       try {
         return { content: await readTextFile(path, params.line, params.limit) }
       } catch (error) {
+        const missing = (error as NodeJS.ErrnoException).code === 'ENOENT'
+        if (missing && readsMissingFileAsEmpty(live.connection?.state.agentInfo?.name)) return { content: '' }
         throw fileError(error, params.path)
       }
     },
@@ -90,7 +93,30 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
         throw error
       }
     },
-    requestPermission: (agentId, params, signal) => broker.askPermission(registry.forAgentRequest(agentId, params.sessionId).record, params, signal)
+    requestPermission: (agentId, params, signal) => {
+      const live = registry.forAgentRequest(agentId, params.sessionId)
+      // A permission for a tool call never announced (Gemini CLI asks first and announces after): the call is
+      // shown from the request, so it can end as the turn does (e.g. cancelled) rather than not exist at all.
+      const { toolCall } = params
+      if (!live.thread.keyed.has(`tool_call:${toolCall.toolCallId}`)) {
+        registry.append(live, {
+          t: 'update',
+          at: new Date().toISOString(),
+          update: {
+            sessionUpdate: 'tool_call',
+            toolCallId: toolCall.toolCallId,
+            title: toolCall.title ?? 'Tool call',
+            kind: toolCall.kind ?? 'other',
+            status: toolCall.status ?? 'pending',
+            ...(toolCall.content ? { content: toolCall.content } : {}),
+            ...(toolCall.locations ? { locations: toolCall.locations } : {}),
+            ...(toolCall.rawInput !== undefined ? { rawInput: toolCall.rawInput } : {}),
+            _meta: { switchboard: { fromPermissionRequest: true } }
+          }
+        })
+      }
+      return broker.askPermission(live.record, params, signal)
+    }
   }
   return handlers
 }

@@ -68,7 +68,7 @@ export class Turns {
         (alive
           ? `${connection.definition.name} failed the turn: ${describeError(error)}`
           : `${connection.exitMessage()}. The conversation so far is kept; send again to restart the agent and continue.`)
-      registry.append(live, { t: 'error', at: new Date().toISOString(), message })
+      registry.append(live, { t: 'error', at: new Date().toISOString(), message, endsTurn: true })
       // The state agrees with the thread: a failed turn leaves the session in error (a new prompt clears it).
       registry.setState(id, { status: alive ? 'error' : 'idle', error: message })
       throw auth ?? new Error(message)
