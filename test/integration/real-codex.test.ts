@@ -1,0 +1,407 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Host } from '../../electron/host/host'
+import type { PendingPermission } from '../../shared/domain'
+import type { ThreadEntry, ToolCallEntry } from '../../shared/thread'
+import { entriesOf, fold, openHost, removeDir, tempDir, waitUntil } from '../helpers'
+import { FAIL400_MESSAGE, startFakeOpenAI, textOfItem, type FakeOpenAI } from '../real/fake-openai'
+
+/**
+ * Real Codex (`@zed-industries/codex-acp`, its native binary) running whole
+ * turns through the Host, offline, against a local fake of OpenAI's Responses
+ * API (test/real/fake-openai.ts): what a user sees of streamed text, tool calls
+ * and their permissions, edits, cancelling, API failures, and a conversation
+ * continued after restarts.
+ *
+ * Codex is pointed at the fake by its config.toml (in CODEX_HOME, a temporary
+ * folder): a provider of its own whose key comes from an environment variable
+ * (codex-acp asks for a sign-in only for the built-in `openai` provider), one
+ * attempt per model request, no update checks, analytics or feedback; it asks
+ * before running a command or applying a patch (`approval_policy = "untrusted"`)
+ * and what it is allowed to run runs unsandboxed (`danger-full-access`: the
+ * permission is the only gate, as in the Gemini suite). The model's tools as
+ * Codex offers them: `exec_command` (a function) and `apply_patch` (a freeform
+ * custom tool). RUST_LOG (default `info`) goes to <dataDir>/logs/<agentId>.log.
+ */
+
+const modules = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules')
+const codexBinary = join(
+  modules,
+  '@zed-industries',
+  `codex-acp-${process.platform}-${process.arch}`,
+  'bin',
+  process.platform === 'win32' ? 'codex-acp.exe' : 'codex-acp'
+)
+
+let root: string
+let home: string
+let codexHome: string
+let project: string
+let dataDir: string
+let host: Host
+let api: FakeOpenAI
+
+/**
+ * Codex's config.toml pointed at the fake. The model is one Codex knows: for a name it does not
+ * (`fake-model`), it streams "Model metadata for `fake-model` not found…" into the reply as agent text
+ * and offers the model no `apply_patch` tool.
+ */
+function config(url: string): string {
+  return `model = "gpt-5.4"
+model_provider = "fake"
+approval_policy = "untrusted"
+sandbox_mode = "danger-full-access"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[model_providers.fake]
+name = "Fake OpenAI"
+base_url = "${url}/v1"
+env_key = "FAKE_OPENAI_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+`
+}
+
+beforeEach(async () => {
+  root = await tempDir('codex')
+  home = join(root, 'home')
+  codexHome = join(home, '.codex')
+  project = join(root, 'project')
+  dataDir = join(root, 'data')
+  await mkdir(codexHome, { recursive: true })
+  await mkdir(project)
+  api = await startFakeOpenAI()
+  await writeFile(join(codexHome, 'config.toml'), config(api.url))
+  host = await openHost(dataDir)
+})
+
+afterEach(async () => {
+  try {
+    await host.close()
+    await api.close()
+    // Everything Codex started had HOME set to our folder: none of it may remain.
+    expect(processesWithHome(home)).toEqual([])
+    // Codex called nothing of the API the fake does not serve.
+    expect(api.unknown.map((r) => `${r.method} ${r.path}`)).toEqual([])
+  } finally {
+    await removeDir(root)
+  }
+})
+
+/** Adds Codex pointed at the fake, the project, and a new session in it. */
+async function newSession(): Promise<string> {
+  const { agentId, projectId } = await addCodex()
+  return (await host.request('sessions.new', { projectId, agentId })).id
+}
+
+/** Codex pointed at the fake, and the project. */
+async function addCodex(): Promise<{ agentId: string; projectId: string }> {
+  const agent = await host.request('agents.add', {
+    name: 'Codex',
+    command: codexBinary,
+    args: [],
+    env: {
+      HOME: home,
+      USERPROFILE: home,
+      CODEX_HOME: codexHome,
+      FAKE_OPENAI_API_KEY: 'fake-openai-key',
+      RUST_LOG: process.env['RUST_LOG'] ?? 'info'
+    }
+  })
+  const projectId = (await host.request('projects.add', { cwd: project })).id
+  return { agentId: agent.id, projectId }
+}
+
+async function entries(id: string): Promise<ThreadEntry[]> {
+  return fold((await host.request('sessions.open', { id })).records).entries
+}
+
+async function toolCalls(id: string): Promise<ToolCallEntry[]> {
+  return entriesOf(fold((await host.request('sessions.open', { id })).records), 'tool_call') as ToolCallEntry[]
+}
+
+/** What a person reads of a thread: each entry's kind and text, in order. */
+function said(list: ThreadEntry[]): string[] {
+  return list.flatMap((e) => (e.kind === 'user' || e.kind === 'assistant' ? [`${e.kind}: ${e.text}`] : []))
+}
+
+async function pendingPermission(id: string): Promise<PendingPermission> {
+  return waitUntil(
+    'Codex to ask for permission',
+    async () => (await host.request('sessions.states', {})).find((s) => s.id === id)?.permissions?.[0],
+    { timeoutMs: 30_000 }
+  )
+}
+
+/** Answers the pending permission with the first option of that kind. */
+async function answer(id: string, kind: 'allow' | 'reject'): Promise<PendingPermission> {
+  const permission = await pendingPermission(id)
+  const option = permission.options.find((o) => o.kind === `${kind}_once`)
+  expect(option, `a ${kind} option among ${JSON.stringify(permission.options)}`).toBeTruthy()
+  await host.request('sessions.respondPermission', { id, requestId: permission.requestId, optionId: option!.optionId })
+  return permission
+}
+
+/** The last model request Codex made: what the model was shown. */
+function lastInput(): string {
+  return JSON.stringify(api.responses().at(-1)?.body.input ?? [])
+}
+
+describe.skipIf(!existsSync(codexBinary))('real Codex through the Host, offline against a fake Responses API', () => {
+  it('streams a text reply into one assistant entry', async () => {
+    const id = await newSession()
+    expect(await host.request('sessions.prompt', { id, text: 'Hello there, tell me a story' })).toEqual({ stopReason: 'end_turn' })
+    const { records } = await host.request('sessions.open', { id })
+    const thread = fold(records)
+    expect(said(thread.entries)).toEqual(['user: Hello there, tell me a story', 'assistant: Echo: Hello there, tell me a story'])
+    expect(thread.entries.at(-1)).toMatchObject({ kind: 'stop', stopReason: 'end_turn' })
+    expect(entriesOf(thread, 'error')).toEqual([])
+    // It came in pieces, as streamed; the prompt and the key reached the model.
+    const chunks = records.filter((r) => r.t === 'update' && r.update.sessionUpdate === 'agent_message_chunk')
+    expect(chunks.length).toBeGreaterThan(1)
+    const [request] = api.responses()
+    expect(textOfItem(request?.body.input?.at(-1))).toContain('Hello there, tell me a story')
+    expect(request?.apiKey).toBe('fake-openai-key')
+    expect(request?.body.stream).toBe(true)
+  }, 90_000)
+
+  it('a shell command asks permission: allowed, it runs; rejected, it does not', async () => {
+    const id = await newSession()
+    const allowed = join(project, 'allowed.txt')
+    const turn = host.request('sessions.prompt', { id, text: `Please run it.\nSHELL touch ${allowed}` })
+    const permission = await answer(id, 'allow')
+    expect(permission.title).toBe(`touch ${allowed}`)
+    expect((await turn).stopReason).toBe('end_turn')
+    expect(existsSync(allowed)).toBe(true)
+    const [ran] = await toolCalls(id)
+    expect(ran).toMatchObject({ toolKind: 'execute', status: 'completed', title: `touch ${allowed}` })
+    expect(said(await entries(id)).at(-1)).toBe('assistant: Done: exec_command finished.')
+
+    // Codex offers one way to refuse a command: "No, and tell Codex what to do differently", which
+    // stops the turn there (Codex aborts it; the prompt answers `cancelled`) for the user to say more.
+    const rejected = join(project, 'rejected.txt')
+    const second = host.request('sessions.prompt', { id, text: `And this one.\nSHELL touch ${rejected}` })
+    const refused = await answer(id, 'reject')
+    expect(refused.options.filter((o) => o.kind.startsWith('reject'))).toMatchObject([{ optionId: 'abort', kind: 'reject_once' }])
+    expect((await second).stopReason).toBe('cancelled')
+    expect(existsSync(rejected)).toBe(false)
+    const thread = fold((await host.request('sessions.open', { id })).records)
+    expect(entriesOf(thread, 'permission')).toMatchObject([
+      { title: `touch ${allowed}`, allowed: true },
+      { title: `touch ${rejected}`, allowed: false }
+    ])
+    // Not shown as run, nor as still waiting.
+    const shown = (entriesOf(thread, 'tool_call') as ToolCallEntry[]).filter((c) => c.toolCallId === refused.toolCallId)
+    expect(shown.length).toBeGreaterThan(0)
+    for (const call of shown) expect(['failed', 'cancelled']).toContain(call.status)
+    expect(thread.entries.at(-1)).toMatchObject({ kind: 'stop', stopReason: 'cancelled' })
+    expect(said(thread.entries).at(-1)).toBe(`user: And this one.\nSHELL touch ${rejected}`)
+    expect(entriesOf(thread, 'error')).toEqual([])
+    expect((await host.request('sessions.states', {})).find((s) => s.id === id)?.permissions ?? []).toEqual([])
+
+    // The user says what to do instead, and the session goes on.
+    expect((await host.request('sessions.prompt', { id, text: 'Never mind that one' })).stopReason).toBe('end_turn')
+    expect(said(await entries(id)).slice(-2)).toEqual(['user: Never mind that one', 'assistant: Echo: Never mind that one'])
+    expect(existsSync(rejected)).toBe(false)
+  }, 90_000)
+
+  it('edits an existing file (the diff shows in the tool call) and writes a new one', async () => {
+    const id = await newSession()
+    const existing = join(project, 'notes.md')
+    await writeFile(existing, 'old line\n')
+    const turn = host.request('sessions.prompt', { id, text: `Update the notes.\nEDIT ${existing} old line => new line` })
+    expect((await answer(id, 'allow')).title).toBe(`Edit ${existing}`)
+    expect((await turn).stopReason).toBe('end_turn')
+    expect(await readFile(existing, 'utf8')).toBe('new line\n')
+    const [edit] = await toolCalls(id)
+    expect(edit).toMatchObject({ toolKind: 'edit', status: 'completed' })
+    expect(edit?.content).toContainEqual(expect.objectContaining({ type: 'diff', path: existing, oldText: 'old line\n', newText: 'new line\n' }))
+    expect(said(await entries(id)).at(-1)).toBe('assistant: Done: apply_patch finished.')
+
+    const fresh = join(project, 'fresh.md')
+    const second = host.request('sessions.prompt', { id, text: `Now a new file.\nADD ${fresh} brand new` })
+    expect((await answer(id, 'allow')).title).toBe(`Edit ${fresh}`)
+    expect((await second).stopReason).toBe('end_turn')
+    const calls = await toolCalls(id)
+    expect(calls).toHaveLength(2)
+    const write = calls[1]
+    expect(write).toMatchObject({ toolKind: 'edit', status: 'completed' })
+    expect(write?.content).toContainEqual(expect.objectContaining({ type: 'diff', path: fresh, newText: 'brand new\n' }))
+    expect(existsSync(fresh) ? await readFile(fresh, 'utf8') : '(no file)').toBe('brand new\n')
+  }, 90_000)
+
+  it('cancel mid-stream ends the turn with what was streamed; cancel during a permission ends the tool call', async () => {
+    const id = await newSession()
+    const slow = host.request('sessions.prompt', { id, text: 'SLOW' })
+    await waitUntil('some of the slow reply', async () => said(await entries(id)).some((l) => l.includes('slow3 ')), { timeoutMs: 30_000 })
+    await host.request('sessions.cancel', { id })
+    expect((await slow).stopReason).toBe('cancelled')
+    const partial = said(await entries(id)).at(-1) ?? ''
+    expect(partial).toMatch(/^assistant: slow1 slow2 slow3 /)
+    expect(partial).not.toContain('slow60')
+    expect((await entries(id)).at(-1)).toMatchObject({ kind: 'stop', stopReason: 'cancelled' })
+    // Nothing more arrives after the cancel.
+    await new Promise((r) => setTimeout(r, 1_000))
+    expect(said(await entries(id)).at(-1)).toBe(partial)
+
+    // A shell command waiting for permission when the user cancels.
+    const never = join(project, 'never.txt')
+    const waiting = host.request('sessions.prompt', { id, text: `SHELL touch ${never}` })
+    const permission = await pendingPermission(id)
+    await host.request('sessions.cancel', { id })
+    expect((await waiting).stopReason).toBe('cancelled')
+    expect((await host.request('sessions.states', {})).find((s) => s.id === id)?.permissions ?? []).toEqual([])
+    expect(existsSync(never)).toBe(false)
+    expect(entriesOf(fold((await host.request('sessions.open', { id })).records), 'permission')).toMatchObject([
+      { title: expect.stringContaining(`touch ${never}`), allowed: false }
+    ])
+    const cancelledCall = async () => (await toolCalls(id)).find((c) => c.toolCallId === permission.toolCallId)
+    expect(await cancelledCall(), JSON.stringify(await toolCalls(id))).toMatchObject({ status: 'cancelled' })
+
+    // The session goes on.
+    expect((await host.request('sessions.prompt', { id, text: 'Still there?' })).stopReason).toBe('end_turn')
+    expect(said(await entries(id)).slice(-2)).toEqual(['user: Still there?', 'assistant: Echo: Still there?'])
+    expect(await cancelledCall()).toMatchObject({ status: 'cancelled' })
+
+    // And so it reads after a restart.
+    await host.close()
+    host = await openHost(dataDir)
+    expect(await cancelledCall()).toMatchObject({ status: 'cancelled' })
+    expect((await host.request('sessions.prompt', { id, text: 'After the restart?' })).stopReason).toBe('end_turn')
+    expect(said(await entries(id)).slice(-2)).toEqual(['user: After the restart?', 'assistant: Echo: After the restart?'])
+    expect(await cancelledCall()).toMatchObject({ status: 'cancelled' })
+  }, 120_000)
+
+  it('an API failure ends the turn with its reason shown', async () => {
+    const id = await newSession()
+    const errorsOf = async () => (await entries(id)).filter((e) => e.kind === 'error') as Extract<ThreadEntry, { kind: 'error' }>[]
+    const result = await host.handle('sessions.prompt', { id, text: 'FAIL400' })
+    expect(result).toMatchObject({ ok: false, error: { message: expect.stringContaining(FAIL400_MESSAGE) } })
+    const errors = await errorsOf()
+    expect(errors, JSON.stringify({ result, entries: await entries(id) })).toHaveLength(1)
+    expect(errors[0]?.message).toContain(FAIL400_MESSAGE)
+    expect((await entries(id)).at(-1)).toMatchObject({ kind: 'error' })
+    // One attempt (request_max_retries and stream_max_retries 0), then the session goes on.
+    expect(api.responses().filter((r) => textOfItem(r.body.input?.at(-1)).includes('FAIL400'))).toHaveLength(1)
+    expect((await host.request('sessions.prompt', { id, text: 'And now?' })).stopReason).toBe('end_turn')
+    expect(said(await entries(id)).slice(-2)).toEqual(['user: And now?', 'assistant: Echo: And now?'])
+
+    // An HTTP 500: Codex itself puts its own words in place of the body ("We're currently experiencing
+    // high demand", its InternalServerError), so that is the reason there is to show, once.
+    const failed = await host.handle('sessions.prompt', { id, text: 'FAIL500' })
+    expect(failed).toMatchObject({ ok: false })
+    const after = await errorsOf()
+    expect(after).toHaveLength(2)
+    expect(after[1]?.message).toMatch(/^Codex failed the turn: .*experiencing high demand/)
+    expect(api.responses().filter((r) => textOfItem(r.body.input?.at(-1)).includes('FAIL500'))).toHaveLength(1)
+    expect((await host.request('sessions.prompt', { id, text: 'And again?' })).stopReason).toBe('end_turn')
+    expect(said(await entries(id)).slice(-2)).toEqual(['user: And again?', 'assistant: Echo: And again?'])
+  }, 90_000)
+
+  it('continues the conversation after a restart, and after a second one', async () => {
+    const id = await newSession()
+    const notes = join(project, 'notes.md')
+    await writeFile(notes, 'draft\n')
+    expect((await host.request('sessions.prompt', { id, text: 'First message' })).stopReason).toBe('end_turn')
+    const turn = host.request('sessions.prompt', { id, text: `Second message\nEDIT ${notes} draft => final` })
+    await answer(id, 'allow')
+    expect((await turn).stopReason).toBe('end_turn')
+    const before = said(await entries(id))
+    expect(before).toEqual([
+      'user: First message',
+      'assistant: Echo: First message',
+      `user: Second message\nEDIT ${notes} draft => final`,
+      'assistant: Done: apply_patch finished.'
+    ])
+
+    for (const [restart, text] of [
+      [1, 'Third message'],
+      [2, 'Fourth message']
+    ] as const) {
+      await host.close()
+      host = await openHost(dataDir)
+      const result = await host.handle('sessions.prompt', { id, text })
+      expect(result, `restart ${restart}: ${JSON.stringify(result)}`).toMatchObject({ ok: true, result: { stopReason: 'end_turn' } })
+      const list = await entries(id)
+      // What the user sees: everything said before, in order, then the new message and its own reply, last.
+      const shown = said(list)
+      expect(shown, `restart ${restart}`).toEqual([...before, `user: ${text}`, `assistant: Echo: ${text}`])
+      expect.soft(list.filter((e) => e.kind === 'error' || e.kind === 'notice' || e.kind === 'unsupported')).toEqual([])
+      const newPrompt = list.findIndex((e) => e.kind === 'user' && e.text === text)
+      const calls = list.flatMap((e, i) => (e.kind === 'tool_call' ? [{ i, ...e }] : []))
+      expect.soft(calls.map((c) => c.status)).toEqual(['completed'])
+      expect.soft(calls.every((c) => c.i < newPrompt)).toBe(true)
+      expect.soft(calls[0]?.content).toContainEqual(expect.objectContaining({ type: 'diff', path: notes, oldText: 'draft\n', newText: 'final\n' }))
+      // Codex really continued its conversation: the model was shown the earlier turns.
+      expect(lastInput()).toContain('First message')
+      expect(lastInput()).toContain('Done: apply_patch finished.')
+      before.push(`user: ${text}`, `assistant: Echo: ${text}`)
+    }
+  }, 150_000)
+
+  it('imports a conversation Codex has from elsewhere and continues it (session/load replays it)', async () => {
+    const first = await newSession()
+    const notes = join(project, 'notes.md')
+    await writeFile(notes, 'draft\n')
+    expect((await host.request('sessions.prompt', { id: first, text: 'First message' })).stopReason).toBe('end_turn')
+    const turn = host.request('sessions.prompt', { id: first, text: `Second message\nEDIT ${notes} draft => final` })
+    await answer(first, 'allow')
+    expect((await turn).stopReason).toBe('end_turn')
+
+    // Another Switchboard (a new data folder) with the same Codex home lists it and continues it.
+    await host.close()
+    host = await openHost(join(root, 'data-elsewhere'))
+    const { agentId, projectId } = await addCodex()
+    const { imported } = await host.request('sessions.import', { projectId, agentId })
+    expect(imported).toHaveLength(1)
+    const id = imported[0]!.id
+    expect(await entries(id)).toEqual([])
+    const result = await host.handle('sessions.prompt', { id, text: 'Third message' })
+    expect(result, JSON.stringify(result)).toMatchObject({ ok: true, result: { stopReason: 'end_turn' } })
+    const list = await entries(id)
+    expect(said(list)).toEqual([
+      'user: First message',
+      'assistant: Echo: First message',
+      `user: Second message\nEDIT ${notes} draft => final`,
+      'assistant: Done: apply_patch finished.',
+      'user: Third message',
+      'assistant: Echo: Third message'
+    ])
+    // The edit replayed as Codex rebuilds it from its rollout (its diff without the line ends).
+    const calls = list.filter((e): e is ToolCallEntry => e.kind === 'tool_call')
+    expect(calls).toMatchObject([{ toolKind: 'edit', status: 'completed', title: `Edit ${notes}` }])
+    expect(calls[0]?.content).toContainEqual(expect.objectContaining({ type: 'diff', path: notes, newText: expect.stringMatching(/^final\n?$/) }))
+    expect(list.filter((e) => e.kind === 'error' || e.kind === 'notice' || e.kind === 'unsupported')).toEqual([])
+    expect(list.at(-1)).toMatchObject({ kind: 'stop', stopReason: 'end_turn' })
+    // Codex continued that conversation: the model was shown it.
+    expect(lastInput()).toContain('First message')
+    expect(lastInput()).toContain('Done: apply_patch finished.')
+  }, 120_000)
+})
+
+/** pids of live processes whose environment has HOME=home (Linux; elsewhere, none can be checked). */
+function processesWithHome(home: string): number[] {
+  if (process.platform !== 'linux') return []
+  const found: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const environ = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0')
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      if (environ.includes(`HOME=${home}`) && !/^\d+ \(.*\) Z/.test(stat)) found.push(Number(name))
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found
+}
