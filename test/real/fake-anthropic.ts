@@ -3,62 +3,99 @@ import type { AddressInfo } from 'node:net'
 
 /**
  * A small local stand-in for Anthropic's Messages API, so real Claude Code
- * (claude-agent-acp) runs whole turns offline. A prompt line
- * `WRITE <absolute path> <text>` makes the model call the Write tool with that
- * file and text; once the tool's result comes back (or for any other prompt)
- * it answers with text. Requests Claude Code makes on the side (titles,
- * summaries) get a short text answer. Streams SSE as the real API does.
+ * (claude-agent-acp) runs whole turns offline. A line of the user's latest
+ * prompt drives the model (the main conversation: a request that offers
+ * Claude Code's tools):
+ *
+ * - `WRITE <absolute path> <text>`: a call of the Write tool (`\n` in the text is a newline);
+ * - `EDIT <absolute path> <old> => <new>`: a call of Read on the file, then of Edit
+ *   (Claude Code edits only a file it has read);
+ * - `BASH <command>`: a call of the Bash tool;
+ * - `SLOW`: a long text streamed in many small, slow deltas (to cancel mid-stream);
+ * - `FAIL500` / `FAIL400`: an HTTP error with Anthropic's JSON error body
+ *   carrying {@link FAIL_MESSAGE};
+ * - anything else: the text `Echo: <the prompt's last line>` streamed in a few deltas.
+ *
+ * Once the tools of a prompt have answered, the model says `Done: <tool> finished.`
+ * (or `The <tool> call failed: <result>` when the last one failed). Requests
+ * Claude Code makes on the side (titles, summaries) get a short text answer,
+ * `count_tokens` a count. Streams SSE as the real API does; every request is
+ * recorded, and paths it does not serve are recorded as unknown (and answered
+ * with an empty object).
  */
+
+export const FAIL_MESSAGE = 'The fake Anthropic backend is out of order (FAIL).'
 
 export interface FakeAnthropic {
   url: string
   /** Every POST /v1/messages body received. */
   requests: MessagesRequest[]
+  /** The main conversation's requests (those offering Claude Code's tools). */
+  main: () => MessagesRequest[]
+  /** Requests to paths it does not serve: `METHOD path`. */
+  unknown: string[]
   close: () => Promise<void>
 }
 
-interface ContentBlock {
+export interface ContentBlock {
   type: string
   text?: string
   content?: unknown
+  name?: string
+  input?: Record<string, unknown>
+  is_error?: boolean
 }
 
-interface MessagesRequest {
+export interface MessagesRequest {
   model?: string
   stream?: boolean
   tools?: { name: string }[]
   messages: { role: string; content: string | ContentBlock[] }[]
 }
 
-type Reply = { kind: 'text'; text: string } | { kind: 'tool'; name: string; input: Record<string, unknown> }
+type Call = { name: string; input: Record<string, unknown> }
+
+type Reply =
+  | { kind: 'text'; chunks: string[]; delayMs: number }
+  | { kind: 'tool'; name: string; input: Record<string, unknown>; id: string }
+  | { kind: 'fail'; status: number; type: string; message: string }
 
 export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   const requests: MessagesRequest[] = []
+  const unknown: string[] = []
   let toolCount = 0
   const server: Server = createServer((req, res) => {
-    void handle(req, res)
+    void handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: `fake-anthropic failed: ${String(error)}` } }))
+    })
   })
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = []
     for await (const chunk of req) chunks.push(chunk as Buffer)
-    const path = (req.url ?? '').split('?')[0]
-    if (req.method !== 'POST' || !path?.endsWith('/v1/messages')) {
-      // count_tokens and anything else: a plausible, harmless answer.
-      res.writeHead(200, { 'content-type': 'application/json' })
-      res.end(JSON.stringify(path?.endsWith('/count_tokens') ? { input_tokens: 10 } : {}))
-      return
+    const path = (req.url ?? '').split('?')[0] ?? ''
+    if (req.method === 'POST' && path.endsWith('/v1/messages/count_tokens')) return json(res, 200, { input_tokens: 10 })
+    // Claude Code checks that the API answers at all (a HEAD of the base URL).
+    if (req.method === 'HEAD' && path === '/') return json(res, 200, {})
+    if (req.method !== 'POST' || !path.endsWith('/v1/messages')) {
+      // Anything else: recorded, and a plausible, harmless answer.
+      unknown.push(`${req.method} ${path}`)
+      return json(res, 200, {})
     }
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as MessagesRequest
     requests.push(body)
-    const reply = replyTo(body, () => `toolu_fake_${++toolCount}`)
-    if (body.stream) stream(res, body, reply)
-    else whole(res, body, reply)
+    const reply = isMain(body) ? replyTo(body, () => `toolu_fake_${++toolCount}`) : text('Fake title')
+    if (reply.kind === 'fail') return json(res, reply.status, { type: 'error', error: { type: reply.type, message: reply.message } })
+    if (body.stream) return stream(res, body, reply)
+    whole(res, body, reply)
   }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    main: () => requests.filter(isMain),
+    unknown,
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections()
@@ -67,62 +104,120 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   }
 }
 
-function textOf(content: string | ContentBlock[]): string {
-  return typeof content === 'string' ? content : content.map((b) => (b.type === 'text' ? (b.text ?? '') : '')).join('\n')
+function isMain(body: MessagesRequest): boolean {
+  return body.tools?.some((t) => t.name === 'Write' || t.name === 'Bash') ?? false
+}
+
+/** What the user typed in a message: its text blocks, without those Claude Code adds (`<system-reminder>` and the like). */
+export function typedText(content: string | ContentBlock[]): string[] {
+  const blocks = typeof content === 'string' ? [{ type: 'text', text: content }] : content
+  return blocks.filter((b) => b.type === 'text' && b.text?.trim() && !b.text.trimStart().startsWith('<')).map((b) => b.text ?? '')
 }
 
 /**
- * The model's move: the first `WRITE` asked for in the user's messages whose
- * file no earlier tool call wrote is written now (Claude Code may fold a tool
- * result and the next prompt into one message, and add messages of its own);
- * otherwise a short text.
+ * The latest prompt of a request: the last text the user typed. Claude Code
+ * sends a failed or cancelled turn's prompt and the next one in one message
+ * (the API wants user and assistant to take turns), one text block each.
  */
-function replyTo(body: MessagesRequest, nextId: () => string): Reply & { id?: string } {
-  const written = new Set<string>()
-  for (const m of body.messages) {
-    if (m.role !== 'assistant' || !Array.isArray(m.content)) continue
-    for (const b of m.content as (ContentBlock & { name?: string; input?: { file_path?: string } })[]) {
-      if (b.type === 'tool_use' && b.input?.file_path) written.add(b.input.file_path)
-    }
-  }
-  if (body.tools?.some((t) => t.name === 'Write')) {
-    const asked = body.messages
-      .filter((m) => m.role === 'user')
-      .map((m) => textOf(m.content))
-      .join('\n')
-    for (const match of asked.matchAll(/^WRITE (\S+) (.*)$/gm)) {
-      const [, file, text] = match
-      if (file && !written.has(file))
-        return { kind: 'tool', name: 'Write', input: { file_path: file, content: (text ?? '').replace(/\\n/g, '\n') }, id: nextId() }
-    }
-  }
-  const last = body.messages[body.messages.length - 1]
-  const answered = Array.isArray(last?.content) && last.content.some((b) => b.type === 'tool_result')
-  return { kind: 'text', text: answered ? 'Done: the file is written.' : 'OK.' }
+export function promptOf(body: MessagesRequest): string {
+  return typedText(body.messages[lastPromptAt(body)]?.content ?? []).at(-1) ?? ''
 }
 
-function stream(res: ServerResponse, body: MessagesRequest, reply: Reply & { id?: string }): void {
+function lastPromptAt(body: MessagesRequest): number {
+  return body.messages.findLastIndex((m) => m.role === 'user' && typedText(m.content).length > 0)
+}
+
+/**
+ * The model's move: the calls the latest prompt asks for are made one by one
+ * (those already made are the tool uses after that prompt; Claude Code may
+ * fold a tool result and the next prompt into one message), then a text.
+ */
+function replyTo(body: MessagesRequest, nextId: () => string): Reply {
+  const said = promptOf(body)
+  const after = body.messages.slice(lastPromptAt(body) + 1)
+  const made = after.flatMap((m) => (m.role === 'assistant' && Array.isArray(m.content) ? m.content.filter((b) => b.type === 'tool_use') : []))
+  const calls: Call[] = []
+  for (const line of said.split('\n').map((l) => l.trim())) {
+    let m: RegExpExecArray | null
+    if ((m = /^WRITE (\S+) (.*)$/.exec(line))) calls.push({ name: 'Write', input: { file_path: m[1], content: unescapeNewlines(m[2]) } })
+    else if ((m = /^EDIT (\S+) (.*) => (.*)$/.exec(line))) {
+      calls.push({ name: 'Read', input: { file_path: m[1] } })
+      calls.push({ name: 'Edit', input: { file_path: m[1], old_string: unescapeNewlines(m[2]), new_string: unescapeNewlines(m[3]) } })
+    } else if ((m = /^BASH (.+)$/.exec(line))) calls.push({ name: 'Bash', input: { command: m[1], description: `Run ${m[1]}` } })
+    else if (line === 'SLOW') {
+      return { kind: 'text', chunks: Array.from({ length: 60 }, (_, i) => `slow${i + 1} `), delayMs: 150 }
+    } else if (line === 'FAIL500') return { kind: 'fail', status: 500, type: 'api_error', message: FAIL_MESSAGE }
+    else if (line === 'FAIL400') return { kind: 'fail', status: 400, type: 'invalid_request_error', message: FAIL_MESSAGE }
+  }
+  const next = calls[made.length]
+  if (next) return { kind: 'tool', ...next, id: nextId() }
+  if (made.length) {
+    const lastUse = made[made.length - 1]!
+    const results = after.flatMap((m) => (m.role === 'user' && Array.isArray(m.content) ? m.content.filter((b) => b.type === 'tool_result') : []))
+    const result = results[results.length - 1]
+    return result?.is_error ? text(`The ${lastUse.name} call failed: ${resultText(result.content)}`) : text(`Done: ${lastUse.name} finished.`)
+  }
+  const lines = said.split('\n').filter((l) => l.trim())
+  return text(`Echo: ${lines[lines.length - 1]?.trim() ?? ''}`)
+}
+
+function unescapeNewlines(s: string | undefined): string {
+  return (s ?? '').replace(/\\n/g, '\n')
+}
+
+function resultText(content: unknown): string {
+  if (typeof content === 'string') return content
+  if (Array.isArray(content)) return content.map((b: ContentBlock) => b.text ?? '').join(' ')
+  return ''
+}
+
+function text(whole: string): Reply {
+  // A few deltas, as the real API streams them.
+  const words = whole.split(/(?<= )/)
+  const chunks: string[] = []
+  for (let i = 0; i < words.length; i += 2) chunks.push(words.slice(i, i + 2).join(''))
+  return { kind: 'text', chunks: chunks.length ? chunks : [''], delayMs: 20 }
+}
+
+/** The tokens the fake says each request counted. */
+export const INPUT_TOKENS = 120
+export const OUTPUT_TOKENS = 42
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' })
+  res.end(JSON.stringify(body))
+}
+
+async function stream(res: ServerResponse, body: MessagesRequest, reply: Exclude<Reply, { kind: 'fail' }>): Promise<void> {
+  let closed = false
+  res.on('close', () => {
+    closed = true
+  })
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
   const send = (event: string, data: unknown): void => {
-    res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+    if (!closed) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
   }
   const model = body.model ?? 'claude-fake'
   send('message_start', {
     type: 'message_start',
     message: {
-      id: 'msg_fake',
+      id: `msg_fake_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`,
       type: 'message',
       role: 'assistant',
       model,
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: 12, output_tokens: 1 }
+      usage: { input_tokens: INPUT_TOKENS, output_tokens: 1 }
     }
   })
   if (reply.kind === 'text') {
     send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } })
-    send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: reply.text } })
+    for (const chunk of reply.chunks) {
+      if (closed) return
+      send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: chunk } })
+      if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs))
+    }
   } else {
     send('content_block_start', {
       type: 'content_block_start',
@@ -135,30 +230,30 @@ function stream(res: ServerResponse, body: MessagesRequest, reply: Reply & { id?
       delta: { type: 'input_json_delta', partial_json: JSON.stringify(reply.input) }
     })
   }
+  if (closed) return
   send('content_block_stop', { type: 'content_block_stop', index: 0 })
   send('message_delta', {
     type: 'message_delta',
     delta: { stop_reason: reply.kind === 'text' ? 'end_turn' : 'tool_use', stop_sequence: null },
-    usage: { output_tokens: 8 }
+    usage: { output_tokens: OUTPUT_TOKENS }
   })
   send('message_stop', { type: 'message_stop' })
   res.end()
 }
 
-function whole(res: ServerResponse, body: MessagesRequest, reply: Reply & { id?: string }): void {
+function whole(res: ServerResponse, body: MessagesRequest, reply: Exclude<Reply, { kind: 'fail' }>): void {
   const content =
-    reply.kind === 'text' ? [{ type: 'text', text: reply.text }] : [{ type: 'tool_use', id: reply.id, name: reply.name, input: reply.input }]
-  res.writeHead(200, { 'content-type': 'application/json' })
-  res.end(
-    JSON.stringify({
-      id: 'msg_fake',
-      type: 'message',
-      role: 'assistant',
-      model: body.model ?? 'claude-fake',
-      content,
-      stop_reason: reply.kind === 'text' ? 'end_turn' : 'tool_use',
-      stop_sequence: null,
-      usage: { input_tokens: 12, output_tokens: 8 }
-    })
-  )
+    reply.kind === 'text'
+      ? [{ type: 'text', text: reply.chunks.join('') }]
+      : [{ type: 'tool_use', id: reply.id, name: reply.name, input: reply.input }]
+  json(res, 200, {
+    id: 'msg_fake',
+    type: 'message',
+    role: 'assistant',
+    model: body.model ?? 'claude-fake',
+    content,
+    stop_reason: reply.kind === 'text' ? 'end_turn' : 'tool_use',
+    stop_sequence: null,
+    usage: { input_tokens: INPUT_TOKENS, output_tokens: OUTPUT_TOKENS }
+  })
 }

@@ -1,0 +1,329 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Host } from '../../electron/host/host'
+import type { PendingPermission } from '../../shared/domain'
+import type { ThreadEntry, ToolCallEntry } from '../../shared/thread'
+import { entriesOf, fold, openHost, removeDir, tempDir, waitUntil } from '../helpers'
+import { FAIL_MESSAGE, INPUT_TOKENS, OUTPUT_TOKENS, promptOf, startFakeAnthropic, type FakeAnthropic } from '../real/fake-anthropic'
+
+/**
+ * Real Claude Code (claude-agent-acp from npm, which runs the Claude Agent
+ * SDK's own `claude` binary) running whole turns through the Host, offline,
+ * against a local fake of Anthropic's Messages API (test/real/fake-anthropic.ts):
+ * what a user sees of streamed text, tool calls and their permissions, edits,
+ * cancelling, API failures, and a conversation continued after restarts.
+ *
+ * Claude Code is pointed at the fake with ANTHROPIC_BASE_URL and
+ * ANTHROPIC_API_KEY; HOME is a temporary folder (its settings and saved
+ * sessions go there); IS_SANDBOX lets it run as root; CLAUDE_CODE_MAX_RETRIES=0
+ * makes one attempt per model request (no retries with back-off).
+ */
+
+const modules = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules')
+const adapter = join(modules, '@agentclientprotocol', 'claude-agent-acp', 'dist', 'index.js')
+
+let root: string
+let home: string
+let project: string
+let dataDir: string
+let host: Host
+let api: FakeAnthropic
+
+beforeEach(async () => {
+  root = await tempDir('claude')
+  home = join(root, 'home')
+  project = join(root, 'project')
+  dataDir = join(root, 'data')
+  await mkdir(home)
+  await mkdir(project)
+  api = await startFakeAnthropic()
+  host = await openHost(dataDir)
+})
+
+afterEach(async () => {
+  try {
+    await host.close()
+    await api.close()
+    // Everything Claude Code started had HOME set to our folder: none of it may remain.
+    expect(processesWithHome(home)).toEqual([])
+    // Claude Code called nothing of the API the fake does not serve.
+    expect(api.unknown).toEqual([])
+  } finally {
+    await removeDir(root)
+  }
+})
+
+/** Adds Claude Code pointed at the fake, the project, and a new session in it. */
+async function newSession(): Promise<string> {
+  const agent = await host.request('agents.add', {
+    name: 'Claude Code',
+    command: process.execPath,
+    args: [adapter],
+    env: {
+      HOME: home,
+      ANTHROPIC_BASE_URL: api.url,
+      ANTHROPIC_API_KEY: 'sk-ant-fake',
+      IS_SANDBOX: '1',
+      CLAUDE_CODE_MAX_RETRIES: '0',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
+      CLAUDE_CODE_ENABLE_TELEMETRY: '0'
+    }
+  })
+  const projectId = (await host.request('projects.add', { cwd: project })).id
+  return (await host.request('sessions.new', { projectId, agentId: agent.id })).id
+}
+
+async function entries(id: string): Promise<ThreadEntry[]> {
+  return fold((await host.request('sessions.open', { id })).records).entries
+}
+
+async function toolCalls(id: string): Promise<ToolCallEntry[]> {
+  return entriesOf(fold((await host.request('sessions.open', { id })).records), 'tool_call') as ToolCallEntry[]
+}
+
+/** What a person reads of a thread: each entry's kind and text, in order. */
+function said(list: ThreadEntry[]): string[] {
+  return list.flatMap((e) => (e.kind === 'user' || e.kind === 'assistant' ? [`${e.kind}: ${e.text}`] : []))
+}
+
+async function stateOf(id: string) {
+  return (await host.request('sessions.states', {})).find((s) => s.id === id)
+}
+
+async function pendingPermission(id: string): Promise<PendingPermission> {
+  return waitUntil('Claude Code to ask for permission', async () => (await stateOf(id))?.permissions?.[0], { timeoutMs: 30_000 })
+}
+
+/** Answers the pending permission with the first option of that kind. */
+async function answer(id: string, kind: 'allow' | 'reject'): Promise<PendingPermission> {
+  const permission = await pendingPermission(id)
+  const option = permission.options.find((o) => o.kind === `${kind}_once`)
+  expect(option, `a ${kind} option among ${permission.options.map((o) => o.kind).join(', ')}`).toBeTruthy()
+  await host.request('sessions.respondPermission', { id, requestId: permission.requestId, optionId: option!.optionId })
+  return permission
+}
+
+/** What the model was shown in the main conversation's last request. */
+function lastShown(): string {
+  return JSON.stringify(api.main().at(-1)?.messages ?? [])
+}
+
+describe('real Claude Code through the Host, offline against a fake Anthropic API', () => {
+  it('streams a text reply into one assistant entry, and keeps the turn usage', async () => {
+    const id = await newSession()
+    expect(await host.request('sessions.prompt', { id, text: 'Hello there, tell me a story' })).toEqual({ stopReason: 'end_turn' })
+    const { records } = await host.request('sessions.open', { id })
+    const thread = fold(records)
+    expect(said(thread.entries)).toEqual(['user: Hello there, tell me a story', 'assistant: Echo: Hello there, tell me a story'])
+    expect(entriesOf(thread, 'error')).toEqual([])
+    // It came in pieces, as streamed, and the prompt reached the model.
+    const chunks = records.filter((r) => r.t === 'update' && r.update.sessionUpdate === 'agent_message_chunk')
+    expect(chunks.length).toBeGreaterThan(1)
+    expect(promptOf(api.main().at(-1)!)).toBe('Hello there, tell me a story')
+    // The tokens the prompt response counted stay with the turn's end.
+    const stop = thread.entries.at(-1)
+    expect(stop).toMatchObject({ kind: 'stop', stopReason: 'end_turn', usage: { inputTokens: INPUT_TOKENS, outputTokens: OUTPUT_TOKENS } })
+  }, 60_000)
+
+  it('a Bash command asks permission: allowed, it runs; rejected, it does not', async () => {
+    const id = await newSession()
+    const allowed = join(project, 'allowed.txt')
+    const turn = host.request('sessions.prompt', { id, text: `Please run it.\nBASH touch ${allowed}` })
+    const permission = await answer(id, 'allow')
+    expect(permission.title).toBe(`touch ${allowed}`)
+    expect((await turn).stopReason).toBe('end_turn')
+    expect(existsSync(allowed)).toBe(true)
+    const [ran] = await toolCalls(id)
+    expect(ran).toMatchObject({ toolKind: 'execute', status: 'completed', title: `touch ${allowed}` })
+    expect(said(await entries(id)).at(-1)).toBe('assistant: Done: Bash finished.')
+
+    const rejected = join(project, 'rejected.txt')
+    const second = host.request('sessions.prompt', { id, text: `And this one.\nBASH touch ${rejected}` })
+    const refused = await answer(id, 'reject')
+    expect((await second).stopReason).toBe('end_turn')
+    expect(existsSync(rejected)).toBe(false)
+    const thread = fold((await host.request('sessions.open', { id })).records)
+    expect(entriesOf(thread, 'permission')).toMatchObject([
+      { title: `touch ${allowed}`, allowed: true },
+      { title: `touch ${rejected}`, allowed: false }
+    ])
+    // Not shown as run, nor as still waiting; the model was told it was refused.
+    const shown = (entriesOf(thread, 'tool_call') as ToolCallEntry[]).filter((c) => c.toolCallId === refused.toolCallId)
+    expect(shown).not.toEqual([])
+    for (const call of shown) expect(['failed', 'cancelled']).toContain(call.status)
+    expect(said(thread.entries).at(-1)).toMatch(/^assistant: The Bash call failed: /)
+    expect((await stateOf(id))?.permissions ?? []).toEqual([])
+    expect(entriesOf(thread, 'error')).toEqual([])
+  }, 90_000)
+
+  it('edits an existing file (the diff shows in the tool call) and writes a new one', async () => {
+    const id = await newSession()
+    const existing = join(project, 'notes.md')
+    await writeFile(existing, 'first line\nold line\n')
+    const turn = host.request('sessions.prompt', { id, text: `Update the notes.\nEDIT ${existing} old line => new line` })
+    // Claude Code reads the file first (no permission needed in the project), then asks to edit it.
+    expect((await answer(id, 'allow')).title).toBe('Edit notes.md')
+    expect((await turn).stopReason).toBe('end_turn')
+    expect(await readFile(existing, 'utf8')).toBe('first line\nnew line\n')
+    const edit = (await toolCalls(id)).find((c) => c.toolKind === 'edit')
+    expect(edit).toMatchObject({ status: 'completed', locations: [{ path: existing }] })
+    expect(edit?.content).toContainEqual(
+      expect.objectContaining({
+        type: 'diff',
+        path: existing,
+        oldText: expect.stringContaining('old line'),
+        newText: expect.stringContaining('new line')
+      })
+    )
+    expect(said(await entries(id)).at(-1)).toBe('assistant: Done: Edit finished.')
+
+    const fresh = join(project, 'fresh.md')
+    const second = host.request('sessions.prompt', { id, text: `Now a new file.\nWRITE ${fresh} brand new\\n` })
+    expect((await answer(id, 'allow')).title).toBe('Write fresh.md')
+    expect((await second).stopReason).toBe('end_turn')
+    expect(existsSync(fresh) ? await readFile(fresh, 'utf8') : '(no file)').toBe('brand new\n')
+    const write = (await toolCalls(id)).at(-1)
+    expect(write, 'the Write tool call of the new file').toMatchObject({ toolKind: 'edit', status: 'completed' })
+    expect(write?.content).toContainEqual({ type: 'diff', path: fresh, oldText: null, newText: 'brand new\n' })
+    expect(said(await entries(id)).at(-1)).toBe('assistant: Done: Write finished.')
+    expect(entriesOf(fold((await host.request('sessions.open', { id })).records), 'error')).toEqual([])
+  }, 90_000)
+
+  it('cancel mid-stream ends the turn with what was streamed; cancel during a permission ends the tool call', async () => {
+    const id = await newSession()
+    const slow = host.request('sessions.prompt', { id, text: 'SLOW' })
+    await waitUntil('some of the slow reply', async () => said(await entries(id)).some((l) => l.includes('slow3 ')), { timeoutMs: 30_000 })
+    await host.request('sessions.cancel', { id })
+    expect((await slow).stopReason).toBe('cancelled')
+    const partial = said(await entries(id)).at(-1) ?? ''
+    expect(partial).toMatch(/^assistant: slow1 slow2 slow3 /)
+    expect(partial).not.toContain('slow60')
+    expect((await entries(id)).at(-1)).toMatchObject({ kind: 'stop', stopReason: 'cancelled' })
+    // Nothing more arrives after the cancel.
+    await new Promise((r) => setTimeout(r, 1_000))
+    expect(said(await entries(id)).at(-1)).toBe(partial)
+    expect((await entries(id)).at(-1)).toMatchObject({ kind: 'stop', stopReason: 'cancelled' })
+
+    // A command waiting for permission when the user cancels.
+    const never = join(project, 'never.txt')
+    const waiting = host.request('sessions.prompt', { id, text: `BASH touch ${never}` })
+    const permission = await pendingPermission(id)
+    await host.request('sessions.cancel', { id })
+    expect((await waiting).stopReason).toBe('cancelled')
+    expect((await stateOf(id))?.permissions ?? []).toEqual([])
+    expect(existsSync(never)).toBe(false)
+    expect(entriesOf(fold((await host.request('sessions.open', { id })).records), 'permission')).toMatchObject([
+      { title: `touch ${never}`, allowed: false }
+    ])
+    const cancelledCall = async (): Promise<ToolCallEntry | undefined> => (await toolCalls(id)).find((c) => c.toolCallId === permission.toolCallId)
+    expect(await cancelledCall(), JSON.stringify(await toolCalls(id))).toMatchObject({ status: 'cancelled' })
+
+    // The session goes on.
+    expect((await host.request('sessions.prompt', { id, text: 'Still there?' })).stopReason).toBe('end_turn')
+    expect(said(await entries(id)).slice(-2)).toEqual(['user: Still there?', 'assistant: Echo: Still there?'])
+    expect(await cancelledCall()).toMatchObject({ status: 'cancelled' })
+
+    // Read again from the transcript after a restart: the partial reply is kept, the call still reads cancelled.
+    await host.close()
+    host = await openHost(dataDir)
+    expect(said(await entries(id))).toContain(partial)
+    expect(await cancelledCall()).toMatchObject({ status: 'cancelled' })
+    expect(existsSync(never)).toBe(false)
+  }, 90_000)
+
+  it('an API failure ends the turn with its reason shown once', async () => {
+    const id = await newSession()
+    // A server error (500, api_error), then a refused request (400, invalid_request_error): each turn ends
+    // with one error entry that gives the API's reason.
+    for (const [turn, marker] of [
+      [1, 'FAIL500'],
+      [2, 'FAIL400']
+    ] as const) {
+      const result = await host.handle('sessions.prompt', { id, text: marker })
+      expect(result, marker).toMatchObject({ ok: false, error: { message: expect.stringContaining(FAIL_MESSAGE) } })
+      const { records } = await host.request('sessions.open', { id })
+      const list = fold(records).entries
+      const errors = list.filter((e) => e.kind === 'error') as Extract<ThreadEntry, { kind: 'error' }>[]
+      expect(errors, JSON.stringify(list)).toHaveLength(turn)
+      expect(errors.at(-1)?.message).toContain(FAIL_MESSAGE)
+      expect(list.slice(-2), marker).toMatchObject([{ kind: 'user', text: marker }, { kind: 'error' }])
+      // Claude Code streams the failure as text ("API Error: …") before failing the turn with it: shown once, as the error.
+      const streamed = records.filter(
+        (r) => r.t === 'update' && r.update.sessionUpdate === 'agent_message_chunk' && JSON.stringify(r).includes(FAIL_MESSAGE)
+      )
+      expect(streamed.length, 'the failure streamed as text').toBe(turn)
+      expect(said(list).filter((l) => l.includes(FAIL_MESSAGE))).toEqual([])
+      // The state says so, as the thread does.
+      expect(await stateOf(id), marker).toMatchObject({ status: 'error', error: errors.at(-1)?.message })
+      // One attempt (CLAUDE_CODE_MAX_RETRIES=0).
+      expect(api.main().filter((r) => promptOf(r).trim() === marker)).toHaveLength(1)
+    }
+
+    // The session goes on, and its state is ready again.
+    expect((await host.request('sessions.prompt', { id, text: 'And now?' })).stopReason).toBe('end_turn')
+    const list = await entries(id)
+    expect(said(list)).toEqual(['user: FAIL500', 'user: FAIL400', 'user: And now?', 'assistant: Echo: And now?'])
+    expect(list.filter((e) => e.kind === 'error')).toHaveLength(2)
+    const state = await stateOf(id)
+    expect(state).toMatchObject({ status: 'ready' })
+    expect(state?.error).toBeUndefined()
+  }, 60_000)
+
+  it('continues the conversation after a restart, and after a second one', async () => {
+    const id = await newSession()
+    const notes = join(project, 'notes.md')
+    expect((await host.request('sessions.prompt', { id, text: 'First message' })).stopReason).toBe('end_turn')
+    const turn = host.request('sessions.prompt', { id, text: `Second message\nWRITE ${notes} final\\n` })
+    await answer(id, 'allow')
+    expect((await turn).stopReason).toBe('end_turn')
+    const before = said(await entries(id))
+    expect(before).toEqual([
+      'user: First message',
+      'assistant: Echo: First message',
+      `user: Second message\nWRITE ${notes} final\\n`,
+      'assistant: Done: Write finished.'
+    ])
+
+    for (const [restart, text] of [
+      [1, 'Third message'],
+      [2, 'Fourth message']
+    ] as const) {
+      await host.close()
+      host = await openHost(dataDir)
+      const result = await host.handle('sessions.prompt', { id, text })
+      expect(result, `restart ${restart}: ${JSON.stringify(result)}`).toMatchObject({ ok: true, result: { stopReason: 'end_turn' } })
+      const list = await entries(id)
+      // What the user sees: everything said before, in order, then the new exchange, last and once.
+      const shown = said(list)
+      expect(shown, `restart ${restart}`).toEqual([...before, `user: ${text}`, `assistant: Echo: ${text}`])
+      expect.soft(list.filter((e) => e.kind === 'error' || e.kind === 'notice' || e.kind === 'unsupported')).toEqual([])
+      const calls = list.filter((e) => e.kind === 'tool_call') as ToolCallEntry[]
+      expect.soft(calls.map((c) => c.status)).toEqual(['completed'])
+      // Claude Code really continued its conversation: the model was shown the earlier turns.
+      for (const line of before) expect(lastShown(), `restart ${restart}`).toContain(line.replace(/^\w+: /, '').split('\n')[0])
+      before.push(`user: ${text}`, `assistant: Echo: ${text}`)
+    }
+    expect(await readFile(notes, 'utf8')).toBe('final\n')
+  }, 150_000)
+})
+
+/** pids of live processes whose environment has HOME=home (Linux; elsewhere, none can be checked). */
+function processesWithHome(home: string): number[] {
+  if (process.platform !== 'linux') return []
+  const found: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const environ = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0')
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      if (environ.includes(`HOME=${home}`) && !/^\d+ \(.*\) Z/.test(stat)) found.push(Number(name))
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found
+}
