@@ -290,6 +290,8 @@ describe.skipIf(!existsSync(codexBinary))('real Codex through the Host, offline 
     const errors = await errorsOf()
     expect(errors, JSON.stringify({ result, entries: await entries(id) })).toHaveLength(1)
     expect(errors[0]?.message).toContain(FAIL400_MESSAGE)
+    // The reason as a sentence, not the API's JSON body that Codex passes on as text.
+    expect(errors[0]?.message).not.toMatch(/[{}"]/)
     expect((await entries(id)).at(-1)).toMatchObject({ kind: 'error' })
     // One attempt (request_max_retries and stream_max_retries 0), then the session goes on.
     expect(api.responses().filter((r) => textOfItem(r.body.input?.at(-1)).includes('FAIL400'))).toHaveLength(1)

@@ -28,4 +28,13 @@ describe('an agent error says what the agent explained, once', () => {
     )
     expect(describeError(new Error('plain'))).toBe('plain')
   })
+
+  it("an HTTP error body passed on as JSON text (Codex's 400) is read for its message, not shown raw", () => {
+    const body = JSON.stringify({ error: { message: 'The model `gpt-x` does not exist.', type: 'invalid_request_error', code: 'model_not_found' } })
+    expect(describeError(new RequestError(-32603, 'Internal error', { message: body, codex_error_info: 'other' }))).toBe(
+      'Internal error: The model `gpt-x` does not exist.'
+    )
+    expect(describeError(new RequestError(-32603, 'Internal error', body))).toBe('Internal error: The model `gpt-x` does not exist.')
+    expect(describeError(new RequestError(-32603, 'Internal error', '{not json'))).toBe('Internal error: {not json')
+  })
 })
