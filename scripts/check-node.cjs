@@ -5,12 +5,12 @@
  * binary needs require() of ES modules, which Node.js has from 20.19 on). An older Node.js
  * would fail deep inside them with a syntax or module error, so `npm start` and the other
  * commands run this first. It is written in the plain syntax every Node.js parses (ES5, checked
- * by test/unit/launch.test.ts), so that a very old one still gets to say what is wrong.
+ * by test/unit/check-node.test.ts and by ESLint), so that a very old one still gets to say what is wrong.
  */
 // @ts-check
 'use strict'
 
-var NEEDED = 'Node.js 20.19 or later (or 22.12 or later on Node.js 22)'
+var NEEDED = 'Node.js 22.12 or later (or 20.19 or later on Node.js 20)'
 
 /**
  * Why `version` (such as "v18.19.0" or "20.19.0") cannot run Switchboard, or null when it can.

@@ -120,7 +120,7 @@ describe.runIf(process.platform === 'linux')('first launch on a fresh install', 
     const before = mirror.requests.length
     const result = await npmStart({ NODE_OPTIONS: `--require=${pretend}`, ELECTRON_MIRROR: mirror.url, electron_use_remote_checksums: '1' })
     expect(result.code).not.toBe(0)
-    expect(result.stderr).toContain('Switchboard needs Node.js 20.19 or later (or 22.12 or later on Node.js 22); this is Node.js 18.20.4.')
+    expect(result.stderr).toContain('Switchboard needs Node.js 22.12 or later (or 20.19 or later on Node.js 20); this is Node.js 18.20.4.')
     expect(result.output).not.toMatch(stackTrace)
     expect(result.output).not.toContain('Downloading Electron')
     expect(mirror.requests.length).toBe(before)

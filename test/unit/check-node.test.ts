@@ -19,7 +19,7 @@ describe('the Node.js version check', () => {
     ['v22.11.0', '22.11.0']
   ])('names %s as too old and says what is needed', (version, shown) => {
     const problem = nodeVersionProblem(version)
-    expect(problem).toContain('Switchboard needs Node.js 20.19 or later (or 22.12 or later on Node.js 22)')
+    expect(problem).toContain('Switchboard needs Node.js 22.12 or later (or 20.19 or later on Node.js 20)')
     expect(problem).toContain(`this is Node.js ${shown}.`)
     expect(problem).toContain('https://nodejs.org')
   })
