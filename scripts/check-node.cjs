@@ -3,8 +3,8 @@
  *
  * Vite and electron-vite need Node.js ^20.19.0 || >=22.12.0 (and the download of Electron's
  * binary needs require() of ES modules, which Node.js has from 20.19 on). An older Node.js
- * would fail deep inside them with a syntax or module error, so `npm start` and the other
- * commands run this first. It is written in the plain syntax every Node.js parses (ES5, checked
+ * would fail deep inside them with a syntax or module error, so `npm start`, `npm run dev` and
+ * `npm run dist` run this first. It is written in the plain syntax every Node.js parses (ES5, checked
  * by test/unit/check-node.test.ts and by ESLint), so that a very old one still gets to say what is wrong.
  */
 // @ts-check

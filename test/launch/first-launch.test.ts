@@ -209,6 +209,26 @@ describe.runIf(process.platform === 'linux')('first launch on a fresh install', 
     expect(args).toEqual(['.'])
   }, 120_000)
 
+  it('uses an Electron named by ELECTRON_EXEC_PATH instead of downloading one, and says so when it is not there', async () => {
+    forgetElectron()
+    const own = join(work, 'own-electron')
+    mkdirSync(own, { recursive: true })
+    writeFileSync(join(own, 'electron'), FAKE_ELECTRON)
+    chmodSync(join(own, 'electron'), 0o755)
+    const offline = { ELECTRON_MIRROR: await deadAddress(), electron_use_remote_checksums: '1' }
+
+    const missing = await npmStart({ ...offline, ELECTRON_EXEC_PATH: join(own, 'nothing') }, ['--skipBuild'])
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toContain(`ELECTRON_EXEC_PATH is set to ${join(own, 'nothing')}, which does not exist.`)
+    expect(missing.output).not.toMatch(stackTrace)
+
+    const result = await npmStart({ ...offline, ELECTRON_EXEC_PATH: join(own, 'electron') }, ['--skipBuild'])
+    expect(result.code, result.output).toBe(0)
+    expect(result.output).not.toContain('Downloading Electron')
+    expect(existsSync(join(app, 'node_modules/electron/dist'))).toBe(false)
+    expect(readFileSync(join(own, 'launched.txt'), 'utf8').trimEnd().split('\n').slice(1)).toEqual(['.'])
+  }, 120_000)
+
   it('packages the app (electron-builder --dir) with every module its bundles import inside app.asar, and the native binaries unpacked', async () => {
     if (!existsSync(join(app, 'out/main/index.js'))) {
       const build = await run(npm, ['run', 'build'], { cwd: app, env: userEnv() })
