@@ -122,6 +122,11 @@ export default tseslint.config(
     }
   },
   {
+    // The Node.js version check runs before anything else, on whatever Node.js the user has: plain ES5, which every one parses.
+    files: ['scripts/check-node.cjs'],
+    languageOptions: { ecmaVersion: 5, sourceType: 'script' }
+  },
+  {
     // Tests assert with expect(): a value they have just checked is fine to assert non-null.
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' }

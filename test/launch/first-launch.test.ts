@@ -1,0 +1,331 @@
+import { execFileSync } from 'node:child_process'
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync
+} from 'node:fs'
+import { builtinModules } from 'node:module'
+import { dirname, join, relative, resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import * as asar from '@electron/asar'
+import { parseSync, Visitor } from 'vite'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { deadAddress, FAKE_ELECTRON, fakeElectronZip, run, sha256, startMirror, type Mirror, type Run } from './fake-electron'
+import { tempDir, removeDir } from '../helpers'
+
+/**
+ * First launch, as a new user meets it: a fresh `npm ci` of the project (the files git would commit,
+ * copied from this checkout), then `npm start`, which must fetch Electron's binary before electron-vite
+ * runs — here from a local mirror holding a fake Electron build, so the test is offline — and launch
+ * it on the built app. Then what goes wrong: an old Node.js, the mirror down, a 404, a corrupt file.
+ * Then packaging: electron-builder --dir with the fake build as electronDist, and the app.asar it
+ * makes must hold every module the bundles import, with the native binaries outside it.
+ *
+ * One `npm ci` serves the whole file (the npm cache is warm in CI: .ci/run has just run npm ci).
+ */
+
+const root = resolve(import.meta.dirname, '../..')
+const electronVersion = (JSON.parse(readFileSync(join(root, 'node_modules/electron/package.json'), 'utf8')) as { version: string }).version
+const target = `${process.platform}-${process.arch}`
+const zipName = `electron-v${electronVersion}-${target}.zip`
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+const stackTrace = /\n\s+at .+:\d+:\d+\)?\n/
+
+let work: string
+let app: string
+let electronCache: string
+let mirror: Mirror
+const timings: Record<string, number> = {}
+
+/** The environment of a user with no Electron settings, plus `extra` (npm's own variables from an outer `npm test` left out). */
+function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(npm_|electron_|ELECTRON_|NODE_OPTIONS$|INIT_CWD$)/i.test(key)) continue
+    env[key] = value
+  }
+  return { ...env, electron_config_cache: electronCache, ...extra }
+}
+
+function npmStart(extra: Record<string, string>, args: string[] = []): Promise<Run> {
+  return run(npm, ['start', ...(args.length ? ['--', ...args] : [])], { cwd: app, env: userEnv(extra) })
+}
+
+/** Takes the downloaded Electron out again, as on a fresh install. */
+function forgetElectron(): void {
+  rmSync(join(app, 'node_modules/electron/dist'), { recursive: true, force: true })
+  rmSync(join(app, 'node_modules/electron/path.txt'), { force: true })
+  rmSync(electronCache, { recursive: true, force: true })
+}
+
+/** The files git would commit from this checkout: tracked, and untracked but not ignored. */
+function copyProject(to: string): void {
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8' })
+    .split('\0')
+    .filter(Boolean)
+  for (const file of new Set(files)) {
+    const from = join(root, file)
+    if (!existsSync(from) || !lstatSync(from).isFile()) continue // deleted in the work tree, or a submodule
+    mkdirSync(dirname(join(to, file)), { recursive: true })
+    copyFileSync(from, join(to, file))
+  }
+}
+
+describe.runIf(process.platform === 'linux')('first launch on a fresh install', () => {
+  beforeAll(async () => {
+    work = await tempDir('launch')
+    app = join(work, 'app')
+    electronCache = join(work, 'electron-cache')
+    copyProject(app)
+    expect(existsSync(join(app, 'node_modules'))).toBe(false)
+    const ci = await run(npm, ['ci', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, env: userEnv() })
+    timings['npm ci'] = ci.seconds
+    if (ci.code !== 0) throw new Error(`npm ci failed (${ci.code}):\n${ci.output}`)
+    expect(existsSync(join(app, 'node_modules/electron/dist'))).toBe(false)
+
+    const zip = await fakeElectronZip(electronVersion)
+    mirror = await startMirror(
+      new Map([
+        [`/v${electronVersion}/${zipName}`, zip],
+        [
+          `/v${electronVersion}/SHASUMS256.txt`,
+          Buffer.from(`${sha256(zip)} *${zipName}\n${'0'.repeat(64)} *electron-v${electronVersion}-other.zip\n`)
+        ],
+        // A mirror whose checksum list does not match its zip.
+        [`/corrupt/v${electronVersion}/${zipName}`, zip],
+        [`/corrupt/v${electronVersion}/SHASUMS256.txt`, Buffer.from(`${sha256(Buffer.from('another file'))} *${zipName}\n`)]
+      ])
+    )
+  }, 600_000)
+
+  afterAll(async () => {
+    console.log(`first launch timings (s): ${JSON.stringify(timings)}`)
+    await mirror?.close()
+    if (work) await removeDir(work)
+  })
+
+  it('names a Node.js that is too old before anything else runs', async () => {
+    forgetElectron()
+    // npm and every node it starts believe they are Node.js 18 (check-node.cjs itself parses on any Node.js: see test/unit/check-node.test.ts).
+    const pretend = join(work, 'pretend-node-18.cjs')
+    writeFileSync(pretend, "Object.defineProperty(process, 'version', { value: 'v18.20.4' })\n")
+    const before = mirror.requests.length
+    const result = await npmStart({ NODE_OPTIONS: `--require=${pretend}`, ELECTRON_MIRROR: mirror.url, electron_use_remote_checksums: '1' })
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toContain('Switchboard needs Node.js 22.12 or later (or 20.19 or later on Node.js 20); this is Node.js 18.20.4.')
+    expect(result.output).not.toMatch(stackTrace)
+    expect(result.output).not.toContain('Downloading Electron')
+    expect(mirror.requests.length).toBe(before)
+    expect(existsSync(join(app, 'out'))).toBe(false)
+  }, 120_000)
+
+  it('says what failed and what to do when the mirror is down, without a stack trace', async () => {
+    forgetElectron()
+    const down = await deadAddress()
+    const result = await npmStart({ ELECTRON_MIRROR: down, electron_use_remote_checksums: '1' })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(`Could not download Electron ${electronVersion} (${target}), which Switchboard runs in.`)
+    expect(result.stderr).toContain('What failed: the connection was refused')
+    expect(result.stderr).toContain(`URL tried:   ${down}v${electronVersion}/${zipName}`)
+    expect(result.stderr).toContain('HTTPS_PROXY')
+    expect(result.stderr).toContain('ELECTRON_GET_USE_PROXY=1')
+    expect(result.stderr).toContain(`ELECTRON_MIRROR is set to ${down}`)
+    expect(result.output).not.toMatch(stackTrace)
+    expect(result.output).not.toContain('Electron uninstall')
+    expect(result.output.match(/Could not download Electron/g)).toHaveLength(1)
+    expect(existsSync(join(app, 'node_modules/electron/path.txt'))).toBe(false)
+  }, 120_000)
+
+  it('says the server has no such file on a 404', async () => {
+    forgetElectron()
+    const result = await npmStart({ ELECTRON_MIRROR: `${mirror.url}missing/`, electron_use_remote_checksums: '1' })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain('What failed: the server answered 404 Not Found: it has no such file.')
+    expect(result.stderr).toContain(`URL tried:   ${mirror.url}missing/v${electronVersion}/${zipName}`)
+    expect(result.output).not.toMatch(stackTrace)
+    expect(existsSync(join(app, 'node_modules/electron/path.txt'))).toBe(false)
+  }, 120_000)
+
+  it('refuses a file that does not match its checksum', async () => {
+    forgetElectron()
+    const result = await npmStart({ ELECTRON_MIRROR: `${mirror.url}corrupt/`, electron_use_remote_checksums: '1' })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain('What failed: the file downloaded does not match its published checksum')
+    expect(result.output).not.toMatch(stackTrace)
+    expect(existsSync(join(app, 'node_modules/electron/dist/electron'))).toBe(false)
+  }, 120_000)
+
+  it('downloads Electron with its progress, then builds and launches the app on it', async () => {
+    forgetElectron()
+    mirror.requests.length = 0
+    const result = await npmStart({ ELECTRON_MIRROR: mirror.url, electron_use_remote_checksums: '1' })
+    timings['npm start (download + build)'] = result.seconds
+    expect(result.code, result.output).toBe(0)
+    expect(result.stderr).toContain(
+      `Downloading Electron ${electronVersion} for ${target} (about 100 MB, only this once) from ${mirror.url}v${electronVersion}/${zipName}`
+    )
+    expect(result.stderr).toMatch(/\(100%\)/)
+    expect(result.stderr).toContain(`Electron ${electronVersion} is ready.`)
+    expect(mirror.requests).toContain(`/v${electronVersion}/${zipName}`)
+    expect(mirror.requests).toContain(`/v${electronVersion}/SHASUMS256.txt`)
+    expect(result.output).not.toMatch(stackTrace)
+
+    // Electron's own layout: dist/ with the executable, path.txt naming it.
+    const electron = join(app, 'node_modules/electron/dist/electron')
+    expect(readFileSync(electron, 'utf8')).toBe(FAKE_ELECTRON)
+    expect(statSync(electron).mode & 0o111).not.toBe(0)
+    expect(readFileSync(join(app, 'node_modules/electron/path.txt'), 'utf8')).toBe('electron')
+
+    // It was launched on the project, whose package.json main was built.
+    const [cwd, ...args] = readFileSync(join(app, 'node_modules/electron/dist/launched.txt'), 'utf8').trimEnd().split('\n')
+    expect(args).toEqual(['.'])
+    const launched = resolve(cwd, args[0])
+    expect(realpathSync(launched)).toBe(realpathSync(app))
+    const main = (JSON.parse(readFileSync(join(launched, 'package.json'), 'utf8')) as { main: string }).main
+    expect(main).toBe('out/main/index.js')
+    expect(existsSync(join(launched, main))).toBe(true)
+    expect(existsSync(join(launched, 'out/preload/index.cjs'))).toBe(true)
+    expect(existsSync(join(launched, 'out/renderer/index.html'))).toBe(true)
+  }, 360_000)
+
+  it('launches again without the network once Electron is there', async () => {
+    const electron = join(app, 'node_modules/electron/dist/electron')
+    expect(existsSync(electron)).toBe(true)
+    rmSync(join(app, 'node_modules/electron/dist/launched.txt'), { force: true })
+    // The mirror is down now; the app is already built (skipping electron-vite's build keeps this test short).
+    const result = await npmStart({ ELECTRON_MIRROR: await deadAddress(), electron_use_remote_checksums: '1' }, ['--skipBuild'])
+    expect(result.code, result.output).toBe(0)
+    expect(result.output).not.toContain('Downloading Electron')
+    const [cwd, ...args] = readFileSync(join(app, 'node_modules/electron/dist/launched.txt'), 'utf8').trimEnd().split('\n')
+    expect(realpathSync(cwd)).toBe(realpathSync(app))
+    expect(args).toEqual(['.'])
+  }, 120_000)
+
+  it('uses an Electron named by ELECTRON_EXEC_PATH instead of downloading one, and says so when it is not there', async () => {
+    forgetElectron()
+    const own = join(work, 'own-electron')
+    mkdirSync(own, { recursive: true })
+    writeFileSync(join(own, 'electron'), FAKE_ELECTRON)
+    chmodSync(join(own, 'electron'), 0o755)
+    const offline = { ELECTRON_MIRROR: await deadAddress(), electron_use_remote_checksums: '1' }
+
+    const missing = await npmStart({ ...offline, ELECTRON_EXEC_PATH: join(own, 'nothing') }, ['--skipBuild'])
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toContain(`ELECTRON_EXEC_PATH is set to ${join(own, 'nothing')}, which does not exist.`)
+    expect(missing.output).not.toMatch(stackTrace)
+
+    const result = await npmStart({ ...offline, ELECTRON_EXEC_PATH: join(own, 'electron') }, ['--skipBuild'])
+    expect(result.code, result.output).toBe(0)
+    expect(result.output).not.toContain('Downloading Electron')
+    expect(existsSync(join(app, 'node_modules/electron/dist'))).toBe(false)
+    expect(readFileSync(join(own, 'launched.txt'), 'utf8').trimEnd().split('\n').slice(1)).toEqual(['.'])
+  }, 120_000)
+
+  it('packages the app (electron-builder --dir) with every module its bundles import inside app.asar, and the native binaries unpacked', async () => {
+    if (!existsSync(join(app, 'out/main/index.js'))) {
+      const build = await run(npm, ['run', 'build'], { cwd: app, env: userEnv() })
+      expect(build.code, build.output).toBe(0)
+    }
+    // An unpacked Electron for electron-builder to copy instead of downloading one.
+    const electronDist = join(work, 'electron-unpacked')
+    mkdirSync(electronDist, { recursive: true })
+    writeFileSync(join(electronDist, 'electron'), FAKE_ELECTRON)
+    chmodSync(join(electronDist, 'electron'), 0o755)
+    writeFileSync(join(electronDist, 'version'), electronVersion)
+    const output = join(work, 'packaged')
+    const builder = await run(
+      join(app, 'node_modules/.bin/electron-builder'),
+      ['--dir', '--linux', '--publish', 'never', `-c.electronDist=${electronDist}`, `-c.directories.output=${output}`],
+      { cwd: app, env: userEnv() }
+    )
+    timings['electron-builder --dir'] = builder.seconds
+    expect(builder.code, builder.output).toBe(0)
+
+    const resources = join(output, 'linux-unpacked/resources')
+    const archive = join(resources, 'app.asar')
+    expect(existsSync(join(output, 'linux-unpacked/switchboard'))).toBe(true)
+    const listed = asar.listPackage(archive, { isPack: false })
+    const packageJson = JSON.parse(asar.extractFile(archive, 'package.json').toString('utf8')) as { main: string }
+    expect(listed).toContain(`/${packageJson.main}`)
+
+    // Native binaries are outside the archive, where Node can load them.
+    const natives = listed.filter((file) => file.endsWith('.node'))
+    expect(natives).toContain(`/node_modules/@lydell/node-pty-${target}/pty.node`)
+    for (const native of natives) {
+      expect(asar.statFile(archive, native.slice(1)), native).toMatchObject({ unpacked: true })
+      expect(existsSync(join(`${archive}.unpacked`, native)), native).toBe(true)
+    }
+
+    // Every package the main bundle (and its chunks) and the preload import, resolved and loaded from the extracted archive.
+    const extracted = join(work, 'extracted')
+    asar.extractAll(archive, extracted)
+    const bundles = ['out/main', 'out/preload'].flatMap((dir) =>
+      readdirSync(join(extracted, dir), { recursive: true, encoding: 'utf8' })
+        .filter((file) => /\.[cm]?js$/.test(file))
+        .map((file) => join(extracted, dir, file))
+    )
+    expect(bundles.map((file) => relative(extracted, file))).toEqual(expect.arrayContaining(['out/main/index.js', 'out/preload/index.cjs']))
+    const specifiers = new Set<string>()
+    for (const bundle of bundles) for (const specifier of importsOf(bundle)) specifiers.add(specifier)
+    const packages = [...specifiers].filter((s) => !s.startsWith('.') && !s.startsWith('/') && !isBuiltin(s) && s !== 'electron').sort()
+    expect(packages).toEqual(expect.arrayContaining(['@lydell/node-pty', '@agentclientprotocol/sdk', 'lowdb', 'ws', 'zod']))
+    // Relative imports between the bundles are there too.
+    for (const bundle of bundles)
+      for (const specifier of importsOf(bundle))
+        if (specifier.startsWith('.')) expect(existsSync(resolve(dirname(bundle), specifier)), specifier).toBe(true)
+
+    const checker = join(extracted, 'out/main/check-imports.mjs')
+    writeFileSync(
+      checker,
+      `const found = {}, failed = {}
+for (const specifier of JSON.parse(process.argv[2])) {
+  try { found[specifier] = import.meta.resolve(specifier); await import(specifier) } catch (error) { failed[specifier] = String(error?.message ?? error).split('\\n')[0] }
+}
+process.stdout.write(JSON.stringify({ found, failed }))
+process.exit(0)
+`
+    )
+    const check = await run(process.execPath, [checker, JSON.stringify(packages)], { cwd: extracted, env: userEnv() })
+    expect(check.code, check.stderr).toBe(0)
+    const { found, failed } = JSON.parse(check.stdout) as { found: Record<string, string>; failed: Record<string, string> }
+    expect(failed).toEqual({})
+    for (const specifier of packages)
+      expect(found[specifier], specifier).toMatch(new RegExp(`^${escape(pathToFileURL(join(extracted, 'node_modules')).href)}/`))
+  }, 480_000)
+})
+
+function isBuiltin(specifier: string): boolean {
+  return specifier.startsWith('node:') || builtinModules.includes(specifier.split('/')[0])
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+/** The module specifiers a bundle imports: static and dynamic imports, re-exports and require() calls with a literal. */
+function importsOf(file: string): string[] {
+  const found: string[] = []
+  const parsed = parseSync(file, readFileSync(file, 'utf8'))
+  expect(parsed.errors, file).toEqual([])
+  const literal = (node: { type: string; value?: unknown } | null | undefined) => {
+    if (node?.type === 'Literal' && typeof node.value === 'string') found.push(node.value)
+  }
+  new Visitor({
+    ImportDeclaration: (node) => literal(node.source),
+    ExportAllDeclaration: (node) => literal(node.source),
+    ExportNamedDeclaration: (node) => literal(node.source),
+    ImportExpression: (node) => literal(node.source),
+    CallExpression: (node) => {
+      if (node.callee.type === 'Identifier' && node.callee.name === 'require') literal(node.arguments[0])
+    }
+  }).visit(parsed.program)
+  return found
+}
