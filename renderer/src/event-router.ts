@@ -34,10 +34,12 @@ export function routeEvents(events: HostEvent[]): void {
         case 'session.record':
           projects.upsertSession(event.payload)
           break
-        case 'session.removed':
+        case 'session.removed': {
+          const record = projects.sessionById(event.payload.id)
           projects.removeSession(event.payload.id)
-          sessions.forget(event.payload.id)
+          sessions.forget(event.payload.id, record)
           break
+        }
         case 'agent.state':
           agents.receiveState(event.payload)
           break
