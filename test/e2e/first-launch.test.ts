@@ -84,7 +84,7 @@ describe('a first launch, in the browser', () => {
     // Not connected since the restart: the change itself reopens it.
     await expect.poll(() => page.getByTestId('mode-select').isEnabled()).toBe(true)
     await page.getByTestId('mode-select').selectOption('code')
-    await page.getByTestId('config-verbose').check()
+    await page.getByTestId('config-verbose').click()
     await expect
       .poll(async () => {
         const thread = fold((await host!.request('sessions.open', { id: older.id })).records)
@@ -97,6 +97,30 @@ describe('a first launch, in the browser', () => {
     expect(await item(page, 'Older conversation').locator('.time').textContent()).toBe('2d')
     const [listed] = (await host!.request('sessions.list', {})).filter((s) => s.id === older.id)
     expect(Date.now() - new Date(listed.updatedAt).getTime()).toBeGreaterThan(DAY)
+    expect(problems).toEqual([])
+    await context.close()
+  }, 180_000)
+
+  it('opens a terminal at its first lines', async () => {
+    const running = server ?? (await startHost())
+    const agent = (await host!.request('agents.list', {}))[0]
+    const projectId = (await host!.request('projects.list', {}))[0].id
+    const session = await host!.request('sessions.new', { projectId, agentId: agent.id })
+    await host!.request('sessions.prompt', { id: session.id, text: '/terminal seq 1 5\n/terminal seq 1 40' })
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } })
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await page.goto(running.url)
+    await page.getByTestId('session-item').filter({ hasText: 'terminal' }).first().getByTestId('session-open').click()
+    const terminals = page.getByTestId('terminal-output')
+    await expect.poll(() => terminals.count()).toBe(2)
+    const rows = (index: number) => terminals.nth(index).locator('.xterm-rows > div').allTextContents()
+    await expect.poll(async () => (await rows(0)).map((r) => r.trim())).toEqual(['1', '2', '3', '4', '5'])
+    await terminals.nth(1).scrollIntoViewIfNeeded()
+    console.log(`screenshot: ${await screenshot(page, 'e2e-terminal-opens')}`)
+    // Longer than the box: a finished command opens at its first lines, the rest a scroll away.
+    await expect.poll(async () => (await rows(1)).map((r) => r.trim())).toEqual(Array.from({ length: 16 }, (_, i) => String(i + 1)))
     expect(problems).toEqual([])
     await context.close()
   }, 180_000)
