@@ -52,6 +52,7 @@ function item(page: Page, title: string): Locator {
 }
 
 const DAY = 24 * 3600 * 1000
+const TABLE_ANSWER = '\n\n| setting | value |\n| --- | --- |\n| port | `8080` |\n\nPorts: run `npm run serve` and open **the page**.'
 
 describe('a first launch, in the browser', () => {
   it('takes a change of mode or option for a setting, not activity: the conversation keeps its place and its time', async () => {
@@ -84,6 +85,8 @@ describe('a first launch, in the browser', () => {
     // Not connected since the restart: the change itself reopens it.
     await expect.poll(() => page.getByTestId('mode-select').isEnabled()).toBe(true)
     await page.getByTestId('mode-select').selectOption('code')
+    await expect.poll(async () => fold((await host!.request('sessions.open', { id: older.id })).records).modes?.currentModeId).toBe('code')
+    await expect.poll(() => page.getByTestId('config-verbose').isEnabled()).toBe(true)
     await page.getByTestId('config-verbose').click()
     await expect
       .poll(async () => {
@@ -124,4 +127,112 @@ describe('a first launch, in the browser', () => {
     expect(problems).toEqual([])
     await context.close()
   }, 180_000)
+
+  it.each(['light', 'dark'] as const)(
+    'looks right in %s: tool output, search, notices, selects, menus, shortcuts and dialogs',
+    async (scheme) => {
+      const running = server ?? (await startHost())
+      const agents = await host!.request('agents.list', {})
+      const projectId = (await host!.request('projects.list', {}))[0].id
+      if (!agents.some((a) => a.name === 'Ghost')) {
+        await host!.request('agents.add', { name: 'Ghost', command: 'no-such-agent-command', args: [], env: {}, secretEnv: {} })
+        await writeFile(join(projectDir, 'server.ts'), 'import { serve } from "./http"\n\n# not a heading\nserve({\n  port: 8080,\n})\n')
+        const session = await host!.request('sessions.new', { projectId, agentId: agents[0].id })
+        await host!.request('sessions.prompt', {
+          id: session.id,
+          text: `/read ${join(projectDir, 'server.ts')}\n/sayjson ${JSON.stringify(TABLE_ANSWER)}`
+        })
+        await host!.request('sessions.rename', { id: session.id, title: 'Looks' })
+      }
+
+      const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: scheme })
+      const page = await context.newPage()
+      const problems = watchConsole(page)
+      await page.goto(running.url)
+      await item(page, 'Looks').getByTestId('session-open').click()
+
+      // A file read: monospace, its lines kept, no heading made of its "#".
+      const text = page.getByTestId('tool-call-text').first()
+      await expect.poll(() => text.getAttribute('data-code')).toBe('true')
+      expect(await text.locator('h1').count()).toBe(0)
+      expect(await text.locator('pre code').evaluate((el) => getComputedStyle(el).fontFamily)).toMatch(/mono/i)
+      expect(await text.locator('pre code').textContent()).toContain('serve({\n  port: 8080,\n})')
+
+      // Selects: one look, the platform's arrow replaced by the chevron, the same in both themes.
+      const selects = await page.locator('select').evaluateAll((list) =>
+        list.map((el) => {
+          const style = getComputedStyle(el)
+          return { appearance: style.appearance, chevron: style.backgroundImage.includes('gradient') }
+        })
+      )
+      expect(selects.length).toBeGreaterThan(2)
+      expect(selects.every((s) => s.appearance === 'none' && s.chevron)).toBe(true)
+      console.log(`screenshot: ${await screenshot(page, `e2e-looks-read-${scheme}`)}`)
+
+      // The session menu holds its keys: the Ctrl+Enter badge inside the menu's box.
+      const row = item(page, 'Looks')
+      await row.hover()
+      await row.getByTestId('session-menu').click()
+      const menu = page.getByTestId('action-menu')
+      await menu.waitFor()
+      const box = (await menu.boundingBox())!
+      for (const hint of await menu.getByTestId('menu-hint').all()) {
+        const hintBox = (await hint.boundingBox())!
+        expect(hintBox.x + hintBox.width).toBeLessThanOrEqual(box.x + box.width - 4)
+      }
+      console.log(`screenshot: ${await screenshot(page, `e2e-looks-menu-${scheme}`)}`)
+      await page.keyboard.press('Escape')
+
+      // Search: a message found shows its words, not its markdown.
+      await page.getByTestId('open-search').click()
+      await page.getByTestId('search-input').fill('npm run serve')
+      const result = page.getByTestId('search-result').filter({ hasText: 'Ports' }).first()
+      await expect.poll(() => result.textContent()).toContain('setting value port 8080 Ports: run npm run serve and open the page.')
+      expect(await result.textContent()).not.toMatch(/[`*|]/)
+      expect(await result.locator('mark').allTextContents()).toContain('npm run serve')
+      const backdrops = [await page.getByTestId('search-palette').evaluate((el) => getComputedStyle(el, '::backdrop').backgroundColor)]
+      console.log(`screenshot: ${await screenshot(page, `e2e-looks-search-${scheme}`)}`)
+      await page.keyboard.press('Escape')
+
+      // The shortcut list: one grid, every group's keys and words in the same two columns.
+      await page.getByTestId('open-shortcuts').click()
+      const overlay = page.getByTestId('shortcuts-overlay')
+      await overlay.waitFor()
+      const xs = async (id: string) =>
+        new Set(await overlay.getByTestId(id).evaluateAll((list) => list.map((el) => Math.round(el.getBoundingClientRect().left))))
+      expect(await xs('shortcut-keys')).toHaveProperty('size', 1)
+      expect(await xs('shortcut-description')).toHaveProperty('size', 1)
+      backdrops.push(await overlay.evaluate((el) => getComputedStyle(el, '::backdrop').backgroundColor))
+      console.log(`screenshot: ${await screenshot(page, `e2e-looks-shortcuts-${scheme}`)}`)
+      await page.keyboard.press('Escape')
+      await expect.poll(() => overlay.evaluate((el) => (el as HTMLDialogElement).open).catch(() => false)).toBe(false)
+
+      // The delete dialog: the same dialog, the same backdrop.
+      await row.hover()
+      await row.getByTestId('session-menu').click()
+      await page.getByTestId('menu-delete').click()
+      const dialog = page.getByTestId('confirm-dialog')
+      await expect.poll(() => dialog.evaluate((el) => (el as HTMLDialogElement).open)).toBe(true)
+      await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('confirm-delete')
+      backdrops.push(await dialog.evaluate((el) => getComputedStyle(el, '::backdrop').backgroundColor))
+      expect(new Set(backdrops).size).toBe(1)
+      expect(backdrops[0]).not.toMatch(/^rgba\(0, 0, 0, 0\)$|transparent/)
+      console.log(`screenshot: ${await screenshot(page, `e2e-looks-delete-${scheme}`)}`)
+      await page.keyboard.press('Escape')
+      await expect.poll(() => dialog.evaluate((el) => (el as HTMLDialogElement).open)).toBe(false)
+
+      // A notice under the project: the agent picked is not installed; it can be put away.
+      const project = page.getByTestId('project').first()
+      await project.getByTestId('new-session-agent').selectOption({ label: 'Ghost' })
+      const notice = project.getByTestId('agent-not-installed')
+      await expect.poll(() => notice.count()).toBe(1)
+      console.log(`screenshot: ${await screenshot(page, `e2e-looks-notice-${scheme}`)}`)
+      await project.getByTestId('agent-not-installed-dismiss').click()
+      expect(await notice.count()).toBe(0)
+
+      expect(problems).toEqual([])
+      await context.close()
+    },
+    180_000
+  )
 })
