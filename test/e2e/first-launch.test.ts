@@ -52,6 +52,9 @@ function item(page: Page, title: string): Locator {
 }
 
 const DAY = 24 * 3600 * 1000
+/** Evaluated in the page (the e2e files are type-checked without the DOM library). */
+const BACKDROP = "(el) => getComputedStyle(el, '::backdrop').backgroundColor"
+const IS_OPEN = '(el) => el.open'
 const TABLE_ANSWER = '\n\n| setting | value |\n| --- | --- |\n| port | `8080` |\n\nPorts: run `npm run serve` and open **the page**.'
 
 describe('a first launch, in the browser', () => {
@@ -155,7 +158,7 @@ describe('a first launch, in the browser', () => {
       const text = page.getByTestId('tool-call-text').first()
       await expect.poll(() => text.getAttribute('data-code')).toBe('true')
       expect(await text.locator('h1').count()).toBe(0)
-      expect(await text.locator('pre code').evaluate((el) => getComputedStyle(el).fontFamily)).toMatch(/mono/i)
+      expect(await text.locator('pre code').evaluate<string>('(el) => getComputedStyle(el).fontFamily')).toMatch(/mono/i)
       expect(await text.locator('pre code').textContent()).toContain('serve({\n  port: 8080,\n})')
 
       // Selects: one look, the platform's arrow replaced by the chevron, the same in both themes.
@@ -190,7 +193,7 @@ describe('a first launch, in the browser', () => {
       await expect.poll(() => result.textContent()).toContain('setting value port 8080 Ports: run npm run serve and open the page.')
       expect(await result.textContent()).not.toMatch(/[`*|]/)
       expect(await result.locator('mark').allTextContents()).toContain('npm run serve')
-      const backdrops = [await page.getByTestId('search-palette').evaluate((el) => getComputedStyle(el, '::backdrop').backgroundColor)]
+      const backdrops = [await page.getByTestId('search-palette').evaluate<string>(BACKDROP)]
       console.log(`screenshot: ${await screenshot(page, `e2e-looks-search-${scheme}`)}`)
       await page.keyboard.press('Escape')
 
@@ -202,24 +205,24 @@ describe('a first launch, in the browser', () => {
         new Set(await overlay.getByTestId(id).evaluateAll((list) => list.map((el) => Math.round(el.getBoundingClientRect().left))))
       expect(await xs('shortcut-keys')).toHaveProperty('size', 1)
       expect(await xs('shortcut-description')).toHaveProperty('size', 1)
-      backdrops.push(await overlay.evaluate((el) => getComputedStyle(el, '::backdrop').backgroundColor))
+      backdrops.push(await overlay.evaluate<string>(BACKDROP))
       console.log(`screenshot: ${await screenshot(page, `e2e-looks-shortcuts-${scheme}`)}`)
       await page.keyboard.press('Escape')
-      await expect.poll(() => overlay.evaluate((el) => (el as HTMLDialogElement).open).catch(() => false)).toBe(false)
+      await expect.poll(() => overlay.evaluate<boolean>(IS_OPEN).catch(() => false)).toBe(false)
 
       // The delete dialog: the same dialog, the same backdrop.
       await row.hover()
       await row.getByTestId('session-menu').click()
       await page.getByTestId('menu-delete').click()
       const dialog = page.getByTestId('confirm-dialog')
-      await expect.poll(() => dialog.evaluate((el) => (el as HTMLDialogElement).open)).toBe(true)
-      await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('confirm-delete')
-      backdrops.push(await dialog.evaluate((el) => getComputedStyle(el, '::backdrop').backgroundColor))
+      await expect.poll(() => dialog.evaluate<boolean>(IS_OPEN)).toBe(true)
+      await expect.poll(() => page.evaluate<string | null>("document.activeElement?.getAttribute('data-testid') ?? null")).toBe('confirm-delete')
+      backdrops.push(await dialog.evaluate<string>(BACKDROP))
       expect(new Set(backdrops).size).toBe(1)
       expect(backdrops[0]).not.toMatch(/^rgba\(0, 0, 0, 0\)$|transparent/)
       console.log(`screenshot: ${await screenshot(page, `e2e-looks-delete-${scheme}`)}`)
       await page.keyboard.press('Escape')
-      await expect.poll(() => dialog.evaluate((el) => (el as HTMLDialogElement).open)).toBe(false)
+      await expect.poll(() => dialog.evaluate<boolean>(IS_OPEN)).toBe(false)
 
       // A notice under the project: the agent picked is not installed; it can be put away.
       const project = page.getByTestId('project').first()
