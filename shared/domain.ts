@@ -142,7 +142,14 @@ export interface SessionRecord {
   title: string
   /** Where the title came from: a later source of higher rank replaces it (see TitleSource). */
   titleSource: TitleSource
+  /**
+   * The session this one was made from (a fork, or a conversation continued in
+   * a new session), by Switchboard's id: where a pane goes back to when this
+   * one is deleted.
+   */
+  forkedFrom?: string
   createdAt: string
+  /** The last activity: a turn's end. Settings (mode, model, options), titles and reopening leave it alone. */
   updatedAt: string
   lastStopReason?: string
   /** The MCP servers the session started with (profile id and version); later edits of a profile leave this alone. */

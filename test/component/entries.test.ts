@@ -142,6 +142,47 @@ describe('tool calls', () => {
     rawOutput: { applied: true }
   }
 
+  it('shows a file the agent read as code: monospace, every line and indent kept, highlighted by its type; prose stays markdown', async () => {
+    const file = 'import { a } from "./a"\n\n# not a heading\nfunction f() {\n    return `x`  // ``` inside\n}\n'
+    const read: ToolCallEntry = {
+      kind: 'tool_call',
+      id: 'tool_call:r1',
+      toolCallId: 'r1',
+      title: 'Read src/app.ts',
+      toolKind: 'read',
+      status: 'completed',
+      locations: [{ path: '/work/app/src/app.ts' }],
+      content: [{ type: 'content', content: { type: 'text', text: file } }]
+    }
+    const wrapper = mountEntry(read)
+    const text = wrapper.find('[data-testid=tool-call-text]')
+    expect(text.attributes('data-code')).toBe('true')
+    expect(text.find('h1').exists()).toBe(false)
+    expect(text.find('.code-lang').text()).toBe('ts')
+    expect(text.find('pre code').element.textContent).toBe(file)
+    expect(text.find('.hljs-keyword').text()).toBe('import')
+
+    // Line-numbered file text from any tool is code too; a tool's prose is markdown.
+    const numbered = mountEntry({
+      ...read,
+      id: 'tool_call:o1',
+      toolCallId: 'o1',
+      toolKind: 'other',
+      locations: [],
+      content: [{ type: 'content', content: { type: 'text', text: '     1→first line\n     2→  second\n     3→third' } }]
+    })
+    expect(numbered.find('[data-testid=tool-call-text] pre code').element.textContent).toBe('     1→first line\n     2→  second\n     3→third\n')
+    const prose = mountEntry({
+      ...read,
+      id: 'tool_call:o2',
+      toolCallId: 'o2',
+      toolKind: 'fetch',
+      content: [{ type: 'content', content: { type: 'text', text: 'The page says **hello**.' } }]
+    })
+    expect(prose.find('[data-testid=tool-call-text]').attributes('data-code')).toBe('false')
+    expect(prose.find('[data-testid=tool-call-text] strong').text()).toBe('hello')
+  })
+
   it('shows kind, title, status and places; a place is shown when clicked', async () => {
     const wrapper = mountEntry(edit)
     expect(wrapper.find('.kind').text()).toBe('Edit')

@@ -207,6 +207,10 @@ describe('a conversation in the browser', () => {
     await page.getByTestId('confirm-delete').click()
     await expect.poll(() => page.getByTestId('session-item').filter({ hasText: 'Fork of' }).count()).toBe(0)
     expect(await page.getByTestId('session-item').filter({ hasText: 'Asked in the terminal' }).count()).toBe(1)
+    // The pane goes back to the conversation the fork was made from, not to a blank pane.
+    await expect.poll(() => page.getByTestId('session-title').textContent()).toBe('Asked in the terminal')
+    await expect.poll(() => page.getByTestId('entry-assistant').first().textContent()).toContain('Run npm test.')
+    console.log(`screenshot: ${await screenshot(page, 'e2e-fork-deleted')}`)
     expect(problems).toEqual([])
     await context.close()
   })

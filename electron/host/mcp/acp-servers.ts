@@ -41,6 +41,10 @@ export async function prepareServers(
       })
       continue
     }
+    if (profile.lastTest && !profile.lastTest.ok) {
+      prepared.push({ profile, acp: null, leftOut: lastTestFailed(profile.lastTest.error) })
+      continue
+    }
     if (profile.transport !== 'stdio') {
       const server = { name: profile.name, url: profile.url, headers }
       prepared.push({ profile, acp: profile.transport === 'http' ? { type: 'http', ...server } : { type: 'sse', ...server } })
@@ -69,6 +73,16 @@ async function resolveCommand(
   throw new McpCommandNotFoundError(
     `MCP server “${profile.name}”: ${commandNotFound(profile)} Or switch the server off for this project on the MCP page.`
   )
+}
+
+/**
+ * Why a server whose last Test connection failed is not given: the agent would
+ * start it anyway and fail in its own way (a missing tool, a slow start, or a
+ * refused session), and the user, who saw it fail, would not see that here.
+ */
+export function lastTestFailed(error?: string): string {
+  const why = error ? ` (${error.replace(/[.\s]+$/, '')})` : ''
+  return `its last Test connection failed${why}: test it again on the MCP page once it is fixed, and new sessions get it`
 }
 
 /** A stdio profile's command as an absolute path, or null when there is nothing to run. */

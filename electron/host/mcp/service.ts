@@ -57,11 +57,15 @@ export class McpService {
       await this.profiles.setProjectEnabled(p.projectId, p.profileId, p.enabled)
       return {}
     },
-    'mcp.test': async (p) =>
-      testMcpConnection(await this.profiles.unlock(this.profiles.profile(p.id)), {
+    'mcp.test': async (p) => {
+      const result = await testMcpConnection(await this.profiles.unlock(this.profiles.profile(p.id)), {
         timeoutMs: p.timeoutMs,
         clientVersion: this.options.clientVersion
-      }),
+      })
+      // Kept with the profile: the MCP page and sessions show it, and a server that fails is not given to new sessions.
+      await this.profiles.recordTest(p.id, { ok: result.ok, at: new Date().toISOString(), ...(result.ok ? {} : { error: result.error }) })
+      return result
+    },
     'mcp.importSources': async (p) => {
       const project = p.projectId ? this.options.store.project(p.projectId) : undefined
       if (p.projectId && !project) throw new Error(`No project with id '${p.projectId}'`)

@@ -105,6 +105,7 @@ export class SessionLifecycle {
       ...(parent.worktree ? { worktree: parent.worktree } : {}),
       title: `Fork of ${parent.title}`,
       titleSource: 'default',
+      forkedFrom: parent.id,
       createdAt: now,
       updatedAt: now,
       ...sessionMcp(servers)
@@ -139,6 +140,7 @@ export class SessionLifecycle {
       ...(parent.worktree ? { worktree: parent.worktree } : {}),
       title: `${parent.title} (continued)`,
       titleSource: 'prompt',
+      forkedFrom: parent.id,
       createdAt: now,
       updatedAt: now,
       ...sessionMcp(servers),

@@ -6,6 +6,7 @@ import { routeEvents } from '../event-router'
 import type { ConnectionState } from '../host/transport'
 import { useAgentsStore } from './agents'
 import { useElicitationsStore } from './elicitations'
+import { useMcpStore } from './mcp'
 import { useNoticesStore } from './notices'
 import { usePermissionsStore } from './permissions'
 import { useProjectsStore } from './projects'
@@ -34,7 +35,7 @@ export const useAppStore = defineStore('app', () => {
   async function load(): Promise<void> {
     const client = host()
     try {
-      const [appInfo, projects, sessions, sessionStates, agents, agentStates, rules, elicitations, checks] = await Promise.all([
+      const [appInfo, projects, sessions, sessionStates, agents, agentStates, rules, elicitations, checks, mcp] = await Promise.all([
         client.request('app.info', {}),
         client.request('projects.list', {}),
         client.request('sessions.list', {}),
@@ -43,7 +44,8 @@ export const useAppStore = defineStore('app', () => {
         client.request('agents.states', {}),
         client.request('permissions.list', {}),
         client.request('elicitations.list', {}),
-        client.request('agents.checks', {})
+        client.request('agents.checks', {}),
+        client.request('mcp.list', {})
       ])
       const firstTime = info.value === null
       info.value = appInfo
@@ -54,6 +56,8 @@ export const useAppStore = defineStore('app', () => {
       for (const state of sessionStates) useSessionsStore().receiveState(state)
       usePermissionsStore().rules = rules
       useElicitationsStore().pending = elicitations
+      // The sidebar counts the MCP servers from the start, not once the MCP page has been opened.
+      useMcpStore().receive(mcp)
       if (firstTime) for (const warning of appInfo.warnings) useNoticesStore().report(warning)
     } catch (error) {
       // While the link is down the connection notice says so; a banner per request would only repeat it.

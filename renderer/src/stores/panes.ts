@@ -113,9 +113,17 @@ export const usePanesStore = defineStore('panes', () => {
     focus(paneId)
   }
 
-  /** A session that is gone leaves its pane empty. */
-  function removeSession(sessionId: string): void {
-    for (const pane of panes.value) if (pane.sessionId === sessionId) pane.sessionId = null
+  /**
+   * A session that is gone: its pane shows `instead` (the session it was made
+   * from), unless another pane already does; else it is left empty, and its
+   * empty state says what to do next. Returns the pane that now shows `instead`.
+   */
+  function removeSession(sessionId: string, instead?: string | null): Pane | undefined {
+    const pane = paneOf(sessionId)
+    if (!pane) return undefined
+    const next = instead && !paneOf(instead) ? instead : null
+    pane.sessionId = next
+    return next ? pane : undefined
   }
 
   /** After the session list is known: panes of sessions that no longer exist are emptied. */

@@ -85,11 +85,18 @@ export const useSessionsStore = defineStore('sessions', () => {
     stateSinceOpen.add(state.id)
   }
 
-  function forget(id: string): void {
+  /**
+   * A session that is gone (deleted here, or its removal announced): its
+   * thread, state and draft go, and a pane that showed it shows the session it
+   * was forked from instead, when that is still there (`record`: the session
+   * as it was, for where it came from).
+   */
+  function forget(id: string, record?: SessionRecord): void {
     threads.forget(id)
     delete states.value[id]
     delete drafts.value[id]
-    panes.removeSession(id)
+    const origin = record?.forkedFrom && projects.sessionById(record.forkedFrom) ? record.forkedFrom : null
+    if (panes.removeSession(id, origin) && origin && !threads.threads[origin]) void load(origin)
   }
 
   /** Starts a session with an agent and opens it; throws the Host's message (the sidebar shows it, or a sign-in). */
@@ -191,7 +198,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     const result = worktree.removeWorktree ? await request() : await notices.attempt(request)
     if (!result) return
     projects.removeSession(id)
-    forget(id)
+    forget(id, record)
     const title = record ? `“${record.title}”` : 'The conversation'
     const kept = keepTranscript ? ' Its transcript is kept in the data folder (deleted-transcripts).' : ''
     if (result.agentDeleted) useUiStore().toast(`${title} was deleted here and by the agent.${kept}${result.note ? ` ${result.note}` : ''}`)
