@@ -20,6 +20,8 @@ import { LineGuard } from './line-guard'
 
 export interface RunOptions {
   logDir: string
+  /** The environment the agent starts with, before its own variables (default: the Host's). */
+  env?: Record<string, string>
   /** Environment variables from the secret store (never written to db.json). */
   secretEnv?: Record<string, string>
   /** Start of the mark put in the agent's environment (see processes.ts). */
@@ -89,7 +91,7 @@ export class AgentRun {
     const child = spawn(def.command, def.args, {
       cwd: options.cwd ?? homedir(),
       // The mark lets stop() find what the agent started even after it left the agent's process group.
-      env: { ...process.env, ...def.env, ...options.secretEnv, [PROCESS_MARK_ENV]: this.mark },
+      env: { ...(options.env ?? process.env), ...def.env, ...options.secretEnv, [PROCESS_MARK_ENV]: this.mark },
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group, so stop() can take the agent's children down with it.
       detached: process.platform !== 'win32',

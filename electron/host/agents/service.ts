@@ -2,6 +2,7 @@ import type { AgentDefinition, AgentPresetView } from '../../../shared/domain'
 import { agentLogPath } from '../agent/process'
 import { agentIdFor, checkAgentInput } from '../agent-definitions'
 import { readLogTail } from '../agent/agent-log'
+import type { UserEnvironment } from '../environment'
 import type { HandlerSlice } from '../handlers'
 import { presetCatalog } from '../presets'
 import type { Records } from '../records'
@@ -18,11 +19,21 @@ export interface AgentsServiceOptions {
   supervisor: AgentSupervisor
   signIn: SignIn
   checks: AgentChecks
+  /** The environment the agents' processes get (their commands are looked up on its PATH). */
+  environment: UserEnvironment
   /** What else goes with a removed agent (what was downloaded for it). */
   onRemoved: (definition: AgentDefinition) => Promise<void>
 }
 
-export function agentsHandlers({ records, secrets, supervisor, signIn, checks, onRemoved }: AgentsServiceOptions): HandlerSlice<'agents'> {
+export function agentsHandlers({
+  records,
+  secrets,
+  supervisor,
+  signIn,
+  checks,
+  environment,
+  onRemoved
+}: AgentsServiceOptions): HandlerSlice<'agents'> {
   return {
     'agents.list': async () => records.data.agents,
     'agents.add': async (input) => {
@@ -79,7 +90,7 @@ export function agentsHandlers({ records, secrets, supervisor, signIn, checks, o
       return { agentId, path, ...(await readLogTail(path)) }
     },
     'agents.presets': async () =>
-      (await presetCatalog()).map(({ definition, installed }): AgentPresetView => ({
+      (await presetCatalog(environment)).map(({ definition, installed }): AgentPresetView => ({
         id: definition.id,
         name: definition.name,
         command: definition.command,
@@ -89,7 +100,7 @@ export function agentsHandlers({ records, secrets, supervisor, signIn, checks, o
         added: Boolean(records.store.agent(definition.id))
       })),
     'agents.addPreset': async ({ presetId }) => {
-      const preset = (await presetCatalog()).find((p) => p.definition.id === presetId)
+      const preset = (await presetCatalog(environment)).find((p) => p.definition.id === presetId)
       if (!preset) throw new Error(`No preset '${presetId}'`)
       const existing = records.store.agent(presetId)
       if (existing) return existing

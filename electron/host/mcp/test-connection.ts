@@ -7,6 +7,8 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { McpListedItem, McpProfile, McpTestResult } from '../../../shared/mcp'
+import type { UserEnvironment } from '../environment'
+import { newProcessMark, PROCESS_MARK_ENV } from '../processes'
 import { commandNotFound, findProfileCommand } from './acp-servers'
 import type { UnlockedProfile } from './profiles'
 
@@ -21,6 +23,10 @@ import type { UnlockedProfile } from './profiles'
 export interface TestConnectionOptions {
   timeoutMs: number
   clientVersion: string
+  /** What a stdio server starts with, before the profile's own variables. */
+  environment: UserEnvironment
+  /** The start of the mark the server's process carries (see processes.ts). */
+  markPrefix?: string
 }
 
 const STDERR_TAIL_CHARS = 4000
@@ -40,10 +46,10 @@ export async function testMcpConnection(unlocked: UnlockedProfile, options: Test
 
   const deadline = new AbortController()
   const timer = setTimeout(() => deadline.abort(), options.timeoutMs)
-  const process = new ProcessWatch()
+  const process = new ProcessWatch(newProcessMark(options.markPrefix))
   let client: Client | null = null
   try {
-    const transport = await createTransport(unlocked, process)
+    const transport = await createTransport(unlocked, process, options.environment)
     client = new Client({ name: 'switchboard', title: 'Switchboard', version: options.clientVersion })
     const requestOptions = () => ({ signal: deadline.signal, timeout: Math.max(1, options.timeoutMs - elapsed()) })
     await client.connect(transport, requestOptions())
@@ -83,15 +89,16 @@ export async function testMcpConnection(unlocked: UnlockedProfile, options: Test
   }
 }
 
-async function createTransport(unlocked: UnlockedProfile, watch: ProcessWatch): Promise<Transport> {
+async function createTransport(unlocked: UnlockedProfile, watch: ProcessWatch, environment: UserEnvironment): Promise<Transport> {
   const { profile } = unlocked
   if (profile.transport === 'http' || profile.transport === 'sse') {
     const url = new URL(profile.url)
     const requestInit: RequestInit = { headers: Object.fromEntries(unlocked.headers.map((h) => [h.name, h.value])) }
     return profile.transport === 'http' ? new StreamableHTTPClientTransport(url, { requestInit }) : new SSEClientTransport(url, { requestInit })
   }
-  const env = Object.fromEntries(unlocked.env.map((e) => [e.name, e.value]))
-  const command = await findProfileCommand(profile, unlocked.env)
+  // The whole environment, as an agent gives its servers (the SDK alone would pass only HOME, PATH, SHELL, TERM, USER…).
+  const env = environment.forChild(Object.fromEntries(unlocked.env.map((e) => [e.name, e.value])), { [PROCESS_MARK_ENV]: watch.mark })
+  const command = await findProfileCommand(profile, unlocked.env, environment)
   if (!command) throw new CommandNotFound(profile)
   const transport = new StdioClientTransport({ command, args: profile.args, env, cwd: profile.cwd || homedir(), stderr: 'pipe' })
   transport.stderr?.on('data', (chunk: Buffer) => watch.stderr(chunk.toString('utf8')))
@@ -108,6 +115,9 @@ async function createTransport(unlocked: UnlockedProfile, watch: ProcessWatch): 
 class ProcessWatch {
   exit: { code: number | null; signal: string | null } | null = null
   private tail = ''
+
+  /** `mark`: in the server's environment, inherited by what it starts (see processes.ts). */
+  constructor(readonly mark: string) {}
 
   attach(child: ChildProcess | undefined): void {
     child?.once('exit', (code, signal) => (this.exit = { code, signal }))
