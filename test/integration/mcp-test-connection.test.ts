@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import type { McpProfileInput, McpTestResult } from '../../shared/mcp'
-import { openHost, removeDir, tempDir } from '../helpers'
+import { isProcessRunning, openHost, removeDir, tempDir } from '../helpers'
 import { startTinyHttpServer, tinyServerCommand, TINY_SERVER_NAME, type TinyHttpServer } from '../mcp/tiny-server'
 
 /** "Test connection" against a real MCP server (test/mcp/tiny-server.ts) over stdio, Streamable HTTP and SSE. */
@@ -89,13 +91,23 @@ describe('test connection', () => {
     })
   })
 
-  it('times out on a process that never speaks MCP', async () => {
-    const result = await test({ name: 'mute', transport: 'stdio', command: 'node', args: ['-e', 'setInterval(() => {}, 1000)'] }, 1000)
+  it('times out on a process that never speaks MCP, and the process is gone when the answer comes', async () => {
+    const pidFile = join(root, 'mute.pid')
+    const script = `require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`
+    const result = await test({ name: 'mute', transport: 'stdio', command: 'node', args: ['-e', script] }, 1000)
     expect(result).toMatchObject({
       ok: false,
       timedOut: true,
       error: 'No answer within 1 s: the server started but did not complete the MCP handshake.'
     })
+    expect(isProcessRunning(Number(readFileSync(pidFile, 'utf8')))).toBe(false)
+  })
+
+  it.skipIf(process.platform === 'win32')('stops what a mute server started, too', async () => {
+    const pidFile = join(root, 'mute-child.pid')
+    const result = await test({ name: 'mute', transport: 'stdio', command: 'sh', args: ['-c', `sleep 600 & echo $$ $! > ${pidFile}; wait`] }, 1000)
+    expect(result).toMatchObject({ ok: false, timedOut: true })
+    for (const pid of readFileSync(pidFile, 'utf8').trim().split(' ').map(Number)) expect(isProcessRunning(pid)).toBe(false)
   })
 
   it('connects over Streamable HTTP on 127.0.0.1, sending the profile’s headers', async () => {
