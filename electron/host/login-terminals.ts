@@ -17,6 +17,8 @@ export interface LoginSpec {
   command: string
   args: string[]
   env: Record<string, string | undefined>
+  /** Where the program starts (default: the home folder). */
+  cwd?: string
   cols: number
   rows: number
 }
@@ -65,7 +67,7 @@ export class LoginTerminals {
     ) as Record<string, string>
     let child: IPty
     try {
-      child = pty.spawn(spec.command, spec.args, { name: 'xterm-256color', cols: spec.cols, rows: spec.rows, cwd: homedir(), env })
+      child = pty.spawn(spec.command, spec.args, { name: 'xterm-256color', cols: spec.cols, rows: spec.rows, cwd: spec.cwd ?? homedir(), env })
     } catch (error) {
       throw new Error(`Could not run \`${commandLine(spec)}\`: ${(error as Error).message}`)
     }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { Readable, Writable } from 'node:stream'
@@ -26,7 +26,7 @@ export interface RunOptions {
   secretEnv?: Record<string, string>
   /** Start of the mark put in the agent's environment (see processes.ts). */
   markPrefix?: string
-  /** The folder the process starts in (default: the user's home folder). */
+  /** The folder the process starts in (default: the agent's own, else the user's home folder). */
   cwd?: string
   /** The log file's name, when not the agent's id. */
   logName?: string
@@ -88,8 +88,9 @@ export class AgentRun {
     this.log.on('error', () => undefined)
     this.writeLog(`\n--- ${new Date().toISOString()} starting ${def.command} ${def.args.join(' ')}\n`)
 
+    const cwd = options.cwd ?? def.cwd ?? homedir()
     const child = spawn(def.command, def.args, {
-      cwd: options.cwd ?? homedir(),
+      cwd,
       // The mark lets stop() find what the agent started even after it left the agent's process group.
       env: { ...(options.env ?? process.env), ...def.env, ...options.secretEnv, [PROCESS_MARK_ENV]: this.mark },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -101,12 +102,15 @@ export class AgentRun {
     this.spawnFailure = new Promise<never>((_, reject) => {
       child.once('error', (error: NodeJS.ErrnoException) => {
         this.spawnFailed = true
+        // spawn says ENOENT for a missing working folder too: say which it is.
         const message =
-          error.code === 'ENOENT'
-            ? `Agent '${def.name}' could not be started: command '${def.command}' was not found. ${
-                def.installHint ? `Install it with \`${def.installHint}\`, or fix the agent's command.` : "Install it or fix the agent's command."
-              }`
-            : `Agent '${def.name}' could not be started (${def.command}): ${error.message}`
+          error.code === 'ENOENT' && !existsSync(cwd)
+            ? `Agent '${def.name}' could not be started: its working folder ${cwd} does not exist. Edit the agent to choose another.`
+            : error.code === 'ENOENT'
+              ? `Agent '${def.name}' could not be started: command '${def.command}' was not found. ${
+                  def.installHint ? `Install it with \`${def.installHint}\`, or fix the agent's command.` : "Install it or fix the agent's command."
+                }`
+              : `Agent '${def.name}' could not be started (${def.command}): ${error.message}`
         options.setState({ status: 'error', message })
         this.resolveClosed()
         reject(new Error(message))

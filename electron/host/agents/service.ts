@@ -37,11 +37,11 @@ export function agentsHandlers({
   return {
     'agents.list': async () => records.data.agents,
     'agents.add': async (input) => {
-      const checked = checkAgentInput(input)
+      const checked = await checkAgentInput(input)
       const id = agentIdFor(checked.fields.name, (taken) => Boolean(records.store.agent(taken)))
       for (const [name, value] of Object.entries(checked.secretValues)) await secrets.set(agentEnvKey(id, name), value)
-      const { secretEnv, ...fields } = checked.fields
-      const definition: AgentDefinition = { id, ...fields, ...(secretEnv?.length ? { secretEnv } : {}) }
+      const { secretEnv, cwd, ...fields } = checked.fields
+      const definition: AgentDefinition = { id, ...fields, ...(cwd ? { cwd } : {}), ...(secretEnv?.length ? { secretEnv } : {}) }
       records.data.agents.push(definition)
       await records.saved('agents')
       return definition
@@ -49,10 +49,11 @@ export function agentsHandlers({
     // The new definition applies the next time the agent starts (the Agents page offers a restart).
     'agents.update': async ({ agentId, ...input }) => {
       const previous = records.agent(agentId)
-      const checked = checkAgentInput(input, previous)
+      const checked = await checkAgentInput(input, previous)
       for (const [name, value] of Object.entries(checked.secretValues)) await secrets.set(agentEnvKey(agentId, name), value)
       for (const name of checked.forgottenSecrets) await secrets.delete(agentEnvKey(agentId, name))
       const definition: AgentDefinition = { ...previous, ...checked.fields }
+      if (definition.cwd === undefined) delete definition.cwd // back to the home folder: nothing kept in db.json
       records.data.agents = records.data.agents.map((a) => (a.id === agentId ? definition : a))
       await records.saved('agents')
       return definition

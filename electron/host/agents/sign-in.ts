@@ -98,6 +98,8 @@ export class SignIn {
       command: definition.command,
       args: [...definition.args, ...(method.args ?? [])],
       env: this.options.environment.forChild(definition.env, await supervisor.secretEnvOf(definition), method.env),
+      // Where the agent's own process starts: its command and arguments may be relative to it.
+      cwd: definition.cwd,
       cols,
       rows
     }

@@ -99,7 +99,7 @@ export class AgentSupervisor {
         const missingSecrets = await this.missingSecretsOf(agent, known?.authMethods)
         const { missingSecrets: _before, ...rest } = known ?? { agentId: agent.id, status: 'stopped' as const, stderrTail: '' }
         const base: AgentRuntimeState = missingSecrets.length ? { ...rest, missingSecrets } : rest
-        if (await this.options.environment.find(agent.command, { layers: [agent.env] })) return { ...base, installed: true }
+        if (await this.options.environment.find(agent.command, { layers: [agent.env], cwd: agent.cwd })) return { ...base, installed: true }
         return { ...base, installed: false, message: notInstalledMessage(agent) }
       })
     )
