@@ -1,4 +1,4 @@
-import { chmod, mkdir, readFile, symlink, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -218,6 +218,41 @@ describe('an agent’s process', () => {
     const second = await host.request('agents.log', { agentId: agent.id })
     expect(second.text.indexOf('first run complaint')).toBeLessThan(second.text.indexOf('second run complaint'))
     expect(second.text).toMatch(/--- exited/)
+  })
+
+  it('keeps writing one log across a rename (running, and after a restart), and the log viewer reads it', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), {}, 'Before'))
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', { id: record.id, text: '/stderr said before the rename' })
+    const edit = { agentId: agent.id, command: agent.command, args: agent.args, env: agent.env }
+    expect(await host.request('agents.update', { ...edit, name: 'After' })).toMatchObject({ id: agent.id, name: 'After' })
+    // The running process goes on under its new name; a restart starts it again with it.
+    await host.request('sessions.prompt', { id: record.id, text: '/stderr said by the running agent after the rename' })
+    await host.request('agents.restart', { agentId: agent.id })
+    await host.request('sessions.prompt', { id: record.id, text: '/stderr said after the restart' })
+    const log = await host.request('agents.log', { agentId: agent.id })
+    expect(log.path).toBe(join(dataDir, 'logs', `${agent.id}.log`))
+    const said = ['said before the rename', 'said by the running agent after the rename', 'said after the restart'].map((line) =>
+      log.text.indexOf(line)
+    )
+    expect(said.every((at) => at >= 0)).toBe(true)
+    expect(said).toEqual([...said].sort((a, b) => a - b))
+    expect(await readdir(join(dataDir, 'logs'))).toEqual([`${agent.id}.log`])
+  })
+
+  it('an agent removed and added again under the same name starts with a log of its own', async () => {
+    const first = await host.request('agents.add', scriptedAgent(join(root, 'state'), {}, 'Twin'))
+    const record = await host.request('sessions.new', { projectId, agentId: first.id })
+    await host.request('sessions.prompt', { id: record.id, text: '/stderr said by the first twin' })
+    await host.request('agents.check', { agentId: first.id })
+    expect((await host.request('agents.log', { agentId: first.id })).text).toContain('said by the first twin')
+    await host.request('sessions.delete', { id: record.id })
+    await host.request('agents.remove', { agentId: first.id })
+    // Its logs went with it (and its check's).
+    expect(await readdir(join(dataDir, 'logs'))).toEqual([])
+    const second = await host.request('agents.add', scriptedAgent(join(root, 'state'), {}, 'Twin'))
+    expect(second.id).toBe(first.id)
+    expect((await host.request('agents.log', { agentId: second.id })).text).toBe('')
   })
 
   it('starts an agent that is not running, and says why one cannot start', async () => {

@@ -1,3 +1,4 @@
+import { promises as fs } from 'node:fs'
 import type { AgentDefinition, AgentPresetView } from '../../../shared/domain'
 import { agentLogPath } from '../agent/process'
 import { agentIdFor, checkAgentInput } from '../agent-definitions'
@@ -75,6 +76,8 @@ export function agentsHandlers({
       records.data.permissionRules = rules
       await records.saved(...(rulesChanged ? (['agents', 'permissions'] as const) : (['agents'] as const)))
       await checks.forget(agentId)
+      // Its logs go too: logs are named by the agent's id, which a new agent of the same name gets again.
+      for (const name of [agentId, `${agentId}.check`]) await fs.rm(agentLogPath(supervisor.logDir, name), { force: true })
       await onRemoved(definition)
       return {}
     },
