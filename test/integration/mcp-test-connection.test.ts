@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import type { McpProfileInput, McpTestResult } from '../../shared/mcp'
-import { isProcessRunning, openHost, removeDir, tempDir } from '../helpers'
+import { openHost, removeDir, tempDir } from '../helpers'
+import { processesWithEnv, TEST_RUN_ENV } from '../leak-check'
 import { startTinyHttpServer, tinyServerCommand, TINY_SERVER_NAME, type TinyHttpServer } from '../mcp/tiny-server'
 
 /** "Test connection" against a real MCP server (test/mcp/tiny-server.ts) over stdio, Streamable HTTP and SSE. */
@@ -38,6 +37,13 @@ async function test(input: McpProfileInput, timeoutMs?: number): Promise<McpTest
 }
 
 const tiny = tinyServerCommand()
+
+/** This test run's processes whose command line holds `text` (see test/leak-check.ts). */
+function runningWith(text: string): string[] {
+  return processesWithEnv(TEST_RUN_ENV, process.env[TEST_RUN_ENV] ?? '')
+    .map((p) => p.commandLine)
+    .filter((line) => line.includes(text))
+}
 
 describe('test connection', () => {
   it('starts a stdio server with its env (a secret included) and lists its tools, prompts and resources', async () => {
@@ -91,23 +97,23 @@ describe('test connection', () => {
     })
   })
 
-  it('times out on a process that never speaks MCP, and the process is gone when the answer comes', async () => {
-    const pidFile = join(root, 'mute.pid')
-    const script = `require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`
-    const result = await test({ name: 'mute', transport: 'stdio', command: 'node', args: ['-e', script] }, 1000)
+  it.skipIf(process.platform !== 'linux')('times out on a process that never speaks MCP, and the process is gone when the answer comes', async () => {
+    // Found by its command line among this run's processes (a pid file could still be unwritten under load).
+    const script = 'setInterval(() => {}, 1000) // mute-server-9f3c'
+    const result = await test({ name: 'mute', transport: 'stdio', command: 'node', args: ['-e', script] }, 3000)
     expect(result).toMatchObject({
       ok: false,
       timedOut: true,
-      error: 'No answer within 1 s: the server started but did not complete the MCP handshake.'
+      error: 'No answer within 3 s: the server started but did not complete the MCP handshake.'
     })
-    expect(isProcessRunning(Number(readFileSync(pidFile, 'utf8')))).toBe(false)
+    expect(runningWith('mute-server-9f3c')).toEqual([])
   })
 
-  it.skipIf(process.platform === 'win32')('stops what a mute server started, too', async () => {
-    const pidFile = join(root, 'mute-child.pid')
-    const result = await test({ name: 'mute', transport: 'stdio', command: 'sh', args: ['-c', `sleep 600 & echo $$ $! > ${pidFile}; wait`] }, 1000)
+  it.skipIf(process.platform !== 'linux')('stops what a mute server started, too', async () => {
+    const result = await test({ name: 'mute', transport: 'stdio', command: 'sh', args: ['-c', 'sleep 613.25 & wait # mute-parent-9f3c'] }, 3000)
     expect(result).toMatchObject({ ok: false, timedOut: true })
-    for (const pid of readFileSync(pidFile, 'utf8').trim().split(' ').map(Number)) expect(isProcessRunning(pid)).toBe(false)
+    expect(runningWith('mute-parent-9f3c')).toEqual([])
+    expect(runningWith('sleep 613.25')).toEqual([])
   })
 
   it('connects over Streamable HTTP on 127.0.0.1, sending the profile’s headers', async () => {
