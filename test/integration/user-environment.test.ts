@@ -107,6 +107,25 @@ describe.skipIf(process.platform === 'win32')('the login shell’s environment, 
 })
 
 describe.skipIf(process.platform === 'win32')('a login shell that cannot be read', () => {
+  it('prints garbage: the Host uses its own environment and says why', async () => {
+    const dir = await tempDir('garbage-shell')
+    const shell = await executable(join(dir, 'garbage-shell'), 'echo "PATH=/somewhere {not json"')
+    const other = await Host.open({ dataDir: join(dir, 'data'), version: 'test', presets: [], loginShell: { shell, timeoutMs: 20_000 } })
+    try {
+      const { warnings } = await other.request('app.info', {})
+      expect(warnings).toEqual([
+        expect.stringContaining(
+          `could not read your login shell's environment (${shell} exited with code 0 without printing an environment Switchboard could read)`
+        )
+      ])
+      const agent = await other.request('agents.add', { name: 'Fake', command: 'fake-agent' })
+      expect((await other.request('agents.states', {})).find((s) => s.agentId === agent.id)).toMatchObject({ installed: false })
+    } finally {
+      await other.close()
+      await removeDir(dir)
+    }
+  })
+
   it('hangs: after the timeout the Host uses its own environment and says why', async () => {
     const dir = await tempDir('hanging-shell')
     const shell = await executable(join(dir, 'hanging-shell'), 'sleep 600')
