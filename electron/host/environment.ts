@@ -89,6 +89,24 @@ export class UserEnvironment {
   }
 }
 
+/**
+ * The environment a Host's processes get: the login shell's when asked for and
+ * readable, else the Host's own; what happened goes to the log (stderr, which
+ * the terminal or the system journal keeps), a failure also to the window
+ * (`environmentWarning`, in app.info's warnings).
+ */
+export async function hostEnvironment(loginShell: boolean | LoginShellOptions | undefined): Promise<UserEnvironment> {
+  if (!loginShell) return UserEnvironment.ofProcess()
+  const environment = await UserEnvironment.read(loginShell === true ? {} : loginShell)
+  if (environment.problem) console.warn(`switchboard: ${environmentWarning(environment.problem)}`)
+  else console.info(`switchboard: using the environment of your login shell (PATH=${environment.forChild().PATH ?? ''})`)
+  return environment
+}
+
+export function environmentWarning(problem: string): string {
+  return `Switchboard could not read your login shell's environment (${problem}). Agents, MCP servers and terminals start with the environment Switchboard was started with, so commands your shell's startup files put on PATH may not be found; start Switchboard from a terminal, or fix the shell's startup files.`
+}
+
 /** Whether to read the login shell's environment: not from a terminal, not on Windows, unless forced either way. */
 export function wantsLoginShell(
   env: NodeJS.ProcessEnv = process.env,

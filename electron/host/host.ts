@@ -13,7 +13,7 @@ import { AskBroker } from './asks/broker'
 import { asksHandlers } from './asks/service'
 import { clientSide } from './client/client-side'
 import { acquireDataLock, type DataLock } from './data-lock'
-import { UserEnvironment, type LoginShellOptions } from './environment'
+import { environmentWarning, hostEnvironment, type LoginShellOptions, type UserEnvironment } from './environment'
 import { describeError, HostError } from './errors'
 import { EventBus } from './events'
 import { filesHandlers } from './files/service'
@@ -103,15 +103,10 @@ export class Host {
     const events = this.events
     const records = new Records(store, events)
     const secrets = options.secrets ?? new MemorySecretStore()
-    const mcp = new McpService({
-      store,
-      secrets,
-      environment,
-      markPrefix: markPrefixFor(dataDir),
-      clientVersion: version,
-      onChange: (state) => events.emit('mcp.changed', state)
-    })
-    const terminals = (this.terminals = new Terminals(environment, markPrefixFor(dataDir)))
+    // What every process the Host starts carries (see processes.ts), and the environment it starts with.
+    const markPrefix = markPrefixFor(dataDir)
+    const mcp = new McpService({ store, secrets, environment, markPrefix, clientVersion: version, onChange: (s) => events.emit('mcp.changed', s) })
+    const terminals = (this.terminals = new Terminals(environment, markPrefix))
     const broker: AskBroker = (this.broker = new AskBroker({
       records,
       events,
@@ -142,7 +137,7 @@ export class Host {
       canStop: (connection) => this.canStopQuietly(connection),
       onEnded: (connection, state) => this.agentEnded(connection, state)
     }))
-    const signIn = (this.signIn = new SignIn({ records, secrets, events, supervisor, environment, markPrefix: markPrefixFor(dataDir) }))
+    const signIn = (this.signIn = new SignIn({ records, secrets, events, supervisor, environment, markPrefix }))
     const checks = new AgentChecks({ dataDir, supervisor })
     const registryService = new RegistryService({
       records,
@@ -187,15 +182,7 @@ export class Host {
       'app.info': async () => appInfo,
       'search.query': async ({ q, limit }) => this.search.query(q, limit),
       ...projectsHandlers({ records, lifecycle, pickFolder: options.pickFolder }),
-      ...agentsHandlers({
-        records,
-        secrets,
-        supervisor,
-        signIn,
-        checks,
-        environment,
-        onRemoved: (definition) => registryService.forget(definition)
-      }),
+      ...agentsHandlers({ records, secrets, supervisor, signIn, checks, environment, onRemoved: (d) => registryService.forget(d) }),
       ...registryService.handlers(),
       ...sessionsHandlers({ records, registry, connector, lifecycle, turns, broker }),
       ...asksHandlers(records, broker),
@@ -211,7 +198,7 @@ export class Host {
     const lock = await acquireDataLock(dataDir)
     try {
       // Before the presets: which agents are installed depends on the PATH the user's shell sets.
-      const environment = await userEnvironment(options.loginShell)
+      const environment = await hostEnvironment(options.loginShell)
       const { store, warnings } = await Store.open(dataDir, options.presets ?? (await defaultAgentPresets(environment)))
       if (environment.problem) warnings.push(environmentWarning(environment.problem))
       // A host that was killed could not stop what its agents and their commands were running: this one does.
@@ -291,18 +278,4 @@ export class Host {
       }
     }
   }
-}
-
-/** The environment the Host's processes get: the login shell's when asked for and readable, else the Host's own. */
-async function userEnvironment(loginShell: HostOptions['loginShell']): Promise<UserEnvironment> {
-  if (!loginShell) return UserEnvironment.ofProcess()
-  const environment = await UserEnvironment.read(loginShell === true ? {} : loginShell)
-  // The log: what the terminal or the system journal shows; the window shows the warning.
-  if (environment.problem) console.warn(`switchboard: ${environmentWarning(environment.problem)}`)
-  else console.info(`switchboard: using the environment of your login shell (PATH=${environment.forChild().PATH ?? ''})`)
-  return environment
-}
-
-function environmentWarning(problem: string): string {
-  return `Switchboard could not read your login shell's environment (${problem}). Agents, MCP servers and terminals start with the environment Switchboard was started with, so commands your shell's startup files put on PATH may not be found; start Switchboard from a terminal, or fix the shell's startup files.`
 }

@@ -97,7 +97,8 @@ describe.skipIf(process.platform === 'win32')('the login shell’s environment, 
 
   it('finds an MCP server’s command on the shell’s PATH, for Test connection and for sessions', async () => {
     const profile = await host.request('mcp.save', { name: 'tiny', transport: 'stdio', command: 'tiny-mcp' })
-    expect(await host.request('mcp.test', { id: profile.id })).toMatchObject({ ok: true, server: { name: TINY_SERVER_NAME } })
+    // A long deadline: the server is TypeScript run through tsx, slow to start on a busy machine.
+    expect(await host.request('mcp.test', { id: profile.id, timeoutMs: 90_000 })).toMatchObject({ ok: true, server: { name: TINY_SERVER_NAME } })
     const agent = (await host.request('agents.list', {})).find((a) => a.name === 'Fake')!
     const project = (await host.request('projects.list', {}))[0]
     const session = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
