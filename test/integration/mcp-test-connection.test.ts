@@ -27,7 +27,8 @@ afterAll(async () => {
   await removeDir(root)
 })
 
-async function test(input: McpProfileInput, timeoutMs?: number): Promise<McpTestResult> {
+/** A long deadline unless a test is about the deadline: the tiny server is TypeScript through tsx, slow to start on a busy machine. */
+async function test(input: McpProfileInput, timeoutMs = 90_000): Promise<McpTestResult> {
   const profile = await host.request('mcp.save', input)
   try {
     return await host.request('mcp.test', { id: profile.id, timeoutMs })
