@@ -2,6 +2,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { app, BrowserWindow, dialog, Menu, screen, shell, session } from 'electron'
 import type { AppCommand } from '../shared/app-commands'
+import { wantsLoginShell } from './host/environment'
 import { Host } from './host/host'
 import { bridgeHost } from './ipc-bridge'
 import { buildMenuTemplate } from './menu'
@@ -87,6 +88,8 @@ async function start(): Promise<void> {
     dataDir,
     version: app.getVersion(),
     secrets: new SafeStorageSecretStore(dataDir),
+    // Started from the Dock or a desktop menu, the app has a minimal PATH: agents get the login shell's environment.
+    loginShell: wantsLoginShell(),
     pickFolder: async () => {
       const options = { title: 'Add a project folder', properties: ['openDirectory' as const, 'createDirectory' as const] }
       const result = mainWindow ? await dialog.showOpenDialog(mainWindow, options) : await dialog.showOpenDialog(options)

@@ -80,7 +80,9 @@ export const requestParams = {
     env: z.record(z.string(), z.string()).default({}),
     /** Variables kept in the secret store (name -> value); db.json only names them. */
     secretEnv: z.record(z.string(), z.string().min(1).max(10_000)).default({}),
-    protocol: protocolVersion.optional()
+    protocol: protocolVersion.optional(),
+    /** The folder the agent starts in (absolute, existing); empty or absent: the home folder. */
+    cwd: z.string().max(4096).optional()
   }),
   /**
    * Replaces an agent's command, arguments and variables. `secretEnv` lists every
@@ -94,7 +96,9 @@ export const requestParams = {
     args: z.array(z.string().max(4096)).max(200).default([]),
     env: z.record(z.string(), z.string()).default({}),
     secretEnv: z.record(z.string(), z.string().min(1).max(10_000).nullable()).default({}),
-    protocol: protocolVersion.optional()
+    protocol: protocolVersion.optional(),
+    /** The folder the agent starts in; empty: the home folder; absent: left as it is. */
+    cwd: z.string().max(4096).optional()
   }),
   /** The ACP protocol version to ask the agent for (2: the draft, with a fallback to 1); applied at its next start. */
   'agents.setProtocol': z.object({ agentId: id, protocol: protocolVersion }),

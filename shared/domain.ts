@@ -24,6 +24,11 @@ export interface AgentDefinition {
   command: string
   args: string[]
   env: Record<string, string>
+  /**
+   * The folder the agent's process starts in (absolute), where a relative command or argument
+   * resolves; absent: the user's home folder. Each session still names its own cwd.
+   */
+  cwd?: string
   /** Names of environment variables whose values are kept in the secret store, not here. */
   secretEnv?: string[]
   /** Sign-in methods given an API key (kept in the secret store): sent again in `authenticate` at each start, as the agent keeps it in memory only. */

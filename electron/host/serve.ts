@@ -3,6 +3,7 @@ import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { LOGIN_SHELL_ENV } from './environment'
 import { Host } from './host'
 import { startWsServer } from './ws-server'
 import { readVersion } from './version'
@@ -40,7 +41,8 @@ async function main(): Promise<void> {
   const port = values.port === undefined ? 0 : Number(values.port)
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a port number (got '${values.port}')`)
 
-  const host = await Host.open({ dataDir, version: readVersion() })
+  // Started from a terminal or by a script that set its environment on purpose: the login shell's is read only when asked.
+  const host = await Host.open({ dataDir, version: readVersion(), loginShell: process.env[LOGIN_SHELL_ENV] === '1' })
   const server = await startWsServer({ host, rendererDir, port })
   for (const warning of (await host.request('app.info', {})).warnings) console.warn(`warning: ${warning}`)
   console.log(`Switchboard is serving ${dataDir}`)

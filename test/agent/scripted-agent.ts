@@ -626,6 +626,10 @@ class TurnRunner {
       case 'cwd':
         await this.message(`cwd=${this.session.cwd}`)
         return
+      case 'process-cwd':
+        // The folder the agent's process was started in (not the session's).
+        await this.message(`process cwd=${process.cwd()}`)
+        return
       case 'xss':
         await this.xss()
         return

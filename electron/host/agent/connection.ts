@@ -43,6 +43,8 @@ export interface AgentConnectionOptions {
   /** Each state change of the connection; a run put away for the version 1 fallback reports nothing more. */
   onState: (connection: AgentConnection, state: AgentRuntimeState) => void
   clientVersion: string
+  /** The environment the agent starts with, before its own variables (default: the Host's). */
+  env?: Record<string, string>
   /** Environment variables from the secret store (never written to db.json). */
   secretEnv?: Record<string, string>
   initializeTimeoutMs?: number
@@ -98,6 +100,7 @@ class ProcessConnection implements AgentConnection {
     let protocol: WireProtocol | null = null
     this.run = new AgentRun(definition, {
       logDir: options.logDir,
+      env: options.env,
       secretEnv: options.secretEnv,
       markPrefix: options.markPrefix,
       cwd: options.cwd,

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { Readable, Writable } from 'node:stream'
@@ -20,11 +20,13 @@ import { LineGuard } from './line-guard'
 
 export interface RunOptions {
   logDir: string
+  /** The environment the agent starts with, before its own variables (default: the Host's). */
+  env?: Record<string, string>
   /** Environment variables from the secret store (never written to db.json). */
   secretEnv?: Record<string, string>
   /** Start of the mark put in the agent's environment (see processes.ts). */
   markPrefix?: string
-  /** The folder the process starts in (default: the user's home folder). */
+  /** The folder the process starts in (default: the agent's own, else the user's home folder). */
   cwd?: string
   /** The log file's name, when not the agent's id. */
   logName?: string
@@ -86,10 +88,11 @@ export class AgentRun {
     this.log.on('error', () => undefined)
     this.writeLog(`\n--- ${new Date().toISOString()} starting ${def.command} ${def.args.join(' ')}\n`)
 
+    const cwd = options.cwd ?? def.cwd ?? homedir()
     const child = spawn(def.command, def.args, {
-      cwd: options.cwd ?? homedir(),
+      cwd,
       // The mark lets stop() find what the agent started even after it left the agent's process group.
-      env: { ...process.env, ...def.env, ...options.secretEnv, [PROCESS_MARK_ENV]: this.mark },
+      env: { ...(options.env ?? process.env), ...def.env, ...options.secretEnv, [PROCESS_MARK_ENV]: this.mark },
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group, so stop() can take the agent's children down with it.
       detached: process.platform !== 'win32',
@@ -99,12 +102,15 @@ export class AgentRun {
     this.spawnFailure = new Promise<never>((_, reject) => {
       child.once('error', (error: NodeJS.ErrnoException) => {
         this.spawnFailed = true
+        // spawn says ENOENT for a missing working folder too: say which it is.
         const message =
-          error.code === 'ENOENT'
-            ? `Agent '${def.name}' could not be started: command '${def.command}' was not found. ${
-                def.installHint ? `Install it with \`${def.installHint}\`, or fix the agent's command.` : "Install it or fix the agent's command."
-              }`
-            : `Agent '${def.name}' could not be started (${def.command}): ${error.message}`
+          error.code === 'ENOENT' && !existsSync(cwd)
+            ? `Agent '${def.name}' could not be started: its working folder ${cwd} does not exist. Edit the agent to choose another.`
+            : error.code === 'ENOENT'
+              ? `Agent '${def.name}' could not be started: command '${def.command}' was not found. ${
+                  def.installHint ? `Install it with \`${def.installHint}\`, or fix the agent's command.` : "Install it or fix the agent's command."
+                }`
+              : `Agent '${def.name}' could not be started (${def.command}): ${error.message}`
         options.setState({ status: 'error', message })
         this.resolveClosed()
         reject(new Error(message))

@@ -1,5 +1,6 @@
 import { RequestError } from '@agentclientprotocol/sdk'
 import type { AgentConnection } from '../agent/connection'
+import type { UserEnvironment } from '../environment'
 import { describeError, HostError } from '../errors'
 import type { EventBus } from '../events'
 import { commandLine, LoginTerminals } from '../login-terminals'
@@ -19,16 +20,23 @@ export interface SignInOptions {
   secrets: SecretStore
   events: EventBus
   supervisor: AgentSupervisor
+  /** What sign-in programs start with, before the agent's and the method's variables. */
+  environment: UserEnvironment
+  /** The start of the mark each sign-in program carries (see processes.ts). */
+  markPrefix?: string
 }
 
 export class SignIn {
   private readonly logins: LoginTerminals
 
   constructor(private readonly options: SignInOptions) {
-    this.logins = new LoginTerminals({
-      output: (loginId, data) => options.events.emit('agent.login.output', { loginId, data }),
-      exit: (loginId, spec, exitCode, signal) => void this.loginEnded(loginId, spec.agentId, spec.methodId, exitCode, signal)
-    })
+    this.logins = new LoginTerminals(
+      {
+        output: (loginId, data) => options.events.emit('agent.login.output', { loginId, data }),
+        exit: (loginId, spec, exitCode, signal) => void this.loginEnded(loginId, spec.agentId, spec.methodId, exitCode, signal)
+      },
+      options.markPrefix
+    )
   }
 
   /**
@@ -89,7 +97,9 @@ export class SignIn {
       methodId,
       command: definition.command,
       args: [...definition.args, ...(method.args ?? [])],
-      env: { ...process.env, ...definition.env, ...(await supervisor.secretEnvOf(definition)), ...(method.env ?? {}) },
+      env: this.options.environment.forChild(definition.env, await supervisor.secretEnvOf(definition), method.env),
+      // Where the agent's own process starts: its command and arguments may be relative to it.
+      cwd: definition.cwd,
       cols,
       rows
     }

@@ -2,8 +2,8 @@ import { join } from 'node:path'
 import type { AgentDefinition, AgentRuntimeState, AuthMethodView } from '../../../shared/domain'
 import type { ClientHandlers } from '../agent/client-handlers'
 import { connectAgent, type AgentConnection, type AgentConnectionOptions, type ConnectAgent } from '../agent/connection'
+import type { UserEnvironment } from '../environment'
 import type { EventBus } from '../events'
-import { findExecutable } from '../executables'
 import { markPrefixFor } from '../processes'
 import { agentApiKeyKey, agentEnvKey, apiKeyLabel, type SecretStore } from '../secrets'
 
@@ -18,6 +18,8 @@ export interface SupervisorOptions {
   dataDir: string
   clientVersion: string
   secrets: SecretStore
+  /** The environment agents start with (before their own variables), and where their commands are looked up. */
+  environment: UserEnvironment
   events: EventBus
   handlers: ClientHandlers
   connect?: ConnectAgent
@@ -97,7 +99,7 @@ export class AgentSupervisor {
         const missingSecrets = await this.missingSecretsOf(agent, known?.authMethods)
         const { missingSecrets: _before, ...rest } = known ?? { agentId: agent.id, status: 'stopped' as const, stderrTail: '' }
         const base: AgentRuntimeState = missingSecrets.length ? { ...rest, missingSecrets } : rest
-        if (await findExecutable(agent.command, { ...process.env, ...agent.env })) return { ...base, installed: true }
+        if (await this.options.environment.find(agent.command, { layers: [agent.env], cwd: agent.cwd })) return { ...base, installed: true }
         return { ...base, installed: false, message: notInstalledMessage(agent) }
       })
     )
@@ -202,6 +204,7 @@ export class AgentSupervisor {
     return connect(definition, {
       logDir: this.logDir,
       clientVersion: this.options.clientVersion,
+      env: this.options.environment.forChild(),
       secretEnv: await this.secretEnvOf(definition),
       markPrefix: markPrefixFor(this.options.dataDir),
       initializeTimeoutMs: this.options.initializeTimeoutMs,
