@@ -53,8 +53,10 @@ function item(page: Page, title: string): Locator {
 
 const DAY = 24 * 3600 * 1000
 /** Evaluated in the page (the e2e files are type-checked without the DOM library). */
-const BACKDROP = "(el) => getComputedStyle(el, '::backdrop').backgroundColor"
-const IS_OPEN = '(el) => el.open'
+type Styled = { ownerDocument: { defaultView: unknown } }
+type Window = { getComputedStyle(el: unknown, pseudo?: string): Record<string, string> }
+const BACKDROP = (el: Styled): string => (el.ownerDocument.defaultView as Window).getComputedStyle(el, '::backdrop').backgroundColor
+const IS_OPEN = (el: unknown): boolean => (el as { open: boolean }).open
 const TABLE_ANSWER = '\n\n| setting | value |\n| --- | --- |\n| port | `8080` |\n\nPorts: run `npm run serve` and open **the page**.'
 
 describe('a first launch, in the browser', () => {
@@ -158,13 +160,17 @@ describe('a first launch, in the browser', () => {
       const text = page.getByTestId('tool-call-text').first()
       await expect.poll(() => text.getAttribute('data-code')).toBe('true')
       expect(await text.locator('h1').count()).toBe(0)
-      expect(await text.locator('pre code').evaluate<string>('(el) => getComputedStyle(el).fontFamily')).toMatch(/mono/i)
+      expect(
+        await text.locator('pre code').evaluate((el) => (el.ownerDocument.defaultView as unknown as Window).getComputedStyle(el).fontFamily)
+      ).toMatch(/mono/i)
       expect(await text.locator('pre code').textContent()).toContain('serve({\n  port: 8080,\n})')
 
       // Selects: one look, the platform's arrow replaced by the chevron, the same in both themes.
       const selects = await page.locator('select').evaluateAll((list) =>
         list.map((el) => {
-          const style = getComputedStyle(el)
+          const style = (
+            el.ownerDocument.defaultView as unknown as { getComputedStyle(e: unknown): { appearance: string; backgroundImage: string } }
+          ).getComputedStyle(el)
           return { appearance: style.appearance, chevron: style.backgroundImage.includes('gradient') }
         })
       )
@@ -193,7 +199,7 @@ describe('a first launch, in the browser', () => {
       await expect.poll(() => result.textContent()).toContain('setting value port 8080 Ports: run npm run serve and open the page.')
       expect(await result.textContent()).not.toMatch(/[`*|]/)
       expect(await result.locator('mark').allTextContents()).toContain('npm run serve')
-      const backdrops = [await page.getByTestId('search-palette').evaluate<string>(BACKDROP)]
+      const backdrops = [await page.getByTestId('search-palette').evaluate(BACKDROP)]
       console.log(`screenshot: ${await screenshot(page, `e2e-looks-search-${scheme}`)}`)
       await page.keyboard.press('Escape')
 
@@ -205,24 +211,24 @@ describe('a first launch, in the browser', () => {
         new Set(await overlay.getByTestId(id).evaluateAll((list) => list.map((el) => Math.round(el.getBoundingClientRect().left))))
       expect(await xs('shortcut-keys')).toHaveProperty('size', 1)
       expect(await xs('shortcut-description')).toHaveProperty('size', 1)
-      backdrops.push(await overlay.evaluate<string>(BACKDROP))
+      backdrops.push(await overlay.evaluate(BACKDROP))
       console.log(`screenshot: ${await screenshot(page, `e2e-looks-shortcuts-${scheme}`)}`)
       await page.keyboard.press('Escape')
-      await expect.poll(() => overlay.evaluate<boolean>(IS_OPEN).catch(() => false)).toBe(false)
+      await expect.poll(() => overlay.evaluate(IS_OPEN).catch(() => false)).toBe(false)
 
       // The delete dialog: the same dialog, the same backdrop.
       await row.hover()
       await row.getByTestId('session-menu').click()
       await page.getByTestId('menu-delete').click()
       const dialog = page.getByTestId('confirm-dialog')
-      await expect.poll(() => dialog.evaluate<boolean>(IS_OPEN)).toBe(true)
+      await expect.poll(() => dialog.evaluate(IS_OPEN)).toBe(true)
       await expect.poll(() => page.evaluate<string | null>("document.activeElement?.getAttribute('data-testid') ?? null")).toBe('confirm-delete')
-      backdrops.push(await dialog.evaluate<string>(BACKDROP))
+      backdrops.push(await dialog.evaluate(BACKDROP))
       expect(new Set(backdrops).size).toBe(1)
       expect(backdrops[0]).not.toMatch(/^rgba\(0, 0, 0, 0\)$|transparent/)
       console.log(`screenshot: ${await screenshot(page, `e2e-looks-delete-${scheme}`)}`)
       await page.keyboard.press('Escape')
-      await expect.poll(() => dialog.evaluate<boolean>(IS_OPEN)).toBe(false)
+      await expect.poll(() => dialog.evaluate(IS_OPEN)).toBe(false)
 
       // A notice under the project: the agent picked is not installed; it can be put away.
       const project = page.getByTestId('project').first()
