@@ -30,6 +30,7 @@ import { SessionConnector } from './sessions/connector'
 import { SessionLifecycle } from './sessions/lifecycle'
 import { SessionRegistry } from './sessions/registry'
 import { sessionsHandlers } from './sessions/service'
+import { readUserSettings, UserSettingsStore, type ReadSettings } from './settings/service'
 import { Turns } from './sessions/turns'
 import { Store } from './store'
 import { Terminals } from './terminals'
@@ -82,6 +83,7 @@ export class Host {
   private readonly terminals: Terminals
   private readonly signIn: SignIn
   private readonly search: SearchIndex
+  private readonly settings: UserSettingsStore
   private readonly handlers: Handlers
   private closed: Promise<void> | null = null
 
@@ -89,7 +91,8 @@ export class Host {
     options: HostOptions,
     private readonly store: Store,
     warnings: string[],
-    private readonly lock: DataLock
+    private readonly lock: DataLock,
+    settingsRead: ReadSettings
   ) {
     const { dataDir, version, cancelGraceMs, agentIdleMs } = options
     const transcriptDir = join(dataDir, 'transcripts')
@@ -166,6 +169,10 @@ export class Host {
     })
     events.tap((event) => this.search.noteEvent(event))
     void this.search.build()
+    const settings = (this.settings = new UserSettingsStore(
+      { dataDir, events, projectIds: () => store.data.projects.map((p) => p.id) },
+      settingsRead
+    ))
     const appInfo = { version, dataDir, nativeFolderPicker: Boolean(options.pickFolder), warnings, secretsPersistent: secrets.persistent }
     this.handlers = {
       'app.info': async () => appInfo,
@@ -177,7 +184,8 @@ export class Host {
       ...asksHandlers(records, broker),
       ...lazyMcpHandlers(() => mcp),
       ...filesHandlers({ records, revealPath: options.revealPath }),
-      ...workspace.handlers()
+      ...workspace.handlers(),
+      ...settings.handlers()
     }
   }
 
@@ -194,7 +202,9 @@ export class Host {
           `Switchboard did not shut down properly last time: ${leftovers} process${leftovers === 1 ? '' : 'es'} its agents had started ${leftovers === 1 ? 'was' : 'were'} still running and ${leftovers === 1 ? 'has' : 'have'} been stopped.`
         )
       }
-      return new Host({ ...options, dataDir }, store, warnings, lock)
+      const settingsRead = await readUserSettings(dataDir)
+      warnings.push(...settingsRead.warnings)
+      return new Host({ ...options, dataDir }, store, warnings, lock, settingsRead)
     } catch (error) {
       await lock.release()
       throw error
@@ -240,6 +250,7 @@ export class Host {
     await this.supervisor.close()
     await this.registry.flushAll()
     await this.store.save()
+    await this.settings.settled()
     await this.lock.release()
     this.events.flush()
   }
