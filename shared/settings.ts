@@ -59,6 +59,23 @@ export const settingsChangeSchema = z.strictObject({
 })
 export type SettingsChange = z.infer<typeof settingsChangeSchema>
 
+/** The settings after a change (the Host keeps them so; a window shows them so before the Host answers). */
+export function applySettingsChange(settings: UserSettings, change: SettingsChange): UserSettings {
+  const next: UserSettings = { ...settings }
+  if (change.theme !== undefined) next.theme = change.theme
+  if (change.diffMode !== undefined) next.diffMode = change.diffMode
+  if (change.panes !== undefined) next.panes = change.panes
+  if (change.projectAgents !== undefined) {
+    const merged = { ...next.projectAgents }
+    for (const [projectId, agentId] of Object.entries(change.projectAgents)) {
+      if (agentId === null) delete merged[projectId]
+      else merged[projectId] = agentId
+    }
+    next.projectAgents = merged
+  }
+  return next
+}
+
 export const settingsRequestParams = {
   /** The settings kept; `saved` false: none were ever saved in this data folder (a window may bring its own, once). */
   'settings.get': z.object({}),

@@ -75,6 +75,23 @@ export async function whileHostRestarts<T>(problems: string[], restart: () => Pr
   return result
 }
 
+/**
+ * The window settings the Host keeps (theme, panes, each project's agent
+ * choice, diff view) back to what a first window has: a test's new browser
+ * context then starts as a new window would, not with the panes and choices
+ * an earlier test in the same file left in the data folder.
+ */
+export async function resetWindowSettings(host: Host): Promise<void> {
+  const { settings } = await host.request('settings.get', {})
+  const projectAgents = Object.fromEntries(Object.keys(settings.projectAgents ?? {}).map((id) => [id, null]))
+  await host.request('settings.set', {
+    theme: 'system',
+    diffMode: 'unified',
+    panes: { panes: [{ id: 'pane-first', sessionId: null }], focused: 'pane-first', maximised: null },
+    projectAgents
+  })
+}
+
 /** What an end-to-end file runs against: Chromium, a real Host on a data folder, and the WebSocket server in front of it. */
 export interface BrowserHost {
   browser: Browser

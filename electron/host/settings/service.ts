@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
-import { userSettingsSchema, type SettingsChange, type UserSettings } from '../../../shared/settings'
+import { applySettingsChange, userSettingsSchema, type SettingsChange, type UserSettings } from '../../../shared/settings'
 import { AtomicTextFile } from '../atomic-file'
 import type { EventBus } from '../events'
 import type { HandlerSlice } from '../handlers'
@@ -50,18 +50,7 @@ export class UserSettingsStore {
   }
 
   async set(change: SettingsChange): Promise<UserSettings> {
-    const next: UserSettings = { ...this.current }
-    if (change.theme !== undefined) next.theme = change.theme
-    if (change.diffMode !== undefined) next.diffMode = change.diffMode
-    if (change.panes !== undefined) next.panes = change.panes
-    if (change.projectAgents !== undefined) {
-      const merged = { ...next.projectAgents }
-      for (const [projectId, agentId] of Object.entries(change.projectAgents)) {
-        if (agentId === null) delete merged[projectId]
-        else merged[projectId] = agentId
-      }
-      next.projectAgents = merged
-    }
+    const next = applySettingsChange(this.current, change)
     this.current = this.withoutGoneProjects(next)
     this.lastWrite = this.file.write(JSON.stringify({ ...this.unknown, ...this.current }, null, 2))
     await this.lastWrite

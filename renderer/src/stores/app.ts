@@ -10,6 +10,7 @@ import { useNoticesStore } from './notices'
 import { usePermissionsStore } from './permissions'
 import { useProjectsStore } from './projects'
 import { useSessionsStore } from './sessions'
+import { useSettingsStore } from './settings'
 import { useThreadsStore } from './threads'
 
 /**
@@ -43,7 +44,8 @@ export const useAppStore = defineStore('app', () => {
         client.request('agents.states', {}),
         client.request('permissions.list', {}),
         client.request('elicitations.list', {}),
-        client.request('agents.checks', {})
+        client.request('agents.checks', {}),
+        useSettingsStore().load()
       ])
       const firstTime = info.value === null
       info.value = appInfo
