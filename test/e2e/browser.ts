@@ -60,8 +60,9 @@ export function watchConsole(page: Page): string[] {
   return problems
 }
 
-/** What a page logs when its WebSocket cannot reach a host that is restarting. */
-const REFUSED_RECONNECT = /^WebSocket connection to 'ws:\/\/127\.0\.0\.1:\d+\/ws\?token=[^']*' failed: .*ERR_CONNECTION_REFUSED/
+/** What a page logs when its WebSocket (or its question to /auth) cannot reach a host that is restarting. */
+const REFUSED_RECONNECT =
+  /^WebSocket connection to 'ws:\/\/127\.0\.0\.1:\d+\/ws\?token=[^']*' failed: .*ERR_CONNECTION_REFUSED|^Failed to load resource: net::ERR_CONNECTION_REFUSED$/
 
 /**
  * Runs a host restart: the refused reconnects the page logs meanwhile are
