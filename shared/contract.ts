@@ -18,6 +18,7 @@ import type { TranscriptRecord } from './transcript'
 import type { ChangesResult, CheckpointView, MergeResult, ProjectGitInfo } from './workspace'
 import { mcpRequestParams, type McpRequestResults, type McpState } from './mcp'
 import { registryRequestParams, type AgentCheckReport, type RegistryProgress, type RegistryRequestResults } from './registry'
+import { settingsRequestParams, type SettingsRequestResults, type UserSettings } from './settings'
 
 export { ipcChannels } from './ipc'
 
@@ -187,6 +188,7 @@ export const requestParams = {
   }),
   ...mcpRequestParams,
   ...registryRequestParams,
+  ...settingsRequestParams,
   /** Files of a project matching a query (for @-mentions in the composer). */
   'files.list': z.object({ projectId: id, query: z.string().max(500).default(''), limit: z.number().int().min(1).max(200).default(50) }),
   /** Shows a file or folder of a session's project in the system's file manager, where the shell can. */
@@ -222,7 +224,7 @@ export interface TranscriptPageResult {
   skippedLines: number
 }
 
-export interface RequestResults extends McpRequestResults, RegistryRequestResults {
+export interface RequestResults extends McpRequestResults, RegistryRequestResults, SettingsRequestResults {
   'app.info': AppInfo
   'projects.list': Project[]
   'projects.add': Project
@@ -316,6 +318,8 @@ export interface HostEvents {
   'registry.progress': RegistryProgress
   /** A capability check finished (also the one run by itself after an update). */
   'agents.checked': AgentCheckReport
+  /** The user's settings after a window changed them (every window follows). */
+  'settings.changed': UserSettings
 }
 
 export type HostEventName = keyof HostEvents

@@ -31,6 +31,7 @@ import { SessionConnector } from './sessions/connector'
 import { SessionLifecycle } from './sessions/lifecycle'
 import { SessionRegistry } from './sessions/registry'
 import { sessionsHandlers } from './sessions/service'
+import { readUserSettings, UserSettingsStore, type ReadSettings } from './settings/service'
 import { Turns } from './sessions/turns'
 import { Store } from './store'
 import { Terminals } from './terminals'
@@ -88,6 +89,7 @@ export class Host {
   private readonly terminals: Terminals
   private readonly signIn: SignIn
   private readonly search: SearchIndex
+  private readonly settings: UserSettingsStore
   private readonly handlers: Handlers
   private closed: Promise<void> | null = null
 
@@ -96,7 +98,8 @@ export class Host {
     private readonly store: Store,
     warnings: string[],
     private readonly lock: DataLock,
-    environment: UserEnvironment
+    environment: UserEnvironment,
+    settingsRead: ReadSettings
   ) {
     const { dataDir, version, cancelGraceMs, agentIdleMs } = options
     const transcriptDir = join(dataDir, 'transcripts')
@@ -177,6 +180,10 @@ export class Host {
     })
     events.tap((event) => this.search.noteEvent(event))
     void this.search.build()
+    const settings = (this.settings = new UserSettingsStore(
+      { dataDir, events, projectIds: () => store.data.projects.map((p) => p.id) },
+      settingsRead
+    ))
     const appInfo = { version, dataDir, nativeFolderPicker: Boolean(options.pickFolder), warnings, secretsPersistent: secrets.persistent }
     this.handlers = {
       'app.info': async () => appInfo,
@@ -188,7 +195,8 @@ export class Host {
       ...asksHandlers(records, broker),
       ...lazyMcpHandlers(() => mcp),
       ...filesHandlers({ records, revealPath: options.revealPath }),
-      ...workspace.handlers()
+      ...workspace.handlers(),
+      ...settings.handlers()
     }
   }
 
@@ -208,7 +216,9 @@ export class Host {
           `Switchboard did not shut down properly last time: ${leftovers} process${leftovers === 1 ? '' : 'es'} its agents had started ${leftovers === 1 ? 'was' : 'were'} still running and ${leftovers === 1 ? 'has' : 'have'} been stopped.`
         )
       }
-      return new Host({ ...options, dataDir }, store, warnings, lock, environment)
+      const settingsRead = await readUserSettings(dataDir)
+      warnings.push(...settingsRead.warnings)
+      return new Host({ ...options, dataDir }, store, warnings, lock, environment, settingsRead)
     } catch (error) {
       await lock.release()
       throw error
@@ -254,6 +264,7 @@ export class Host {
     await this.supervisor.close()
     await this.registry.flushAll()
     await this.store.save()
+    await this.settings.settled()
     await this.lock.release()
     this.events.flush()
   }

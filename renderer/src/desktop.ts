@@ -7,6 +7,7 @@ import { useAgentsStore } from './stores/agents'
 import { useNoticesStore } from './stores/notices'
 import { useProjectsStore } from './stores/projects'
 import { useSessionsStore } from './stores/sessions'
+import { useSettingsStore } from './stores/settings'
 import { useThemeStore } from './stores/theme'
 import { useMcpStore } from './stores/mcp'
 import { useViewStore } from './stores/view'
@@ -25,6 +26,7 @@ export function useDesktop(): void {
   const agents = useAgentsStore()
   const projects = useProjectsStore()
   const sessions = useSessionsStore()
+  const settings = useSettingsStore()
 
   const cleanups = [
     onAppCommand('shortcuts', () => (view.shortcutsOpen = !view.shortcutsOpen)),
@@ -39,7 +41,7 @@ export function useDesktop(): void {
     })
   ]
 
-  /** In the open session's project with its agent; else the first project and the first installed agent. */
+  /** In the open session's project with its agent; else the first project and the agent chosen for it, or the first installed. */
   async function newSession(): Promise<void> {
     view.shortcutsOpen = false
     if (view.activity) return
@@ -52,6 +54,7 @@ export function useDesktop(): void {
     }
     const agent =
       agents.definitions.find((a) => a.id === current?.agentId) ??
+      agents.definitions.find((a) => a.id === settings.values.projectAgents?.[project.id]) ??
       agents.definitions.find((a) => agents.stateOf(a.id)?.installed !== false) ??
       agents.definitions[0]
     if (!agent) {

@@ -9,6 +9,7 @@ import { usePermissionsStore } from './stores/permissions'
 import { useProjectsStore } from './stores/projects'
 import { useRegistryStore } from './stores/registry'
 import { useSessionsStore } from './stores/sessions'
+import { useSettingsStore } from './stores/settings'
 import { useThreadsStore } from './stores/threads'
 
 /**
@@ -63,6 +64,9 @@ export function routeEvents(events: HostEvent[]): void {
           break
         case 'registry.progress':
           useRegistryStore().receiveProgress(event.payload)
+          break
+        case 'settings.changed':
+          useSettingsStore().receive(event.payload)
           break
         case 'app.command':
           runAppCommand(event.payload.command)

@@ -7,7 +7,7 @@ import type { ThreadEntry, ToolCallEntry, TerminalView } from '../../shared/thre
 import EntryView from '../../renderer/src/components/thread/EntryView.vue'
 import PermissionCard from '../../renderer/src/components/session/PermissionCard.vue'
 import { openPathKey, pendingToolCallKey, sessionRootKey, terminalsKey } from '../../renderer/src/components/thread/keys'
-import { diffMode } from '../../renderer/src/diff-mode'
+import { createPinia, setActivePinia } from 'pinia'
 import { opened as openedInView } from '../../renderer/src/view-state'
 
 /** xterm.js needs a real layout engine; its own behaviour is covered in Chromium (test/e2e/thread.test.ts). */
@@ -45,7 +45,9 @@ beforeEach(() => {
   opened.length = 0
   terminals = {}
   pending = null
-  diffMode.value = 'unified'
+  // Unified until the reader picks side by side (a setting, kept by the Host: none here).
+  localStorage.clear()
+  setActivePinia(createPinia())
   openedInView.clear()
   writeText.mockClear()
   Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true })

@@ -1,11 +1,11 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { launchBrowser, screenshot, serve, watchConsole, whileHostRestarts } from './browser'
+import { launchBrowser, resetWindowSettings, screenshot, serve, watchConsole, whileHostRestarts } from './browser'
 
 /**
  * The vertical slice by clicking and typing: the built renderer in headless
@@ -32,6 +32,11 @@ afterAll(async () => {
   await browser?.close()
   await stopHost()
   await removeDir(root)
+})
+
+// Each test's new window starts as a first window, not with the panes and choices the previous test left.
+beforeEach(async () => {
+  if (host) await resetWindowSettings(host)
 })
 
 async function startHost(): Promise<RunningServer> {

@@ -212,7 +212,8 @@ describe('the desktop around the conversations', () => {
     await expect.poll(backgroundColour).toBe('rgb(21, 23, 29)')
     await page.emulateMedia({ colorScheme: 'light' })
     await expect.poll(backgroundColour).toBe('rgb(246, 247, 249)')
-    expect(await page.evaluate("localStorage.getItem('switchboard.theme')")).toBeNull()
+    // The choice is kept by the Host, in the data folder, not in this browser's storage.
+    expect((await host.request('settings.get', {})).settings.theme).toBe('system')
   })
 
   it('lists the keyboard shortcuts on ?, but not while typing', async () => {

@@ -1,14 +1,14 @@
 import { mkdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { findExecutable } from '../../electron/host/executables'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
 import { startTinyHttpServer, tinyServerCommand, type TinyHttpServer } from '../mcp/tiny-server'
-import { closeBrowserHost, openBrowserHost, screenshot, watchConsole } from './browser'
+import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole } from './browser'
 
 /**
  * The MCP page by clicking and typing: add a server with a secret, test its
@@ -34,6 +34,11 @@ afterAll(async () => {
   await closeBrowserHost({ browser, host, server })
   await tinyHttp?.close()
   await removeDir(root)
+})
+
+// Each test's new window starts as a first window, not with the panes and choices the previous test left.
+beforeEach(async () => {
+  await resetWindowSettings(host)
 })
 
 async function fillPair(page: Page, kind: 'env' | 'header', name: string, value: string, secret = false): Promise<void> {

@@ -9,7 +9,6 @@ import { useAgentsStore } from '../../renderer/src/stores/agents'
 import { routeEvents } from '../../renderer/src/event-router'
 import { useProjectsStore } from '../../renderer/src/stores/projects'
 import { useSessionsStore } from '../../renderer/src/stores/sessions'
-import { useThemeStore } from '../../renderer/src/stores/theme'
 import { useViewStore } from '../../renderer/src/stores/view'
 import { FakeHost } from './fake-host'
 
@@ -292,21 +291,5 @@ describe('the agents and view stores', () => {
     view.show('agents')
     await useSessionsStore().open('s1')
     expect(view.page).toBe('sessions')
-  })
-
-  it('put the chosen theme on the page and keep it', async () => {
-    localStorage.clear()
-    const theme = useThemeStore()
-    expect(theme.choice).toBe('system')
-    theme.choose('dark')
-    await flushPromises()
-    expect(document.documentElement.dataset.theme).toBe('dark')
-    expect(localStorage.getItem('switchboard.theme')).toBe('dark')
-    theme.choose('light')
-    await flushPromises()
-    expect(document.documentElement.dataset.theme).toBe('light')
-    // A new window reads the choice back.
-    setActivePinia(createPinia())
-    expect(useThemeStore().choice).toBe('light')
   })
 })

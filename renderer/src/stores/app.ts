@@ -11,6 +11,7 @@ import { useNoticesStore } from './notices'
 import { usePermissionsStore } from './permissions'
 import { useProjectsStore } from './projects'
 import { useSessionsStore } from './sessions'
+import { useSettingsStore } from './settings'
 import { useThreadsStore } from './threads'
 
 /**
@@ -20,7 +21,10 @@ import { useThreadsStore } from './threads'
  */
 export const useAppStore = defineStore('app', () => {
   const info = ref<AppInfo | null>(null)
-  /** True once the first load has answered (or failed): empty states may show. */
+  /**
+   * True once the first load has answered (or the Host refused part of it): empty states may show.
+   * Not while the Host cannot be reached or refuses the page's token: "no projects yet" would be untrue.
+   */
   const ready = ref(false)
   const connection = ref<ConnectionState>('connecting')
   const connectionDetail = ref('')
@@ -34,6 +38,7 @@ export const useAppStore = defineStore('app', () => {
   /** Everything the sidebar needs; again after a reconnect, since events were missed meanwhile. */
   async function load(): Promise<void> {
     const client = host()
+    let answered = false
     try {
       const [appInfo, projects, sessions, sessionStates, agents, agentStates, rules, elicitations, checks, mcp] = await Promise.all([
         client.request('app.info', {}),
@@ -45,7 +50,8 @@ export const useAppStore = defineStore('app', () => {
         client.request('permissions.list', {}),
         client.request('elicitations.list', {}),
         client.request('agents.checks', {}),
-        client.request('mcp.list', {})
+        client.request('mcp.list', {}),
+        useSettingsStore().load()
       ])
       const firstTime = info.value === null
       info.value = appInfo
@@ -59,18 +65,19 @@ export const useAppStore = defineStore('app', () => {
       // The sidebar counts the MCP servers from the start, not once the MCP page has been opened.
       useMcpStore().receive(mcp)
       if (firstTime) for (const warning of appInfo.warnings) useNoticesStore().report(warning)
+      answered = true
     } catch (error) {
       // While the link is down the connection notice says so; a banner per request would only repeat it.
       if (connection.value === 'connected') useNoticesStore().report(messageOf(error))
     } finally {
-      ready.value = true
+      if (answered || connection.value === 'connected') ready.value = true
     }
   }
 
   function setConnection(state: ConnectionState, detail = ''): void {
     connection.value = state
     connectionDetail.value = detail
-    if (state === 'reconnecting') wasDisconnected = true
+    if (state === 'reconnecting' || state === 'refused') wasDisconnected = true
     if (state === 'connected' && wasDisconnected) {
       wasDisconnected = false
       void load()
