@@ -19,3 +19,26 @@ const MISSING_FILE_AS_EMPTY = new Set(['gemini-cli'])
 export function readsMissingFileAsEmpty(agentName: string | undefined): boolean {
   return agentName !== undefined && MISSING_FILE_AS_EMPTY.has(agentName)
 }
+
+/**
+ * Causes of a failure that an agent does not pass on, recognised by the
+ * agent's name and what it did say. Claude Code (the CLI that
+ * claude-agent-acp runs) refuses to start as root: "--dangerously-skip-
+ * permissions cannot be used with root/sudo privileges for security
+ * reasons", unless IS_SANDBOX is set; the adapter does not pass the CLI's
+ * stderr on, so all the Host hears is "Claude Code process exited with code 1".
+ */
+export function knownCause(
+  agentName: string | undefined,
+  said: string,
+  agentEnv: Record<string, string> = {},
+  env: NodeJS.ProcessEnv = process.env,
+  uid = process.getuid?.()
+): string | undefined {
+  if (agentName === '@agentclientprotocol/claude-agent-acp' && /Claude Code process exited with code 1\b/.test(said)) {
+    if (uid === 0 && !agentEnv.IS_SANDBOX && !env.IS_SANDBOX) {
+      return 'Claude Code refuses to run as root (the root user) unless it is told it runs in a sandbox: run Switchboard as a normal user, or, in a container or sandbox, give the agent the variable IS_SANDBOX=1.'
+    }
+  }
+  return undefined
+}

@@ -44,6 +44,7 @@ export function agentsHandlers({ records, secrets, supervisor, signIn, checks, o
       const definition: AgentDefinition = { ...previous, ...checked.fields }
       records.data.agents = records.data.agents.map((a) => (a.id === agentId ? definition : a))
       await records.saved('agents')
+      supervisor.forgetProblem(agentId)
       return definition
     },
     // Refused while sessions use the agent: they would lose the way to continue.
@@ -70,7 +71,9 @@ export function agentsHandlers({ records, secrets, supervisor, signIn, checks, o
     'agents.restart': async ({ agentId }) => {
       const definition = records.agent(agentId)
       await supervisor.stop(agentId)
-      return (await supervisor.ensure(definition)).state
+      supervisor.forgetProblem(agentId)
+      const connection = await supervisor.ensure(definition)
+      return supervisor.stateOf(agentId) ?? connection.state
     },
     'agents.log': async ({ agentId }) => {
       records.agent(agentId)
@@ -117,6 +120,7 @@ export function agentsHandlers({ records, secrets, supervisor, signIn, checks, o
     'agents.checks': () => checks.all(records.data.agents.map((a) => a.id)),
     'agents.authenticate': async ({ agentId, methodId, values }) => {
       await signIn.authenticate(agentId, methodId, values)
+      supervisor.forgetProblem(agentId)
       return {}
     },
     'agents.logout': async ({ agentId }) => {
