@@ -96,13 +96,11 @@ export function lastLines(stderr: string, count = EXPLAINING_LINES): string[] {
 
 /** Lines without terminal escapes; a line rewritten with carriage returns (a progress bar) is what it ended as. */
 function linesOf(text: string): string[] {
-  return (
-    text
-      .replace(/\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b\[[0-?]*[ -/]*[@-~]|\u001b[@-Z\\-_]/g, '')
-      .split('\n')
-      .map((line) => {
-        const parts = line.replace(/\r+$/, '').split('\r')
-        return parts[parts.length - 1].replace(/\s+$/, '')
-      })
-  )
+  return text
+    .replace(/\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b\[[0-?]*[ -/]*[@-~]|\u001b[@-Z\\-_]/g, '')
+    .split('\n')
+    .map((line) => {
+      const parts = line.replace(/\r+$/, '').split('\r')
+      return parts[parts.length - 1].replace(/\s+$/, '')
+    })
 }

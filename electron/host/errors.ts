@@ -1,5 +1,8 @@
+import { withoutFullStop } from '../../shared/agent-problem'
 import type { AgentProblem } from '../../shared/domain'
 import type { HostErrorCode } from '../../shared/errors'
+
+export { withoutFullStop }
 
 /** An error the renderer can act on by its code (e.g. `auth_required` leads to signing in). */
 export class HostError extends Error {
@@ -36,11 +39,6 @@ export function describeError(error: unknown): string {
 export function agentReason(error: unknown): string {
   const [message, ...parts] = said(error)
   return withoutFullStop(parts.length && GENERIC.test(message) ? parts.join('; ') : describeError(error))
-}
-
-/** A sentence without its closing full stop (and the spaces after it), to be put inside another: "(… configured)." not "(… configured.).". */
-export function withoutFullStop(text: string): string {
-  return text.replace(/[.\s]+$/, '')
 }
 
 /** The messages JSON-RPC and the SDKs use for a kind of error, which say nothing of this one. */

@@ -67,7 +67,7 @@ describe('an agent that cannot start a session', () => {
     const agent = await host.request('agents.add', { name: 'Ghost', command: join(root, 'no-such-agent'), args: [] })
     const error = failure(await host.handle('sessions.new', { projectId, agentId: agent.id }))
     expect(error).toMatchObject({ code: 'agent_failed', problem: { kind: 'not_installed', lines: [] } })
-    expect(error.problem?.summary).toBe(`Ghost is not installed here: its command '${join(root, 'no-such-agent')}' was not found.`)
+    expect(error.problem?.summary).toBe(`Ghost could not be started: its command '${join(root, 'no-such-agent')}' was not found on this computer.`)
   })
 
   it('an internal error from session/new: the details the agent sent, and what it wrote to stderr meanwhile; the state says failing until a session starts', async () => {

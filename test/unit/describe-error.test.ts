@@ -60,15 +60,19 @@ describe('causes an agent does not pass on', () => {
   const said = 'Claude Code process exited with code 1'
   const claude = '@agentclientprotocol/claude-agent-acp'
 
-  it('Claude Code as root without IS_SANDBOX: it refuses to run, and the hint says what to do', () => {
-    expect(knownCause(claude, said, {}, {}, 0)).toMatch(/refuses to run as root.*IS_SANDBOX=1/)
+  it('Claude Code as root with an IS_SANDBOX other than 1: it refuses to run, and the hint says what to do', () => {
+    expect(knownCause(claude, said, {}, { IS_SANDBOX: 'yes' }, 0)).toBe(
+      'Claude Code refuses to run as root with IS_SANDBOX=yes: it allows the root user only IS_SANDBOX=1. Give the agent the variable IS_SANDBOX=1 (in a container or sandbox), or run Switchboard as a normal user.'
+    )
+    // The agent's own variables win over the app's.
+    expect(knownCause(claude, said, { IS_SANDBOX: 'true' }, {}, 0)).toMatch(/IS_SANDBOX=true/)
   })
 
-  it('no hint where it does not apply: another user, IS_SANDBOX set, another agent or another failure', () => {
-    expect(knownCause(claude, said, {}, {}, 1000)).toBeUndefined()
-    expect(knownCause(claude, said, { IS_SANDBOX: '1' }, {}, 0)).toBeUndefined()
-    expect(knownCause(claude, said, {}, { IS_SANDBOX: '1' }, 0)).toBeUndefined()
-    expect(knownCause('gemini-cli', said, {}, {}, 0)).toBeUndefined()
-    expect(knownCause(claude, 'Claude Code process exited with code 143', {}, {}, 0)).toBeUndefined()
+  it('no hint where it does not apply: another user, IS_SANDBOX=1 or none, another agent or another failure', () => {
+    expect(knownCause(claude, said, {}, { IS_SANDBOX: 'yes' }, 1000)).toBeUndefined()
+    expect(knownCause(claude, said, { IS_SANDBOX: '1' }, { IS_SANDBOX: 'yes' }, 0)).toBeUndefined()
+    expect(knownCause(claude, said, {}, {}, 0)).toBeUndefined()
+    expect(knownCause('gemini-cli', said, {}, { IS_SANDBOX: 'yes' }, 0)).toBeUndefined()
+    expect(knownCause(claude, 'Claude Code process exited with code 143', {}, { IS_SANDBOX: 'yes' }, 0)).toBeUndefined()
   })
 })

@@ -114,7 +114,7 @@ export class AgentRun {
                 def.installHint ? `Install it with \`${def.installHint}\`, or fix the agent's command.` : "Install it or fix the agent's command."
               }`
             : `Agent '${def.name}' could not be started (${def.command}): ${error.message}`
-        options.setState({ status: 'error', message })
+        options.setState({ status: 'error', message, ...(this.commandNotFound ? { installed: false } : {}) })
         this.resolveClosed()
         reject(new Error(message))
       })

@@ -22,11 +22,15 @@ export function readsMissingFileAsEmpty(agentName: string | undefined): boolean 
 
 /**
  * Causes of a failure that an agent does not pass on, recognised by the
- * agent's name and what it did say. Claude Code (the CLI that
- * claude-agent-acp runs) refuses to start as root: "--dangerously-skip-
- * permissions cannot be used with root/sudo privileges for security
- * reasons", unless IS_SANDBOX is set; the adapter does not pass the CLI's
- * stderr on, so all the Host hears is "Claude Code process exited with code 1".
+ * agent's name and what it did say.
+ *
+ * Claude Code as root: claude-agent-acp takes any IS_SANDBOX in its
+ * environment to mean a sandbox and starts Claude Code allowed to skip
+ * permissions, which Claude Code refuses to the root user unless IS_SANDBOX
+ * is exactly `1` ("--dangerously-skip-permissions cannot be used with
+ * root/sudo privileges for security reasons"); the adapter does not pass the
+ * CLI's stderr on, so all the Host hears is "Claude Code process exited with
+ * code 1". (Without IS_SANDBOX the adapter does not ask, and Claude Code runs.)
  */
 export function knownCause(
   agentName: string | undefined,
@@ -36,8 +40,9 @@ export function knownCause(
   uid = process.getuid?.()
 ): string | undefined {
   if (agentName === '@agentclientprotocol/claude-agent-acp' && /Claude Code process exited with code 1\b/.test(said)) {
-    if (uid === 0 && !agentEnv.IS_SANDBOX && !env.IS_SANDBOX) {
-      return 'Claude Code refuses to run as root (the root user) unless it is told it runs in a sandbox: run Switchboard as a normal user, or, in a container or sandbox, give the agent the variable IS_SANDBOX=1.'
+    const sandbox = agentEnv.IS_SANDBOX ?? env.IS_SANDBOX
+    if (uid === 0 && sandbox !== undefined && sandbox !== '1') {
+      return `Claude Code refuses to run as root with IS_SANDBOX=${sandbox}: it allows the root user only IS_SANDBOX=1. Give the agent the variable IS_SANDBOX=1 (in a container or sandbox), or run Switchboard as a normal user.`
     }
   }
   return undefined

@@ -1,4 +1,5 @@
 import { RequestError } from '@agentclientprotocol/sdk'
+import { problemSentence } from '../../../shared/agent-problem'
 import type { AgentDefinition, AgentProblem } from '../../../shared/domain'
 import { AgentStartError, type AgentConnection } from '../agent/connection'
 import { knownCause } from '../agent/quirks'
@@ -40,7 +41,7 @@ export function problemOf(definition: AgentDefinition, error: unknown, { connect
       return {
         agentId: definition.id,
         kind: 'not_installed',
-        summary: `${name} is not installed here: its command '${definition.command}' was not found.`,
+        summary: `${name} could not be started: its command '${definition.command}' was not found on this computer.`,
         lines: [],
         found: false,
         at
@@ -78,7 +79,7 @@ export function problemOf(definition: AgentDefinition, error: unknown, { connect
 
 /** The problem in one message, for whoever reads only messages (tests, the log, an older window). */
 export function messageOf(problem: AgentProblem): string {
-  const parts = [problem.detail ? `${withoutFullStop(problem.summary)}: ${withoutFullStop(problem.detail)}.` : problem.summary]
+  const parts = [problemSentence(problem)]
   if (problem.hint) parts.push(problem.hint)
   if (problem.found && problem.lines.length) parts.push(`stderr: ${problem.lines.join('\n')}`)
   return parts.join(' ')
