@@ -3,6 +3,7 @@ import type { AppCommand } from './app-commands'
 import type {
   AgentDefinition,
   AgentLog,
+  AgentProblem,
   AgentPresetView,
   AgentRuntimeState,
   AppInfo,
@@ -331,8 +332,24 @@ export function isRequestMethod(method: unknown): method is RequestMethod {
   return typeof method === 'string' && Object.prototype.hasOwnProperty.call(requestParams, method)
 }
 
-/** What every transport returns for a request. */
-export type WireResponse = { ok: true; result: unknown } | { ok: false; error: { message: string; code?: HostErrorCode } }
+/** What every transport returns for a request; a failure that concerns an agent carries its problem (auth_required, agent_failed). */
+export type WireResponse = { ok: true; result: unknown } | { ok: false; error: WireError }
+export interface WireError {
+  message: string
+  code?: HostErrorCode
+  problem?: AgentProblem
+}
+
+const agentProblemSchema = z.object({
+  agentId: z.string(),
+  kind: z.enum(['sign_in', 'not_installed', 'start_failed', 'session_failed']),
+  summary: z.string(),
+  detail: z.string().optional(),
+  hint: z.string().optional(),
+  lines: z.array(z.string()),
+  found: z.boolean(),
+  at: z.string()
+})
 
 /** Messages over the WebSocket transport (Electron IPC carries the same shapes). */
 export const wireRequestSchema = z.object({
@@ -358,7 +375,7 @@ export const wireServerMessageSchema = z.union([
     kind: z.literal('response'),
     id: z.number(),
     ok: z.literal(false),
-    error: z.object({ message: z.string(), code: z.enum(hostErrorCodes).optional() })
+    error: z.object({ message: z.string(), code: z.enum(hostErrorCodes).optional(), problem: agentProblemSchema.optional() })
   }),
   z.object({ kind: z.literal('events'), events: z.array(hostEventSchema) })
 ])

@@ -130,6 +130,42 @@ export interface AgentRuntimeState {
    * longer has (`serve` keeps secrets in memory only: a restart forgets them).
    */
   missingSecrets?: string[]
+  /**
+   * Why the agent could not start the last session asked of it (or run the
+   * last turn), until one starts: a process that runs is not yet an agent
+   * that can start a session (it may need a sign-in, or fail every time).
+   */
+  problem?: AgentProblem
+  /** This run of the agent has started (or reopened) a session: it can. Until then a running agent is only running. */
+  sessionStarted?: boolean
+}
+
+/**
+ * Why an agent could not start a session, said once with what to do about it:
+ * - `sign_in`: it answered auth_required; `authMethods` are the ways to sign in
+ * - `not_installed`: its command was not found (`installHint` says how to install a preset)
+ * - `start_failed`: its process ended, failed or hung before it answered initialize
+ * - `session_failed`: it runs, but session/new (or a turn) failed for another reason
+ */
+export type AgentProblemKind = 'sign_in' | 'not_installed' | 'start_failed' | 'session_failed'
+
+export interface AgentProblem {
+  agentId: string
+  kind: AgentProblemKind
+  /** One sentence: what happened. */
+  summary: string
+  /** What the agent itself said: its error's explanation (the JSON-RPC `data` it sent), never a bare "Internal error". */
+  detail?: string
+  /** A cause Switchboard knows for this agent and this failure (agent/quirks.ts), with what to do. */
+  hint?: string
+  /**
+   * Lines of its stderr that explain it, found among what it wrote (error,
+   * cannot, not found, a stack trace's message…); when none says anything of
+   * the sort, its last lines (`found` false). The whole log is `agents.log`.
+   */
+  lines: string[]
+  found: boolean
+  at: string
 }
 
 /** A conversation with one agent in one project, as kept in db.json. */

@@ -239,7 +239,8 @@ export class Host {
       return { ok: true, result: await handler(parsed.data) }
     } catch (error) {
       const message = describeError(error)
-      return { ok: false, error: error instanceof HostError ? { message, code: error.code } : { message } }
+      if (!(error instanceof HostError)) return { ok: false, error: { message } }
+      return { ok: false, error: { message, code: error.code, ...(error.problem ? { problem: error.problem } : {}) } }
     }
   }
 

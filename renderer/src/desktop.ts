@@ -4,6 +4,7 @@ import { host, messageOf } from './host/client'
 import { askNotificationPermissionOnFirstGesture, createNotifier } from './notifications'
 import { commandFor, isTextField } from './shortcuts'
 import { useAgentsStore } from './stores/agents'
+import { useContactStore } from './stores/contact'
 import { useNoticesStore } from './stores/notices'
 import { useProjectsStore } from './stores/projects'
 import { useSessionsStore } from './stores/sessions'
@@ -63,7 +64,8 @@ export function useDesktop(): void {
     }
     view.activity = `Starting a session with ${agent.name} in ${project.name}…`
     try {
-      await sessions.create(project.id, agent.id)
+      // The focused pane shows the agent starting, and why it could not start the session if it could not.
+      await useContactStore().start(project.id, agent.id)
     } catch (error) {
       notices.report(messageOf(error))
     } finally {

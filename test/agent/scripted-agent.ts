@@ -1052,6 +1052,13 @@ let app = agent({ name: agentName })
       throw new RequestError(-32602, `cwd must be an absolute path, got '${String(params.cwd)}'`)
     }
     requireAuth()
+    if (env.SCRIPTED_AGENT_NEW === 'fail') {
+      // As an agent whose own set-up fails: a line on stderr among others, then the SDK's generic error with details.
+      process.stderr.write('scripted-agent: indexing the workspace\n')
+      process.stderr.write(`scripted-agent: open ${params.cwd}/.index/lock: permission denied\n`)
+      process.stderr.write('scripted-agent: giving up on this session\n')
+      throw RequestError.internalError({ details: 'The workspace index could not be opened' })
+    }
     const session = newSessionState(`sess-${randomUUID()}`, params.cwd)
     session.additionalDirectories = params.additionalDirectories ?? null
     session.mcpServers = params.mcpServers
@@ -1406,6 +1413,13 @@ const v2App = v2
   .onRequest(v2.methods.agent.session.new, async ({ params }) => {
     if (!isAbsolute(params.cwd)) throw new RequestError(-32602, `cwd must be an absolute path, got '${params.cwd}'`)
     requireAuth()
+    if (env.SCRIPTED_AGENT_NEW === 'fail') {
+      // As an agent whose own set-up fails: a line on stderr among others, then the SDK's generic error with details.
+      process.stderr.write('scripted-agent: indexing the workspace\n')
+      process.stderr.write(`scripted-agent: open ${params.cwd}/.index/lock: permission denied\n`)
+      process.stderr.write('scripted-agent: giving up on this session\n')
+      throw RequestError.internalError({ details: 'The workspace index could not be opened' })
+    }
     const session = newSessionState(`sess-${randomUUID()}`, params.cwd)
     session.additionalDirectories = params.additionalDirectories ?? null
     sessions.set(session.id, session)

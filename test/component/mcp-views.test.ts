@@ -59,7 +59,8 @@ beforeEach(() => {
     'permissions.list': () => [],
     'elicitations.list': () => [],
     'agents.checks': () => [],
-    'mcp.list': () => state([profile('m1', 'docs'), profile('m2', 'search')])
+    'mcp.list': () => state([profile('m1', 'docs'), profile('m2', 'search')]),
+    'settings.get': () => ({ settings: {}, saved: false })
   }).install()
 })
 

@@ -111,7 +111,8 @@ describe('the desktop around the conversations', () => {
     await page.getByTestId('agent-restart').click()
     await expect.poll(() => page.getByTestId('agent-info').textContent()).toContain('scripted-agent version 1.0.0')
     expect(await page.getByTestId('agent-protocol').textContent()).toContain('ACP version 1')
-    expect(await page.getByTestId('agent-details-status').textContent()).toContain('ready')
+    // Its process runs; it is "ready" only once it has started a session.
+    expect(await page.getByTestId('agent-details-status').textContent()).toContain('running')
     const supported = (id: string) => page.locator(`[data-capability=${id}]`).getAttribute('data-supported')
     expect(await supported('load')).toBe('true')
     expect(await supported('embedded')).toBe('true')
@@ -148,8 +149,8 @@ describe('the desktop around the conversations', () => {
 
     await page.getByTestId('agent-restart').click()
     await expect.poll(() => page.getByTestId('agent-log').textContent()).toMatch(/--- exited[\s\S]*starting/)
-    await expect.poll(() => page.getByTestId('agent-details-status').textContent()).toContain('ready')
-    // A new process.
+    // A new process, which has started no session yet.
+    await expect.poll(() => page.getByTestId('agent-details-status').textContent()).toContain('running')
     await expect.poll(() => page.getByTestId('agent-pid').textContent()).toMatch(/^pid \d+$/)
     expect(await page.getByTestId('agent-pid').textContent()).not.toBe(pid)
     await page.getByTestId('agent-log').scrollIntoViewIfNeeded()

@@ -57,6 +57,7 @@ export function agentsHandlers({
       if (definition.cwd === undefined) delete definition.cwd // back to the home folder: nothing kept in db.json
       records.data.agents = records.data.agents.map((a) => (a.id === agentId ? definition : a))
       await records.saved('agents')
+      supervisor.forgetProblem(agentId)
       return definition
     },
     // Refused while sessions use the agent: they would lose the way to continue.
@@ -85,7 +86,9 @@ export function agentsHandlers({
     'agents.restart': async ({ agentId }) => {
       const definition = records.agent(agentId)
       await supervisor.stop(agentId)
-      return (await supervisor.ensure(definition)).state
+      supervisor.forgetProblem(agentId)
+      const connection = await supervisor.ensure(definition)
+      return supervisor.stateOf(agentId) ?? connection.state
     },
     'agents.log': async ({ agentId }) => {
       records.agent(agentId)
@@ -132,6 +135,7 @@ export function agentsHandlers({
     'agents.checks': () => checks.all(records.data.agents.map((a) => a.id)),
     'agents.authenticate': async ({ agentId, methodId, values }) => {
       await signIn.authenticate(agentId, methodId, values)
+      supervisor.forgetProblem(agentId)
       return {}
     },
     'agents.logout': async ({ agentId }) => {
