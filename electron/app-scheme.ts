@@ -183,3 +183,19 @@ export function isRendererPageUrl(url: string, devServerUrl?: string): boolean {
   }
   return isIndex && page.protocol === `${APP_SCHEME}:` && page.host === APP_HOST && page.username === '' && page.password === ''
 }
+
+/**
+ * Whether a link the page opens goes to the system browser: http and https
+ * only (no file:, javascript:, custom protocols that start programs), with a
+ * host, and without credentials (https://bank.example@evil.example reads as
+ * one site and is another). Everything else is dropped.
+ */
+export function opensInBrowser(url: string): boolean {
+  let target: URL
+  try {
+    target = new URL(url)
+  } catch {
+    return false
+  }
+  return (target.protocol === 'https:' || target.protocol === 'http:') && target.hostname !== '' && target.username === '' && target.password === ''
+}

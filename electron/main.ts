@@ -2,7 +2,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { app, BrowserWindow, dialog, Menu, protocol, screen, shell, session } from 'electron'
 import type { AppCommand } from '../shared/app-commands'
-import { APP_INDEX_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, isRendererPageUrl, serveAppRequest } from './app-scheme'
+import { APP_INDEX_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, isRendererPageUrl, opensInBrowser, serveAppRequest } from './app-scheme'
 import { Host } from './host/host'
 import { bridgeHost } from './ipc-bridge'
 import { buildMenuTemplate } from './menu'
@@ -46,7 +46,7 @@ if (!app.requestSingleInstanceLock()) {
     contents.on('will-navigate', (event) => event.preventDefault())
     contents.on('will-attach-webview', (event) => event.preventDefault())
     contents.setWindowOpenHandler(({ url }) => {
-      if (/^https?:\/\//i.test(url)) void shell.openExternal(url)
+      openInBrowser(url)
       return { action: 'deny' }
     })
   })
@@ -190,7 +190,12 @@ function buildMenu(): Menu {
       platform: process.platform,
       send: sendCommand,
       openDataFolder: () => void shell.openPath(dataDirectory()),
-      openExternal: (url) => void shell.openExternal(url)
+      openExternal: openInBrowser
     })
   )
+}
+
+/** The one place a URL leaves the app: only a plain http(s) address goes to the system browser (`opensInBrowser`). */
+function openInBrowser(url: string): void {
+  if (opensInBrowser(url)) void shell.openExternal(url)
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { APP_CSP, APP_INDEX_URL, APP_ORIGIN, isRendererPageUrl, resolveAppRequest, serveAppRequest } from '../../electron/app-scheme'
+import { APP_CSP, APP_INDEX_URL, APP_ORIGIN, isRendererPageUrl, opensInBrowser, resolveAppRequest, serveAppRequest } from '../../electron/app-scheme'
 
 /**
  * The window's page comes from app://switchboard/ (electron/app-scheme.ts):
@@ -157,6 +157,26 @@ describe("the renderer's page URL", () => {
     expect(isRendererPageUrl('http://localhost:5173.evil.test/', dev)).toBe(false)
     expect(isRendererPageUrl('http://localhost:5173/@fs/etc/passwd', dev)).toBe(false)
     expect(isRendererPageUrl(APP_INDEX_URL, dev)).toBe(false)
+  })
+})
+
+describe('links that leave the app', () => {
+  it('open in the browser only for plain http(s) addresses', () => {
+    expect(opensInBrowser('https://agentclientprotocol.com')).toBe(true)
+    expect(opensInBrowser('http://example.com/a?b#c')).toBe(true)
+    for (const url of [
+      'file:///etc/passwd',
+      'javascript:alert(1)',
+      'app://switchboard/index.html',
+      'vscode://file/x',
+      'smb://server/share',
+      'https://bank.example@evil.example/',
+      'https://user:pw@example.com/',
+      'https:',
+      'not a url'
+    ]) {
+      expect(opensInBrowser(url), url).toBe(false)
+    }
   })
 })
 
