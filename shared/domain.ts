@@ -4,6 +4,7 @@
  */
 
 import type { SessionMcpLeftOut, SessionMcpServer } from './mcp'
+import type { PermissionAlways, RuleSubject } from './permissions'
 import type { SessionWorktree } from './workspace'
 
 export interface Project {
@@ -229,9 +230,20 @@ export interface PermissionOptionView {
 export interface PendingPermission {
   requestId: string
   title: string
+  /**
+   * The options the agent offered, less an "always" one that cannot be
+   * remembered here when a "once" one of the same decision is there.
+   */
   options: PermissionOptionView[]
   /** The tool call the request is about (its card in the thread shows that it waits). */
   toolCallId?: string
+  /**
+   * What an "always" option remembers (Switchboard's own rule, answered with
+   * the agent's "once" option each time), or why nothing can be remembered.
+   * Absent when the request is not about a tool (a mode switch: its options
+   * go to the agent as they are).
+   */
+  always?: PermissionAlways
 }
 
 /** Live state of a session (not persisted). */
@@ -324,13 +336,16 @@ export interface AgentLog {
   truncated: boolean
 }
 
-/** A remembered "always" answer to permission requests of one kind of tool, for one agent in one project. */
-export interface PermissionRule {
+/**
+ * A remembered "always" answer, for one agent in one project: one tool, and
+ * one exact command or files inside the project's folders (see
+ * shared/permissions.ts). Matching requests are answered with the agent's
+ * "once" option of the same decision.
+ */
+export interface PermissionRule extends RuleSubject {
   id: string
   agentId: string
   projectId: string
-  /** The ACP tool kind (read, edit, execute, ...; `other` when the agent gave none). */
-  toolKind: string
   decision: 'allow' | 'reject'
   createdAt: string
 }

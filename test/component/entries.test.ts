@@ -258,6 +258,23 @@ describe('tool calls', () => {
     expect(wrapper.find('.raw').exists()).toBe(false)
   })
 
+  it('says how a permission was answered, and what a remembered rule covers', () => {
+    const entry = { kind: 'permission' as const, id: 'p1', title: 'npm test', allowed: true }
+    const text = (fields: Partial<Extract<ThreadEntry, { kind: 'permission' }>>) =>
+      mountEntry({ ...entry, answer: 'Allow', remembered: false, ...fields })
+        .find('[data-testid=entry-permission]')
+        .text()
+    expect(text({})).toBe('Allowed: npm test — Allow')
+    expect(text({ answer: 'Always allow', rule: 'Bash, only the command “npm test”' })).toBe(
+      'Allowed: npm test — Always allow, from now on for Bash, only the command “npm test”'
+    )
+    expect(text({ remembered: true, rule: 'Bash, only the command “npm test”' })).toBe(
+      'Allowed: npm test — remembered answer (Allow) for Bash, only the command “npm test”'
+    )
+    // A transcript from before rules said what they covered.
+    expect(text({ remembered: true, answer: 'Always allow' })).toBe('Allowed: npm test — remembered answer (Always allow)')
+  })
+
   it('says when it waits for the user’s answer to a permission request', () => {
     pending = 't1'
     const wrapper = mountEntry({ ...edit, status: 'pending' })
@@ -302,6 +319,55 @@ describe('permission card', () => {
     await wrapper.find('[data-testid=permission-show]').trigger('click')
     expect(wrapper.emitted('show')).toEqual([[]])
     expect(wrapper.emitted('answer')).toBeUndefined()
+  })
+
+  it('names an "always" for what Switchboard remembers, and says what it covers', async () => {
+    const always = {
+      remembered: true as const,
+      tool: 'Bash',
+      toolKind: 'execute',
+      scope: { kind: 'command' as const, command: 'rm -rf build' },
+      project: 'app',
+      description: 'Bash, only the command “rm -rf build”'
+    }
+    const claude = {
+      ...permission,
+      options: [{ optionId: 'allow_always', name: 'Always Allow Bash(rm:*)', kind: 'allow_always' }, ...permission.options.slice(1)],
+      always
+    }
+    const wrapper = mount(PermissionCard, { props: { permission: claude } })
+    const buttons = wrapper.findAll('[data-testid=permission-option]')
+    expect(buttons.map((b) => b.text())).toEqual(['1 Always allow', '2 Allow', '3 Reject'])
+    expect(buttons[0].attributes('title')).toBe(
+      'The agent offered “Always Allow Bash(rm:*)”. Switchboard remembers only: Bash, only the command “rm -rf build”.'
+    )
+    expect(buttons[1].attributes('title')).toBeUndefined()
+    expect(wrapper.find('[data-testid=permission-always]').text()).toMatch(
+      /^“Always” remembers Bash, only the command rm -rf build, for this agent only\./
+    )
+    expect(wrapper.find('[data-testid=permission-always] code').text()).toBe('rm -rf build')
+
+    await wrapper.setProps({ permission: { ...claude, always: { ...always, tool: 'Edit', toolKind: 'edit', scope: { kind: 'files' as const } } } })
+    expect(wrapper.find('[data-testid=permission-always]').text()).toMatch(/^“Always” remembers Edit on any file inside app, for this agent only\./)
+    wrapper.unmount()
+  })
+
+  it('says why there is no "always", and keeps the agent\'s names when nothing is remembered', async () => {
+    const outside = {
+      ...permission,
+      options: permission.options.slice(1),
+      always: { remembered: false as const, reason: "it names /etc/hosts, outside app's folders, so it is asked each time" }
+    }
+    const wrapper = mount(PermissionCard, { props: { permission: outside } })
+    expect(wrapper.findAll('[data-testid=permission-option]').map((b) => b.text())).toEqual(['1 Allow', '2 Reject'])
+    expect(wrapper.find('[data-testid=permission-always]').text()).toBe(
+      "No “always” for this one: it names /etc/hosts, outside app's folders, so it is asked each time."
+    )
+    // No description at all (a mode switch): the agent's options as they are, nothing said.
+    await wrapper.setProps({ permission })
+    expect(wrapper.findAll('[data-testid=permission-option]').map((b) => b.text())).toEqual(['1 Always allow', '2 Allow', '3 Reject'])
+    expect(wrapper.find('[data-testid=permission-always]').exists()).toBe(false)
+    wrapper.unmount()
   })
 
   it('leaves digits alone while the user types in a field', async () => {

@@ -113,7 +113,11 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
           }
         })
       }
-      return broker.askPermission(live.record, params, signal)
+      const announced = live.thread.keyed.get(`tool_call:${toolCall.toolCallId}`)
+      return broker.askPermission(live.record, params, signal, {
+        folders: rootsOf(live),
+        announced: announced?.kind === 'tool_call' ? announced : undefined
+      })
     }
   }
   return handlers
