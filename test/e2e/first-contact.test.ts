@@ -7,7 +7,7 @@ import type { Browser, Page } from 'playwright-core'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
 import { Host } from '../../electron/host/host'
-import { closeBrowserHost, launchBrowser, screenshot, serve, watchConsole } from './browser'
+import { closeBrowserHost, launchBrowser, resetWindowSettings, screenshot, serve, watchConsole } from './browser'
 
 /**
  * First contact with an agent, as a new user meets it offline: starting a
@@ -61,6 +61,8 @@ afterAll(async () => {
 })
 
 async function newPage(scheme: 'light' | 'dark'): Promise<{ page: Page; problems: string[] }> {
+  // A first window: not the panes an earlier test left open (the Host keeps the layout).
+  await resetWindowSettings(host)
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: scheme })
   const page = await context.newPage()
   const problems = watchConsole(page)

@@ -135,7 +135,7 @@ describe('real agents’ troubles, in the window', () => {
       await page.getByTestId('send').click()
       await page.getByTestId('permission').waitFor()
       await page.getByTestId('cancel').click()
-      await page.getByTestId('entry-stop').filter({ hasText: 'cancelled' }).waitFor()
+      await page.getByTestId('entry-stop').filter({ hasText: 'cancelled' }).waitFor({ timeout: 90_000 })
       expect(await page.getByTestId('tool-call-status').last().textContent()).toContain('Cancelled')
       expect(await page.getByTestId('turn-usage').last().textContent()).toMatch(/^1(\.0)?K in · 250 out · 800 cached tokens$/)
       await screenshot(page, `e2e-cancelled-tool-${scheme}`)

@@ -62,11 +62,11 @@ describe('the linter keeps the layers and refuses circles', () => {
     expect(await rulesBroken('electron/host/version.ts', "import { app } from 'electron'\nexport const version = app\n")).toContain(
       'no-restricted-imports'
     )
-  }, 60_000)
+  }, 240_000)
 
   it('refuses an import that closes a circle (the view store importing the sessions store, which imports it)', async () => {
     expect(
       await rulesBroken('renderer/src/stores/view.ts', "import { useSessionsStore } from './sessions'\nexport const sessions = useSessionsStore\n")
     ).toContain('import-x/no-cycle')
-  }, 60_000)
+  }, 240_000)
 })

@@ -3,6 +3,7 @@ import { homedir } from 'node:os'
 import type { ParsedParams, RequestResult } from '../../../shared/contract'
 import { mcpRequestParams, type McpState } from '../../../shared/mcp'
 import type { UserEnvironment } from '../environment'
+import { explainingLines, lastLines } from '../../../shared/stderr-lines'
 import type { SecretStore } from '../secrets'
 import type { Store } from '../store'
 import { prepareServers, type PreparedServer } from './acp-servers'
@@ -70,7 +71,9 @@ export class McpService {
         markPrefix: this.options.markPrefix
       })
       // Kept with the profile: the MCP page and sessions show it, and a server that fails is not given to new sessions.
-      await this.profiles.recordTest(p.id, { ok: result.ok, at: new Date().toISOString(), ...(result.ok ? {} : { error: result.error }) })
+      // The session's note has no stderr box: the line of it that explains the failure goes with the reason.
+      const error = result.ok ? undefined : withExplainingLine(result.error, result.stderrTail)
+      await this.profiles.recordTest(p.id, { ok: result.ok, at: new Date().toISOString(), ...(error ? { error } : {}) })
       return result
     },
     'mcp.importSources': async (p) => {
@@ -117,4 +120,10 @@ export function lazyMcpHandlers(service: () => McpService): McpHandlers {
       (params: never) => (service().handlers[method] as (p: never) => unknown)(params)
     ])
   ) as unknown as McpHandlers
+}
+
+/** "The server exited with code 2 before it answered: tiny-mcp: TINY_TOKEN is missing" — the reason and what the server said of it. */
+function withExplainingLine(error: string, stderr: string | undefined): string {
+  const said = stderr ? (explainingLines(stderr, 1)[0] ?? lastLines(stderr, 1)[0]) : undefined
+  return said && !error.includes(said) ? `${error.replace(/[.\s]+$/, '')}: ${said}` : error
 }
