@@ -108,24 +108,38 @@ export class UserEnvironment {
  *   except the process mark (processes.ts; each child gets its own over it)
  *   and the test suite's run mark (test/leak-check.ts), which must reach
  *   every descendant;
- * - `ELECTRON_*`: Electron's switches for Switchboard (ELECTRON_RUN_AS_NODE
- *   would make an Electron program an agent starts, an editor or another
- *   Switchboard, run as plain Node);
+ * - Electron's switches for the process they were set for: with
+ *   ELECTRON_RUN_AS_NODE an Electron program an agent starts (an editor,
+ *   another Switchboard) would run as plain Node; ELECTRON_NO_ATTACH_CONSOLE;
+ * - electron-vite's for Switchboard in development (ELECTRON_RENDERER_URL: an
+ *   electron-vite app previewed in a terminal would load Switchboard's page);
  * - CHROME_DESKTOP: Electron names Switchboard's .desktop file there (another
  *   Chromium program would group its windows under Switchboard's);
  * - ORIGINAL_XDG_CURRENT_DESKTOP: where Electron keeps the user's
  *   XDG_CURRENT_DESKTOP when it replaces it (with `Unity`, on Ubuntu): the
  *   user's value is put back.
+ *
+ * Other ELECTRON_* variables are the user's settings for their own Electron
+ * programs and tools (ELECTRON_MIRROR for installing Electron,
+ * ELECTRON_OZONE_PLATFORM_HINT…) and are kept.
  */
-const OWN_PREFIXES = ['SWITCHBOARD_', 'ELECTRON_']
-const OWN_NAMES = new Set(['CHROME_DESKTOP', 'ORIGINAL_XDG_CURRENT_DESKTOP'])
+const OWN_PREFIX = 'SWITCHBOARD_'
+const OWN_NAMES = new Set([
+  'ELECTRON_RUN_AS_NODE',
+  'ELECTRON_NO_ATTACH_CONSOLE',
+  'ELECTRON_RENDERER_URL',
+  'ELECTRON_ENTRY',
+  'ELECTRON_CLI_ARGS',
+  'CHROME_DESKTOP',
+  'ORIGINAL_XDG_CURRENT_DESKTOP'
+])
 /** The test suite's run mark (test/leak-check.ts TEST_RUN_ENV). */
 const TEST_RUN_MARK = 'SWITCHBOARD_TEST_RUN'
 const KEPT = new Set([PROCESS_MARK_ENV, TEST_RUN_MARK])
 
 /** Whether a variable of the environment Switchboard runs in is its own (or Electron's for it), not the user's. */
 export function isSwitchboardsOwn(name: string): boolean {
-  return !KEPT.has(name) && (OWN_NAMES.has(name) || OWN_PREFIXES.some((prefix) => name.startsWith(prefix)))
+  return !KEPT.has(name) && (OWN_NAMES.has(name) || name.startsWith(OWN_PREFIX))
 }
 
 /** The user's variables in an environment Switchboard runs in: without its own (`isSwitchboardsOwn`), Electron's change undone. */

@@ -13,7 +13,7 @@ import { entriesOf, fold, removeDir, scriptedAgent, tempDir, waitUntil } from '.
  * What a program Switchboard starts finds in its environment: the user's, its
  * own variables and secrets, and nothing of Switchboard's own but the process
  * mark. Here `serve` runs (so a token exists) with, in its own environment,
- * a variable of the user's and what Switchboard and Electron put there for
+ * variables of the user's and what Switchboard and Electron put there for
  * themselves; two agents, each with a variable and a secret, each in its own
  * project with its own MCP server holding a secret. Each program reports its
  * whole environment: the agents (`/environ`), a terminal an agent starts, an
@@ -40,11 +40,16 @@ const HOST_ENV: Record<string, string> = {
   // serve run by Electron's binary as Node: an Electron program started by an agent would run as Node too.
   ELECTRON_RUN_AS_NODE: '1',
   ELECTRON_NO_ATTACH_CONSOLE: '1',
+  // The user's own, for installing Electron: kept.
+  ELECTRON_MIRROR: `https://mirror.example/electron-${tag}/`,
   // Electron names Switchboard's .desktop file here, and replaces the desktop's name (keeping the user's).
   CHROME_DESKTOP: 'switchboard.desktop',
   XDG_CURRENT_DESKTOP: 'Unity',
   ORIGINAL_XDG_CURRENT_DESKTOP: 'ubuntu:GNOME'
 }
+
+/** Electron's own, of those above. */
+const ELECTRONS_OWN = ['ELECTRON_RUN_AS_NODE', 'ELECTRON_NO_ATTACH_CONSOLE', 'CHROME_DESKTOP', 'ORIGINAL_XDG_CURRENT_DESKTOP']
 
 let root: string
 let dataDir: string
@@ -128,12 +133,10 @@ const holding = (env: Record<string, string>, text: string): string[] => Object.
  * variables beyond the process mark (and the test run's mark, the leak check's).
  */
 function expectIsolated(env: Record<string, string>, own: Record<string, string>, foreign: string[]): void {
-  expect(env).toMatchObject({ ISOLATION_USER_VAR: USER_VAR, ...own })
+  expect(env).toMatchObject({ ISOLATION_USER_VAR: USER_VAR, ELECTRON_MIRROR: HOST_ENV.ELECTRON_MIRROR, ...own })
   for (const secret of foreign) expect(holding(env, secret), `a variable holds ${secret}`).toEqual([])
   expect(holding(env, token), 'a variable holds the serve token').toEqual([])
-  const switchboards = Object.keys(env).filter(
-    (n) => /^(SWITCHBOARD_|ELECTRON_)/.test(n) || n === 'CHROME_DESKTOP' || n === 'ORIGINAL_XDG_CURRENT_DESKTOP'
-  )
+  const switchboards = Object.keys(env).filter((n) => n.startsWith('SWITCHBOARD_') || ELECTRONS_OWN.includes(n))
   expect(switchboards.sort()).toEqual([PROCESS_MARK_ENV, ...(process.env[TEST_RUN_ENV] ? [TEST_RUN_ENV] : [])].sort())
   expect(env[PROCESS_MARK_ENV].startsWith(markPrefixFor(dataDir))).toBe(true)
   // Electron's replacement undone: the desktop the user is in.

@@ -121,7 +121,9 @@ describe('what a child is given of the environment Switchboard runs in', () => {
     SWITCHBOARD_PROCESS_MARK: 'sb.outer',
     SWITCHBOARD_TEST_RUN: 'run-1',
     ELECTRON_RUN_AS_NODE: '1',
-    ELECTRON_ENABLE_LOGGING: '1',
+    ELECTRON_NO_ATTACH_CONSOLE: '1',
+    ELECTRON_RENDERER_URL: 'http://localhost:5173/',
+    ELECTRON_MIRROR: 'https://mirror.example/electron/',
     CHROME_DESKTOP: 'switchboard.desktop',
     XDG_CURRENT_DESKTOP: 'Unity',
     ORIGINAL_XDG_CURRENT_DESKTOP: 'ubuntu:GNOME',
@@ -132,6 +134,8 @@ describe('what a child is given of the environment Switchboard runs in', () => {
     expect(usersVariables(running)).toEqual({
       PATH: '/usr/bin',
       HOME: '/home/someone',
+      // The user's, for installing Electron: not a switch of Switchboard's own Electron.
+      ELECTRON_MIRROR: 'https://mirror.example/electron/',
       SWITCHBOARD_PROCESS_MARK: 'sb.outer',
       SWITCHBOARD_TEST_RUN: 'run-1',
       XDG_CURRENT_DESKTOP: 'ubuntu:GNOME',
@@ -151,6 +155,7 @@ describe('what a child is given of the environment Switchboard runs in', () => {
     expect(env).toEqual({
       PATH: '/opt/agent/bin',
       HOME: '/home/someone',
+      ELECTRON_MIRROR: 'https://mirror.example/electron/',
       SWITCHBOARD_DATA_DIR: '/tmp/a-switchboard-the-agent-runs',
       SWITCHBOARD_PROCESS_MARK: 'sb.child',
       SWITCHBOARD_TEST_RUN: 'run-1',
