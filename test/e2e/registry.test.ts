@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
-import { removeDir, tempDir } from '../helpers'
+import { confirmEverything, removeDir, tempDir } from '../helpers'
 import { RegistryFixture } from '../registry/fixture'
 import { launchBrowser, resetWindowSettings, screenshot, serve, watchConsole } from './browser'
 
@@ -49,6 +49,7 @@ beforeAll(async () => {
   host = await Host.open({
     dataDir: join(root, 'data'),
     version: 'test',
+    confirmCommand: confirmEverything,
     presets: [],
     initializeTimeoutMs: 20_000,
     registry: { url: fixture.feedUrl, platform: PLATFORM }
