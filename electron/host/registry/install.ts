@@ -98,6 +98,22 @@ function commandName(agent: RegistryAgent, cmd: string): string {
   return cmd.replace(/\\/g, '/').split('/').pop() || agent.id
 }
 
+/** Throws, saying how to get it, when the tool an npx or uvx distribution runs through is not installed (before anything is asked or done). */
+export async function requireTool(agent: RegistryAgent, kind: DistributionKind, environment: UserEnvironment): Promise<void> {
+  if (kind === 'npx' && !(await environment.find('npx'))) {
+    throw new Error(
+      `${agent.name} runs through npx, which is not installed here. Install Node.js (https://nodejs.org), which brings npx, then try again.`
+    )
+  }
+  if (kind === 'uvx' && !(await environment.find('uvx'))) {
+    throw new HostError(
+      'uv_missing',
+      `${agent.name} runs through uv's uvx, which is not installed here. Install uv (https://docs.astral.sh/uv/getting-started/installation/: ` +
+        '`curl -LsSf https://astral.sh/uv/install.sh | sh` on macOS and Linux, `winget install astral-sh.uv` on Windows), then install the agent again.'
+    )
+  }
+}
+
 export async function installDistribution(
   agent: RegistryAgent,
   kind: DistributionKind,
@@ -105,24 +121,9 @@ export async function installDistribution(
   options: InstallerOptions
 ): Promise<Runnable> {
   const origin: AgentOrigin = { registryId: agent.id, version: agent.version, kind }
-  if (kind === 'npx') {
+  if (kind === 'npx' || kind === 'uvx') {
     const { download: _none, ...run } = plannedRun(agent, kind, agentId, options)
-    if (!(await options.environment.find('npx'))) {
-      throw new Error(
-        `${agent.name} runs through npx, which is not installed here. Install Node.js (https://nodejs.org), which brings npx, then try again.`
-      )
-    }
-    return { ...run, origin }
-  }
-  if (kind === 'uvx') {
-    const { download: _none, ...run } = plannedRun(agent, kind, agentId, options)
-    if (!(await options.environment.find('uvx'))) {
-      throw new HostError(
-        'uv_missing',
-        `${agent.name} runs through uv's uvx, which is not installed here. Install uv (https://docs.astral.sh/uv/getting-started/installation/: ` +
-          '`curl -LsSf https://astral.sh/uv/install.sh | sh` on macOS and Linux, `winget install astral-sh.uv` on Windows), then install the agent again.'
-      )
-    }
+    await requireTool(agent, kind, options.environment)
     return { ...run, origin }
   }
   const target = options.platform ? agent.distribution.binary?.[options.platform] : undefined

@@ -16,7 +16,7 @@ import { programToRun } from '../confirmations'
 import type { HandlerSlice, RequestContext } from '../handlers'
 import type { Records } from '../records'
 import { checkRegistryUrl, RegistryFeed } from './feed'
-import { installDistribution, plannedRun, platformKey, removeInstalled, usableKinds } from './install'
+import { installDistribution, plannedRun, platformKey, removeInstalled, requireTool, usableKinds } from './install'
 
 /**
  * The `registry.*` requests: the ACP Registry's agents listed beside the ones
@@ -146,13 +146,13 @@ export class RegistryService {
       throw new Error(`${agent.name} has no ${kind ?? ''} distribution for this platform (${this.platform ?? process.platform})`.replace('  ', ' '))
     }
     const agentId = agentIdFor(agent.id, (taken) => Boolean(records.store.agent(taken)))
-    // What it will run is shown and confirmed before anything is downloaded.
+    // What it will run is shown and confirmed before anything is downloaded (a missing npx or uvx is said first).
+    const planned = plannedRun(agent, chosen, agentId, { dataDir: this.options.dataDir, platform: this.platform })
+    await requireTool(agent, chosen, this.options.environment)
     await request.confirm({
       action: `Install “${agent.name}” ${agent.version} from the ACP Registry`,
       confirm: 'Install',
-      programs: [
-        programToRun(`Agent “${agent.name}”`, plannedRun(agent, chosen, agentId, { dataDir: this.options.dataDir, platform: this.platform }))
-      ]
+      programs: [programToRun(`Agent “${agent.name}”`, planned)]
     })
     const runnable = await this.guarded(agent.id, () => installDistribution(agent, chosen, agentId, this.installerOptions(agent.id)))
     const definition: AgentDefinition = { id: agentId, name: agent.name, ...runnable }
