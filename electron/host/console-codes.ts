@@ -94,7 +94,7 @@ export class ConsoleCodes {
     const print = this.options.print
     print('')
     print('The Switchboard page asks to confirm a change that runs a program:')
-    for (const line of changeLines(change)) print(`  ${line}`)
+    for (const line of changeLines(change)) print(line ? `  ${line}` : '')
     print(`To confirm, type this code in the page: ${code.slice(0, 3)}-${code.slice(3)}  (for this change only, once, within 5 minutes)`)
     print('If you did not ask for this, do not type it.')
     print('')
