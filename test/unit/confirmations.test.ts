@@ -32,6 +32,9 @@ describe('what a confirmation shows', () => {
     expect(quoteArg('a\u200Bb')).toBe("$'a\\u200Bb'")
     expect(quoteArg('line\nnext')).toBe("$'line\\nnext'")
     expect(quoteArg('bell\u0007')).toBe("$'bell\\x07'")
+    // A terminal escape would rewrite serve's console: written out instead.
+    expect(quoteArg('\u001b[2Jok')).toBe("$'\\x1B[2Jok'")
+    expect(visible('Agent\u001b]0;x\u0007')).toBe('Agent\\u{1B}]0;x\\u{7}')
     expect(quoteArg("q'\u2066")).toBe("$'q\\'\\u2066'")
     expect(visible('Name\u202E\u2028x')).toBe('Name\\u{202E}\\u{2028}x')
   })
