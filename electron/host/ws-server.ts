@@ -6,6 +6,7 @@ import { isIP, isIPv4, type AddressInfo } from 'node:net'
 import { extname, join, normalize, resolve, sep } from 'node:path'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { wireRequestSchema, type HostEvent, type RequestResults, type WireServerMessage } from '../../shared/contract'
+import type { ConfirmCommand } from './confirmations'
 import type { Host } from './host'
 
 /**
@@ -23,6 +24,12 @@ export interface WsServerOptions {
   /** Must be a loopback address. */
   bindAddress?: string
   token?: string
+  /**
+   * How a change the page asks for that would run a program is confirmed, in
+   * place of the Host's own (end-to-end tests: the page types console codes
+   * while the test's own set-up, in process, is not asked).
+   */
+  confirmCommand?: ConfirmCommand
 }
 
 export interface RunningServer {
@@ -84,7 +91,7 @@ export async function startWsServer(options: WsServerOptions): Promise<RunningSe
       socket.end(`HTTP/1.1 ${refusal}\r\nConnection: close\r\n\r\n`)
       return
     }
-    wss.handleUpgrade(req, socket, head, (ws) => serveSocket(ws, options.host))
+    wss.handleUpgrade(req, socket, head, (ws) => serveSocket(ws, options.host, options.confirmCommand))
   })
 
   await new Promise<void>((resolveListen, reject) => {
@@ -151,7 +158,7 @@ function isOwnHost(header: string | undefined, port: number, hostForUrl: string)
   return [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${hostForUrl}:${port}`].includes(header.toLowerCase())
 }
 
-function serveSocket(ws: WebSocket, host: Host): void {
+function serveSocket(ws: WebSocket, host: Host, confirmCommand: ConfirmCommand | undefined): void {
   const send = (message: WireServerMessage): void => {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message))
   }
@@ -176,7 +183,9 @@ function serveSocket(ws: WebSocket, host: Host): void {
       }
       return
     }
-    void host.handle(request.data.method, request.data.params).then((response) => send({ kind: 'response', id: request.data.id, ...response }))
+    void host
+      .handle(request.data.method, request.data.params, { confirmCommand })
+      .then((response) => send({ kind: 'response', id: request.data.id, ...response }))
   })
 }
 

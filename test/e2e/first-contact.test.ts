@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import type { RunningServer } from '../../electron/host/ws-server'
-import { removeDir, scriptedAgent, tempDir } from '../helpers'
+import { confirmEverything, removeDir, scriptedAgent, tempDir } from '../helpers'
 import { Host } from '../../electron/host/host'
 import { closeBrowserHost, launchBrowser, resetWindowSettings, screenshot, serve, watchConsole } from './browser'
 
@@ -50,7 +50,13 @@ beforeAll(async () => {
   await mkdir(join(root, 'my-project'))
   browser = await launchBrowser()
   // Real agents start slowly on a loaded machine (Gemini CLI takes over 20 s there): a start that times out is another test's subject.
-  host = await Host.open({ dataDir: join(root, 'data'), version: 'test', presets: [MISSING_PRESET], initializeTimeoutMs: 180_000 })
+  host = await Host.open({
+    dataDir: join(root, 'data'),
+    version: 'test',
+    confirmCommand: confirmEverything,
+    presets: [MISSING_PRESET],
+    initializeTimeoutMs: 180_000
+  })
   server = await serve(host)
   await host.request('projects.add', { cwd: join(root, 'my-project') })
 })

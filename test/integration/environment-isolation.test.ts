@@ -7,7 +7,9 @@ import { markPrefixFor, PROCESS_MARK_ENV } from '../../electron/host/processes'
 import { SERVE_STATE_FILE, startServing, type Serving } from '../../electron/host/serving'
 import { TEST_RUN_ENV } from '../leak-check'
 import { tinyServerCommand } from '../mcp/tiny-server'
-import { entriesOf, fold, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
+import { confirmEverything, entriesOf, fold, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
+import type { z } from 'zod'
+import type { RequestMethod, RequestResult, requestParams } from '../../shared/contract'
 
 /**
  * What a program Switchboard starts finds in its environment: the user's, its
@@ -59,6 +61,13 @@ let token: string
 const saved: Record<string, string | undefined> = {}
 const sessions = { a: '', b: '' }
 
+/** The test's own setup, in process: confirmed as the user would on serve's console (what serve asks is tested in serve-confirm). */
+async function confirmed<M extends RequestMethod>(method: M, params: z.input<(typeof requestParams)[M]>): Promise<RequestResult<M>> {
+  const response = await host.handle(method, params, { confirmCommand: confirmEverything })
+  if (!response.ok) throw new Error(response.error.message)
+  return response.result as RequestResult<M>
+}
+
 beforeAll(async () => {
   root = await tempDir('isolation')
   dataDir = join(root, 'data')
@@ -80,7 +89,7 @@ beforeAll(async () => {
     const cwd = join(root, `project-${side}`)
     await mkdir(cwd)
     const project = await host.request('projects.add', { cwd })
-    await host.request('mcp.save', {
+    await confirmed('mcp.save', {
       name: `tiny-${side}`,
       transport: 'stdio',
       command: tiny.command,
@@ -92,7 +101,7 @@ beforeAll(async () => {
         { name: 'TINY_ENV_FILE', value: join(root, `mcp-${side}.json`) }
       ]
     })
-    const agent = await host.request('agents.add', {
+    const agent = await confirmed('agents.add', {
       ...scriptedAgent(join(root, `state-${side}`), { [`AGENT_${upper}_SETTING`]: `setting of ${side}` }, `Agent ${upper}`),
       secretEnv: { [`AGENT_${upper}_SECRET`]: side === 'a' ? SECRETS.agentA : SECRETS.agentB }
     })
