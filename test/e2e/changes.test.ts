@@ -172,5 +172,5 @@ describe('the Changes view', () => {
     expect(gitIn(repo, 'branch', '--list', 'feature/cart')).toContain('feature/cart')
     expect(problems).toEqual([])
     await context.close()
-  })
+  }, 240_000)
 })
