@@ -1075,7 +1075,7 @@ class TurnRunner {
       })
       outcome = response.outcome.outcome === 'selected' ? response.outcome.optionId : 'cancelled'
     } catch (error) {
-      if (this.cancelled && env.SCRIPTED_AGENT_LEAVE_PENDING === '1') return
+      if (this.cancelled && env.SCRIPTED_AGENT_LEAVE_PENDING === '1') throw new Cancelled()
       const message = errorMessage(error)
       await this.toolFailed(toolCallId, message)
       await this.message(`permission failed: ${message}`)
@@ -1084,8 +1084,9 @@ class TurnRunner {
     if (outcome === 'allow' || outcome === 'allow-always') {
       await this.toolDone(toolCallId, [{ type: 'content', content: { type: 'text', text: 'ran the dangerous command' } }])
     } else if (outcome === 'cancelled' && env.SCRIPTED_AGENT_LEAVE_PENDING === '1') {
-      // SCRIPTED_AGENT_LEAVE_PENDING=1: a cancelled permission leaves its tool call as it was (as Claude Code does).
-      return
+      // SCRIPTED_AGENT_LEAVE_PENDING=1: a cancelled permission leaves its tool call as it was and ends the turn
+      // `cancelled` (as Claude Code does), whether or not session/cancel has been read yet.
+      throw new Cancelled()
     } else {
       await this.toolFailed(toolCallId, outcome === 'cancelled' ? 'permission request cancelled' : `permission refused (${outcome})`)
     }

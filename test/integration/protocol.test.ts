@@ -218,6 +218,26 @@ describe('what the Host sends agents', () => {
   })
 })
 
+describe('cancelling a turn that waits on a permission', () => {
+  it('sends session/cancel before answering the permission cancelled, and the turn ends cancelled', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), { SCRIPTED_AGENT_LEAVE_PENDING: '1' }))
+    const { id: projectId } = await host.request('projects.add', { cwd: projectDir })
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    const turn = host.request('sessions.prompt', { id: record.id, text: '/permission' })
+    await expect.poll(() => traffic.some((t) => t.message.method === 'session/request_permission')).toBe(true)
+    await host.request('sessions.cancel', { id: record.id })
+    expect((await turn).stopReason).toBe('cancelled')
+    const asked = traffic.find((t) => t.direction === 'in' && t.message.method === 'session/request_permission')!.message.id
+    const sent = traffic.filter((t) => t.direction === 'out')
+    const cancelAt = sent.findIndex((t) => t.message.method === 'session/cancel')
+    const answerAt = sent.findIndex((t) => 'result' in t.message && t.message.id === asked)
+    expect(cancelAt).toBeGreaterThanOrEqual(0)
+    expect((sent[answerAt]!.message.result as { outcome: { outcome: string } }).outcome.outcome).toBe('cancelled')
+    // The protocol's order: the agent learns the turn is cancelled before it reads the permission's answer.
+    expect(answerAt).toBeGreaterThan(cancelAt)
+  })
+})
+
 describe('what agents send that the SDK cannot parse', () => {
   it('keeps unknown and malformed updates verbatim and shows them, and logs stdout garbage, without breaking the turn', async () => {
     const agent = await host.request('agents.add', scriptedAgent(join(root, 'state')))

@@ -90,20 +90,25 @@ export class Turns {
     const { registry, broker } = this.deps
     const live = registry.get(id)
     live?.abortConnecting?.abort()
-    // The broker settles the session's questions and reports its now empty list into the session's state.
-    broker.cancelFor(id)
     const connection = live?.connection
-    if (!live || !connection?.isAlive || !live.record.acpSessionId) return
-    await connection.acp.cancel({ sessionId: live.record.acpSessionId })
+    const acpSessionId = live?.record.acpSessionId
+    const running = connection?.isAlive && acpSessionId ? connection : null
+    try {
+      // session/cancel goes first, then the pending permission requests are answered `cancelled` (the protocol's
+      // order): an agent that read the answers first could take them for the user's and end the turn as done.
+      if (running && acpSessionId) await running.acp.cancel({ sessionId: acpSessionId })
+    } finally {
+      // The broker settles the session's questions and reports its now empty list into the session's state.
+      broker.cancelFor(id)
+    }
+    if (!live || !running) return
     // An agent that ignores the cancel must not keep the session busy for ever.
     if (registry.stateOf(id).status === 'running' && !live.cancelTimer) {
       const graceMs = this.deps.cancelGraceMs
       live.cancelTimer = setTimeout(() => {
         live.cancelTimer = null
-        if (registry.stateOf(id).status !== 'running' || live.connection !== connection || !connection.isAlive) return
-        void connection.abandon(
-          `${connection.definition.name} did not end the turn within ${graceMs / 1000} s of being asked to cancel, so it was stopped`
-        )
+        if (registry.stateOf(id).status !== 'running' || live.connection !== running || !running.isAlive) return
+        void running.abandon(`${running.definition.name} did not end the turn within ${graceMs / 1000} s of being asked to cancel, so it was stopped`)
       }, graceMs)
       live.cancelTimer.unref?.()
     }
