@@ -34,7 +34,10 @@ export interface AgentConnection {
   stderrMark(): number
   /** The lines of its stderr since `mark` that explain a failure (found by what they say; else the last ones, `found` false). */
   explanation(mark?: number): { lines: string[]; found: boolean }
-  /** After the stream closed: waits briefly for the exit so errors can say how it ended. */
+  /**
+   * After a failure: waits briefly for the exit (when the stream closed) so errors can say how it ended, and for
+   * stderr to go quiet, so the line the agent wrote about the failure is read before the error is described.
+   */
   settle(): Promise<void>
   flushLog(): Promise<void>
   stop(): Promise<void>
@@ -172,8 +175,10 @@ class ProcessConnection implements AgentConnection {
   }
 
   async settle(): Promise<void> {
-    if (!this.protocol.connection.signal.aborted || this.run.exitInfo) return
-    await Promise.race([this.run.closed, new Promise((r) => setTimeout(r, 1000))])
+    if (this.protocol.connection.signal.aborted && !this.run.exitInfo) {
+      await Promise.race([this.run.closed, new Promise((r) => setTimeout(r, 1000))])
+    }
+    await this.run.stderrQuiet()
   }
 
   flushLog(): Promise<void> {

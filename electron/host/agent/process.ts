@@ -77,6 +77,8 @@ export class AgentRun {
   /** The end of this run's stderr (STDERR_KEPT_BYTES), and how much it wrote in all: `stderrSince` reads from a mark. */
   private stderrKept = ''
   private stderrTotal = 0
+  /** When stderr last wrote (ms since the epoch), for stderrQuiet. */
+  private stderrAt = 0
   private log: WriteStream | null
   private logBytes = 0
   private ignoredLines = 0
@@ -295,7 +297,20 @@ export class AgentRun {
     return { readable: stream.readable.pipeThrough(incoming), writable: outgoing.writable }
   }
 
+  /**
+   * Waits until stderr has been quiet for `quietMs` (at most `maxMs`). stdout and
+   * stderr are separate pipes: an error answered on stdout may be read before the
+   * stderr line the agent wrote just before it, which explains the error.
+   */
+  async stderrQuiet(quietMs = 50, maxMs = 500): Promise<void> {
+    const deadline = Date.now() + maxMs
+    do {
+      await new Promise((resolve) => setTimeout(resolve, quietMs))
+    } while (Date.now() - this.stderrAt < quietMs && Date.now() < deadline && !this.exitInfo)
+  }
+
   private onStderr(chunk: Buffer): void {
+    this.stderrAt = Date.now()
     this.writeLog(chunk)
     const text = chunk.toString('utf8')
     this.stderrTotal += text.length

@@ -126,6 +126,7 @@ export class SessionConnector {
         const needsSignIn = error instanceof RequestError && error.code === -32000
         if (!attempt || needsSignIn) {
           // The agent could not start, or asks for a sign-in: the agent's problem, said with what to do.
+          await asked.connection?.settle()
           const failure =
             (needsSignIn && asked.connection && authRequired(error, asked.connection, asked.mark)) || agentFailure(definition, error, asked)
           if (failure instanceof HostError && failure.problem) supervisor.sessionFailed(failure.problem)
