@@ -6,6 +6,8 @@ export default defineConfig({
   plugins: [vue()],
   test: {
     include: ['test/**/*.test.ts'],
+    // After the last test, no process a test started may still run (test/leak-check.ts).
+    globalSetup: ['test/leak-check.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Tests spawn real agent processes and a browser; two cores go further one file at a time per core.

@@ -2,17 +2,19 @@ import { ipcMain, type BrowserWindow, type IpcMainInvokeEvent } from 'electron'
 import type { WireResponse } from '../shared/contract'
 import { ipcChannels } from '../shared/ipc'
 import type { Host } from './host/host'
+import { isTrustedSender } from './trusted-sender'
 
 /**
  * Maps the contract onto Electron IPC, once: every request goes through one
  * `ipcMain.handle` channel into `host.handle` (which validates the params),
  * and the Host's event batches go to the window with `webContents.send`.
  * Requests from any frame other than our window's main frame, or from a page
- * not loaded from our renderer, are refused.
+ * not loaded from our renderer (app://switchboard/index.html, or the dev
+ * server's page under `npm run dev`), are refused (`trusted-sender.ts`).
  */
 export function bridgeHost(host: Host, window: BrowserWindow, isOurRendererUrl: (url: string) => boolean): () => void {
   ipcMain.handle(ipcChannels.request, async (event: IpcMainInvokeEvent, message: unknown): Promise<WireResponse> => {
-    if (!isOurSender(event, window, isOurRendererUrl)) {
+    if (!isTrustedSender(event, window, isOurRendererUrl)) {
       return { ok: false, error: { message: 'Refused: the request did not come from the Switchboard window', code: 'forbidden' } }
     }
     const { method, params } = (typeof message === 'object' && message !== null ? message : {}) as {
@@ -28,10 +30,4 @@ export function bridgeHost(host: Host, window: BrowserWindow, isOurRendererUrl: 
     unsubscribe()
     ipcMain.removeHandler(ipcChannels.request)
   }
-}
-
-function isOurSender(event: IpcMainInvokeEvent, window: BrowserWindow, isOurRendererUrl: (url: string) => boolean): boolean {
-  if (window.isDestroyed() || event.sender !== window.webContents) return false
-  const frame = event.senderFrame
-  return frame !== null && frame === window.webContents.mainFrame && isOurRendererUrl(frame.url)
 }

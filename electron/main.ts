@@ -1,7 +1,9 @@
 import { dirname, join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
-import { app, BrowserWindow, dialog, Menu, screen, shell, session } from 'electron'
+import { fileURLToPath } from 'node:url'
+import { app, BrowserWindow, dialog, Menu, protocol, screen, shell, session } from 'electron'
 import type { AppCommand } from '../shared/app-commands'
+import { APP_INDEX_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, isRendererPageUrl, opensInBrowser, serveAppRequest } from './app-scheme'
+import { wantsLoginShell } from './host/environment'
 import { Host } from './host/host'
 import { bridgeHost } from './ipc-bridge'
 import { buildMenuTemplate } from './menu'
@@ -14,8 +16,12 @@ import { debounce, loadWindowState, restoreBounds, saveWindowState, type WindowS
  */
 
 const here = dirname(fileURLToPath(import.meta.url))
-const rendererIndex = join(here, '..', 'renderer', 'index.html')
+/** The built renderer, served as app://switchboard/ (app-scheme.ts); never loaded from file://. */
+const rendererDir = join(here, '..', 'renderer')
 const devServerUrl = !app.isPackaged ? process.env.ELECTRON_RENDERER_URL : undefined
+
+// Before `ready`, as Electron requires: the scheme gets a real origin and a secure context.
+protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: APP_SCHEME_PRIVILEGES }])
 
 let host: Host | null = null
 let mainWindow: BrowserWindow | null = null
@@ -41,7 +47,7 @@ if (!app.requestSingleInstanceLock()) {
     contents.on('will-navigate', (event) => event.preventDefault())
     contents.on('will-attach-webview', (event) => event.preventDefault())
     contents.setWindowOpenHandler(({ url }) => {
-      if (/^https?:\/\//i.test(url)) void shell.openExternal(url)
+      openInBrowser(url)
       return { action: 'deny' }
     })
   })
@@ -76,6 +82,8 @@ if (!app.requestSingleInstanceLock()) {
 }
 
 async function start(): Promise<void> {
+  // The app's own files, and nothing else, are answered on app://switchboard/.
+  protocol.handle(APP_SCHEME, (request) => serveAppRequest(rendererDir, request))
   // Every permission a page asks for is denied, except notifications for our own window
   // (a turn that ended, or a permission request waiting, while the window is in the background).
   session.defaultSession.setPermissionRequestHandler((contents, permission, callback) =>
@@ -87,6 +95,8 @@ async function start(): Promise<void> {
     dataDir,
     version: app.getVersion(),
     secrets: new SafeStorageSecretStore(dataDir),
+    // Started from the Dock or a desktop menu, the app has a minimal PATH: agents get the login shell's environment.
+    loginShell: wantsLoginShell(),
     pickFolder: async () => {
       const options = { title: 'Add a project folder', properties: ['openDirectory' as const, 'createDirectory' as const] }
       const result = mainWindow ? await dialog.showOpenDialog(mainWindow, options) : await dialog.showOpenDialog(options)
@@ -120,6 +130,8 @@ function openWindow(activeHost: Host): void {
       sandbox: true,
       nodeIntegration: false,
       webSecurity: true,
+      // No middle-click (auxclick) events: nothing uses them, and they are one more way to open a window.
+      disableBlinkFeatures: 'Auxclick',
       spellcheck: true
     }
   })
@@ -133,13 +145,12 @@ function openWindow(activeHost: Host): void {
   window.on('closed', () => {
     if (mainWindow === window) mainWindow = null
   })
-  if (devServerUrl) void window.loadURL(devServerUrl)
-  else void window.loadFile(rendererIndex)
+  void window.loadURL(devServerUrl ?? APP_INDEX_URL)
 }
 
+/** Our renderer's page: app://switchboard/index.html, or the dev server's page under `npm run dev`. */
 function isOurRendererUrl(url: string): boolean {
-  if (devServerUrl) return url.startsWith(devServerUrl)
-  return url.split('#')[0] === pathToFileURL(rendererIndex).href
+  return isRendererPageUrl(url, devServerUrl)
 }
 
 /** Saves the window's size, place and maximised state (debounced) as it changes, and once more as it closes. */
@@ -182,7 +193,12 @@ function buildMenu(): Menu {
       platform: process.platform,
       send: sendCommand,
       openDataFolder: () => void shell.openPath(dataDirectory()),
-      openExternal: (url) => void shell.openExternal(url)
+      openExternal: openInBrowser
     })
   )
+}
+
+/** The one place a URL leaves the app: only a plain http(s) address goes to the system browser (`opensInBrowser`). */
+function openInBrowser(url: string): void {
+  if (opensInBrowser(url)) void shell.openExternal(url)
 }

@@ -3,6 +3,7 @@ import type { AppCommand } from './app-commands'
 import type {
   AgentDefinition,
   AgentLog,
+  AgentProblem,
   AgentPresetView,
   AgentRuntimeState,
   AppInfo,
@@ -18,6 +19,7 @@ import type { TranscriptRecord } from './transcript'
 import type { ChangesResult, CheckpointView, MergeResult, ProjectGitInfo } from './workspace'
 import { mcpRequestParams, type McpRequestResults, type McpState } from './mcp'
 import { registryRequestParams, type AgentCheckReport, type RegistryProgress, type RegistryRequestResults } from './registry'
+import { settingsRequestParams, type SettingsRequestResults, type UserSettings } from './settings'
 
 export { ipcChannels } from './ipc'
 
@@ -80,7 +82,9 @@ export const requestParams = {
     env: z.record(z.string(), z.string()).default({}),
     /** Variables kept in the secret store (name -> value); db.json only names them. */
     secretEnv: z.record(z.string(), z.string().min(1).max(10_000)).default({}),
-    protocol: protocolVersion.optional()
+    protocol: protocolVersion.optional(),
+    /** The folder the agent starts in (absolute, existing); empty or absent: the home folder. */
+    cwd: z.string().max(4096).optional()
   }),
   /**
    * Replaces an agent's command, arguments and variables. `secretEnv` lists every
@@ -94,7 +98,9 @@ export const requestParams = {
     args: z.array(z.string().max(4096)).max(200).default([]),
     env: z.record(z.string(), z.string()).default({}),
     secretEnv: z.record(z.string(), z.string().min(1).max(10_000).nullable()).default({}),
-    protocol: protocolVersion.optional()
+    protocol: protocolVersion.optional(),
+    /** The folder the agent starts in; empty: the home folder; absent: left as it is. */
+    cwd: z.string().max(4096).optional()
   }),
   /** The ACP protocol version to ask the agent for (2: the draft, with a fallback to 1); applied at its next start. */
   'agents.setProtocol': z.object({ agentId: id, protocol: protocolVersion }),
@@ -183,6 +189,7 @@ export const requestParams = {
   }),
   ...mcpRequestParams,
   ...registryRequestParams,
+  ...settingsRequestParams,
   /** Files of a project matching a query (for @-mentions in the composer). */
   'files.list': z.object({ projectId: id, query: z.string().max(500).default(''), limit: z.number().int().min(1).max(200).default(50) }),
   /** Shows a file or folder of a session's project in the system's file manager, where the shell can. */
@@ -218,7 +225,7 @@ export interface TranscriptPageResult {
   skippedLines: number
 }
 
-export interface RequestResults extends McpRequestResults, RegistryRequestResults {
+export interface RequestResults extends McpRequestResults, RegistryRequestResults, SettingsRequestResults {
   'app.info': AppInfo
   'projects.list': Project[]
   'projects.add': Project
@@ -312,6 +319,8 @@ export interface HostEvents {
   'registry.progress': RegistryProgress
   /** A capability check finished (also the one run by itself after an update). */
   'agents.checked': AgentCheckReport
+  /** The user's settings after a window changed them (every window follows). */
+  'settings.changed': UserSettings
 }
 
 export type HostEventName = keyof HostEvents
@@ -323,8 +332,24 @@ export function isRequestMethod(method: unknown): method is RequestMethod {
   return typeof method === 'string' && Object.prototype.hasOwnProperty.call(requestParams, method)
 }
 
-/** What every transport returns for a request. */
-export type WireResponse = { ok: true; result: unknown } | { ok: false; error: { message: string; code?: HostErrorCode } }
+/** What every transport returns for a request; a failure that concerns an agent carries its problem (auth_required, agent_failed). */
+export type WireResponse = { ok: true; result: unknown } | { ok: false; error: WireError }
+export interface WireError {
+  message: string
+  code?: HostErrorCode
+  problem?: AgentProblem
+}
+
+const agentProblemSchema = z.object({
+  agentId: z.string(),
+  kind: z.enum(['sign_in', 'not_installed', 'start_failed', 'session_failed']),
+  summary: z.string(),
+  detail: z.string().optional(),
+  hint: z.string().optional(),
+  lines: z.array(z.string()),
+  found: z.boolean(),
+  at: z.string()
+})
 
 /** Messages over the WebSocket transport (Electron IPC carries the same shapes). */
 export const wireRequestSchema = z.object({
@@ -350,7 +375,7 @@ export const wireServerMessageSchema = z.union([
     kind: z.literal('response'),
     id: z.number(),
     ok: z.literal(false),
-    error: z.object({ message: z.string(), code: z.enum(hostErrorCodes).optional() })
+    error: z.object({ message: z.string(), code: z.enum(hostErrorCodes).optional(), problem: agentProblemSchema.optional() })
   }),
   z.object({ kind: z.literal('events'), events: z.array(hostEventSchema) })
 ])

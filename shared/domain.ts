@@ -4,6 +4,7 @@
  */
 
 import type { SessionMcpLeftOut, SessionMcpServer } from './mcp'
+import type { PermissionAlways, RuleSubject } from './permissions'
 import type { SessionWorktree } from './workspace'
 
 export interface Project {
@@ -24,6 +25,11 @@ export interface AgentDefinition {
   command: string
   args: string[]
   env: Record<string, string>
+  /**
+   * The folder the agent's process starts in (absolute), where a relative command or argument
+   * resolves; absent: the user's home folder. Each session still names its own cwd.
+   */
+  cwd?: string
   /** Names of environment variables whose values are kept in the secret store, not here. */
   secretEnv?: string[]
   /** Sign-in methods given an API key (kept in the secret store): sent again in `authenticate` at each start, as the agent keeps it in memory only. */
@@ -125,6 +131,42 @@ export interface AgentRuntimeState {
    * longer has (`serve` keeps secrets in memory only: a restart forgets them).
    */
   missingSecrets?: string[]
+  /**
+   * Why the agent could not start the last session asked of it (or run the
+   * last turn), until one starts: a process that runs is not yet an agent
+   * that can start a session (it may need a sign-in, or fail every time).
+   */
+  problem?: AgentProblem
+  /** This run of the agent has started (or reopened) a session: it can. Until then a running agent is only running. */
+  sessionStarted?: boolean
+}
+
+/**
+ * Why an agent could not start a session, said once with what to do about it:
+ * - `sign_in`: it answered auth_required; `authMethods` are the ways to sign in
+ * - `not_installed`: its command was not found (`installHint` says how to install a preset)
+ * - `start_failed`: its process ended, failed or hung before it answered initialize
+ * - `session_failed`: it runs, but session/new (or a turn) failed for another reason
+ */
+export type AgentProblemKind = 'sign_in' | 'not_installed' | 'start_failed' | 'session_failed'
+
+export interface AgentProblem {
+  agentId: string
+  kind: AgentProblemKind
+  /** One sentence: what happened. */
+  summary: string
+  /** What the agent itself said: its error's explanation (the JSON-RPC `data` it sent), never a bare "Internal error". */
+  detail?: string
+  /** A cause Switchboard knows for this agent and this failure (agent/quirks.ts), with what to do. */
+  hint?: string
+  /**
+   * Lines of its stderr that explain it, found among what it wrote (error,
+   * cannot, not found, a stack trace's message…); when none says anything of
+   * the sort, its last lines (`found` false). The whole log is `agents.log`.
+   */
+  lines: string[]
+  found: boolean
+  at: string
 }
 
 /** A conversation with one agent in one project, as kept in db.json. */
@@ -142,7 +184,14 @@ export interface SessionRecord {
   title: string
   /** Where the title came from: a later source of higher rank replaces it (see TitleSource). */
   titleSource: TitleSource
+  /**
+   * The session this one was made from (a fork, or a conversation continued in
+   * a new session), by Switchboard's id: where a pane goes back to when this
+   * one is deleted.
+   */
+  forkedFrom?: string
   createdAt: string
+  /** The last activity: a turn's end. Settings (mode, model, options), titles and reopening leave it alone. */
   updatedAt: string
   lastStopReason?: string
   /** The MCP servers the session started with (profile id and version); later edits of a profile leave this alone. */
@@ -181,9 +230,20 @@ export interface PermissionOptionView {
 export interface PendingPermission {
   requestId: string
   title: string
+  /**
+   * The options the agent offered, less an "always" one that cannot be
+   * remembered here when a "once" one of the same decision is there.
+   */
   options: PermissionOptionView[]
   /** The tool call the request is about (its card in the thread shows that it waits). */
   toolCallId?: string
+  /**
+   * What an "always" option remembers (Switchboard's own rule, answered with
+   * the agent's "once" option each time), or why nothing can be remembered.
+   * Absent when the request is not about a tool (a mode switch: its options
+   * go to the agent as they are).
+   */
+  always?: PermissionAlways
 }
 
 /** Live state of a session (not persisted). */
@@ -276,13 +336,16 @@ export interface AgentLog {
   truncated: boolean
 }
 
-/** A remembered "always" answer to permission requests of one kind of tool, for one agent in one project. */
-export interface PermissionRule {
+/**
+ * A remembered "always" answer, for one agent in one project: one tool, and
+ * one exact command or files inside the project's folders (see
+ * shared/permissions.ts). Matching requests are answered with the agent's
+ * "once" option of the same decision.
+ */
+export interface PermissionRule extends RuleSubject {
   id: string
   agentId: string
   projectId: string
-  /** The ACP tool kind (read, edit, execute, ...; `other` when the agent gave none). */
-  toolKind: string
   decision: 'allow' | 'reject'
   createdAt: string
 }

@@ -19,6 +19,11 @@
  * - `download_failed`: a registry agent's archive could not be downloaded whole; nothing was installed
  * - `archive_refused`: a registry agent's archive is not usable (unknown format, entries or links leaving its folder, no command)
  * - `reopen_failed`: the agent could not reopen a past conversation (load or resume failed); the view is kept and the session's state offers a new session given it as context
+ * - `agent_failed`: the agent could not start a session (not installed, its process failed to start, or session/new failed); the error's `problem` says what happened, with the stderr lines that explain it
+ *
+ * A failure that concerns the agent (`auth_required`, `agent_failed`) carries an
+ * `AgentProblem` (shared/domain.ts) beside its message, for the window to show
+ * once with what to do.
  */
 export const hostErrorCodes = [
   'unknown_method',
@@ -36,7 +41,8 @@ export const hostErrorCodes = [
   'uv_missing',
   'download_failed',
   'archive_refused',
-  'reopen_failed'
+  'reopen_failed',
+  'agent_failed'
 ] as const
 
 export type HostErrorCode = (typeof hostErrorCodes)[number]

@@ -44,6 +44,21 @@ export interface McpProfile {
   headers: McpPair[]
   createdAt: string
   updatedAt: string
+  /**
+   * The last "Test connection" of the server as it is defined now (an edit of
+   * what it runs, where it is or its secrets forgets it). A server whose last
+   * test failed is left out of the sessions that start or continue after it,
+   * with the test's error as the reason, until a test passes again.
+   */
+  lastTest?: McpLastTest
+}
+
+/** What the last connection test of a profile found, in short. */
+export interface McpLastTest {
+  ok: boolean
+  at: string
+  /** The failure, in the test's own words. */
+  error?: string
 }
 
 /** A profile as the renderer sees it: plus the secrets whose value is not in the secret store (any more). */

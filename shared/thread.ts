@@ -29,7 +29,16 @@ export type ThreadEntry =
   | { kind: 'stop'; id: string; stopReason: string; usage?: TurnUsage }
   | { kind: 'error'; id: string; message: string }
   | { kind: 'unsupported'; id: string; reason: string; raw: string }
-  | { kind: 'permission'; id: string; title: string; answer: string; allowed: boolean; remembered: boolean }
+  | {
+      kind: 'permission'
+      id: string
+      title: string
+      answer: string
+      allowed: boolean
+      remembered: boolean
+      /** The rule that answered, or that the user's "always" made: what it covers. */
+      rule?: string
+    }
   | {
       kind: 'elicitation'
       id: string
@@ -46,6 +55,8 @@ export interface ToolCallEntry {
   toolCallId: string
   title: string
   toolKind: string
+  /** The agent's own name for the tool, when it gives one (Claude Code: `_meta.claudeCode.toolName`). */
+  toolName?: string
   status: string
   content: ToolCallContent[]
   locations: ToolCallLocation[]
@@ -166,7 +177,8 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
         title: record.title,
         answer: record.optionName ?? 'Dismissed',
         allowed: record.optionKind?.startsWith('allow') ?? false,
-        remembered: record.remembered
+        remembered: record.remembered,
+        ...(record.rule ? { rule: record.rule } : {})
       })
       return
     case 'elicitation':
@@ -441,6 +453,7 @@ function pushToolCall(
     toolCallId: update.toolCallId,
     title: update.title ?? 'Tool call',
     toolKind: update.kind ?? 'other',
+    ...(toolNameOf(update._meta) ? { toolName: toolNameOf(update._meta) } : {}),
     status: update.status ?? 'pending',
     content: update.content ?? [],
     locations: update.locations ?? [],
@@ -450,7 +463,14 @@ function pushToolCall(
   push(thread, entry, entry.id)
 }
 
+/** The agent's own name for a tool, from a tool call's or permission request's `_meta` (Claude Code: `claudeCode.toolName`). */
+export function toolNameOf(meta: unknown): string | undefined {
+  const name = (meta as { claudeCode?: { toolName?: unknown } } | null | undefined)?.claudeCode?.toolName
+  return typeof name === 'string' && name.trim() ? name.trim() : undefined
+}
+
 function toolCallFields(update: {
+  _meta?: unknown
   title?: string | null
   kind?: string | null
   status?: string | null
@@ -462,6 +482,8 @@ function toolCallFields(update: {
   const fields: Partial<ToolCallEntry> = {}
   if (update.title != null) fields.title = update.title
   if (update.kind != null) fields.toolKind = update.kind
+  const toolName = toolNameOf(update._meta)
+  if (toolName) fields.toolName = toolName
   if (update.status != null) fields.status = update.status
   if (update.content != null) fields.content = update.content
   if (update.locations != null) fields.locations = update.locations

@@ -46,6 +46,8 @@ export type TranscriptRecord =
       optionName?: string
       optionKind?: string
       remembered: boolean
+      /** What the rule that answered covers, or the one the user's "always" made. */
+      rule?: string
     }
   /** How a question the agent asked (`elicitation/create`) was answered; `content` holds a form's accepted values. */
   | {

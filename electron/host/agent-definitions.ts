@@ -1,4 +1,5 @@
 import type { AgentDefinition } from '../../shared/domain'
+import { checkedFolder } from './folders'
 
 /**
  * Checks what the user typed for an agent (Agents page: add and edit) and
@@ -15,10 +16,13 @@ export interface AgentInput {
   secretEnv: Record<string, string | null>
   /** The ACP protocol version to ask for; left as it was when not given. */
   protocol?: 1 | 2
+  /** The folder the agent starts in: absolute; empty for the home folder; left as it was when not given. */
+  cwd?: string
 }
 
 export interface CheckedAgent {
-  fields: Pick<AgentDefinition, 'name' | 'command' | 'args' | 'env' | 'secretEnv' | 'protocol'>
+  /** `cwd` undefined with the key present: back to the home folder. */
+  fields: Pick<AgentDefinition, 'name' | 'command' | 'args' | 'env' | 'secretEnv' | 'protocol' | 'cwd'>
   /** Values to write to the secret store, by variable name. */
   secretValues: Record<string, string>
   /** Secret variables the agent had and no longer has. */
@@ -28,7 +32,7 @@ export interface CheckedAgent {
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 /** Throws a message the form can show when the input is not usable; `previous` is the agent being edited. */
-export function checkAgentInput(input: AgentInput, previous?: AgentDefinition): CheckedAgent {
+export async function checkAgentInput(input: AgentInput, previous?: AgentDefinition): Promise<CheckedAgent> {
   const name = input.name.trim()
   const command = input.command.trim()
   if (!name) throw new Error('The agent needs a name')
@@ -56,7 +60,19 @@ export function checkAgentInput(input: AgentInput, previous?: AgentDefinition): 
   }
   const forgottenSecrets = [...kept].filter((variable) => !secretEnv.includes(variable))
   const protocol = input.protocol === undefined ? {} : { protocol: input.protocol === 2 ? (2 as const) : undefined }
-  return { fields: { name, command, args: input.args, env, secretEnv, ...protocol }, secretValues, forgottenSecrets }
+  const cwd = input.cwd === undefined ? {} : { cwd: await checkWorkingFolder(input.cwd) }
+  return { fields: { name, command, args: input.args, env, secretEnv, ...protocol, ...cwd }, secretValues, forgottenSecrets }
+}
+
+/** The agent's working folder as typed: empty means the home folder (undefined); else an absolute path to a folder that exists. */
+export async function checkWorkingFolder(typed: string): Promise<string | undefined> {
+  if (!typed.trim()) return undefined
+  return checkedFolder(
+    typed,
+    (got) =>
+      `The working folder must be an absolute path, like ${process.platform === 'win32' ? 'C:\\Users\\you\\code' : '/home/you/code'} (got '${got}')`,
+    'Working folder'
+  )
 }
 
 /** A new agent's id: its name made safe, unique among the ids given. */

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 
 /**
- * Crash-safe whole-file writes, for db.json. A write goes to a temporary file
+ * Crash-safe whole-file writes, for db.json and the other files the Host keeps. A write goes to a temporary file
  * beside the target, is flushed to the disk (fsync), then renamed over the
  * target, and the folder is flushed so the rename itself survives a power
  * loss. A crash at any moment leaves either the old file or the new one, never
@@ -21,7 +21,11 @@ export class AtomicTextFile {
   private queued: Promise<void> | null = null
   private queuedText: string | null = null
 
-  constructor(readonly file: string) {
+  /** `mode`: the file's permissions (e.g. 0o600, owner only), set before anything is written to it. */
+  constructor(
+    readonly file: string,
+    private readonly mode?: number
+  ) {
     this.temp = join(dirname(file), `.${basename(file)}.tmp`)
   }
 
@@ -54,8 +58,10 @@ export class AtomicTextFile {
   }
 
   private async writeNow(text: string): Promise<void> {
-    const handle = await fs.open(this.temp, 'w')
+    const handle = await fs.open(this.temp, 'w', this.mode)
     try {
+      // A temporary file left by a crash keeps its old mode through open: set it before writing.
+      if (this.mode !== undefined) await handle.chmod(this.mode)
       await handle.writeFile(text, 'utf8')
       await handle.sync()
     } finally {

@@ -1,10 +1,16 @@
+import { withoutFullStop } from '../../shared/agent-problem'
+import type { AgentProblem } from '../../shared/domain'
 import type { HostErrorCode } from '../../shared/errors'
+
+export { withoutFullStop }
 
 /** An error the renderer can act on by its code (e.g. `auth_required` leads to signing in). */
 export class HostError extends Error {
   constructor(
     readonly code: HostErrorCode,
-    message: string
+    message: string,
+    /** What went wrong with an agent, in parts, when the error is about one (auth_required, agent_failed). */
+    readonly problem?: AgentProblem
   ) {
     super(message)
   }
@@ -17,15 +23,43 @@ export class HostError extends Error {
  * other string field that reads as a sentence (Codex sends `{message,
  * codex_error_info: "other"}`; claude-agent-acp `{details}`); a field holding
  * an HTTP error body as JSON text is read for its own message. Each said once.
+ * A generic message with nothing to explain it says that the agent gave no reason.
  */
 export function describeError(error: unknown): string {
-  const message =
-    error instanceof Error ? error.message : typeof error === 'object' && error && 'message' in error ? String(error.message) : String(error)
-  const said = [message]
-  for (const part of explanations((error as { data?: unknown } | null)?.data)) {
-    if (!said.some((s) => s.includes(part))) said.push(part)
+  const [message, ...parts] = said(error)
+  if (parts.length === 0) return GENERIC.test(message) ? `${withoutFullStop(message)} (the agent gave no details)` : message
+  return `${message}: ${parts.join('; ')}`
+}
+
+/**
+ * What an agent's error says, to put inside a sentence of our own: what its
+ * `data` explains when its message is a generic one ("Claude Code process
+ * exited with code 1", not "Internal error: …"), else describeError's words;
+ * without the closing full stop, which the sentence around it supplies.
+ */
+export function agentReason(error: unknown): string {
+  const [message, ...parts] = said(error)
+  return withoutFullStop(parts.length && GENERIC.test(message) ? parts.join('; ') : describeError(error))
+}
+
+/** The messages JSON-RPC and the SDKs use for a kind of error, which say nothing of this one. */
+const GENERIC = /^(internal error|unknown error|server error|error)[.!]?$/i
+
+/** The error's message, then each explanation its data adds, each once. */
+function said(error: unknown): string[] {
+  const all = [messageOf(error)]
+  for (const part of explanations(dataOf(error))) {
+    if (!all.some((s) => s.includes(part))) all.push(part)
   }
-  return said.length === 1 ? message : `${message}: ${said.slice(1).join('; ')}`
+  return all
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : typeof error === 'object' && error && 'message' in error ? String(error.message) : String(error)
+}
+
+function dataOf(error: unknown): unknown {
+  return (error as { data?: unknown } | null)?.data
 }
 
 function explanations(data: unknown): string[] {

@@ -16,7 +16,15 @@ import path from 'node:path'
  * Windows rules are tested on any machine.
  */
 
-export class PathRefusedError extends Error {}
+/** A path an agent named and may not use: `outside` when it is well formed but outside the session's folders. */
+export class PathRefusedError extends Error {
+  constructor(
+    message: string,
+    readonly outside = false
+  ) {
+    super(message)
+  }
+}
 
 export type PathFlavor = 'posix' | 'win32'
 
@@ -47,8 +55,8 @@ export function normaliseRequest(requested: unknown, flavor: PathFlavor = hostFl
     if (!unc && !/^[a-zA-Z]:[\\/]/.test(requested)) {
       throw new PathRefusedError(
         /^[a-zA-Z]:/.test(requested) || !/^[\\/]/.test(requested)
-          ? `Refused: '${requested}' is not an absolute path (ACP requires absolute paths)`
-          : `Refused: '${requested}' has no drive letter (ACP requires absolute paths)`
+          ? `Refused: '${requested}' is a relative path; it must be absolute (ACP requires absolute paths)`
+          : `Refused: '${requested}' has no drive letter; it must be absolute (ACP requires absolute paths)`
       )
     }
     const components = requested.split(/[\\/]+/).slice(1)
@@ -61,7 +69,7 @@ export function normaliseRequest(requested: unknown, flavor: PathFlavor = hostFl
       if (WINDOWS_DEVICE.test(component)) throw new PathRefusedError(`Refused: '${requested}' names a Windows device ('${component}')`)
     }
   } else if (!p.isAbsolute(requested)) {
-    throw new PathRefusedError(`Refused: '${requested}' is not an absolute path (ACP requires absolute paths)`)
+    throw new PathRefusedError(`Refused: '${requested}' is a relative path; it must be absolute (ACP requires absolute paths)`)
   }
   const resolved = p.resolve(requested)
   if (resolved.length > MAX_PATH_LENGTH)
@@ -95,7 +103,7 @@ export async function confinePath(requested: string, roots: string[]): Promise<s
     const fold = flavor === 'win32' || (await caseInsensitiveAt(realRoot))
     if (isInside(realRoot, real, flavor, fold)) return real
   }
-  throw new PathRefusedError(`Refused: '${requested}' is outside the session's folder${roots.length > 1 ? 's' : ''} (${roots.join(', ')})`)
+  throw new PathRefusedError(`Refused: '${requested}' is outside the session's folder${roots.length > 1 ? 's' : ''} (${roots.join(', ')})`, true)
 }
 
 /**

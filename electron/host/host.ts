@@ -13,6 +13,7 @@ import { AskBroker } from './asks/broker'
 import { asksHandlers } from './asks/service'
 import { clientSide } from './client/client-side'
 import { acquireDataLock, type DataLock } from './data-lock'
+import { environmentWarning, hostEnvironment, type LoginShellOptions, type UserEnvironment } from './environment'
 import { describeError, HostError } from './errors'
 import { EventBus } from './events'
 import { filesHandlers } from './files/service'
@@ -30,6 +31,7 @@ import { SessionConnector } from './sessions/connector'
 import { SessionLifecycle } from './sessions/lifecycle'
 import { SessionRegistry } from './sessions/registry'
 import { sessionsHandlers } from './sessions/service'
+import { readUserSettings, UserSettingsStore, type ReadSettings } from './settings/service'
 import { Turns } from './sessions/turns'
 import { Store } from './store'
 import { Terminals } from './terminals'
@@ -69,6 +71,11 @@ export interface HostOptions {
   connectAgent?: ConnectAgent
   /** The ACP Registry: the feed's URL when the user set none, the snapshot served offline, the platform (tests). */
   registry?: { url?: string; snapshot?: RegistrySnapshot; platform?: PlatformKey | null; timeoutMs?: number }
+  /**
+   * Read the user's login shell's environment at start and give it to every process the Host starts
+   * (see environment.ts; the shell decides with `wantsLoginShell`). Without it, the Host's own environment.
+   */
+  loginShell?: boolean | LoginShellOptions
 }
 
 const DEFAULT_AGENT_IDLE_MS = 10 * 60_000
@@ -82,6 +89,7 @@ export class Host {
   private readonly terminals: Terminals
   private readonly signIn: SignIn
   private readonly search: SearchIndex
+  private readonly settings: UserSettingsStore
   private readonly handlers: Handlers
   private closed: Promise<void> | null = null
 
@@ -89,15 +97,19 @@ export class Host {
     options: HostOptions,
     private readonly store: Store,
     warnings: string[],
-    private readonly lock: DataLock
+    private readonly lock: DataLock,
+    environment: UserEnvironment,
+    settingsRead: ReadSettings
   ) {
     const { dataDir, version, cancelGraceMs, agentIdleMs } = options
     const transcriptDir = join(dataDir, 'transcripts')
     const events = this.events
     const records = new Records(store, events)
     const secrets = options.secrets ?? new MemorySecretStore()
-    const mcp = new McpService({ store, secrets, clientVersion: version, onChange: (state) => events.emit('mcp.changed', state) })
-    const terminals = (this.terminals = new Terminals(markPrefixFor(dataDir)))
+    // What every process the Host starts carries (see processes.ts), and the environment it starts with.
+    const markPrefix = markPrefixFor(dataDir)
+    const mcp = new McpService({ store, secrets, environment, markPrefix, clientVersion: version, onChange: (s) => events.emit('mcp.changed', s) })
+    const terminals = (this.terminals = new Terminals(environment, markPrefix))
     const broker: AskBroker = (this.broker = new AskBroker({
       records,
       events,
@@ -117,6 +129,7 @@ export class Host {
       dataDir,
       clientVersion: version,
       secrets,
+      environment,
       events,
       handlers: clientSide({ registry, broker, terminals }),
       connect: options.connectAgent,
@@ -127,13 +140,14 @@ export class Host {
       canStop: (connection) => this.canStopQuietly(connection),
       onEnded: (connection, state) => this.agentEnded(connection, state)
     }))
-    const signIn = (this.signIn = new SignIn({ records, secrets, events, supervisor }))
+    const signIn = (this.signIn = new SignIn({ records, secrets, events, supervisor, environment, markPrefix }))
     const checks = new AgentChecks({ dataDir, supervisor })
     const registryService = new RegistryService({
       records,
       events,
       supervisor,
       checks,
+      environment,
       dataDir,
       snapshot: options.registry?.snapshot ?? bundledRegistry(),
       defaultUrl: options.registry?.url,
@@ -166,18 +180,23 @@ export class Host {
     })
     events.tap((event) => this.search.noteEvent(event))
     void this.search.build()
+    const settings = (this.settings = new UserSettingsStore(
+      { dataDir, events, projectIds: () => store.data.projects.map((p) => p.id) },
+      settingsRead
+    ))
     const appInfo = { version, dataDir, nativeFolderPicker: Boolean(options.pickFolder), warnings, secretsPersistent: secrets.persistent }
     this.handlers = {
       'app.info': async () => appInfo,
       'search.query': async ({ q, limit }) => this.search.query(q, limit),
       ...projectsHandlers({ records, lifecycle, pickFolder: options.pickFolder }),
-      ...agentsHandlers({ records, secrets, supervisor, signIn, checks, onRemoved: (definition) => registryService.forget(definition) }),
+      ...agentsHandlers({ records, secrets, supervisor, signIn, checks, environment, onRemoved: (d) => registryService.forget(d) }),
       ...registryService.handlers(),
       ...sessionsHandlers({ records, registry, connector, lifecycle, turns, broker }),
       ...asksHandlers(records, broker),
       ...lazyMcpHandlers(() => mcp),
       ...filesHandlers({ records, revealPath: options.revealPath }),
-      ...workspace.handlers()
+      ...workspace.handlers(),
+      ...settings.handlers()
     }
   }
 
@@ -186,7 +205,10 @@ export class Host {
     await fs.mkdir(join(dataDir, 'transcripts'), { recursive: true })
     const lock = await acquireDataLock(dataDir)
     try {
-      const { store, warnings } = await Store.open(dataDir, options.presets ?? (await defaultAgentPresets()))
+      // Before the presets: which agents are installed depends on the PATH the user's shell sets.
+      const environment = await hostEnvironment(options.loginShell)
+      const { store, warnings } = await Store.open(dataDir, options.presets ?? (await defaultAgentPresets(environment)))
+      if (environment.problem) warnings.push(environmentWarning(environment.problem))
       // A host that was killed could not stop what its agents and their commands were running: this one does.
       const leftovers = killLeftovers(dataDir)
       if (leftovers > 0) {
@@ -194,7 +216,9 @@ export class Host {
           `Switchboard did not shut down properly last time: ${leftovers} process${leftovers === 1 ? '' : 'es'} its agents had started ${leftovers === 1 ? 'was' : 'were'} still running and ${leftovers === 1 ? 'has' : 'have'} been stopped.`
         )
       }
-      return new Host({ ...options, dataDir }, store, warnings, lock)
+      const settingsRead = await readUserSettings(dataDir)
+      warnings.push(...settingsRead.warnings)
+      return new Host({ ...options, dataDir }, store, warnings, lock, environment, settingsRead)
     } catch (error) {
       await lock.release()
       throw error
@@ -215,7 +239,8 @@ export class Host {
       return { ok: true, result: await handler(parsed.data) }
     } catch (error) {
       const message = describeError(error)
-      return { ok: false, error: error instanceof HostError ? { message, code: error.code } : { message } }
+      if (!(error instanceof HostError)) return { ok: false, error: { message } }
+      return { ok: false, error: { message, code: error.code, ...(error.problem ? { problem: error.problem } : {}) } }
     }
   }
 
@@ -240,6 +265,7 @@ export class Host {
     await this.supervisor.close()
     await this.registry.flushAll()
     await this.store.save()
+    await this.settings.settled()
     await this.lock.release()
     this.events.flush()
   }

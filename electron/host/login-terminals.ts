@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { homedir } from 'node:os'
 import type { IPty } from '@lydell/node-pty'
+import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from './processes'
 
 /**
  * Terminal sign-in (ACP `AuthMethodTerminal`): the client runs the agent's own
@@ -16,6 +17,8 @@ export interface LoginSpec {
   command: string
   args: string[]
   env: Record<string, string | undefined>
+  /** Where the program starts (default: the home folder). */
+  cwd?: string
   cols: number
   rows: number
 }
@@ -28,6 +31,8 @@ export interface LoginEvents {
 interface Running {
   pty: IPty
   spec: LoginSpec
+  /** In the program's environment, inherited by what it starts: found and killed with it. */
+  mark: string
 }
 
 type PtyModule = typeof import('@lydell/node-pty')
@@ -41,7 +46,11 @@ function loadPty(): Promise<PtyModule> {
 export class LoginTerminals {
   private readonly running = new Map<string, Running>()
 
-  constructor(private readonly events: LoginEvents) {}
+  /** `markPrefix`: the start of the mark each program carries (see processes.ts). */
+  constructor(
+    private readonly events: LoginEvents,
+    private readonly markPrefix?: string
+  ) {}
 
   async start(spec: LoginSpec): Promise<string> {
     let pty: PtyModule
@@ -52,20 +61,23 @@ export class LoginTerminals {
         `Switchboard cannot open a terminal here (${(error as Error).message}). Run \`${commandLine(spec)}\` in your own terminal, then try again.`
       )
     }
+    const mark = newProcessMark(this.markPrefix)
     const env = Object.fromEntries(
-      Object.entries({ ...spec.env, TERM: 'xterm-256color', COLORTERM: 'truecolor' }).filter(([, v]) => v !== undefined)
+      Object.entries({ ...spec.env, TERM: 'xterm-256color', COLORTERM: 'truecolor', [PROCESS_MARK_ENV]: mark }).filter(([, v]) => v !== undefined)
     ) as Record<string, string>
     let child: IPty
     try {
-      child = pty.spawn(spec.command, spec.args, { name: 'xterm-256color', cols: spec.cols, rows: spec.rows, cwd: homedir(), env })
+      child = pty.spawn(spec.command, spec.args, { name: 'xterm-256color', cols: spec.cols, rows: spec.rows, cwd: spec.cwd ?? homedir(), env })
     } catch (error) {
       throw new Error(`Could not run \`${commandLine(spec)}\`: ${(error as Error).message}`)
     }
     const loginId = randomUUID()
-    this.running.set(loginId, { pty: child, spec })
+    this.running.set(loginId, { pty: child, spec, mark })
     child.onData((data) => this.events.output(loginId, data))
     child.onExit(({ exitCode, signal }) => {
       this.running.delete(loginId)
+      // What the program started and left behind (a browser helper, a local callback server) goes with it.
+      killProcessTree({ pid: child.pid, mark, reaped: true })
       this.events.exit(loginId, spec, signal ? null : exitCode, signal || null)
     })
     return loginId
@@ -87,6 +99,8 @@ export class LoginTerminals {
     } catch {
       // already gone
     }
+    // The pty's hang-up reaches its foreground group only: the rest of what the program started goes too.
+    killProcessTree({ pid: running.pty.pid, mark: running.mark })
   }
 
   stopAll(): void {

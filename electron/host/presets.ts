@@ -1,5 +1,5 @@
 import type { AgentDefinition } from '../../shared/domain'
-import { findExecutable } from './executables'
+import { UserEnvironment } from './environment'
 
 /**
  * The agents a new database starts with. Where an agent's ACP command is
@@ -50,15 +50,15 @@ const PRESETS: Preset[] = [
   }
 ]
 
-export async function defaultAgentPresets(env: NodeJS.ProcessEnv = process.env): Promise<AgentDefinition[]> {
-  return (await presetCatalog(env)).map((p) => p.definition)
+export async function defaultAgentPresets(environment = UserEnvironment.ofProcess()): Promise<AgentDefinition[]> {
+  return (await presetCatalog(environment)).map((p) => p.definition)
 }
 
-/** Every preset as it would be set up on this machine, and whether its own command is installed. */
-export async function presetCatalog(env: NodeJS.ProcessEnv = process.env): Promise<{ definition: AgentDefinition; installed: boolean }[]> {
+/** Every preset as it would be set up on this machine (on the PATH its processes get), and whether its own command is installed. */
+export async function presetCatalog(environment: UserEnvironment): Promise<{ definition: AgentDefinition; installed: boolean }[]> {
   return Promise.all(
     PRESETS.map(async (preset) => {
-      const installed = Boolean(await findExecutable(preset.binary, env))
+      const installed = Boolean(await environment.find(preset.binary))
       const definition: AgentDefinition = {
         id: preset.id,
         name: preset.name,

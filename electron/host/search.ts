@@ -5,6 +5,7 @@ import type { Project, SessionRecord } from '../../shared/domain'
 import type { SearchHit, SearchResults, SearchSnippet } from '../../shared/search'
 import { applyRecordAt, createThread, type Thread, type ThreadEntry } from '../../shared/thread'
 import type { TranscriptRecord } from '../../shared/transcript'
+import { plainText } from './plain-text'
 import { transcriptPath } from './transcripts'
 
 /**
@@ -322,7 +323,8 @@ export class SearchIndex {
         entryKind: entry.kind,
         seq: docs?.seqs.get(entryId),
         title: session.title,
-        snippet: snippet(entry.text, phrase, terms),
+        // A message is markdown: its snippet is the words as the window shows them, not the marks around them.
+        snippet: snippet(MARKDOWN_KINDS.has(entry.kind) ? plainText(entry.text) : entry.text, phrase, terms),
         score: rank(result.score, exact)
       },
       exact
@@ -337,6 +339,9 @@ export class SearchIndex {
     await this.building?.catch(() => undefined)
   }
 }
+
+/** Entries whose text is markdown (the others are titles, plans and messages from the Host, shown as they are). */
+const MARKDOWN_KINDS = new Set(['user', 'assistant', 'thought'])
 
 function entryDocId(sessionId: string, entryId: string): string {
   return `entry:${sessionId}:${entryId}`

@@ -3,19 +3,21 @@ import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { Host } from './host'
-import { startWsServer } from './ws-server'
+import { LOGIN_SHELL_ENV } from './environment'
+import { startServing } from './serving'
 import { readVersion } from './version'
 
 /**
  * `npm run serve`: the Host without Electron, serving the built renderer and
  * the contract over a loopback WebSocket. Prints the URL (with its token) to
- * open in a browser.
+ * open in a browser. The port and the token are those of the last run on the
+ * same data folder (serving.ts), so a page left open reconnects by itself.
  */
 
-const USAGE = `Usage: node out/main/serve.js [--data-dir DIR] [--port N] [--renderer-dir DIR]
+const USAGE = `Usage: node out/main/serve.js [--data-dir DIR] [--port N] [--new-token] [--renderer-dir DIR]
   --data-dir      where db.json, transcripts and logs live (default: $SWITCHBOARD_DATA_DIR or ~/.switchboard)
-  --port          port on 127.0.0.1 (default: a free one)
+  --port          port on 127.0.0.1 (default: the last run's on this data folder when it is free, else a free one)
+  --new-token     a new token in the address (the last run's is kept otherwise); pages opened with the old one are refused
   --renderer-dir  the built renderer (default: out/renderer next to this script)`
 
 async function main(): Promise<void> {
@@ -23,6 +25,7 @@ async function main(): Promise<void> {
     options: {
       'data-dir': { type: 'string' },
       port: { type: 'string' },
+      'new-token': { type: 'boolean' },
       'renderer-dir': { type: 'string' },
       help: { type: 'boolean' }
     }
@@ -37,12 +40,22 @@ async function main(): Promise<void> {
   if (!existsSync(join(rendererDir, 'index.html'))) {
     throw new Error(`No built renderer in ${rendererDir}; run 'npm run build' first or pass --renderer-dir`)
   }
-  const port = values.port === undefined ? 0 : Number(values.port)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be a port number (got '${values.port}')`)
+  const port = values.port === undefined ? undefined : Number(values.port)
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
+    throw new Error(`--port must be a port number (got '${values.port}')`)
+  }
 
-  const host = await Host.open({ dataDir, version: readVersion() })
-  const server = await startWsServer({ host, rendererDir, port })
+  // Started from a terminal or by a script that set its environment on purpose: the login shell's is read only when asked.
+  const { host, server, notes, close } = await startServing({
+    dataDir,
+    rendererDir,
+    version: readVersion(),
+    port,
+    newToken: values['new-token'],
+    host: { loginShell: process.env[LOGIN_SHELL_ENV] === '1' }
+  })
   for (const warning of (await host.request('app.info', {})).warnings) console.warn(`warning: ${warning}`)
+  for (const note of notes) console.log(note)
   console.log(`Switchboard is serving ${dataDir}`)
   console.log(`Open ${server.url}`)
 
@@ -50,8 +63,7 @@ async function main(): Promise<void> {
   const stop = async (): Promise<void> => {
     if (stopping) return
     stopping = true
-    await server.close()
-    await host.close()
+    await close()
     process.exit(0)
   }
   process.on('SIGINT', () => void stop())

@@ -14,7 +14,7 @@ import { readTranscriptSummaries } from './transcripts'
  * data is on the disk.
  */
 
-export const DB_VERSION = 4
+export const DB_VERSION = 5
 
 export interface DbData {
   version: number
@@ -37,9 +37,10 @@ export interface HostSettings {
 
 /**
  * Migrations, in order: entry N takes a database of version N-1 to version N.
- * Never edit one that has shipped; add the next.
+ * Never edit one that has shipped; add the next. A step may leave the user a
+ * notice (shown once, when the migration runs).
  */
-const MIGRATIONS: Record<number, (data: Record<string, unknown>) => void> = {
+const MIGRATIONS: Record<number, (data: Record<string, unknown>, notices: string[]) => void> = {
   // 2: remembered permission answers.
   2: (data) => {
     data.permissionRules = []
@@ -57,6 +58,23 @@ const MIGRATIONS: Record<number, (data: Record<string, unknown>) => void> = {
       session.titleSource = session.titleSetByUser ? 'user' : titleSourceOf(String(session.title ?? ''))
       delete session.titleSetByUser
     }
+  },
+  // 5: a remembered permission covers one tool and one command, or files inside the project, no longer a whole kind of tool.
+  5: (data, notices) => {
+    const rules = (Array.isArray(data.permissionRules) ? data.permissionRules : []) as Record<string, unknown>[]
+    data.permissionRules = []
+    if (rules.length === 0) return
+    const named = (list: unknown, id: unknown): string =>
+      ((Array.isArray(list) ? list : []) as { id?: unknown; name?: unknown }[]).find((x) => x.id === id)?.name?.toString() ?? String(id)
+    const each = rules.map(
+      (r) =>
+        `always ${r.decision === 'reject' ? 'reject' : 'allow'} every “${String(r.toolKind)}” tool for ${named(data.agents, r.agentId)} in ${named(data.projects, r.projectId)}`
+    )
+    notices.push(
+      `Your ${rules.length === 1 ? 'remembered permission was' : `${rules.length} remembered permissions were`} removed (${each.join('; ')}): ` +
+        'each covered a whole kind of tool (every command, or every file even outside the project), more than the one you chose. ' +
+        'The agent will ask again; "always" now covers only that tool with that exact command, or that tool on files inside the project.'
+    )
   }
 }
 
@@ -65,14 +83,16 @@ function titleSourceOf(title: string): TitleSource {
   return ['New session', 'Imported session', 'Recovered session'].includes(title) || title.startsWith('Fork of ') ? 'default' : 'prompt'
 }
 
-/** Takes a database of `fromVersion` to DB_VERSION in place, one step at a time. */
-export function migrate(data: Record<string, unknown>, fromVersion: number): void {
+/** Takes a database of `fromVersion` to DB_VERSION in place, one step at a time; returns what the user must be told. */
+export function migrate(data: Record<string, unknown>, fromVersion: number): string[] {
+  const notices: string[] = []
   for (let next = fromVersion + 1; next <= DB_VERSION; next++) {
     const step = MIGRATIONS[next]
     if (!step) throw new Error(`No migration to database version ${next}`)
-    step(data)
+    step(data, notices)
     data.version = next
   }
+  return notices
 }
 
 export interface OpenedStore {
@@ -126,7 +146,7 @@ export class Store {
     if (version < DB_VERSION) {
       // Keep the file as it was before changing it.
       await fs.copyFile(file, join(dataDir, `db.v${version}.backup.json`))
-      migrate(db.data as unknown as Record<string, unknown>, version)
+      warnings.push(...migrate(db.data as unknown as Record<string, unknown>, version))
       await db.write()
     }
     return { store: new Store(db), warnings }

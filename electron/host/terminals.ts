@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import type { CreateTerminalRequest, TerminalExitStatus, TerminalOutputResponse } from '@agentclientprotocol/sdk'
+import type { UserEnvironment } from './environment'
 import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from './processes'
 
 /**
@@ -34,8 +35,11 @@ const DEFAULT_LIMIT_BYTES = 1024 * 1024
 export class Terminals {
   private readonly terminals = new Map<string, Terminal>()
 
-  /** `markPrefix`: the start of the mark each command carries (see processes.ts). */
-  constructor(private readonly markPrefix?: string) {}
+  /** `environment`: what each command starts with; `markPrefix`: the start of the mark each carries (see processes.ts). */
+  constructor(
+    private readonly environment: UserEnvironment,
+    private readonly markPrefix?: string
+  ) {}
 
   /**
    * Starts the command; `owner` groups terminals for release at session end.
@@ -44,7 +48,7 @@ export class Terminals {
   create(owner: string, request: CreateTerminalRequest, cwd: string, events: TerminalEvents): string {
     const id = `term-${randomUUID()}`
     const mark = newProcessMark(this.markPrefix)
-    const env = { ...process.env, ...Object.fromEntries((request.env ?? []).map((v) => [v.name, v.value])), [PROCESS_MARK_ENV]: mark }
+    const env = this.environment.forChild(Object.fromEntries((request.env ?? []).map((v) => [v.name, v.value])), { [PROCESS_MARK_ENV]: mark })
     const args = request.args ?? []
     const child = spawn(request.command, args, {
       cwd,

@@ -5,7 +5,7 @@ import { lookup } from 'node:dns/promises'
 import { isIP, isIPv4, type AddressInfo } from 'node:net'
 import { extname, join, normalize, resolve, sep } from 'node:path'
 import { WebSocketServer, type WebSocket } from 'ws'
-import { wireRequestSchema, type HostEvent, type WireServerMessage } from '../../shared/contract'
+import { wireRequestSchema, type HostEvent, type RequestResults, type WireServerMessage } from '../../shared/contract'
 import type { Host } from './host'
 
 /**
@@ -65,7 +65,16 @@ export async function startWsServer(options: WsServerOptions): Promise<RunningSe
       res.writeHead(421, { 'Content-Type': 'text/plain' }).end('Misdirected request')
       return
     }
-    void serveStatic(rendererDir, req, res)
+    const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname
+    if (path === '/auth') {
+      const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? ''
+      // 200 either way: a page asking is not an error worth a line in its console.
+      res
+        .writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' })
+        .end(JSON.stringify({ accepted: tokenMatches(given, token) }))
+      return
+    }
+    void serveStatic(rendererDir, req, res, () => themeChoiceOf(options.host))
   })
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES })
 
@@ -96,15 +105,26 @@ function checkUpgrade(req: IncomingMessage, token: string, port: number, hostFor
   const url = new URL(req.url ?? '/', 'http://127.0.0.1')
   if (!isOwnHost(req.headers.host, port, hostForUrl)) return '421 Misdirected Request'
   if (url.pathname !== '/ws') return '404 Not Found'
-  const given = Buffer.from(url.searchParams.get('token') ?? '')
-  const expected = Buffer.from(token)
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return '401 Unauthorized'
+  if (!tokenMatches(url.searchParams.get('token') ?? '', token)) return '401 Unauthorized'
   const origin = req.headers.origin
   if (origin !== undefined) {
     const allowed = [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`, `http://${hostForUrl}:${port}`]
     if (!allowed.includes(origin)) return '403 Forbidden'
   }
   return null
+}
+
+/** Compared in constant time: how long a guess took says nothing of the token. */
+function tokenMatches(given: string, token: string): boolean {
+  const a = Buffer.from(given)
+  const b = Buffer.from(token)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+/** The theme the user chose, kept by the Host: the page is served with it, so its first paint is already right. */
+async function themeChoiceOf(host: Host): Promise<string | undefined> {
+  const response = await host.handle('settings.get', {})
+  return response.ok ? (response.result as RequestResults['settings.get']).settings.theme : undefined
 }
 
 /** 127.0.0.0/8 and ::1 (also IPv4-mapped); `localhost` only when every address it resolves to is one. */
@@ -160,7 +180,7 @@ function serveSocket(ws: WebSocket, host: Host): void {
   })
 }
 
-async function serveStatic(root: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serveStatic(root: string, req: IncomingMessage, res: ServerResponse, themeChoice: () => Promise<string | undefined>): Promise<void> {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.writeHead(405).end()
     return
@@ -173,7 +193,8 @@ async function serveStatic(root: string, req: IncomingMessage, res: ServerRespon
     return
   }
   try {
-    const body = await fs.readFile(file)
+    let body = await fs.readFile(file)
+    if (relative === 'index.html') body = Buffer.from(withTheme(body.toString('utf8'), await themeChoice()))
     res.writeHead(200, {
       'Content-Type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream',
       'Content-Security-Policy': CSP,
@@ -185,6 +206,13 @@ async function serveStatic(root: string, req: IncomingMessage, res: ServerRespon
   } catch {
     res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not found')
   }
+}
+
+/** `<html data-theme-choice=… data-theme=…>`: dark or light painted from the start (a system choice is left to the page's CSS). */
+function withTheme(html: string, choice: string | undefined): string {
+  if (choice !== 'system' && choice !== 'light' && choice !== 'dark') return html
+  const attributes = choice === 'system' ? ` data-theme-choice="system"` : ` data-theme-choice="${choice}" data-theme="${choice}"`
+  return html.replace(/<html\b([^>]*)>/i, (_tag, rest: string) => `<html${rest}${attributes}>`)
 }
 
 function closeServer(http: Server, wss: WebSocketServer): Promise<void> {

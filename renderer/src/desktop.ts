@@ -4,9 +4,11 @@ import { host, messageOf } from './host/client'
 import { askNotificationPermissionOnFirstGesture, createNotifier } from './notifications'
 import { commandFor, isTextField } from './shortcuts'
 import { useAgentsStore } from './stores/agents'
+import { useContactStore } from './stores/contact'
 import { useNoticesStore } from './stores/notices'
 import { useProjectsStore } from './stores/projects'
 import { useSessionsStore } from './stores/sessions'
+import { useSettingsStore } from './stores/settings'
 import { useThemeStore } from './stores/theme'
 import { useMcpStore } from './stores/mcp'
 import { useViewStore } from './stores/view'
@@ -25,6 +27,7 @@ export function useDesktop(): void {
   const agents = useAgentsStore()
   const projects = useProjectsStore()
   const sessions = useSessionsStore()
+  const settings = useSettingsStore()
 
   const cleanups = [
     onAppCommand('shortcuts', () => (view.shortcutsOpen = !view.shortcutsOpen)),
@@ -39,7 +42,7 @@ export function useDesktop(): void {
     })
   ]
 
-  /** In the open session's project with its agent; else the first project and the first installed agent. */
+  /** In the open session's project with its agent; else the first project and the agent chosen for it, or the first installed. */
   async function newSession(): Promise<void> {
     view.shortcutsOpen = false
     if (view.activity) return
@@ -52,6 +55,7 @@ export function useDesktop(): void {
     }
     const agent =
       agents.definitions.find((a) => a.id === current?.agentId) ??
+      agents.definitions.find((a) => a.id === settings.values.projectAgents?.[project.id]) ??
       agents.definitions.find((a) => agents.stateOf(a.id)?.installed !== false) ??
       agents.definitions[0]
     if (!agent) {
@@ -60,7 +64,8 @@ export function useDesktop(): void {
     }
     view.activity = `Starting a session with ${agent.name} in ${project.name}…`
     try {
-      await sessions.create(project.id, agent.id)
+      // The focused pane shows the agent starting, and why it could not start the session if it could not.
+      await useContactStore().start(project.id, agent.id)
     } catch (error) {
       notices.report(messageOf(error))
     } finally {

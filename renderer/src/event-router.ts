@@ -3,11 +3,13 @@ import { runAppCommand } from './commands'
 import { messageOf } from './host/client'
 import { useAgentsStore } from './stores/agents'
 import { useElicitationsStore } from './stores/elicitations'
+import { useMcpStore } from './stores/mcp'
 import { useNoticesStore } from './stores/notices'
 import { usePermissionsStore } from './stores/permissions'
 import { useProjectsStore } from './stores/projects'
 import { useRegistryStore } from './stores/registry'
 import { useSessionsStore } from './stores/sessions'
+import { useSettingsStore } from './stores/settings'
 import { useThreadsStore } from './stores/threads'
 
 /**
@@ -33,10 +35,12 @@ export function routeEvents(events: HostEvent[]): void {
         case 'session.record':
           projects.upsertSession(event.payload)
           break
-        case 'session.removed':
+        case 'session.removed': {
+          const record = projects.sessionById(event.payload.id)
           projects.removeSession(event.payload.id)
-          sessions.forget(event.payload.id)
+          sessions.forget(event.payload.id, record)
           break
+        }
         case 'agent.state':
           agents.receiveState(event.payload)
           break
@@ -55,8 +59,14 @@ export function routeEvents(events: HostEvent[]): void {
         case 'agents.checked':
           agents.receiveCheck(event.payload)
           break
+        case 'mcp.changed':
+          useMcpStore().receive(event.payload)
+          break
         case 'registry.progress':
           useRegistryStore().receiveProgress(event.payload)
+          break
+        case 'settings.changed':
+          useSettingsStore().receive(event.payload)
           break
         case 'app.command':
           runAppCommand(event.payload.command)

@@ -502,6 +502,10 @@ class TurnRunner {
         // /permission-always [KIND]: the four standard options, for a tool call of KIND (default execute)
         await this.permission((arg || 'execute') as ToolKind, true)
         return
+      case 'permission-call':
+        // /permission-call JSON: a tool call as Claude Code describes one (its tool name in _meta, locations, rawInput)
+        await this.permissionCall(JSON.parse(rest) as PermissionCall)
+        return
       case 'plan': {
         const entries = arg
           .split(';')
@@ -626,6 +630,10 @@ class TurnRunner {
         return
       case 'cwd':
         await this.message(`cwd=${this.session.cwd}`)
+        return
+      case 'process-cwd':
+        // The folder the agent's process was started in (not the session's).
+        await this.message(`process cwd=${process.cwd()}`)
         return
       case 'xss':
         await this.xss()
@@ -1021,6 +1029,62 @@ class TurnRunner {
     await this.message(`permissions: ${(await Promise.all(asks)).join(', ')}`)
   }
 
+  /**
+   * Asks permission for a tool call described as Claude Code describes one:
+   * its tool name in `_meta.claudeCode.toolName` of the tool call (and of the
+   * request with `onRequest`), its locations and rawInput; options as Claude
+   * Code offers them (`claude`: "Always Allow …", Allow, Reject), the four
+   * standard ones (`four`), or an "always" with no "once" (`always-only`).
+   * Says `permission: <optionId>` (the option the client chose).
+   */
+  private async permissionCall(call: PermissionCall): Promise<void> {
+    const toolCallId = this.nextToolCallId()
+    const _meta = call.tool ? { claudeCode: { toolName: call.tool } } : undefined
+    const toolCall = {
+      toolCallId,
+      title: call.title,
+      kind: call.kind,
+      status: 'pending' as const,
+      ...(call.locations ? { locations: call.locations.map((path) => ({ path })) } : {}),
+      ...(call.rawInput ? { rawInput: call.rawInput } : {})
+    }
+    await this.send({ sessionUpdate: 'tool_call', ...toolCall, ...(_meta ? { _meta } : {}) })
+    const options: RequestPermissionRequest['options'] =
+      call.options === 'four'
+        ? [
+            { optionId: 'allow-always', name: 'Always allow', kind: 'allow_always' },
+            { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+            { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
+            { optionId: 'reject-always', name: 'Always reject', kind: 'reject_always' }
+          ]
+        : call.options === 'always-only'
+          ? [
+              { optionId: 'allow_always', name: `Always Allow all ${call.tool ?? call.kind}`, kind: 'allow_always' },
+              { optionId: 'reject', name: 'Reject', kind: 'reject_once' }
+            ]
+          : [
+              { optionId: 'allow_always', name: `Always Allow all ${call.tool ?? call.kind}`, kind: 'allow_always' },
+              { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+              { optionId: 'reject', name: 'Reject', kind: 'reject_once' }
+            ]
+    let outcome: string
+    try {
+      const response = await this.peer.requestPermission({
+        sessionId: this.session.id,
+        toolCall: { ...toolCall, ...(call.onRequest && _meta ? { _meta } : {}) },
+        options
+      })
+      outcome = response.outcome.outcome === 'selected' ? response.outcome.optionId : 'cancelled'
+    } catch (error) {
+      await this.toolFailed(toolCallId, errorMessage(error))
+      await this.message(`permission failed: ${errorMessage(error)}`)
+      return
+    }
+    if (outcome.startsWith('allow')) await this.toolDone(toolCallId, [{ type: 'content', content: { type: 'text', text: `ran ${call.title}` } }])
+    else await this.toolFailed(toolCallId, `permission refused (${outcome})`)
+    await this.message(`permission: ${outcome}`)
+  }
+
   private async permission(kind: ToolKind = 'execute', withAlways = false): Promise<void> {
     const toolCallId = this.nextToolCallId()
     const title = kind === 'execute' ? 'Run dangerous command' : `Permission for ${kind}`
@@ -1060,6 +1124,19 @@ class TurnRunner {
     }
     await this.message(`permission: ${outcome}`)
   }
+}
+
+/** What `/permission-call` asks about. */
+interface PermissionCall {
+  /** Claude Code's tool name (Bash, Edit, Write, …), sent in `_meta.claudeCode.toolName`. */
+  tool?: string
+  /** Also put the tool name on the permission request's tool call (Claude Code puts it on the announced call only). */
+  onRequest?: boolean
+  kind: ToolKind
+  title: string
+  locations?: string[]
+  rawInput?: Record<string, unknown>
+  options?: 'claude' | 'four' | 'always-only'
 }
 
 function describeBlock(block: ContentBlock): string {
@@ -1129,6 +1206,13 @@ let app = agent({ name: agentName })
       throw new RequestError(-32602, `cwd must be an absolute path, got '${String(params.cwd)}'`)
     }
     requireAuth()
+    if (env.SCRIPTED_AGENT_NEW === 'fail') {
+      // As an agent whose own set-up fails: a line on stderr among others, then the SDK's generic error with details.
+      process.stderr.write('scripted-agent: indexing the workspace\n')
+      process.stderr.write(`scripted-agent: open ${params.cwd}/.index/lock: permission denied\n`)
+      process.stderr.write('scripted-agent: giving up on this session\n')
+      throw RequestError.internalError({ details: 'The workspace index could not be opened' })
+    }
     const session = newSessionState(`sess-${randomUUID()}`, params.cwd)
     session.additionalDirectories = params.additionalDirectories ?? null
     session.mcpServers = params.mcpServers
@@ -1483,6 +1567,13 @@ const v2App = v2
   .onRequest(v2.methods.agent.session.new, async ({ params }) => {
     if (!isAbsolute(params.cwd)) throw new RequestError(-32602, `cwd must be an absolute path, got '${params.cwd}'`)
     requireAuth()
+    if (env.SCRIPTED_AGENT_NEW === 'fail') {
+      // As an agent whose own set-up fails: a line on stderr among others, then the SDK's generic error with details.
+      process.stderr.write('scripted-agent: indexing the workspace\n')
+      process.stderr.write(`scripted-agent: open ${params.cwd}/.index/lock: permission denied\n`)
+      process.stderr.write('scripted-agent: giving up on this session\n')
+      throw RequestError.internalError({ details: 'The workspace index could not be opened' })
+    }
     const session = newSessionState(`sess-${randomUUID()}`, params.cwd)
     session.additionalDirectories = params.additionalDirectories ?? null
     sessions.set(session.id, session)

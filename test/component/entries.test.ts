@@ -7,7 +7,7 @@ import type { ThreadEntry, ToolCallEntry, TerminalView } from '../../shared/thre
 import EntryView from '../../renderer/src/components/thread/EntryView.vue'
 import PermissionCard from '../../renderer/src/components/session/PermissionCard.vue'
 import { openPathKey, pendingToolCallKey, sessionRootKey, terminalsKey } from '../../renderer/src/components/thread/keys'
-import { diffMode } from '../../renderer/src/diff-mode'
+import { createPinia, setActivePinia } from 'pinia'
 import { opened as openedInView } from '../../renderer/src/view-state'
 
 /** xterm.js needs a real layout engine; its own behaviour is covered in Chromium (test/e2e/thread.test.ts). */
@@ -45,7 +45,9 @@ beforeEach(() => {
   opened.length = 0
   terminals = {}
   pending = null
-  diffMode.value = 'unified'
+  // Unified until the reader picks side by side (a setting, kept by the Host: none here).
+  localStorage.clear()
+  setActivePinia(createPinia())
   openedInView.clear()
   writeText.mockClear()
   Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true })
@@ -142,6 +144,47 @@ describe('tool calls', () => {
     rawOutput: { applied: true }
   }
 
+  it('shows a file the agent read as code: monospace, every line and indent kept, highlighted by its type; prose stays markdown', async () => {
+    const file = 'import { a } from "./a"\n\n# not a heading\nfunction f() {\n    return `x`  // ``` inside\n}\n'
+    const read: ToolCallEntry = {
+      kind: 'tool_call',
+      id: 'tool_call:r1',
+      toolCallId: 'r1',
+      title: 'Read src/app.ts',
+      toolKind: 'read',
+      status: 'completed',
+      locations: [{ path: '/work/app/src/app.ts' }],
+      content: [{ type: 'content', content: { type: 'text', text: file } }]
+    }
+    const wrapper = mountEntry(read)
+    const text = wrapper.find('[data-testid=tool-call-text]')
+    expect(text.attributes('data-code')).toBe('true')
+    expect(text.find('h1').exists()).toBe(false)
+    expect(text.find('.code-lang').text()).toBe('ts')
+    expect(text.find('pre code').element.textContent).toBe(file)
+    expect(text.find('.hljs-keyword').text()).toBe('import')
+
+    // Line-numbered file text from any tool is code too; a tool's prose is markdown.
+    const numbered = mountEntry({
+      ...read,
+      id: 'tool_call:o1',
+      toolCallId: 'o1',
+      toolKind: 'other',
+      locations: [],
+      content: [{ type: 'content', content: { type: 'text', text: '     1→first line\n     2→  second\n     3→third' } }]
+    })
+    expect(numbered.find('[data-testid=tool-call-text] pre code').element.textContent).toBe('     1→first line\n     2→  second\n     3→third\n')
+    const prose = mountEntry({
+      ...read,
+      id: 'tool_call:o2',
+      toolCallId: 'o2',
+      toolKind: 'fetch',
+      content: [{ type: 'content', content: { type: 'text', text: 'The page says **hello**.' } }]
+    })
+    expect(prose.find('[data-testid=tool-call-text]').attributes('data-code')).toBe('false')
+    expect(prose.find('[data-testid=tool-call-text] strong').text()).toBe('hello')
+  })
+
   it('shows kind, title, status and places; a place is shown when clicked', async () => {
     const wrapper = mountEntry(edit)
     expect(wrapper.find('.kind').text()).toBe('Edit')
@@ -215,6 +258,23 @@ describe('tool calls', () => {
     expect(wrapper.find('.raw').exists()).toBe(false)
   })
 
+  it('says how a permission was answered, and what a remembered rule covers', () => {
+    const entry = { kind: 'permission' as const, id: 'p1', title: 'npm test', allowed: true }
+    const text = (fields: Partial<Extract<ThreadEntry, { kind: 'permission' }>>) =>
+      mountEntry({ ...entry, answer: 'Allow', remembered: false, ...fields })
+        .find('[data-testid=entry-permission]')
+        .text()
+    expect(text({})).toBe('Allowed: npm test — Allow')
+    expect(text({ answer: 'Always allow', rule: 'Bash, only the command “npm test”' })).toBe(
+      'Allowed: npm test — Always allow, from now on for Bash, only the command “npm test”'
+    )
+    expect(text({ remembered: true, rule: 'Bash, only the command “npm test”' })).toBe(
+      'Allowed: npm test — remembered answer (Allow) for Bash, only the command “npm test”'
+    )
+    // A transcript from before rules said what they covered.
+    expect(text({ remembered: true, answer: 'Always allow' })).toBe('Allowed: npm test — remembered answer (Always allow)')
+  })
+
   it('says when it waits for the user’s answer to a permission request', () => {
     pending = 't1'
     const wrapper = mountEntry({ ...edit, status: 'pending' })
@@ -259,6 +319,55 @@ describe('permission card', () => {
     await wrapper.find('[data-testid=permission-show]').trigger('click')
     expect(wrapper.emitted('show')).toEqual([[]])
     expect(wrapper.emitted('answer')).toBeUndefined()
+  })
+
+  it('names an "always" for what Switchboard remembers, and says what it covers', async () => {
+    const always = {
+      remembered: true as const,
+      tool: 'Bash',
+      toolKind: 'execute',
+      scope: { kind: 'command' as const, command: 'rm -rf build' },
+      project: 'app',
+      description: 'Bash, only the command “rm -rf build”'
+    }
+    const claude = {
+      ...permission,
+      options: [{ optionId: 'allow_always', name: 'Always Allow Bash(rm:*)', kind: 'allow_always' }, ...permission.options.slice(1)],
+      always
+    }
+    const wrapper = mount(PermissionCard, { props: { permission: claude } })
+    const buttons = wrapper.findAll('[data-testid=permission-option]')
+    expect(buttons.map((b) => b.text())).toEqual(['1 Always allow', '2 Allow', '3 Reject'])
+    expect(buttons[0].attributes('title')).toBe(
+      'The agent offered “Always Allow Bash(rm:*)”. Switchboard remembers only: Bash, only the command “rm -rf build”.'
+    )
+    expect(buttons[1].attributes('title')).toBeUndefined()
+    expect(wrapper.find('[data-testid=permission-always]').text()).toMatch(
+      /^“Always” remembers Bash, only the command rm -rf build, for this agent only\./
+    )
+    expect(wrapper.find('[data-testid=permission-always] code').text()).toBe('rm -rf build')
+
+    await wrapper.setProps({ permission: { ...claude, always: { ...always, tool: 'Edit', toolKind: 'edit', scope: { kind: 'files' as const } } } })
+    expect(wrapper.find('[data-testid=permission-always]').text()).toMatch(/^“Always” remembers Edit on any file inside app, for this agent only\./)
+    wrapper.unmount()
+  })
+
+  it('says why there is no "always", and keeps the agent\'s names when nothing is remembered', async () => {
+    const outside = {
+      ...permission,
+      options: permission.options.slice(1),
+      always: { remembered: false as const, reason: "it names /etc/hosts, outside app's folders, so it is asked each time" }
+    }
+    const wrapper = mount(PermissionCard, { props: { permission: outside } })
+    expect(wrapper.findAll('[data-testid=permission-option]').map((b) => b.text())).toEqual(['1 Allow', '2 Reject'])
+    expect(wrapper.find('[data-testid=permission-always]').text()).toBe(
+      "No “always” for this one: it names /etc/hosts, outside app's folders, so it is asked each time."
+    )
+    // No description at all (a mode switch): the agent's options as they are, nothing said.
+    await wrapper.setProps({ permission })
+    expect(wrapper.findAll('[data-testid=permission-option]').map((b) => b.text())).toEqual(['1 Always allow', '2 Allow', '3 Reject'])
+    expect(wrapper.find('[data-testid=permission-always]').exists()).toBe(false)
+    wrapper.unmount()
   })
 
   it('leaves digits alone while the user types in a field', async () => {

@@ -1,11 +1,15 @@
 // @vitest-environment happy-dom
 import './happy-dom-fixes'
+import { flushPromises } from '@vue/test-utils'
 import { beforeEach, describe, expect, it } from 'vitest'
 import { nextTick, watchEffect } from 'vue'
 import { createPinia, setActivePinia } from 'pinia'
 import type { SessionSnapshot } from '../../shared/contract'
 import type { SessionRecord } from '../../shared/domain'
 import type { TranscriptRecord } from '../../shared/transcript'
+import { routeEvents } from '../../renderer/src/event-router'
+import { usePanesStore } from '../../renderer/src/stores/panes'
+import { useProjectsStore } from '../../renderer/src/stores/projects'
 import { useSessionsStore } from '../../renderer/src/stores/sessions'
 import { useThreadsStore } from '../../renderer/src/stores/threads'
 import { FakeHost, nextFrame } from './fake-host'
@@ -108,5 +112,52 @@ describe('the sessions store', () => {
     await sessions.revealEntry('s1', 'e0')
     expect(sessions.openId).toBe('s1')
     expect(sessions.entryToReveal).toEqual({ sessionId: 's1', entry: 'e0' })
+  })
+})
+
+describe('deleting the session a pane shows', () => {
+  const parent: SessionRecord = { ...record, id: 'parent', title: 'The original' }
+  const fork: SessionRecord = { ...record, id: 'fork', title: 'Fork of The original', forkedFrom: 'parent' }
+  const plain: SessionRecord = { ...record, id: 'plain', title: 'Another' }
+
+  beforeEach(() => {
+    useProjectsStore().setAll([], [parent, fork, plain])
+    fake
+      .answer('sessions.open', ({ id }: { id: string }) => ({
+        ...snapshot([{ t: 'prompt', at, content: [{ type: 'text', text: `in ${id}` }] }]),
+        record: [parent, fork, plain].find((s) => s.id === id)
+      }))
+      .answer('sessions.delete', () => ({ agentDeleted: true }))
+  })
+
+  it('shows the session it was forked from in that pane, loaded', async () => {
+    const sessions = useSessionsStore()
+    await sessions.open('fork')
+    expect(usePanesStore().focused.sessionId).toBe('fork')
+    await sessions.remove('fork', false)
+    expect(usePanesStore().focused.sessionId).toBe('parent')
+    await flushPromises()
+    expect(useThreadsStore().threads.parent.thread.entries).toEqual([{ kind: 'user', id: 'r1', text: 'in parent' }])
+  })
+
+  it('also when the removal comes as an event (another window deleted it)', async () => {
+    const sessions = useSessionsStore()
+    await sessions.open('fork')
+    routeEvents([{ type: 'session.removed', payload: { id: 'fork' } }])
+    expect(usePanesStore().focused.sessionId).toBe('parent')
+    expect(useProjectsStore().sessionById('fork')).toBeUndefined()
+  })
+
+  it('leaves the pane empty when the origin is gone or already shown in another pane', async () => {
+    const sessions = useSessionsStore()
+    const panes = usePanesStore()
+    await sessions.open('parent')
+    await sessions.openInNewPane('fork')
+    await sessions.remove('fork', false)
+    expect(panes.panes.map((p) => p.sessionId)).toEqual(['parent', null])
+
+    await sessions.open('plain')
+    await sessions.remove('plain', false)
+    expect(panes.panes.map((p) => p.sessionId)).toEqual(['parent', null])
   })
 })

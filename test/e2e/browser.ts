@@ -60,8 +60,9 @@ export function watchConsole(page: Page): string[] {
   return problems
 }
 
-/** What a page logs when its WebSocket cannot reach a host that is restarting. */
-const REFUSED_RECONNECT = /^WebSocket connection to 'ws:\/\/127\.0\.0\.1:\d+\/ws\?token=[^']*' failed: .*ERR_CONNECTION_REFUSED/
+/** What a page logs when its WebSocket (or its question to /auth) cannot reach a host that is restarting. */
+const REFUSED_RECONNECT =
+  /^WebSocket connection to 'ws:\/\/127\.0\.0\.1:\d+\/ws\?token=[^']*' failed: .*ERR_CONNECTION_REFUSED|^Failed to load resource: net::ERR_CONNECTION_REFUSED$/
 
 /**
  * Runs a host restart: the refused reconnects the page logs meanwhile are
@@ -73,6 +74,23 @@ export async function whileHostRestarts<T>(problems: string[], restart: () => Pr
   const during = problems.splice(from)
   problems.push(...during.filter((problem) => !REFUSED_RECONNECT.test(problem)))
   return result
+}
+
+/**
+ * The window settings the Host keeps (theme, panes, each project's agent
+ * choice, diff view) back to what a first window has: a test's new browser
+ * context then starts as a new window would, not with the panes and choices
+ * an earlier test in the same file left in the data folder.
+ */
+export async function resetWindowSettings(host: Host): Promise<void> {
+  const { settings } = await host.request('settings.get', {})
+  const projectAgents = Object.fromEntries(Object.keys(settings.projectAgents ?? {}).map((id) => [id, null]))
+  await host.request('settings.set', {
+    theme: 'system',
+    diffMode: 'unified',
+    panes: { panes: [{ id: 'pane-first', sessionId: null }], focused: 'pane-first', maximised: null },
+    projectAgents
+  })
 }
 
 /** What an end-to-end file runs against: Chromium, a real Host on a data folder, and the WebSocket server in front of it. */

@@ -1,11 +1,11 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { launchBrowser, screenshot, serve, watchConsole, whileHostRestarts } from './browser'
+import { launchBrowser, resetWindowSettings, screenshot, serve, watchConsole, whileHostRestarts } from './browser'
 
 /**
  * The vertical slice by clicking and typing: the built renderer in headless
@@ -32,6 +32,11 @@ afterAll(async () => {
   await browser?.close()
   await stopHost()
   await removeDir(root)
+})
+
+// Each test's new window starts as a first window, not with the panes and choices the previous test left.
+beforeEach(async () => {
+  if (host) await resetWindowSettings(host)
 })
 
 async function startHost(): Promise<RunningServer> {
@@ -207,11 +212,15 @@ describe('a conversation in the browser', () => {
     await page.getByTestId('confirm-delete').click()
     await expect.poll(() => page.getByTestId('session-item').filter({ hasText: 'Fork of' }).count()).toBe(0)
     expect(await page.getByTestId('session-item').filter({ hasText: 'Asked in the terminal' }).count()).toBe(1)
+    // The pane goes back to the conversation the fork was made from, not to a blank pane.
+    await expect.poll(() => page.getByTestId('session-title').textContent()).toBe('Asked in the terminal')
+    await expect.poll(() => page.getByTestId('entry-assistant').first().textContent()).toContain('Run npm test.')
+    console.log(`screenshot: ${await screenshot(page, 'e2e-fork-deleted')}`)
     expect(problems).toEqual([])
     await context.close()
   })
 
-  it('answers a permission request from the keyboard, remembers "always", and revokes it', async () => {
+  it('answers a permission request from the keyboard, remembers "always" as the card says, and revokes it', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
     const page = await context.newPage()
     const problems = watchConsole(page)
@@ -222,20 +231,90 @@ describe('a conversation in the browser', () => {
     await send(page, '/permission-always execute')
     await page.getByTestId('permission-option').first().waitFor()
     expect(await page.getByTestId('permission-option').allTextContents()).toEqual(['1 Always allow', '2 Allow', '3 Reject', '4 Always reject'])
+    expect(await page.getByTestId('permission-always').textContent()).toContain(
+      '“Always” remembers Command, only the command Run dangerous command, for this agent only'
+    )
     console.log(`screenshot: ${await screenshot(page, 'e2e-permission')}`)
     // The card took the focus: the digit answers at once.
     await page.keyboard.press('1')
     await expect.poll(() => page.getByTestId('entry-permission').first().textContent()).toContain('Allowed: Run dangerous command')
+    expect(await page.getByTestId('entry-permission').first().textContent()).toContain(
+      'Always allow, from now on for Command, only the command “Run dangerous command”'
+    )
     await expect.poll(() => page.getByTestId('permission-rules').textContent()).toContain('1 remembered permission')
 
     await send(page, '/permission-always execute')
     await expect.poll(() => page.getByTestId('entry-permission').count()).toBe(2)
-    expect(await page.getByTestId('entry-permission').last().textContent()).toContain('remembered answer (Always allow)')
+    expect(await page.getByTestId('entry-permission').last().textContent()).toContain(
+      'remembered answer (Allow) for Command, only the command “Run dangerous command”'
+    )
     await page.getByTestId('permission-rules').locator('summary').click()
+    expect(await page.getByTestId('permission-rule').allTextContents()).toEqual([
+      expect.stringContaining('Always allow Command, only the command Run dangerous command')
+    ])
     await page.getByTestId('revoke-permission').click()
     await expect.poll(() => page.getByTestId('permission-rules').count()).toBe(0)
     expect(problems).toEqual([])
     await context.close()
+  })
+
+  it('says what "always" covers for a Claude Code tool, offers none for a file outside the project, and lists each rule with its scope', async () => {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme })
+      const page = await context.newPage()
+      const problems = watchConsole(page)
+      await page.goto(server!.url)
+      const project = page.getByTestId('project').filter({ hasText: 'my-project' })
+      await project.getByTestId('new-session-agent').selectOption({ label: 'Scripted' })
+      await project.getByTestId('new-session').click()
+      const call = (spec: Record<string, unknown>): string => `/permission-call ${JSON.stringify(spec)}`
+      const command = `node -e "require('fs').readdirSync('.').forEach((f) => console.log(f))"`
+      await send(page, call({ tool: 'Bash', kind: 'execute', title: command, rawInput: { command } }))
+      await page.getByTestId('permission-always').waitFor()
+      expect(await page.getByTestId('permission-option').allTextContents()).toEqual(['1 Always allow', '2 Allow', '3 Reject'])
+      expect(await page.getByTestId('permission-option').first().getAttribute('title')).toContain('The agent offered “Always Allow all Bash”')
+      expect(await page.getByTestId('permission-always').textContent()).toContain(
+        `“Always” remembers Bash, only the command ${command}, for this agent only`
+      )
+      console.log(`screenshot: ${await screenshot(page, `e2e-permission-command-${colorScheme}`)}`)
+      await page.keyboard.press('1')
+      await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('permission: allow')
+
+      const notes = join(projectDir, 'notes.md')
+      await send(page, call({ tool: 'Edit', kind: 'edit', title: 'Edit notes.md', locations: [notes], rawInput: { file_path: notes } }))
+      await page.getByTestId('permission-always').waitFor()
+      expect(await page.getByTestId('permission-always').textContent()).toContain(
+        '“Always” remembers Edit on any file inside my-project, for this agent only'
+      )
+      await page.keyboard.press('1')
+      await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('permission: allow')
+
+      // A file outside the project: asked, with no "always" to choose, and why.
+      const outside = join(root, 'elsewhere', 'notes.md')
+      await send(page, call({ tool: 'Edit', kind: 'edit', title: `Edit ${outside}`, locations: [outside], rawInput: { file_path: outside } }))
+      await page.getByTestId('permission-always').waitFor()
+      expect(await page.getByTestId('permission-option').allTextContents()).toEqual(['1 Allow', '2 Reject'])
+      expect(await page.getByTestId('permission-always').textContent()).toContain(
+        `No “always” for this one: it names ${outside}, outside my-project's folders`
+      )
+      await page.getByTestId('permission-rules').locator('summary').click()
+      expect(await page.getByTestId('permission-rule').allTextContents()).toEqual([
+        expect.stringContaining(`Always allow Bash, only the command ${command}`),
+        expect.stringContaining('Always allow Edit on any file inside my-project')
+      ])
+      console.log(`screenshot: ${await screenshot(page, `e2e-permission-outside-${colorScheme}`)}`)
+      await page.keyboard.press('2')
+      await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('permission: reject')
+      expect(await page.getByTestId('entry-permission').last().textContent()).toContain(`Refused: Edit ${outside}`)
+
+      // Revoked one by one, each by what it covers.
+      await page.getByRole('button', { name: 'Revoke: Always allow Edit on any file inside my-project' }).click()
+      await expect.poll(() => page.getByTestId('permission-rule').count()).toBe(1)
+      await page.getByTestId('revoke-permission').click()
+      await expect.poll(() => page.getByTestId('permission-rules').count()).toBe(0)
+      expect(problems).toEqual([])
+      await context.close()
+    }
   })
 
   it('shows two permission requests asked at once; each is answered on its own, by click or, for the first, by key', async () => {
@@ -274,13 +353,17 @@ describe('a conversation in the browser', () => {
     const project = page.getByTestId('project').filter({ hasText: 'my-project' })
     await project.getByTestId('new-session-agent').selectOption(agent.id)
     await project.getByTestId('new-session').click()
-    await expect.poll(() => project.getByTestId('new-session-error').textContent()).toContain('Locked needs you to sign in first')
-    await project.getByTestId('sign-in-var-SCRIPTED_KEY').fill('sekret')
+    // The main pane leads into it, once; nothing under the project.
+    const panel = page.getByTestId('agent-problem-panel')
+    await expect.poll(() => panel.getByTestId('agent-problem-sentence').textContent()).toBe('Locked needs you to sign in first.')
+    expect(await project.getByTestId('new-session-error').count()).toBe(0)
+    expect(await project.getByTestId('sign-in').count()).toBe(0)
+    await panel.getByTestId('sign-in-var-SCRIPTED_KEY').fill('sekret')
     console.log(`screenshot: ${await screenshot(page, 'e2e-sign-in')}`)
-    await project.getByTestId('sign-in-api-key').click()
+    await panel.getByTestId('sign-in-api-key').click()
     await expect.poll(() => page.getByTestId('session-title').textContent()).toBe('New session')
     expect(await page.getByTestId('agent-status').textContent()).toContain('Locked')
-    expect(await project.getByTestId('sign-in').count()).toBe(0)
+    expect(await page.getByTestId('sign-in').count()).toBe(0)
     expect(problems).toEqual([])
     await context.close()
   })

@@ -27,6 +27,7 @@ const SECRET = 'sekret-token-4711'
 beforeAll(async () => {
   root = await tempDir('e2e-desktop')
   await mkdir(join(root, 'my-project'), { recursive: true })
+  await mkdir(join(root, 'agent-home'), { recursive: true })
   ;({ browser, host, server } = await openBrowserHost(join(root, 'data')))
   await host.request('projects.add', { cwd: join(root, 'my-project') })
   // Reduced motion: no transitions half-way in a screenshot.
@@ -85,11 +86,20 @@ describe('the desktop around the conversations', () => {
     await page.getByTestId('env-name').nth(1).fill('API_TOKEN')
     await page.getByTestId('env-secret').nth(1).check()
     await page.getByTestId('env-value').nth(1).fill(SECRET)
+    // A working folder that is not absolute is refused with a reason, and nothing typed is lost.
+    await page.getByTestId('agent-form-cwd').fill('agent-home')
+    await page.getByTestId('agent-form-save').click()
+    await expect
+      .poll(() => page.getByTestId('agent-form-error').textContent())
+      .toBe("The working folder must be an absolute path, like /home/you/code (got 'agent-home')")
+    expect(await page.getByTestId('env-value').nth(1).inputValue()).toBe(SECRET)
+    await page.getByTestId('agent-form-cwd').fill(join(root, 'agent-home'))
     console.log(`screenshot: ${await screenshot(page, 'e2e-desktop-agent-form')}`)
     await page.getByTestId('agent-form-save').click()
 
     await page.getByTestId('agent-details').waitFor()
     expect(await page.getByTestId('agent-details-name').textContent()).toBe('Scripted')
+    expect(await page.getByTestId('agent-cwd').textContent()).toBe(join(root, 'agent-home'))
     expect(await page.getByTestId('agent-secret-var').textContent()).toMatch(/API_TOKEN\s+•••• set/)
     expect(await page.getByTestId('agent-info').textContent()).toContain('Known once it has started')
     // The secret never comes back to the window.
@@ -101,7 +111,8 @@ describe('the desktop around the conversations', () => {
     await page.getByTestId('agent-restart').click()
     await expect.poll(() => page.getByTestId('agent-info').textContent()).toContain('scripted-agent version 1.0.0')
     expect(await page.getByTestId('agent-protocol').textContent()).toContain('ACP version 1')
-    expect(await page.getByTestId('agent-details-status').textContent()).toContain('ready')
+    // Its process runs; it is "ready" only once it has started a session.
+    expect(await page.getByTestId('agent-details-status').textContent()).toContain('running')
     const supported = (id: string) => page.locator(`[data-capability=${id}]`).getAttribute('data-supported')
     expect(await supported('load')).toBe('true')
     expect(await supported('embedded')).toBe('true')
@@ -138,8 +149,8 @@ describe('the desktop around the conversations', () => {
 
     await page.getByTestId('agent-restart').click()
     await expect.poll(() => page.getByTestId('agent-log').textContent()).toMatch(/--- exited[\s\S]*starting/)
-    await expect.poll(() => page.getByTestId('agent-details-status').textContent()).toContain('ready')
-    // A new process.
+    // A new process, which has started no session yet.
+    await expect.poll(() => page.getByTestId('agent-details-status').textContent()).toContain('running')
     await expect.poll(() => page.getByTestId('agent-pid').textContent()).toMatch(/^pid \d+$/)
     expect(await page.getByTestId('agent-pid').textContent()).not.toBe(pid)
     await page.getByTestId('agent-log').scrollIntoViewIfNeeded()
@@ -182,6 +193,12 @@ describe('the desktop around the conversations', () => {
     await expect.poll(backgroundColour).toBe('rgb(21, 23, 29)')
     expect(await page.evaluate('document.documentElement.dataset.theme')).toBe('dark')
     console.log(`screenshot: ${await screenshot(page, 'e2e-desktop-agents-dark')}`)
+    // The form, with the working folder, in the dark.
+    await page.getByTestId('agent-row').filter({ hasText: 'Scripted' }).click()
+    await page.getByTestId('agent-edit').click()
+    expect(await page.getByTestId('agent-form-cwd').inputValue()).toBe(join(root, 'agent-home'))
+    console.log(`screenshot: ${await screenshot(page, 'e2e-desktop-agent-form-dark')}`)
+    await page.getByTestId('agent-form-cancel').click()
 
     await page.reload()
     await page.getByTestId('theme-switch').waitFor()
@@ -196,7 +213,8 @@ describe('the desktop around the conversations', () => {
     await expect.poll(backgroundColour).toBe('rgb(21, 23, 29)')
     await page.emulateMedia({ colorScheme: 'light' })
     await expect.poll(backgroundColour).toBe('rgb(246, 247, 249)')
-    expect(await page.evaluate("localStorage.getItem('switchboard.theme')")).toBeNull()
+    // The choice is kept by the Host, in the data folder, not in this browser's storage.
+    expect((await host.request('settings.get', {})).settings.theme).toBe('system')
   })
 
   it('lists the keyboard shortcuts on ?, but not while typing', async () => {

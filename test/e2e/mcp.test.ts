@@ -1,14 +1,14 @@
 import { mkdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { findExecutable } from '../../electron/host/executables'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
 import { startTinyHttpServer, tinyServerCommand, type TinyHttpServer } from '../mcp/tiny-server'
-import { closeBrowserHost, openBrowserHost, screenshot, watchConsole } from './browser'
+import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole } from './browser'
 
 /**
  * The MCP page by clicking and typing: add a server with a secret, test its
@@ -34,6 +34,11 @@ afterAll(async () => {
   await closeBrowserHost({ browser, host, server })
   await tinyHttp?.close()
   await removeDir(root)
+})
+
+// Each test's new window starts as a first window, not with the panes and choices the previous test left.
+beforeEach(async () => {
+  await resetWindowSettings(host)
 })
 
 async function fillPair(page: Page, kind: 'env' | 'header', name: string, value: string, secret = false): Promise<void> {
@@ -95,8 +100,13 @@ describe('the MCP page in the browser', () => {
     await legacy.getByTestId('mcp-test').click()
     await expect.poll(() => legacy.getByTestId('mcp-test-result').textContent()).toContain('Connected to tiny-mcp')
 
+    expect(await row.getByTestId('mcp-last-test').textContent()).toBe('✓ Connected')
+    // One switch per server: on its own, on or off in every project; with a project picked, on or off there.
+    expect(await row.getByTestId('mcp-switch').getAttribute('aria-label')).toBe('tiny on')
     await page.getByTestId('mcp-project-select').selectOption({ label: 'my-project' })
-    await expect.poll(() => row.getByTestId('mcp-project-toggle').isChecked()).toBe(true)
+    await expect.poll(() => row.getByTestId('mcp-switch').getAttribute('aria-label')).toBe('tiny on in my-project')
+    expect(await row.getByTestId('mcp-switch').isChecked()).toBe(true)
+    expect(await row.locator('input[type=checkbox]').count()).toBe(1)
     console.log(`screenshot: ${await screenshot(page, 'e2e-mcp-page')}`)
 
     // A session in the project gets the tiny server (its command as an absolute path, its secret), not the SSE one.
@@ -106,6 +116,8 @@ describe('the MCP page in the browser', () => {
     expect(await page.getByTestId('mcp-page').count()).toBe(0)
     const sessionMcp = page.getByTestId('session-mcp')
     await expect.poll(() => sessionMcp.locator('summary').textContent()).toMatch(/MCP: tiny\s*· 1 left out/)
+    // Its mark says what its last test found.
+    expect(await page.getByTestId('session-mcp-given').getAttribute('data-test')).toBe('ok')
     expect(await page.getByTestId('session-mcp-left-out').textContent()).toContain(
       'legacy SSE · v1 left out: HTTP-capable agent does not take MCP servers over SSE (it does not announce mcpCapabilities.sse)'
     )
@@ -142,18 +154,20 @@ describe('the MCP page in the browser', () => {
     expect(record.mcpServers?.map((s) => [s.name, s.version])).toEqual([['tiny', 1]])
 
     // Switched off for the project: sessions there no longer get it.
-    await row.getByTestId('mcp-project-toggle').uncheck()
+    await row.getByTestId('mcp-switch').uncheck()
     await expect.poll(async () => Object.values((await host.request('mcp.list', {})).disabled).flat()).toHaveLength(1)
 
     expect(problems).toEqual([])
     await context.close()
-  })
+  }, 180_000)
 
   it('imports servers from another app’s file, with secrets offered for the secret store, in dark mode', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'dark' })
     const page = await context.newPage()
     const problems = watchConsole(page)
     await page.goto(server.url)
+    // The sidebar counts the servers from the start, before the MCP page is opened.
+    await expect.poll(() => page.getByTestId('open-mcp').locator('.count').textContent()).toBe('2')
     await page.getByTestId('open-mcp').click()
     await page.getByTestId('mcp-open-import').click()
     // The five apps' files for this OS, found or not.
@@ -189,8 +203,18 @@ describe('the MCP page in the browser', () => {
     await failing.getByTestId('mcp-test-result').waitFor()
     expect(await failing.getByTestId('mcp-test-exit').textContent()).toBe('2')
     expect(await failing.getByTestId('mcp-test-result').textContent()).toContain('tiny-mcp: TINY_TOKEN is missing or wrong')
+    // The failure is kept with the server: shown on its row, and new sessions are not given it (said on the session).
+    await expect.poll(() => failing.getByTestId('mcp-last-test').textContent()).toBe('✕ Test failed')
+    expect(await failing.getByTestId('mcp-left-out-note').textContent()).toContain('new sessions are not given it')
     console.log(`screenshot: ${await screenshot(page, 'e2e-mcp-page-dark')}`)
+    // (The imported docker server may not be installed here: a session would be refused for it.)
+    await host.request('mcp.delete', { id: github?.id ?? '' })
+    const project = page.getByTestId('project').filter({ hasText: 'my-project' })
+    await project.getByTestId('new-session').click()
+    const leftOut = page.getByTestId('session-mcp-left-out').filter({ hasText: 'needs-token' })
+    await expect.poll(() => leftOut.textContent()).toMatch(/needs-token stdio · v1 left out: its last Test connection failed \(.*TINY_TOKEN/)
+    console.log(`screenshot: ${await screenshot(page, 'e2e-mcp-left-out-dark')}`)
     expect(problems).toEqual([])
     await context.close()
-  })
+  }, 180_000)
 })

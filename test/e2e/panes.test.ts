@@ -1,11 +1,11 @@
 import { copyFile, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Locator, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { closeBrowserHost, openBrowserHost, screenshot, watchConsole, serve } from './browser'
+import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, serve, watchConsole } from './browser'
 
 /**
  * Side by side: two sessions of two different agents, each in its own pane,
@@ -31,6 +31,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await closeBrowserHost({ browser, host, server })
   await removeDir(root)
+})
+
+// Each test's new window starts as a first window, not with the panes and choices the previous test left.
+beforeEach(async () => {
+  await resetWindowSettings(host)
 })
 
 const mod = process.platform === 'darwin' ? 'Meta' : 'Control'

@@ -1,11 +1,11 @@
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { removeDir, tempDir } from '../helpers'
 import { RegistryFixture } from '../registry/fixture'
-import { launchBrowser, screenshot, serve, watchConsole } from './browser'
+import { launchBrowser, resetWindowSettings, screenshot, serve, watchConsole } from './browser'
 
 /**
  * The Agents page's registry by clicking: the list with icons and licences,
@@ -64,6 +64,11 @@ afterAll(async () => {
   await host?.close()
   await fixture.stop()
   await removeDir(root)
+})
+
+// Each test's new window starts as a first window, not with the panes and choices the previous test left.
+beforeEach(async () => {
+  await resetWindowSettings(host)
 })
 
 async function openRegistry(page: Page): Promise<void> {

@@ -1,11 +1,11 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
-import { closeBrowserHost, openBrowserHost, screenshot, watchConsole } from './browser'
+import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole } from './browser'
 
 /**
  * The thread view in Chromium, against `serve` and the scripted agent: code,
@@ -36,6 +36,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await closeBrowserHost({ browser, host, server })
   await removeDir(root)
+})
+
+// Each test's new window starts as a first window, not with the panes and choices the previous test left.
+beforeEach(async () => {
+  await resetWindowSettings(host)
 })
 
 async function newContext(colorScheme: 'light' | 'dark' = 'light'): Promise<BrowserContext> {

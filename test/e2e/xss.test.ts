@@ -1,12 +1,12 @@
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { XSS_CORPUS } from '../agent/xss-corpus'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
-import { closeBrowserHost, openBrowserHost, screenshot } from './browser'
+import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot } from './browser'
 
 /**
  * Hostile agent output in the real renderer: the scripted agent streams the
@@ -39,6 +39,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await closeBrowserHost({ browser, host, server })
   await removeDir(root)
+})
+
+// Each test's new window starts as a first window, not with the panes and choices the previous test left.
+beforeEach(async () => {
+  await resetWindowSettings(host)
 })
 
 /** Runs in the page before the app: the marker payloads call, and the dialogs they might open. */

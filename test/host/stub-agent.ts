@@ -2,6 +2,7 @@ import type { PermissionOption, SessionUpdate, StopReason } from '@agentclientpr
 import type { AgentCapabilities, AgentDefinition, AgentRuntimeState } from '../../shared/domain'
 import type { AgentConnection, AgentConnectionOptions } from '../../electron/host/agent/connection'
 import type { AgentProtocol } from '../../electron/host/agent/protocol'
+import { explainingLines, lastLines } from '../../shared/stderr-lines'
 
 /**
  * An agent that lives in the test's own process (as Zed's StubAgentConnection):
@@ -99,6 +100,19 @@ export class StubConnection implements AgentConnection {
 
   exitMessage(): string {
     return this.state.message ?? `Agent '${this.definition.name}' is not running`
+  }
+
+  /** What the stub "wrote to stderr" (tests append to it); found lines come from it as from a real run's. */
+  stderr = ''
+
+  stderrMark(): number {
+    return this.stderr.length
+  }
+
+  explanation(mark = 0): { lines: string[]; found: boolean } {
+    const text = this.stderr.slice(mark)
+    const found = explainingLines(text)
+    return found.length ? { lines: found, found: true } : { lines: lastLines(text), found: false }
   }
 
   async settle(): Promise<void> {}

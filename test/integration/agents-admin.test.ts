@@ -1,8 +1,10 @@
-import { mkdir, readFile } from 'node:fs/promises'
+import { chmod, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
+import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Host } from '../../electron/host/host'
 import { MemorySecretStore, agentEnvKey } from '../../electron/host/secrets'
+import { scriptedAgentCommand } from '../agent/spawn'
 import { entriesOf, fold, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
 
 /** The Agents page's requests: custom agents with secret variables, edit, remove, restart, the stderr log, presets. */
@@ -118,6 +120,87 @@ describe('custom agents', () => {
   })
 })
 
+describe('an agent’s working folder', () => {
+  it('starts the agent there, so a relative command and relative arguments resolve in it; kept in db.json', async () => {
+    // The folder holds the agent's launcher and its script, named relatively.
+    const folder = join(root, 'agent-home')
+    await mkdir(folder)
+    const { command, args } = scriptedAgentCommand()
+    await symlink(args[2], join(folder, 'agent.ts'))
+    await writeFile(join(folder, 'run-agent'), `#!/bin/sh\nexec ${JSON.stringify(command)} --import ${JSON.stringify(args[1])} "$@"\n`)
+    await chmod(join(folder, 'run-agent'), 0o755)
+    const agent = await host.request('agents.add', {
+      name: 'Relative',
+      command: './run-agent',
+      args: ['agent.ts'],
+      cwd: folder,
+      env: { SCRIPTED_AGENT_STATE_DIR: join(root, 'state') }
+    })
+    expect(agent.cwd).toBe(folder)
+    expect((await agentState(agent.id))?.installed).toBe(true)
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    expect(await agentSays(record.id, '/process-cwd')).toBe(`process cwd=${folder}`)
+    // Each session still works in its own project folder.
+    expect(await agentSays(record.id, '/cwd')).toBe(`cwd=${join(root, 'project')}`)
+    await host.close()
+    const db = JSON.parse(await readFile(join(dataDir, 'db.json'), 'utf8')) as { agents: { id: string; cwd?: string }[] }
+    expect(db.agents.find((a) => a.id === agent.id)?.cwd).toBe(folder)
+    host = await Host.open({ dataDir, version: 'test', presets: [], secrets, initializeTimeoutMs: 20_000 })
+    expect((await host.request('agents.list', {}))[0].cwd).toBe(folder)
+  })
+
+  it('is the home folder by default, and again when emptied', async () => {
+    const folder = join(root, 'agent-home')
+    await mkdir(folder)
+    const agent = await host.request('agents.add', { ...scriptedAgent(join(root, 'state')), cwd: '  ' })
+    expect(agent).not.toHaveProperty('cwd')
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    expect(await agentSays(record.id, '/process-cwd')).toBe(`process cwd=${homedir()}`)
+
+    const edit = { agentId: agent.id, name: agent.name, command: agent.command, args: agent.args, env: agent.env }
+    expect((await host.request('agents.update', { ...edit, cwd: folder })).cwd).toBe(folder)
+    // Not given: left as it is.
+    expect((await host.request('agents.update', edit)).cwd).toBe(folder)
+    await host.request('agents.restart', { agentId: agent.id })
+    expect(await agentSays(record.id, '/process-cwd')).toBe(`process cwd=${folder}`)
+    expect(await host.request('agents.update', { ...edit, cwd: '' })).not.toHaveProperty('cwd')
+    await host.request('agents.restart', { agentId: agent.id })
+    expect(await agentSays(record.id, '/process-cwd')).toBe(`process cwd=${homedir()}`)
+  })
+
+  it('refuses a folder that is relative, missing or a file, saying why, and changes nothing', async () => {
+    const base = scriptedAgent(join(root, 'state'))
+    await writeFile(join(root, 'a-file'), 'not a folder')
+    expect(await host.handle('agents.add', { ...base, cwd: 'code/agents' })).toMatchObject({
+      ok: false,
+      error: { message: "The working folder must be an absolute path, like /home/you/code (got 'code/agents')" }
+    })
+    expect(await host.handle('agents.add', { ...base, cwd: join(root, 'nowhere') })).toMatchObject({
+      ok: false,
+      error: { message: `Working folder not found: ${join(root, 'nowhere')}` }
+    })
+    expect(await host.handle('agents.add', { ...base, cwd: join(root, 'a-file') })).toMatchObject({
+      ok: false,
+      error: { message: `Working folder is a file, not a folder: ${join(root, 'a-file')}` }
+    })
+    expect(await host.request('agents.list', {})).toEqual([])
+    const agent = await host.request('agents.add', base)
+    expect(await host.handle('agents.update', { agentId: agent.id, ...base, cwd: '../up' })).toMatchObject({ ok: false })
+    expect(await host.request('agents.list', {})).toEqual([agent])
+  })
+
+  it('says so when the folder has gone since it was chosen', async () => {
+    const folder = join(root, 'agent-home')
+    await mkdir(folder)
+    const agent = await host.request('agents.add', { ...scriptedAgent(join(root, 'state')), cwd: folder })
+    await removeDir(folder)
+    expect(await host.handle('agents.restart', { agentId: agent.id })).toMatchObject({
+      ok: false,
+      error: { message: `Agent 'Scripted' could not be started: its working folder ${folder} does not exist. Edit the agent to choose another.` }
+    })
+  })
+})
+
 describe('an agent’s process', () => {
   it('shows the end of its stderr log, across runs', async () => {
     const agent = await host.request('agents.add', scriptedAgent(join(root, 'state')))
@@ -135,6 +218,41 @@ describe('an agent’s process', () => {
     const second = await host.request('agents.log', { agentId: agent.id })
     expect(second.text.indexOf('first run complaint')).toBeLessThan(second.text.indexOf('second run complaint'))
     expect(second.text).toMatch(/--- exited/)
+  })
+
+  it('keeps writing one log across a rename (running, and after a restart), and the log viewer reads it', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), {}, 'Before'))
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', { id: record.id, text: '/stderr said before the rename' })
+    const edit = { agentId: agent.id, command: agent.command, args: agent.args, env: agent.env }
+    expect(await host.request('agents.update', { ...edit, name: 'After' })).toMatchObject({ id: agent.id, name: 'After' })
+    // The running process goes on under its new name; a restart starts it again with it.
+    await host.request('sessions.prompt', { id: record.id, text: '/stderr said by the running agent after the rename' })
+    await host.request('agents.restart', { agentId: agent.id })
+    await host.request('sessions.prompt', { id: record.id, text: '/stderr said after the restart' })
+    const log = await host.request('agents.log', { agentId: agent.id })
+    expect(log.path).toBe(join(dataDir, 'logs', `${agent.id}.log`))
+    const said = ['said before the rename', 'said by the running agent after the rename', 'said after the restart'].map((line) =>
+      log.text.indexOf(line)
+    )
+    expect(said.every((at) => at >= 0)).toBe(true)
+    expect(said).toEqual([...said].sort((a, b) => a - b))
+    expect(await readdir(join(dataDir, 'logs'))).toEqual([`${agent.id}.log`])
+  })
+
+  it('an agent removed and added again under the same name starts with a log of its own', async () => {
+    const first = await host.request('agents.add', scriptedAgent(join(root, 'state'), {}, 'Twin'))
+    const record = await host.request('sessions.new', { projectId, agentId: first.id })
+    await host.request('sessions.prompt', { id: record.id, text: '/stderr said by the first twin' })
+    await host.request('agents.check', { agentId: first.id })
+    expect((await host.request('agents.log', { agentId: first.id })).text).toContain('said by the first twin')
+    await host.request('sessions.delete', { id: record.id })
+    await host.request('agents.remove', { agentId: first.id })
+    // Its logs went with it (and its check's).
+    expect(await readdir(join(dataDir, 'logs'))).toEqual([])
+    const second = await host.request('agents.add', scriptedAgent(join(root, 'state'), {}, 'Twin'))
+    expect(second.id).toBe(first.id)
+    expect((await host.request('agents.log', { agentId: second.id })).text).toBe('')
   })
 
   it('starts an agent that is not running, and says why one cannot start', async () => {

@@ -39,10 +39,23 @@ describe('authentication', () => {
       error: {
         code: 'auth_required',
         message:
-          'Locked needs you to sign in first (Authentication required). Sign in with: Log in with the browser, Use SCRIPTED_KEY, Log in from a terminal.'
+          'Locked needs you to sign in first (Authentication required). Sign in with: Log in with the browser, Use SCRIPTED_KEY, Log in from a terminal.',
+        // The same, in the parts the window shows once (the first-contact panel).
+        problem: {
+          agentId,
+          kind: 'sign_in',
+          summary: 'Locked needs you to sign in first.',
+          detail: 'Authentication required',
+          lines: [],
+          found: false,
+          at: expect.any(String)
+        }
       }
     })
     const state = (await host.request('agents.states', {})).find((s) => s.agentId === agentId)
+    // Its process runs, but it cannot start a session: the state says so (the Agents page reads "needs sign-in").
+    expect(state).toMatchObject({ status: 'ready', problem: { kind: 'sign_in' } })
+    expect(state?.sessionStarted).toBeUndefined()
     expect(state?.authMethods).toEqual([
       { id: 'browser', name: 'Log in with the browser', description: 'The agent opens a login page', type: 'agent' },
       { id: 'api-key', name: 'Use SCRIPTED_KEY', type: 'env_var', vars: ['SCRIPTED_KEY'] },
@@ -54,6 +67,9 @@ describe('authentication', () => {
     await expect(host.request('agents.authenticate', { agentId, methodId: 'cli-login' })).rejects.toThrow(/signs in from a terminal/)
     await host.request('agents.authenticate', { agentId, methodId: 'browser' })
     const record = await host.request('sessions.new', { projectId, agentId })
+    const signedIn = (await host.request('agents.states', {})).find((s) => s.agentId === agentId)
+    expect(signedIn).toMatchObject({ status: 'ready', sessionStarted: true })
+    expect(signedIn?.problem).toBeUndefined()
     expect((await host.request('sessions.prompt', { id: record.id, text: 'hello' })).stopReason).toBe('end_turn')
 
     await host.request('agents.logout', { agentId })
@@ -159,6 +175,9 @@ describe('authentication', () => {
     await expect(host.request('agents.login.input', { loginId: login.loginId, data: 'x' })).rejects.toThrow(/already ended/)
 
     const record = await host.request('sessions.new', { projectId, agentId })
+    const signedIn = (await host.request('agents.states', {})).find((s) => s.agentId === agentId)
+    expect(signedIn).toMatchObject({ status: 'ready', sessionStarted: true })
+    expect(signedIn?.problem).toBeUndefined()
     expect((await host.request('sessions.prompt', { id: record.id, text: 'hello' })).stopReason).toBe('end_turn')
   })
 

@@ -6,6 +6,7 @@ import type { Host } from '../../electron/host/host'
 import { DB_VERSION } from '../../electron/host/store'
 import type { McpProfileInput } from '../../shared/mcp'
 import { entriesOf, fold, openHost, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { startTinyHttpServer } from '../mcp/tiny-server'
 
 /**
  * MCP profiles reaching agents: the exact `mcpServers` the scripted agent
@@ -198,6 +199,58 @@ describe('the mcpServers an agent receives', () => {
     const forked = (await received()).find((r) => r.method === 'session/fork')
     expect(forked?.mcpServers).toEqual([{ type: 'http', name: 'remote', url: 'https://a.example/mcp', headers: [] }])
     expect(fork.mcpServers?.map((s) => s.name)).toEqual(['remote'])
+  })
+
+  it('leaves a server whose last Test connection failed out of new and continued sessions, saying why, until a test passes', async () => {
+    const server = await startTinyHttpServer({ token: 'letmein' })
+    try {
+      const profile = await save({ name: 'guarded', transport: 'http', url: server.url })
+      const agent = await agentWith({ SCRIPTED_AGENT_MCP: 'http' })
+      // Never tested: given.
+      const first = await host.request('sessions.new', { projectId, agentId: agent.id })
+      expect(first.mcpServers?.map((s) => s.name)).toEqual(['guarded'])
+
+      const failed = await host.request('mcp.test', { id: profile.id })
+      expect(failed.ok).toBe(false)
+      const listed = (await host.request('mcp.list', {})).profiles[0]
+      expect(listed.lastTest).toMatchObject({ ok: false, error: failed.ok ? '' : failed.error })
+      expect(listed.version).toBe(1)
+
+      const second = await host.request('sessions.new', { projectId, agentId: agent.id })
+      expect(second.mcpServers).toEqual([])
+      expect(second.mcpLeftOut).toEqual([
+        expect.objectContaining({ name: 'guarded', reason: expect.stringMatching(/^its last Test connection failed \(.*401.*\): test it again/) })
+      ])
+      // A session continued now is not given it either.
+      await host.request('sessions.close', { id: first.id })
+      const continued = await host.request('sessions.continue', { id: first.id })
+      expect(continued.mcp?.servers).toEqual([])
+      expect(continued.mcp?.leftOut.map((s) => s.name)).toEqual(['guarded'])
+      expect((await received()).map((r) => [r.method, r.mcpServers.length])).toEqual([
+        ['session/new', 1],
+        ['session/new', 0],
+        ['session/load', 0]
+      ])
+
+      // Renaming keeps the test (it connects the same way); fixing the header forgets it, and a passing test gives it again.
+      const renamed = await save({ id: profile.id, name: 'guarded-api', transport: 'http', url: server.url })
+      expect(renamed.lastTest?.ok).toBe(false)
+      const fixed = await save({
+        id: profile.id,
+        name: 'guarded-api',
+        transport: 'http',
+        url: server.url,
+        headers: [{ name: 'Authorization', value: 'Bearer letmein', secret: true }]
+      })
+      expect(fixed.lastTest).toBeUndefined()
+      expect((await host.request('mcp.test', { id: profile.id })).ok).toBe(true)
+      expect((await host.request('mcp.list', {})).profiles[0].lastTest).toMatchObject({ ok: true })
+      const third = await host.request('sessions.new', { projectId, agentId: agent.id })
+      expect(third.mcpServers?.map((s) => s.name)).toEqual(['guarded-api'])
+      expect(third.mcpLeftOut).toEqual([])
+    } finally {
+      await server.close()
+    }
   })
 
   it('the /mcp command echoes what the session was given', async () => {

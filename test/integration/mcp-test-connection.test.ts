@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import type { McpProfileInput, McpTestResult } from '../../shared/mcp'
 import { openHost, removeDir, tempDir } from '../helpers'
+import { processesWithEnv, TEST_RUN_ENV } from '../leak-check'
 import { startTinyHttpServer, tinyServerCommand, TINY_SERVER_NAME, type TinyHttpServer } from '../mcp/tiny-server'
 
 /** "Test connection" against a real MCP server (test/mcp/tiny-server.ts) over stdio, Streamable HTTP and SSE. */
@@ -26,7 +27,8 @@ afterAll(async () => {
   await removeDir(root)
 })
 
-async function test(input: McpProfileInput, timeoutMs?: number): Promise<McpTestResult> {
+/** A long deadline unless a test is about the deadline: the tiny server is TypeScript through tsx, slow to start on a busy machine. */
+async function test(input: McpProfileInput, timeoutMs = 90_000): Promise<McpTestResult> {
   const profile = await host.request('mcp.save', input)
   try {
     return await host.request('mcp.test', { id: profile.id, timeoutMs })
@@ -36,6 +38,13 @@ async function test(input: McpProfileInput, timeoutMs?: number): Promise<McpTest
 }
 
 const tiny = tinyServerCommand()
+
+/** This test run's processes whose command line holds `text` (see test/leak-check.ts). */
+function runningWith(text: string): string[] {
+  return processesWithEnv(TEST_RUN_ENV, process.env[TEST_RUN_ENV] ?? '')
+    .map((p) => p.commandLine)
+    .filter((line) => line.includes(text))
+}
 
 describe('test connection', () => {
   it('starts a stdio server with its env (a secret included) and lists its tools, prompts and resources', async () => {
@@ -89,13 +98,23 @@ describe('test connection', () => {
     })
   })
 
-  it('times out on a process that never speaks MCP', async () => {
-    const result = await test({ name: 'mute', transport: 'stdio', command: 'node', args: ['-e', 'setInterval(() => {}, 1000)'] }, 1000)
+  it.skipIf(process.platform !== 'linux')('times out on a process that never speaks MCP, and the process is gone when the answer comes', async () => {
+    // Found by its command line among this run's processes (a pid file could still be unwritten under load).
+    const script = 'setInterval(() => {}, 1000) // mute-server-9f3c'
+    const result = await test({ name: 'mute', transport: 'stdio', command: 'node', args: ['-e', script] }, 3000)
     expect(result).toMatchObject({
       ok: false,
       timedOut: true,
-      error: 'No answer within 1 s: the server started but did not complete the MCP handshake.'
+      error: 'No answer within 3 s: the server started but did not complete the MCP handshake.'
     })
+    expect(runningWith('mute-server-9f3c')).toEqual([])
+  })
+
+  it.skipIf(process.platform !== 'linux')('stops what a mute server started, too', async () => {
+    const result = await test({ name: 'mute', transport: 'stdio', command: 'sh', args: ['-c', 'sleep 613.25 & wait # mute-parent-9f3c'] }, 3000)
+    expect(result).toMatchObject({ ok: false, timedOut: true })
+    expect(runningWith('mute-parent-9f3c')).toEqual([])
+    expect(runningWith('sleep 613.25')).toEqual([])
   })
 
   it('connects over Streamable HTTP on 127.0.0.1, sending the profile’s headers', async () => {

@@ -1,13 +1,20 @@
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { HostEvent } from '../../shared/contract'
+import type { PendingPermission } from '../../shared/domain'
+import type { ThreadEntry } from '../../shared/thread'
 import type { Host } from '../../electron/host/host'
 import { DB_VERSION } from '../../electron/host/store'
 import { entriesOf, fold, openHost, recordEvents, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 
-/** session/request_permission: asked inline, "always" answers remembered per agent + project + tool kind, revocable. */
+/**
+ * session/request_permission: asked inline; an "always" answer becomes
+ * Switchboard's rule for one agent, project and tool, with one exact command
+ * or files inside the project's folders, answered with the agent's "once"
+ * option; a path outside the project is always asked; rules are revocable.
+ */
 
 let root: string
 let dataDir: string
@@ -15,14 +22,16 @@ let host: Host
 let events: HostEvent[]
 let projectId: string
 let agentId: string
+let project: string
 
 beforeEach(async () => {
   root = await tempDir('permissions')
   dataDir = join(root, 'data')
-  await mkdir(join(root, 'project'))
+  project = join(root, 'project')
+  await mkdir(project)
   host = await openHost(dataDir)
   events = recordEvents(host)
-  projectId = (await host.request('projects.add', { cwd: join(root, 'project') })).id
+  projectId = (await host.request('projects.add', { cwd: project })).id
   agentId = (await host.request('agents.add', scriptedAgent(join(root, 'state')))).id
 })
 
@@ -31,8 +40,8 @@ afterEach(async () => {
   await removeDir(root)
 })
 
-/** Runs a prompt, answering the permission request it raises (if any) with `optionId`. */
-async function promptAnswering(id: string, text: string, optionId: string | null): Promise<string> {
+/** Runs a prompt, answering the permission request it raises (if any) with `optionId`; returns the agent's last message and the request shown. */
+async function promptAsking(id: string, text: string, optionId: string | null): Promise<{ said: string; asked: PendingPermission | null }> {
   const turn = host.request('sessions.prompt', { id, text })
   let ended = false
   void turn.then(
@@ -47,23 +56,62 @@ async function promptAnswering(id: string, text: string, optionId: string | null
   if (permission !== 'ended') await host.request('sessions.respondPermission', { id, requestId: permission.requestId, optionId })
   await turn
   const thread = fold((await host.request('sessions.open', { id })).records)
-  return (entriesOf(thread, 'assistant').at(-1) as { text: string }).text
+  return { said: (entriesOf(thread, 'assistant').at(-1) as { text: string }).text, asked: permission === 'ended' ? null : permission }
+}
+
+async function promptAnswering(id: string, text: string, optionId: string | null): Promise<string> {
+  return (await promptAsking(id, text, optionId)).said
+}
+
+/** A `/permission-call` prompt: a tool call as Claude Code describes one. */
+function call(spec: Record<string, unknown>): string {
+  return `/permission-call ${JSON.stringify(spec)}`
+}
+
+const edit = (file: string, extra: Record<string, unknown> = {}): string =>
+  call({
+    tool: 'Edit',
+    kind: 'edit',
+    title: `Edit ${file}`,
+    locations: [file],
+    rawInput: { file_path: file, old_string: 'a', new_string: 'b' },
+    ...extra
+  })
+const write = (file: string): string =>
+  call({ tool: 'Write', kind: 'edit', title: `Write ${file}`, locations: [file], rawInput: { file_path: file, content: 'x' } })
+const bash = (command: string, extra: Record<string, unknown> = {}): string =>
+  call({ tool: 'Bash', kind: 'execute', title: command, rawInput: { command, description: 'run it' }, ...extra })
+
+async function lastPermissionEntry(id: string): Promise<ThreadEntry | undefined> {
+  return entriesOf(fold((await host.request('sessions.open', { id })).records), 'permission').at(-1)
 }
 
 describe('permissions', () => {
-  it('remembers "always allow" for that tool kind, in that project, for that agent, until revoked', async () => {
+  it('remembers "always allow" for that command, in that project, for that agent, answered "once", until revoked', async () => {
     const first = await host.request('sessions.new', { projectId, agentId })
-    expect(await promptAnswering(first.id, '/permission-always execute', 'allow-always')).toBe('permission: allow-always')
+    // The user chose "always"; the agent is told "allow" (once): it keeps no rule of its own.
+    expect(await promptAnswering(first.id, '/permission-always execute', 'allow-always')).toBe('permission: allow')
     const rules = await host.request('permissions.list', { projectId })
-    expect(rules).toMatchObject([{ agentId, projectId, toolKind: 'execute', decision: 'allow' }])
+    expect(rules).toMatchObject([
+      { agentId, projectId, tool: 'Command', toolKind: 'execute', scope: { kind: 'command', command: 'Run dangerous command' }, decision: 'allow' }
+    ])
+    expect(await lastPermissionEntry(first.id)).toMatchObject({
+      answer: 'Always allow',
+      allowed: true,
+      remembered: false,
+      rule: 'Command, only the command “Run dangerous command”'
+    })
     host.events.flush()
     expect(events.some((e) => e.type === 'permissions.changed')).toBe(true)
 
-    // Another session of the same agent and project: answered without asking.
+    // Another session of the same agent and project: answered without asking, with the "once" option.
     const second = await host.request('sessions.new', { projectId, agentId })
     await host.request('sessions.prompt', { id: second.id, text: '/permission-always execute' })
     const thread = fold((await host.request('sessions.open', { id: second.id })).records)
-    expect(entriesOf(thread, 'permission')).toMatchObject([{ answer: 'Always allow', allowed: true, remembered: true }])
+    expect((entriesOf(thread, 'assistant').at(-1) as { text: string }).text).toBe('permission: allow')
+    expect(entriesOf(thread, 'permission')).toMatchObject([
+      { answer: 'Allow', allowed: true, remembered: true, rule: 'Command, only the command “Run dangerous command”' }
+    ])
 
     // A different kind of tool still asks.
     expect(await promptAnswering(second.id, '/permission-always edit', 'reject')).toBe('permission: reject')
@@ -73,15 +121,15 @@ describe('permissions', () => {
     expect(await promptAnswering(second.id, '/permission-always execute', 'reject')).toBe('permission: reject')
   })
 
-  it('remembers "always reject" too, and survives a restart', async () => {
+  it('remembers "always reject" too, answered with the agent\'s "reject once", and survives a restart', async () => {
     const session = await host.request('sessions.new', { projectId, agentId })
-    await promptAnswering(session.id, '/permission-always execute', 'reject-always')
+    expect(await promptAnswering(session.id, '/permission-always execute', 'reject-always')).toBe('permission: reject')
     await host.close()
     host = await openHost(dataDir)
     await host.request('sessions.prompt', { id: session.id, text: '/permission-always execute' })
     const thread = fold((await host.request('sessions.open', { id: session.id })).records)
-    expect((entriesOf(thread, 'assistant').at(-1) as { text: string }).text).toBe('permission: reject-always')
-    expect(entriesOf(thread, 'permission').at(-1)).toMatchObject({ answer: 'Always reject', allowed: false, remembered: true })
+    expect((entriesOf(thread, 'assistant').at(-1) as { text: string }).text).toBe('permission: reject')
+    expect(entriesOf(thread, 'permission').at(-1)).toMatchObject({ answer: 'Reject', allowed: false, remembered: true })
   })
 
   it('refuses an option the agent did not offer, and records a dismissal', async () => {
@@ -99,6 +147,119 @@ describe('permissions', () => {
     const thread = fold((await host.request('sessions.open', { id: session.id })).records)
     expect(entriesOf(thread, 'permission')).toMatchObject([{ answer: 'Dismissed', allowed: false, remembered: false }])
     expect(await host.request('permissions.list', {})).toEqual([])
+  })
+})
+
+describe('what "always" covers', () => {
+  it('"Always Allow all Edit" on a file inside covers Edit on files inside the project, not Write, not a file outside', async () => {
+    const { id } = await host.request('sessions.new', { projectId, agentId })
+    const notes = join(project, 'notes.md')
+    const first = await promptAsking(id, edit(notes), 'allow_always')
+    expect(first.said).toBe('permission: allow')
+    // The card said what "always" would cover.
+    expect(first.asked?.always).toEqual({
+      remembered: true,
+      tool: 'Edit',
+      toolKind: 'edit',
+      scope: { kind: 'files' },
+      project: 'project',
+      description: 'Edit on any file inside project'
+    })
+    expect(await host.request('permissions.list', { projectId })).toMatchObject([{ tool: 'Edit', toolKind: 'edit', scope: { kind: 'files' } }])
+
+    // Another file inside: answered "once" without asking.
+    expect(await promptAsking(id, edit(join(project, 'src', 'other.ts')), null)).toEqual({ said: 'permission: allow', asked: null })
+    expect(await lastPermissionEntry(id)).toMatchObject({ remembered: true, answer: 'Allow', rule: 'Edit on any file inside project' })
+
+    // Write has the same kind (edit) but is another tool: asked.
+    const wrote = await promptAsking(id, write(join(project, 'fresh.md')), 'reject')
+    expect(wrote.asked?.title).toBe(`Write ${join(project, 'fresh.md')}`)
+    expect(wrote.said).toBe('permission: reject')
+
+    // Edit of a file outside the project: asked, and "always" is not offered for it.
+    const outside = join(root, 'elsewhere', 'secret.txt')
+    const asked = await promptAsking(id, edit(outside), 'reject')
+    expect(asked.said).toBe('permission: reject')
+    expect(asked.asked?.options.map((o) => o.optionId)).toEqual(['allow', 'reject'])
+    expect(asked.asked?.always).toEqual({
+      remembered: false,
+      reason: `it names ${outside}, outside project's folders, so it is asked each time`
+    })
+  })
+
+  it('asks whenever the request names a path outside the project, wherever it names it', async () => {
+    const { id } = await host.request('sessions.new', { projectId, agentId })
+    await promptAsking(id, edit(join(project, 'a.md')), 'allow_always')
+    await mkdir(join(root, 'elsewhere'))
+    await symlink(join(root, 'elsewhere'), join(project, 'link'))
+    const outside = join(root, 'elsewhere', 'x.md')
+    const cases = [
+      // Only in rawInput (no location).
+      call({ tool: 'Edit', kind: 'edit', title: 'Edit x.md', rawInput: { file_path: outside, old_string: 'a', new_string: 'b' } }),
+      // Inside by name, outside once the link is followed.
+      edit(join(project, 'link', 'x.md')),
+      // Relative, climbing out.
+      call({ tool: 'Edit', kind: 'edit', title: 'Edit ../x.md', rawInput: { file_path: '../x.md' } }),
+      // The home folder, which the agent expands.
+      call({ tool: 'Edit', kind: 'edit', title: 'Edit ~/.bashrc', rawInput: { file_path: '~/.bashrc' } }),
+      // A second location outside.
+      call({ tool: 'Edit', kind: 'edit', title: 'Edit two', locations: [join(project, 'a.md'), outside] }),
+      // Nested in the input.
+      call({
+        tool: 'Edit',
+        kind: 'edit',
+        title: 'Edit many',
+        rawInput: { edits: [{ file_path: join(project, 'a.md') }, { notebook_path: outside }] }
+      })
+    ]
+    for (const text of cases) {
+      const asked = await promptAsking(id, text, 'reject')
+      expect(asked.asked, text).not.toBeNull()
+      expect(asked.said).toBe('permission: reject')
+    }
+    // The same tool on a file inside still goes through.
+    expect((await promptAsking(id, edit(join(project, 'b.md')), null)).asked).toBeNull()
+  })
+
+  it('"always" for one command covers that exact command line only, answered with the agent\'s "once" option', async () => {
+    const { id } = await host.request('sessions.new', { projectId, agentId })
+    const harmless = `node -e "console.log(1)"`
+    const first = await promptAsking(id, bash(harmless), 'allow_always')
+    expect(first.said).toBe('permission: allow')
+    expect(first.asked?.always).toMatchObject({ remembered: true, tool: 'Bash', scope: { kind: 'command', command: harmless } })
+
+    const other = `node -e "require('fs').writeFileSync('/tmp/owned', 'x')"`
+    const asked = await promptAsking(id, bash(other), 'reject')
+    expect(asked.asked?.title).toBe(other)
+    expect(asked.said).toBe('permission: reject')
+    // A longer line that starts with the same command is another command.
+    expect((await promptAsking(id, bash(`${harmless} && rm -rf ~`), 'reject')).asked).not.toBeNull()
+
+    // The same command again: answered "allow" (the agent's allow_once), not its "always".
+    expect(await promptAsking(id, bash(harmless), null)).toEqual({ said: 'permission: allow', asked: null })
+    // …unless it is to run in a folder outside the project.
+    expect((await promptAsking(id, bash(harmless, { rawInput: { command: harmless, cwd: root } }), 'reject')).asked).not.toBeNull()
+
+    // The tool name may come on the request itself.
+    expect(await promptAsking(id, bash(harmless, { onRequest: true }), null)).toEqual({ said: 'permission: allow', asked: null })
+    expect(await host.request('permissions.list', { projectId })).toHaveLength(1)
+  })
+
+  it('without a "once" option, a remembered rule does not answer (it asks), and an outside path keeps the agent\'s only "always"', async () => {
+    const { id } = await host.request('sessions.new', { projectId, agentId })
+    const command = 'npm test'
+    // Remembered from a request that offered "once"…
+    await promptAsking(id, bash(command), 'allow_always')
+    // …a request of the same command that offers only "always" is asked: the rule never answers with the agent's "always".
+    const asked = await promptAsking(id, bash(command, { options: 'always-only' }), 'reject')
+    expect(asked.asked).not.toBeNull()
+
+    // Outside the project with no "once" to give instead: the agent's "always" stays offered, and nothing is remembered.
+    const outside = join(root, 'elsewhere', 'x.md')
+    const only = await promptAsking(id, edit(outside, { options: 'always-only' }), 'allow_always')
+    expect(only.asked?.options.map((o) => o.optionId)).toEqual(['allow_always', 'reject'])
+    expect(only.said).toBe('permission: allow_always')
+    expect((await host.request('permissions.list', { projectId })).map((r) => r.tool)).toEqual(['Bash'])
   })
 })
 
@@ -141,6 +302,53 @@ describe('database migrations', () => {
     expect(migrated).toEqual({ ...v1, version: DB_VERSION, permissionRules: [], mcpProfiles: [], mcpDisabled: {} })
     expect(JSON.parse(await readFile(join(dataDir, 'db.v1.backup.json'), 'utf8'))).toEqual(v1)
     expect(await host.request('projects.list', {})).toEqual(v1.projects)
+  })
+
+  it('drops the rules of a version 4 db.json (each covered a whole kind of tool), says so once, and keeps everything else', async () => {
+    await host.close()
+    const at = '2026-01-01T00:00:00.000Z'
+    const v4 = {
+      version: 4,
+      projects: [{ id: 'p1', name: 'app', cwd: project, createdAt: at }],
+      agents: [{ id: 'claude', name: 'Claude Code', command: 'claude-agent-acp', args: [], env: {} }],
+      sessions: [
+        {
+          id: 's1',
+          acpSessionId: 'x',
+          agentId: 'claude',
+          projectId: 'p1',
+          cwd: project,
+          title: 'Fix',
+          titleSource: 'user',
+          createdAt: at,
+          updatedAt: at
+        }
+      ],
+      permissionRules: [
+        { id: 'r1', agentId: 'claude', projectId: 'p1', toolKind: 'edit', decision: 'allow', createdAt: at },
+        { id: 'r2', agentId: 'claude', projectId: 'p1', toolKind: 'execute', decision: 'allow', createdAt: at }
+      ],
+      mcpProfiles: [{ id: 'm1', name: 'files', version: 1 }],
+      mcpDisabled: { p1: ['m1'] },
+      settings: { registryUrl: 'https://example.com/registry.json' }
+    }
+    await writeFile(join(dataDir, 'db.json'), JSON.stringify(v4))
+    host = await openHost(dataDir)
+    const { warnings } = await host.request('app.info', {})
+    expect(warnings).toEqual([
+      'Your 2 remembered permissions were removed (always allow every “edit” tool for Claude Code in app; always allow every “execute” tool for Claude Code in app): ' +
+        'each covered a whole kind of tool (every command, or every file even outside the project), more than the one you chose. ' +
+        'The agent will ask again; "always" now covers only that tool with that exact command, or that tool on files inside the project.'
+    ])
+    expect(await host.request('permissions.list', {})).toEqual([])
+    const migrated = JSON.parse(await readFile(join(dataDir, 'db.json'), 'utf8'))
+    expect(migrated).toEqual({ ...v4, version: DB_VERSION, permissionRules: [] })
+    expect(JSON.parse(await readFile(join(dataDir, 'db.v4.backup.json'), 'utf8'))).toEqual(v4)
+
+    // Told once: the next start has nothing to say.
+    await host.close()
+    host = await openHost(dataDir)
+    expect((await host.request('app.info', {})).warnings).toEqual([])
   })
 
   it('refuses a database from a newer Switchboard without touching it', async () => {

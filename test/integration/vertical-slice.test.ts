@@ -117,7 +117,9 @@ describe('one conversation, end to end through the Host', () => {
       `/write ${join(projectDir, 'out', 'new.txt')} written by the agent`,
       `/read ${outside}`,
       `/read ${join(projectDir, '..', 'secret.txt')}`,
-      `/read ${join(projectDir, 'not-yet.txt')}`
+      `/read ${join(projectDir, 'not-yet.txt')}`,
+      // A relative path is not refused as 'outside': the protocol wants absolute paths, and the agent is told so.
+      '/read notes.txt'
     ].join('\n')
     await host.request('sessions.prompt', { id: record.id, text })
 
@@ -126,14 +128,18 @@ describe('one conversation, end to end through the Host', () => {
     expect(entriesOf(thread, 'thought')).toHaveLength(1)
     expect(entriesOf(thread, 'plan')).toHaveLength(1)
     const tools = entriesOf(thread, 'tool_call') as { status: string; title: string }[]
-    expect(tools.map((t) => t.status)).toEqual(['completed', 'completed', 'failed', 'failed', 'failed'])
+    expect(tools.map((t) => t.status)).toEqual(['completed', 'completed', 'failed', 'failed', 'failed', 'failed'])
     const refusals = entriesOf(thread, 'error') as { message: string }[]
-    expect(refusals).toHaveLength(2)
-    expect(refusals[0].message).toMatch(/outside the session's folder/)
+    expect(refusals.map((r) => r.message)).toEqual([
+      `The agent asked to read a path outside the project. Refused: '${outside}' is outside the session's folder (${projectDir})`,
+      `The agent asked to read a path outside the project. Refused: '${join(projectDir, '..', 'secret.txt')}' is outside the session's folder (${projectDir})`,
+      "The agent asked to read a path Switchboard cannot use. Refused: 'notes.txt' is a relative path; it must be absolute (ACP requires absolute paths)"
+    ])
     const assistant = (entriesOf(thread, 'assistant') as { text: string }[]).map((e) => e.text).join('')
     expect(assistant).toContain('read 18 chars')
     // A file that does not exist is said in the protocol's own words (agents such as Gemini CLI then create it).
     expect(assistant).toContain(`read failed: Resource not found: ${join(projectDir, 'not-yet.txt')} (ENOENT: no such file or directory)`)
+    expect(assistant).toContain("read failed: Refused: 'notes.txt' is a relative path; it must be absolute (ACP requires absolute paths)")
     expect(assistant).not.toContain('do not read me')
   })
 

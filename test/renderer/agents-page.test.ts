@@ -2,13 +2,13 @@
 import { flushPromises, mount } from '@vue/test-utils'
 import { createPinia, setActivePinia } from 'pinia'
 import { beforeEach, describe, expect, it } from 'vitest'
+import type { RequestParams } from '../../shared/contract'
 import type { AgentDefinition, AgentPresetView, AgentRuntimeState } from '../../shared/domain'
 import AgentsPage from '../../renderer/src/components/agents/AgentsPage.vue'
 import { useAgentsStore } from '../../renderer/src/stores/agents'
 import { routeEvents } from '../../renderer/src/event-router'
 import { useProjectsStore } from '../../renderer/src/stores/projects'
 import { useSessionsStore } from '../../renderer/src/stores/sessions'
-import { useThemeStore } from '../../renderer/src/stores/theme'
 import { useViewStore } from '../../renderer/src/stores/view'
 import { FakeHost } from './fake-host'
 
@@ -60,20 +60,27 @@ beforeEach(() => {
   fake = new FakeHost({
     'agents.presets': () => presets,
     'agents.log': ({ agentId }) => ({ agentId, path: `/data/logs/${agentId}.log`, text: 'booting\nready\n', truncated: false }),
-    'agents.add': (p) => ({
-      id: 'my-agent',
-      name: p.name,
-      command: p.command,
-      args: p.args,
-      env: p.env,
-      secretEnv: Object.keys(p.secretEnv as Record<string, unknown>)
-    }),
+    'agents.add': (p: RequestParams<'agents.add'>) => {
+      // The Host's own check of the working folder (electron/host/agent-definitions.ts), as it answers.
+      const cwd = p.cwd ?? ''
+      if (cwd && !cwd.startsWith('/')) throw new Error(`The working folder must be an absolute path, like /home/you/code (got '${cwd}')`)
+      return {
+        id: 'my-agent',
+        name: p.name,
+        command: p.command,
+        args: p.args,
+        env: p.env,
+        ...(p.cwd ? { cwd: p.cwd } : {}),
+        secretEnv: Object.keys(p.secretEnv as Record<string, unknown>)
+      }
+    },
     'agents.update': (p) => ({
       id: p.agentId,
       name: p.name,
       command: p.command,
       args: p.args,
       env: p.env,
+      ...(p.cwd ? { cwd: p.cwd } : {}),
       secretEnv: Object.keys(p.secretEnv as Record<string, unknown>)
     }),
     'agents.addPreset': ({ presetId }) => ({
@@ -106,6 +113,7 @@ describe('the Agents page', () => {
     expect(byTestId(wrapper, 'agent-details-name').text()).toBe('Claude Code')
     expect(byTestId(wrapper, 'agent-info').text()).toBe('Claude Code version 0.49.0')
     expect(byTestId(wrapper, 'agent-protocol').text()).toBe('ACP version 1')
+    expect(byTestId(wrapper, 'agent-cwd').text()).toBe('your home folder')
     expect(byTestId(wrapper, 'agent-pid').text()).toBe('pid 4242')
     const supported = wrapper.findAll('[data-supported=true]').map((li) => li.attributes('data-capability'))
     expect(supported).toEqual(['load', 'resume', 'list', 'image', 'embedded', 'mcp-http', 'logout'])
@@ -125,6 +133,8 @@ describe('the Agents page', () => {
     await byTestId(wrapper, 'agent-form-name').setValue('My agent')
     await byTestId(wrapper, 'agent-form-command').setValue('/opt/agent/bin/agent')
     await byTestId(wrapper, 'agent-form-args').setValue('--acp\n--model\nbig one\n')
+    expect(byTestId(wrapper, 'agent-form-cwd').attributes('placeholder')).toBe('Your home folder')
+    await byTestId(wrapper, 'agent-form-cwd').setValue('  /home/me/agents ')
     await byTestId(wrapper, 'env-add').trigger('click')
     await byTestId(wrapper, 'env-add').trigger('click')
     const names = wrapper.findAll('[data-testid=env-name]')
@@ -146,14 +156,35 @@ describe('the Agents page', () => {
         name: 'My agent',
         command: '/opt/agent/bin/agent',
         args: ['--acp', '--model', 'big one'],
+        cwd: '/home/me/agents',
         env: { LOG_LEVEL: 'debug' },
         secretEnv: { API_KEY: 'k-123' }
       }
     ])
-    // The new agent is selected, its secret shown as set.
+    // The new agent is selected, where it starts and its secret shown.
     expect(byTestId(wrapper, 'agent-details-name').text()).toBe('My agent')
+    expect(byTestId(wrapper, 'agent-cwd').text()).toBe('/home/me/agents')
     expect(byTestId(wrapper, 'agent-secret-var').text()).toBe('API_KEY •••• set')
     expect(wrapper.html()).not.toContain('k-123')
+  })
+
+  it('shows the Host’s refusal of a working folder in the form, keeping what was typed', async () => {
+    const wrapper = await mountPage()
+    await byTestId(wrapper, 'add-agent').trigger('click')
+    await byTestId(wrapper, 'agent-form-name').setValue('Relative')
+    await byTestId(wrapper, 'agent-form-command').setValue('./agent')
+    await byTestId(wrapper, 'agent-form-cwd').setValue('code/agents')
+    await byTestId(wrapper, 'agent-form').trigger('submit')
+    await flushPromises()
+    expect(byTestId(wrapper, 'agent-form-error').text()).toBe("The working folder must be an absolute path, like /home/you/code (got 'code/agents')")
+    expect((byTestId(wrapper, 'agent-form-cwd').element as HTMLInputElement).value).toBe('code/agents')
+    expect((byTestId(wrapper, 'agent-form-command').element as HTMLInputElement).value).toBe('./agent')
+    // Fixed, it is saved.
+    await byTestId(wrapper, 'agent-form-cwd').setValue('/home/me/agents')
+    await byTestId(wrapper, 'agent-form').trigger('submit')
+    await flushPromises()
+    expect(fake.sent('agents.add')).toEqual([expect.objectContaining({ cwd: 'code/agents' }), expect.objectContaining({ cwd: '/home/me/agents' })])
+    expect(byTestId(wrapper, 'agent-cwd').text()).toBe('/home/me/agents')
   })
 
   it('edits an agent keeping its stored secret, and says to restart the running agent', async () => {
@@ -171,6 +202,7 @@ describe('the Agents page', () => {
         name: 'Claude Code',
         command: 'claude-agent-acp',
         args: ['--verbose'],
+        cwd: '',
         env: {},
         secretEnv: { ANTHROPIC_API_KEY: null }
       }
@@ -259,21 +291,5 @@ describe('the agents and view stores', () => {
     view.show('agents')
     await useSessionsStore().open('s1')
     expect(view.page).toBe('sessions')
-  })
-
-  it('put the chosen theme on the page and keep it', async () => {
-    localStorage.clear()
-    const theme = useThemeStore()
-    expect(theme.choice).toBe('system')
-    theme.choose('dark')
-    await flushPromises()
-    expect(document.documentElement.dataset.theme).toBe('dark')
-    expect(localStorage.getItem('switchboard.theme')).toBe('dark')
-    theme.choose('light')
-    await flushPromises()
-    expect(document.documentElement.dataset.theme).toBe('light')
-    // A new window reads the choice back.
-    setActivePinia(createPinia())
-    expect(useThemeStore().choice).toBe('light')
   })
 })

@@ -6,7 +6,7 @@ import { capabilityRows } from '../../renderer/src/components/agents/capabilitie
 import { argsFromText, envFromRows, rowsOf, type EnvRow } from '../../renderer/src/components/agents/envRows'
 import { attentionFrom, createNotifier, isAway } from '../../renderer/src/notifications'
 import { commandFor, isTextField, keyLabel, matches, shortcuts } from '../../renderer/src/shortcuts'
-import { readThemeChoice, resolveTheme, writeThemeChoice, THEME_STORAGE_KEY } from '../../renderer/src/theme'
+import { resolveTheme } from '../../renderer/src/theme'
 
 /** The renderer's desktop logic without a DOM: shortcuts, notifications, theme, the agent form's rows, capabilities. */
 
@@ -114,36 +114,11 @@ describe('notifications', () => {
 })
 
 describe('the theme', () => {
-  function memoryStorage() {
-    const values = new Map<string, string>()
-    return {
-      getItem: (k: string) => values.get(k) ?? null,
-      setItem: (k: string, v: string) => void values.set(k, v),
-      removeItem: (k: string) => void values.delete(k),
-      values
-    }
-  }
-
-  it('follows the system unless the user chose light or dark, and keeps the choice', () => {
+  it('follows the system unless the user chose light or dark', () => {
     expect(resolveTheme('system', true)).toBe('dark')
     expect(resolveTheme('system', false)).toBe('light')
     expect(resolveTheme('light', true)).toBe('light')
-    const storage = memoryStorage()
-    expect(readThemeChoice(storage)).toBe('system')
-    writeThemeChoice(storage, 'dark')
-    expect(storage.values.get(THEME_STORAGE_KEY)).toBe('dark')
-    expect(readThemeChoice(storage)).toBe('dark')
-    writeThemeChoice(storage, 'system')
-    expect(storage.values.has(THEME_STORAGE_KEY)).toBe(false)
-    storage.setItem(THEME_STORAGE_KEY, 'purple')
-    expect(readThemeChoice(storage)).toBe('system')
-    expect(
-      readThemeChoice({
-        getItem: () => {
-          throw new Error('denied')
-        }
-      })
-    ).toBe('system')
+    expect(resolveTheme('dark', false)).toBe('dark')
   })
 })
 

@@ -1,6 +1,7 @@
 import { RequestError } from '@agentclientprotocol/sdk'
 import { describe, expect, it } from 'vitest'
-import { describeError } from '../../electron/host/errors'
+import { knownCause } from '../../electron/host/agent/quirks'
+import { agentReason, describeError, withoutFullStop } from '../../electron/host/errors'
 
 describe('an agent error says what the agent explained, once', () => {
   it("Codex's data.message (its codex_error_info code left out)", () => {
@@ -36,5 +37,51 @@ describe('an agent error says what the agent explained, once', () => {
     )
     expect(describeError(new RequestError(-32603, 'Internal error', body))).toBe('Internal error: The model `gpt-x` does not exist.')
     expect(describeError(new RequestError(-32603, 'Internal error', '{not json'))).toBe('Internal error: {not json')
+  })
+
+  it('never reads "Internal error" alone: a generic message without details says that the agent gave none', () => {
+    expect(describeError(new RequestError(-32603, 'Internal error'))).toBe('Internal error (the agent gave no details)')
+    expect(describeError(new RequestError(-32603, 'Internal error', {}))).toBe('Internal error (the agent gave no details)')
+    expect(describeError(new RequestError(-32603, 'Internal error.', { codex_error_info: 'other' }))).toBe(
+      'Internal error (the agent gave no details)'
+    )
+  })
+})
+
+describe('what an agent said, inside a sentence of ours', () => {
+  it('the details rather than the generic message, without a closing full stop', () => {
+    expect(agentReason(new RequestError(-32603, 'Internal error', { details: 'Claude Code process exited with code 1' }))).toBe(
+      'Claude Code process exited with code 1'
+    )
+    // Gemini CLI ends its sentence with a full stop: ours goes after the parenthesis, once (not ".).").
+    expect(agentReason(new RequestError(-32000, 'Gemini API key is missing or not configured.'))).toBe('Gemini API key is missing or not configured')
+    expect(`(${agentReason(new RequestError(-32000, 'Gemini API key is missing or not configured.'))}).`).not.toContain('.).')
+    // A specific message keeps what its data adds.
+    expect(agentReason(new RequestError(-32603, 'Model overloaded', { details: 'try again in a minute' }))).toBe(
+      'Model overloaded: try again in a minute'
+    )
+    expect(agentReason(new RequestError(-32603, 'Internal error'))).toBe('Internal error (the agent gave no details)')
+    expect(withoutFullStop('Done. \n')).toBe('Done')
+  })
+})
+
+describe('causes an agent does not pass on', () => {
+  const said = 'Claude Code process exited with code 1'
+  const claude = '@agentclientprotocol/claude-agent-acp'
+
+  it('Claude Code as root with an IS_SANDBOX other than 1: it refuses to run, and the hint says what to do', () => {
+    expect(knownCause(claude, said, {}, { IS_SANDBOX: 'yes' }, 0)).toBe(
+      'Claude Code refuses to run as root with IS_SANDBOX=yes: it allows the root user only IS_SANDBOX=1. Give the agent the variable IS_SANDBOX=1 (in a container or sandbox), or run Switchboard as a normal user.'
+    )
+    // The agent's own variables win over the app's.
+    expect(knownCause(claude, said, { IS_SANDBOX: 'true' }, {}, 0)).toMatch(/IS_SANDBOX=true/)
+  })
+
+  it('no hint where it does not apply: another user, IS_SANDBOX=1 or none, another agent or another failure', () => {
+    expect(knownCause(claude, said, {}, { IS_SANDBOX: 'yes' }, 1000)).toBeUndefined()
+    expect(knownCause(claude, said, { IS_SANDBOX: '1' }, { IS_SANDBOX: 'yes' }, 0)).toBeUndefined()
+    expect(knownCause(claude, said, {}, {}, 0)).toBeUndefined()
+    expect(knownCause('gemini-cli', said, {}, { IS_SANDBOX: 'yes' }, 0)).toBeUndefined()
+    expect(knownCause(claude, 'Claude Code process exited with code 143', {}, { IS_SANDBOX: 'yes' }, 0)).toBeUndefined()
   })
 })

@@ -26,7 +26,7 @@ describe('the file boundary', () => {
   })
 
   it.each([
-    ['a relative path', 'src/a.txt', /not an absolute path/],
+    ['a relative path', 'src/a.txt', /is a relative path; it must be absolute/],
     ['.. out of the project', '/../secret.txt', /outside the session's folder/],
     ['a sibling with the same prefix', '-evil/x.txt', /outside/],
     ['a symlink to a file outside', '/link-out', /outside/],
@@ -67,9 +67,9 @@ describe('path forms', () => {
       ['an extended-length path', '\\\\?\\C:\\project\\a.txt', /device or extended-length/],
       ['a device namespace path', '\\\\.\\PhysicalDrive0', /device or extended-length/],
       ['the same with forward slashes', '//?/C:/project/a.txt', /device or extended-length/],
-      ['a drive-relative path', 'C:project\\a.txt', /not an absolute path/],
+      ['a drive-relative path', 'C:project\\a.txt', /is a relative path; it must be absolute/],
       ['a path without a drive', '\\project\\a.txt', /no drive letter/],
-      ['a relative path', 'project\\a.txt', /not an absolute path/],
+      ['a relative path', 'project\\a.txt', /is a relative path; it must be absolute/],
       ['an alternate data stream', 'C:\\project\\a.txt:secret', /alternate data stream/],
       ['a name ending in a dot', 'C:\\project\\..\\secret.', /ending in a dot or space/],
       ['dots Windows would fold into ..', 'C:\\project\\...\\secret.txt', /ending in a dot or space/],

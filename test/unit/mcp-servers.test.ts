@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { McpState } from '../../shared/mcp'
 import { validateMcpProfile } from '../../shared/mcp'
 import { normaliseInitialize } from '../../electron/host/agent/capabilities'
+import { UserEnvironment } from '../../electron/host/environment'
 import { McpCommandNotFoundError, prepareServers, serversForAgent } from '../../electron/host/mcp/acp-servers'
 import { mcpSecretKey, McpProfiles } from '../../electron/host/mcp/profiles'
 import { mcpProfileInputSchema, type McpProfileInput } from '../../shared/mcp'
@@ -66,7 +67,7 @@ describe('conversion to ACP mcpServers', () => {
     })
     const sse = await save({ name: 'old', transport: 'sse', url: 'http://127.0.0.1:9/sse', headers: [{ name: 'X-Trace', value: 'on' }] })
     const unlocked = await Promise.all([stdio, http, sse].map((p) => profiles.unlock(profiles.profile(p.id))))
-    const prepared = await prepareServers(unlocked, fakeFind)
+    const prepared = await prepareServers(unlocked, UserEnvironment.ofProcess(), fakeFind)
     const all = serversForAgent(prepared, v1({ http: true, sse: true }), 'Agent')
     expect(all.mcpServers).toEqual([
       {
@@ -94,7 +95,7 @@ describe('conversion to ACP mcpServers', () => {
     await save({ name: 'remote', transport: 'http', url: 'https://example.com/mcp' })
     await save({ name: 'old', transport: 'sse', url: 'https://example.com/sse' })
     const unlocked = await Promise.all(profiles.forProject('app').map((p) => profiles.unlock(p)))
-    const prepared = await prepareServers(unlocked, fakeFind)
+    const prepared = await prepareServers(unlocked, UserEnvironment.ofProcess(), fakeFind)
 
     const httpOnly = serversForAgent(prepared, v1({ http: true }), 'Claude Code')
     expect(httpOnly.mcpServers.map((s) => s.name)).toEqual(['files', 'remote'])
@@ -118,7 +119,7 @@ describe('conversion to ACP mcpServers', () => {
   it('refuses an unresolvable command before anything is sent, naming the server', async () => {
     await save({ name: 'ghost', transport: 'stdio', command: 'not-installed-anywhere' })
     const unlocked = await Promise.all(profiles.forProject('app').map((p) => profiles.unlock(p)))
-    const failure = prepareServers(unlocked, fakeFind)
+    const failure = prepareServers(unlocked, UserEnvironment.ofProcess(), fakeFind)
     await expect(failure).rejects.toBeInstanceOf(McpCommandNotFoundError)
     await expect(failure).rejects.toThrow(
       "MCP server “ghost”: the command 'not-installed-anywhere' was not found (it is not on PATH). Install it, or give its absolute path. Or switch the server off for this project on the MCP page."
@@ -128,7 +129,7 @@ describe('conversion to ACP mcpServers', () => {
   it('resolves a relative path against the profile’s folder, and notes that ACP cannot carry the folder', async () => {
     await save({ name: 'local', transport: 'stdio', command: './server', cwd: '/opt/tools' })
     const unlocked = await Promise.all(profiles.forProject('app').map((p) => profiles.unlock(p)))
-    const servers = serversForAgent(await prepareServers(unlocked, fakeFind), v1(), 'Agent')
+    const servers = serversForAgent(await prepareServers(unlocked, UserEnvironment.ofProcess(), fakeFind), v1(), 'Agent')
     expect(servers.mcpServers).toEqual([{ name: 'local', command: '/opt/tools/server', args: [], env: [] }])
     expect(servers.given[0].note).toMatch(/ACP cannot pass a working folder/)
   })
@@ -137,7 +138,7 @@ describe('conversion to ACP mcpServers', () => {
     const saved = await save({ name: 'files', transport: 'stdio', command: 'node', env: [{ name: 'TOKEN', value: 'x', secret: true }] })
     await secrets.delete(mcpSecretKey(saved.id, 'env', 'TOKEN'))
     const unlocked = await Promise.all(profiles.forProject('app').map((p) => profiles.unlock(p)))
-    const servers = serversForAgent(await prepareServers(unlocked, fakeFind), v1(), 'Agent')
+    const servers = serversForAgent(await prepareServers(unlocked, UserEnvironment.ofProcess(), fakeFind), v1(), 'Agent')
     expect(servers.mcpServers).toEqual([])
     expect(servers.leftOut[0].reason).toBe('the secret value of TOKEN is not in the secret store any more: enter it again on the MCP page')
   })

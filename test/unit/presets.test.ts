@@ -1,6 +1,7 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { UserEnvironment } from '../../electron/host/environment'
 import { findExecutable } from '../../electron/host/executables'
 import { defaultAgentPresets } from '../../electron/host/presets'
 import { removeDir, tempDir } from '../helpers'
@@ -21,7 +22,7 @@ describe.skipIf(process.platform === 'win32')('agent presets', () => {
   it('run an installed agent directly, and the others through npx', async () => {
     await fakeCommand('claude-agent-acp')
     await fakeCommand('gemini')
-    const presets = await defaultAgentPresets({ PATH: join(dir, 'bin') })
+    const presets = await defaultAgentPresets(UserEnvironment.of({ PATH: join(dir, 'bin') }))
     expect(presets.map((p) => [p.id, p.command, p.args])).toEqual([
       ['claude-code', 'claude-agent-acp', []],
       ['gemini', 'gemini', ['--acp']],

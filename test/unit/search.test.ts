@@ -139,6 +139,18 @@ describe('the search index', () => {
     expect(index.query('environment website').entries).toHaveLength(0)
   })
 
+  it('shows a message found in markdown as the words the window shows: no pipes, backticks, stars or hashes', async () => {
+    const answer =
+      '## Ports\n\n| name | port |\n| --- | --- |\n| **web** | `8080` |\n\nRun `npm run serve` and open [the page](http://localhost:8080).'
+    sessions = [session('s1', 'Ports')]
+    await writeTranscript('s1', [header('s1'), prompt('Which *port*?'), chunk(answer)])
+    await openIndex().build()
+    const [hit] = index.query('npm run serve').entries
+    expect(hit.snippet.text).toBe('Ports name port web 8080 Run npm run serve and open the page.')
+    expect(hit.snippet.marks.map(([a, b]) => hit.snippet.text.slice(a, b))).toEqual(['Run', 'npm run serve'])
+    expect(index.query('port').entries.find((h) => h.entryKind === 'user')?.snippet.text).toBe('Which port?')
+  })
+
   it('ranks text holding the exact phrase above text holding only its words, and "quotes" keep only the phrase', async () => {
     sessions = [session('s1', 'One'), session('s2', 'Two')]
     await writeTranscript('s1', [header('s1'), chunk('keys then rotate')])

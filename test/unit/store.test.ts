@@ -99,11 +99,47 @@ const EARLIER_VERSIONS: { version: number; db: Record<string, unknown> }[] = [
       mcpProfiles: [{ id: 'm1', name: 'files', version: 1 }],
       mcpDisabled: { p1: ['m1'] }
     }
+  },
+  {
+    // 4 renamed the agent's session id (acpSessionId) and said where each title came from.
+    version: 4,
+    db: {
+      version: 4,
+      projects: [{ id: 'p1', name: 'app', cwd: '/home/me/app', createdAt: at }],
+      agents: [{ id: 'mine', name: 'My agent', command: '/opt/my-agent', args: [], env: {} }],
+      sessions: [
+        {
+          id: 's1',
+          acpSessionId: 'sess-1',
+          agentId: 'mine',
+          projectId: 'p1',
+          cwd: '/home/me/app',
+          title: 'Renamed',
+          titleSource: 'user',
+          createdAt: at,
+          updatedAt: at
+        }
+      ],
+      permissionRules: [
+        { id: 'r1', agentId: 'mine', projectId: 'p1', toolKind: 'execute', decision: 'allow', createdAt: at },
+        { id: 'r2', agentId: 'gone', projectId: 'p1', toolKind: 'edit', decision: 'reject', createdAt: at }
+      ],
+      mcpProfiles: [],
+      mcpDisabled: {},
+      settings: { registryUrl: 'https://example.com/feed.json' }
+    }
   }
 ]
 
+/** What each version's permission rules leave the user told when they are dropped (5: they covered a whole kind of tool). */
+const DROPPED_RULES: Record<number, string> = {
+  2: 'Your remembered permission was removed (always allow every “read” tool for My agent in app): ',
+  4: 'Your 2 remembered permissions were removed (always allow every “execute” tool for My agent in app; always reject every “edit” tool for gone in app): '
+}
+
 /** A session as version 4 names it: the agent's id is acpSessionId, and the title says where it came from. */
 function asVersion4(session: Record<string, unknown>): Record<string, unknown> {
+  if ('acpSessionId' in session) return session
   const { sessionId, titleSetByUser, ...rest } = session
   const placeholder = ['New session', 'Imported session'].includes(String(rest.title)) || String(rest.title).startsWith('Fork of ')
   return { ...rest, acpSessionId: sessionId, titleSource: titleSetByUser ? 'user' : placeholder ? 'default' : 'prompt' }
@@ -127,7 +163,8 @@ describe('database migrations', () => {
     async ({ version, db }) => {
       await writeDb(db)
       const { store, warnings } = await Store.open(dataDir, presets)
-      expect(warnings).toEqual([])
+      // 5: rules that covered a whole kind of tool are dropped, and the user is told which.
+      expect(warnings).toEqual(DROPPED_RULES[version] ? [expect.stringContaining(DROPPED_RULES[version])] : [])
       expect(store.data.version).toBe(DB_VERSION)
       // Nothing the user had is lost: each list keeps its records, with every field they had.
       for (const key of ['projects', 'agents'] as const) {
@@ -135,7 +172,8 @@ describe('database migrations', () => {
       }
       // 4: the agent's id renamed, each title's source set.
       expect(store.data.sessions).toEqual((db.sessions as Record<string, unknown>[]).map(asVersion4))
-      expect(store.data.permissionRules).toEqual(db.permissionRules ?? [])
+      expect(store.data.permissionRules).toEqual([])
+      if (db.settings) expect(store.data.settings).toEqual(db.settings)
       // 3: MCP server profiles (none before it), and which are switched off per project.
       expect(store.data.mcpProfiles).toEqual(db.mcpProfiles ?? [])
       expect(store.data.mcpDisabled).toEqual(db.mcpDisabled ?? {})
@@ -146,6 +184,7 @@ describe('database migrations', () => {
       const before = await readFile(join(dataDir, 'db.json'), 'utf8')
       const again = await Store.open(dataDir, presets)
       expect(again.store.data).toEqual(store.data)
+      expect(again.warnings).toEqual([])
       expect(await readFile(join(dataDir, 'db.json'), 'utf8')).toBe(before)
       expect((await readdir(dataDir)).filter((n) => n.includes('backup'))).toEqual([`db.v${version}.backup.json`])
     }

@@ -1,5 +1,6 @@
 import { RequestError, type AnyMessage } from '@agentclientprotocol/sdk'
 import type { AgentCapabilities, AgentDefinition, AgentRuntimeState } from '../../../shared/domain'
+import { describeError } from '../errors'
 import { normaliseInitialize } from './capabilities'
 import type { ClientHandlers } from './client-handlers'
 import { AgentRun } from './process'
@@ -27,8 +28,12 @@ export interface AgentConnection {
   readonly isAlive: boolean
   /** When a message last went either way (idle agents are stopped). */
   readonly lastActivity: number
-  /** How the agent ended, with its stderr tail. */
+  /** How the agent ended, with the stderr lines that explain it. */
   exitMessage(): string
+  /** Where its stderr is now; what it writes after this explains what fails after it (see explanation). */
+  stderrMark(): number
+  /** The lines of its stderr since `mark` that explain a failure (found by what they say; else the last ones, `found` false). */
+  explanation(mark?: number): { lines: string[]; found: boolean }
   /** After the stream closed: waits briefly for the exit so errors can say how it ended. */
   settle(): Promise<void>
   flushLog(): Promise<void>
@@ -43,6 +48,8 @@ export interface AgentConnectionOptions {
   /** Each state change of the connection; a run put away for the version 1 fallback reports nothing more. */
   onState: (connection: AgentConnection, state: AgentRuntimeState) => void
   clientVersion: string
+  /** The environment the agent starts with, before its own variables (default: the Host's). */
+  env?: Record<string, string>
   /** Environment variables from the secret store (never written to db.json). */
   secretEnv?: Record<string, string>
   initializeTimeoutMs?: number
@@ -98,6 +105,7 @@ class ProcessConnection implements AgentConnection {
     let protocol: WireProtocol | null = null
     this.run = new AgentRun(definition, {
       logDir: options.logDir,
+      env: options.env,
       secretEnv: options.secretEnv,
       markPrefix: options.markPrefix,
       cwd: options.cwd,
@@ -156,6 +164,14 @@ class ProcessConnection implements AgentConnection {
     return this.run.exitMessage()
   }
 
+  stderrMark(): number {
+    return this.run.stderrMark()
+  }
+
+  explanation(mark = 0): { lines: string[]; found: boolean } {
+    return this.run.explanation(mark)
+  }
+
   async settle(): Promise<void> {
     if (!this.protocol.connection.signal.aborted || this.run.exitInfo) return
     await Promise.race([this.run.closed, new Promise((r) => setTimeout(r, 1000))])
@@ -179,7 +195,7 @@ class ProcessConnection implements AgentConnection {
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new Error(`Agent '${def.name}' did not answer initialize within ${timeoutMs / 1000} s${run.stderrSuffix()}`)),
+        () => reject(new AgentStartError(`Agent '${def.name}' did not answer initialize within ${timeoutMs / 1000} s`, run.explanation())),
         timeoutMs
       )
     })
@@ -207,12 +223,17 @@ class ProcessConnection implements AgentConnection {
         throw error
       }
       await this.settle()
-      let message = (error as Error).message
-      if (run.exitInfo) message = run.exitMessage().replace(' exited ', ' exited during initialize ')
-      else if (error instanceof RequestError) message = `Agent '${def.name}' refused initialize: ${message}`
-      if (this.state.status !== 'exited') this.setState({ status: 'error', message })
+      let failure: Error = error as Error
+      if (run.exitInfo && !run.failure) {
+        failure = new AgentStartError(run.exitSummary().replace(' exited ', ' exited during initialize '), run.explanation())
+      } else if (error instanceof RequestError) {
+        failure = new AgentStartError(`Agent '${def.name}' refused initialize: ${describeError(error)}`, run.explanation())
+      } else if (!(error instanceof AgentStartError)) {
+        failure = new AgentStartError((error as Error).message, { lines: [], found: false }, run.commandNotFound)
+      }
+      if (this.state.status !== 'exited') this.setState({ status: 'error', message: failure.message })
       await run.stop()
-      throw new Error(message)
+      throw failure
     } finally {
       clearTimeout(timer)
     }
@@ -273,6 +294,21 @@ function versionMismatch(name: string, asked: 1 | 2, answered: number): Error {
   return new Error(
     `Agent '${name}' answered with a newer ACP protocol version (${answered}); Switchboard speaks versions 1 and 2 (it asked for ${asked}). Update Switchboard to use it.`
   )
+}
+
+/**
+ * The agent could not be started: what happened (`summary`, one sentence)
+ * and the lines of its stderr that explain it; `notFound` when its command
+ * does not exist. The message says both, for whoever only reads messages.
+ */
+export class AgentStartError extends Error {
+  constructor(
+    readonly summary: string,
+    readonly explained: { lines: string[]; found: boolean },
+    readonly notFound = false
+  ) {
+    super(explained.lines.length ? `${summary}; stderr: ${explained.lines.join('\n')}` : summary)
+  }
 }
 
 /** The agent asked for version 2 answered version 1: start it again in version 1. */

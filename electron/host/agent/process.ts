@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import { ndJsonStream, type AnyMessage, type Stream } from '@agentclientprotocol/sdk'
 import type { AgentDefinition, AgentRuntimeState } from '../../../shared/domain'
+import { explainingLines, lastLines } from '../../../shared/stderr-lines'
 import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from '../processes'
 import { LineGuard } from './line-guard'
 
@@ -20,11 +21,13 @@ import { LineGuard } from './line-guard'
 
 export interface RunOptions {
   logDir: string
+  /** The environment the agent starts with, before its own variables (default: the Host's). */
+  env?: Record<string, string>
   /** Environment variables from the secret store (never written to db.json). */
   secretEnv?: Record<string, string>
   /** Start of the mark put in the agent's environment (see processes.ts). */
   markPrefix?: string
-  /** The folder the process starts in (default: the user's home folder). */
+  /** The folder the process starts in (default: the agent's own, else the user's home folder). */
   cwd?: string
   /** The log file's name, when not the agent's id. */
   logName?: string
@@ -42,6 +45,8 @@ export interface RunOptions {
 }
 
 const STDERR_TAIL_BYTES = 8 * 1024
+/** What of a run's stderr is kept to find the lines that explain a failure in (the log file has all of it). */
+const STDERR_KEPT_BYTES = 64 * 1024
 const STDIN_GRACE_MS = 500
 const KILL_GRACE_MS = 2000
 /** An agent's log grows by at most this much per run (a flood of stderr or garbage must not fill the disk). */
@@ -62,6 +67,8 @@ export class AgentRun {
   lastActivity = Date.now()
   exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null
   spawnFailed = false
+  /** The command does not exist (spawn's ENOENT). */
+  commandNotFound = false
   stopping = false
   /** Put away without news (a version 2 attempt replaced by a version 1 run): its end is not reported. */
   putAway = false
@@ -69,6 +76,9 @@ export class AgentRun {
   failure: string | null = null
   private resolveClosed!: () => void
   private stderrTail = ''
+  /** The end of this run's stderr (STDERR_KEPT_BYTES), and how much it wrote in all: `stderrSince` reads from a mark. */
+  private stderrKept = ''
+  private stderrTotal = 0
   private log: WriteStream | null
   private logBytes = 0
   private ignoredLines = 0
@@ -86,10 +96,11 @@ export class AgentRun {
     this.log.on('error', () => undefined)
     this.writeLog(`\n--- ${new Date().toISOString()} starting ${def.command} ${def.args.join(' ')}\n`)
 
+    const cwd = options.cwd ?? def.cwd ?? homedir()
     const child = spawn(def.command, def.args, {
-      cwd: options.cwd ?? homedir(),
+      cwd,
       // The mark lets stop() find what the agent started even after it left the agent's process group.
-      env: { ...process.env, ...def.env, ...options.secretEnv, [PROCESS_MARK_ENV]: this.mark },
+      env: { ...(options.env ?? process.env), ...def.env, ...options.secretEnv, [PROCESS_MARK_ENV]: this.mark },
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group, so stop() can take the agent's children down with it.
       detached: process.platform !== 'win32',
@@ -99,13 +110,17 @@ export class AgentRun {
     this.spawnFailure = new Promise<never>((_, reject) => {
       child.once('error', (error: NodeJS.ErrnoException) => {
         this.spawnFailed = true
-        const message =
-          error.code === 'ENOENT'
+        // spawn says ENOENT for a missing working folder too: say which it is.
+        const folderMissing = error.code === 'ENOENT' && !existsSync(cwd)
+        this.commandNotFound = error.code === 'ENOENT' && !folderMissing
+        const message = folderMissing
+          ? `Agent '${def.name}' could not be started: its working folder ${cwd} does not exist. Edit the agent to choose another.`
+          : this.commandNotFound
             ? `Agent '${def.name}' could not be started: command '${def.command}' was not found. ${
                 def.installHint ? `Install it with \`${def.installHint}\`, or fix the agent's command.` : "Install it or fix the agent's command."
               }`
             : `Agent '${def.name}' could not be started (${def.command}): ${error.message}`
-        options.setState({ status: 'error', message })
+        options.setState({ status: 'error', message, ...(this.commandNotFound ? { installed: false } : {}) })
         this.resolveClosed()
         reject(new Error(message))
       })
@@ -169,19 +184,45 @@ export class AgentRun {
     return this.child.pid
   }
 
-  /** Describes how the agent ended, with its stderr tail. */
+  /** Describes how the agent ended, with the stderr lines that explain it. */
   exitMessage(): string {
-    const name = this.definition.name
     if (this.failure) return this.failure
-    if (!this.exitInfo) return `Agent '${name}' is not running`
-    const how = this.exitInfo.code !== null ? `with code ${this.exitInfo.code}` : `on signal ${this.exitInfo.signal}`
-    return `Agent '${name}' exited ${how}${this.stderrSuffix()}`
+    return `${this.exitSummary()}${this.stderrSuffix()}`
   }
 
-  /** The last lines of stderr, for messages about this run. */
+  /** How the agent ended, in one sentence without its stderr. */
+  exitSummary(): string {
+    const name = this.definition.name
+    if (!this.exitInfo) return `Agent '${name}' is not running`
+    const how = this.exitInfo.code !== null ? `with code ${this.exitInfo.code}` : `on signal ${this.exitInfo.signal}`
+    return `Agent '${name}' exited ${how}`
+  }
+
+  /** The stderr lines that explain a failure of this run (found; else the last ones), for messages about it. */
   stderrSuffix(): string {
-    const tail = this.stderrTail.trim()
-    return tail ? `; stderr: ${tail.split('\n').slice(-10).join('\n')}` : ''
+    const { lines } = this.explanation()
+    return lines.length ? `; stderr: ${lines.join('\n')}` : ''
+  }
+
+  /**
+   * The lines of this run's stderr (from `mark`, see stderrMark) that explain
+   * a failure, found by what they say; when none does, its last lines.
+   */
+  explanation(mark = 0): { lines: string[]; found: boolean } {
+    const text = this.stderrSince(mark)
+    const found = explainingLines(text)
+    return found.length ? { lines: found, found: true } : { lines: lastLines(text), found: false }
+  }
+
+  /** Where the run's stderr is now: what it writes after this is `stderrSince(mark)`. */
+  stderrMark(): number {
+    return this.stderrTotal
+  }
+
+  /** What the run wrote to stderr since `mark` (as much of it as is kept). */
+  stderrSince(mark: number): string {
+    const keptFrom = this.stderrTotal - this.stderrKept.length
+    return this.stderrKept.slice(Math.max(0, mark - keptFrom))
   }
 
   /** Resolves once everything written to the log so far is in the file (the Agents page reads it). */
@@ -258,7 +299,10 @@ export class AgentRun {
 
   private onStderr(chunk: Buffer): void {
     this.writeLog(chunk)
-    this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES)
+    const text = chunk.toString('utf8')
+    this.stderrTotal += text.length
+    this.stderrKept = (this.stderrKept + text).slice(-STDERR_KEPT_BYTES)
+    this.stderrTail = this.stderrKept.slice(-STDERR_TAIL_BYTES)
     this.options.setState({ stderrTail: this.stderrTail })
   }
 }

@@ -19,3 +19,31 @@ const MISSING_FILE_AS_EMPTY = new Set(['gemini-cli'])
 export function readsMissingFileAsEmpty(agentName: string | undefined): boolean {
   return agentName !== undefined && MISSING_FILE_AS_EMPTY.has(agentName)
 }
+
+/**
+ * Causes of a failure that an agent does not pass on, recognised by the
+ * agent's name and what it did say.
+ *
+ * Claude Code as root: claude-agent-acp takes any IS_SANDBOX in its
+ * environment to mean a sandbox and starts Claude Code allowed to skip
+ * permissions, which Claude Code refuses to the root user unless IS_SANDBOX
+ * is exactly `1` ("--dangerously-skip-permissions cannot be used with
+ * root/sudo privileges for security reasons"); the adapter does not pass the
+ * CLI's stderr on, so all the Host hears is "Claude Code process exited with
+ * code 1". (Without IS_SANDBOX the adapter does not ask, and Claude Code runs.)
+ */
+export function knownCause(
+  agentName: string | undefined,
+  said: string,
+  agentEnv: Record<string, string> = {},
+  env: NodeJS.ProcessEnv = process.env,
+  uid = process.getuid?.()
+): string | undefined {
+  if (agentName === '@agentclientprotocol/claude-agent-acp' && /Claude Code process exited with code 1\b/.test(said)) {
+    const sandbox = agentEnv.IS_SANDBOX ?? env.IS_SANDBOX
+    if (uid === 0 && sandbox !== undefined && sandbox !== '1') {
+      return `Claude Code refuses to run as root with IS_SANDBOX=${sandbox}: it allows the root user only IS_SANDBOX=1. Give the agent the variable IS_SANDBOX=1 (in a container or sandbox), or run Switchboard as a normal user.`
+    }
+  }
+  return undefined
+}

@@ -92,7 +92,8 @@ export class AgentChecks {
     const lines: CheckLine[] = []
     let connection: AgentConnection | null = null
     try {
-      connection = await this.options.supervisor.connectApart(definition, refusing, scratch, `${definition.id}.check`)
+      // In the agent's own working folder when it has one (its command or arguments may be relative to it), else the scratch folder.
+      connection = await this.options.supervisor.connectApart(definition, refusing, definition.cwd ?? scratch, `${definition.id}.check`)
       await probeConnection(connection, scratch, lines)
     } catch (error) {
       lines.push({ id: 'initialize', label: 'Start and initialize', announced: null, outcome: 'failed', detail: detailOf(error) })

@@ -1,7 +1,9 @@
+import { promises as fs } from 'node:fs'
 import type { AgentDefinition, AgentPresetView } from '../../../shared/domain'
 import { agentLogPath } from '../agent/process'
 import { agentIdFor, checkAgentInput } from '../agent-definitions'
 import { readLogTail } from '../agent/agent-log'
+import type { UserEnvironment } from '../environment'
 import type { HandlerSlice } from '../handlers'
 import { presetCatalog } from '../presets'
 import type { Records } from '../records'
@@ -18,19 +20,29 @@ export interface AgentsServiceOptions {
   supervisor: AgentSupervisor
   signIn: SignIn
   checks: AgentChecks
+  /** The environment the agents' processes get (their commands are looked up on its PATH). */
+  environment: UserEnvironment
   /** What else goes with a removed agent (what was downloaded for it). */
   onRemoved: (definition: AgentDefinition) => Promise<void>
 }
 
-export function agentsHandlers({ records, secrets, supervisor, signIn, checks, onRemoved }: AgentsServiceOptions): HandlerSlice<'agents'> {
+export function agentsHandlers({
+  records,
+  secrets,
+  supervisor,
+  signIn,
+  checks,
+  environment,
+  onRemoved
+}: AgentsServiceOptions): HandlerSlice<'agents'> {
   return {
     'agents.list': async () => records.data.agents,
     'agents.add': async (input) => {
-      const checked = checkAgentInput(input)
+      const checked = await checkAgentInput(input)
       const id = agentIdFor(checked.fields.name, (taken) => Boolean(records.store.agent(taken)))
       for (const [name, value] of Object.entries(checked.secretValues)) await secrets.set(agentEnvKey(id, name), value)
-      const { secretEnv, ...fields } = checked.fields
-      const definition: AgentDefinition = { id, ...fields, ...(secretEnv?.length ? { secretEnv } : {}) }
+      const { secretEnv, cwd, ...fields } = checked.fields
+      const definition: AgentDefinition = { id, ...fields, ...(cwd ? { cwd } : {}), ...(secretEnv?.length ? { secretEnv } : {}) }
       records.data.agents.push(definition)
       await records.saved('agents')
       return definition
@@ -38,12 +50,14 @@ export function agentsHandlers({ records, secrets, supervisor, signIn, checks, o
     // The new definition applies the next time the agent starts (the Agents page offers a restart).
     'agents.update': async ({ agentId, ...input }) => {
       const previous = records.agent(agentId)
-      const checked = checkAgentInput(input, previous)
+      const checked = await checkAgentInput(input, previous)
       for (const [name, value] of Object.entries(checked.secretValues)) await secrets.set(agentEnvKey(agentId, name), value)
       for (const name of checked.forgottenSecrets) await secrets.delete(agentEnvKey(agentId, name))
       const definition: AgentDefinition = { ...previous, ...checked.fields }
+      if (definition.cwd === undefined) delete definition.cwd // back to the home folder: nothing kept in db.json
       records.data.agents = records.data.agents.map((a) => (a.id === agentId ? definition : a))
       await records.saved('agents')
+      supervisor.forgetProblem(agentId)
       return definition
     },
     // Refused while sessions use the agent: they would lose the way to continue.
@@ -63,6 +77,8 @@ export function agentsHandlers({ records, secrets, supervisor, signIn, checks, o
       records.data.permissionRules = rules
       await records.saved(...(rulesChanged ? (['agents', 'permissions'] as const) : (['agents'] as const)))
       await checks.forget(agentId)
+      // Its logs go too: logs are named by the agent's id, which a new agent of the same name gets again.
+      for (const name of [agentId, `${agentId}.check`]) await fs.rm(agentLogPath(supervisor.logDir, name), { force: true })
       await onRemoved(definition)
       return {}
     },
@@ -70,7 +86,9 @@ export function agentsHandlers({ records, secrets, supervisor, signIn, checks, o
     'agents.restart': async ({ agentId }) => {
       const definition = records.agent(agentId)
       await supervisor.stop(agentId)
-      return (await supervisor.ensure(definition)).state
+      supervisor.forgetProblem(agentId)
+      const connection = await supervisor.ensure(definition)
+      return supervisor.stateOf(agentId) ?? connection.state
     },
     'agents.log': async ({ agentId }) => {
       records.agent(agentId)
@@ -79,7 +97,7 @@ export function agentsHandlers({ records, secrets, supervisor, signIn, checks, o
       return { agentId, path, ...(await readLogTail(path)) }
     },
     'agents.presets': async () =>
-      (await presetCatalog()).map(({ definition, installed }): AgentPresetView => ({
+      (await presetCatalog(environment)).map(({ definition, installed }): AgentPresetView => ({
         id: definition.id,
         name: definition.name,
         command: definition.command,
@@ -89,7 +107,7 @@ export function agentsHandlers({ records, secrets, supervisor, signIn, checks, o
         added: Boolean(records.store.agent(definition.id))
       })),
     'agents.addPreset': async ({ presetId }) => {
-      const preset = (await presetCatalog()).find((p) => p.definition.id === presetId)
+      const preset = (await presetCatalog(environment)).find((p) => p.definition.id === presetId)
       if (!preset) throw new Error(`No preset '${presetId}'`)
       const existing = records.store.agent(presetId)
       if (existing) return existing
@@ -117,6 +135,7 @@ export function agentsHandlers({ records, secrets, supervisor, signIn, checks, o
     'agents.checks': () => checks.all(records.data.agents.map((a) => a.id)),
     'agents.authenticate': async ({ agentId, methodId, values }) => {
       await signIn.authenticate(agentId, methodId, values)
+      supervisor.forgetProblem(agentId)
       return {}
     },
     'agents.logout': async ({ agentId }) => {

@@ -1,10 +1,12 @@
 import { RequestError } from '@agentclientprotocol/sdk'
 import type { AgentConnection } from '../agent/connection'
-import { describeError, HostError } from '../errors'
+import type { UserEnvironment } from '../environment'
+import { describeError, HostError, withoutFullStop } from '../errors'
 import type { EventBus } from '../events'
 import { commandLine, LoginTerminals } from '../login-terminals'
 import type { Records } from '../records'
 import { agentApiKeyKey, agentEnvKey, apiKeyLabel, type SecretStore } from '../secrets'
+import { problemOf } from './problems'
 import type { AgentSupervisor } from './supervisor'
 
 /**
@@ -19,16 +21,23 @@ export interface SignInOptions {
   secrets: SecretStore
   events: EventBus
   supervisor: AgentSupervisor
+  /** What sign-in programs start with, before the agent's and the method's variables. */
+  environment: UserEnvironment
+  /** The start of the mark each sign-in program carries (see processes.ts). */
+  markPrefix?: string
 }
 
 export class SignIn {
   private readonly logins: LoginTerminals
 
   constructor(private readonly options: SignInOptions) {
-    this.logins = new LoginTerminals({
-      output: (loginId, data) => options.events.emit('agent.login.output', { loginId, data }),
-      exit: (loginId, spec, exitCode, signal) => void this.loginEnded(loginId, spec.agentId, spec.methodId, exitCode, signal)
-    })
+    this.logins = new LoginTerminals(
+      {
+        output: (loginId, data) => options.events.emit('agent.login.output', { loginId, data }),
+        exit: (loginId, spec, exitCode, signal) => void this.loginEnded(loginId, spec.agentId, spec.methodId, exitCode, signal)
+      },
+      options.markPrefix
+    )
   }
 
   /**
@@ -89,7 +98,9 @@ export class SignIn {
       methodId,
       command: definition.command,
       args: [...definition.args, ...(method.args ?? [])],
-      env: { ...process.env, ...definition.env, ...(await supervisor.secretEnvOf(definition)), ...(method.env ?? {}) },
+      env: this.options.environment.forChild(definition.env, await supervisor.secretEnvOf(definition), method.env),
+      // Where the agent's own process starts: its command and arguments may be relative to it.
+      cwd: definition.cwd,
       cols,
       rows
     }
@@ -136,20 +147,34 @@ export class SignIn {
   /** A terminal sign-in ended: on success the agent restarts, since agents read their credentials at start. */
   private async loginEnded(loginId: string, agentId: string, methodId: string, exitCode: number | null, signal: number | null): Promise<void> {
     const ok = exitCode === 0
-    if (ok) await this.options.supervisor.stopIfQuiet(agentId).catch(() => undefined)
+    if (ok) {
+      this.options.supervisor.forgetProblem(agentId)
+      await this.options.supervisor.stopIfQuiet(agentId).catch(() => undefined)
+    }
     this.options.events.emit('agent.login.exit', { loginId, agentId, methodId, exitCode, signal, ok })
   }
 }
 
-/** ACP's auth_required (-32000), turned into an error that lists how to sign in. */
-export function authRequired(error: unknown, connection: AgentConnection): HostError | null {
+/**
+ * ACP's auth_required (-32000), turned into an error that lists how to sign
+ * in, with the problem the window shows (`mark`: where the agent's stderr was
+ * when the request went out).
+ */
+export function authRequired(error: unknown, connection: AgentConnection, mark?: number): HostError | null {
   if (!(error instanceof RequestError) || error.code !== -32000) return null
   const methods = connection.state.authMethods ?? []
   const ways = methods.length ? ` Sign in with: ${methods.map((m) => m.name).join(', ')}.` : ''
   const missing = connection.state.missingSecrets ?? []
   const lost = missing.length
-    ? ` ${missing.join(', ')} ${missing.length === 1 ? 'was' : 'were'} not kept across the restart (this Switchboard keeps secrets in memory only): enter ${missing.length === 1 ? 'it' : 'them'} again.`
+    ? `${missing.join(', ')} ${missing.length === 1 ? 'was' : 'were'} not kept across the restart (this Switchboard keeps secrets in memory only): enter ${missing.length === 1 ? 'it' : 'them'} again.`
     : ''
-  const reason = describeError(error).replace(/[.\s]+$/, '')
-  return new HostError('auth_required', `${connection.definition.name} needs you to sign in first (${reason}).${lost}${ways}`)
+  // The agent's sentence goes inside ours: its full stop is ours to put (Gemini CLI ends with one).
+  const reason = withoutFullStop(describeError(error))
+  const found = problemOf(connection.definition, error, { connection, mark })
+  const problem = found && lost ? { ...found, hint: lost } : (found ?? undefined)
+  return new HostError(
+    'auth_required',
+    `${connection.definition.name} needs you to sign in first (${reason}).${lost ? ` ${lost}` : ''}${ways}`,
+    problem
+  )
 }

@@ -1,9 +1,9 @@
 import { join } from 'node:path'
-import type { AgentDefinition, AgentRuntimeState, AuthMethodView } from '../../../shared/domain'
+import type { AgentDefinition, AgentProblem, AgentRuntimeState, AuthMethodView } from '../../../shared/domain'
 import type { ClientHandlers } from '../agent/client-handlers'
 import { connectAgent, type AgentConnection, type AgentConnectionOptions, type ConnectAgent } from '../agent/connection'
+import type { UserEnvironment } from '../environment'
 import type { EventBus } from '../events'
-import { findExecutable } from '../executables'
 import { markPrefixFor } from '../processes'
 import { agentApiKeyKey, agentEnvKey, apiKeyLabel, type SecretStore } from '../secrets'
 
@@ -18,6 +18,8 @@ export interface SupervisorOptions {
   dataDir: string
   clientVersion: string
   secrets: SecretStore
+  /** The environment agents start with (before their own variables), and where their commands are looked up. */
+  environment: UserEnvironment
   events: EventBus
   handlers: ClientHandlers
   connect?: ConnectAgent
@@ -36,6 +38,12 @@ export class AgentSupervisor {
   private readonly running = new Map<string, AgentConnection>()
   private readonly starting = new Map<string, Promise<AgentConnection>>()
   private readonly states = new Map<string, AgentRuntimeState>()
+  /**
+   * Whether each agent can start sessions, beyond its process running: the
+   * problem of the last session it could not start (kept across its runs
+   * until one starts), and whether its current run has started one.
+   */
+  private readonly contact = new Map<string, { problem?: AgentProblem; sessionStarted?: boolean }>()
   /** Runs apart from the sessions' (capability checks), stopped at close. */
   private readonly apart = new Set<AgentConnection>()
   private readonly idleTimer: NodeJS.Timeout | null = null
@@ -65,9 +73,32 @@ export class AgentSupervisor {
     return this.running.get(agentId)
   }
 
-  /** The last runtime state an agent reported (none before its first start). */
+  /** The last runtime state an agent reported (none before its first start), with whether it can start sessions. */
   stateOf(agentId: string): AgentRuntimeState | undefined {
-    return this.states.get(agentId)
+    const state = this.states.get(agentId)
+    return state && this.withContact(state)
+  }
+
+  /** The agent started (or reopened) a session: it can; whatever it failed before is past. */
+  sessionStarted(agentId: string): void {
+    const before = this.contact.get(agentId)
+    if (before?.sessionStarted && !before.problem) return
+    this.contact.set(agentId, { sessionStarted: true })
+    this.publish(agentId)
+  }
+
+  /** The agent could not start a session (or run a turn): said in its state until one starts. */
+  sessionFailed(problem: AgentProblem): void {
+    this.contact.set(problem.agentId, { ...this.contact.get(problem.agentId), problem })
+    this.publish(problem.agentId)
+  }
+
+  /** Something changed that may have fixed the agent (a sign-in, a new definition, a restart): its last problem is not known to hold. */
+  forgetProblem(agentId: string): void {
+    const before = this.contact.get(agentId)
+    if (!before?.problem) return
+    this.contact.set(agentId, { sessionStarted: before.sessionStarted })
+    this.publish(agentId)
   }
 
   /** Stops the agent if it runs or is starting; its sessions become idle, to be continued. */
@@ -86,18 +117,19 @@ export class AgentSupervisor {
   async forget(agentId: string): Promise<void> {
     await this.stop(agentId)
     this.states.delete(agentId)
+    this.contact.delete(agentId)
   }
 
   /** Every agent's live state; for one not running, whether its command can be found at all. */
   runtimeStates(definitions: AgentDefinition[]): Promise<AgentRuntimeState[]> {
     return Promise.all(
       definitions.map(async (agent) => {
-        const known = this.states.get(agent.id)
+        const known = this.stateOf(agent.id)
         if (known && known.status !== 'stopped' && known.status !== 'error') return known
         const missingSecrets = await this.missingSecretsOf(agent, known?.authMethods)
-        const { missingSecrets: _before, ...rest } = known ?? { agentId: agent.id, status: 'stopped' as const, stderrTail: '' }
+        const { missingSecrets: _before, ...rest } = known ?? this.withContact({ agentId: agent.id, status: 'stopped' as const, stderrTail: '' })
         const base: AgentRuntimeState = missingSecrets.length ? { ...rest, missingSecrets } : rest
-        if (await findExecutable(agent.command, { ...process.env, ...agent.env })) return { ...base, installed: true }
+        if (await this.options.environment.find(agent.command, { layers: [agent.env], cwd: agent.cwd })) return { ...base, installed: true }
         return { ...base, installed: false, message: notInstalledMessage(agent) }
       })
     )
@@ -202,6 +234,7 @@ export class AgentSupervisor {
     return connect(definition, {
       logDir: this.logDir,
       clientVersion: this.options.clientVersion,
+      env: this.options.environment.forChild(),
       secretEnv: await this.secretEnvOf(definition),
       markPrefix: markPrefixFor(this.options.dataDir),
       initializeTimeoutMs: this.options.initializeTimeoutMs,
@@ -211,11 +244,29 @@ export class AgentSupervisor {
   }
 
   private onState(connection: AgentConnection, state: AgentRuntimeState): void {
+    // A new run has started no session yet.
+    if (state.status === 'starting') this.contact.set(state.agentId, { problem: this.contact.get(state.agentId)?.problem })
     this.states.set(state.agentId, state)
-    this.options.events.emit('agent.state', state)
+    this.options.events.emit('agent.state', this.withContact(state))
     if (state.status !== 'exited' && state.status !== 'stopped') return
     if (this.running.get(state.agentId) === connection) this.running.delete(state.agentId)
     this.options.onEnded(connection, state)
+  }
+
+  private withContact(state: AgentRuntimeState): AgentRuntimeState {
+    const { problem: _problem, sessionStarted: _started, ...rest } = state
+    const contact = this.contact.get(state.agentId)
+    return {
+      ...rest,
+      ...(contact?.problem ? { problem: contact.problem } : {}),
+      ...(contact?.sessionStarted && state.status === 'ready' ? { sessionStarted: true } : {})
+    }
+  }
+
+  /** Tells the windows the agent's state again (what it can do changed, not its process). */
+  private publish(agentId: string): void {
+    const state = this.states.get(agentId)
+    this.options.events.emit('agent.state', this.withContact(state ?? { agentId, status: 'stopped', stderrTail: '' }))
   }
 
   /**

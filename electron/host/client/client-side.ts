@@ -36,11 +36,9 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
       return await confinePath(path, rootsOf(live))
     } catch (error) {
       if (!(error instanceof PathRefusedError)) throw error
-      registry.append(live, {
-        t: 'error',
-        at: new Date().toISOString(),
-        message: `The agent asked to ${verb} a path outside the project. ${error.message}`
-      })
+      // Outside the project, or not a path Switchboard takes at all (relative, a URI, a device…): the reason says which.
+      const what = error.outside ? 'a path outside the project' : 'a path Switchboard cannot use'
+      registry.append(live, { t: 'error', at: new Date().toISOString(), message: `The agent asked to ${verb} ${what}. ${error.message}` })
       throw new RequestError(-32602, error.message)
     }
   }
@@ -115,7 +113,11 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
           }
         })
       }
-      return broker.askPermission(live.record, params, signal)
+      const announced = live.thread.keyed.get(`tool_call:${toolCall.toolCallId}`)
+      return broker.askPermission(live.record, params, signal, {
+        folders: rootsOf(live),
+        announced: announced?.kind === 'tool_call' ? announced : undefined
+      })
     }
   }
   return handlers

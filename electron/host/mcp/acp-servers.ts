@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path'
 import type { McpServer } from '@agentclientprotocol/sdk'
 import type { AgentCapabilities } from '../../../shared/domain'
 import type { McpProfile, McpTransport, SessionMcpLeftOut, SessionMcpServer } from '../../../shared/mcp'
+import type { UserEnvironment } from '../environment'
 import { findExecutable } from '../executables'
 import type { UnlockedProfile } from './profiles'
 
@@ -27,9 +28,13 @@ export interface PreparedServer {
 
 export class McpCommandNotFoundError extends Error {}
 
+type Find = (command: string, env: NodeJS.ProcessEnv) => Promise<string | null>
+
+/** `environment`: the one the Host's processes get, whose PATH (under the profile's own variables) finds the commands. */
 export async function prepareServers(
   unlocked: UnlockedProfile[],
-  find: (command: string, env: NodeJS.ProcessEnv) => Promise<string | null> = findExecutable
+  environment: UserEnvironment,
+  find: Find = findExecutable
 ): Promise<PreparedServer[]> {
   const prepared: PreparedServer[] = []
   for (const { profile, env, headers, missingSecrets } of unlocked) {
@@ -41,12 +46,16 @@ export async function prepareServers(
       })
       continue
     }
+    if (profile.lastTest && !profile.lastTest.ok) {
+      prepared.push({ profile, acp: null, leftOut: lastTestFailed(profile.lastTest.error) })
+      continue
+    }
     if (profile.transport !== 'stdio') {
       const server = { name: profile.name, url: profile.url, headers }
       prepared.push({ profile, acp: profile.transport === 'http' ? { type: 'http', ...server } : { type: 'sse', ...server } })
       continue
     }
-    const command = await resolveCommand(profile, env, find)
+    const command = await resolveCommand(profile, env, environment, find)
     prepared.push({
       profile,
       acp: { name: profile.name, command, args: profile.args, env },
@@ -62,22 +71,34 @@ export async function prepareServers(
 async function resolveCommand(
   profile: McpProfile,
   env: { name: string; value: string }[],
-  find: (command: string, env: NodeJS.ProcessEnv) => Promise<string | null>
+  environment: UserEnvironment,
+  find: Find
 ): Promise<string> {
-  const found = await findProfileCommand(profile, env, find)
+  const found = await findProfileCommand(profile, env, environment, find)
   if (found) return found
   throw new McpCommandNotFoundError(
     `MCP server “${profile.name}”: ${commandNotFound(profile)} Or switch the server off for this project on the MCP page.`
   )
 }
 
+/**
+ * Why a server whose last Test connection failed is not given: the agent would
+ * start it anyway and fail in its own way (a missing tool, a slow start, or a
+ * refused session), and the user, who saw it fail, would not see that here.
+ */
+export function lastTestFailed(error?: string): string {
+  const why = error ? ` (${error.replace(/[.\s]+$/, '')})` : ''
+  return `its last Test connection failed${why}: test it again on the MCP page once it is fixed, and new sessions get it`
+}
+
 /** A stdio profile's command as an absolute path, or null when there is nothing to run. */
 export async function findProfileCommand(
   profile: McpProfile,
   env: { name: string; value: string }[],
-  find: (command: string, env: NodeJS.ProcessEnv) => Promise<string | null> = findExecutable
+  environment: UserEnvironment,
+  find: Find = findExecutable
 ): Promise<string | null> {
-  const lookupEnv: NodeJS.ProcessEnv = { ...process.env, ...Object.fromEntries(env.map((e) => [e.name, e.value])) }
+  const lookupEnv = environment.forChild(Object.fromEntries(env.map((e) => [e.name, e.value])))
   const relativePath = !isAbsolute(profile.command) && /[\\/]/.test(profile.command)
   const candidate = relativePath && profile.cwd ? resolve(profile.cwd, profile.command) : profile.command
   const found = await find(candidate, lookupEnv)

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import {
   validateMcpProfile,
+  type McpLastTest,
   type McpPair,
   type McpProfile,
   type McpProfileView,
@@ -105,6 +106,9 @@ export class McpProfiles {
       createdAt: existing?.createdAt ?? now,
       updatedAt: now
     }
+    // A test says something of the connection it made: it still holds while nothing it used changed.
+    const writesSecrets = envPlan.writes.length + headerPlan.writes.length > 0
+    if (existing?.lastTest && !writesSecrets && sameConnection(existing, profile)) profile.lastTest = existing.lastTest
     // Secrets of pairs that are gone (or no longer secret) are forgotten.
     await this.forgetSecrets(id, 'env', existing?.env ?? [], storedEnv)
     await this.forgetSecrets(id, 'header', existing?.headers ?? [], storedHeaders)
@@ -134,6 +138,14 @@ export class McpProfiles {
     }
     const off = (this.store.data.mcpDisabled[projectId] ?? []).filter((id) => id !== profileId)
     this.store.data.mcpDisabled[projectId] = enabled ? off : [...off, profileId]
+    await this.changed()
+  }
+
+  /** Keeps what a connection test found (not an edit: the version stays); a profile deleted meanwhile is let be. */
+  async recordTest(profileId: string, test: McpLastTest): Promise<void> {
+    const profile = this.profiles.find((p) => p.id === profileId)
+    if (!profile) return
+    profile.lastTest = test
     await this.changed()
   }
 
@@ -202,6 +214,12 @@ export class McpProfiles {
     await this.store.save()
     this.onChange(await this.state())
   }
+}
+
+/** Whether two versions of a profile connect the same way (a test of one holds for the other). */
+function sameConnection(a: McpProfile, b: McpProfile): boolean {
+  const key = (p: McpProfile) => JSON.stringify([p.transport, p.command, p.args, p.env, p.cwd ?? '', p.url, p.headers])
+  return key(a) === key(b)
 }
 
 function trimPairs(pairs: { name: string; value?: string; secret: boolean }[]): { name: string; value?: string; secret: boolean }[] {

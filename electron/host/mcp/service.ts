@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
 import type { ParsedParams, RequestResult } from '../../../shared/contract'
 import { mcpRequestParams, type McpState } from '../../../shared/mcp'
+import type { UserEnvironment } from '../environment'
 import type { SecretStore } from '../secrets'
 import type { Store } from '../store'
 import { prepareServers, type PreparedServer } from './acp-servers'
@@ -23,6 +24,10 @@ export type McpHandlers = { [M in McpMethod]: (params: ParsedParams<M>) => Promi
 export interface McpServiceOptions {
   store: Store
   secrets: SecretStore
+  /** What stdio servers start with (Test connection), and whose PATH finds their commands. */
+  environment: UserEnvironment
+  /** The start of the mark a tested server's process carries (see processes.ts). */
+  markPrefix?: string
   clientVersion: string
   onChange: (state: McpState) => void
   /** Where other apps keep their files; defaults to this machine's. */
@@ -43,7 +48,7 @@ export class McpService {
    */
   async prepareForProject(projectId: string): Promise<PreparedServer[]> {
     const unlocked = await Promise.all(this.profiles.forProject(projectId).map((p) => this.profiles.unlock(p)))
-    return prepareServers(unlocked)
+    return prepareServers(unlocked, this.options.environment)
   }
 
   readonly handlers: McpHandlers = {
@@ -57,11 +62,17 @@ export class McpService {
       await this.profiles.setProjectEnabled(p.projectId, p.profileId, p.enabled)
       return {}
     },
-    'mcp.test': async (p) =>
-      testMcpConnection(await this.profiles.unlock(this.profiles.profile(p.id)), {
+    'mcp.test': async (p) => {
+      const result = await testMcpConnection(await this.profiles.unlock(this.profiles.profile(p.id)), {
         timeoutMs: p.timeoutMs,
-        clientVersion: this.options.clientVersion
-      }),
+        clientVersion: this.options.clientVersion,
+        environment: this.options.environment,
+        markPrefix: this.options.markPrefix
+      })
+      // Kept with the profile: the MCP page and sessions show it, and a server that fails is not given to new sessions.
+      await this.profiles.recordTest(p.id, { ok: result.ok, at: new Date().toISOString(), ...(result.ok ? {} : { error: result.error }) })
+      return result
+    },
     'mcp.importSources': async (p) => {
       const project = p.projectId ? this.options.store.project(p.projectId) : undefined
       if (p.projectId && !project) throw new Error(`No project with id '${p.projectId}'`)

@@ -7,6 +7,8 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { McpListedItem, McpProfile, McpTestResult } from '../../../shared/mcp'
+import type { UserEnvironment } from '../environment'
+import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from '../processes'
 import { commandNotFound, findProfileCommand } from './acp-servers'
 import type { UnlockedProfile } from './profiles'
 
@@ -15,15 +17,22 @@ import type { UnlockedProfile } from './profiles'
  * (stdio spawn, Streamable HTTP, or SSE, with the MCP SDK's client), lists its
  * tools, prompts and resources, and closes. A failure is answered, not thrown,
  * with the exact problem: a command not found, the exit code and the end of
- * stderr, the HTTP status, or the timeout.
+ * stderr, the HTTP status, or the timeout. A stdio server's process is gone
+ * (with whatever it started) before the answer is given, whatever happened.
  */
 
 export interface TestConnectionOptions {
   timeoutMs: number
   clientVersion: string
+  /** What a stdio server starts with, before the profile's own variables. */
+  environment: UserEnvironment
+  /** The start of the mark the server's process carries (see processes.ts). */
+  markPrefix?: string
 }
 
 const STDERR_TAIL_CHARS = 4000
+const STDIN_GRACE_MS = 500
+const KILL_GRACE_MS = 2000
 const MAX_LIST_PAGES = 20
 
 export async function testMcpConnection(unlocked: UnlockedProfile, options: TestConnectionOptions): Promise<McpTestResult> {
@@ -40,10 +49,10 @@ export async function testMcpConnection(unlocked: UnlockedProfile, options: Test
 
   const deadline = new AbortController()
   const timer = setTimeout(() => deadline.abort(), options.timeoutMs)
-  const process = new ProcessWatch()
+  const process = new ProcessWatch(newProcessMark(options.markPrefix))
   let client: Client | null = null
   try {
-    const transport = await createTransport(unlocked, process)
+    const transport = await createTransport(unlocked, process, options.environment)
     client = new Client({ name: 'switchboard', title: 'Switchboard', version: options.clientVersion })
     const requestOptions = () => ({ signal: deadline.signal, timeout: Math.max(1, options.timeoutMs - elapsed()) })
     await client.connect(transport, requestOptions())
@@ -78,20 +87,23 @@ export async function testMcpConnection(unlocked: UnlockedProfile, options: Test
     })
   } finally {
     clearTimeout(timer)
-    // Closing the client closes the transport: the stdio server's process is ended.
     await client?.close().catch(() => undefined)
+    // The SDK's close does not wait for the process when the handshake failed (its own close, started by the
+    // failed connect, is under way with unref'd timers, which a host quitting never sees fire): end it here.
+    await process.stop()
   }
 }
 
-async function createTransport(unlocked: UnlockedProfile, watch: ProcessWatch): Promise<Transport> {
+async function createTransport(unlocked: UnlockedProfile, watch: ProcessWatch, environment: UserEnvironment): Promise<Transport> {
   const { profile } = unlocked
   if (profile.transport === 'http' || profile.transport === 'sse') {
     const url = new URL(profile.url)
     const requestInit: RequestInit = { headers: Object.fromEntries(unlocked.headers.map((h) => [h.name, h.value])) }
     return profile.transport === 'http' ? new StreamableHTTPClientTransport(url, { requestInit }) : new SSEClientTransport(url, { requestInit })
   }
-  const env = Object.fromEntries(unlocked.env.map((e) => [e.name, e.value]))
-  const command = await findProfileCommand(profile, unlocked.env)
+  // The whole environment, as an agent gives its servers (the SDK alone would pass only HOME, PATH, SHELL, TERM, USER…).
+  const env = environment.forChild(Object.fromEntries(unlocked.env.map((e) => [e.name, e.value])), { [PROCESS_MARK_ENV]: watch.mark })
+  const command = await findProfileCommand(profile, unlocked.env, environment)
   if (!command) throw new CommandNotFound(profile)
   const transport = new StdioClientTransport({ command, args: profile.args, env, cwd: profile.cwd || homedir(), stderr: 'pipe' })
   transport.stderr?.on('data', (chunk: Buffer) => watch.stderr(chunk.toString('utf8')))
@@ -104,13 +116,45 @@ async function createTransport(unlocked: UnlockedProfile, watch: ProcessWatch): 
   return transport
 }
 
-/** How a stdio server's process ended, and the last of what it wrote to stderr. */
+/** A stdio server's process: how it ended, the last of what it wrote to stderr, and its end. */
 class ProcessWatch {
   exit: { code: number | null; signal: string | null } | null = null
   private tail = ''
+  private child: ChildProcess | undefined
+  private exited: Promise<void> = Promise.resolve()
+
+  /** `mark`: in the server's environment, inherited by what it starts (see processes.ts). */
+  constructor(readonly mark: string) {}
 
   attach(child: ChildProcess | undefined): void {
-    child?.once('exit', (code, signal) => (this.exit = { code, signal }))
+    if (!child) return
+    this.child = child
+    this.exited = new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve()
+      child.once('exit', (code, signal) => {
+        this.exit = { code, signal }
+        resolve()
+      })
+    })
+  }
+
+  /** Ends the server and what it started: stdin closed, SIGTERM after a moment, SIGKILL after another. */
+  async stop(): Promise<void> {
+    const child = this.child
+    if (!child?.pid) return
+    const exitedWithin = (ms: number): Promise<boolean> =>
+      Promise.race([this.exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))])
+    const ended = (): boolean => child.exitCode !== null || child.signalCode !== null
+    if (!ended()) {
+      child.stdin?.end()
+      if (!(await exitedWithin(STDIN_GRACE_MS))) {
+        const asked = killProcessTree({ pid: child.pid, mark: this.mark }, 'SIGTERM')
+        if (!(await exitedWithin(KILL_GRACE_MS))) killProcessTree({ pid: child.pid, mark: this.mark, also: asked }, 'SIGKILL')
+        await this.exited
+      }
+    }
+    // Whatever it started and left running goes with it.
+    killProcessTree({ pid: child.pid, mark: this.mark, reaped: true }, 'SIGKILL')
   }
 
   stderr(text: string): void {

@@ -4,7 +4,7 @@ import { join, relative, resolve, sep } from 'node:path'
 import type { AgentDefinition, AgentOrigin, DistributionKind } from '../../../shared/domain'
 import type { PlatformKey, RegistryAgent } from '../../../shared/registry'
 import { HostError } from '../errors'
-import { findExecutable } from '../executables'
+import type { UserEnvironment } from '../environment'
 import { archiveFormat, download, unpack } from './archive'
 
 /**
@@ -19,6 +19,8 @@ export type Runnable = Pick<AgentDefinition, 'command' | 'args' | 'env' | 'insta
 
 export interface InstallerOptions {
   dataDir: string
+  /** Where npx and uvx are looked up: the PATH agents start with. */
+  environment: UserEnvironment
   platform: PlatformKey | null
   onProgress: (phase: 'downloading' | 'extracting', received: number, total: number | null) => void
 }
@@ -52,7 +54,7 @@ export async function installDistribution(
   if (kind === 'npx') {
     const dist = agent.distribution.npx
     if (!dist) throw new Error(`${agent.name} has no npx distribution`)
-    if (!(await findExecutable('npx'))) {
+    if (!(await options.environment.find('npx'))) {
       throw new Error(
         `${agent.name} runs through npx, which is not installed here. Install Node.js (https://nodejs.org), which brings npx, then try again.`
       )
@@ -65,7 +67,7 @@ export async function installDistribution(
   if (kind === 'uvx') {
     const dist = agent.distribution.uvx
     if (!dist) throw new Error(`${agent.name} has no uvx distribution`)
-    if (!(await findExecutable('uvx'))) {
+    if (!(await options.environment.find('uvx'))) {
       throw new HostError(
         'uv_missing',
         `${agent.name} runs through uv's uvx, which is not installed here. Install uv (https://docs.astral.sh/uv/getting-started/installation/: ` +

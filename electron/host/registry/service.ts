@@ -10,8 +10,8 @@ import {
 import { agentIdFor } from '../agent-definitions'
 import type { AgentChecks } from '../agents/check'
 import type { AgentSupervisor } from '../agents/supervisor'
+import type { UserEnvironment } from '../environment'
 import type { EventBus } from '../events'
-import { findExecutable } from '../executables'
 import type { HandlerSlice } from '../handlers'
 import type { Records } from '../records'
 import { checkRegistryUrl, RegistryFeed } from './feed'
@@ -28,6 +28,8 @@ export interface RegistryServiceOptions {
   events: EventBus
   supervisor: AgentSupervisor
   checks: AgentChecks
+  /** Where npx and uvx are looked up: the PATH agents start with. */
+  environment: UserEnvironment
   dataDir: string
   /** The snapshot bundled with the app (served when the feed and the cache fail). */
   snapshot: RegistrySnapshot
@@ -90,7 +92,7 @@ export class RegistryService {
     const { snapshot, source, problem, skipped } = await this.feed.get(url, refresh)
     const installed = new Map<string, AgentDefinition>()
     for (const agent of this.options.records.data.agents) if (agent.origin) installed.set(agent.origin.registryId, agent)
-    const uvx = Boolean(await findExecutable('uvx'))
+    const uvx = Boolean(await this.options.environment.find('uvx'))
     return {
       url,
       source,
@@ -201,6 +203,7 @@ export class RegistryService {
   private installerOptions(registryId: string) {
     return {
       dataDir: this.options.dataDir,
+      environment: this.options.environment,
       platform: this.platform,
       onProgress: (phase: 'downloading' | 'extracting', received: number, total: number | null) =>
         this.options.events.emit('registry.progress', { registryId, phase, received, total })

@@ -1,4 +1,6 @@
 import { RequestError } from '@agentclientprotocol/sdk'
+import { agentFailure, type Asked } from '../agents/problems'
+import { authRequired } from '../agents/sign-in'
 import type { AgentSupervisor } from '../agents/supervisor'
 import { describeError, HostError } from '../errors'
 import type { McpService } from '../mcp/service'
@@ -66,9 +68,13 @@ export class SessionConnector {
     registry.setState(id, { status: 'starting', error: undefined, reopenFailed: undefined })
     /** The request that reopens it, once sent: a failure of that request (not of starting the agent) keeps the view and offers a new session. */
     let attempt: 'session/resume' | 'session/load' | null = null
+    const definition = records.agent(record.agentId)
+    const asked: Asked = {}
     try {
       const prepared = await mcp.prepareForProject(record.projectId)
-      const connection = await supervisor.ensure(records.agent(record.agentId))
+      const connection = await supervisor.ensure(definition)
+      asked.connection = connection
+      asked.mark = connection.stderrMark()
       const servers = serversForAgent(prepared, connection.capabilities, agentName)
       const { loadSession, session: can } = connection.capabilities
       // Resume keeps the local view and needs no replay; an imported session has no local view yet, so it loads.
@@ -99,6 +105,7 @@ export class SessionConnector {
         await registry.replayQuiet(live, REPLAY_QUIET_MS, REPLAY_MAX_MS, signal)
         registry.endReplay(live)
       }
+      supervisor.sessionStarted(definition.id)
       const state = sessionStateFrom(answer)
       if (state) registry.append(live, state)
       registry.setState(id, {
@@ -118,8 +125,12 @@ export class SessionConnector {
       if (registry.stateOf(id).status !== 'idle') {
         const needsSignIn = error instanceof RequestError && error.code === -32000
         if (!attempt || needsSignIn) {
-          registry.setState(id, { status: 'error', error: describeError(error) })
-          throw error
+          // The agent could not start, or asks for a sign-in: the agent's problem, said with what to do.
+          const failure =
+            (needsSignIn && asked.connection && authRequired(error, asked.connection, asked.mark)) || agentFailure(definition, error, asked)
+          if (failure instanceof HostError && failure.problem) supervisor.sessionFailed(failure.problem)
+          registry.setState(id, { status: 'error', error: describeError(failure) })
+          throw failure
         }
         // The view stays as it was; the user may continue in a new session given this conversation as context.
         const reason = describeError(error).replace(/[.\s]+$/, '')

@@ -8,7 +8,9 @@ import type { AgentDefinition, SessionRecord } from '../../../shared/domain'
 import { applyRecord, conversationAsContext, createThread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import type { AgentConnection } from '../agent/connection'
+import { agentFailure, type Asked } from '../agents/problems'
 import { authRequired } from '../agents/sign-in'
+import { HostError } from '../errors'
 import { assertDirectory } from '../folders'
 import { serversForAgent, type PreparedServer } from '../mcp/acp-servers'
 import { readTranscript, readTranscriptPage, readTranscriptTail } from '../transcripts'
@@ -105,6 +107,7 @@ export class SessionLifecycle {
       ...(parent.worktree ? { worktree: parent.worktree } : {}),
       title: `Fork of ${parent.title}`,
       titleSource: 'default',
+      forkedFrom: parent.id,
       createdAt: now,
       updatedAt: now,
       ...sessionMcp(servers)
@@ -139,6 +142,7 @@ export class SessionLifecycle {
       ...(parent.worktree ? { worktree: parent.worktree } : {}),
       title: `${parent.title} (continued)`,
       titleSource: 'prompt',
+      forkedFrom: parent.id,
       createdAt: now,
       updatedAt: now,
       ...sessionMcp(servers),
@@ -157,14 +161,27 @@ export class SessionLifecycle {
    * auth_required comes back as the error that lists how to sign in.
    */
   private async newIn(definition: AgentDefinition, cwd: string, prepared: PreparedServer[], additionalDirectories: string[]) {
-    const connection = await this.deps.supervisor.ensure(definition)
-    const servers = serversForAgent(prepared, connection.capabilities, definition.name)
-    const response = await connection.acp
-      .newSession({ cwd, mcpServers: servers.mcpServers, ...directoriesFor(connection, additionalDirectories) })
-      .catch((error: unknown) => {
-        throw authRequired(error, connection) ?? error
-      })
-    return { connection, servers, response }
+    const { supervisor } = this.deps
+    const asked: Asked = {}
+    try {
+      const connection = await supervisor.ensure(definition)
+      asked.connection = connection
+      asked.mark = connection.stderrMark()
+      const servers = serversForAgent(prepared, connection.capabilities, definition.name)
+      const response = await connection.acp
+        .newSession({ cwd, mcpServers: servers.mcpServers, ...directoriesFor(connection, additionalDirectories) })
+        .catch(async (error: unknown) => {
+          // An agent that died answering: how it ended is part of what happened.
+          await connection.settle()
+          throw authRequired(error, connection, asked.mark) ?? error
+        })
+      supervisor.sessionStarted(definition.id)
+      return { connection, servers, response }
+    } catch (error) {
+      const failure = agentFailure(definition, error, asked)
+      if (failure instanceof HostError && failure.problem) supervisor.sessionFailed(failure.problem)
+      throw failure
+    }
   }
 
   /** A session the agent has just created: in memory and linked, its history copied (a fork's), the answer's state kept, saved. */

@@ -52,8 +52,10 @@ export class Turns {
       records.announce(live.record)
     }
     registry.setState(id, { status: 'running', error: undefined })
+    const mark = connection.stderrMark()
     try {
       const response = await connection.acp.prompt({ sessionId: acpSessionIdOf(live), prompt: content })
+      this.deps.supervisor.sessionStarted(live.record.agentId)
       const usage = turnUsageOf(response)
       registry.append(live, { t: 'stop', at: new Date().toISOString(), stopReason: response.stopReason, ...(usage ? { usage } : {}) })
       live.record.lastStopReason = response.stopReason
@@ -62,7 +64,9 @@ export class Turns {
     } catch (error) {
       await connection.settle()
       const alive = connection.isAlive
-      const auth = authRequired(error, connection)
+      const auth = authRequired(error, connection, mark)
+      // Signed out (or the key refused) after the session started: said in the agent's state too, until a turn works.
+      if (auth?.problem) this.deps.supervisor.sessionFailed(auth.problem)
       const message =
         auth?.message ??
         (alive

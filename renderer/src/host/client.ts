@@ -1,12 +1,17 @@
 import type { HostEvent, HostEventName, HostEvents, HostTransport, RequestMethod, RequestParams, RequestResult } from '../../../shared/contract'
+import type { AgentProblem } from '../../../shared/domain'
 import type { HostErrorCode } from '../../../shared/errors'
 
-/** A request the Host refused, with its message; `code` lets a view act on it (e.g. `auth_required`). */
+/**
+ * A request the Host refused, with its message; `code` lets a view act on it
+ * (e.g. `auth_required`), and `problem` says what went wrong with an agent, in parts.
+ */
 export class HostRequestError extends Error {
   constructor(
     message: string,
     readonly method: RequestMethod,
-    readonly code?: HostErrorCode
+    readonly code?: HostErrorCode,
+    readonly problem?: AgentProblem
   ) {
     super(message)
     this.name = 'HostRequestError'
@@ -26,7 +31,7 @@ export class HostClient {
   /** Resolves with the method's result; rejects with the Host's own message when it refuses. */
   async request<M extends RequestMethod>(method: M, params: RequestParams<M>): Promise<RequestResult<M>> {
     const response = await this.transport.request(method, params)
-    if (!response.ok) throw new HostRequestError(response.error.message, method, response.error.code)
+    if (!response.ok) throw new HostRequestError(response.error.message, method, response.error.code, response.error.problem)
     return response.result as RequestResult<M>
   }
 

@@ -19,7 +19,8 @@ export function connectTransport(hooks: TransportHooks): HostTransport {
   return new WebSocketTransport(readToken(), hooks)
 }
 
-export type ConnectionState = 'connecting' | 'connected' | 'reconnecting'
+/** `refused`: the host is there but does not take this page's token (restarted with a new one): the page must be opened again. */
+export type ConnectionState = 'connecting' | 'connected' | 'reconnecting' | 'refused'
 
 export interface TransportHooks {
   /** Something from the Host had to be ignored; the user should know. */
@@ -93,9 +94,23 @@ interface Pending {
 const FIRST_RETRY_MS = 250
 const MAX_RETRY_MS = 5000
 
+/** Said when the host is there but refuses this page's token: waiting will not help, the printed address will. */
+function refusedDetail(token: string): string {
+  return token
+    ? 'Switchboard refused the key this page was opened with: it was restarted with a new one (--new-token), or another Switchboard now answers at this address. ' +
+        'Open the address Switchboard printed on its console (it ends with #token=…).'
+    : 'This page was opened without its key. Open the address Switchboard printed on its console when it started (it ends with #token=…).'
+}
+
 /**
  * Requests and event batches over `/ws`. Requests are matched to responses by
  * id; a closed socket rejects what is pending and is reopened with backoff.
+ * When a socket cannot open, the browser does not tell the page why: `/auth`
+ * says whether the host is there and takes the token. A refused token stops
+ * the attempts (each would only be refused again) and tells the user to open
+ * the printed address; the page keeps asking `/auth` meanwhile, and goes on
+ * at once when the address is pasted again (hashchange) or the token is
+ * accepted again.
  */
 class WebSocketTransport implements HostTransport {
   private socket: WebSocket | null = null
@@ -106,6 +121,8 @@ class WebSocketTransport implements HostTransport {
   private retryDelay = FIRST_RETRY_MS
   private retryTimer: ReturnType<typeof setTimeout> | null = null
   private everConnected = false
+  /** The host said no to the token: ask /auth before opening a socket again. */
+  private refused = false
 
   constructor(
     private token: string,
@@ -118,6 +135,7 @@ class WebSocketTransport implements HostTransport {
       const token = takeTokenFromHash()
       if (!token || this.socket) return
       this.token = token
+      this.refused = false
       this.retryNow()
     })
   }
@@ -144,6 +162,7 @@ class WebSocketTransport implements HostTransport {
   private connect(): Promise<WebSocket> {
     if (this.socket?.readyState === WebSocket.OPEN) return Promise.resolve(this.socket)
     if (this.opening) return this.opening
+    if (this.refused) return Promise.reject(new Error(refusedDetail(this.token)))
     this.opening = new Promise<WebSocket>((resolve, reject) => {
       const scheme = location.protocol === 'https:' ? 'wss' : 'ws'
       const socket = new WebSocket(`${scheme}://${location.host}/ws?token=${encodeURIComponent(this.token)}`)
@@ -159,20 +178,45 @@ class WebSocketTransport implements HostTransport {
       socket.onclose = () => {
         const wasOpen = this.socket === socket
         this.socket = null
-        this.opening = null
         for (const pending of this.pending.values()) pending.reject(new Error(LOST_CONNECTION))
         this.pending.clear()
-        const detail = this.everConnected
-          ? `${LOST_CONNECTION}; reconnecting…`
-          : this.token
-            ? 'Cannot reach the Switchboard host. Is it still running, and was this page opened with the address it printed? Retrying…'
-            : 'This page needs the address Switchboard printed when it started (it ends with #token=…). Open that address.'
-        if (!wasOpen) reject(new Error(detail))
-        this.hooks.connection('reconnecting', detail)
-        this.scheduleReconnect()
+        if (wasOpen) {
+          this.opening = null
+          this.hooks.connection('reconnecting', `${LOST_CONNECTION}; reconnecting…`)
+          this.scheduleReconnect()
+          return
+        }
+        // Never opened: the host is down, or it refused the token. Requests wait for the answer.
+        void this.whyNotOpen().then((detail) => {
+          this.opening = null
+          reject(new Error(detail))
+          this.hooks.connection(this.refused ? 'refused' : 'reconnecting', detail)
+          this.scheduleReconnect()
+        })
       }
     })
     return this.opening
+  }
+
+  /** Asks the host whether it takes the token; says what the user should know. */
+  private async whyNotOpen(): Promise<string> {
+    const accepted = await this.tokenAccepted()
+    this.refused = accepted === false
+    if (this.refused) return refusedDetail(this.token)
+    if (this.everConnected) return `${LOST_CONNECTION}; reconnecting…`
+    return 'Cannot reach the Switchboard host. Is it still running, and was this page opened with the address it printed? Retrying…'
+  }
+
+  /** True or false as the host says; null when it cannot be reached. */
+  private async tokenAccepted(): Promise<boolean | null> {
+    try {
+      const response = await fetch('/auth', { headers: { authorization: `Bearer ${this.token}` }, cache: 'no-store' })
+      if (!response.ok) return null
+      const answer = (await response.json()) as { accepted?: unknown }
+      return typeof answer.accepted === 'boolean' ? answer.accepted : null
+    } catch {
+      return null
+    }
   }
 
   private retryNow(): void {
@@ -186,9 +230,20 @@ class WebSocketTransport implements HostTransport {
     if (this.retryTimer) return
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null
-      this.connect().catch(() => undefined)
+      if (this.refused) void this.askAgain()
+      else this.connect().catch(() => undefined)
     }, this.retryDelay)
     this.retryDelay = Math.min(this.retryDelay * 2, MAX_RETRY_MS)
+  }
+
+  /** While refused: only /auth is asked (quietly), until the token is taken again. */
+  private async askAgain(): Promise<void> {
+    if ((await this.tokenAccepted()) === true) {
+      this.refused = false
+      this.retryNow()
+    } else {
+      this.scheduleReconnect()
+    }
   }
 
   private receive(data: unknown): void {

@@ -6,10 +6,12 @@ import { routeEvents } from '../event-router'
 import type { ConnectionState } from '../host/transport'
 import { useAgentsStore } from './agents'
 import { useElicitationsStore } from './elicitations'
+import { useMcpStore } from './mcp'
 import { useNoticesStore } from './notices'
 import { usePermissionsStore } from './permissions'
 import { useProjectsStore } from './projects'
 import { useSessionsStore } from './sessions'
+import { useSettingsStore } from './settings'
 import { useThreadsStore } from './threads'
 
 /**
@@ -19,7 +21,10 @@ import { useThreadsStore } from './threads'
  */
 export const useAppStore = defineStore('app', () => {
   const info = ref<AppInfo | null>(null)
-  /** True once the first load has answered (or failed): empty states may show. */
+  /**
+   * True once the first load has answered (or the Host refused part of it): empty states may show.
+   * Not while the Host cannot be reached or refuses the page's token: "no projects yet" would be untrue.
+   */
   const ready = ref(false)
   const connection = ref<ConnectionState>('connecting')
   const connectionDetail = ref('')
@@ -33,8 +38,9 @@ export const useAppStore = defineStore('app', () => {
   /** Everything the sidebar needs; again after a reconnect, since events were missed meanwhile. */
   async function load(): Promise<void> {
     const client = host()
+    let answered = false
     try {
-      const [appInfo, projects, sessions, sessionStates, agents, agentStates, rules, elicitations, checks] = await Promise.all([
+      const [appInfo, projects, sessions, sessionStates, agents, agentStates, rules, elicitations, checks, mcp] = await Promise.all([
         client.request('app.info', {}),
         client.request('projects.list', {}),
         client.request('sessions.list', {}),
@@ -43,7 +49,9 @@ export const useAppStore = defineStore('app', () => {
         client.request('agents.states', {}),
         client.request('permissions.list', {}),
         client.request('elicitations.list', {}),
-        client.request('agents.checks', {})
+        client.request('agents.checks', {}),
+        client.request('mcp.list', {}),
+        useSettingsStore().load()
       ])
       const firstTime = info.value === null
       info.value = appInfo
@@ -54,19 +62,22 @@ export const useAppStore = defineStore('app', () => {
       for (const state of sessionStates) useSessionsStore().receiveState(state)
       usePermissionsStore().rules = rules
       useElicitationsStore().pending = elicitations
+      // The sidebar counts the MCP servers from the start, not once the MCP page has been opened.
+      useMcpStore().receive(mcp)
       if (firstTime) for (const warning of appInfo.warnings) useNoticesStore().report(warning)
+      answered = true
     } catch (error) {
       // While the link is down the connection notice says so; a banner per request would only repeat it.
       if (connection.value === 'connected') useNoticesStore().report(messageOf(error))
     } finally {
-      ready.value = true
+      if (answered || connection.value === 'connected') ready.value = true
     }
   }
 
   function setConnection(state: ConnectionState, detail = ''): void {
     connection.value = state
     connectionDetail.value = detail
-    if (state === 'reconnecting') wasDisconnected = true
+    if (state === 'reconnecting' || state === 'refused') wasDisconnected = true
     if (state === 'connected' && wasDisconnected) {
       wasDisconnected = false
       void load()

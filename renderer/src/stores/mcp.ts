@@ -29,19 +29,19 @@ export const useMcpStore = defineStore('mcp', () => {
   /** The project whose switches the page shows ('' = none picked). */
   const projectId = ref('')
   const tests = ref<Record<string, { running: boolean; result?: McpTestResult }>>({})
-  let subscribed = false
 
   const profiles = computed<McpProfileView[]>(() => state.value.profiles)
 
   // Opening or starting a conversation leaves the MCP page.
 
-  async function load(): Promise<void> {
-    if (!subscribed) {
-      subscribed = true
-      host().on('mcp.changed', (next) => (state.value = next))
-    }
-    state.value = await host().request('mcp.list', {})
+  /** The profiles as the Host has them: from the app's first load, `mcp.changed` events (event-router.ts) and `load`. */
+  function receive(next: McpState): void {
+    state.value = next
     loaded.value = true
+  }
+
+  async function load(): Promise<void> {
+    receive(await host().request('mcp.list', {}))
   }
 
   function openPage(): void {
@@ -111,6 +111,7 @@ export const useMcpStore = defineStore('mcp', () => {
     pageOpen,
     projectId,
     tests,
+    receive,
     load,
     openPage,
     appliesTo,

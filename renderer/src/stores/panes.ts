@@ -1,13 +1,17 @@
 import { defineStore } from 'pinia'
 import { computed, ref, watch } from 'vue'
+import { MAX_PANES, type PaneLayout } from '../../../shared/settings'
+import { useSettingsStore } from './settings'
 
 /**
  * The main area's layout: side-by-side panes, each holding one session (of
  * any agent and project) or nothing yet. One pane has the focus: the sidebar
  * and search open sessions there. One may be maximised (the others stay
  * mounted and keep streaming, just hidden). A session shows in at most one
- * pane: opening it again focuses the pane that has it. The layout is kept in
- * localStorage, so a reload keeps it.
+ * pane: opening it again focuses the pane that has it. The layout is one of
+ * the settings the Host keeps, so a reload, a restart or another window starts
+ * from it; while open, each window arranges its own panes (another window's
+ * layout is not forced on this one).
  */
 
 export interface Pane {
@@ -15,8 +19,7 @@ export interface Pane {
   sessionId: string | null
 }
 
-export const MAX_PANES = 4
-const STORAGE_KEY = 'switchboard.panes'
+export { MAX_PANES } from '../../../shared/settings'
 
 let counter = 0
 function newPane(sessionId: string | null = null): Pane {
@@ -113,9 +116,17 @@ export const usePanesStore = defineStore('panes', () => {
     focus(paneId)
   }
 
-  /** A session that is gone leaves its pane empty. */
-  function removeSession(sessionId: string): void {
-    for (const pane of panes.value) if (pane.sessionId === sessionId) pane.sessionId = null
+  /**
+   * A session that is gone: its pane shows `instead` (the session it was made
+   * from), unless another pane already does; else it is left empty, and its
+   * empty state says what to do next. Returns the pane that now shows `instead`.
+   */
+  function removeSession(sessionId: string, instead?: string | null): Pane | undefined {
+    const pane = paneOf(sessionId)
+    if (!pane) return undefined
+    const next = instead && !paneOf(instead) ? instead : null
+    pane.sessionId = next
+    return next ? pane : undefined
   }
 
   /** After the session list is known: panes of sessions that no longer exist are emptied. */
@@ -123,35 +134,32 @@ export const usePanesStore = defineStore('panes', () => {
     for (const pane of panes.value) if (pane.sessionId && !sessionIds.has(pane.sessionId)) pane.sessionId = null
   }
 
-  function restore(): void {
-    try {
-      const saved = JSON.parse(localStorage.getItem(STORAGE_KEY) ?? 'null') as {
-        panes?: unknown
-        focused?: unknown
-        maximised?: unknown
-      } | null
-      if (!saved || !Array.isArray(saved.panes)) return
-      const list = saved.panes
-        .filter((p): p is Pane => typeof p === 'object' && p !== null && typeof p.id === 'string')
-        .map((p) => ({ id: p.id, sessionId: typeof p.sessionId === 'string' ? p.sessionId : null }))
-        .slice(0, MAX_PANES)
-      if (list.length === 0) return
-      panes.value = list
-      focusedId.value = list.some((p) => p.id === saved.focused) ? (saved.focused as string) : list[0].id
-      maximisedId.value = list.some((p) => p.id === saved.maximised) ? (saved.maximised as string) : null
-    } catch {
-      // A damaged saved layout is simply not restored.
-    }
+  /** The layout as kept (the settings' `panes`). */
+  function layout(): PaneLayout {
+    return { panes: panes.value.map((p) => ({ ...p })), focused: focusedId.value, maximised: maximisedId.value }
   }
 
-  function persist(): void {
-    try {
-      localStorage.setItem(STORAGE_KEY, JSON.stringify({ panes: panes.value, focused: focusedId.value, maximised: maximisedId.value }))
-    } catch {
-      // Storage may be unavailable (private mode); the layout is then not kept.
-    }
+  /** Puts a kept layout back (the sessions are opened by the caller once the session list is known). */
+  function restore(saved: PaneLayout | undefined): void {
+    if (!saved) return
+    const list = saved.panes.slice(0, MAX_PANES).map((p) => ({ id: p.id, sessionId: p.sessionId }))
+    panes.value = list
+    focusedId.value = list.some((p) => p.id === saved.focused) ? saved.focused : list[0].id
+    maximisedId.value = list.some((p) => p.id === saved.maximised) ? saved.maximised : null
   }
-  watch([panes, focusedId, maximisedId], persist, { deep: true })
+
+  function sameAs(saved: PaneLayout | undefined): boolean {
+    return saved !== undefined && JSON.stringify(layout()) === JSON.stringify(saved)
+  }
+
+  const settings = useSettingsStore()
+  watch(
+    [panes, focusedId, maximisedId],
+    () => {
+      if (!sameAs(settings.values.panes)) settings.change({ panes: layout() })
+    },
+    { deep: true }
+  )
 
   return {
     panes,
@@ -170,6 +178,7 @@ export const usePanesStore = defineStore('panes', () => {
     toggleMaximise,
     removeSession,
     keepOnly,
-    restore
+    restore,
+    sameAs
   }
 })

@@ -1,7 +1,7 @@
 import { defineStore } from 'pinia'
 import { computed, ref } from 'vue'
 import type { Attachment } from '../../../shared/contract'
-import type { SessionRecord, SessionState } from '../../../shared/domain'
+import type { AgentProblem, SessionRecord, SessionState } from '../../../shared/domain'
 import { host, HostRequestError, messageOf } from '../host/client'
 import { useNoticesStore } from './notices'
 import { usePanesStore } from './panes'
@@ -31,6 +31,14 @@ export const useSessionsStore = defineStore('sessions', () => {
   const drafts = ref<Record<string, string>>({})
   /** An entry to bring into view (by entry id or index) once its session's thread shows; the session view takes it. */
   const entryToReveal = ref<{ sessionId: string; entry: string | number } | null>(null)
+
+  /**
+   * What kept a session's agent from going on (a sign-in it asks for, a start
+   * that failed), with what to do again once it is dealt with: shown once, in
+   * the session (AgentProblemPanel), not in the banner. Cleared by the next
+   * attempt.
+   */
+  const problems = ref<Record<string, { problem: AgentProblem; again: { text: string; attachments: Attachment[] } | null }>>({})
 
   /** Sessions whose snapshot is on its way; a state that arrives meanwhile is newer than the snapshot's. */
   const stateSinceOpen = new Set<string>()
@@ -85,11 +93,19 @@ export const useSessionsStore = defineStore('sessions', () => {
     stateSinceOpen.add(state.id)
   }
 
-  function forget(id: string): void {
+  /**
+   * A session that is gone (deleted here, or its removal announced): its
+   * thread, state and draft go, and a pane that showed it shows the session it
+   * was forked from instead, when that is still there (`record`: the session
+   * as it was, for where it came from).
+   */
+  function forget(id: string, record?: SessionRecord): void {
     threads.forget(id)
     delete states.value[id]
     delete drafts.value[id]
-    panes.removeSession(id)
+    delete problems.value[id]
+    const origin = record?.forkedFrom && projects.sessionById(record.forkedFrom) ? record.forkedFrom : null
+    if (panes.removeSession(id, origin) && origin && !threads.threads[origin]) void load(origin)
   }
 
   /** Starts a session with an agent and opens it; throws the Host's message (the sidebar shows it, or a sign-in). */
@@ -101,14 +117,24 @@ export const useSessionsStore = defineStore('sessions', () => {
   }
 
   async function continueSession(id: string): Promise<boolean> {
+    delete problems.value[id]
     try {
       states.value[id] = await host().request('sessions.continue', { id })
       return true
     } catch (error) {
-      // A conversation the agent could not reopen is said once, in the session's header, with what to do.
-      if (!reopenFailed(error)) notices.report(messageOf(error))
+      // A conversation the agent could not reopen is said once, in the session's header, with what to do;
+      // an agent that cannot go on, once, in the session.
+      if (error instanceof HostRequestError && error.problem) problems.value[id] = { problem: error.problem, again: null }
+      else if (!reopenFailed(error)) notices.report(messageOf(error))
       return false
     }
+  }
+
+  /** Does again what the agent's problem stopped: sends the same prompt, or continues the session. */
+  async function retryAfterProblem(id: string): Promise<void> {
+    const again = problems.value[id]?.again
+    if (again) await send(id, again.text, again.attachments)
+    else await continueSession(id)
   }
 
   /**
@@ -125,10 +151,12 @@ export const useSessionsStore = defineStore('sessions', () => {
       }
       if (!(await continueSession(id))) return false
     }
+    delete problems.value[id]
     try {
       await host().request('sessions.prompt', { id, text, attachments })
     } catch (error) {
-      if (!reopenFailed(error)) notices.report(messageOf(error))
+      if (error instanceof HostRequestError && error.problem) problems.value[id] = { problem: error.problem, again: { text, attachments } }
+      else if (!reopenFailed(error)) notices.report(messageOf(error))
     }
     return true
   }
@@ -191,7 +219,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     const result = worktree.removeWorktree ? await request() : await notices.attempt(request)
     if (!result) return
     projects.removeSession(id)
-    forget(id)
+    forget(id, record)
     const title = record ? `“${record.title}”` : 'The conversation'
     const kept = keepTranscript ? ' Its transcript is kept in the data folder (deleted-transcripts).' : ''
     if (result.agentDeleted) useUiStore().toast(`${title} was deleted here and by the agent.${kept}${result.note ? ` ${result.note}` : ''}`)
@@ -213,6 +241,8 @@ export const useSessionsStore = defineStore('sessions', () => {
     forget,
     create,
     continueSession,
+    problems,
+    retryAfterProblem,
     send,
     cancel,
     respondPermission,

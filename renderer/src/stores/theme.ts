@@ -1,12 +1,13 @@
 import { defineStore } from 'pinia'
 import { computed, ref, watch } from 'vue'
-import { applyTheme, readThemeChoice, resolveTheme, writeThemeChoice, type ThemeChoice } from '../theme'
+import { applyTheme, resolveTheme, type ThemeChoice } from '../theme'
+import { useSettingsStore } from './settings'
 
-/** The user's theme choice (System, Light, Dark), the OS preference, and the theme in effect on <html>. */
+/** The user's theme choice (System, Light, Dark; one of the settings the Host keeps), the OS preference, and the theme in effect on <html>. */
 export const useThemeStore = defineStore('theme', () => {
-  const storage = typeof localStorage === 'undefined' ? undefined : localStorage
+  const settings = useSettingsStore()
   const query = typeof matchMedia === 'function' ? matchMedia('(prefers-color-scheme: dark)') : null
-  const choice = ref<ThemeChoice>(readThemeChoice(storage))
+  const choice = computed<ThemeChoice>(() => settings.values.theme ?? 'system')
   const systemDark = ref(query?.matches ?? false)
   query?.addEventListener('change', (event) => (systemDark.value = event.matches))
   const theme = computed(() => resolveTheme(choice.value, systemDark.value))
@@ -14,8 +15,7 @@ export const useThemeStore = defineStore('theme', () => {
   watch(theme, (value) => applyTheme(document.documentElement, value), { immediate: true })
 
   function choose(value: ThemeChoice): void {
-    choice.value = value
-    writeThemeChoice(storage, value)
+    settings.change({ theme: value })
   }
 
   return { choice, systemDark, theme, choose }

@@ -1,3 +1,4 @@
+import { problemLabel } from '../../../../shared/agent-problem'
 import type { AgentRuntimeState, SessionRecord, SessionState, SessionStatus } from '../../../../shared/domain'
 
 /** The words for a session's status, the same in the sidebar and the header. */
@@ -16,21 +17,38 @@ export function statusLabel(status: SessionStatus): string {
   }
 }
 
-/** The words for an agent's process state. */
-export function agentStatusLabel(state: AgentRuntimeState | undefined): string {
+/**
+ * The words for an agent's state: whether its process runs, and whether it
+ * can start a session, which a running process does not prove. "ready" only
+ * once this run has started one (and nothing failed since); a running agent
+ * that has not is "running"; one that could not says why ("needs sign-in",
+ * "failing: …"). Beside a session that is not connected (`forSession` idle),
+ * a ready agent is only "running": that session is not ready.
+ */
+export function agentStatusLabel(state: AgentRuntimeState | undefined, forSession?: SessionStatus): string {
   if (state?.installed === false && state.status !== 'ready' && state.status !== 'starting') return 'not installed'
+  const problem = state?.problem
   switch (state?.status ?? 'stopped') {
     case 'stopped':
-      return 'not started'
+      return problem ? problemLabel(problem) : 'not started'
     case 'starting':
       return 'starting…'
     case 'ready':
-      return 'ready'
+      if (problem) return problemLabel(problem)
+      return state?.sessionStarted && forSession !== 'idle' ? 'ready' : 'running'
     case 'exited':
-      return 'exited'
+      return problem ? problemLabel(problem) : 'exited'
     case 'error':
-      return 'failed'
+      return problem ? problemLabel(problem) : 'failed'
   }
+}
+
+/** The look an agent's state takes (a dot, a chip): ok only when it can start sessions. */
+export function agentStatusKind(state: AgentRuntimeState | undefined): 'ready' | 'running' | 'starting' | 'problem' | 'stopped' {
+  if (state?.status === 'starting') return 'starting'
+  if (state?.problem || state?.status === 'error' || state?.status === 'exited' || state?.installed === false) return 'problem'
+  if (state?.status === 'ready') return state.sessionStarted ? 'ready' : 'running'
+  return 'stopped'
 }
 
 export type SidebarStateKind = 'running' | 'waiting' | 'error' | 'ready' | 'done' | 'idle'

@@ -1,0 +1,89 @@
+import { z } from 'zod'
+
+/**
+ * The user's settings of the window (theme, pane layout, each project's agent
+ * choice, how diffs show), kept by the Host in the data folder
+ * (`settings.json`), so they follow the data and not the browser's storage:
+ * the same in the Electron app and in every tab of `npm run serve`, whatever
+ * port it serves on. Every field is optional: an absent one has its default.
+ */
+
+const id = z.string().min(1).max(200)
+
+/** The most panes that fit side by side. */
+export const MAX_PANES = 4
+
+export const themeChoices = ['system', 'light', 'dark'] as const
+export type ThemeChoice = (typeof themeChoices)[number]
+
+export const diffModes = ['unified', 'split'] as const
+export type DiffMode = (typeof diffModes)[number]
+
+/** The panes of the main area, each holding a session or nothing yet; which one has the focus, which is maximised. */
+export const paneLayoutSchema = z
+  .object({
+    panes: z
+      .array(z.object({ id, sessionId: id.nullable() }))
+      .min(1)
+      .max(MAX_PANES),
+    focused: id,
+    maximised: id.nullable()
+  })
+  .refine((layout) => new Set(layout.panes.map((p) => p.id)).size === layout.panes.length, { message: 'Each pane needs its own id' })
+export type PaneLayout = z.infer<typeof paneLayoutSchema>
+
+/** projectId → agent id (a null value in a change forgets the project's choice). */
+const projectAgents = <T extends z.ZodType>(value: T) =>
+  z.record(id, value).refine((map) => Object.keys(map).length <= 10_000, { message: 'At most 10000 projects' })
+
+export const userSettingsSchema = z.object({
+  theme: z.enum(themeChoices).optional(),
+  diffMode: z.enum(diffModes).optional(),
+  panes: paneLayoutSchema.optional(),
+  /** The agent each project's New session picker was left on. */
+  projectAgents: projectAgents(id).optional()
+})
+export type UserSettings = z.infer<typeof userSettingsSchema>
+
+/**
+ * A change: each field given replaces the one kept, except `projectAgents`,
+ * whose entries are merged into the kept ones (null forgets one), so two
+ * windows choosing agents for different projects do not undo each other.
+ * An unknown field is refused (a typo would otherwise be dropped silently).
+ */
+export const settingsChangeSchema = z.strictObject({
+  theme: z.enum(themeChoices).optional(),
+  diffMode: z.enum(diffModes).optional(),
+  panes: paneLayoutSchema.optional(),
+  projectAgents: projectAgents(id.nullable()).optional()
+})
+export type SettingsChange = z.infer<typeof settingsChangeSchema>
+
+/** The settings after a change (the Host keeps them so; a window shows them so before the Host answers). */
+export function applySettingsChange(settings: UserSettings, change: SettingsChange): UserSettings {
+  const next: UserSettings = { ...settings }
+  if (change.theme !== undefined) next.theme = change.theme
+  if (change.diffMode !== undefined) next.diffMode = change.diffMode
+  if (change.panes !== undefined) next.panes = change.panes
+  if (change.projectAgents !== undefined) {
+    const merged = { ...next.projectAgents }
+    for (const [projectId, agentId] of Object.entries(change.projectAgents)) {
+      if (agentId === null) delete merged[projectId]
+      else merged[projectId] = agentId
+    }
+    next.projectAgents = merged
+  }
+  return next
+}
+
+export const settingsRequestParams = {
+  /** The settings kept; `saved` false: none were ever saved in this data folder (a window may bring its own, once). */
+  'settings.get': z.object({}),
+  /** Changes some settings (see settingsChangeSchema); every window is told (`settings.changed`). */
+  'settings.set': settingsChangeSchema
+} as const
+
+export interface SettingsRequestResults {
+  'settings.get': { settings: UserSettings; saved: boolean }
+  'settings.set': UserSettings
+}

@@ -1,0 +1,221 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Host } from '../../electron/host/host'
+import type { PendingPermission } from '../../shared/domain'
+import type { TranscriptRecord } from '../../shared/transcript'
+import { openHost, removeDir, tempDir, waitUntil } from '../helpers'
+import { startFakeAnthropic, type FakeAnthropic } from '../real/fake-anthropic'
+
+/**
+ * "Always" with real Claude Code (claude-agent-acp, offline against the fake
+ * of Anthropic's API, as in real-claude.test.ts). Claude Code's own options
+ * are broad ("Always Allow all Edit", "Always Allow access to <folder>",
+ * "Always Allow Bash(node -e:*)"), Edit and Write share the kind `edit` and
+ * every command the kind `execute`, and it writes files itself: the rule the
+ * user makes must cover exactly the tool and command, or files inside the
+ * project, and be answered with Claude Code's "Allow" (once), so Claude Code
+ * keeps no broader rule of its own and asks again next time.
+ */
+
+const modules = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules')
+const adapter = join(modules, '@agentclientprotocol', 'claude-agent-acp', 'dist', 'index.js')
+
+let root: string
+let home: string
+let project: string
+let outside: string
+let host: Host
+let api: FakeAnthropic
+let projectId: string
+
+beforeEach(async () => {
+  root = await tempDir('claude-rules')
+  home = join(root, 'home')
+  project = join(root, 'project')
+  outside = join(root, 'outside')
+  await mkdir(home)
+  await mkdir(project)
+  await mkdir(outside)
+  api = await startFakeAnthropic()
+  host = await openHost(join(root, 'data'))
+})
+
+afterEach(async () => {
+  try {
+    await host.close()
+    await api.close()
+    expect(processesWithHome(home)).toEqual([])
+  } finally {
+    await removeDir(root)
+  }
+})
+
+async function newSession(): Promise<string> {
+  const agent = await host.request('agents.add', {
+    name: 'Claude Code',
+    command: process.execPath,
+    args: [adapter],
+    env: {
+      HOME: home,
+      ANTHROPIC_BASE_URL: api.url,
+      ANTHROPIC_API_KEY: 'sk-ant-fake',
+      IS_SANDBOX: '1',
+      CLAUDE_CODE_MAX_RETRIES: '0',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
+      CLAUDE_CODE_ENABLE_TELEMETRY: '0'
+    }
+  })
+  projectId = (await host.request('projects.add', { cwd: project })).id
+  return (await host.request('sessions.new', { projectId, agentId: agent.id })).id
+}
+
+/**
+ * Runs a prompt; each permission request shown is answered with what
+ * `decide` picks (by option kind). Returns the requests shown, in order.
+ */
+async function turn(
+  id: string,
+  text: string,
+  decide: (p: PendingPermission) => 'allow_always' | 'allow_once' | 'reject_once'
+): Promise<PendingPermission[]> {
+  const running = host.request('sessions.prompt', { id, text })
+  let ended = false
+  void running.then(
+    () => (ended = true),
+    () => (ended = true)
+  )
+  const shown: PendingPermission[] = []
+  for (;;) {
+    const next = await waitUntil(
+      'Claude Code to ask, or the turn to end',
+      async () => {
+        if (ended) return 'ended' as const
+        const state = (await host.request('sessions.states', {})).find((s) => s.id === id)
+        return state?.permissions?.find((p) => !shown.some((s) => s.requestId === p.requestId)) ?? null
+      },
+      { timeoutMs: 60_000 }
+    )
+    if (next === 'ended') break
+    shown.push(next)
+    const kind = decide(next)
+    const option = next.options.find((o) => o.kind === kind)
+    expect(option, `a ${kind} option for “${next.title}” among ${next.options.map((o) => o.kind).join(', ')}`).toBeTruthy()
+    await host.request('sessions.respondPermission', { id, requestId: next.requestId, optionId: option!.optionId })
+  }
+  expect((await running).stopReason).toBe('end_turn')
+  return shown
+}
+
+/** The transcript's permission records: what was sent to Claude Code for each request, in order. */
+async function answers(id: string): Promise<Extract<TranscriptRecord, { t: 'permission' }>[]> {
+  const { records } = await host.request('sessions.open', { id })
+  return records.filter((r): r is Extract<TranscriptRecord, { t: 'permission' }> => r.t === 'permission')
+}
+
+const never = (p: PendingPermission): never => {
+  throw new Error(`asked unexpectedly: ${p.title}`)
+}
+
+describe('"always" with real Claude Code', () => {
+  it('"Always" on an Edit inside covers Edit on files inside only: a Write or an Edit outside the project is asked, and not written unless allowed', async () => {
+    const id = await newSession()
+    const notes = join(project, 'notes.md')
+    const other = join(project, 'other.md')
+    const secret = join(outside, 'secret.md')
+    await writeFile(notes, 'old line\n')
+    await writeFile(other, 'old line\n')
+    await writeFile(secret, 'old line\n')
+
+    // Claude Code offers "Always Allow …" for the Edit; the card says what Switchboard will remember instead.
+    const [edit] = await turn(id, `EDIT ${notes} old line => new line`, () => 'allow_always')
+    expect(edit.title).toBe('Edit notes.md')
+    expect(edit.options.find((o) => o.kind === 'allow_always')?.name).toMatch(/^Always Allow /)
+    expect(edit.always).toMatchObject({
+      remembered: true,
+      tool: 'Edit',
+      toolKind: 'edit',
+      scope: { kind: 'files' },
+      description: 'Edit on any file inside project'
+    })
+    expect(await readFile(notes, 'utf8')).toBe('new line\n')
+    // Claude Code was told "allow" (its once option), not its "always".
+    expect((await answers(id)).at(-1)).toMatchObject({ optionId: 'allow', optionKind: 'allow_always', remembered: false })
+
+    // A Write outside the project (Claude Code offers "Always Allow access to <folder>"): asked, and not written when refused.
+    const evil = join(outside, 'evil.txt')
+    const wrote = await turn(id, `WRITE ${evil} pwned`, () => 'reject_once')
+    expect(wrote.map((p) => p.title)).toEqual([`Write ${evil}`])
+    expect(wrote[0].options.map((o) => o.kind)).not.toContain('allow_always')
+    expect(wrote[0].always).toMatchObject({ remembered: false, reason: expect.stringContaining(evil) })
+    expect(existsSync(evil)).toBe(false)
+
+    // Another file inside: Claude Code asks again (it kept no rule of its own), and the rule answers "allow" without showing it.
+    expect(await turn(id, `EDIT ${other} old line => new line`, never)).toEqual([])
+    expect(await readFile(other, 'utf8')).toBe('new line\n')
+    expect((await answers(id)).at(-1)).toMatchObject({
+      title: 'Edit other.md',
+      optionId: 'allow',
+      remembered: true,
+      rule: 'Edit on any file inside project'
+    })
+
+    // An Edit outside the project, with the Edit rule in place: asked (reading it may be asked too), and left alone when refused.
+    const outsideAsked = await turn(id, `EDIT ${secret} old line => pwned`, (p) => (p.title.startsWith('Read') ? 'allow_once' : 'reject_once'))
+    expect(outsideAsked.map((p) => p.title).filter((t) => t.startsWith('Edit'))).toEqual([`Edit ${secret}`])
+    expect(await readFile(secret, 'utf8')).toBe('old line\n')
+
+    // The rule list says exactly what it covers.
+    expect(await host.request('permissions.list', { projectId })).toMatchObject([
+      { tool: 'Edit', toolKind: 'edit', scope: { kind: 'files' }, decision: 'allow' }
+    ])
+  }, 240_000)
+
+  it('"Always" on one command covers that command only; the same command again is answered "allow" once; revoked, it is asked again', async () => {
+    const id = await newSession()
+    const first = `node -e "require('fs').appendFileSync('first.txt', 'x')"`
+    const second = `node -e "require('fs').writeFileSync('second.txt', 'pwned')"`
+
+    const [asked] = await turn(id, `BASH ${first}`, () => 'allow_always')
+    expect(asked.title).toBe(first)
+    expect(asked.always).toMatchObject({ remembered: true, tool: 'Bash', toolKind: 'execute', scope: { kind: 'command', command: first } })
+    expect(await readFile(join(project, 'first.txt'), 'utf8')).toBe('x')
+    expect((await answers(id)).at(-1)).toMatchObject({ optionId: 'allow', remembered: false, rule: `Bash, only the command “${first}”` })
+
+    // Another node -e command: asked, and it does not run when refused.
+    expect((await turn(id, `BASH ${second}`, () => 'reject_once')).map((p) => p.title)).toEqual([second])
+    expect(existsSync(join(project, 'second.txt'))).toBe(false)
+
+    // The same command again: Claude Code asks (it kept no "Bash(node -e:*)" of its own); answered with its once option.
+    expect(await turn(id, `BASH ${first}`, never)).toEqual([])
+    expect(await readFile(join(project, 'first.txt'), 'utf8')).toBe('xx')
+    expect((await answers(id)).at(-1)).toMatchObject({ title: first, optionId: 'allow', optionKind: 'allow_once', remembered: true })
+
+    // The rule list shows the command; revoked, the command is asked again.
+    const rules = await host.request('permissions.list', { projectId })
+    expect(rules).toMatchObject([{ tool: 'Bash', scope: { kind: 'command', command: first }, decision: 'allow' }])
+    await host.request('permissions.revoke', { ruleId: rules[0].id })
+    expect((await turn(id, `BASH ${first}`, () => 'reject_once')).map((p) => p.title)).toEqual([first])
+    expect(await readFile(join(project, 'first.txt'), 'utf8')).toBe('xx')
+  }, 240_000)
+})
+
+/** pids of live processes whose environment has HOME=home (Linux; elsewhere, none can be checked). */
+function processesWithHome(home: string): number[] {
+  if (process.platform !== 'linux') return []
+  const found: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const environ = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0')
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      if (environ.includes(`HOME=${home}`) && !/^\d+ \(.*\) Z/.test(stat)) found.push(Number(name))
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found
+}
