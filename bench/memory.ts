@@ -4,7 +4,7 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import WebSocket from 'ws'
-import type { HostEvent, WireServerMessage } from '../shared/contract'
+import type { HostEvent, WirePieces, WireServerMessage } from '../shared/contract'
 import { scriptedAgentCommand } from '../test/agent/spawn'
 import { agentEnv, repoRoot } from './agents'
 import { until } from './lib'
@@ -30,8 +30,20 @@ class WsClient {
     private readonly ws: WebSocket,
     onEvents: (events: HostEvent[]) => void
   ) {
+    let pieces: { count: number; received: string[] } | null = null
     ws.on('message', (data) => {
-      const message = JSON.parse(data.toString()) as WireServerMessage
+      // A long message arrives in pieces (WirePieces in shared/contract.ts).
+      if (pieces) {
+        pieces.received.push(data.toString())
+        if (pieces.received.length < pieces.count) return
+        data = Buffer.from(pieces.received.join(''))
+        pieces = null
+      }
+      const message = JSON.parse(data.toString()) as WireServerMessage | WirePieces
+      if (message.kind === 'pieces') {
+        pieces = { count: message.count, received: [] }
+        return
+      }
       if (message.kind === 'events') onEvents(message.events)
       else this.pending.get(message.id)?.(message)
     })

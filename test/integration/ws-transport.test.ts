@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import type { Host } from '../../electron/host/host'
 import { startWsServer, type RunningServer } from '../../electron/host/ws-server'
+import { WIRE_PIECE_CHARS, wirePieces } from '../../shared/contract'
 import { openHost, removeDir, tempDir } from '../helpers'
 
 /** The loopback WebSocket transport: who may connect, and what it answers. */
@@ -91,5 +92,42 @@ describe('WebSocket transport', () => {
     expect(csp).not.toContain('unsafe')
     const escape = await fetch(`http://127.0.0.1:${server.port}/..%2F..%2Fdata%2Fdb.json`)
     expect([403, 404]).toContain(escape.status)
+  })
+
+  it('sends a message of megabytes in pieces the page joins (no surrogate pair split), and a short one whole', async () => {
+    const ws = await connect(`?token=${server.token}`, `http://127.0.0.1:${server.port}`)
+    let frames: string[] = []
+    ws.on('message', (data) => frames.push(data.toString()))
+    // Emoji are surrogate pairs: a piece that ended between the two halves would reach the page as U+FFFD.
+    // Two prefixes one character apart: with one of them, a piece's end falls inside a pair.
+    for (const prefix of ['a title of ', 'a title of x']) {
+      frames = []
+      const title = `${prefix}${'😀'.repeat(150_000)} and more`
+      host.events.emit('agent.login.output', { loginId: 'big', data: title })
+      host.events.flush()
+      host.events.emit('agent.login.output', { loginId: 'small', data: 'short' })
+      await expect.poll(() => frames.some((f) => f.includes('"small"'))).toBe(true)
+      const header = JSON.parse(frames[0]) as { kind: string; count: number }
+      expect(header).toEqual({ kind: 'pieces', count: expect.any(Number) })
+      const pieces = frames.slice(1, 1 + header.count)
+      expect(pieces.every((p) => p.length <= WIRE_PIECE_CHARS)).toBe(true)
+      expect(header.count).toBeGreaterThan(4)
+      const message = JSON.parse(pieces.join('')) as unknown
+      expect(message).toEqual({ kind: 'events', events: [{ type: 'agent.login.output', payload: { loginId: 'big', data: title } }] })
+      // The short one after it: one frame.
+      expect(frames).toHaveLength(header.count + 2)
+      expect(JSON.parse(frames[frames.length - 1])).toMatchObject({ kind: 'events' })
+    }
+    ws.close()
+  })
+
+  it('cuts text in pieces that join back to it, never between the halves of a surrogate pair', () => {
+    const text = 'ab' + '😀'.repeat(10) + 'cd'
+    for (const size of [1, 2, 3, 5, 7]) {
+      const pieces = wirePieces(text, Math.max(size, 2))
+      expect(pieces.join('')).toBe(text)
+      for (const piece of pieces) expect(piece).toBe(Buffer.from(piece, 'utf8').toString('utf8'))
+    }
+    expect(wirePieces('', 4)).toEqual([])
   })
 })

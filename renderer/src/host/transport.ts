@@ -1,4 +1,4 @@
-import { wireServerMessageSchema, type HostEvent, type HostTransport, type WireResponse } from '../../../shared/contract'
+import { wireServerMessageSchema, type HostEvent, type HostTransport, type WirePieces, type WireResponse } from '../../../shared/contract'
 
 /**
  * Picks how this page reaches the Host. Inside Electron the preload exposes a
@@ -76,6 +76,16 @@ function checkedBridge(bridge: HostTransport, hooks: TransportHooks): HostTransp
   }
 }
 
+/** How many pieces a `WirePieces` header announces (0 when it is not one). */
+function piecesCount(data: string): number {
+  try {
+    const header = JSON.parse(data) as WirePieces
+    return header.kind === 'pieces' && Number.isInteger(header.count) && header.count > 0 ? header.count : 0
+  } catch {
+    return 0
+  }
+}
+
 /** A listener's failure is reported, not thrown into the transport. */
 function deliver(listener: (events: HostEvent[]) => void, events: HostEvent[], hooks: TransportHooks): void {
   try {
@@ -123,6 +133,8 @@ class WebSocketTransport implements HostTransport {
   private everConnected = false
   /** The host said no to the token: ask /auth before opening a socket again. */
   private refused = false
+  /** A long message arriving in pieces (`WirePieces`): those received so far, and how many there are. */
+  private pieces: { count: number; received: string[] } | null = null
 
   constructor(
     private token: string,
@@ -174,10 +186,11 @@ class WebSocketTransport implements HostTransport {
         this.hooks.connection('connected')
         resolve(socket)
       }
-      socket.onmessage = (event) => this.receive(event.data)
+      socket.onmessage = (event) => this.frame(String(event.data))
       socket.onclose = () => {
         const wasOpen = this.socket === socket
         this.socket = null
+        this.pieces = null
         for (const pending of this.pending.values()) pending.reject(new Error(LOST_CONNECTION))
         this.pending.clear()
         if (wasOpen) {
@@ -246,10 +259,25 @@ class WebSocketTransport implements HostTransport {
     }
   }
 
-  private receive(data: unknown): void {
+  /** A text frame: a message, or the header or a piece of one sent in pieces. */
+  private frame(data: string): void {
+    if (this.pieces) {
+      this.pieces.received.push(data)
+      if (this.pieces.received.length < this.pieces.count) return
+      const whole = this.pieces.received.join('')
+      this.pieces = null
+      this.receive(whole)
+      return
+    }
+    const count = data.startsWith('{"kind":"pieces"') ? piecesCount(data) : 0
+    if (count > 0) this.pieces = { count, received: [] }
+    else this.receive(data)
+  }
+
+  private receive(data: string): void {
     let parsed: unknown
     try {
-      parsed = JSON.parse(String(data))
+      parsed = JSON.parse(data)
     } catch {
       console.error('A message from the host is not JSON', data)
       this.hooks.problem('Ignored a message from the host that is not JSON')
