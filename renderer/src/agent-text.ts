@@ -35,10 +35,14 @@ export const LIMITS = {
   /** A render of a long text (over `slowRenderChars`) that took longer than this switches it to plain text. */
   slowRenderMs: 500,
   slowRenderChars: 16_000,
-  /** Plain text is laid out in pieces of this many characters, each its own block. */
-  plainPiece: 20_000,
-  /** Pieces shown before "Show all". */
-  plainPiecesShown: 3,
+  /** Plain text is laid out in pieces of this many characters, each its own block (laying out one costs a few ms). */
+  plainPiece: 8_000,
+  /** Pieces shown before "Show all": about 200 lines of 80 characters. */
+  plainPiecesShown: 2,
+  /** Pieces "Show all" adds a frame (those out of view are not laid out: `content-visibility: auto`). */
+  plainPiecesPerFrame: 4,
+  /** A line of a diff is cut after this many characters (the whole file is one click away in its editor). */
+  diffLineChars: 5_000,
   /** An inline string (a title, a plan entry, an option name) is cut after this many characters. */
   inlineChars: 600,
   /** A tooltip holds at most this many characters. */

@@ -151,7 +151,7 @@ describe('a message too big for markdown', () => {
     await first.find('[data-testid=plain-show-all]').trigger('click')
     first.unmount()
     const again = mountEntry({ kind: 'assistant', id: 'kept', text: pathologicalText('line', 200_000) })
-    await untilShown(() => again.findAll('.plain-piece').length === 10)
+    await untilShown(() => again.findAll('.plain-piece').length === Math.ceil(200_000 / LIMITS.plainPiece))
   })
 
   it('offers markdown anyway for text within reach, and the raw text back', async () => {
@@ -175,7 +175,8 @@ describe('a message too big for markdown', () => {
     await wrapper.setProps({ entry: { kind: 'assistant', id: 'slow', text: text + 'more' } })
     await new Promise((r) => setTimeout(r, 300))
     expect(wrapper.find('.md-block').exists()).toBe(false)
-    expect(wrapper.find('[data-testid=plain-text]').text()).toMatch(/more$/)
+    await wrapper.find('[data-testid=plain-show-all]').trigger('click')
+    await untilShown(() => /more$/.test(wrapper.find('[data-testid=plain-text]').text()))
   })
 
   it.each([
