@@ -135,6 +135,11 @@ class WebSocketTransport implements HostTransport {
   private refused = false
   /** A long message arriving in pieces (`WirePieces`): those received so far, and how many there are. */
   private pieces: { count: number; received: string[] } | null = null
+  /** Joins and parses long messages off the main thread (parse-worker.ts); null where there is none. */
+  private parser: Worker | null | undefined
+  /** The long message the parser is working on (its pieces, should the parser fail); what arrives meanwhile waits in `backlog`. */
+  private parsing: string[] | null = null
+  private backlog: string[] = []
 
   constructor(
     private token: string,
@@ -191,6 +196,7 @@ class WebSocketTransport implements HostTransport {
         const wasOpen = this.socket === socket
         this.socket = null
         this.pieces = null
+        this.backlog = []
         for (const pending of this.pending.values()) pending.reject(new Error(LOST_CONNECTION))
         this.pending.clear()
         if (wasOpen) {
@@ -261,12 +267,21 @@ class WebSocketTransport implements HostTransport {
 
   /** A text frame: a message, or the header or a piece of one sent in pieces. */
   private frame(data: string): void {
+    // In order: what comes after a long message waits until it is parsed.
+    if (this.parsing) {
+      this.backlog.push(data)
+      return
+    }
     if (this.pieces) {
-      this.pieces.received.push(data)
-      if (this.pieces.received.length < this.pieces.count) return
-      const whole = this.pieces.received.join('')
+      const pieces = this.pieces
+      pieces.received.push(data)
+      const last = pieces.received.length === pieces.count
+      const parser = this.parserOf()
+      parser?.postMessage({ piece: data, last })
+      if (!last) return
       this.pieces = null
-      this.receive(whole)
+      if (parser) this.parsing = pieces.received
+      else this.receive(pieces.received.join(''))
       return
     }
     const count = data.startsWith('{"kind":"pieces"') ? piecesCount(data) : 0
@@ -274,15 +289,57 @@ class WebSocketTransport implements HostTransport {
     else this.receive(data)
   }
 
+  /** The worker that parses long messages, started on first use (none where workers are not available). */
+  private parserOf(): Worker | null {
+    if (this.parser !== undefined) return this.parser
+    try {
+      const parser = new Worker(new URL('./parse-worker.ts', import.meta.url), { type: 'module' })
+      parser.onmessage = (event: MessageEvent<{ ok: true; value: unknown } | { ok: false; start: string }>) => {
+        this.parsing = null
+        if (event.data.ok) this.accept(event.data.value)
+        else this.notJson(event.data.start)
+        this.drain()
+      }
+      // A parser that cannot run (it did not load): the page parses, from now on and the message at hand.
+      parser.onerror = (event) => {
+        event.preventDefault()
+        console.error('The parser of long messages failed; parsing them on the page', event.message)
+        parser.terminate()
+        this.parser = null
+        const pieces = this.parsing
+        this.parsing = null
+        if (pieces) this.receive(pieces.join(''))
+        this.drain()
+      }
+      this.parser = parser
+    } catch {
+      this.parser = null
+    }
+    return this.parser
+  }
+
+  /** The frames that waited for a long message, in order, until one is long again. */
+  private drain(): void {
+    for (let data = this.backlog.shift(); data !== undefined; data = this.parsing ? undefined : this.backlog.shift()) this.frame(data)
+  }
+
+  private notJson(start: string): void {
+    console.error('A message from the host is not JSON', start)
+    this.hooks.problem('Ignored a message from the host that is not JSON')
+  }
+
   private receive(data: string): void {
     let parsed: unknown
     try {
       parsed = JSON.parse(data)
     } catch {
-      console.error('A message from the host is not JSON', data)
-      this.hooks.problem('Ignored a message from the host that is not JSON')
+      this.notJson(data.slice(0, 200))
       return
     }
+    this.accept(parsed)
+  }
+
+  private accept(parsed: unknown): void {
     const message = wireServerMessageSchema.safeParse(parsed)
     if (!message.success) {
       console.error('Malformed message from the host', parsed, message.error)
