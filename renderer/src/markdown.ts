@@ -217,20 +217,22 @@ export function renderAgentMarkdown(text: string, options: { breaks?: boolean; a
   }
   const verdict = markdownVerdict(text)
   if (verdict) return { plain: verdict }
-  const { blocks, depth } = parseAndRender(text, options.breaks === true)
+  const { blocks, depth } = parseAndRender(text, options.breaks === true, LIMITS.nesting - 1)
   if (depth >= LIMITS.nesting - 1) return { plain: `it is nested more than ${LIMITS.nesting - 2} levels deep` }
   return { blocks }
 }
 
-function parseAndRender(text: string, breaks: boolean): { blocks: string[]; depth: number } {
+/** The text's blocks as sanitised HTML, and how deep it nests; none rendered when it nests `tooDeep` levels or more (it will be shown as plain text). */
+function parseAndRender(text: string, breaks: boolean, tooDeep = Infinity): { blocks: string[]; depth: number } {
   const markdown = breaks ? userMarkdown : agentMarkdown
   const env: RenderEnv = {}
   const tokens = markdown.parse(text, env)
-  const blocks: string[] = []
   let depth = 0
+  for (const token of tokens) if (token.level > depth) depth = token.level
+  if (depth >= tooDeep) return { blocks: [], depth }
+  const blocks: string[] = []
   let start = 0
   for (let i = 0; i < tokens.length; i++) {
-    if (tokens[i].level > depth) depth = tokens[i].level
     if (tokens[i].level !== 0 || tokens[i].nesting === 1) continue
     // A level-0 token that closes (or is) a block ends one.
     blocks.push(cachedSanitize(markdown.renderer.render(tokens.slice(start, i + 1), markdown.options, env)))
