@@ -1,6 +1,6 @@
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import type { Browser, CDPSession, Page } from 'playwright-core'
-import { serve } from '../test/e2e/browser'
+import { rendererRssMb, serve } from '../test/e2e/browser'
 import type { App } from './app'
 import { openPage } from './app'
 import { now } from './lib'
@@ -40,36 +40,6 @@ export interface CostlyTextResult {
   keyMs: number
   heapMb: number
   rendererMb: number
-}
-
-/** Resident memory in MB of the largest Chromium renderer process this process started (none of another's): the page's. */
-export function rendererRssMb(): number {
-  const parent = new Map<number, number>()
-  const renderers: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    const pid = Number(name)
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      parent.set(pid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type=renderer')) renderers.push(pid)
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  const mine = (pid: number): boolean => {
-    for (let p = pid, hops = 0; p > 1 && hops < 20; p = parent.get(p) ?? 0, hops++) if (p === process.pid) return true
-    return false
-  }
-  let kb = 0
-  for (const pid of renderers.filter(mine)) {
-    try {
-      kb = Math.max(kb, Number(/VmRSS:\s*(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0))
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return kb / 1024
 }
 
 /**
