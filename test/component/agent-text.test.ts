@@ -7,6 +7,11 @@ import type { ThreadEntry, ToolCallEntry } from '../../shared/thread'
 import EntryView from '../../renderer/src/components/thread/EntryView.vue'
 import PermissionCard from '../../renderer/src/components/session/PermissionCard.vue'
 import AgentText from '../../renderer/src/components/common/AgentText.vue'
+import ElicitationCard from '../../renderer/src/components/session/ElicitationCard.vue'
+import SessionControls from '../../renderer/src/components/session/SessionControls.vue'
+import RuleScope from '../../renderer/src/components/session/RuleScope.vue'
+import { createPinia } from 'pinia'
+import { createThread } from '../../shared/thread'
 import { openPathKey, pendingToolCallKey, sessionRootKey, terminalsKey } from '../../renderer/src/components/thread/keys'
 import { LIMITS, markdownVerdict, plainPieces, revealPath } from '../../renderer/src/agent-text'
 import { renderAgentMarkdown } from '../../renderer/src/markdown'
@@ -322,5 +327,73 @@ describe('invisible characters and direction', () => {
     expect(wrapper.text()).toBe('x'.repeat(100) + '…')
     expect(wrapper.attributes('title')).toMatch(/… \(3 KB more\)$/)
     expect(revealPath('a\u200Db\uFEFFc\u{E0041}')).toBe('a⟨ZWJ⟩b⟨BOM⟩c⟨U+E0041⟩')
+  })
+
+  it('shows the override in a terminal command and a diff’s path, each isolated', () => {
+    const wrapper = mount(EntryView, {
+      props: {
+        entry: toolCall({
+          toolKind: 'execute',
+          content: [
+            { type: 'terminal', terminalId: 'term' },
+            { type: 'diff', path: `/work/app/${RLO}fdp.exe`, oldText: 'a\n', newText: 'b\n' }
+          ]
+        })
+      },
+      global: {
+        plugins: [createPinia()],
+        provide: {
+          [terminalsKey as symbol]: computed(() => ({ term: { id: 'term', command: `rm ${RLO}txt.exe`, output: '', exitStatus: null } })),
+          [sessionRootKey as symbol]: computed(() => '/work/app'),
+          [pendingToolCallKey as symbol]: computed(() => null)
+        }
+      }
+    })
+    expect(wrapper.find('.command bdi').text()).toBe('rm RLOtxt.exe')
+    expect(wrapper.find('[data-testid=diff-path] bdi').text()).toBe('RLOfdp.exe')
+  })
+
+  it('shows overrides in an agent’s question, its fields and choices, and in its session settings', () => {
+    const question = mount(ElicitationCard, {
+      props: {
+        agentName: 'Agent',
+        question: {
+          requestId: 'q',
+          agentId: 'a',
+          sessionId: 's',
+          mode: 'form',
+          message: `Rename ${RLO}txt.exe?`,
+          title: `Form ${RLO}fdp.exe`,
+          fields: [{ name: 'f', title: `Name ${RLO}gpj.exe`, type: 'select', required: true, options: [{ value: 'x', label: `Pick ${RLO}cod.exe` }] }]
+        }
+      },
+      global: { plugins: [createPinia()] }
+    })
+    expect(question.findAll('bdi').map((b) => b.text())).toEqual(['Rename RLOtxt.exe?', 'Form RLOfdp.exe', 'Name RLOgpj.exe'])
+    // A choice in a list box can hold no mark: its override is written out.
+    expect(question.findAll('option').map((o) => o.text())).toContain('Pick ⟨RLO⟩cod.exe')
+
+    const thread = createThread()
+    thread.configOptions = [
+      {
+        id: 'model',
+        name: `Model ${RLO}lmth.exe`,
+        type: 'select',
+        currentValue: 'm',
+        options: [{ value: 'm', name: `Fast ${RLO}3pm.exe` }]
+      }
+    ] as typeof thread.configOptions
+    const controls = mount(SessionControls, { props: { sessionId: 's', thread, disabled: false }, global: { plugins: [createPinia()] } })
+    expect(controls.find('label bdi').text()).toBe('Model RLOlmth.exe')
+    expect(controls.find('option').text()).toBe('Fast ⟨RLO⟩3pm.exe')
+  })
+
+  it('isolates and cuts the tool name and command of a remembered permission, showing a command’s hidden characters', () => {
+    const wrapper = mount(RuleScope, {
+      props: { subject: { tool: 'T'.repeat(500), toolKind: 'execute', scope: { kind: 'command', command: `rm -rf a\u200Bb` } }, project: 'app' }
+    })
+    const [tool, command] = wrapper.findAll('bdi')
+    expect(tool.text()).toBe('T'.repeat(80) + '…')
+    expect(command.text()).toBe('rm -rf aZWSPb')
   })
 })
