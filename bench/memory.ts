@@ -4,7 +4,8 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import WebSocket from 'ws'
-import type { HostEvent, WirePieces, WireServerMessage } from '../shared/contract'
+import type { HostEvent, WireServerMessage } from '../shared/contract'
+import { joinWire, wireFrameCount, wireHeader, type WirePieces } from '../shared/wire-pieces'
 import { scriptedAgentCommand } from '../test/agent/spawn'
 import { agentEnv, repoRoot } from './agents'
 import { until } from './lib'
@@ -30,19 +31,23 @@ class WsClient {
     private readonly ws: WebSocket,
     onEvents: (events: HostEvent[]) => void
   ) {
-    let pieces: { count: number; received: string[] } | null = null
+    let pieces: { header: WirePieces; received: string[] } | null = null
     ws.on('message', (data) => {
-      // A long message arrives in pieces (WirePieces in shared/contract.ts).
+      // A long message arrives in pieces (shared/wire-pieces.ts).
+      const text = data.toString()
+      let message: WireServerMessage
       if (pieces) {
-        pieces.received.push(data.toString())
-        if (pieces.received.length < pieces.count) return
-        data = Buffer.from(pieces.received.join(''))
+        pieces.received.push(text)
+        if (pieces.received.length < wireFrameCount(pieces.header)) return
+        message = joinWire(pieces.header, pieces.received) as WireServerMessage
         pieces = null
-      }
-      const message = JSON.parse(data.toString()) as WireServerMessage | WirePieces
-      if (message.kind === 'pieces') {
-        pieces = { count: message.count, received: [] }
-        return
+      } else {
+        const header = wireHeader(text)
+        if (header) {
+          pieces = { header, received: [] }
+          return
+        }
+        message = JSON.parse(text) as WireServerMessage
       }
       if (message.kind === 'events') onEvents(message.events)
       else this.pending.get(message.id)?.(message)

@@ -362,33 +362,6 @@ export type WireRequest = z.infer<typeof wireRequestSchema>
 
 export type WireServerMessage = ({ kind: 'response'; id: number } & WireResponse) | { kind: 'events'; events: HostEvent[] }
 
-/**
- * A server message longer than `WIRE_PIECE_CHARS` (its JSON) travels over the
- * WebSocket as this header, then its JSON in `count` text frames of at most
- * that many characters (never a surrogate pair split), which the page joins
- * and reads as one message. Chromium takes a text frame in whole on the
- * page's main thread: one of 5 MB held it for about a second; frames of 64 KB
- * let it answer in between.
- */
-export interface WirePieces {
-  kind: 'pieces'
-  count: number
-}
-export const WIRE_PIECE_CHARS = 64 * 1024
-
-/** The JSON of a message cut as `WirePieces` says (one piece when it is short). */
-export function wirePieces(json: string, size = WIRE_PIECE_CHARS): string[] {
-  const pieces: string[] = []
-  for (let start = 0; start < json.length;) {
-    let end = Math.min(json.length, start + size)
-    const last = json.charCodeAt(end - 1)
-    if (end < json.length && last >= 0xd800 && last <= 0xdbff) end--
-    pieces.push(json.slice(start, end))
-    start = end
-  }
-  return pieces
-}
-
 const hostEventSchema = z.object({ type: z.string(), payload: z.unknown() })
 
 export const wireServerMessageSchema = z.union([

@@ -5,15 +5,8 @@ import { lookup } from 'node:dns/promises'
 import { isIP, isIPv4, type AddressInfo } from 'node:net'
 import { extname, join, normalize, resolve, sep } from 'node:path'
 import { WebSocketServer, type WebSocket } from 'ws'
-import {
-  WIRE_PIECE_CHARS,
-  wirePieces,
-  wireRequestSchema,
-  type HostEvent,
-  type RequestResults,
-  type WirePieces,
-  type WireServerMessage
-} from '../../shared/contract'
+import { wireRequestSchema, type HostEvent, type RequestResults, type WireServerMessage } from '../../shared/contract'
+import { wireFrames } from '../../shared/wire-pieces'
 import type { Host } from './host'
 
 /**
@@ -162,16 +155,10 @@ function isOwnHost(header: string | undefined, port: number, hostForUrl: string)
 function serveSocket(ws: WebSocket, host: Host): void {
   const send = (message: WireServerMessage): void => {
     if (ws.readyState !== ws.OPEN) return
-    const json = JSON.stringify(message)
-    if (json.length <= WIRE_PIECE_CHARS) {
-      ws.send(json)
-      return
-    }
-    // Megabytes of agent text in one frame would hold the page's main thread while it arrives (WirePieces).
-    const pieces = wirePieces(json)
-    ws.send(JSON.stringify({ kind: 'pieces', count: pieces.length } satisfies WirePieces))
-    for (const piece of pieces) ws.send(piece)
+    // A long message goes in frames of 64 KB, its long strings outside its JSON (shared/wire-pieces.ts).
+    for (const frame of wireFrames(message)) ws.send(frame)
   }
+
   const unsubscribe = host.events.subscribe((events: HostEvent[]) => send({ kind: 'events', events }))
   ws.on('close', unsubscribe)
   // A protocol error (a message over the size limit, a bad frame): ws closes the connection with the

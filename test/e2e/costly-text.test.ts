@@ -152,7 +152,7 @@ describe('costly agent text', () => {
     expect(peakRss).toBeLessThan(1024)
     expect(problems).toEqual([])
     await context.close()
-  })
+  }, 300_000)
 
   it('keeps a 5 MB line bounded as a thought, a tool call, a plan entry and a permission request', async () => {
     const context = await newContext('dark')
@@ -210,7 +210,7 @@ describe('costly agent text', () => {
     expect(peakRss).toBeLessThan(1024)
     expect(problems).toEqual([])
     await context.close()
-  })
+  }, 300_000)
 
   it.each(['light', 'dark'] as const)(
     'shows what hides in agent text and file names, keeps foreign hosts and escaped HTML inert, and wraps unbreakable strings (%s)',
@@ -267,6 +267,7 @@ describe('costly agent text', () => {
       await page.getByTestId('permission-dismiss').click()
       expect(problems).toEqual([])
       await context.close()
-    }
+    },
+    120_000
   )
 })

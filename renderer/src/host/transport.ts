@@ -1,4 +1,5 @@
-import { wireServerMessageSchema, type HostEvent, type HostTransport, type WirePieces, type WireResponse } from '../../../shared/contract'
+import { wireServerMessageSchema, type HostEvent, type HostTransport, type WireResponse } from '../../../shared/contract'
+import { joinWire, wireFrameCount, wireHeader, type WirePieces } from '../../../shared/wire-pieces'
 
 /**
  * Picks how this page reaches the Host. Inside Electron the preload exposes a
@@ -76,16 +77,6 @@ function checkedBridge(bridge: HostTransport, hooks: TransportHooks): HostTransp
   }
 }
 
-/** How many pieces a `WirePieces` header announces (0 when it is not one). */
-function piecesCount(data: string): number {
-  try {
-    const header = JSON.parse(data) as WirePieces
-    return header.kind === 'pieces' && Number.isInteger(header.count) && header.count > 0 ? header.count : 0
-  } catch {
-    return 0
-  }
-}
-
 /** A listener's failure is reported, not thrown into the transport. */
 function deliver(listener: (events: HostEvent[]) => void, events: HostEvent[], hooks: TransportHooks): void {
   try {
@@ -133,13 +124,8 @@ class WebSocketTransport implements HostTransport {
   private everConnected = false
   /** The host said no to the token: ask /auth before opening a socket again. */
   private refused = false
-  /** A long message arriving in pieces (`WirePieces`): those received so far, and how many there are. */
-  private pieces: { count: number; received: string[] } | null = null
-  /** Joins and parses long messages off the main thread (parse-worker.ts); null where there is none. */
-  private parser: Worker | null | undefined
-  /** The long message the parser is working on (its pieces, should the parser fail); what arrives meanwhile waits in `backlog`. */
-  private parsing: string[] | null = null
-  private backlog: string[] = []
+  /** A long message arriving in pieces (`WirePieces`): its header and the frames received so far. */
+  private pieces: { header: WirePieces; total: number; received: string[] } | null = null
 
   constructor(
     private token: string,
@@ -196,7 +182,6 @@ class WebSocketTransport implements HostTransport {
         const wasOpen = this.socket === socket
         this.socket = null
         this.pieces = null
-        this.backlog = []
         for (const pending of this.pending.values()) pending.reject(new Error(LOST_CONNECTION))
         this.pending.clear()
         if (wasOpen) {
@@ -265,62 +250,27 @@ class WebSocketTransport implements HostTransport {
     }
   }
 
-  /** A text frame: a message, or the header or a piece of one sent in pieces. */
+  /** A text frame: a message, or the header or a piece of one sent in pieces (`shared/wire-pieces.ts`). */
   private frame(data: string): void {
-    // In order: what comes after a long message waits until it is parsed.
-    if (this.parsing) {
-      this.backlog.push(data)
-      return
-    }
     if (this.pieces) {
       const pieces = this.pieces
       pieces.received.push(data)
-      const last = pieces.received.length === pieces.count
-      const parser = this.parserOf()
-      parser?.postMessage({ piece: data, last })
-      if (!last) return
+      if (pieces.received.length < pieces.total) return
       this.pieces = null
-      if (parser) this.parsing = pieces.received
-      else this.receive(pieces.received.join(''))
+      let message: unknown
+      try {
+        message = joinWire(pieces.header, pieces.received)
+      } catch (error) {
+        console.error('A long message from the host does not fit together', error)
+        this.hooks.problem('Ignored a message from the host that did not arrive whole')
+        return
+      }
+      this.accept(message)
       return
     }
-    const count = data.startsWith('{"kind":"pieces"') ? piecesCount(data) : 0
-    if (count > 0) this.pieces = { count, received: [] }
+    const header = wireHeader(data)
+    if (header) this.pieces = { header, total: wireFrameCount(header), received: [] }
     else this.receive(data)
-  }
-
-  /** The worker that parses long messages, started on first use (none where workers are not available). */
-  private parserOf(): Worker | null {
-    if (this.parser !== undefined) return this.parser
-    try {
-      const parser = new Worker(new URL('./parse-worker.ts', import.meta.url), { type: 'module' })
-      parser.onmessage = (event: MessageEvent<{ ok: true; value: unknown } | { ok: false; start: string }>) => {
-        this.parsing = null
-        if (event.data.ok) this.accept(event.data.value)
-        else this.notJson(event.data.start)
-        this.drain()
-      }
-      // A parser that cannot run (it did not load): the page parses, from now on and the message at hand.
-      parser.onerror = (event) => {
-        event.preventDefault()
-        console.error('The parser of long messages failed; parsing them on the page', event.message)
-        parser.terminate()
-        this.parser = null
-        const pieces = this.parsing
-        this.parsing = null
-        if (pieces) this.receive(pieces.join(''))
-        this.drain()
-      }
-      this.parser = parser
-    } catch {
-      this.parser = null
-    }
-    return this.parser
-  }
-
-  /** The frames that waited for a long message, in order, until one is long again. */
-  private drain(): void {
-    for (let data = this.backlog.shift(); data !== undefined; data = this.parsing ? undefined : this.backlog.shift()) this.frame(data)
   }
 
   private notJson(start: string): void {
