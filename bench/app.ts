@@ -5,6 +5,7 @@ import { Host } from '../electron/host/host'
 import type { RunningServer } from '../electron/host/ws-server'
 import { scriptedAgentCommand } from '../test/agent/spawn'
 import { serve } from '../test/e2e/browser'
+import { confirmEverything } from '../test/helpers'
 import { agentEnv, rate } from './agents'
 import { now, percentile, until } from './lib'
 
@@ -21,7 +22,14 @@ export async function openApp(root: string, agents = 1, agentExtraEnv: Record<st
   const dataDir = join(root, 'data')
   const projectDir = join(root, 'project')
   await mkdir(projectDir, { recursive: true })
-  const host = await Host.open({ dataDir, version: 'bench', presets: [], initializeTimeoutMs: 60_000, agentIdleMs: 0 })
+  const host = await Host.open({
+    dataDir,
+    version: 'bench',
+    presets: [],
+    initializeTimeoutMs: 60_000,
+    agentIdleMs: 0,
+    confirmCommand: confirmEverything
+  })
   const projectId = (await host.request('projects.add', { cwd: projectDir })).id
   const { command, args } = scriptedAgentCommand()
   const agentIds: string[] = []

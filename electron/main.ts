@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { app, BrowserWindow, dialog, Menu, protocol, screen, shell, session } from 'electron'
 import type { AppCommand } from '../shared/app-commands'
 import { APP_INDEX_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, isRendererPageUrl, opensInBrowser, serveAppRequest } from './app-scheme'
+import { dialogConfirmation } from './confirm-dialog'
 import { wantsLoginShell } from './host/environment'
 import { Host } from './host/host'
 import { bridgeHost } from './ipc-bridge'
@@ -103,7 +104,9 @@ async function start(): Promise<void> {
       return result.canceled ? null : (result.filePaths[0] ?? null)
     },
     // Shown, never opened: a path the agent named must not run anything when clicked.
-    revealPath: (path) => shell.showItemInFolder(path)
+    revealPath: (path) => shell.showItemInFolder(path),
+    // A change that would run a program is confirmed in a native dialog, never on the page's word alone.
+    confirmCommand: dialogConfirmation(() => mainWindow)
   })
   Menu.setApplicationMenu(buildMenu())
   openWindow(host)

@@ -13,6 +13,7 @@ import type {
   SessionRecord,
   SessionState
 } from './domain'
+import { commandChangeSchema, confirmationCodeParam, type CommandChange } from './confirmation'
 import { hostErrorCodes, type HostErrorCode } from './errors'
 import type { SearchResults } from './search'
 import type { TranscriptRecord } from './transcript'
@@ -84,7 +85,8 @@ export const requestParams = {
     secretEnv: z.record(z.string(), z.string().min(1).max(10_000)).default({}),
     protocol: protocolVersion.optional(),
     /** The folder the agent starts in (absolute, existing); empty or absent: the home folder. */
-    cwd: z.string().max(4096).optional()
+    cwd: z.string().max(4096).optional(),
+    ...confirmationCodeParam
   }),
   /**
    * Replaces an agent's command, arguments and variables. `secretEnv` lists every
@@ -100,7 +102,9 @@ export const requestParams = {
     secretEnv: z.record(z.string(), z.string().min(1).max(10_000).nullable()).default({}),
     protocol: protocolVersion.optional(),
     /** The folder the agent starts in; empty: the home folder; absent: left as it is. */
-    cwd: z.string().max(4096).optional()
+    cwd: z.string().max(4096).optional(),
+    /** Needed only when what the agent runs changes (command, arguments, folder, variables). */
+    ...confirmationCodeParam
   }),
   /** The ACP protocol version to ask the agent for (2: the draft, with a fallback to 1); applied at its next start. */
   'agents.setProtocol': z.object({ agentId: id, protocol: protocolVersion }),
@@ -111,7 +115,7 @@ export const requestParams = {
   'agents.log': z.object({ agentId: id }),
   /** The built-in presets, whether each is set up and whether its command is installed. */
   'agents.presets': z.object({}),
-  'agents.addPreset': z.object({ presetId: id }),
+  'agents.addPreset': z.object({ presetId: id, ...confirmationCodeParam }),
   'agents.states': z.object({}),
   'sessions.list': z.object({ projectId: id.optional() }),
   'sessions.states': z.object({}),
@@ -174,7 +178,8 @@ export const requestParams = {
     agentId: id,
     methodId: z.string().min(1).max(200),
     cols: z.number().int().min(10).max(1000).default(100),
-    rows: z.number().int().min(4).max(500).default(30)
+    rows: z.number().int().min(4).max(500).default(30),
+    ...confirmationCodeParam
   }),
   'agents.login.input': z.object({ loginId: id, data: z.string().max(100_000) }),
   'agents.login.resize': z.object({ loginId: id, cols: z.number().int().min(10).max(1000), rows: z.number().int().min(4).max(500) }),
@@ -338,6 +343,8 @@ export interface WireError {
   message: string
   code?: HostErrorCode
   problem?: AgentProblem
+  /** `confirmation_required`: what the user is asked to confirm (shared/confirmation.ts). */
+  confirmation?: CommandChange
 }
 
 const agentProblemSchema = z.object({
@@ -375,7 +382,12 @@ export const wireServerMessageSchema = z.union([
     kind: z.literal('response'),
     id: z.number(),
     ok: z.literal(false),
-    error: z.object({ message: z.string(), code: z.enum(hostErrorCodes).optional(), problem: agentProblemSchema.optional() })
+    error: z.object({
+      message: z.string(),
+      code: z.enum(hostErrorCodes).optional(),
+      problem: agentProblemSchema.optional(),
+      confirmation: commandChangeSchema.optional()
+    })
   }),
   z.object({ kind: z.literal('events'), events: z.array(hostEventSchema) })
 ])

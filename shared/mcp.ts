@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { confirmationCodeParam } from './confirmation'
 
 /**
  * MCP server profiles: the servers a user defines once and Switchboard hands
@@ -213,7 +214,8 @@ export type ParsedMcpProfileInput = z.output<typeof mcpProfileInputSchema>
 
 export const mcpRequestParams = {
   'mcp.list': z.object({}),
-  'mcp.save': mcpProfileInputSchema,
+  /** A stdio server that is new, or whose command, arguments, folder or variables change, needs a confirmation. */
+  'mcp.save': mcpProfileInputSchema.extend(confirmationCodeParam),
   'mcp.delete': z.object({ id }),
   'mcp.setProjectEnabled': z.object({ projectId: id, profileId: id, enabled: z.boolean() }),
   'mcp.test': z.object({ id, timeoutMs: z.number().int().min(1000).max(120_000).default(15_000) }),
@@ -234,7 +236,9 @@ export const mcpRequestParams = {
       .min(1)
       .max(500),
     scope: z.enum(['global', 'projects']).default('global'),
-    projectIds: z.array(id).max(500).default([])
+    projectIds: z.array(id).max(500).default([]),
+    /** Needed when a stdio server is among those imported. */
+    ...confirmationCodeParam
   }),
   'mcp.export': z.object({ path: z.string().min(1).max(4096), profileIds: z.array(id).min(1).max(500) })
 } as const

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { confirmationCodeParam } from './confirmation'
 import type { AgentDefinition, DistributionKind } from './domain'
 
 /**
@@ -187,9 +188,9 @@ export const registryRequestParams = {
   /** Sets the feed's URL (empty: the default); the next listing fetches it. */
   'registry.setUrl': z.object({ url: z.string().max(4096) }),
   /** Installs an agent from the registry (the best distribution for this machine unless one is named). */
-  'registry.install': z.object({ registryId: z.string().min(1).max(200), kind: z.enum(distributionKinds).optional() }),
+  'registry.install': z.object({ registryId: z.string().min(1).max(200), kind: z.enum(distributionKinds).optional(), ...confirmationCodeParam }),
   /** Moves an installed registry agent to the version the registry lists now. */
-  'registry.update': z.object({ agentId: z.string().min(1).max(200) }),
+  'registry.update': z.object({ agentId: z.string().min(1).max(200), ...confirmationCodeParam }),
   /** Keeps an installed registry agent at its version (no update offered), or lets it follow the registry again. */
   'registry.pin': z.object({ agentId: z.string().min(1).max(200), pinned: z.boolean() }),
   /** Starts the agent apart, in a scratch folder, and probes what it does (no prompt is sent). */

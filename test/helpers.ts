@@ -6,6 +6,7 @@ import type { RequestParams } from '../shared/contract'
 import type { HostEvent } from '../shared/contract'
 import { applyRecord, createThread, type Thread, type ThreadEntry } from '../shared/thread'
 import type { TranscriptRecord } from '../shared/transcript'
+import type { ConfirmCommand } from '../electron/host/confirmations'
 import { Host } from '../electron/host/host'
 import { scriptedAgentCommand } from './agent/spawn'
 
@@ -18,8 +19,15 @@ export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true })
 }
 
+/**
+ * Says yes to every change that would run a program. A test's own set-up, in
+ * process, is not the page: tests opt into it explicitly, since a Host opened
+ * without a way to confirm refuses every such change (confirmations.ts).
+ */
+export const confirmEverything: ConfirmCommand = async () => ({ confirmed: true })
+
 export function openHost(dataDir: string): Promise<Host> {
-  return Host.open({ dataDir, version: 'test', presets: [], initializeTimeoutMs: 20_000 })
+  return Host.open({ dataDir, version: 'test', presets: [], initializeTimeoutMs: 20_000, confirmCommand: confirmEverything })
 }
 
 /** An `agents.add` request for the scripted test agent, keeping its state beside the data folder. */

@@ -1,4 +1,6 @@
+import type { ProgramToRun } from '../../shared/confirmation'
 import type { AgentDefinition } from '../../shared/domain'
+import { programToRun } from './confirmations'
 import { checkedFolder } from './folders'
 
 /**
@@ -62,6 +64,38 @@ export async function checkAgentInput(input: AgentInput, previous?: AgentDefinit
   const protocol = input.protocol === undefined ? {} : { protocol: input.protocol === 2 ? (2 as const) : undefined }
   const cwd = input.cwd === undefined ? {} : { cwd: await checkWorkingFolder(input.cwd) }
   return { fields: { name, command, args: input.args, env, secretEnv, ...protocol, ...cwd }, secretValues, forgottenSecrets }
+}
+
+/**
+ * What the agent would run once the checked input is saved, for the
+ * confirmation: its command line, folder and variables (a secret with a value
+ * typed is new, one sent as null kept). `previous` is the agent being edited.
+ */
+export function agentProgram(checked: CheckedAgent, previous?: AgentDefinition): ProgramToRun {
+  const { name, command, args, env } = checked.fields
+  const cwd = 'cwd' in checked.fields ? checked.fields.cwd : previous?.cwd
+  const secrets = Object.fromEntries((checked.fields.secretEnv ?? []).map((n) => [n, n in checked.secretValues ? 'new' : 'kept'] as const))
+  return programToRun(`Agent “${name}”`, { command, args, cwd, env }, secrets)
+}
+
+/**
+ * Whether saving the checked input changes what the agent runs: its command,
+ * arguments, folder, variables (names or values, plain or secret). A new name
+ * or protocol version alone does not, nor a secret kept as it is.
+ */
+export function changesWhatRuns(previous: AgentDefinition, checked: CheckedAgent): boolean {
+  const next = checked.fields
+  const cwd = 'cwd' in next ? next.cwd : previous.cwd
+  const sameSet = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x) => b.includes(x))
+  const envOf = (env: Record<string, string>): string[] => Object.entries(env).map(([k, v]) => JSON.stringify([k, v]))
+  return (
+    next.command !== previous.command ||
+    JSON.stringify(next.args) !== JSON.stringify(previous.args) ||
+    (cwd ?? '') !== (previous.cwd ?? '') ||
+    !sameSet(envOf(next.env), envOf(previous.env ?? {})) ||
+    !sameSet(next.secretEnv ?? [], previous.secretEnv ?? []) ||
+    Object.keys(checked.secretValues).length > 0
+  )
 }
 
 /** The agent's working folder as typed: empty means the home folder (undefined); else an absolute path to a folder that exists. */

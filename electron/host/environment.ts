@@ -9,7 +9,10 @@ import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from './processes'
 /**
  * The environment of every process the Host starts (agents, their sign-in
  * programs, terminals, MCP servers under Test connection) and of the
- * "installed" checks, in one place.
+ * "installed" checks, in one place: the user's environment without
+ * Switchboard's own variables (`usersVariables`), then the child's own
+ * variables and secrets (`forChild`), and nothing else: never another
+ * program's secrets, never serve's token (neither is ever in an environment).
  *
  * An app started from the macOS Dock or a Linux desktop menu does not get the
  * environment the user's shell builds (PATH with Homebrew, nvm, ~/.local/bin…):
@@ -68,10 +71,16 @@ export class UserEnvironment {
     return 'vars' in result ? UserEnvironment.of(result.vars) : UserEnvironment.ofProcess(result.problem)
   }
 
-  /** A child's environment: the user's, then each layer in turn (a later one wins; undefined values are left out). */
+  /**
+   * A child's environment: the user's (`usersVariables`: without Switchboard's
+   * and Electron's own), then each of the child's own layers in turn (its
+   * variables, its secrets, what it asked for: a later one wins; undefined
+   * values are left out). The only place a child's environment is made; see
+   * "The environment of the processes the Host starts" in docs/ARCHITECTURE.md.
+   */
   forChild(...layers: Layer[]): Record<string, string> {
-    const env: Record<string, string> = {}
-    for (const layer of [this.vars ?? process.env, ...layers]) {
+    const env = usersVariables(this.vars ?? process.env)
+    for (const layer of layers) {
       for (const [name, value] of Object.entries(layer ?? {})) if (value !== undefined) env[name] = value
     }
     return env
@@ -87,6 +96,63 @@ export class UserEnvironment {
     const candidate = relativePath ? resolve(options.cwd ?? homedir(), command) : command
     return findExecutable(candidate, this.forChild(...(options.layers ?? [])))
   }
+}
+
+/**
+ * What of the environment Switchboard runs in is Switchboard's own (or
+ * Electron's, for Switchboard), not the user's, and so never given to a
+ * program it starts:
+ *
+ * - `SWITCHBOARD_*`: its settings (SWITCHBOARD_DATA_DIR: a Switchboard run in
+ *   a terminal would take the same data folder, SWITCHBOARD_LOGIN_SHELL_ENV, …),
+ *   except the process mark (processes.ts; each child gets its own over it)
+ *   and the test suite's run mark (test/leak-check.ts), which must reach
+ *   every descendant;
+ * - Electron's switches for the process they were set for: with
+ *   ELECTRON_RUN_AS_NODE an Electron program an agent starts (an editor,
+ *   another Switchboard) would run as plain Node; ELECTRON_NO_ATTACH_CONSOLE;
+ * - electron-vite's for Switchboard in development (ELECTRON_RENDERER_URL: an
+ *   electron-vite app previewed in a terminal would load Switchboard's page);
+ * - CHROME_DESKTOP: Electron names Switchboard's .desktop file there (another
+ *   Chromium program would group its windows under Switchboard's);
+ * - ORIGINAL_XDG_CURRENT_DESKTOP: where Electron keeps the user's
+ *   XDG_CURRENT_DESKTOP when it replaces it (with `Unity`, on Ubuntu): the
+ *   user's value is put back.
+ *
+ * Other ELECTRON_* variables are the user's settings for their own Electron
+ * programs and tools (ELECTRON_MIRROR for installing Electron,
+ * ELECTRON_OZONE_PLATFORM_HINT…) and are kept.
+ */
+const OWN_PREFIX = 'SWITCHBOARD_'
+const OWN_NAMES = new Set([
+  'ELECTRON_RUN_AS_NODE',
+  'ELECTRON_NO_ATTACH_CONSOLE',
+  'ELECTRON_RENDERER_URL',
+  'ELECTRON_ENTRY',
+  'ELECTRON_CLI_ARGS',
+  'CHROME_DESKTOP',
+  'ORIGINAL_XDG_CURRENT_DESKTOP'
+])
+/** The test suite's run mark (test/leak-check.ts TEST_RUN_ENV). */
+const TEST_RUN_MARK = 'SWITCHBOARD_TEST_RUN'
+const KEPT = new Set([PROCESS_MARK_ENV, TEST_RUN_MARK])
+
+/** Whether a variable of the environment Switchboard runs in is its own (or Electron's for it), not the user's. */
+export function isSwitchboardsOwn(name: string): boolean {
+  return !KEPT.has(name) && (OWN_NAMES.has(name) || name.startsWith(OWN_PREFIX))
+}
+
+/** The user's variables in an environment Switchboard runs in: without its own (`isSwitchboardsOwn`), Electron's change undone. */
+export function usersVariables(env: Record<string, string | undefined>): Record<string, string> {
+  const vars: Record<string, string> = {}
+  for (const [name, value] of Object.entries(env)) if (value !== undefined && !isSwitchboardsOwn(name)) vars[name] = value
+  const original = env.ORIGINAL_XDG_CURRENT_DESKTOP
+  // Electron writes `undefined` when the user had none.
+  if (original !== undefined) {
+    if (original === '' || original === 'undefined') delete vars.XDG_CURRENT_DESKTOP
+    else vars.XDG_CURRENT_DESKTOP = original
+  }
+  return vars
 }
 
 /**

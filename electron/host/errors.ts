@@ -1,5 +1,7 @@
 import { withoutFullStop } from '../../shared/agent-problem'
+import type { CommandChange } from '../../shared/confirmation'
 import type { AgentProblem } from '../../shared/domain'
+import type { WireError } from '../../shared/contract'
 import type { HostErrorCode } from '../../shared/errors'
 
 export { withoutFullStop }
@@ -10,10 +12,20 @@ export class HostError extends Error {
     readonly code: HostErrorCode,
     message: string,
     /** What went wrong with an agent, in parts, when the error is about one (auth_required, agent_failed). */
-    readonly problem?: AgentProblem
+    readonly problem?: AgentProblem,
+    /** confirmation_required: what the user is asked to confirm. */
+    readonly confirmation?: CommandChange
   ) {
     super(message)
   }
+}
+
+/** A failed request as the transports carry it: the message, and for a HostError its code and what goes with it. */
+export function wireError(error: unknown): WireError {
+  const message = describeError(error)
+  if (!(error instanceof HostError)) return { message }
+  const { code, problem, confirmation } = error
+  return { message, code, ...(problem ? { problem } : {}), ...(confirmation ? { confirmation } : {}) }
 }
 
 /**

@@ -12,12 +12,13 @@ import { AgentSupervisor } from './agents/supervisor'
 import { AskBroker } from './asks/broker'
 import { asksHandlers } from './asks/service'
 import { clientSide } from './client/client-side'
+import { refuseCommands, withConfirmation, type ConfirmCommand } from './confirmations'
 import { acquireDataLock, type DataLock } from './data-lock'
 import { environmentWarning, hostEnvironment, type LoginShellOptions, type UserEnvironment } from './environment'
-import { describeError, HostError } from './errors'
+import { wireError } from './errors'
 import { EventBus } from './events'
 import { filesHandlers } from './files/service'
-import type { Handlers } from './handlers'
+import type { Handlers, RequestContext } from './handlers'
 import { lazyMcpHandlers, McpService } from './mcp/service'
 import { defaultAgentPresets } from './presets'
 import { killLeftovers, markPrefixFor } from './processes'
@@ -76,6 +77,8 @@ export interface HostOptions {
    * (see environment.ts; the shell decides with `wantsLoginShell`). Without it, the Host's own environment.
    */
   loginShell?: boolean | LoginShellOptions
+  /** Asks the user outside the window to confirm a change that would run a program (confirmations.ts); without it, such changes are refused. */
+  confirmCommand?: ConfirmCommand
 }
 
 const DEFAULT_AGENT_IDLE_MS = 10 * 60_000
@@ -91,6 +94,7 @@ export class Host {
   private readonly search: SearchIndex
   private readonly settings: UserSettingsStore
   private readonly handlers: Handlers
+  private readonly confirmCommand: ConfirmCommand
   private closed: Promise<void> | null = null
 
   private constructor(
@@ -102,6 +106,7 @@ export class Host {
     settingsRead: ReadSettings
   ) {
     const { dataDir, version, cancelGraceMs, agentIdleMs } = options
+    this.confirmCommand = options.confirmCommand ?? refuseCommands
     const transcriptDir = join(dataDir, 'transcripts')
     const events = this.events
     const records = new Records(store, events)
@@ -225,8 +230,8 @@ export class Host {
     }
   }
 
-  /** Runs one contract request: validates params, never throws, always answers. */
-  async handle(method: unknown, params: unknown): Promise<WireResponse> {
+  /** Runs one contract request: validates params, never throws, always answers; a transport may bring its own confirmations. */
+  async handle(method: unknown, params: unknown, via: { confirmCommand?: ConfirmCommand } = {}): Promise<WireResponse> {
     if (!isRequestMethod(method)) {
       return { ok: false, error: { message: `Unknown request '${String(method)}'`, code: 'unknown_method' } }
     }
@@ -234,13 +239,12 @@ export class Host {
     if (!parsed.success) {
       return { ok: false, error: { message: `Invalid parameters for ${method}: ${z.prettifyError(parsed.error)}`, code: 'invalid_params' } }
     }
+    const { data, request } = withConfirmation(parsed.data, via.confirmCommand ?? this.confirmCommand)
     try {
-      const handler = this.handlers[method] as (p: unknown) => Promise<unknown>
-      return { ok: true, result: await handler(parsed.data) }
+      const handler = this.handlers[method] as (p: unknown, r: RequestContext) => Promise<unknown>
+      return { ok: true, result: await handler(data, request) }
     } catch (error) {
-      const message = describeError(error)
-      if (!(error instanceof HostError)) return { ok: false, error: { message } }
-      return { ok: false, error: { message, code: error.code, ...(error.problem ? { problem: error.problem } : {}) } }
+      return { ok: false, error: wireError(error) }
     }
   }
 

@@ -58,6 +58,7 @@ async function main(): Promise<void> {
   for (const note of notes) console.log(note)
   console.log(`Switchboard is serving ${dataDir}`)
   console.log(`Open ${server.url}`)
+  console.log('A change that would run a program (an agent, an MCP server, a sign-in) is confirmed with a code printed here.')
 
   let stopping = false
   const stop = async (): Promise<void> => {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { AtomicTextFile } from './atomic-file'
+import { ConsoleCodes } from './console-codes'
 import { Host, type HostOptions } from './host'
 import { startWsServer, type RunningServer } from './ws-server'
 
@@ -22,7 +23,12 @@ export interface ServeOptions {
   /** `--new-token`: a new token; pages opened with the old address are refused. */
   newToken?: boolean
   /** Anything else the Host is opened with (tests: no presets). */
-  host?: Omit<HostOptions, 'dataDir' | 'version'>
+  host?: Omit<HostOptions, 'dataDir' | 'version' | 'confirmCommand'>
+  /**
+   * Where the codes that confirm a change that runs a program are printed,
+   * with what would run (console-codes.ts): the console (stdout) unless a test reads them.
+   */
+  print?: (line: string) => void
 }
 
 export interface Serving {
@@ -41,7 +47,9 @@ interface ServeState {
 }
 
 export async function startServing(options: ServeOptions): Promise<Serving> {
-  const host = await Host.open({ ...options.host, dataDir: options.dataDir, version: options.version })
+  // A change that would run a program is confirmed with a code only this console shows.
+  const codes = new ConsoleCodes({ print: options.print ?? ((line) => console.log(line)) })
+  const host = await Host.open({ ...options.host, dataDir: options.dataDir, version: options.version, confirmCommand: codes.confirm })
   try {
     const file = new AtomicTextFile(join(options.dataDir, SERVE_STATE_FILE), 0o600)
     const kept = await readServeState(file)

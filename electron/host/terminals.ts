@@ -44,11 +44,15 @@ export class Terminals {
   /**
    * Starts the command; `owner` groups terminals for release at session end.
    * With no args the command is a shell command line, as agents send them.
+   * Its environment: the user's, the agent's own variables (`agentEnv`, not
+   * its secrets: the agent passes what a command needs in the request), then
+   * the request's `env`.
    */
-  create(owner: string, request: CreateTerminalRequest, cwd: string, events: TerminalEvents): string {
+  create(owner: string, request: CreateTerminalRequest, cwd: string, events: TerminalEvents, agentEnv: Record<string, string> = {}): string {
     const id = `term-${randomUUID()}`
     const mark = newProcessMark(this.markPrefix)
-    const env = this.environment.forChild(Object.fromEntries((request.env ?? []).map((v) => [v.name, v.value])), { [PROCESS_MARK_ENV]: mark })
+    const requested = Object.fromEntries((request.env ?? []).map((v) => [v.name, v.value]))
+    const env = this.environment.forChild(agentEnv, requested, { [PROCESS_MARK_ENV]: mark })
     const args = request.args ?? []
     const child = spawn(request.command, args, {
       cwd,

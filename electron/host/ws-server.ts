@@ -7,6 +7,7 @@ import { extname, join, normalize, resolve, sep } from 'node:path'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { wireRequestSchema, type HostEvent, type RequestResults, type WireServerMessage } from '../../shared/contract'
 import { wireFrames } from '../../shared/wire-pieces'
+import type { ConfirmCommand } from './confirmations'
 import type { Host } from './host'
 
 /**
@@ -24,6 +25,12 @@ export interface WsServerOptions {
   /** Must be a loopback address. */
   bindAddress?: string
   token?: string
+  /**
+   * How a change the page asks for that would run a program is confirmed, in
+   * place of the Host's own (end-to-end tests: the page types console codes
+   * while the test's own set-up, in process, is not asked).
+   */
+  confirmCommand?: ConfirmCommand
 }
 
 export interface RunningServer {
@@ -85,7 +92,7 @@ export async function startWsServer(options: WsServerOptions): Promise<RunningSe
       socket.end(`HTTP/1.1 ${refusal}\r\nConnection: close\r\n\r\n`)
       return
     }
-    wss.handleUpgrade(req, socket, head, (ws) => serveSocket(ws, options.host))
+    wss.handleUpgrade(req, socket, head, (ws) => serveSocket(ws, options.host, options.confirmCommand))
   })
 
   await new Promise<void>((resolveListen, reject) => {
@@ -152,13 +159,12 @@ function isOwnHost(header: string | undefined, port: number, hostForUrl: string)
   return [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${hostForUrl}:${port}`].includes(header.toLowerCase())
 }
 
-function serveSocket(ws: WebSocket, host: Host): void {
+function serveSocket(ws: WebSocket, host: Host, confirmCommand: ConfirmCommand | undefined): void {
   const send = (message: WireServerMessage): void => {
     if (ws.readyState !== ws.OPEN) return
     // A long message goes in frames of 64 KB, its long strings outside its JSON (shared/wire-pieces.ts).
     for (const frame of wireFrames(message)) ws.send(frame)
   }
-
   const unsubscribe = host.events.subscribe((events: HostEvent[]) => send({ kind: 'events', events }))
   ws.on('close', unsubscribe)
   // A protocol error (a message over the size limit, a bad frame): ws closes the connection with the
@@ -180,7 +186,9 @@ function serveSocket(ws: WebSocket, host: Host): void {
       }
       return
     }
-    void host.handle(request.data.method, request.data.params).then((response) => send({ kind: 'response', id: request.data.id, ...response }))
+    void host
+      .handle(request.data.method, request.data.params, { confirmCommand })
+      .then((response) => send({ kind: 'response', id: request.data.id, ...response }))
   })
 }
 

@@ -25,6 +25,7 @@ import {
   type CreateElicitationRequest,
   type CreateElicitationResponse,
   type ContentBlock,
+  type CreateTerminalRequest,
   type RequestPermissionRequest,
   type RequestPermissionResponse,
   type SessionConfigOption,
@@ -333,6 +334,37 @@ function errorMessage(error: unknown): string {
 }
 
 /** Splits text into about `parts` non-empty pieces (by code point). */
+/**
+ * Starts the session's stdio MCP server SERVER as agents do (Gemini CLI, Claude
+ * Code: their own environment plus the server's `env`), lists its tools and
+ * stops it; answers with what it found, or why it failed.
+ */
+async function connectMcpServer(mcpServers: unknown[], server: string): Promise<string> {
+  type Stdio = { name: string; command?: string; args?: string[]; env?: { name: string; value: string }[] }
+  const given = (mcpServers as Stdio[]).find((s) => s.name === server && typeof s.command === 'string')
+  if (!given?.command) return `mcp-connect failed: no stdio MCP server '${server}' in this session`
+  // Loaded here: only this command needs the MCP SDK, and every other start of the agent stays as quick.
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js')
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js')
+  const ownEnv = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined))
+  const transport = new StdioClientTransport({
+    command: given.command,
+    args: given.args ?? [],
+    env: { ...ownEnv, ...Object.fromEntries((given.env ?? []).map((v) => [v.name, v.value])) },
+    stderr: 'ignore'
+  })
+  const client = new Client({ name: 'scripted-agent', version: '1.0.0' })
+  try {
+    await client.connect(transport)
+    const { tools } = await client.listTools()
+    return `mcp-connect ${server}: ${client.getServerVersion()?.name ?? '?'} with tools ${tools.map((t) => t.name).join(', ')}`
+  } catch (error) {
+    return `mcp-connect failed: ${errorMessage(error)}`
+  } finally {
+    await client.close().catch(() => undefined)
+  }
+}
+
 function splitInto(text: string, parts: number): string[] {
   const chars = Array.from(text)
   const size = Math.max(1, Math.ceil(chars.length / parts))
@@ -537,6 +569,10 @@ class TurnRunner {
         // What the agent's environment holds (tests of variables and secrets given to agents).
         await this.message(process.env[arg] === undefined ? `${arg} is not set` : `${arg}=${process.env[arg]}`)
         return
+      case 'environ':
+        // The agent's whole environment (tests of what the Host gives it, and of what it does not).
+        await this.message(`environ=${JSON.stringify(process.env)}`)
+        return
       case 'state':
         // What this session is set to, as the agent sees it.
         await this.message(
@@ -558,6 +594,12 @@ class TurnRunner {
       case 'terminal':
         await this.terminal(arg, null, null)
         return
+      case 'terminal-env': {
+        // /terminal-env NAME=VALUE COMMAND: the request carries the variable (terminal/create's `env`)
+        const m = /^([^=\s]+)=(\S*)\s+(.*)$/s.exec(arg)
+        await this.terminal(m?.[3] ?? '', null, null, m ? [{ name: m[1], value: m[2] }] : [])
+        return
+      }
       case 'terminal-limit': {
         // /terminal-limit BYTES COMMAND
         const m = /^(\d+)\s+(.*)$/s.exec(arg)
@@ -583,6 +625,10 @@ class TurnRunner {
       case 'mcp':
         // The MCP servers this session was given, exactly as received.
         await this.message(`mcpServers=${JSON.stringify(this.session.mcpServers)}`)
+        return
+      case 'mcp-connect':
+        // /mcp-connect SERVER: starts the session's stdio MCP server SERVER as agents do, lists its tools, stops it.
+        await this.message(await connectMcpServer(this.session.mcpServers, arg))
         return
       case 'dirs':
         await this.message(`additionalDirectories=${JSON.stringify(this.session.additionalDirectories)}`)
@@ -933,7 +979,12 @@ class TurnRunner {
   }
 
   /** Runs COMMAND in a client terminal, shown in a tool call; reports its exit and output. */
-  private async terminal(command: string, outputByteLimit: number | null, killAfterMs: number | null): Promise<void> {
+  private async terminal(
+    command: string,
+    outputByteLimit: number | null,
+    killAfterMs: number | null,
+    env: { name: string; value: string }[] = []
+  ): Promise<void> {
     const toolCallId = this.nextToolCallId()
     if (!this.peer.v1) return this.ownTerminal(toolCallId, command)
     if (!clientCapabilities.terminal) {
@@ -941,11 +992,8 @@ class TurnRunner {
       return
     }
     const client = this.peer.v1
-    const { terminalId } = await client.request(methods.client.terminal.create, {
-      sessionId: this.session.id,
-      command,
-      outputByteLimit
-    })
+    const request: CreateTerminalRequest = { sessionId: this.session.id, command, outputByteLimit, env }
+    const { terminalId } = await client.request(methods.client.terminal.create, request)
     await this.send({
       sessionUpdate: 'tool_call',
       toolCallId,

@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
-import { closeBrowserHost, openBrowserHost, screenshot, watchConsole } from './browser'
+import { closeBrowserHost, openBrowserHost, screenshot, typeConsoleCode, watchConsole } from './browser'
 
 /**
  * What an agent asks of the user, in the browser: a terminal sign-in typed
@@ -46,6 +46,8 @@ describe('what an agent asks of the user', () => {
     await page.getByTestId('new-session').click()
     await page.getByTestId('sign-in').waitFor()
     await page.getByTestId('sign-in-cli-login').click()
+    // The sign-in program runs once confirmed with the code serve printed (as under `npm run serve`).
+    await typeConsoleCode(page, server)
     const dialog = page.getByTestId('login-terminal')
     await dialog.waitFor()
     // The login program's prompt, drawn by xterm.js.
@@ -59,6 +61,7 @@ describe('what an agent asks of the user', () => {
     await page.getByTestId('login-failed').waitFor()
     expect(await page.getByTestId('login-failed').textContent()).toContain('exit code 1')
     await page.getByTestId('login-retry').click()
+    await typeConsoleCode(page, server)
     await expect.poll(() => dialog.locator('.xterm-rows').textContent(), { timeout: 15_000 }).toContain('Enter the code 4242')
     await page.locator('.xterm-helper-textarea').focus()
     await page.keyboard.type('4242')

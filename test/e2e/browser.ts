@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { chromium, type Browser, type Page } from 'playwright-core'
+import { ConsoleCodes } from '../../electron/host/console-codes'
 import type { Host } from '../../electron/host/host'
 import { openHost } from '../helpers'
 import { startWsServer, type RunningServer } from '../../electron/host/ws-server'
@@ -39,8 +40,43 @@ export async function launchBrowser(): Promise<Browser> {
   })
 }
 
-export function serve(host: Host): Promise<RunningServer> {
-  return startWsServer({ host, rendererDir })
+/** What each server's console showed (the lines serve prints its confirmation codes on). */
+const consoles = new WeakMap<RunningServer, string[]>()
+
+/**
+ * The WebSocket server in front of `host`, confirming as `serve` does: a change
+ * the page asks for that would run a program waits for the code printed on the
+ * console (here, kept for `consoleCode`). The test's own requests, in process,
+ * go through the Host's own confirmation (openHost: none asked).
+ */
+export async function serve(host: Host): Promise<RunningServer> {
+  const lines: string[] = []
+  const codes = new ConsoleCodes({ print: (line) => lines.push(line) })
+  const server = await startWsServer({ host, rendererDir, confirmCommand: codes.confirm })
+  consoles.set(server, lines)
+  return server
+}
+
+/** Everything the server printed on its console so far. */
+export function consoleOf(server: RunningServer): string[] {
+  return consoles.get(server) ?? []
+}
+
+/** The code the server printed last, as the user reads it on the console. */
+export function consoleCode(server: RunningServer): string {
+  const line = [...consoleOf(server)].reverse().find((l) => l.startsWith('To confirm, type this code in the page: '))
+  const code = /: ([A-Z0-9]{3}-[A-Z0-9]{3})/.exec(line ?? '')?.[1]
+  if (!code) throw new Error(`The server printed no confirmation code:\n${consoleOf(server).join('\n')}`)
+  return code
+}
+
+/** Answers the page's code dialog as the user would: the code from the console, typed and confirmed; waits for the dialog to close. */
+export async function typeConsoleCode(page: Page, server: RunningServer): Promise<void> {
+  const dialog = page.getByTestId('code-dialog')
+  await dialog.waitFor()
+  await dialog.getByTestId('code-input').fill(consoleCode(server))
+  await dialog.getByTestId('code-confirm').click()
+  await dialog.waitFor({ state: 'hidden' })
 }
 
 export async function screenshot(page: Page, name: string): Promise<string> {

@@ -6,7 +6,7 @@ import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { scriptedAgentCommand } from '../agent/spawn'
 import { removeDir, tempDir } from '../helpers'
-import { closeBrowserHost, openBrowserHost, screenshot, watchConsole } from './browser'
+import { closeBrowserHost, openBrowserHost, screenshot, typeConsoleCode, watchConsole } from './browser'
 
 /**
  * The Agents page, the theme, the shortcut list and notifications, by clicking
@@ -96,6 +96,8 @@ describe('the desktop around the conversations', () => {
     await page.getByTestId('agent-form-cwd').fill(join(root, 'agent-home'))
     console.log(`screenshot: ${await screenshot(page, 'e2e-desktop-agent-form')}`)
     await page.getByTestId('agent-form-save').click()
+    // Added once confirmed with the code serve printed (test/e2e/confirm-code.test.ts looks at that dialog).
+    await typeConsoleCode(page, server)
 
     await page.getByTestId('agent-details').waitFor()
     expect(await page.getByTestId('agent-details-name').textContent()).toBe('Scripted')

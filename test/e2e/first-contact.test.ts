@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import type { RunningServer } from '../../electron/host/ws-server'
-import { removeDir, scriptedAgent, tempDir } from '../helpers'
+import { confirmEverything, removeDir, scriptedAgent, tempDir } from '../helpers'
 import { Host } from '../../electron/host/host'
-import { closeBrowserHost, launchBrowser, screenshot, serve, watchConsole } from './browser'
+import { closeBrowserHost, launchBrowser, resetWindowSettings, screenshot, serve, watchConsole } from './browser'
 
 /**
  * First contact with an agent, as a new user meets it offline: starting a
@@ -50,7 +50,13 @@ beforeAll(async () => {
   await mkdir(join(root, 'my-project'))
   browser = await launchBrowser()
   // Real agents start slowly on a loaded machine (Gemini CLI takes over 20 s there): a start that times out is another test's subject.
-  host = await Host.open({ dataDir: join(root, 'data'), version: 'test', presets: [MISSING_PRESET], initializeTimeoutMs: 180_000 })
+  host = await Host.open({
+    dataDir: join(root, 'data'),
+    version: 'test',
+    confirmCommand: confirmEverything,
+    presets: [MISSING_PRESET],
+    initializeTimeoutMs: 180_000
+  })
   server = await serve(host)
   await host.request('projects.add', { cwd: join(root, 'my-project') })
 })
@@ -61,6 +67,8 @@ afterAll(async () => {
 })
 
 async function newPage(scheme: 'light' | 'dark'): Promise<{ page: Page; problems: string[] }> {
+  // A first window: not the panes an earlier test left open (the Host keeps the layout).
+  await resetWindowSettings(host)
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: scheme })
   const page = await context.newPage()
   const problems = watchConsole(page)

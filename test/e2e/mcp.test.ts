@@ -8,7 +8,7 @@ import type { RunningServer } from '../../electron/host/ws-server'
 import { findExecutable } from '../../electron/host/executables'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
 import { startTinyHttpServer, tinyServerCommand, type TinyHttpServer } from '../mcp/tiny-server'
-import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole } from './browser'
+import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, typeConsoleCode, watchConsole } from './browser'
 
 /**
  * The MCP page by clicking and typing: add a server with a secret, test its
@@ -78,6 +78,8 @@ describe('the MCP page in the browser', () => {
     await fillPair(page, 'env', 'TINY_TOKEN', 'open-sesame', true)
     console.log(`screenshot: ${await screenshot(page, 'e2e-mcp-form')}`)
     await page.getByTestId('mcp-save').click()
+    // A local command: saved once confirmed with the code serve printed.
+    await typeConsoleCode(page, server)
     const row = page.locator('[data-testid=mcp-profile][data-name="tiny"]')
     await row.waitFor()
     expect(await row.textContent()).toContain('TINY_TOKEN (secret)')
@@ -147,6 +149,7 @@ describe('the MCP page in the browser', () => {
     expect(await page.getByTestId('mcp-env-value').nth(2).inputValue()).toBe('')
     await page.getByTestId('mcp-env-value').first().fill('salut')
     await page.getByTestId('mcp-save').click()
+    await typeConsoleCode(page, server)
     await expect.poll(() => row.textContent()).toContain('v2')
     await row.getByTestId('mcp-test').click()
     await expect.poll(() => row.getByTestId('mcp-test-prompts').textContent()).toContain('Says salut')
@@ -185,6 +188,7 @@ describe('the MCP page in the browser', () => {
     console.log(`screenshot: ${await screenshot(page, 'e2e-mcp-import-dark')}`)
 
     await page.getByTestId('mcp-import-apply').click()
+    await typeConsoleCode(page, server)
     await expect.poll(() => page.getByTestId('mcp-message').textContent()).toBe('Imported 2 servers.')
     const github = (await host.request('mcp.list', {})).profiles.find((p) => p.name === 'github')
     expect(github?.env).toEqual([{ name: 'GITHUB_PERSONAL_ACCESS_TOKEN', value: '', secret: true }])

@@ -3,9 +3,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
-import { removeDir, tempDir } from '../helpers'
+import { confirmEverything, removeDir, tempDir } from '../helpers'
 import { RegistryFixture } from '../registry/fixture'
-import { launchBrowser, resetWindowSettings, screenshot, serve, watchConsole } from './browser'
+import { launchBrowser, resetWindowSettings, screenshot, serve, typeConsoleCode, watchConsole } from './browser'
 
 /**
  * The Agents page's registry by clicking: the list with icons and licences,
@@ -49,6 +49,7 @@ beforeAll(async () => {
   host = await Host.open({
     dataDir: join(root, 'data'),
     version: 'test',
+    confirmCommand: confirmEverything,
     presets: [],
     initializeTimeoutMs: 20_000,
     registry: { url: fixture.feedUrl, platform: PLATFORM }
@@ -113,6 +114,18 @@ describe('the ACP Registry on the Agents page', () => {
     await expect.poll(() => entry(page, 'py-agent').getByTestId('registry-error').textContent()).toContain('Install uv')
 
     await entry(page, 'fixture-agent').getByTestId('registry-install').click()
+    // What it will run, and from where, before anything is downloaded: confirmed with the code serve printed.
+    const confirmation = page.getByTestId('code-dialog')
+    await confirmation.waitFor()
+    expect(await confirmation.getByTestId('code-command-line').textContent()).toBe(
+      join(root, 'data', 'agents', 'fixture-agent', '1.0.0', 'fixture', 'fixture-agent')
+    )
+    expect(await confirmation.textContent()).toContain(
+      `after downloading ${fixture.feedUrl.replace(/registry\.json$/, '')}dl/fixture-agent-1.0.0.tar.gz`
+    )
+    expect(fixture.requests.filter((path) => path.startsWith('/dl/'))).toEqual([])
+    console.log(`screenshot: ${await screenshot(page, 'e2e-registry-confirm-light')}`)
+    await typeConsoleCode(page, server)
     await expect.poll(() => entry(page, 'fixture-agent').getByTestId('registry-installed').textContent()).toMatch(/installed 1\.0\.0/)
     // The agent is set up like any other, in the list and in the new-session picker.
     await expect.poll(() => page.getByTestId('agent-row').allTextContents()).toEqual([expect.stringContaining('Fixture Agent')])
@@ -148,6 +161,7 @@ describe('the ACP Registry on the Agents page', () => {
     expect(await entry(page, 'fixture-agent').getByTestId('registry-update').count()).toBe(0)
     await entry(page, 'fixture-agent').getByTestId('registry-pin').click()
     await entry(page, 'fixture-agent').getByTestId('registry-update').click()
+    await typeConsoleCode(page, server)
     await expect.poll(() => entry(page, 'fixture-agent').getByTestId('registry-installed').textContent()).toMatch(/installed 2\.0\.0/)
     expect(await entry(page, 'fixture-agent').getByTestId('registry-update').count()).toBe(0)
 

@@ -110,7 +110,7 @@ describe('real agents’ troubles, in the window', () => {
       await page.context().close()
       await stopHost()
     }
-  })
+  }, 240_000)
 
   it('a turn cancelled during its permission shows the tool call Cancelled; a turn’s tokens show under it; a key sign-in asks for the key', async () => {
     const running = await startHost()
@@ -135,7 +135,7 @@ describe('real agents’ troubles, in the window', () => {
       await page.getByTestId('send').click()
       await page.getByTestId('permission').waitFor()
       await page.getByTestId('cancel').click()
-      await page.getByTestId('entry-stop').filter({ hasText: 'cancelled' }).waitFor()
+      await page.getByTestId('entry-stop').filter({ hasText: 'cancelled' }).waitFor({ timeout: 90_000 })
       expect(await page.getByTestId('tool-call-status').last().textContent()).toContain('Cancelled')
       expect(await page.getByTestId('turn-usage').last().textContent()).toMatch(/^1(\.0)?K in · 250 out · 800 cached tokens$/)
       await screenshot(page, `e2e-cancelled-tool-${scheme}`)
@@ -157,5 +157,5 @@ describe('real agents’ troubles, in the window', () => {
     await expect.poll(async () => (await host!.request('sessions.list', {})).filter((s) => s.agentId === locked.id).length).toBe(1)
     expect(problems).toEqual([])
     expect(pages[0]!.problems).toEqual([])
-  })
+  }, 240_000)
 })

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Host } from '../../electron/host/host'
 import type { HostEvent } from '../../shared/contract'
-import { entriesOf, fold, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { confirmEverything, entriesOf, fold, removeDir, scriptedAgent, tempDir } from '../helpers'
 
 /**
  * An agent that dies in the middle of a turn: the user is told (the session
@@ -30,6 +30,7 @@ function start(): Promise<Host> {
   return Host.open({
     dataDir: join(root, 'data'),
     version: 'test',
+    confirmCommand: confirmEverything,
     presets: [],
     initializeTimeoutMs: 20_000,
     agentIdleMs: 0,

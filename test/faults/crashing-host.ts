@@ -6,12 +6,12 @@
  * Usage: node --import tsx crashing-host.ts DATADIR PROJECTDIR STATEDIR PIDFILE
  */
 import { Host } from '../../electron/host/host'
-import { scriptedAgent } from '../helpers'
+import { confirmEverything, scriptedAgent } from '../helpers'
 
 const [dataDir, projectDir, stateDir, pidFile] = process.argv.slice(2)
 
 async function main(): Promise<void> {
-  const host = await Host.open({ dataDir, version: 'test', presets: [], agentIdleMs: 0 })
+  const host = await Host.open({ dataDir, version: 'test', confirmCommand: confirmEverything, presets: [], agentIdleMs: 0 })
   const project = await host.request('projects.add', { cwd: projectDir })
   const agent = await host.request('agents.add', scriptedAgent(stateDir))
   const record = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })

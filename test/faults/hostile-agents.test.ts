@@ -5,7 +5,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import { scriptedAgentCommand } from '../agent/spawn'
-import { entriesOf, fold, isProcessRunning, removeDir, tempDir } from '../helpers'
+import { confirmEverything, entriesOf, fold, isProcessRunning, removeDir, tempDir } from '../helpers'
 import { Host as HostClass } from '../../electron/host/host'
 import { heapPeak, report, retainedHeapMB } from './figures'
 
@@ -43,6 +43,7 @@ function open(options: { initializeTimeoutMs?: number; cancelGraceMs?: number } 
   return HostClass.open({
     dataDir: join(root, 'data'),
     version: 'test',
+    confirmCommand: confirmEverything,
     presets: [],
     initializeTimeoutMs: options.initializeTimeoutMs ?? 20_000,
     cancelGraceMs: options.cancelGraceMs,

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Host } from '../../electron/host/host'
 import { MemorySecretStore, agentEnvKey } from '../../electron/host/secrets'
 import { scriptedAgentCommand } from '../agent/spawn'
-import { entriesOf, fold, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { confirmEverything, entriesOf, fold, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
 
 /** The Agents page's requests: custom agents with secret variables, edit, remove, restart, the stderr log, presets. */
 
@@ -20,7 +20,7 @@ beforeEach(async () => {
   dataDir = join(root, 'data')
   await mkdir(join(root, 'project'))
   secrets = new MemorySecretStore()
-  host = await Host.open({ dataDir, version: 'test', presets: [], secrets, initializeTimeoutMs: 20_000 })
+  host = await Host.open({ dataDir, version: 'test', confirmCommand: confirmEverything, presets: [], secrets, initializeTimeoutMs: 20_000 })
   projectId = (await host.request('projects.add', { cwd: join(root, 'project') })).id
 })
 
@@ -59,7 +59,7 @@ describe('custom agents', () => {
 
     await host.close()
     expect(await readFile(join(dataDir, 'db.json'), 'utf8')).not.toContain('s3cret-value')
-    host = await Host.open({ dataDir, version: 'test', presets: [], secrets })
+    host = await Host.open({ dataDir, version: 'test', confirmCommand: confirmEverything, presets: [], secrets })
     expect(JSON.stringify(await host.request('agents.list', {}))).not.toContain('s3cret-value')
   })
 
@@ -145,7 +145,7 @@ describe('an agent’s working folder', () => {
     await host.close()
     const db = JSON.parse(await readFile(join(dataDir, 'db.json'), 'utf8')) as { agents: { id: string; cwd?: string }[] }
     expect(db.agents.find((a) => a.id === agent.id)?.cwd).toBe(folder)
-    host = await Host.open({ dataDir, version: 'test', presets: [], secrets, initializeTimeoutMs: 20_000 })
+    host = await Host.open({ dataDir, version: 'test', confirmCommand: confirmEverything, presets: [], secrets, initializeTimeoutMs: 20_000 })
     expect((await host.request('agents.list', {}))[0].cwd).toBe(folder)
   })
 

@@ -5,7 +5,7 @@ import type { Host } from '../../electron/host/host'
 import type { HostEvents } from '../../shared/contract'
 import { MemorySecretStore } from '../../electron/host/secrets'
 import { Host as HostClass } from '../../electron/host/host'
-import { removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
+import { confirmEverything, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 
 /** Authentication: auth_required leads to the agent's sign-in methods; secrets stay out of db.json. */
 
@@ -21,7 +21,7 @@ beforeEach(async () => {
   dataDir = join(root, 'data')
   await mkdir(join(root, 'project'))
   secrets = new MemorySecretStore()
-  host = await HostClass.open({ dataDir, version: 'test', presets: [], secrets })
+  host = await HostClass.open({ dataDir, version: 'test', confirmCommand: confirmEverything, presets: [], secrets })
   projectId = (await host.request('projects.add', { cwd: join(root, 'project') })).id
   agentId = (await host.request('agents.add', scriptedAgent(join(root, 'state'), { SCRIPTED_AGENT_AUTH: '1' }, 'Locked'))).id
 })
@@ -113,7 +113,7 @@ describe('authentication', () => {
     expect(await readFile(join(dataDir, 'db.json'), 'utf8')).not.toContain('sekret')
 
     // A Host whose secret store forgot everything (serve restarted): said on the agent page and in the refusal.
-    host = await HostClass.open({ dataDir, version: 'test', presets: [], secrets: new MemorySecretStore() })
+    host = await HostClass.open({ dataDir, version: 'test', confirmCommand: confirmEverything, presets: [], secrets: new MemorySecretStore() })
     const refused = await host.handle('sessions.new', { projectId, agentId: keyed })
     expect(refused).toMatchObject({
       ok: false,
@@ -125,7 +125,7 @@ describe('authentication', () => {
     await host.request('agents.authenticate', { agentId, methodId: 'api-key', values: { SCRIPTED_KEY: 'sekret' } })
     await host.request('sessions.new', { projectId, agentId })
     await host.close()
-    host = await HostClass.open({ dataDir, version: 'test', presets: [], secrets: new MemorySecretStore() })
+    host = await HostClass.open({ dataDir, version: 'test', confirmCommand: confirmEverything, presets: [], secrets: new MemorySecretStore() })
     expect((await host.request('agents.states', {})).find((s) => s.agentId === agentId)?.missingSecrets).toEqual(['SCRIPTED_KEY'])
     const refused = await host.handle('sessions.new', { projectId, agentId })
     expect(refused).toMatchObject({

@@ -9,7 +9,7 @@ import { Host } from '../../electron/host/host'
 import type { HostEvent } from '../../shared/contract'
 import type { AgentRuntimeState } from '../../shared/domain'
 import type { Thread, ToolCallEntry } from '../../shared/thread'
-import { entriesOf, fold, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { confirmEverything, entriesOf, fold, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
 import { schemaChecker } from '../schema-check'
 
 /**
@@ -77,6 +77,7 @@ beforeEach(async () => {
   host = await Host.open({
     dataDir: join(root, 'data'),
     version: 'test',
+    confirmCommand: confirmEverything,
     presets: [],
     initializeTimeoutMs: 20_000,
     onAgentMessage: (agentId, direction, message) => traffic.push({ agentId, direction, message: message as Record<string, unknown> })

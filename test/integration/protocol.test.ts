@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import { Host as HostClass } from '../../electron/host/host'
-import { entriesOf, fold, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { confirmEverything, entriesOf, fold, removeDir, scriptedAgent, tempDir } from '../helpers'
 import { schemaChecker } from '../schema-check'
 
 /**
@@ -74,6 +74,7 @@ async function start(): Promise<Host> {
   host = await HostClass.open({
     dataDir,
     version: 'test',
+    confirmCommand: confirmEverything,
     presets: [],
     onAgentMessage: (_agent, direction, message) => traffic.push({ direction, message: message as Record<string, unknown> })
   })

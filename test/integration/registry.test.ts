@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Host, type HostOptions } from '../../electron/host/host'
 import type { RegistrySnapshot } from '../../shared/registry'
-import { entriesOf, fold, removeDir, tempDir, waitUntil } from '../helpers'
+import { confirmEverything, entriesOf, fold, removeDir, tempDir, waitUntil } from '../helpers'
 import { ICON, RegistryFixture, tarball, zipArchive } from '../registry/fixture'
 
 /**
@@ -45,6 +45,7 @@ function open(options: Partial<HostOptions> = {}): Promise<Host> {
   return Host.open({
     dataDir,
     version: 'test',
+    confirmCommand: confirmEverything,
     presets: [],
     initializeTimeoutMs: 20_000,
     registry: { url: fixture.feedUrl, platform: PLATFORM, snapshot: bundledForTests() },

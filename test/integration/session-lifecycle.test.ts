@@ -3,7 +3,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Host } from '../../electron/host/host'
-import { entriesOf, fold, openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { confirmEverything, entriesOf, fold, openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
 
 /** The optional session methods: list (import), resume, close, delete, fork; each used only when announced. */
 
@@ -190,7 +190,13 @@ describe('cancelling a slow reopen', () => {
     await host.request('sessions.prompt', { id: record.id, text: 'remember' })
     await host.close()
     const sent: unknown[] = []
-    host = await Host.open({ dataDir, version: 'test', presets: [], onAgentMessage: (_a, direction, m) => direction === 'out' && sent.push(m) })
+    host = await Host.open({
+      dataDir,
+      version: 'test',
+      confirmCommand: confirmEverything,
+      presets: [],
+      onAgentMessage: (_a, direction, m) => direction === 'out' && sent.push(m)
+    })
     const reopening = host.request('sessions.continue', { id: record.id })
     await expect.poll(async () => (await host.request('sessions.open', { id: record.id })).state.status).toBe('starting')
     await host.request('sessions.cancel', { id: record.id })

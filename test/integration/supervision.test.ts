@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Host } from '../../electron/host/host'
-import { entriesOf, fold, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { confirmEverything, entriesOf, fold, removeDir, scriptedAgent, tempDir } from '../helpers'
 
 /** Agents start when needed and stop when idle, where nothing is lost by it. */
 
@@ -13,7 +13,7 @@ let projectId: string
 beforeEach(async () => {
   root = await tempDir('supervision')
   await mkdir(join(root, 'project'))
-  host = await Host.open({ dataDir: join(root, 'data'), version: 'test', presets: [], agentIdleMs: 300 })
+  host = await Host.open({ dataDir: join(root, 'data'), version: 'test', confirmCommand: confirmEverything, presets: [], agentIdleMs: 300 })
   projectId = (await host.request('projects.add', { cwd: join(root, 'project') })).id
 })
 

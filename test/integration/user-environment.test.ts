@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Host } from '../../electron/host/host'
 import { scriptedAgentCommand } from '../agent/spawn'
-import { entriesOf, fold, removeDir, tempDir } from '../helpers'
+import { confirmEverything, entriesOf, fold, removeDir, tempDir } from '../helpers'
 import { tinyServerCommand, TINY_SERVER_NAME } from '../mcp/tiny-server'
 
 /**
@@ -55,7 +55,13 @@ beforeAll(async () => {
   process.env.PATH = MINIMAL_PATH
   process.env.SHELL = shell
   // No presets given: a new database is seeded with the presets as found on this PATH.
-  host = await Host.open({ dataDir: join(root, 'data'), version: 'test', initializeTimeoutMs: 20_000, loginShell: true })
+  host = await Host.open({
+    dataDir: join(root, 'data'),
+    version: 'test',
+    confirmCommand: confirmEverything,
+    initializeTimeoutMs: 20_000,
+    loginShell: true
+  })
 })
 
 afterAll(async () => {
@@ -111,7 +117,13 @@ describe.skipIf(process.platform === 'win32')('a login shell that cannot be read
   it('prints garbage: the Host uses its own environment and says why', async () => {
     const dir = await tempDir('garbage-shell')
     const shell = await executable(join(dir, 'garbage-shell'), 'echo "PATH=/somewhere {not json"')
-    const other = await Host.open({ dataDir: join(dir, 'data'), version: 'test', presets: [], loginShell: { shell, timeoutMs: 20_000 } })
+    const other = await Host.open({
+      dataDir: join(dir, 'data'),
+      version: 'test',
+      confirmCommand: confirmEverything,
+      presets: [],
+      loginShell: { shell, timeoutMs: 20_000 }
+    })
     try {
       const { warnings } = await other.request('app.info', {})
       expect(warnings).toEqual([
@@ -133,6 +145,7 @@ describe.skipIf(process.platform === 'win32')('a login shell that cannot be read
     const other = await Host.open({
       dataDir: join(dir, 'data'),
       version: 'test',
+      confirmCommand: confirmEverything,
       presets: [],
       loginShell: { shell, timeoutMs: 1000 }
     })

@@ -6,11 +6,14 @@
  *   (see `tinyServerCommand()`). Environment: TINY_GREETING goes into the
  *   prompt's description (so a test sees the env reached the server);
  *   TINY_REQUIRE_TOKEN makes it exit with code 2 and a line on stderr unless
- *   TINY_TOKEN has that value.
+ *   TINY_TOKEN has that value; TINY_ENV_FILE: at start it writes its whole
+ *   environment there as JSON (tests of what a server is given, by Test
+ *   connection or by the agent that starts it).
  * - In-process over HTTP on 127.0.0.1 with `startTinyHttpServer()`: Streamable
  *   HTTP at `/mcp` and the older SSE transport at `/sse` (+ `/messages`),
  *   optionally refusing requests without `Authorization: Bearer <token>`.
  */
+import { writeFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createRequire } from 'node:module'
@@ -123,6 +126,7 @@ async function runStdio(): Promise<void> {
     process.stderr.write('tiny-mcp: TINY_TOKEN is missing or wrong\n')
     process.exit(2)
   }
+  if (process.env.TINY_ENV_FILE) writeFileSync(process.env.TINY_ENV_FILE, JSON.stringify(process.env))
   await createTinyServer(process.env.TINY_GREETING || 'hello').connect(new StdioServerTransport())
 }
 

@@ -1,7 +1,7 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseMarked, UserEnvironment, wantsLoginShell } from '../../electron/host/environment'
+import { parseMarked, UserEnvironment, usersVariables, wantsLoginShell } from '../../electron/host/environment'
 import { isProcessRunning, removeDir, tempDir, waitUntil } from '../helpers'
 
 /** Reading the user's login shell's environment (electron/host/environment.ts) with shells written for the test. */
@@ -39,7 +39,9 @@ function loginShell(extra = ''): Promise<string> {
 
 describe.skipIf(process.platform === 'win32')('the login shell’s environment', () => {
   it('is read from the shell and laid over the process’s own', async () => {
-    const environment = await UserEnvironment.read({ shell: await loginShell(), timeoutMs: 20_000 })
+    // Switchboard's own setting in the profile is for Switchboard, not for what it starts.
+    const shell = await loginShell('SWITCHBOARD_DATA_DIR=/elsewhere; export SWITCHBOARD_DATA_DIR')
+    const environment = await UserEnvironment.read({ shell, timeoutMs: 20_000 })
     expect(environment.problem).toBeUndefined()
     expect(environment.source).toBe('login-shell')
     const env = environment.forChild({ MINE: 'added' })
@@ -49,9 +51,10 @@ describe.skipIf(process.platform === 'win32')('the login shell’s environment',
     expect(env.MINE).toBe('added')
     // Kept from the process (the shell did not unset it), and nothing of the reading itself.
     expect(env.HOME).toBe(process.env.HOME)
-    expect(env.ELECTRON_RUN_AS_NODE).toBe(process.env.ELECTRON_RUN_AS_NODE)
+    expect(env.ELECTRON_RUN_AS_NODE).toBeUndefined()
     expect(env.SWITCHBOARD_RESOLVING_ENVIRONMENT).toBeUndefined()
     expect(env.SWITCHBOARD_PROCESS_MARK).toBeUndefined()
+    expect(env.SWITCHBOARD_DATA_DIR).toBeUndefined()
   })
 
   it('finds commands on the shell’s PATH, and a relative path from the working folder', async () => {
@@ -106,5 +109,72 @@ describe('when the login shell is read', () => {
     expect(wantsLoginShell({}, 'win32', false)).toBe(false)
     expect(wantsLoginShell({ SWITCHBOARD_LOGIN_SHELL_ENV: '1' }, 'linux', true)).toBe(true)
     expect(wantsLoginShell({ SWITCHBOARD_LOGIN_SHELL_ENV: '0' }, 'darwin', false)).toBe(false)
+  })
+})
+
+describe('what a child is given of the environment Switchboard runs in', () => {
+  const running = {
+    PATH: '/usr/bin',
+    HOME: '/home/someone',
+    SWITCHBOARD_DATA_DIR: '/home/someone/.switchboard',
+    SWITCHBOARD_LOGIN_SHELL_ENV: '1',
+    SWITCHBOARD_PROCESS_MARK: 'sb.outer',
+    SWITCHBOARD_TEST_RUN: 'run-1',
+    ELECTRON_RUN_AS_NODE: '1',
+    ELECTRON_NO_ATTACH_CONSOLE: '1',
+    ELECTRON_RENDERER_URL: 'http://localhost:5173/',
+    ELECTRON_MIRROR: 'https://mirror.example/electron/',
+    CHROME_DESKTOP: 'switchboard.desktop',
+    XDG_CURRENT_DESKTOP: 'Unity',
+    ORIGINAL_XDG_CURRENT_DESKTOP: 'ubuntu:GNOME',
+    NOT_SWITCHBOARD_: 'the user’s'
+  }
+
+  it('the user’s variables, none of Switchboard’s or Electron’s own but the marks, with the desktop Electron replaced put back', () => {
+    expect(usersVariables(running)).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/someone',
+      // The user's, for installing Electron: not a switch of Switchboard's own Electron.
+      ELECTRON_MIRROR: 'https://mirror.example/electron/',
+      SWITCHBOARD_PROCESS_MARK: 'sb.outer',
+      SWITCHBOARD_TEST_RUN: 'run-1',
+      XDG_CURRENT_DESKTOP: 'ubuntu:GNOME',
+      NOT_SWITCHBOARD_: 'the user’s'
+    })
+    // Electron writes `undefined` when the user had no desktop name.
+    expect(usersVariables({ XDG_CURRENT_DESKTOP: 'Unity', ORIGINAL_XDG_CURRENT_DESKTOP: 'undefined' })).toEqual({})
+    expect(usersVariables({ XDG_CURRENT_DESKTOP: 'KDE' })).toEqual({ XDG_CURRENT_DESKTOP: 'KDE' })
+  })
+
+  it('then the child’s own layers, a later one winning, a name of Switchboard’s included when the child asks for it', () => {
+    const env = UserEnvironment.of(running).forChild(
+      { PATH: '/opt/agent/bin', SWITCHBOARD_DATA_DIR: '/tmp/a-switchboard-the-agent-runs', OWN: 'variable' },
+      { OWN: 'secret', SKIPPED: undefined },
+      { SWITCHBOARD_PROCESS_MARK: 'sb.child' }
+    )
+    expect(env).toEqual({
+      PATH: '/opt/agent/bin',
+      HOME: '/home/someone',
+      ELECTRON_MIRROR: 'https://mirror.example/electron/',
+      SWITCHBOARD_DATA_DIR: '/tmp/a-switchboard-the-agent-runs',
+      SWITCHBOARD_PROCESS_MARK: 'sb.child',
+      SWITCHBOARD_TEST_RUN: 'run-1',
+      XDG_CURRENT_DESKTOP: 'ubuntu:GNOME',
+      NOT_SWITCHBOARD_: 'the user’s',
+      OWN: 'secret'
+    })
+  })
+
+  it('the Host’s own environment as it is at each use, without Switchboard’s', () => {
+    const saved = process.env.SWITCHBOARD_DATA_DIR
+    process.env.SWITCHBOARD_DATA_DIR = '/somewhere'
+    try {
+      const env = UserEnvironment.ofProcess().forChild()
+      expect(env.SWITCHBOARD_DATA_DIR).toBeUndefined()
+      expect(env.PATH).toBe(process.env.PATH)
+    } finally {
+      if (saved === undefined) delete process.env.SWITCHBOARD_DATA_DIR
+      else process.env.SWITCHBOARD_DATA_DIR = saved
+    }
   })
 })

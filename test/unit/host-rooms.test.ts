@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { RequestParams } from '../../shared/contract'
 import type { SessionState } from '../../shared/domain'
 import { Host } from '../../electron/host/host'
-import { entriesOf, fold, recordEvents, removeDir, tempDir, waitUntil } from '../helpers'
+import { confirmEverything, entriesOf, fold, recordEvents, removeDir, tempDir, waitUntil } from '../helpers'
 import { StubAgents, type StubBehaviour } from '../host/stub-agent'
 
 /**
@@ -22,7 +22,7 @@ const agent: RequestParams<'agents.add'> = { name: 'Stub', command: 'stub-agent'
 
 async function start(behaviour: StubBehaviour = {}): Promise<string> {
   stub = new StubAgents(behaviour)
-  host = await Host.open({ dataDir: join(root, 'data'), version: 'test', presets: [], connectAgent: stub.connect })
+  host = await Host.open({ dataDir: join(root, 'data'), version: 'test', confirmCommand: confirmEverything, presets: [], connectAgent: stub.connect })
   await mkdir(join(root, 'project'), { recursive: true })
   projectId = (await host.request('projects.add', { cwd: join(root, 'project') })).id
   return (await host.request('agents.add', agent)).id

@@ -48,9 +48,9 @@ export interface AgentConnectionOptions {
   /** Each state change of the connection; a run put away for the version 1 fallback reports nothing more. */
   onState: (connection: AgentConnection, state: AgentRuntimeState) => void
   clientVersion: string
-  /** The environment the agent starts with, before its own variables (default: the Host's). */
-  env?: Record<string, string>
-  /** Environment variables from the secret store (never written to db.json). */
+  /** The agent's whole environment (`UserEnvironment.forChild`: the user's, its own variables, its secrets), but for its process mark. */
+  env: Record<string, string>
+  /** Its variables from the secret store (never written to db.json), also in `env`: the ones missing are said in its state. */
   secretEnv?: Record<string, string>
   initializeTimeoutMs?: number
   /** Start of the mark put in the agent's environment (see processes.ts). */
@@ -106,7 +106,6 @@ class ProcessConnection implements AgentConnection {
     this.run = new AgentRun(definition, {
       logDir: options.logDir,
       env: options.env,
-      secretEnv: options.secretEnv,
       markPrefix: options.markPrefix,
       cwd: options.cwd,
       logName: options.logName,

@@ -21,10 +21,8 @@ import { LineGuard } from './line-guard'
 
 export interface RunOptions {
   logDir: string
-  /** The environment the agent starts with, before its own variables (default: the Host's). */
-  env?: Record<string, string>
-  /** Environment variables from the secret store (never written to db.json). */
-  secretEnv?: Record<string, string>
+  /** The agent's whole environment (`UserEnvironment.forChild`: the user's, its own variables, its secrets); the run adds only its mark. */
+  env: Record<string, string>
   /** Start of the mark put in the agent's environment (see processes.ts). */
   markPrefix?: string
   /** The folder the process starts in (default: the agent's own, else the user's home folder). */
@@ -100,7 +98,7 @@ export class AgentRun {
     const child = spawn(def.command, def.args, {
       cwd,
       // The mark lets stop() find what the agent started even after it left the agent's process group.
-      env: { ...(options.env ?? process.env), ...def.env, ...options.secretEnv, [PROCESS_MARK_ENV]: this.mark },
+      env: { ...options.env, [PROCESS_MARK_ENV]: this.mark },
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group, so stop() can take the agent's children down with it.
       detached: process.platform !== 'win32',

@@ -1,7 +1,8 @@
 import { promises as fs } from 'node:fs'
 import type { AgentDefinition, AgentPresetView } from '../../../shared/domain'
 import { agentLogPath } from '../agent/process'
-import { agentIdFor, checkAgentInput } from '../agent-definitions'
+import { agentIdFor, agentProgram, changesWhatRuns, checkAgentInput } from '../agent-definitions'
+import { programToRun } from '../confirmations'
 import { readLogTail } from '../agent/agent-log'
 import type { UserEnvironment } from '../environment'
 import type { HandlerSlice } from '../handlers'
@@ -37,8 +38,10 @@ export function agentsHandlers({
 }: AgentsServiceOptions): HandlerSlice<'agents'> {
   return {
     'agents.list': async () => records.data.agents,
-    'agents.add': async (input) => {
+    // Adding an agent, or changing what it runs, is confirmed outside the page first (confirmations.ts).
+    'agents.add': async (input, request) => {
       const checked = await checkAgentInput(input)
+      await request.confirm({ action: `Add the agent “${checked.fields.name}”`, confirm: 'Add agent', programs: [agentProgram(checked)] })
       const id = agentIdFor(checked.fields.name, (taken) => Boolean(records.store.agent(taken)))
       for (const [name, value] of Object.entries(checked.secretValues)) await secrets.set(agentEnvKey(id, name), value)
       const { secretEnv, cwd, ...fields } = checked.fields
@@ -48,9 +51,13 @@ export function agentsHandlers({
       return definition
     },
     // The new definition applies the next time the agent starts (the Agents page offers a restart).
-    'agents.update': async ({ agentId, ...input }) => {
+    'agents.update': async ({ agentId, ...input }, request) => {
       const previous = records.agent(agentId)
       const checked = await checkAgentInput(input, previous)
+      if (changesWhatRuns(previous, checked)) {
+        const program = agentProgram(checked, previous)
+        await request.confirm({ action: `Change what the agent “${previous.name}” runs`, confirm: 'Save changes', programs: [program] })
+      }
       for (const [name, value] of Object.entries(checked.secretValues)) await secrets.set(agentEnvKey(agentId, name), value)
       for (const name of checked.forgottenSecrets) await secrets.delete(agentEnvKey(agentId, name))
       const definition: AgentDefinition = { ...previous, ...checked.fields }
@@ -106,11 +113,17 @@ export function agentsHandlers({
         installHint: definition.installHint ?? '',
         added: Boolean(records.store.agent(definition.id))
       })),
-    'agents.addPreset': async ({ presetId }) => {
+    'agents.addPreset': async ({ presetId }, request) => {
       const preset = (await presetCatalog(environment)).find((p) => p.definition.id === presetId)
       if (!preset) throw new Error(`No preset '${presetId}'`)
       const existing = records.store.agent(presetId)
       if (existing) return existing
+      const { name } = preset.definition
+      await request.confirm({
+        action: `Add the agent “${name}”`,
+        confirm: 'Add agent',
+        programs: [programToRun(`Agent “${name}”`, preset.definition)]
+      })
       records.data.agents.push(preset.definition)
       await records.saved('agents')
       return preset.definition
@@ -142,7 +155,7 @@ export function agentsHandlers({
       await signIn.logout(agentId)
       return {}
     },
-    'agents.login.start': ({ agentId, methodId, cols, rows }) => signIn.startLogin(agentId, methodId, cols, rows),
+    'agents.login.start': ({ agentId, methodId, cols, rows }, request) => signIn.startLogin(agentId, methodId, cols, rows, request),
     'agents.login.input': async ({ loginId, data }) => {
       signIn.input(loginId, data)
       return {}

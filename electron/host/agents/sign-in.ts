@@ -1,8 +1,10 @@
 import { RequestError } from '@agentclientprotocol/sdk'
 import type { AgentConnection } from '../agent/connection'
+import { programToRun } from '../confirmations'
 import type { UserEnvironment } from '../environment'
 import { describeError, HostError, withoutFullStop } from '../errors'
 import type { EventBus } from '../events'
+import type { RequestContext } from '../handlers'
 import { commandLine, LoginTerminals } from '../login-terminals'
 import type { Records } from '../records'
 import { agentApiKeyKey, agentEnvKey, apiKeyLabel, type SecretStore } from '../secrets'
@@ -85,7 +87,13 @@ export class SignIn {
    * method's, in a pseudo-terminal the user types into. Its exit code says
    * whether it worked (loginEnded).
    */
-  async startLogin(agentId: string, methodId: string, cols: number, rows: number): Promise<{ loginId: string; command: string }> {
+  async startLogin(
+    agentId: string,
+    methodId: string,
+    cols: number,
+    rows: number,
+    request: RequestContext
+  ): Promise<{ loginId: string; command: string }> {
     const { records, supervisor } = this.options
     const definition = records.agent(agentId)
     const known = supervisor.stateOf(agentId)?.authMethods
@@ -104,6 +112,14 @@ export class SignIn {
       cols,
       rows
     }
+    // Its command line is the agent's own with the method's arguments, which the agent chose: the user confirms it first.
+    const secrets = Object.fromEntries((definition.secretEnv ?? []).map((name) => [name, 'kept'] as const))
+    const program = programToRun(
+      `${definition.name}'s sign-in`,
+      { command: spec.command, args: spec.args, cwd: spec.cwd, env: { ...definition.env, ...method.env } },
+      secrets
+    )
+    await request.confirm({ action: `Sign in to ${definition.name} (${method.name})`, confirm: 'Start sign-in', programs: [program] })
     const loginId = await this.logins.start(spec)
     return { loginId, command: commandLine(spec) }
   }

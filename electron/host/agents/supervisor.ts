@@ -18,7 +18,7 @@ export interface SupervisorOptions {
   dataDir: string
   clientVersion: string
   secrets: SecretStore
-  /** The environment agents start with (before their own variables), and where their commands are looked up. */
+  /** What agents' environments are made from (the user's, then their own variables and secrets), and where their commands are looked up. */
   environment: UserEnvironment
   events: EventBus
   handlers: ClientHandlers
@@ -231,11 +231,13 @@ export class AgentSupervisor {
     own: Pick<AgentConnectionOptions, 'handlers' | 'onState'> & Partial<AgentConnectionOptions>
   ): Promise<AgentConnection> {
     const connect = this.options.connect ?? connectAgent
+    const secretEnv = await this.secretEnvOf(definition)
     return connect(definition, {
       logDir: this.logDir,
       clientVersion: this.options.clientVersion,
-      env: this.options.environment.forChild(),
-      secretEnv: await this.secretEnvOf(definition),
+      // The user's environment, its own variables, its own secrets: nothing of another agent's, nor of Switchboard's.
+      env: this.options.environment.forChild(definition.env, secretEnv),
+      secretEnv,
       markPrefix: markPrefixFor(this.options.dataDir),
       initializeTimeoutMs: this.options.initializeTimeoutMs,
       maxMessageBytes: this.options.maxAgentMessageBytes,

@@ -1,4 +1,4 @@
-import { RequestError, type ReadTextFileRequest, type WriteTextFileRequest } from '@agentclientprotocol/sdk'
+import { RequestError, type ReadTextFileRequest, type TerminalExitStatus, type WriteTextFileRequest } from '@agentclientprotocol/sdk'
 import type { ClientHandlers } from '../agent/client-handlers'
 import { readsMissingFileAsEmpty } from '../agent/quirks'
 import type { AskBroker } from '../asks/broker'
@@ -70,10 +70,12 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
       const cwd = params.cwd ? await confine(live, params.cwd, 'run a command in') : live.record.cwd
       const command = [params.command, ...(params.args ?? [])].join(' ')
       const at = (): string => new Date().toISOString()
-      const terminalId = terminals.create(live.record.id, params, cwd, {
-        onOutput: (id, data) => registry.append(live, { t: 'terminal', at: at(), terminalId: id, data }),
-        onExit: (id, exitStatus) => registry.append(live, { t: 'terminal', at: at(), terminalId: id, exitStatus })
-      })
+      const events = {
+        onOutput: (id: string, data: string) => registry.append(live, { t: 'terminal', at: at(), terminalId: id, data }),
+        onExit: (id: string, exitStatus: TerminalExitStatus) => registry.append(live, { t: 'terminal', at: at(), terminalId: id, exitStatus })
+      }
+      // The variables of the agent as it runs (not its secrets): a command it runs sees what the agent was set up with.
+      const terminalId = terminals.create(live.record.id, params, cwd, events, live.connection?.definition.env)
       registry.append(live, { t: 'terminal', at: at(), terminalId, command })
       return { terminalId }
     },

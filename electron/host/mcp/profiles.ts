@@ -65,8 +65,12 @@ export class McpProfiles {
     return this.profiles.filter((p) => p.enabled && (p.scope === 'global' || p.projectIds.includes(projectId)) && !off.includes(p.id))
   }
 
-  /** Creates or edits a profile (a new version); secret values go to the secret store. */
-  async save(input: ParsedMcpProfileInput): Promise<McpProfileView> {
+  /**
+   * Creates or edits a profile (a new version); secret values go to the secret
+   * store. `beforeWrite` sees the whole change once it is valid and before
+   * anything is written (a confirmation); a refusal there changes nothing.
+   */
+  async save(input: ParsedMcpProfileInput, beforeWrite?: (change: McpProfileChange) => Promise<void>): Promise<McpProfileView> {
     const existing = input.id ? this.profile(input.id) : undefined
     const others = this.profiles.filter((p) => p.id !== existing?.id)
     const stdio = input.transport === 'stdio'
@@ -84,8 +88,6 @@ export class McpProfiles {
     const id = existing?.id ?? randomUUID()
     const envPlan = await this.planPairs(id, 'env', env, existing?.env ?? [])
     const headerPlan = await this.planPairs(id, 'header', headers, existing?.headers ?? [])
-    // Secrets first: a profile that names a secret has its value stored.
-    for (const [key, value] of [...envPlan.writes, ...headerPlan.writes]) await this.secrets.set(key, value)
     const storedEnv = envPlan.stored
     const storedHeaders = headerPlan.stored
     const now = new Date().toISOString()
@@ -106,6 +108,10 @@ export class McpProfiles {
       createdAt: existing?.createdAt ?? now,
       updatedAt: now
     }
+    const newSecretEnv = storedEnv.filter((p) => p.secret && envPlan.writes.some(([key]) => key === mcpSecretKey(id, 'env', p.name)))
+    await beforeWrite?.({ existing, profile, newSecretEnv: newSecretEnv.map((p) => p.name) })
+    // Secrets first: a profile that names a secret has its value stored.
+    for (const [key, value] of [...envPlan.writes, ...headerPlan.writes]) await this.secrets.set(key, value)
     // A test says something of the connection it made: it still holds while nothing it used changed.
     const writesSecrets = envPlan.writes.length + headerPlan.writes.length > 0
     if (existing?.lastTest && !writesSecrets && sameConnection(existing, profile)) profile.lastTest = existing.lastTest
@@ -214,6 +220,13 @@ export class McpProfiles {
     await this.store.save()
     this.onChange(await this.state())
   }
+}
+
+/** A profile about to be saved: the one it replaces, and the secret variables given a new value. */
+export interface McpProfileChange {
+  existing?: McpProfile
+  profile: McpProfile
+  newSecretEnv: string[]
 }
 
 /** Whether two versions of a profile connect the same way (a test of one holds for the other). */

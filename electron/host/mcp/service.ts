@@ -1,14 +1,18 @@
 import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
 import type { ParsedParams, RequestResult } from '../../../shared/contract'
+import type { CommandChange } from '../../../shared/confirmation'
 import { mcpRequestParams, type McpState } from '../../../shared/mcp'
+import { programToRun } from '../confirmations'
 import type { UserEnvironment } from '../environment'
+import { explainingLines, lastLines } from '../../../shared/stderr-lines'
+import type { RequestContext } from '../handlers'
 import type { SecretStore } from '../secrets'
 import type { Store } from '../store'
 import { prepareServers, type PreparedServer } from './acp-servers'
 import { exportToMcpJson } from './export'
 import { importInputs, knownImportSources, previewImport, readMcpConfig, type Places } from './import'
-import { McpProfiles } from './profiles'
+import { McpProfiles, type McpProfileChange } from './profiles'
 import { testMcpConnection } from './test-connection'
 
 /**
@@ -19,7 +23,7 @@ import { testMcpConnection } from './test-connection'
  */
 
 type McpMethod = keyof typeof mcpRequestParams
-export type McpHandlers = { [M in McpMethod]: (params: ParsedParams<M>) => Promise<RequestResult<M>> }
+export type McpHandlers = { [M in McpMethod]: (params: ParsedParams<M>, request: RequestContext) => Promise<RequestResult<M>> }
 
 export interface McpServiceOptions {
   store: Store
@@ -53,7 +57,9 @@ export class McpService {
 
   readonly handlers: McpHandlers = {
     'mcp.list': () => this.profiles.state(),
-    'mcp.save': (p) => this.profiles.save(p),
+    // A stdio server that is new, or whose command, arguments, folder or variables change, is confirmed outside the page first.
+    'mcp.save': (p, request) =>
+      this.profiles.save(p, (change) => (runsDifferently(change) ? request.confirm(stdioChange(change)) : Promise.resolve())),
     'mcp.delete': async (p) => {
       await this.profiles.remove(p.id)
       return {}
@@ -70,7 +76,9 @@ export class McpService {
         markPrefix: this.options.markPrefix
       })
       // Kept with the profile: the MCP page and sessions show it, and a server that fails is not given to new sessions.
-      await this.profiles.recordTest(p.id, { ok: result.ok, at: new Date().toISOString(), ...(result.ok ? {} : { error: result.error }) })
+      // The session's note has no stderr box: the line of it that explains the failure goes with the reason.
+      const error = result.ok ? undefined : withExplainingLine(result.error, result.stderrTail)
+      await this.profiles.recordTest(p.id, { ok: result.ok, at: new Date().toISOString(), ...(error ? { error } : {}) })
       return result
     },
     'mcp.importSources': async (p) => {
@@ -79,7 +87,7 @@ export class McpService {
       return knownImportSources(this.options.places ?? thisMachine(), project?.cwd).map((s) => ({ ...s, exists: existsSync(s.path) }))
     },
     'mcp.importPreview': async (p) => previewImport(p.path, await readMcpConfig(p.path, p.format), this.profiles.profiles),
-    'mcp.importApply': async (p) => {
+    'mcp.importApply': async (p, request) => {
       const config = await readMcpConfig(p.path, p.format)
       const unknownProject = p.projectIds.find((id) => !this.options.store.project(id))
       if (unknownProject) throw new Error(`No project with id '${unknownProject}'`)
@@ -90,6 +98,21 @@ export class McpService {
         p.projectIds,
         this.profiles.profiles.map((x) => x.name)
       )
+      // Every stdio server among them is confirmed at once, before any is saved.
+      const stdio = inputs.filter((input) => input.transport === 'stdio')
+      if (stdio.length) {
+        await request.confirm({
+          action: `Import ${inputs.length === 1 ? 'an MCP server' : `${inputs.length} MCP servers`} from ${p.path}`,
+          confirm: 'Import',
+          programs: stdio.map((input) =>
+            programToRun(
+              `MCP server “${input.name.trim()}”`,
+              { command: input.command.trim(), args: input.args, cwd: input.cwd?.trim(), env: plainEnv(input.env) },
+              Object.fromEntries(input.env.filter((e) => e.secret).map((e) => [e.name.trim(), 'new'] as const))
+            )
+          )
+        })
+      }
       const imported = []
       for (const input of inputs) imported.push(await this.profiles.save(input))
       return { imported }
@@ -100,6 +123,34 @@ export class McpService {
         p.profileIds.map((id) => this.profiles.profile(id))
       )
   }
+}
+
+/**
+ * Whether saving changes what runs: a stdio server that is new (or was not
+ * stdio), or whose command, arguments, folder or variables (names, values,
+ * which are secret, a secret's new value) change. A rename, its projects, its
+ * switch or an http server's address do not run anything.
+ */
+function runsDifferently({ existing, profile, newSecretEnv }: McpProfileChange): boolean {
+  if (profile.transport !== 'stdio') return false
+  if (!existing || existing.transport !== 'stdio' || newSecretEnv.length > 0) return true
+  const runs = (p: typeof profile) => JSON.stringify([p.command, p.args, p.cwd ?? '', [...p.env].sort((a, b) => a.name.localeCompare(b.name))])
+  return runs(existing) !== runs(profile)
+}
+
+function stdioChange({ existing, profile, newSecretEnv }: McpProfileChange): CommandChange {
+  const secrets = Object.fromEntries(
+    profile.env.filter((e) => e.secret).map((e) => [e.name, newSecretEnv.includes(e.name) ? 'new' : 'kept'] as const)
+  )
+  const program = programToRun(`MCP server “${profile.name}”`, { ...profile, env: plainEnv(profile.env) }, secrets)
+  return existing
+    ? { action: `Change what the MCP server “${existing.name}” runs`, confirm: 'Save server', programs: [program] }
+    : { action: `Add the MCP server “${profile.name}”`, confirm: 'Add server', programs: [program] }
+}
+
+/** The variables that are not secret, by name. */
+function plainEnv(env: { name: string; value?: string; secret: boolean }[]): Record<string, string> {
+  return Object.fromEntries(env.filter((e) => !e.secret).map((e) => [e.name.trim(), e.value ?? '']))
 }
 
 function thisMachine(): Places {
@@ -114,7 +165,13 @@ export function lazyMcpHandlers(service: () => McpService): McpHandlers {
   return Object.fromEntries(
     (Object.keys(mcpRequestParams) as McpMethod[]).map((method) => [
       method,
-      (params: never) => (service().handlers[method] as (p: never) => unknown)(params)
+      (params: never, request: RequestContext) => (service().handlers[method] as (p: never, r: RequestContext) => unknown)(params, request)
     ])
   ) as unknown as McpHandlers
+}
+
+/** "The server exited with code 2 before it answered: tiny-mcp: TINY_TOKEN is missing" — the reason and what the server said of it. */
+function withExplainingLine(error: string, stderr: string | undefined): string {
+  const said = stderr ? (explainingLines(stderr, 1)[0] ?? lastLines(stderr, 1)[0]) : undefined
+  return said && !error.includes(said) ? `${error.replace(/[.\s]+$/, '')}: ${said}` : error
 }

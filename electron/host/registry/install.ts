@@ -44,6 +44,76 @@ export function usableKinds(agent: RegistryAgent, platform: PlatformKey | null):
 const NPM_NAME = /^(@[a-z0-9-~][a-z0-9-._~]*\/)?[a-z0-9-~][a-z0-9-._~]*$/
 const PYPI_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
 
+/** What an installed distribution will run, known before anything is downloaded (for the confirmation). */
+export interface PlannedRun {
+  command: string
+  args: string[]
+  env: Record<string, string>
+  installHint: string
+  /** binary: the archive downloaded first. */
+  download?: string
+}
+
+/**
+ * What installing `agent`'s `kind` distribution as `agentId` will run, worked
+ * out from the registry's entry alone: npx and uvx run the pinned package, a
+ * binary the command in the folder its archive is unpacked into.
+ */
+export function plannedRun(
+  agent: RegistryAgent,
+  kind: DistributionKind,
+  agentId: string,
+  options: Pick<InstallerOptions, 'dataDir' | 'platform'>
+): PlannedRun {
+  if (kind === 'npx') {
+    const dist = agent.distribution.npx
+    if (!dist) throw new Error(`${agent.name} has no npx distribution`)
+    // A bare package name is pinned to the registry's version (the registry's own entries already name it).
+    const pkg = NPM_NAME.test(dist.package) ? `${dist.package}@${agent.version}` : dist.package
+    const args = dist.cmd ? ['-y', '--package', pkg, dist.cmd, ...dist.args] : ['-y', pkg, ...dist.args]
+    return { command: 'npx', args, env: { ...dist.env }, installHint: `npx -y ${pkg}` }
+  }
+  if (kind === 'uvx') {
+    const dist = agent.distribution.uvx
+    if (!dist) throw new Error(`${agent.name} has no uvx distribution`)
+    const pkg = PYPI_NAME.test(dist.package) ? `${dist.package}==${agent.version}` : dist.package
+    const args = dist.cmd ? ['--from', pkg, dist.cmd, ...dist.args] : [pkg, ...dist.args]
+    return { command: 'uvx', args, env: { ...dist.env }, installHint: `uvx ${pkg}` }
+  }
+  const target = options.platform ? agent.distribution.binary?.[options.platform] : undefined
+  if (!target) throw new Error(`${agent.name} has no download for this platform (${options.platform ?? process.platform})`)
+  const format = archiveFormat(target.archive)
+  const installDir = join(options.dataDir, 'agents', agentId, safeName(agent.version))
+  return {
+    command: resolve(installDir, format === 'raw' ? commandName(agent, target.cmd) : target.cmd),
+    args: [...target.args],
+    env: { ...target.env },
+    installHint: `reinstall ${agent.name} from the ACP Registry`,
+    download: target.archive
+  }
+}
+
+/** The file name of a binary's command (what a raw download is saved as). */
+function commandName(agent: RegistryAgent, cmd: string): string {
+  return cmd.replace(/\\/g, '/').split('/').pop() || agent.id
+}
+
+/** Throws, saying how to get it, when the tool an npx or uvx distribution runs through is not installed (before anything is asked or done). */
+export async function requireTool(agent: RegistryAgent, kind: DistributionKind, environment: UserEnvironment): Promise<void> {
+  if (kind === 'npx' && !(await environment.find('npx'))) {
+    throw new Error(
+      `${agent.name} runs through npx, which is not installed here. Install Node.js (https://nodejs.org), which brings npx, then try again.`
+    )
+  }
+  if (kind === 'uvx' && !(await environment.find('uvx'))) {
+    throw new HostError(
+      'uv_missing',
+      `${agent.name} runs through uv's uvx, which is not installed here. Install uv (https://docs.astral.sh/uv/getting-started/installation/: ` +
+        '`curl -LsSf https://astral.sh/uv/install.sh | sh` on macOS and Linux, `winget install astral-sh.uv` on Windows), then install the agent again.'
+    )
+  }
+}
+
 export async function installDistribution(
   agent: RegistryAgent,
   kind: DistributionKind,
@@ -51,32 +121,10 @@ export async function installDistribution(
   options: InstallerOptions
 ): Promise<Runnable> {
   const origin: AgentOrigin = { registryId: agent.id, version: agent.version, kind }
-  if (kind === 'npx') {
-    const dist = agent.distribution.npx
-    if (!dist) throw new Error(`${agent.name} has no npx distribution`)
-    if (!(await options.environment.find('npx'))) {
-      throw new Error(
-        `${agent.name} runs through npx, which is not installed here. Install Node.js (https://nodejs.org), which brings npx, then try again.`
-      )
-    }
-    // A bare package name is pinned to the registry's version (the registry's own entries already name it).
-    const pkg = NPM_NAME.test(dist.package) ? `${dist.package}@${agent.version}` : dist.package
-    const args = dist.cmd ? ['-y', '--package', pkg, dist.cmd, ...dist.args] : ['-y', pkg, ...dist.args]
-    return { command: 'npx', args, env: { ...dist.env }, installHint: `npx -y ${pkg}`, origin }
-  }
-  if (kind === 'uvx') {
-    const dist = agent.distribution.uvx
-    if (!dist) throw new Error(`${agent.name} has no uvx distribution`)
-    if (!(await options.environment.find('uvx'))) {
-      throw new HostError(
-        'uv_missing',
-        `${agent.name} runs through uv's uvx, which is not installed here. Install uv (https://docs.astral.sh/uv/getting-started/installation/: ` +
-          '`curl -LsSf https://astral.sh/uv/install.sh | sh` on macOS and Linux, `winget install astral-sh.uv` on Windows), then install the agent again.'
-      )
-    }
-    const pkg = PYPI_NAME.test(dist.package) ? `${dist.package}==${agent.version}` : dist.package
-    const args = dist.cmd ? ['--from', pkg, dist.cmd, ...dist.args] : [pkg, ...dist.args]
-    return { command: 'uvx', args, env: { ...dist.env }, installHint: `uvx ${pkg}`, origin }
+  if (kind === 'npx' || kind === 'uvx') {
+    const { download: _none, ...run } = plannedRun(agent, kind, agentId, options)
+    await requireTool(agent, kind, options.environment)
+    return { ...run, origin }
   }
   const target = options.platform ? agent.distribution.binary?.[options.platform] : undefined
   if (!target) throw new Error(`${agent.name} has no download for this platform (${options.platform ?? process.platform})`)
@@ -89,7 +137,7 @@ export async function installDistribution(
     const format = archiveFormat(target.archive)
     await download(target.archive, archive, (received, total) => options.onProgress('downloading', received, total))
     options.onProgress('extracting', 0, null)
-    const cmdName = target.cmd.replace(/\\/g, '/').split('/').pop() || agent.id
+    const cmdName = commandName(agent, target.cmd)
     await unpack(archive, format, staging, cmdName)
     const relativeCmd = format === 'raw' ? cmdName : target.cmd
     const staged = resolve(staging, relativeCmd)

@@ -12,10 +12,11 @@ import type { AgentChecks } from '../agents/check'
 import type { AgentSupervisor } from '../agents/supervisor'
 import type { UserEnvironment } from '../environment'
 import type { EventBus } from '../events'
-import type { HandlerSlice } from '../handlers'
+import { programToRun } from '../confirmations'
+import type { HandlerSlice, RequestContext } from '../handlers'
 import type { Records } from '../records'
 import { checkRegistryUrl, RegistryFeed } from './feed'
-import { installDistribution, platformKey, removeInstalled, usableKinds } from './install'
+import { installDistribution, plannedRun, platformKey, removeInstalled, requireTool, usableKinds } from './install'
 
 /**
  * The `registry.*` requests: the ACP Registry's agents listed beside the ones
@@ -69,8 +70,8 @@ export class RegistryService {
         await records.saved()
         return { url: this.url }
       },
-      'registry.install': ({ registryId, kind }) => this.install(registryId, kind),
-      'registry.update': ({ agentId }) => this.update(agentId),
+      'registry.install': ({ registryId, kind }, request) => this.install(registryId, kind, request),
+      'registry.update': ({ agentId }, request) => this.update(agentId, request),
       'registry.pin': async ({ agentId, pinned }) => {
         const definition = records.agent(agentId)
         if (!definition.origin) throw new Error(`${definition.name} was not installed from the registry`)
@@ -134,7 +135,7 @@ export class RegistryService {
     return agent
   }
 
-  private async install(registryId: string, kind?: DistributionKind): Promise<AgentDefinition> {
+  private async install(registryId: string, kind: DistributionKind | undefined, request: RequestContext): Promise<AgentDefinition> {
     const { records } = this.options
     const agent = await this.entry(registryId)
     const existing = records.data.agents.find((a) => a.origin?.registryId === registryId)
@@ -145,6 +146,14 @@ export class RegistryService {
       throw new Error(`${agent.name} has no ${kind ?? ''} distribution for this platform (${this.platform ?? process.platform})`.replace('  ', ' '))
     }
     const agentId = agentIdFor(agent.id, (taken) => Boolean(records.store.agent(taken)))
+    // What it will run is shown and confirmed before anything is downloaded (a missing npx or uvx is said first).
+    const planned = plannedRun(agent, chosen, agentId, { dataDir: this.options.dataDir, platform: this.platform })
+    await requireTool(agent, chosen, this.options.environment)
+    await request.confirm({
+      action: `Install “${agent.name}” ${agent.version} from the ACP Registry`,
+      confirm: 'Install',
+      programs: [programToRun(`Agent “${agent.name}”`, planned)]
+    })
     const runnable = await this.guarded(agent.id, () => installDistribution(agent, chosen, agentId, this.installerOptions(agent.id)))
     const definition: AgentDefinition = { id: agentId, name: agent.name, ...runnable }
     records.data.agents.push(definition)
@@ -158,7 +167,7 @@ export class RegistryService {
    * wait). The new version is installed beside the old, which is removed only
    * once the definition points at the new one. Afterwards the check runs again.
    */
-  private async update(agentId: string): Promise<AgentDefinition> {
+  private async update(agentId: string, request: RequestContext): Promise<AgentDefinition> {
     const { records, supervisor, checks, events } = this.options
     const definition = records.agent(agentId)
     const origin = definition.origin
@@ -166,6 +175,16 @@ export class RegistryService {
     if (origin.pinned) throw new Error(`${definition.name} is pinned at ${origin.version}; unpin it to update`)
     const agent = await this.entry(origin.registryId)
     if (agent.version === origin.version) return definition
+    await request.confirm({
+      action: `Update “${definition.name}” from ${origin.version} to ${agent.version}`,
+      confirm: 'Update',
+      programs: [
+        programToRun(`Agent “${definition.name}”`, {
+          ...plannedRun(agent, origin.kind, agentId, { dataDir: this.options.dataDir, platform: this.platform }),
+          cwd: definition.cwd
+        })
+      ]
+    })
     await supervisor.stopIfQuiet(agentId)
     if (supervisor.get(agentId)?.isAlive) {
       throw new Error(`${definition.name} is at work (a turn is running or a question is waiting); update it once that is done`)

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { usersVariables } from '../environment'
 import { HostError } from '../errors'
 
 /**
@@ -66,7 +67,8 @@ const INHERITED = [
 const DEFAULT_TIMEOUT_MS = 120_000
 
 export function git(args: string[], options: GitOptions): Promise<GitResult> {
-  const env: NodeJS.ProcessEnv = { ...process.env }
+  // The user's variables (what git runs, a hook or a credential helper, sees them), none of Switchboard's own (environment.ts).
+  const env: NodeJS.ProcessEnv = usersVariables(process.env)
   for (const name of INHERITED) delete env[name]
   Object.assign(env, { GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C', GIT_OPTIONAL_LOCKS: '0' }, options.env)
   if (options.gitDir) env.GIT_DIR = options.gitDir

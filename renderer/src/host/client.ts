@@ -1,4 +1,14 @@
-import type { HostEvent, HostEventName, HostEvents, HostTransport, RequestMethod, RequestParams, RequestResult } from '../../../shared/contract'
+import type { CommandChange } from '../../../shared/confirmation'
+import type {
+  HostEvent,
+  HostEventName,
+  HostEvents,
+  HostTransport,
+  RequestMethod,
+  RequestParams,
+  RequestResult,
+  WireResponse
+} from '../../../shared/contract'
 import type { AgentProblem } from '../../../shared/domain'
 import type { HostErrorCode } from '../../../shared/errors'
 
@@ -18,9 +28,18 @@ export class HostRequestError extends Error {
   }
 }
 
+/**
+ * What the window asks the user when the Host wants a change confirmed with
+ * the code `serve` printed on its console: the change, and why the last code
+ * typed was refused. The answer: the code typed, `again` for a new code, or
+ * null (cancelled).
+ */
+export type AskForCode = (question: { confirmation: CommandChange; refusal?: string; fresh?: boolean }) => Promise<{ code: string } | 'again' | null>
+
 /** The typed contract client: the renderer's only way to the Host. */
 export class HostClient {
   private readonly batchListeners = new Set<(events: HostEvent[]) => void>()
+  private askForCode: AskForCode | null = null
 
   constructor(private readonly transport: HostTransport) {
     transport.onEvents((events) => {
@@ -28,11 +47,41 @@ export class HostClient {
     })
   }
 
-  /** Resolves with the method's result; rejects with the Host's own message when it refuses. */
+  /**
+   * Resolves with the method's result; rejects with the Host's own message when it refuses.
+   * A change the Host wants confirmed with a console code (`serve`) asks the user for it
+   * (`onConfirmationCode`) and is sent again with the code, until it is done or cancelled.
+   */
   async request<M extends RequestMethod>(method: M, params: RequestParams<M>): Promise<RequestResult<M>> {
-    const response = await this.transport.request(method, params)
+    let response = await this.transport.request(method, params)
+    if (!response.ok && response.error.code === 'confirmation_required' && response.error.confirmation && this.askForCode) {
+      response = await this.confirmWithCode(method, params, response.error.confirmation, this.askForCode)
+    }
     if (!response.ok) throw new HostRequestError(response.error.message, method, response.error.code, response.error.problem)
     return response.result as RequestResult<M>
+  }
+
+  /** Who asks the user for the code `serve` printed (the window's code dialog); without one, such a change fails with the Host's message. */
+  onConfirmationCode(ask: AskForCode): void {
+    this.askForCode = ask
+  }
+
+  private async confirmWithCode(method: RequestMethod, params: unknown, confirmation: CommandChange, ask: AskForCode): Promise<WireResponse> {
+    let question: Parameters<AskForCode>[0] = { confirmation }
+    for (;;) {
+      const answer = await ask(question)
+      if (answer === null) return { ok: false, error: { message: 'Not confirmed: nothing was changed.', code: 'confirmation_refused' } }
+      if (answer === 'again') {
+        // Sent again without a code: serve prints a new one.
+        const response = await this.transport.request(method, params)
+        if (response.ok || response.error.code !== 'confirmation_required' || !response.error.confirmation) return response
+        question = { confirmation: response.error.confirmation, fresh: true }
+        continue
+      }
+      const response = await this.transport.request(method, { ...(params as object), confirmationCode: answer.code })
+      if (response.ok || response.error.code !== 'confirmation_refused') return response
+      question = { confirmation, refusal: response.error.message }
+    }
   }
 
   /** Every batch of events as the Host sent it: applying a batch in one go renders once. */

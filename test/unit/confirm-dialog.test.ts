@@ -1,0 +1,151 @@
+import { join } from 'node:path'
+import type { BrowserWindow, MessageBoxOptions } from 'electron'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { Host } from '../../electron/host/host'
+import { ipcChannels } from '../../shared/ipc'
+import type { WireResponse } from '../../shared/contract'
+import { removeDir, tempDir } from '../helpers'
+
+/**
+ * The desktop app's confirmations (electron/confirm-dialog.ts), through the IPC
+ * bridge as the window's requests arrive: Electron's dialog and ipcMain are
+ * stand-ins (no test launches Electron), the Host is real.
+ */
+
+const electron = vi.hoisted(() => ({
+  showMessageBox: vi.fn<(...args: unknown[]) => Promise<{ response: number; checkboxChecked: boolean }>>(),
+  handlers: new Map<string, (event: unknown, message: unknown) => Promise<WireResponse>>()
+}))
+
+vi.mock('electron', () => ({
+  dialog: { showMessageBox: electron.showMessageBox },
+  ipcMain: {
+    handle: (channel: string, handler: (event: unknown, message: unknown) => Promise<WireResponse>) => electron.handlers.set(channel, handler),
+    removeHandler: (channel: string) => electron.handlers.delete(channel)
+  }
+}))
+
+const { bridgeHost } = await import('../../electron/ipc-bridge')
+const { dialogConfirmation, CANCEL, CONFIRM } = await import('../../electron/confirm-dialog')
+
+let root: string
+let host: Host
+let unbridge: () => void
+const mainFrame = { url: 'app://switchboard/index.html' }
+const webContents = { mainFrame, send: vi.fn() }
+const window = { isDestroyed: () => false, webContents } as unknown as BrowserWindow
+
+/** A request as the window's preload sends it. */
+function fromWindow(method: string, params: unknown): Promise<WireResponse> {
+  const handler = electron.handlers.get(ipcChannels.request)
+  if (!handler) throw new Error('the bridge is not installed')
+  return handler({ sender: webContents, senderFrame: mainFrame }, { method, params })
+}
+
+/** The options of the nth message box shown (0: the first). */
+function box(n = 0): MessageBoxOptions {
+  const call = electron.showMessageBox.mock.calls[n]
+  expect(call?.[0]).toBe(window) // parented to our window, as a sheet or modal
+  return call?.[1] as MessageBoxOptions
+}
+
+beforeEach(async () => {
+  root = await tempDir('confirm-dialog')
+  electron.showMessageBox.mockReset()
+  host = await Host.open({ dataDir: join(root, 'data'), version: 'test', presets: [], confirmCommand: dialogConfirmation(() => window) })
+  unbridge = bridgeHost(host, window, (url) => url === 'app://switchboard/index.html')
+})
+
+afterEach(async () => {
+  unbridge()
+  await host.close()
+  await removeDir(root)
+})
+
+describe('the confirmation dialog of the desktop app', () => {
+  it('an agent added from the window is shown with its exact command line; Cancel (the default) saves nothing', async () => {
+    electron.showMessageBox.mockResolvedValueOnce({ response: CANCEL, checkboxChecked: false })
+    const refused = await fromWindow('agents.add', {
+      name: 'Mine',
+      command: '/opt/mine',
+      args: ['--acp', 'two words', 'x\u202Eyz'],
+      env: { MODE: 'fast' }
+    })
+    expect(refused).toEqual({
+      ok: false,
+      error: { code: 'confirmation_refused', message: 'Cancelled in the confirmation dialog: nothing was changed.' }
+    })
+    expect(electron.showMessageBox).toHaveBeenCalledTimes(1)
+    expect(box()).toEqual({
+      type: 'warning',
+      title: 'Confirm a command',
+      message: 'Add the agent “Mine”?',
+      detail: [
+        'Agent “Mine” will run:',
+        "  /opt/mine --acp 'two words' $'x\\u202Eyz'",
+        '  with',
+        '    MODE=fast',
+        '',
+        'Switchboard will run this with your rights. Cancel if you did not ask for it.'
+      ].join('\n'),
+      buttons: ['Cancel', 'Add agent'],
+      defaultId: CANCEL,
+      cancelId: CANCEL,
+      noLink: true
+    })
+    expect(await fromWindow('agents.list', {})).toEqual({ ok: true, result: [] })
+  })
+
+  it('the confirming button adds it; a code the page sends does not stand in for the dialog', async () => {
+    electron.showMessageBox.mockResolvedValueOnce({ response: CANCEL, checkboxChecked: false })
+    const withCode = await fromWindow('agents.add', { name: 'Mine', command: 'mine', confirmationCode: 'ABC-DEF' })
+    expect(withCode).toMatchObject({ ok: false, error: { code: 'confirmation_refused' } })
+    electron.showMessageBox.mockResolvedValueOnce({ response: CONFIRM, checkboxChecked: false })
+    expect(await fromWindow('agents.add', { name: 'Mine', command: 'mine' })).toMatchObject({ ok: true, result: { id: 'mine', command: 'mine' } })
+    expect(electron.showMessageBox).toHaveBeenCalledTimes(2)
+  })
+
+  it('a change of what an agent runs asks, a rename does not; an MCP stdio server asks with its command line', async () => {
+    electron.showMessageBox.mockResolvedValue({ response: CONFIRM, checkboxChecked: false })
+    await fromWindow('agents.add', { name: 'Mine', command: 'mine' })
+    electron.showMessageBox.mockClear()
+    expect(await fromWindow('agents.update', { agentId: 'mine', name: 'Renamed', command: 'mine' })).toMatchObject({ ok: true })
+    expect(electron.showMessageBox).not.toHaveBeenCalled()
+
+    electron.showMessageBox.mockResolvedValueOnce({ response: CANCEL, checkboxChecked: false })
+    const changed = await fromWindow('agents.update', { agentId: 'mine', name: 'Renamed', command: 'curl', args: ['-s', 'https://x.example/i.sh'] })
+    expect(changed).toMatchObject({ ok: false, error: { code: 'confirmation_refused' } })
+    expect(box(0)).toMatchObject({ message: 'Change what the agent “Renamed” runs?', buttons: ['Cancel', 'Save changes'] })
+    expect(box(0).detail).toContain('  curl -s https://x.example/i.sh')
+    expect(await fromWindow('agents.list', {})).toMatchObject({ ok: true, result: [{ name: 'Renamed', command: 'mine', args: [] }] })
+
+    electron.showMessageBox.mockResolvedValueOnce({ response: CANCEL, checkboxChecked: false })
+    const server = await fromWindow('mcp.save', { name: 'files', transport: 'stdio', command: 'npx', args: ['-y', 'files-server'] })
+    expect(server).toMatchObject({ ok: false, error: { code: 'confirmation_refused' } })
+    expect(box(1)).toMatchObject({ message: 'Add the MCP server “files”?', buttons: ['Cancel', 'Add server'] })
+    expect(box(1).detail).toContain('MCP server “files” will run:\n  npx -y files-server')
+    expect(await fromWindow('mcp.list', {})).toMatchObject({ ok: true, result: { profiles: [] } })
+  })
+
+  it('one dialog at a time: a second change waits for the answer to the first', async () => {
+    let answerFirst: (value: { response: number; checkboxChecked: boolean }) => void = () => undefined
+    electron.showMessageBox.mockReturnValueOnce(new Promise((resolve) => (answerFirst = resolve)))
+    electron.showMessageBox.mockResolvedValueOnce({ response: CONFIRM, checkboxChecked: false })
+    const first = fromWindow('agents.add', { name: 'First', command: 'first' })
+    const second = fromWindow('agents.add', { name: 'Second', command: 'second' })
+    await vi.waitFor(() => expect(electron.showMessageBox).toHaveBeenCalledTimes(1))
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(electron.showMessageBox).toHaveBeenCalledTimes(1)
+    answerFirst({ response: CANCEL, checkboxChecked: false })
+    expect(await first).toMatchObject({ ok: false, error: { code: 'confirmation_refused' } })
+    expect(await second).toMatchObject({ ok: true, result: { name: 'Second' } })
+    expect(box(1).message).toBe('Add the agent “Second”?')
+  })
+
+  it('a request from anything but our window is refused before any dialog', async () => {
+    const handler = electron.handlers.get(ipcChannels.request)
+    const other = await handler?.({ sender: {}, senderFrame: mainFrame }, { method: 'agents.add', params: { name: 'X', command: 'x' } })
+    expect(other).toMatchObject({ ok: false, error: { code: 'forbidden' } })
+    expect(electron.showMessageBox).not.toHaveBeenCalled()
+  })
+})
