@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import WebSocket from 'ws'
 import type { HostEvent, WireServerMessage } from '../shared/contract'
+import { joinWire, wireFrameCount, wireHeader, type WirePieces } from '../shared/wire-pieces'
 import { scriptedAgentCommand } from '../test/agent/spawn'
 import { agentEnv, repoRoot } from './agents'
 import { until } from './lib'
@@ -30,8 +31,24 @@ class WsClient {
     private readonly ws: WebSocket,
     onEvents: (events: HostEvent[]) => void
   ) {
+    let pieces: { header: WirePieces; received: string[] } | null = null
     ws.on('message', (data) => {
-      const message = JSON.parse(data.toString()) as WireServerMessage
+      // A long message arrives in pieces (shared/wire-pieces.ts).
+      const text = data.toString()
+      let message: WireServerMessage
+      if (pieces) {
+        pieces.received.push(text)
+        if (pieces.received.length < wireFrameCount(pieces.header)) return
+        message = joinWire(pieces.header, pieces.received) as WireServerMessage
+        pieces = null
+      } else {
+        const header = wireHeader(text)
+        if (header) {
+          pieces = { header, received: [] }
+          return
+        }
+        message = JSON.parse(text) as WireServerMessage
+      }
       if (message.kind === 'events') onEvents(message.events)
       else this.pending.get(message.id)?.(message)
     })

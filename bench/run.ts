@@ -7,6 +7,8 @@ import { framesWhileStreaming, hostStream, openApp, rendererStream } from './app
 import { ENTRIES_PER_TURN, makeDataset } from './data'
 import { stats, repeat, table, withTempDir, type Figure } from './lib'
 import { checkpointMs, checkpointRepo, gitStatusMs } from './checkpoints'
+import { costlyText, type CostlyTextResult } from './costly-text'
+import { PATHOLOGICAL } from '../test/agent/pathological'
 import { hostMemory, type HostMemory } from './memory'
 import { listing, reopen, searchLatency, type Reopened } from './ui'
 
@@ -267,6 +269,92 @@ async function checkpointFigures(): Promise<void> {
   }
 }
 
+/**
+ * Costly agent text (`/payload`): each of the held-out inputs as a message,
+ * and the 5 MB line in each other place agent text is shown; a 1,000-character
+ * message is the baseline. Goals: the window answers within 100 ms (longest
+ * stall, key wait) and the page's renderer stays under 1 GB.
+ */
+async function costlyTextFigures(): Promise<void> {
+  const runs = quick ? 1 : 3
+  const cases: { kind: string; where: string; size?: number; label: string }[] = [
+    { kind: 'line', where: 'message', size: 1_000, label: 'a message of 1,000 characters (baseline)' },
+    ...['line', 'quotes', 'list', 'brackets', 'emphasis'].map((kind) => ({
+      kind,
+      where: 'message',
+      label: `${PATHOLOGICAL[kind].describe(PATHOLOGICAL[kind].size)}, as a message`
+    })),
+    ...(quick ? [] : ['thought', 'tool', 'plan', 'permission']).map((where) => ({
+      kind: 'line',
+      where,
+      label: `${PATHOLOGICAL.line.describe(PATHOLOGICAL.line.size)}, as ${{ thought: 'a thought', tool: 'a tool call’s title and text', plan: 'a plan entry', permission: 'a permission request' }[where]}`
+    }))
+  ]
+  const browser = await launchBrowser()
+  try {
+    let baseline: Record<'shown' | 'stall' | 'key' | 'memory', Figure> | null = null
+    for (const c of cases) {
+      // Each case in a Host of its own: the sessions of megabytes before it are not its burden.
+      const results = await withTempDir('costly', async (root) => {
+        const app = await openApp(root)
+        try {
+          const samples: CostlyTextResult[] = []
+          if (!baseline) await costlyText(app, browser, c.kind, c.where, c.size) // warm-up
+          for (let i = 0; i < runs; i++) samples.push(await costlyText(app, browser, c.kind, c.where, c.size))
+          return samples
+        } finally {
+          await app.close()
+        }
+      })
+      const heap = stats(results.map((r) => r.heapMb)).max
+      const figure = {
+        shown: add(
+          { group: '8', name: `costly text: prompt to shown — ${c.label}`, unit: 'ms' },
+          results.map((r) => r.shownMs)
+        ),
+        stall: add(
+          {
+            group: '8',
+            name: `costly text: longest main-thread task — ${c.label}`,
+            unit: 'ms',
+            note: `longest gap of a 5 ms timer ${stats(results.map((r) => r.stallMs)).median.toFixed(0)} ms`
+          },
+          results.map((r) => r.taskMs)
+        ),
+        key: add(
+          { group: '8', name: `costly text: longest wait of a key typed meanwhile — ${c.label}`, unit: 'ms' },
+          results.map((r) => r.keyMs)
+        ),
+        memory: add(
+          { group: '8', name: `costly text: renderer memory peak — ${c.label}`, unit: 'MB', note: `JS heap peak ${heap.toFixed(0)} MB` },
+          results.map((r) => r.rendererMb)
+        )
+      }
+      if (baseline) {
+        for (const key of ['shown', 'stall', 'key', 'memory'] as const) {
+          if (baseline[key].median <= 0) continue
+          figure[key].ratio = figure[key].median / baseline[key].median
+          figure[key].baseline = '1,000 characters'
+        }
+        figure.stall.goal = figure.key.goal = '< 100 ms in every run'
+        figure.stall.met = figure.stall.max < 100
+        figure.key.met = figure.key.max < 100
+        figure.memory.goal = '< 1 GB'
+        figure.memory.met = figure.memory.max < 1024
+      } else {
+        baseline = figure
+        for (const f of Object.values(figure)) {
+          if (f.median <= 0) continue
+          f.ratio = 1
+          f.baseline = '1,000 characters'
+        }
+      }
+    }
+  } finally {
+    await browser.close()
+  }
+}
+
 async function main(): Promise<void> {
   const started = Date.now()
   console.error(`Switchboard benchmarks${quick ? ' (quick)' : ''}: node ${process.version}, ${RUNS} run(s) per figure`)
@@ -279,6 +367,7 @@ async function main(): Promise<void> {
   if (want('reopen')) await reopenFigures()
   if (want('memory')) await memoryFigures()
   if (want('checkpoint')) await checkpointFigures()
+  if (want('costly')) await costlyTextFigures()
   const result = { date: new Date().toISOString(), node: process.version, quick, seconds: Math.round((Date.now() - started) / 1000), figures }
   await writeFile(join(repoRoot, 'bench', 'results.json'), JSON.stringify(result, null, 2) + '\n')
   console.log(table(figures))

@@ -6,6 +6,7 @@ import { isIP, isIPv4, type AddressInfo } from 'node:net'
 import { extname, join, normalize, resolve, sep } from 'node:path'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { wireRequestSchema, type HostEvent, type RequestResults, type WireServerMessage } from '../../shared/contract'
+import { wireFrames } from '../../shared/wire-pieces'
 import type { ConfirmCommand } from './confirmations'
 import type { Host } from './host'
 
@@ -160,7 +161,9 @@ function isOwnHost(header: string | undefined, port: number, hostForUrl: string)
 
 function serveSocket(ws: WebSocket, host: Host, confirmCommand: ConfirmCommand | undefined): void {
   const send = (message: WireServerMessage): void => {
-    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message))
+    if (ws.readyState !== ws.OPEN) return
+    // A long message goes in frames of 64 KB, its long strings outside its JSON (shared/wire-pieces.ts).
+    for (const frame of wireFrames(message)) ws.send(frame)
   }
   const unsubscribe = host.events.subscribe((events: HostEvent[]) => send({ kind: 'events', events }))
   ws.on('close', unsubscribe)

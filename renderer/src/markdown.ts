@@ -1,5 +1,6 @@
-import MarkdownIt, { type MarkdownIt as MarkdownRenderer, type Token } from 'markdown-it'
+import MarkdownIt, { type Env, type MarkdownIt as MarkdownRenderer, type Token } from 'markdown-it'
 import DOMPurify from 'dompurify'
+import { LIMITS, hiddenWarning, markHiddenHtml, markdownVerdict, revealPath, revealText } from './agent-text'
 import { highlightCode } from './highlight'
 
 /**
@@ -16,10 +17,25 @@ import { highlightCode } from './highlight'
  * changes, so the others are neither sanitised nor put in the DOM again
  * (a cache keyed by each block's HTML), and a reader's selection in them
  * survives the stream.
+ *
+ * Bounds (see agent-text.ts): markdown-it nests at most `LIMITS.nesting`
+ * levels, and `renderAgentMarkdown` refuses text that is too long, too
+ * deeply nested or too full of delimiters, saying why, so it can be shown as
+ * plain text instead. Invisible characters that change how text reads
+ * (U+202E, …) are shown as marks: overrides and embeddings in all text,
+ * every bidi control and invisible character in code and file mentions.
+ * URLs are not made links where they sit inside HTML the agent wrote (which
+ * is shown as text).
  */
 /** Agent text: markdown as agents write it. A person's message keeps its line breaks (`breaks`). */
-const agentMarkdown = configure(new MarkdownIt({ html: false, linkify: true, breaks: false, typographer: false }))
-const userMarkdown = configure(new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false }))
+const agentMarkdown = configure(new MarkdownIt({ html: false, linkify: true, breaks: false, typographer: false, maxNesting: LIMITS.nesting }))
+const userMarkdown = configure(new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false, maxNesting: LIMITS.nesting }))
+
+/** What the renderer keeps while it renders one text: how deep it is inside file mentions (whose text is a path). */
+interface RenderEnv extends Env {
+  inFile?: number
+}
+const inFile = (env: Env | undefined): number => Number((env as RenderEnv | undefined)?.inFile ?? 0)
 
 function configure(markdown: MarkdownRenderer): MarkdownRenderer {
   const defaultValidateLink = markdown.validateLink.bind(markdown)
@@ -28,62 +44,132 @@ function configure(markdown: MarkdownRenderer): MarkdownRenderer {
 
   const renderToken = markdown.renderer.renderToken.bind(markdown.renderer)
 
+  const e = markdown.utils.escapeHtml
+
+  /** Text: escaped, with the invisible characters that change how it reads shown (all of them inside a file mention). */
+  markdown.renderer.rules.text = (tokens, index, _options, env) => markHiddenHtml(e(tokens[index].content), inFile(env) ? 'path' : 'text')
+  /** Code shows every invisible character: a bidi control in code can make it read unlike what runs. */
+  markdown.renderer.rules.code_inline = (tokens, index, _options, _env, self) =>
+    `<code${self.renderAttrs(tokens[index])}>${markHiddenHtml(e(tokens[index].content), 'path')}</code>`
+  markdown.renderer.rules.code_block = (tokens, index) => codeBlock(tokens[index].content, '')
+
   markdown.renderer.rules.fence = (tokens, index) => {
     const token = tokens[index]
-    const lang = token.info.trim().split(/\s+/)[0] ?? ''
-    const { html, language } = highlightCode(token.content, lang)
-    const label = markdown.utils.escapeHtml(language ?? (lang.slice(0, 30) || 'text'))
+    return codeBlock(token.content, token.info.trim().split(/\s+/)[0] ?? '')
+  }
+
+  function codeBlock(content: string, lang: string): string {
+    const { html, language } = highlightCode(content, lang)
+    const label = e(language ?? (revealText(lang.slice(0, 30), 'path') || 'text'))
     return (
       '<div class="code-block">' +
       `<div class="code-head"><span class="code-lang">${label}</span>` +
       '<span class="code-copy" role="button" tabindex="0" title="Copy the code" aria-label="Copy the code">Copy</span></div>' +
-      `<pre><code class="hljs${language ? ` language-${markdown.utils.escapeHtml(language)}` : ''}">${html}</code></pre>` +
+      `<pre><code class="hljs${language ? ` language-${e(language)}` : ''}">${markHiddenHtml(html, 'path')}</code></pre>` +
       '</div>\n'
     )
   }
 
-  markdown.renderer.rules.link_open = (tokens, index, options, _env, self) => {
+  markdown.renderer.rules.link_open = (tokens, index, options, env, self) => {
     const token = tokens[index]
     const href = String(token.attrGet('href') ?? '')
     if (/^file:\/\//i.test(href)) {
-      const path = filePath(href)
       token.meta = { ...(token.meta ?? {}), file: true }
-      return `<span class="file-link" role="link" tabindex="0" data-path="${markdown.utils.escapeHtml(path)}" title="${markdown.utils.escapeHtml(path)}">`
+      if (env) env.inFile = inFile(env) + 1
+      return fileChipOpen(filePath(href))
     }
+    const title = token.attrGet('title')
+    if (title) token.attrSet('title', revealText(String(title)))
     return self.renderToken(tokens, index, options)
   }
 
-  markdown.renderer.rules.link_close = (tokens, index, options, _env, self) => {
+  markdown.renderer.rules.link_close = (tokens, index, options, env, self) => {
     // The matching opener is the nearest link_open at the same nesting level before this token.
     for (let i = index - 1; i >= 0; i--) {
       if (tokens[i].type === 'link_open' && tokens[i].level === tokens[index].level) {
-        if ((tokens[i].meta as { file?: boolean } | null)?.file) return '</span>'
+        if ((tokens[i].meta as { file?: boolean } | null)?.file) {
+          if (env) env.inFile = Math.max(0, inFile(env) - 1)
+          return '</span>'
+        }
         break
       }
     }
     return self.renderToken(tokens, index, options)
   }
 
+  /** A mention of a file: a chip that shows the path (never navigates); a path with hidden characters shows them, and says so. */
+  function fileChipOpen(path: string): string {
+    const warning = hiddenWarning(path, 'path')
+    const title = revealPath(path) + (warning ? ` — ${warning}` : '')
+    return `<span class="file-link${warning ? ' hidden-chars' : ''}" role="link" tabindex="0" data-path="${e(path)}" title="${e(title)}">`
+  }
+
+  markdown.core.ruler.after('linkify', 'unlink_markup', unlinkMarkup)
+
   /** Only embedded images are shown; a remote image would be a request to a server the agent chose (and the CSP refuses it): it becomes a link. */
   markdown.renderer.rules.image = (tokens, index, options, env, self) => {
     const token = tokens[index]
     const src = String(token.attrGet('src') ?? '')
     const alt = self.renderInlineAsText(token.children ?? [], options, env)
-    if (/^data:image\/(gif|png|jpeg|webp);/i.test(src)) return renderToken(tokens, index, options)
-    const e = markdown.utils.escapeHtml
-    if (/^file:\/\//i.test(src))
-      return `<span class="file-link" role="link" tabindex="0" data-path="${e(filePath(src))}">${e(alt || filePath(src))}</span>`
-    return `<a href="${e(src)}">${e(alt || 'image')}</a>`
+    if (/^data:image\/(gif|png|jpeg|webp);/i.test(src)) {
+      token.attrSet('alt', revealText(alt))
+      return renderToken(tokens, index, options)
+    }
+    if (/^file:\/\//i.test(src)) return `${fileChipOpen(filePath(src))}${markHiddenHtml(e(alt || filePath(src)), 'path')}</span>`
+    return `<a href="${e(src)}">${markHiddenHtml(e(alt || 'image'), 'text')}</a>`
   }
 
   return markdown
 }
 
-function filePath(uri: string): string {
+/** The path a `file:` URL names; a host other than this machine is kept (`file://server/share/x` is `//server/share/x`). */
+export function filePath(uri: string): string {
   try {
-    return decodeURIComponent(new URL(uri).pathname)
+    const url = new URL(uri)
+    const path = decodeURIComponent(url.pathname)
+    return url.hostname && url.hostname !== 'localhost' ? `//${url.host}${path}` : path
   } catch {
     return uri.replace(/^file:\/\//i, '')
+  }
+}
+
+/**
+ * Undoes linkify where a URL sits in HTML the agent wrote: with raw HTML off
+ * that HTML is shown as text, and `<a href="https://…">` or
+ * `<b>https://…</b>` shown as written must not hold a live link. A URL
+ * inside a tag (`<a href="…`), right after an opening tag or right before a
+ * closing one stays text. Links the agent wrote in markdown (`[x](…)`,
+ * `<https://…>`) are not linkify's and are kept.
+ */
+function unlinkMarkup(state: { tokens: Token[] }): void {
+  for (const block of state.tokens) {
+    const children = block.type === 'inline' ? block.children : null
+    if (!children?.some((t) => t.type === 'link_open' && t.markup === 'linkify')) continue
+    const textOf = (t: Token): string | null => (t.type === 'text' || t.type === 'text_special' ? t.content : null)
+    const drop = new Set<number>()
+    for (let i = 0; i < children.length; i++) {
+      if (children[i].type !== 'link_open' || children[i].markup !== 'linkify') continue
+      let close = i + 1
+      while (close < children.length && children[close].type !== 'link_close') close++
+      // The text on either side on the same line (other links' text included).
+      let before = ''
+      for (let j = i - 1; j >= 0; j--) {
+        const text = textOf(children[j])
+        if (text !== null) before = text + before
+        else if (children[j].type !== 'link_open' && children[j].type !== 'link_close') break
+      }
+      let after = ''
+      for (let j = close + 1; j < children.length; j++) {
+        const text = textOf(children[j])
+        if (text !== null) after += text
+        else if (children[j].type !== 'link_open' && children[j].type !== 'link_close') break
+      }
+      const insideTag = /<\/?[A-Za-z][^<>]*$/.test(before)
+      const afterOpeningTag = /<[A-Za-z][^<>]*>\s*$/.test(before)
+      const beforeClosingTag = /^\s*<\/[A-Za-z]/.test(after)
+      if (insideTag || afterOpeningTag || beforeClosingTag) drop.add(i).add(close)
+    }
+    if (drop.size) block.children = children.filter((_, index) => !drop.has(index))
   }
 }
 
@@ -109,36 +195,77 @@ export function renderMarkdown(text: string, options: { breaks?: boolean } = {})
   return renderMarkdownBlocks(text, options).join('')
 }
 
-const sanitized = new Map<string, string>()
-const SANITIZED_CACHE = 2000
-
-/** Sanitised HTML per top-level block of the text, in order. */
+/** Sanitised HTML per top-level block of the text, in order (always markdown: see `renderAgentMarkdown` for the bounds). */
 export function renderMarkdownBlocks(text: string, options: { breaks?: boolean } = {}): string[] {
-  const markdown = options.breaks ? userMarkdown : agentMarkdown
-  const env = {}
+  return parseAndRender(text, options.breaks === true).blocks
+}
+
+/** Agent text as markdown, or why it is to be shown as plain text instead. */
+export type AgentMarkdown = { blocks: string[]; plain?: undefined } | { plain: string; blocks?: undefined }
+
+/**
+ * Agent text as sanitised markdown blocks when that is cheap and complete:
+ * not when `markdownVerdict` finds it too long or too full of delimiters,
+ * and not when it nests as deep as markdown-it's limit (which would drop
+ * what is deeper). `anyway` (the reader asked) skips those checks, up to
+ * `LIMITS.markdownAnywayChars`.
+ */
+export function renderAgentMarkdown(text: string, options: { breaks?: boolean; anyway?: boolean } = {}): AgentMarkdown {
+  if (options.anyway) {
+    if (text.length > LIMITS.markdownAnywayChars) return { plain: markdownVerdict(text) ?? 'it is too long' }
+    return { blocks: parseAndRender(text, options.breaks === true).blocks }
+  }
+  const verdict = markdownVerdict(text)
+  if (verdict) return { plain: verdict }
+  const { blocks, depth } = parseAndRender(text, options.breaks === true, LIMITS.nesting - 1)
+  if (depth >= LIMITS.nesting - 1) return { plain: `it is nested more than ${LIMITS.nesting - 2} levels deep` }
+  return { blocks }
+}
+
+/** The text's blocks as sanitised HTML, and how deep it nests; none rendered when it nests `tooDeep` levels or more (it will be shown as plain text). */
+function parseAndRender(text: string, breaks: boolean, tooDeep = Infinity): { blocks: string[]; depth: number } {
+  const markdown = breaks ? userMarkdown : agentMarkdown
+  const env: RenderEnv = {}
   const tokens = markdown.parse(text, env)
+  let depth = 0
+  for (const token of tokens) if (token.level > depth) depth = token.level
+  if (depth >= tooDeep) return { blocks: [], depth }
   const blocks: string[] = []
   let start = 0
   for (let i = 0; i < tokens.length; i++) {
     if (tokens[i].level !== 0 || tokens[i].nesting === 1) continue
     // A level-0 token that closes (or is) a block ends one.
-    blocks.push(cachedSanitize(markdown.renderer.render(tokens.slice(start, i + 1) as Token[], markdown.options, env)))
+    blocks.push(cachedSanitize(markdown.renderer.render(tokens.slice(start, i + 1), markdown.options, env)))
     start = i + 1
   }
-  if (start < tokens.length) blocks.push(cachedSanitize(markdown.renderer.render(tokens.slice(start) as Token[], markdown.options, env)))
-  return blocks.filter((html) => html !== '')
+  if (start < tokens.length) blocks.push(cachedSanitize(markdown.renderer.render(tokens.slice(start), markdown.options, env)))
+  return { blocks: blocks.filter((html) => html !== ''), depth }
 }
+
+/**
+ * Sanitised blocks by their HTML, most recently used last: while a message
+ * streams, the blocks before its last are found here. Bounded by count and by
+ * size (a streaming block is a new key at each render; a big one is not kept).
+ */
+const sanitized = new Map<string, string>()
+const SANITIZED_CACHE = { entries: 2000, chars: 4_000_000, entryChars: 200_000 }
+let sanitizedChars = 0
 
 function cachedSanitize(html: string): string {
   const hit = sanitized.get(html)
   if (hit !== undefined) {
-    // Most recently used last.
     sanitized.delete(html)
     sanitized.set(html, hit)
     return hit
   }
   const clean = sanitize(html)
+  if (html.length > SANITIZED_CACHE.entryChars) return clean
   sanitized.set(html, clean)
-  if (sanitized.size > SANITIZED_CACHE) sanitized.delete(sanitized.keys().next().value as string)
+  sanitizedChars += html.length + clean.length
+  while (sanitized.size > SANITIZED_CACHE.entries || sanitizedChars > SANITIZED_CACHE.chars) {
+    const [oldest, value] = sanitized.entries().next().value as [string, string]
+    sanitized.delete(oldest)
+    sanitizedChars -= oldest.length + value.length
+  }
   return clean
 }

@@ -1,5 +1,6 @@
 import type { HostEvent } from '../../shared/contract'
 import type { SessionState } from '../../shared/domain'
+import { LIMITS, revealText, shortText } from './agent-text'
 
 /**
  * OS notifications for what needs the user while they are elsewhere: a turn
@@ -28,12 +29,19 @@ export function isAway(page: { hasFocus: boolean; hidden: boolean }): boolean {
   return page.hidden || !page.hasFocus
 }
 
+/** The agent's words in a notification: the system shows them with no marks of ours, so overrides are written out (⟨RLO⟩) and length is cut. */
+function said(text: string): string {
+  const { text: short, cut } = shortText(text, LIMITS.inlineChars)
+  return revealText(short) + (cut ? '…' : '')
+}
+
 export function notificationText(attention: Attention, sessionTitle: string, agentName: string): { title: string; body: string } {
+  const session = said(sessionTitle)
   if (attention.kind === 'permission') {
-    return { title: `${agentName} asks for permission`, body: `${attention.title} — in “${sessionTitle}”` }
+    return { title: `${agentName} asks for permission`, body: `${said(attention.title)} — in “${session}”` }
   }
-  if (attention.error) return { title: `${agentName} stopped with an error`, body: `“${sessionTitle}”: ${attention.error}` }
-  return { title: `${agentName} finished`, body: `“${sessionTitle}” is waiting for you` }
+  if (attention.error) return { title: `${agentName} stopped with an error`, body: `“${session}”: ${said(attention.error)}` }
+  return { title: `${agentName} finished`, body: `“${session}” is waiting for you` }
 }
 
 export interface NotifierDeps {

@@ -38,6 +38,7 @@ import * as v2 from '@agentclientprotocol/sdk/experimental/v2'
 import { createTwoFilesPatch } from 'diff'
 import { XSS_CORPUS } from './xss-corpus'
 import { hostileCommand } from './hostile'
+import { pathologicalText } from './pathological'
 
 // ---------------------------------------------------------------------------
 // Configuration
@@ -683,6 +684,22 @@ class TurnRunner {
       case 'xss':
         await this.xss()
         return
+      case 'payload': {
+        // /payload KIND [SIZE] [in=message|thought|tool|plan|permission] [chunks=N]: costly text, made here (pathological.ts).
+        const words = arg.split(/\s+/).filter(Boolean)
+        const option = (key: string): string | undefined => words.find((w) => w.startsWith(`${key}=`))?.slice(key.length + 1)
+        let text: string
+        try {
+          text = pathologicalText(words[0] ?? '', /^\d+$/.test(words[1] ?? '') ? Number(words[1]) : undefined)
+        } catch (error) {
+          await this.message(errorMessage(error))
+          return
+        }
+        await this.payload(text, option('in') ?? 'message', Math.max(1, Math.floor(Number(option('chunks')) || 1)))
+        this.messageId = null
+        await this.message(`payload ${words[0]}: ${text.length} characters sent`)
+        return
+      }
       case 'garbage':
         // Not an ACP message, on purpose: the client must tolerate it.
         process.stdout.write('this is not json\n')
@@ -895,6 +912,70 @@ class TurnRunner {
     await this.send({ sessionUpdate: 'session_info_update', title: all[0] })
     this.messageId = null
     await this.message(`xss corpus: ${all.length} payloads`)
+  }
+
+  /**
+   * TEXT (a payload of pathological.ts) where `where` says: an agent message
+   * or a thought (in CHUNKS chunks), a tool call's title and content text, a
+   * plan entry, or a permission request's title and first option's name
+   * (its first megabyte; waiting for the answer).
+   */
+  private async payload(text: string, where: string, chunks: number): Promise<void> {
+    const size = Math.ceil(text.length / chunks)
+    const pieces: string[] = []
+    for (let i = 0; i < text.length; i += size) pieces.push(text.slice(i, i + size))
+    switch (where) {
+      case 'message':
+        this.messageId = null
+        for (const piece of pieces) {
+          this.checkCancelled()
+          await this.message(piece)
+        }
+        return
+      case 'thought':
+        this.thoughtId = null
+        for (const piece of pieces) {
+          this.checkCancelled()
+          await this.thought(piece)
+        }
+        return
+      case 'tool': {
+        const toolCallId = this.nextToolCallId()
+        await this.send({ sessionUpdate: 'tool_call', toolCallId, title: text, kind: 'read', status: 'pending' })
+        await this.toolDone(toolCallId, [{ type: 'content', content: { type: 'text', text } }])
+        return
+      }
+      case 'plan':
+        await this.send({
+          sessionUpdate: 'plan',
+          entries: [
+            { content: text, priority: 'high', status: 'in_progress' },
+            { content: 'A short step after it', priority: 'low', status: 'pending' }
+          ]
+        })
+        return
+      case 'permission': {
+        const toolCallId = this.nextToolCallId()
+        const toolCall = { toolCallId, title: text, kind: 'execute' as const, status: 'pending' as const }
+        await this.send({ sessionUpdate: 'tool_call', ...toolCall })
+        const response = await this.peer.requestPermission({
+          sessionId: this.session.id,
+          toolCall,
+          options: [
+            // Both in one message, under the client's 8 MiB a line: the name is at most 1 MB.
+            { optionId: 'allow', name: text.slice(0, 1_000_000), kind: 'allow_once' },
+            { optionId: 'reject', name: 'Reject', kind: 'reject_once' }
+          ]
+        })
+        const outcome = response.outcome.outcome === 'selected' ? response.outcome.optionId : 'cancelled'
+        await this.send({ sessionUpdate: 'tool_call_update', toolCallId, status: outcome === 'allow' ? 'completed' : 'failed' })
+        this.messageId = null
+        await this.message(`permission: ${outcome}`)
+        return
+      }
+      default:
+        await this.message(`unknown place for a payload: ${where}`)
+    }
   }
 
   /** Runs COMMAND in a client terminal, shown in a tool call; reports its exit and output. */

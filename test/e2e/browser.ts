@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -148,4 +148,34 @@ export async function closeBrowserHost(fixture: Partial<BrowserHost>): Promise<v
   await fixture.browser?.close()
   await fixture.server?.close()
   await fixture.host?.close()
+}
+
+/** Resident memory in MB of the largest Chromium renderer process this process started (none of another's): the page's. */
+export function rendererRssMb(): number {
+  const parent = new Map<number, number>()
+  const renderers: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    const pid = Number(name)
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      parent.set(pid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type=renderer')) renderers.push(pid)
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const mine = (pid: number): boolean => {
+    for (let p = pid, hops = 0; p > 1 && hops < 20; p = parent.get(p) ?? 0, hops++) if (p === process.pid) return true
+    return false
+  }
+  let kb = 0
+  for (const pid of renderers.filter(mine)) {
+    try {
+      kb = Math.max(kb, Number(/VmRSS:\s*(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0))
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return kb / 1024
 }

@@ -148,6 +148,29 @@ describe('permissions', () => {
     expect(entriesOf(thread, 'permission')).toMatchObject([{ answer: 'Dismissed', allowed: false, remembered: false }])
     expect(await host.request('permissions.list', {})).toEqual([])
   })
+  it('carries at most 10,000 characters of a megabyte title and 1,000 of an option name, and keeps the whole in the tool call', async () => {
+    const session = await host.request('sessions.new', { projectId, agentId })
+    const size = 2_000_000
+    const turn = host.request('sessions.prompt', { id: session.id, text: `/payload line ${size} in=permission` })
+    const asked = await waitUntil(
+      'the permission request',
+      async () => (await host.request('sessions.open', { id: session.id })).state.permissions?.[0] ?? null
+    )
+    expect(asked.title).toMatch(/^lorem ipsum .*… \(1,990,000 more characters\)$/)
+    expect(asked.title.length).toBeLessThan(10_100)
+    expect(asked.options[0].name).toMatch(/… \(999,000 more characters\)$/)
+    expect(asked.options[0].name.length).toBeLessThan(1_100)
+    // Every change of the session's state carries its pending requests: none of them carries megabytes.
+    const states = events.filter((e) => e.type === 'session.state' && JSON.stringify(e.payload).includes('lorem ipsum'))
+    expect(states.length).toBeGreaterThan(0)
+    expect(Math.max(...states.map((e) => JSON.stringify(e).length))).toBeLessThan(20_000)
+    await host.request('sessions.respondPermission', { id: session.id, requestId: asked.requestId, optionId: 'allow' })
+    await turn
+    const thread = fold((await host.request('sessions.open', { id: session.id })).records)
+    expect(entriesOf(thread, 'permission')).toMatchObject([{ allowed: true, answer: expect.stringMatching(/… \(999,000 more characters\)$/) }])
+    expect((entriesOf(thread, 'permission')[0] as { title: string }).title.length).toBeLessThan(10_100)
+    expect((entriesOf(thread, 'tool_call')[0] as { title: string }).title).toHaveLength(size)
+  })
 })
 
 describe('what "always" covers', () => {

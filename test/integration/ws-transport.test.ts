@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import type { Host } from '../../electron/host/host'
 import { startWsServer, type RunningServer } from '../../electron/host/ws-server'
+import { WIRE_PIECE_CHARS, WIRE_TEXT_CHARS, joinWire, wireFrameCount, wireFrames, wireHeader, wirePieces } from '../../shared/wire-pieces'
 import { openHost, removeDir, tempDir } from '../helpers'
 
 /** The loopback WebSocket transport: who may connect, and what it answers. */
@@ -91,5 +92,71 @@ describe('WebSocket transport', () => {
     expect(csp).not.toContain('unsafe')
     const escape = await fetch(`http://127.0.0.1:${server.port}/..%2F..%2Fdata%2Fdb.json`)
     expect([403, 404]).toContain(escape.status)
+  })
+
+  it('sends a message of megabytes in pieces the page joins (no surrogate pair split), and a short one whole', async () => {
+    const ws = await connect(`?token=${server.token}`, `http://127.0.0.1:${server.port}`)
+    let frames: string[] = []
+    ws.on('message', (data) => frames.push(data.toString()))
+    // Emoji are surrogate pairs: a piece that ended between the two halves would reach the page as U+FFFD.
+    // Two prefixes one character apart: with one of them, a piece's end falls inside a pair.
+    for (const prefix of ['a title of ', 'a title of x']) {
+      frames = []
+      const title = `${prefix}${'😀'.repeat(150_000)} and more`
+      host.events.emit('agent.login.output', { loginId: 'big', data: title })
+      host.events.flush()
+      host.events.emit('agent.login.output', { loginId: 'small', data: 'short' })
+      await expect.poll(() => frames.some((f) => f.includes('"small"'))).toBe(true)
+      const header = wireHeader(frames[0])
+      // The skeleton in one frame; the title outside it, in pieces.
+      expect(header).toEqual({ kind: 'pieces', count: 1, texts: [{ path: ['events', 0, 'payload', 'data'], count: expect.any(Number) }] })
+      const pieces = frames.slice(1, 1 + wireFrameCount(header!))
+      expect(pieces.every((p) => p.length <= WIRE_PIECE_CHARS)).toBe(true)
+      expect(pieces.length).toBeGreaterThan(4)
+      expect(joinWire(header!, pieces)).toEqual({
+        kind: 'events',
+        events: [{ type: 'agent.login.output', payload: { loginId: 'big', data: title } }]
+      })
+      // The short one after it: one frame.
+      expect(frames).toHaveLength(wireFrameCount(header!) + 2)
+      expect(JSON.parse(frames[frames.length - 1])).toMatchObject({ kind: 'events' })
+    }
+    ws.close()
+  })
+
+  it('cuts text in pieces that join back to it, never between the halves of a surrogate pair', () => {
+    const text = 'ab' + '😀'.repeat(10) + 'cd'
+    for (const size of [1, 2, 3, 5, 7]) {
+      const pieces = wirePieces(text, Math.max(size, 2))
+      expect(pieces.join('')).toBe(text)
+      for (const piece of pieces) expect(piece).toBe(Buffer.from(piece, 'utf8').toString('utf8'))
+    }
+    expect(wirePieces('', 4)).toEqual([])
+  })
+
+  it('takes every long string out of a long message and puts each back where it was', () => {
+    const long = (c: string) => c.repeat(WIRE_TEXT_CHARS + 1)
+    const message = {
+      kind: 'events',
+      events: [
+        { type: 'a', payload: { list: ['short', long('x'), { deep: [long('y')] }], n: 1, none: null, empty: '' } },
+        { type: 'b', payload: { text: 'w'.repeat(60_000), other: long('z') } }
+      ]
+    }
+    const [first, ...rest] = wireFrames(message)
+    const header = wireHeader(first)!
+    expect(header.texts.map((t) => t.path)).toEqual([
+      ['events', 0, 'payload', 'list', 1],
+      ['events', 0, 'payload', 'list', 2, 'deep', 0],
+      ['events', 1, 'payload', 'text'],
+      ['events', 1, 'payload', 'other']
+    ])
+    expect(rest).toHaveLength(wireFrameCount(header))
+    expect(joinWire(header, rest)).toEqual(message)
+    // A short message is one frame, as it was.
+    expect(wireFrames({ kind: 'events', events: [] })).toEqual(['{"kind":"events","events":[]}'])
+    // Frames that do not fit the header are refused, not half applied.
+    expect(() => joinWire({ ...header, texts: [{ path: ['events', 0, 'type'], count: 1 }] }, [rest[0], 'x'])).toThrow(/no place for a text/)
+    expect(wireHeader('{"kind":"pieces","count":"x"}')).toBeNull()
   })
 })

@@ -4,7 +4,7 @@ import type { HostEvent } from '../../shared/contract'
 import type { AgentCapabilities, SessionState } from '../../shared/domain'
 import { capabilityRows } from '../../renderer/src/components/agents/capabilities'
 import { argsFromText, envFromRows, rowsOf, type EnvRow } from '../../renderer/src/components/agents/envRows'
-import { attentionFrom, createNotifier, isAway } from '../../renderer/src/notifications'
+import { attentionFrom, createNotifier, isAway, notificationText } from '../../renderer/src/notifications'
 import { commandFor, isTextField, keyLabel, matches, shortcuts } from '../../renderer/src/shortcuts'
 import { resolveTheme } from '../../renderer/src/theme'
 
@@ -110,6 +110,16 @@ describe('notifications', () => {
     ])
     shown[0].click()
     expect(opened).toEqual(['s1'])
+  })
+
+  it('write out an override in the agent’s words and cut what is long: the system shows them as they are', () => {
+    const { body } = notificationText(
+      { kind: 'permission', sessionId: 's1', title: `Delete \u202Etxt.exe ${'x'.repeat(5_000)}` },
+      'Rename \u202Efdp.exe',
+      'Agent'
+    )
+    expect(body).toMatch(/^Delete ⟨RLO⟩txt\.exe x+… — in “Rename ⟨RLO⟩fdp\.exe”$/)
+    expect(body.length).toBeLessThan(700)
   })
 })
 

@@ -13,7 +13,9 @@ import type { EventBus } from '../events'
 import { Elicitations, type ElicitationAction } from '../elicitation'
 import type { Records } from '../records'
 import {
+  PERMISSION_TEXT,
   alwaysDecision,
+  cutText,
   onceOption,
   pathsOutside,
   permissionRecord,
@@ -96,7 +98,7 @@ export class AskBroker {
     signal: AbortSignal,
     context: PermissionContext
   ): Promise<RequestPermissionResponse> {
-    const title = params.toolCall.title ?? context.announced?.title ?? 'The agent asks for permission'
+    const title = cutText(params.toolCall.title ?? context.announced?.title ?? 'The agent asks for permission', PERMISSION_TEXT.title)
     const requestId = randomUUID()
     const pending = this.permissionsOf(session.id)
     // Held from now, so requests asked together are listed in the order asked; shown once judged.
@@ -151,7 +153,7 @@ export class AskBroker {
     ask.view = {
       requestId,
       title,
-      options: offered.map((o) => ({ optionId: o.optionId, name: o.name, kind: o.kind })),
+      options: offered.map((o) => ({ optionId: o.optionId, name: cutText(o.name, PERMISSION_TEXT.option), kind: o.kind })),
       toolCallId: params.toolCall.toolCallId,
       ...(always ? { always } : {})
     }

@@ -133,6 +133,22 @@ export function rememberable(subject: RequestSubject, outside: string[], project
   return { ok: true, subject: { tool: subject.tool, toolKind: subject.toolKind, scope } }
 }
 
+/**
+ * How much of an agent's strings a permission request carries to the window
+ * and into the transcript: a pending request travels with every change of
+ * its session's state, and a title of megabytes (a command, a file's text)
+ * would go each time. The whole of it is in the tool call the request is
+ * about, shown in the thread (bounded there).
+ */
+export const PERMISSION_TEXT = { title: 10_000, option: 1_000 }
+
+/** `text` cut to `max` characters (never inside a surrogate pair), saying how much was left out. */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text
+  const end = text.charCodeAt(max - 1) >= 0xd800 && text.charCodeAt(max - 1) <= 0xdbff ? max - 1 : max
+  return `${text.slice(0, end)}… (${(text.length - end).toLocaleString('en-US')} more characters)`
+}
+
 /** Whether a rule answers this request: same agent and project (checked by the caller), tool, kind and command. */
 export function ruleMatches(rule: PermissionRule, subject: RuleSubject): boolean {
   if (rule.tool !== subject.tool || rule.toolKind !== subject.toolKind) return false
@@ -156,7 +172,7 @@ export function permissionRecord(
     at: new Date().toISOString(),
     title,
     optionId: sent?.optionId ?? null,
-    optionName: how.name ?? sent?.name,
+    optionName: how.name ?? (sent ? cutText(sent.name, PERMISSION_TEXT.option) : undefined),
     optionKind: how.kind ?? sent?.kind,
     remembered: how.remembered,
     ...(how.rule ? { rule: how.rule } : {})

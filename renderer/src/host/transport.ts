@@ -1,4 +1,5 @@
 import { wireServerMessageSchema, type HostEvent, type HostTransport, type WireResponse } from '../../../shared/contract'
+import { joinWire, wireFrameCount, wireHeader, type WirePieces } from '../../../shared/wire-pieces'
 
 /**
  * Picks how this page reaches the Host. Inside Electron the preload exposes a
@@ -123,6 +124,8 @@ class WebSocketTransport implements HostTransport {
   private everConnected = false
   /** The host said no to the token: ask /auth before opening a socket again. */
   private refused = false
+  /** A long message arriving in pieces (`WirePieces`): its header and the frames received so far. */
+  private pieces: { header: WirePieces; total: number; received: string[] } | null = null
 
   constructor(
     private token: string,
@@ -174,10 +177,11 @@ class WebSocketTransport implements HostTransport {
         this.hooks.connection('connected')
         resolve(socket)
       }
-      socket.onmessage = (event) => this.receive(event.data)
+      socket.onmessage = (event) => this.frame(String(event.data))
       socket.onclose = () => {
         const wasOpen = this.socket === socket
         this.socket = null
+        this.pieces = null
         for (const pending of this.pending.values()) pending.reject(new Error(LOST_CONNECTION))
         this.pending.clear()
         if (wasOpen) {
@@ -246,15 +250,46 @@ class WebSocketTransport implements HostTransport {
     }
   }
 
-  private receive(data: unknown): void {
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(String(data))
-    } catch {
-      console.error('A message from the host is not JSON', data)
-      this.hooks.problem('Ignored a message from the host that is not JSON')
+  /** A text frame: a message, or the header or a piece of one sent in pieces (`shared/wire-pieces.ts`). */
+  private frame(data: string): void {
+    if (this.pieces) {
+      const pieces = this.pieces
+      pieces.received.push(data)
+      if (pieces.received.length < pieces.total) return
+      this.pieces = null
+      let message: unknown
+      try {
+        message = joinWire(pieces.header, pieces.received)
+      } catch (error) {
+        console.error('A long message from the host does not fit together', error)
+        this.hooks.problem('Ignored a message from the host that did not arrive whole')
+        return
+      }
+      this.accept(message)
       return
     }
+    const header = wireHeader(data)
+    if (header) this.pieces = { header, total: wireFrameCount(header), received: [] }
+    else this.receive(data)
+  }
+
+  private notJson(start: string): void {
+    console.error('A message from the host is not JSON', start)
+    this.hooks.problem('Ignored a message from the host that is not JSON')
+  }
+
+  private receive(data: string): void {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(data)
+    } catch {
+      this.notJson(data.slice(0, 200))
+      return
+    }
+    this.accept(parsed)
+  }
+
+  private accept(parsed: unknown): void {
     const message = wireServerMessageSchema.safeParse(parsed)
     if (!message.success) {
       console.error('Malformed message from the host', parsed, message.error)

@@ -35,7 +35,9 @@ export function languageOfPath(path: string | undefined): string {
 
 /** The text as one fenced block, the fence longer than any run of backticks inside, so nothing in it ends the block. */
 export function asCodeFence(text: string, language = ''): string {
-  const longest = Math.max(2, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length))
+  // A loop, not Math.max(...runs): a text of a hundred thousand runs would overflow the stack as arguments.
+  let longest = 2
+  for (const run of text.matchAll(/`{3,}/g)) longest = Math.max(longest, run[0].length)
   const fence = '`'.repeat(longest + 1)
   return `${fence}${language}\n${text.replace(/\n$/, '')}\n${fence}`
 }
