@@ -372,6 +372,24 @@ describe('invisible characters and direction', () => {
     expect(question.findAll('bdi').map((b) => b.text())).toEqual(['Rename RLOtxt.exe?', 'Form RLOfdp.exe', 'Name RLOgpj.exe'])
     // A choice in a list box can hold no mark: its override is written out.
     expect(question.findAll('option').map((o) => o.text())).toContain('Pick ⟨RLO⟩cod.exe')
+    // The page an agent asks the user to open: its address isolated, every hidden character in it shown.
+    const page = mount(ElicitationCard, {
+      props: {
+        agentName: 'Agent',
+        question: {
+          requestId: 'u',
+          agentId: 'a',
+          sessionId: 's',
+          mode: 'url',
+          message: 'Sign in',
+          url: `https://example.com/${RLO}fdp.exe`,
+          fields: []
+        }
+      },
+      global: { plugins: [createPinia()] }
+    })
+    expect(page.find('[data-testid="elicitation-url"] bdi').text()).toBe('https://example.com/RLOfdp.exe')
+    expect(page.find('[data-testid="elicitation-url"] bdi').classes()).toContain('has-hidden')
 
     const thread = createThread()
     thread.configOptions = [

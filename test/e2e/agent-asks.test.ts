@@ -100,6 +100,13 @@ describe('what an agent asks of the user', () => {
     console.log(`screenshot: ${await screenshot(darkPage, 'e2e-elicitation-dark')}`)
     await darkPage.getByTestId('elicitation-decline').click()
     await expect.poll(() => darkPage.getByTestId('entry-assistant').last().textContent()).toContain('elicitation: decline')
+    // A page to open: its address is shown whole, a right-to-left override in it as a mark, not obeyed.
+    await send(darkPage, '/elicit-url https://example.com/connect/\u202Efdp.exe')
+    await darkPage.getByTestId('elicitation-url').waitFor()
+    expect(await darkPage.getByTestId('elicitation-url').textContent()).toBe('https://example.com/connect/RLOfdp.exe')
+    console.log(`screenshot: ${await screenshot(darkPage, 'e2e-elicitation-url-dark')}`)
+    await darkPage.getByTestId('elicitation-decline').click()
+    await expect.poll(() => darkPage.getByTestId('entry-assistant').last().textContent()).toContain('elicitation: decline')
 
     expect(problems).toEqual([])
     await dark.close()
