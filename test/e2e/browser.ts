@@ -150,6 +150,42 @@ export async function closeBrowserHost(fixture: Partial<BrowserHost>): Promise<v
   await fixture.host?.close()
 }
 
+/**
+ * A Host and its server that a test stops and starts again on one data folder,
+ * as a user quits and restarts the app (the files that restart share this).
+ */
+export class RestartableHost {
+  private running: { host: Host; server: RunningServer } | null = null
+
+  get started(): boolean {
+    return this.running !== null
+  }
+
+  /** The running Host (asking before start() is the test's mistake, said as such). */
+  get host(): Host {
+    if (!this.running) throw new Error('The Host is not started')
+    return this.running.host
+  }
+
+  get server(): RunningServer {
+    if (!this.running) throw new Error('The Host is not started')
+    return this.running.server
+  }
+
+  async start(dataDir: string): Promise<RunningServer> {
+    const host = await openHost(dataDir)
+    this.running = { host, server: await serve(host) }
+    return this.running.server
+  }
+
+  async stop(): Promise<void> {
+    const running = this.running
+    this.running = null
+    await running?.server.close()
+    await running?.host.close()
+  }
+}
+
 /** Resident memory in MB of the largest Chromium renderer process this process started (none of another's): the page's. */
 export function rendererRssMb(): number {
   const parent = new Map<number, number>()

@@ -2,10 +2,8 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
-import type { Host } from '../../electron/host/host'
-import type { RunningServer } from '../../electron/host/ws-server'
-import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { launchBrowser, resetWindowSettings, screenshot, serve, watchConsole, whileHostRestarts } from './browser'
+import { removeDir, scriptedAgent, tempDir } from '../helpers'
+import { launchBrowser, resetWindowSettings, RestartableHost, screenshot, watchConsole, whileHostRestarts } from './browser'
 
 /**
  * The vertical slice by clicking and typing: the built renderer in headless
@@ -17,8 +15,7 @@ let root: string
 let dataDir: string
 let projectDir: string
 let browser: Browser
-let host: Host | null = null
-let server: RunningServer | null = null
+const app = new RestartableHost()
 
 beforeAll(async () => {
   root = await tempDir('e2e')
@@ -30,27 +27,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close()
-  await stopHost()
+  await app.stop()
   await removeDir(root)
 })
 
 // Each test's new window starts as a first window, not with the panes and choices the previous test left.
 beforeEach(async () => {
-  if (host) await resetWindowSettings(host)
+  if (app.started) await resetWindowSettings(app.host)
 })
-
-async function startHost(): Promise<RunningServer> {
-  host = await openHost(dataDir)
-  server = await serve(host)
-  return server
-}
-
-async function stopHost(): Promise<void> {
-  await server?.close()
-  await host?.close()
-  server = null
-  host = null
-}
 
 async function send(page: Page, text: string): Promise<void> {
   await page.getByTestId('composer-input').fill(text)
@@ -59,8 +43,8 @@ async function send(page: Page, text: string): Promise<void> {
 
 describe('a conversation in the browser', () => {
   it('adds a project, talks to an agent, and picks the conversation up after a restart', async () => {
-    const first = await startHost()
-    await host!.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_CHUNK_DELAY_MS: '5' }))
+    const first = await app.start(dataDir)
+    await app.host.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_CHUNK_DELAY_MS: '5' }))
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
     const page = await context.newPage()
     const problems = watchConsole(page)
@@ -103,8 +87,8 @@ describe('a conversation in the browser', () => {
 
     // Restart the host: the session is listed, readable at once, and continues through session/load.
     const second = await whileHostRestarts(problems, async () => {
-      await stopHost()
-      const started = await startHost()
+      await app.stop()
+      const started = await app.start(dataDir)
       await page.goto(started.url)
       return started
     })
@@ -131,9 +115,12 @@ describe('a conversation in the browser', () => {
   })
 
   it('changes mode, model and options from the session header, and shows usage', async () => {
-    await stopHost()
-    const running = await startHost()
-    const agent = await host!.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_SESSION_STATE: '1' }, 'Configurable'))
+    await app.stop()
+    const running = await app.start(dataDir)
+    const agent = await app.host.request(
+      'agents.add',
+      scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_SESSION_STATE: '1' }, 'Configurable')
+    )
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
     const page = await context.newPage()
     const problems = watchConsole(page)
@@ -175,8 +162,8 @@ describe('a conversation in the browser', () => {
   })
 
   it('imports sessions made elsewhere, forks one and deletes it, from the sidebar and header', async () => {
-    await stopHost()
-    const running = await startHost()
+    await app.stop()
+    const running = await app.start(dataDir)
     const stateDir = join(root, 'lifecycle-state')
     await mkdir(stateDir, { recursive: true })
     const history = [
@@ -188,7 +175,7 @@ describe('a conversation in the browser', () => {
       join(stateDir, 'sess-elsewhere.meta.json'),
       JSON.stringify({ cwd: projectDir, title: 'Asked in the terminal', updatedAt: new Date().toISOString() })
     )
-    const agent = await host!.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_SESSIONS: 'list,fork,delete' }, 'Lifecycle'))
+    const agent = await app.host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_SESSIONS: 'list,fork,delete' }, 'Lifecycle'))
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
     const page = await context.newPage()
@@ -224,7 +211,7 @@ describe('a conversation in the browser', () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
     const page = await context.newPage()
     const problems = watchConsole(page)
-    await page.goto(server!.url)
+    await page.goto(app.server.url)
     const project = page.getByTestId('project').filter({ hasText: 'my-project' })
     await project.getByTestId('new-session-agent').selectOption({ label: 'Scripted' })
     await project.getByTestId('new-session').click()
@@ -263,7 +250,7 @@ describe('a conversation in the browser', () => {
       const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme })
       const page = await context.newPage()
       const problems = watchConsole(page)
-      await page.goto(server!.url)
+      await page.goto(app.server.url)
       const project = page.getByTestId('project').filter({ hasText: 'my-project' })
       await project.getByTestId('new-session-agent').selectOption({ label: 'Scripted' })
       await project.getByTestId('new-session').click()
@@ -321,7 +308,7 @@ describe('a conversation in the browser', () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
     const page = await context.newPage()
     const problems = watchConsole(page)
-    await page.goto(server!.url)
+    await page.goto(app.server.url)
     const project = page.getByTestId('project').filter({ hasText: 'my-project' })
     await project.getByTestId('new-session-agent').selectOption({ label: 'Scripted' })
     await project.getByTestId('new-session').click()
@@ -345,11 +332,11 @@ describe('a conversation in the browser', () => {
   })
 
   it('leads into signing in when an agent needs it, then starts the session', async () => {
-    const agent = await host!.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_AUTH: '1' }, 'Locked'))
+    const agent = await app.host.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_AUTH: '1' }, 'Locked'))
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
     const page = await context.newPage()
     const problems = watchConsole(page)
-    await page.goto(server!.url)
+    await page.goto(app.server.url)
     const project = page.getByTestId('project').filter({ hasText: 'my-project' })
     await project.getByTestId('new-session-agent').selectOption(agent.id)
     await project.getByTestId('new-session').click()

@@ -2,10 +2,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Locator, Page } from 'playwright-core'
-import type { Host } from '../../electron/host/host'
-import type { RunningServer } from '../../electron/host/ws-server'
-import { fold, openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { launchBrowser, screenshot, serve, watchConsole } from './browser'
+import { fold, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { launchBrowser, RestartableHost, screenshot, watchConsole } from './browser'
 
 /**
  * What a first launch showed wrong, as the user sees it in Chromium: a
@@ -17,8 +15,7 @@ let root: string
 let dataDir: string
 let projectDir: string
 let browser: Browser
-let host: Host | null = null
-let server: RunningServer | null = null
+const app = new RestartableHost()
 
 beforeAll(async () => {
   root = await tempDir('e2e-first-launch')
@@ -30,22 +27,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close()
-  await stopHost()
+  await app.stop()
   await removeDir(root)
 })
-
-async function startHost(): Promise<RunningServer> {
-  host = await openHost(dataDir)
-  server = await serve(host)
-  return server
-}
-
-async function stopHost(): Promise<void> {
-  await server?.close()
-  await host?.close()
-  server = null
-  host = null
-}
 
 function item(page: Page, title: string): Locator {
   return page.getByTestId('session-item').filter({ has: page.getByTestId('session-item-title').getByText(title, { exact: true }) })
@@ -61,22 +45,22 @@ const TABLE_ANSWER = '\n\n| setting | value |\n| --- | --- |\n| port | `8080` |\
 
 describe('a first launch, in the browser', () => {
   it('takes a change of mode or option for a setting, not activity: the conversation keeps its place and its time', async () => {
-    const first = await startHost()
+    const first = await app.start(dataDir)
     void first
-    const agent = await host!.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_SESSION_STATE: '1' }))
-    const projectId = (await host!.request('projects.add', { cwd: projectDir })).id
-    const older = await host!.request('sessions.new', { projectId, agentId: agent.id })
-    await host!.request('sessions.prompt', { id: older.id, text: '/title Older conversation' })
-    const newer = await host!.request('sessions.new', { projectId, agentId: agent.id })
-    await host!.request('sessions.prompt', { id: newer.id, text: '/title Newer conversation' })
+    const agent = await app.host.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_SESSION_STATE: '1' }))
+    const projectId = (await app.host.request('projects.add', { cwd: projectDir })).id
+    const older = await app.host.request('sessions.new', { projectId, agentId: agent.id })
+    await app.host.request('sessions.prompt', { id: older.id, text: '/title Older conversation' })
+    const newer = await app.host.request('sessions.new', { projectId, agentId: agent.id })
+    await app.host.request('sessions.prompt', { id: newer.id, text: '/title Newer conversation' })
     // Their last turns two and one days ago.
-    await stopHost()
+    await app.stop()
     const db = JSON.parse(await readFile(join(dataDir, 'db.json'), 'utf8')) as { sessions: { id: string; updatedAt: string }[] }
     for (const session of db.sessions) {
       session.updatedAt = new Date(Date.now() - (session.id === older.id ? 2 : 1) * DAY).toISOString()
     }
     await writeFile(join(dataDir, 'db.json'), JSON.stringify(db))
-    const running = await startHost()
+    const running = await app.start(dataDir)
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
     const page = await context.newPage()
@@ -90,12 +74,12 @@ describe('a first launch, in the browser', () => {
     // Not connected since the restart: the change itself reopens it.
     await expect.poll(() => page.getByTestId('mode-select').isEnabled()).toBe(true)
     await page.getByTestId('mode-select').selectOption('code')
-    await expect.poll(async () => fold((await host!.request('sessions.open', { id: older.id })).records).modes?.currentModeId).toBe('code')
+    await expect.poll(async () => fold((await app.host.request('sessions.open', { id: older.id })).records).modes?.currentModeId).toBe('code')
     await expect.poll(() => page.getByTestId('config-verbose').isEnabled()).toBe(true)
     await page.getByTestId('config-verbose').click()
     await expect
       .poll(async () => {
-        const thread = fold((await host!.request('sessions.open', { id: older.id })).records)
+        const thread = fold((await app.host.request('sessions.open', { id: older.id })).records)
         return [thread.modes?.currentModeId, thread.configOptions?.find((o) => o.id === 'verbose')?.currentValue]
       })
       .toEqual(['code', true])
@@ -103,18 +87,18 @@ describe('a first launch, in the browser', () => {
     await page.waitForTimeout(500)
     expect(await titles()).toEqual(['Newer conversation', 'Older conversation'])
     expect(await item(page, 'Older conversation').locator('.time').textContent()).toBe('2d')
-    const [listed] = (await host!.request('sessions.list', {})).filter((s) => s.id === older.id)
+    const [listed] = (await app.host.request('sessions.list', {})).filter((s) => s.id === older.id)
     expect(Date.now() - new Date(listed.updatedAt).getTime()).toBeGreaterThan(DAY)
     expect(problems).toEqual([])
     await context.close()
   }, 180_000)
 
   it('opens a terminal at its first lines', async () => {
-    const running = server ?? (await startHost())
-    const agent = (await host!.request('agents.list', {}))[0]
-    const projectId = (await host!.request('projects.list', {}))[0].id
-    const session = await host!.request('sessions.new', { projectId, agentId: agent.id })
-    await host!.request('sessions.prompt', { id: session.id, text: '/terminal seq 1 5\n/terminal seq 1 40' })
+    const running = app.started ? app.server : await app.start(dataDir)
+    const agent = (await app.host.request('agents.list', {}))[0]
+    const projectId = (await app.host.request('projects.list', {}))[0].id
+    const session = await app.host.request('sessions.new', { projectId, agentId: agent.id })
+    await app.host.request('sessions.prompt', { id: session.id, text: '/terminal seq 1 5\n/terminal seq 1 40' })
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } })
     const page = await context.newPage()
@@ -136,18 +120,18 @@ describe('a first launch, in the browser', () => {
   it.each(['light', 'dark'] as const)(
     'looks right in %s: tool output, search, notices, selects, menus, shortcuts and dialogs',
     async (scheme) => {
-      const running = server ?? (await startHost())
-      const agents = await host!.request('agents.list', {})
-      const projectId = (await host!.request('projects.list', {}))[0].id
+      const running = app.started ? app.server : await app.start(dataDir)
+      const agents = await app.host.request('agents.list', {})
+      const projectId = (await app.host.request('projects.list', {}))[0].id
       if (!agents.some((a) => a.name === 'Ghost')) {
-        await host!.request('agents.add', { name: 'Ghost', command: 'no-such-agent-command', args: [], env: {}, secretEnv: {} })
+        await app.host.request('agents.add', { name: 'Ghost', command: 'no-such-agent-command', args: [], env: {}, secretEnv: {} })
         await writeFile(join(projectDir, 'server.ts'), 'import { serve } from "./http"\n\n# not a heading\nserve({\n  port: 8080,\n})\n')
-        const session = await host!.request('sessions.new', { projectId, agentId: agents[0].id })
-        await host!.request('sessions.prompt', {
+        const session = await app.host.request('sessions.new', { projectId, agentId: agents[0].id })
+        await app.host.request('sessions.prompt', {
           id: session.id,
           text: `/read ${join(projectDir, 'server.ts')}\n/sayjson ${JSON.stringify(TABLE_ANSWER)}`
         })
-        await host!.request('sessions.rename', { id: session.id, title: 'Looks' })
+        await app.host.request('sessions.rename', { id: session.id, title: 'Looks' })
       }
 
       const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: scheme })

@@ -2,11 +2,9 @@ import { appendFile, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
-import type { Host } from '../../electron/host/host'
-import type { RunningServer } from '../../electron/host/ws-server'
 import type { TranscriptRecord } from '../../shared/transcript'
 import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { launchBrowser, screenshot, serve, watchConsole } from './browser'
+import { launchBrowser, RestartableHost, screenshot, watchConsole } from './browser'
 
 /**
  * What the user sees after things went wrong: a damaged db.json (moved aside,
@@ -20,8 +18,7 @@ let root: string
 let dataDir: string
 let projectDir: string
 let browser: Browser
-let host: Host | null = null
-let server: RunningServer | null = null
+const app = new RestartableHost()
 
 beforeAll(async () => {
   browser = await launchBrowser()
@@ -36,22 +33,9 @@ beforeEach(async () => {
   await mkdir(projectDir, { recursive: true })
 })
 afterEach(async () => {
-  await stopHost()
+  await app.stop()
   await removeDir(root)
 })
-
-async function startHost(): Promise<RunningServer> {
-  host = await openHost(dataDir)
-  server = await serve(host)
-  return server
-}
-
-async function stopHost(): Promise<void> {
-  await server?.close()
-  await host?.close()
-  server = null
-  host = null
-}
 
 async function newPage(url: string): Promise<{ page: Page; problems: string[] }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
@@ -78,13 +62,12 @@ function turns(from: number, count: number): string {
 
 describe('recovering in the browser', () => {
   it('tells the user about a damaged db.json and a torn line, and opens a long conversation at its end', async () => {
-    host = await openHost(dataDir)
-    const project = await host.request('projects.add', { cwd: projectDir })
-    const agent = await host.request('agents.add', scriptedAgent(join(root, 'agent-state')))
-    const record = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
-    await host.request('sessions.prompt', { id: record.id, text: 'The very first question' })
-    await host.close()
-    host = null
+    const first = await openHost(dataDir)
+    const project = await first.request('projects.add', { cwd: projectDir })
+    const agent = await first.request('agents.add', scriptedAgent(join(root, 'agent-state')))
+    const record = await first.request('sessions.new', { projectId: project.id, agentId: agent.id })
+    await first.request('sessions.prompt', { id: record.id, text: 'The very first question' })
+    await first.close()
     // Months of conversation: 3,000 more turns (15,000 records), then a line torn by a crash.
     const transcript = join(dataDir, 'transcripts', `${record.id}.jsonl`)
     await appendFile(transcript, turns(1, 3000))
@@ -92,7 +75,7 @@ describe('recovering in the browser', () => {
     // And db.json half written.
     await writeFile(join(dataDir, 'db.json'), '{"version": 2, "projects": [{"id": "')
 
-    const { page, problems } = await newPage((await startHost()).url)
+    const { page, problems } = await newPage((await app.start(dataDir)).url)
     const banner = page.getByTestId('error-banner').filter({ hasText: 'db.json could not be read' })
     await banner.waitFor()
     expect(await banner.textContent()).toMatch(
@@ -149,7 +132,7 @@ describe('recovering in the browser', () => {
     // The same at the top of the conversation, in the dark.
     const dark = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'dark' })
     const darkPage = await dark.newPage()
-    await darkPage.goto(server!.url)
+    await darkPage.goto(app.server.url)
     await darkPage.getByTestId('session-item').first().click()
     await darkPage.getByTestId('entry-user').filter({ hasText: 'Question 3000' }).waitFor()
     await darkPage.getByTestId('load-earlier').scrollIntoViewIfNeeded()
@@ -158,10 +141,10 @@ describe('recovering in the browser', () => {
   })
 
   it('shows an agent crash mid-turn, keeps what it said, and continues with the next message, also after a restart', async () => {
-    const first = await startHost()
-    const project = await host!.request('projects.add', { cwd: projectDir })
-    const agent = await host!.request('agents.add', scriptedAgent(join(root, 'agent-state')))
-    await host!.request('sessions.new', { projectId: project.id, agentId: agent.id })
+    const first = await app.start(dataDir)
+    const project = await app.host.request('projects.add', { cwd: projectDir })
+    const agent = await app.host.request('agents.add', scriptedAgent(join(root, 'agent-state')))
+    await app.host.request('sessions.new', { projectId: project.id, agentId: agent.id })
     const { page, problems } = await newPage(first.url)
     await page.getByTestId('session-item').first().click()
     await page.getByTestId('composer-input').fill('/stream 3\n/stderr the model server went away\n/exit 7')
@@ -181,8 +164,8 @@ describe('recovering in the browser', () => {
 
     // Quit and start again: the conversation is all there and goes on.
     await page.close()
-    await stopHost()
-    const second = await startHost()
+    await app.stop()
+    const second = await app.start(dataDir)
     const again = await newPage(second.url)
     await again.page.getByTestId('session-item').first().click()
     await again.page.getByTestId('entry-assistant').filter({ hasText: 'You said: are you back?' }).waitFor()

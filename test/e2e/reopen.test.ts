@@ -2,10 +2,8 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
-import type { Host } from '../../electron/host/host'
-import type { RunningServer } from '../../electron/host/ws-server'
-import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { launchBrowser, screenshot, serve, watchConsole } from './browser'
+import { removeDir, scriptedAgent, tempDir } from '../helpers'
+import { launchBrowser, RestartableHost, screenshot, watchConsole } from './browser'
 
 /**
  * What real agents made go wrong, as the user sees it now: a conversation the
@@ -18,8 +16,7 @@ let root: string
 let dataDir: string
 let projectDir: string
 let browser: Browser
-let host: Host | null = null
-let server: RunningServer | null = null
+const app = new RestartableHost()
 
 beforeAll(async () => {
   browser = await launchBrowser()
@@ -34,22 +31,9 @@ beforeEach(async () => {
   await mkdir(projectDir, { recursive: true })
 })
 afterEach(async () => {
-  await stopHost()
+  await app.stop()
   await removeDir(root)
 })
-
-async function startHost(): Promise<RunningServer> {
-  host = await openHost(dataDir)
-  server = await serve(host)
-  return server
-}
-
-async function stopHost(): Promise<void> {
-  await server?.close()
-  await host?.close()
-  server = null
-  host = null
-}
 
 async function newPage(url: string, colorScheme: 'light' | 'dark' = 'light'): Promise<{ page: Page; problems: string[] }> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme })
@@ -61,23 +45,23 @@ async function newPage(url: string, colorScheme: 'light' | 'dark' = 'light'): Pr
 
 describe('real agents’ troubles, in the window', () => {
   it('a conversation its agent cannot reopen stays shown, and continues in a new session given it as context', async () => {
-    await startHost()
-    const project = await host!.request('projects.add', { cwd: projectDir })
-    const agent = await host!.request('agents.add', scriptedAgent(join(root, 'agent-state'), {}, 'Forgetful'))
-    const record = await host!.request('sessions.new', { projectId: project.id, agentId: agent.id })
-    await host!.request('sessions.prompt', { id: record.id, text: 'Plan the release' })
-    await host!.request('sessions.prompt', { id: record.id, text: 'Now the changelog' })
-    await host!.request('agents.update', {
+    await app.start(dataDir)
+    const project = await app.host.request('projects.add', { cwd: projectDir })
+    const agent = await app.host.request('agents.add', scriptedAgent(join(root, 'agent-state'), {}, 'Forgetful'))
+    const record = await app.host.request('sessions.new', { projectId: project.id, agentId: agent.id })
+    await app.host.request('sessions.prompt', { id: record.id, text: 'Plan the release' })
+    await app.host.request('sessions.prompt', { id: record.id, text: 'Now the changelog' })
+    await app.host.request('agents.update', {
       agentId: agent.id,
       name: 'Forgetful',
       command: agent.command,
       args: agent.args,
       env: { ...agent.env, SCRIPTED_AGENT_LOAD_FAIL: 'No previous sessions found for this project.' }
     })
-    await stopHost()
+    await app.stop()
 
     for (const scheme of ['light', 'dark'] as const) {
-      const running = await startHost()
+      const running = await app.start(dataDir)
       const { page, problems } = await newPage(running.url, scheme)
       await page.getByTestId('session-item').filter({ hasText: 'Plan the release', hasNotText: '(continued)' }).click()
       await page.getByTestId('composer-input').fill('And the announcement')
@@ -108,24 +92,24 @@ describe('real agents’ troubles, in the window', () => {
       await screenshot(page, `e2e-reopen-continued-${scheme}`)
       expect(problems).toEqual([])
       await page.context().close()
-      await stopHost()
+      await app.stop()
     }
   }, 240_000)
 
   it('a turn cancelled during its permission shows the tool call Cancelled; a turn’s tokens show under it; a key sign-in asks for the key', async () => {
-    const running = await startHost()
-    const project = await host!.request('projects.add', { cwd: projectDir })
-    const agent = await host!.request(
+    const running = await app.start(dataDir)
+    const project = await app.host.request('projects.add', { cwd: projectDir })
+    const agent = await app.host.request(
       'agents.add',
       scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_TURN_USAGE: '1', SCRIPTED_AGENT_LEAVE_PENDING: '1' }, 'Counter')
     )
-    const locked = await host!.request(
+    const locked = await app.host.request(
       'agents.add',
       scriptedAgent(join(root, 'locked-state'), { SCRIPTED_AGENT_AUTH: '1', SCRIPTED_AGENT_KEY_META: '1' }, 'Keyed')
     )
     for (const scheme of ['light', 'dark'] as const) {
-      const session = await host!.request('sessions.new', { projectId: project.id, agentId: agent.id })
-      await host!.request('sessions.rename', { id: session.id, title: `Cancelled in ${scheme}` })
+      const session = await app.host.request('sessions.new', { projectId: project.id, agentId: agent.id })
+      await app.host.request('sessions.rename', { id: session.id, title: `Cancelled in ${scheme}` })
       const { page, problems } = await newPage(running.url, scheme)
       await page
         .getByTestId('session-item')
@@ -154,7 +138,7 @@ describe('real agents’ troubles, in the window', () => {
     const { page, problems } = pages[1]!
     await page.getByTestId('sign-in-key-pasted-key').fill('sekret')
     await page.getByTestId('sign-in-pasted-key').click()
-    await expect.poll(async () => (await host!.request('sessions.list', {})).filter((s) => s.agentId === locked.id).length).toBe(1)
+    await expect.poll(async () => (await app.host.request('sessions.list', {})).filter((s) => s.agentId === locked.id).length).toBe(1)
     expect(problems).toEqual([])
     expect(pages[0]!.problems).toEqual([])
   }, 240_000)
