@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -84,4 +84,21 @@ export async function waitUntil<T>(what: string, check: () => T | Promise<T>, { 
     if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs / 1000} s waiting for ${what}`)
     await new Promise((r) => setTimeout(r, everyMs))
   }
+}
+
+/** pids of live processes (not zombies) whose environment holds `entry` (`NAME=value`); on Linux only, elsewhere none can be checked. */
+export function processesWithEnv(entry: string): number[] {
+  if (process.platform !== 'linux') return []
+  const found: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const environ = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0')
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      if (environ.includes(entry) && !/^\d+ \(.*\) Z/.test(stat)) found.push(Number(name))
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found
 }

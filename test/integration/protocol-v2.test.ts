@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
@@ -9,7 +8,7 @@ import { Host } from '../../electron/host/host'
 import type { HostEvent } from '../../shared/contract'
 import type { AgentRuntimeState } from '../../shared/domain'
 import type { Thread, ToolCallEntry } from '../../shared/thread'
-import { confirmEverything, entriesOf, fold, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { confirmEverything, entriesOf, fold, processesWithEnv, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
 import { schemaChecker } from '../schema-check'
 
 /**
@@ -423,23 +422,6 @@ describe('an agent set to protocol version 2 that answers a version Switchboard 
       .map((t) => (t.message.result as { protocolVersion?: number }).protocolVersion)
     expect(answers).toEqual([3])
     expect(traffic.filter((t) => t.direction === 'out' && t.message.method === 'initialize')).toHaveLength(1)
-    await expect.poll(() => processesMarked(mark)).toEqual([])
+    await expect.poll(() => processesWithEnv(`SWITCHBOARD_TEST_MARK=${mark}`)).toEqual([])
   }, 60_000)
 })
-
-/** pids of live processes whose environment carries the mark (Linux; elsewhere, none can be checked). */
-function processesMarked(mark: string): number[] {
-  if (process.platform !== 'linux') return []
-  const found: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const environ = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0')
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
-      if (environ.includes(`SWITCHBOARD_TEST_MARK=${mark}`) && !/^\d+ \(.*\) Z/.test(stat)) found.push(Number(name))
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return found
-}

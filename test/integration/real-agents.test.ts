@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -7,7 +7,7 @@ import type { Host } from '../../electron/host/host'
 import type { PendingPermission } from '../../shared/domain'
 import { checkReportMarkdown } from '../../shared/registry'
 import { startFakeAnthropic } from '../real/fake-anthropic'
-import { entriesOf, fold, openHost, removeDir, tempDir } from '../helpers'
+import { entriesOf, fold, openHost, processesWithEnv, removeDir, tempDir } from '../helpers'
 
 /**
  * Interop with ACP agents nobody here wrote, installed from npm, offline and
@@ -42,7 +42,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await host.close()
   // Everything the agent started had HOME set to our folder: none of it may remain.
-  expect(processesWithHome(home)).toEqual([])
+  expect(processesWithEnv(`HOME=${home}`)).toEqual([])
   await removeDir(root)
 })
 
@@ -222,20 +222,3 @@ describe('the capability check of the three presets, offline', () => {
     expect(line('session/new').detail).toMatch(/API key|auth/i)
   })
 })
-
-/** pids of live processes whose environment has HOME=home (Linux; elsewhere, none can be checked). */
-function processesWithHome(home: string): number[] {
-  if (process.platform !== 'linux') return []
-  const found: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const environ = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0')
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
-      if (environ.includes(`HOME=${home}`) && !/^\d+ \(.*\) Z/.test(stat)) found.push(Number(name))
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return found
-}

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import type { PendingPermission } from '../../shared/domain'
 import type { TranscriptRecord } from '../../shared/transcript'
-import { openHost, removeDir, tempDir, waitUntil } from '../helpers'
+import { openHost, processesWithEnv, removeDir, tempDir, waitUntil } from '../helpers'
 import { startFakeAnthropic, type FakeAnthropic } from '../real/fake-anthropic'
 
 /**
@@ -47,7 +47,7 @@ afterEach(async () => {
   try {
     await host.close()
     await api.close()
-    expect(processesWithHome(home)).toEqual([])
+    expect(processesWithEnv(`HOME=${home}`)).toEqual([])
   } finally {
     await removeDir(root)
   }
@@ -202,20 +202,3 @@ describe('"always" with real Claude Code', () => {
     expect(await readFile(join(project, 'first.txt'), 'utf8')).toBe('xx')
   }, 240_000)
 })
-
-/** pids of live processes whose environment has HOME=home (Linux; elsewhere, none can be checked). */
-function processesWithHome(home: string): number[] {
-  if (process.platform !== 'linux') return []
-  const found: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const environ = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0')
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
-      if (environ.includes(`HOME=${home}`) && !/^\d+ \(.*\) Z/.test(stat)) found.push(Number(name))
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return found
-}

@@ -1,12 +1,12 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
-import type { PendingPermission } from '../../shared/domain'
 import type { ThreadEntry, ToolCallEntry } from '../../shared/thread'
-import { entriesOf, fold, openHost, removeDir, tempDir, waitUntil } from '../helpers'
+import { entriesOf, fold, openHost, processesWithEnv, removeDir, tempDir, waitUntil } from '../helpers'
+import { said, threadReader } from '../real/thread'
 import { FAIL400_MESSAGE, startFakeOpenAI, textOfItem, type FakeOpenAI } from '../real/fake-openai'
 
 /**
@@ -43,6 +43,7 @@ let project: string
 let dataDir: string
 let host: Host
 let api: FakeOpenAI
+const { entries, toolCalls, pendingPermission, answer } = threadReader(() => host, 'Codex')
 
 /**
  * Codex's config.toml pointed at the fake. The model is one Codex knows: for a name it does not
@@ -90,7 +91,7 @@ afterEach(async () => {
     await host.close()
     await api.close()
     // Everything Codex started had HOME set to our folder: none of it may remain.
-    expect(processesWithHome(home)).toEqual([])
+    expect(processesWithEnv(`HOME=${home}`)).toEqual([])
     // Codex called nothing of the API the fake does not serve.
     expect(api.unknown.map((r) => `${r.method} ${r.path}`)).toEqual([])
   } finally {
@@ -120,36 +121,6 @@ async function addCodex(): Promise<{ agentId: string; projectId: string }> {
   })
   const projectId = (await host.request('projects.add', { cwd: project })).id
   return { agentId: agent.id, projectId }
-}
-
-async function entries(id: string): Promise<ThreadEntry[]> {
-  return fold((await host.request('sessions.open', { id })).records).entries
-}
-
-async function toolCalls(id: string): Promise<ToolCallEntry[]> {
-  return entriesOf(fold((await host.request('sessions.open', { id })).records), 'tool_call') as ToolCallEntry[]
-}
-
-/** What a person reads of a thread: each entry's kind and text, in order. */
-function said(list: ThreadEntry[]): string[] {
-  return list.flatMap((e) => (e.kind === 'user' || e.kind === 'assistant' ? [`${e.kind}: ${e.text}`] : []))
-}
-
-async function pendingPermission(id: string): Promise<PendingPermission> {
-  return waitUntil(
-    'Codex to ask for permission',
-    async () => (await host.request('sessions.states', {})).find((s) => s.id === id)?.permissions?.[0],
-    { timeoutMs: 30_000 }
-  )
-}
-
-/** Answers the pending permission with the first option of that kind. */
-async function answer(id: string, kind: 'allow' | 'reject'): Promise<PendingPermission> {
-  const permission = await pendingPermission(id)
-  const option = permission.options.find((o) => o.kind === `${kind}_once`)
-  expect(option, `a ${kind} option among ${JSON.stringify(permission.options)}`).toBeTruthy()
-  await host.request('sessions.respondPermission', { id, requestId: permission.requestId, optionId: option!.optionId })
-  return permission
 }
 
 /** The last model request Codex made: what the model was shown. */
@@ -390,20 +361,3 @@ describe.skipIf(!existsSync(codexBinary))('real Codex through the Host, offline 
     expect(lastInput()).toContain('Done: apply_patch finished.')
   }, 120_000)
 })
-
-/** pids of live processes whose environment has HOME=home (Linux; elsewhere, none can be checked). */
-function processesWithHome(home: string): number[] {
-  if (process.platform !== 'linux') return []
-  const found: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      const environ = readFileSync(`/proc/${name}/environ`, 'utf8').split('\0')
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
-      if (environ.includes(`HOME=${home}`) && !/^\d+ \(.*\) Z/.test(stat)) found.push(Number(name))
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return found
-}
