@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { ServerResponse } from 'node:http'
+import { eventStream, json, pause, startFakeApiServer } from './fake-api-server'
 
 /**
  * A small local stand-in for Anthropic's Messages API, so real Claude Code
@@ -64,44 +64,27 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   const requests: MessagesRequest[] = []
   const unknown: string[] = []
   let toolCount = 0
-  const server: Server = createServer((req, res) => {
-    void handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ type: 'error', error: { type: 'api_error', message: `fake-anthropic failed: ${String(error)}` } }))
-    })
-  })
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = []
-    for await (const chunk of req) chunks.push(chunk as Buffer)
-    const path = (req.url ?? '').split('?')[0] ?? ''
-    if (req.method === 'POST' && path.endsWith('/v1/messages/count_tokens')) return json(res, 200, { input_tokens: 10 })
-    // Claude Code checks that the API answers at all (a HEAD of the base URL).
-    if (req.method === 'HEAD' && path === '/') return json(res, 200, {})
-    if (req.method !== 'POST' || !path.endsWith('/v1/messages')) {
-      // Anything else: recorded, and a plausible, harmless answer.
-      unknown.push(`${req.method} ${path}`)
-      return json(res, 200, {})
-    }
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as MessagesRequest
-    requests.push(body)
-    const reply = isMain(body) ? replyTo(body, () => `toolu_fake_${++toolCount}`) : text('Fake title')
-    if (reply.kind === 'fail') return json(res, reply.status, { type: 'error', error: { type: reply.type, message: reply.message } })
-    if (body.stream) return stream(res, body, reply)
-    whole(res, body, reply)
-  }
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    main: () => requests.filter(isMain),
-    unknown,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      })
-  }
+  const server = await startFakeApiServer(
+    'fake-anthropic',
+    async ({ method, path, raw }, res) => {
+      if (method === 'POST' && path.endsWith('/v1/messages/count_tokens')) return json(res, 200, { input_tokens: 10 })
+      // Claude Code checks that the API answers at all (a HEAD of the base URL).
+      if (method === 'HEAD' && path === '/') return json(res, 200, {})
+      if (method !== 'POST' || !path.endsWith('/v1/messages')) {
+        // Anything else: recorded, and a plausible, harmless answer.
+        unknown.push(`${method} ${path}`)
+        return json(res, 200, {})
+      }
+      const body = JSON.parse(raw) as MessagesRequest
+      requests.push(body)
+      const reply = isMain(body) ? replyTo(body, () => `toolu_fake_${++toolCount}`) : text('Fake title')
+      if (reply.kind === 'fail') return json(res, reply.status, { type: 'error', error: { type: reply.type, message: reply.message } })
+      if (body.stream) return stream(res, body, reply)
+      whole(res, body, reply)
+    },
+    (message) => ({ type: 'error', error: { type: 'api_error', message } })
+  )
+  return { ...server, requests, main: () => requests.filter(isMain), unknown }
 }
 
 function isMain(body: MessagesRequest): boolean {
@@ -183,20 +166,9 @@ function text(whole: string): Reply {
 export const INPUT_TOKENS = 120
 export const OUTPUT_TOKENS = 42
 
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' })
-  res.end(JSON.stringify(body))
-}
-
 async function stream(res: ServerResponse, body: MessagesRequest, reply: Exclude<Reply, { kind: 'fail' }>): Promise<void> {
-  let closed = false
-  res.on('close', () => {
-    closed = true
-  })
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
-  const send = (event: string, data: unknown): void => {
-    if (!closed) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
-  }
+  const events = eventStream(res)
+  const send = (event: string, data: unknown): void => events.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
   const model = body.model ?? 'claude-fake'
   send('message_start', {
     type: 'message_start',
@@ -214,9 +186,9 @@ async function stream(res: ServerResponse, body: MessagesRequest, reply: Exclude
   if (reply.kind === 'text') {
     send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } })
     for (const chunk of reply.chunks) {
-      if (closed) return
+      if (events.closed) return
       send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: chunk } })
-      if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs))
+      if (reply.delayMs) await pause(reply.delayMs)
     }
   } else {
     send('content_block_start', {
@@ -230,7 +202,7 @@ async function stream(res: ServerResponse, body: MessagesRequest, reply: Exclude
       delta: { type: 'input_json_delta', partial_json: JSON.stringify(reply.input) }
     })
   }
-  if (closed) return
+  if (events.closed) return
   send('content_block_stop', { type: 'content_block_stop', index: 0 })
   send('message_delta', {
     type: 'message_delta',

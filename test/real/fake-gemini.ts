@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { ServerResponse } from 'node:http'
+import { eventStream, json, parseBody, pause, startFakeApiServer } from './fake-api-server'
 
 /**
  * A small local stand-in for Google's Gemini API (the Developer API Gemini CLI
@@ -67,60 +67,30 @@ const MODEL_PATH = /^\/v1(?:beta|alpha|)\/models\/([^/:]+):(\w+)$/
 export async function startFakeGemini(): Promise<FakeGemini> {
   const requests: GeminiRequest[] = []
   const unknown: GeminiRequest[] = []
-  const server: Server = createServer((req, res) => {
-    void handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ error: { code: 500, message: `fake-gemini failed: ${String(error)}`, status: 'INTERNAL' } }))
-    })
-  })
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = []
-    for await (const chunk of req) chunks.push(chunk as Buffer)
-    const path = (req.url ?? '').split('?')[0] ?? ''
-    const raw = Buffer.concat(chunks).toString('utf8')
-    let body: GeminiRequest['body'] = {}
-    try {
-      body = raw ? (JSON.parse(raw) as GeminiRequest['body']) : {}
-    } catch {
-      body = { raw }
-    }
-    const match = MODEL_PATH.exec(path)
-    const action = req.method === 'POST' && match ? (match[2] ?? '') : ''
-    const key = req.headers['x-goog-api-key']
-    const request: GeminiRequest = {
-      method: req.method ?? '',
-      path,
-      action,
-      model: match?.[1] ?? '',
-      body,
-      apiKey: typeof key === 'string' ? key : undefined
-    }
-    requests.push(request)
-    switch (action) {
-      case 'streamGenerateContent':
-        return stream(req, res, replyTo(body.contents ?? []))
-      case 'generateContent':
-        return whole(res, sideReply(body))
-      case 'countTokens':
-        return json(res, 200, { totalTokens: Math.ceil(raw.length / 4) })
-      default:
-        unknown.push({ ...request, action: '' })
-        return json(res, 404, { error: { code: 404, message: `fake-gemini does not serve ${req.method} ${path}`, status: 'NOT_FOUND' } })
-    }
-  }
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    unknown,
-    streamed: () => requests.filter((r) => r.action === 'streamGenerateContent'),
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      })
-  }
+  const server = await startFakeApiServer(
+    'fake-gemini',
+    async ({ method, path, headers, raw }, res) => {
+      const body = parseBody<GeminiRequest['body']>(raw)
+      const match = MODEL_PATH.exec(path)
+      const action = method === 'POST' && match ? (match[2] ?? '') : ''
+      const key = headers['x-goog-api-key']
+      const request: GeminiRequest = { method, path, action, model: match?.[1] ?? '', body, apiKey: typeof key === 'string' ? key : undefined }
+      requests.push(request)
+      switch (action) {
+        case 'streamGenerateContent':
+          return stream(res, replyTo(request.body.contents ?? []))
+        case 'generateContent':
+          return whole(res, sideReply(request.body))
+        case 'countTokens':
+          return json(res, 200, { totalTokens: Math.ceil(raw.length / 4) })
+        default:
+          unknown.push({ ...request, action: '' })
+          return json(res, 404, { error: { code: 404, message: `fake-gemini does not serve ${method} ${path}`, status: 'NOT_FOUND' } })
+      }
+    },
+    (message) => ({ error: { code: 500, message, status: 'INTERNAL' } })
+  )
+  return { ...server, requests, unknown, streamed: () => requests.filter((r) => r.action === 'streamGenerateContent') }
 }
 
 /** The text of a content's parts (thoughts left out). */
@@ -209,25 +179,14 @@ function call(name: string, args: Record<string, unknown>): Reply {
 
 const usage = (output: number) => ({ promptTokenCount: 120, candidatesTokenCount: output, totalTokenCount: 120 + output })
 
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' })
-  res.end(JSON.stringify(body))
-}
-
 function fail(res: ServerResponse, reply: Extract<Reply, { kind: 'fail' }>): void {
   json(res, reply.status, { error: { code: reply.status, message: reply.message, status: 'INTERNAL' } })
 }
 
-async function stream(req: IncomingMessage, res: ServerResponse, reply: Reply): Promise<void> {
+async function stream(res: ServerResponse, reply: Reply): Promise<void> {
   if (reply.kind === 'fail') return fail(res, reply)
-  let closed = false
-  res.on('close', () => {
-    closed = true
-  })
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
-  const send = (data: unknown): void => {
-    if (!closed) res.write(`data: ${JSON.stringify(data)}\r\n\r\n`)
-  }
+  const events = eventStream(res)
+  const send = (data: unknown): void => events.write(`data: ${JSON.stringify(data)}\r\n\r\n`)
   if (reply.kind === 'call') {
     send({
       candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: reply.name, args: reply.args } }] }, finishReason: 'STOP', index: 0 }],
@@ -238,16 +197,15 @@ async function stream(req: IncomingMessage, res: ServerResponse, reply: Reply): 
     return
   }
   for (const [i, chunk] of reply.chunks.entries()) {
-    if (closed) return
+    if (events.closed) return
     const lastChunk = i === reply.chunks.length - 1
     send({
       candidates: [{ content: { role: 'model', parts: [{ text: chunk }] }, index: 0, ...(lastChunk ? { finishReason: 'STOP' } : {}) }],
       ...(lastChunk ? { usageMetadata: usage(reply.chunks.length) } : {}),
       modelVersion: 'fake-gemini'
     })
-    if (!lastChunk && reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs))
+    if (!lastChunk && reply.delayMs) await pause(reply.delayMs)
   }
-  void req
   res.end()
 }
 

@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { ServerResponse } from 'node:http'
+import { eventStream, json, parseBody, pause, startFakeApiServer } from './fake-api-server'
 
 /**
  * A small local stand-in for OpenAI's Responses API (`POST /v1/responses`,
@@ -70,49 +70,26 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   const requests: OpenAIRequest[] = []
   const unknown: OpenAIRequest[] = []
   let counter = 0
-  const server: Server = createServer((req, res) => {
-    void handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ error: { message: `fake-openai failed: ${String(error)}`, type: 'server_error', code: null, param: null } }))
-    })
-  })
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = []
-    for await (const chunk of req) chunks.push(chunk as Buffer)
-    const path = (req.url ?? '').split('?')[0] ?? ''
-    const raw = Buffer.concat(chunks).toString('utf8')
-    let body: OpenAIRequest['body'] = {}
-    try {
-      body = raw ? (JSON.parse(raw) as OpenAIRequest['body']) : {}
-    } catch {
-      body = { raw }
-    }
-    const auth = req.headers.authorization
-    const request: OpenAIRequest = {
-      method: req.method ?? '',
-      path,
-      body,
-      apiKey: typeof auth === 'string' ? auth.replace(/^Bearer /, '') : undefined
-    }
-    requests.push(request)
-    if (req.method === 'POST' && path === '/v1/responses') return stream(res, replyTo(body.input ?? []), `${++counter}`)
-    unknown.push(request)
-    return json(res, 404, {
-      error: { message: `fake-openai does not serve ${req.method} ${path}`, type: 'invalid_request_error', code: null, param: null }
-    })
-  }
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
+  const server = await startFakeApiServer(
+    'fake-openai',
+    async ({ method, path, headers, raw }, res) => {
+      const auth = headers.authorization
+      const body = parseBody<OpenAIRequest['body']>(raw)
+      const request: OpenAIRequest = { method, path, body, apiKey: typeof auth === 'string' ? auth.replace(/^Bearer /, '') : undefined }
+      requests.push(request)
+      if (method === 'POST' && path === '/v1/responses') return stream(res, replyTo(request.body.input ?? []), `${++counter}`)
+      unknown.push(request)
+      return json(res, 404, {
+        error: { message: `fake-openai does not serve ${method} ${path}`, type: 'invalid_request_error', code: null, param: null }
+      })
+    },
+    (message) => ({ error: { message, type: 'server_error', code: null, param: null } })
+  )
   return {
-    url: `http://127.0.0.1:${port}`,
+    ...server,
     requests,
     unknown,
-    responses: () => requests.filter((r) => r.method === 'POST' && r.path === '/v1/responses'),
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      })
+    responses: () => requests.filter((r) => r.method === 'POST' && r.path === '/v1/responses')
   }
 }
 
@@ -172,11 +149,6 @@ function text(whole: string): Reply {
   return { kind: 'text', chunks: chunks.length ? chunks : [''], delayMs: 5 }
 }
 
-function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' })
-  res.end(JSON.stringify(body))
-}
-
 const usage = (output: number) => ({
   input_tokens: 120,
   input_tokens_details: { cached_tokens: 0 },
@@ -190,14 +162,8 @@ async function stream(res: ServerResponse, reply: Reply, n: string): Promise<voi
     json(res, reply.status, { error: { message: reply.message, type: 'server_error', code: 'fake_failure', param: null } })
     return
   }
-  let closed = false
-  res.on('close', () => {
-    closed = true
-  })
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
-  const send = (type: string, data: Record<string, unknown>): void => {
-    if (!closed) res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`)
-  }
+  const events = eventStream(res)
+  const send = (type: string, data: Record<string, unknown>): void => events.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`)
   const responseId = `resp_fake_${n}`
   const base = { id: responseId, object: 'response', model: 'fake', status: 'in_progress', output: [] }
   send('response.created', { response: base })
@@ -206,9 +172,9 @@ async function stream(res: ServerResponse, reply: Reply, n: string): Promise<voi
     const id = `msg_fake_${n}`
     send('response.output_item.added', { output_index: 0, item: { type: 'message', id, role: 'assistant', status: 'in_progress', content: [] } })
     for (const [i, chunk] of reply.chunks.entries()) {
-      if (closed) return
+      if (events.closed) return
       send('response.output_text.delta', { item_id: id, output_index: 0, content_index: 0, delta: chunk })
-      if (i < reply.chunks.length - 1 && reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs))
+      if (i < reply.chunks.length - 1 && reply.delayMs) await pause(reply.delayMs)
     }
     const whole = reply.chunks.join('')
     send('response.output_item.done', {
