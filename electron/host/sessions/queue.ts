@@ -190,6 +190,8 @@ export class PromptQueue {
 
   /** Kept with the record, then told to every window. */
   private async changed(record: SessionRecord): Promise<void> {
+    // A session deleted meanwhile is not brought back by its queue.
+    if (!this.deps.records.data.sessions.includes(record)) return
     if (record.queue?.length === 0) {
       record.queue = undefined
       record.queueHeld = undefined
