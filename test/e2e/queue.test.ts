@@ -113,7 +113,7 @@ describe('queued prompts', () => {
     await page.keyboard.press('Enter')
     await expect.poll(() => queuedTexts(page)).toEqual(['Then run the whole test suite', 'And update the changelog for 2.4', 'Also bump the version'])
     // Focus came back to the prompt that was edited.
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('queued-prompt')
+    expect(await page.evaluate('document.activeElement?.dataset?.testid')).toBe('queued-prompt')
     // Escape gives the text back.
     await page.keyboard.press('Enter')
     await field.fill('thrown away')
