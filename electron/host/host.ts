@@ -179,7 +179,6 @@ export class Host {
     })
     const lifecycle = new SessionLifecycle({ records, registry, supervisor, mcp, turns, dataDir, workspace })
     const queue = new PromptQueue({ records, registry, turns })
-    queue.restore()
     this.search = new SearchIndex({
       transcriptDir,
       projects: () => store.data.projects,

@@ -36,10 +36,11 @@ export class PromptQueue {
 
   constructor(private readonly deps: PromptQueueDeps) {
     deps.turns.afterTurn = (id, hold) => this.afterTurn(id, hold)
+    this.restore()
   }
 
   /** At start: every queue left from the last run is shown, held. */
-  restore(): void {
+  private restore(): void {
     for (const record of this.deps.records.data.sessions) {
       if (!record.queue?.length) continue
       record.queueHeld ??= RESTART_HOLD
