@@ -10,6 +10,7 @@ import type {
   PendingElicitation,
   PermissionRule,
   Project,
+  QueuedPrompt,
   SessionRecord,
   SessionState
 } from './domain'
@@ -133,6 +134,25 @@ export const requestParams = {
     .object({ id, text: z.string().max(1_000_000), attachments: z.array(attachmentSchema).max(50).default([]) })
     .refine((p) => p.text.trim() !== '' || p.attachments.length > 0, { message: 'A prompt needs text or an attachment' }),
   'sessions.cancel': z.object({ id }),
+  /**
+   * A prompt written while a turn runs: it waits in the session's queue and is
+   * sent when the turns before it end normally (at once when nothing runs).
+   */
+  'sessions.queue': z
+    .object({ id, text: z.string().max(1_000_000), attachments: z.array(attachmentSchema).max(50).default([]) })
+    .refine((p) => p.text.trim() !== '' || p.attachments.length > 0, { message: 'A prompt needs text or an attachment' }),
+  /** A queued prompt's new text (its attachments stay). */
+  'sessions.editQueued': z.object({ id, queuedId: id, text: z.string().max(1_000_000) }),
+  'sessions.removeQueued': z.object({ id, queuedId: id }),
+  /** Every queued prompt of the session taken out. */
+  'sessions.clearQueue': z.object({ id }),
+  /**
+   * A queued prompt sent at once: into the running turn when the agent takes
+   * prompts mid-turn (AgentCapabilities.promptQueueing), else first when nothing runs.
+   */
+  'sessions.sendQueuedNow': z.object({ id, queuedId: id }),
+  /** A held queue goes on: its first prompt is sent when no turn runs. */
+  'sessions.resumeQueue': z.object({ id }),
   'sessions.respondPermission': z.object({ id, requestId: id, optionId: z.string().min(1).nullable() }),
   'sessions.setMode': z.object({ id, modeId: z.string().min(1).max(200) }),
   'sessions.setConfigOption': z.object({ id, configId: z.string().min(1).max(200), value: z.union([z.string().max(1000), z.boolean()]) }),
@@ -257,6 +277,13 @@ export interface RequestResults extends McpRequestResults, RegistryRequestResult
   'sessions.continue': SessionState
   'sessions.prompt': { stopReason: string }
   'sessions.cancel': Record<string, never>
+  /** The queue after the change, oldest first (the session's state says the same to every window). */
+  'sessions.queue': { queued: QueuedPrompt; queue: QueuedPrompt[] }
+  'sessions.editQueued': { queue: QueuedPrompt[] }
+  'sessions.removeQueued': { queue: QueuedPrompt[] }
+  'sessions.clearQueue': { queue: QueuedPrompt[] }
+  'sessions.sendQueuedNow': { queue: QueuedPrompt[] }
+  'sessions.resumeQueue': { queue: QueuedPrompt[] }
   'sessions.respondPermission': Record<string, never>
   'sessions.setMode': Record<string, never>
   'sessions.setConfigOption': Record<string, never>

@@ -3,6 +3,7 @@
  * here crosses a transport as JSON.
  */
 
+import type { Attachment } from './contract'
 import type { SessionMcpLeftOut, SessionMcpServer } from './mcp'
 import type { PermissionAlways, RuleSubject } from './permissions'
 import type { SessionWorktree } from './workspace'
@@ -82,6 +83,12 @@ export interface AgentCapabilities {
     additionalDirectories: boolean
   }
   auth: { logout: boolean }
+  /**
+   * The agent takes a prompt while a turn runs (Claude Code announces it as
+   * `agentCapabilities._meta.claudeCode.promptQueueing`): the prompt is handed
+   * to the running turn, which goes on with it. Absent: it does not.
+   */
+  promptQueueing?: boolean
 }
 
 export interface AuthMethodView {
@@ -202,6 +209,18 @@ export interface SessionRecord {
   worktree?: SessionWorktree
   /** What the next prompt tells the agent first (e.g. that the files were rewound to a checkpoint); cleared once sent. */
   rewindNote?: string
+  /** Prompts written while a turn ran, waiting to be sent one by one as turns end (kept across restarts). */
+  queue?: QueuedPrompt[]
+  /** Why the queue waits for the user instead of going on (a cancelled or failed turn, a restart). */
+  queueHeld?: string
+}
+
+/** A prompt waiting in a session's queue. */
+export interface QueuedPrompt {
+  id: string
+  text: string
+  attachments: Attachment[]
+  queuedAt: string
 }
 
 /**
@@ -263,6 +282,10 @@ export interface SessionState {
   permissions?: PendingPermission[]
   /** The MCP servers the live connection was given when it was last continued (loaded or resumed); the record keeps those it started with. */
   mcp?: { servers: SessionMcpServer[]; leftOut: SessionMcpLeftOut[] }
+  /** The prompts waiting to be sent, oldest first (the record keeps them; every window sees the same queue). */
+  queue?: QueuedPrompt[]
+  /** Set while the queue is held: why, in a sentence the window shows beside Resume and Clear. */
+  queueHeld?: string
 }
 
 /** One field of a form an agent asks the user to fill in (`elicitation/create`, form mode). */

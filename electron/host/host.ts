@@ -32,6 +32,7 @@ import { SessionConnector } from './sessions/connector'
 import { SessionLifecycle } from './sessions/lifecycle'
 import { SessionRegistry } from './sessions/registry'
 import { sessionsHandlers } from './sessions/service'
+import { PromptQueue } from './sessions/queue'
 import { readUserSettings, UserSettingsStore, type ReadSettings } from './settings/service'
 import { Turns } from './sessions/turns'
 import { Store } from './store'
@@ -177,6 +178,7 @@ export class Host {
       cancelGraceMs: cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS
     })
     const lifecycle = new SessionLifecycle({ records, registry, supervisor, mcp, turns, dataDir, workspace })
+    const queue = new PromptQueue({ records, registry, turns })
     this.search = new SearchIndex({
       transcriptDir,
       projects: () => store.data.projects,
@@ -196,7 +198,7 @@ export class Host {
       ...projectsHandlers({ records, lifecycle, pickFolder: options.pickFolder }),
       ...agentsHandlers({ records, secrets, supervisor, signIn, checks, environment, onRemoved: (d) => registryService.forget(d) }),
       ...registryService.handlers(),
-      ...sessionsHandlers({ records, registry, connector, lifecycle, turns, broker }),
+      ...sessionsHandlers({ records, registry, connector, lifecycle, turns, queue, broker }),
       ...asksHandlers(records, broker),
       ...lazyMcpHandlers(() => mcp),
       ...filesHandlers({ records, revealPath: options.revealPath }),

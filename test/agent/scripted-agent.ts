@@ -102,6 +102,13 @@ function recordMcpServers(method: string, sessionId: string, mcpServers: unknown
   if (!stateDir) return
   appendFileSync(join(stateDir, 'mcp-received.jsonl'), `${JSON.stringify({ method, sessionId, mcpServers })}\n`)
 }
+/**
+ * `1`: announces that it takes prompts mid-turn as Claude Code does
+ * (`agentCapabilities._meta.claudeCode.promptQueueing`): a prompt that comes
+ * while a turn runs is taken at once, the running turn stops at its next step
+ * and answers `end_turn`, and the new prompt's script runs on in the same turn.
+ */
+const promptQueueing = env.SCRIPTED_AGENT_PROMPT_QUEUEING === '1'
 /** `1`: sessions offer modes, configuration options (a model select, a boolean) and older-style models. */
 const offerSessionState = env.SCRIPTED_AGENT_SESSION_STATE === '1'
 /** `1`: also speak ACP protocol version 2 (the draft), to clients that ask for it, with the same sessions and scripts. */
@@ -135,6 +142,10 @@ function log(text: string): void {
 
 interface Turn {
   controller: AbortController
+  /** SCRIPTED_AGENT_PROMPT_QUEUEING: a later prompt took the turn over; this one ends `end_turn`. */
+  handedOff?: boolean
+  /** Settles once the turn's prompt has been answered. */
+  done?: Promise<void>
   /** Version 2: settles once the turn's final idle state has been sent. */
   finished?: Promise<void>
 }
@@ -555,6 +566,15 @@ class TurnRunner {
         await wait(Math.max(0, Number(arg) || 0), this.signal)
         this.checkCancelled()
         return
+      case 'await': {
+        // Waits until the file exists (a test opens the gate when it is ready; cut short by cancel).
+        const gate = isAbsolute(arg) ? arg : join(this.session.cwd, arg)
+        while (!existsSync(gate)) {
+          if (!(await wait(25, this.signal))) break
+        }
+        this.checkCancelled()
+        return
+      }
       case 'fail':
         throw new RequestError(-32603, arg || 'scripted failure')
       case 'exit': {
@@ -1226,7 +1246,8 @@ let app = agent({ name: agentName })
         promptCapabilities: promptCapabilities(),
         mcpCapabilities: { http: mcpTransports.has('http'), sse: mcpTransports.has('sse') },
         sessionCapabilities: Object.fromEntries([...sessionMethods].map((m) => [m, {}])),
-        ...(needsAuth ? { auth: { logout: {} } } : {})
+        ...(needsAuth ? { auth: { logout: {} } } : {}),
+        ...(promptQueueing ? { _meta: { claudeCode: { promptQueueing: true } } } : {})
       },
       agentInfo: { name: agentName, version: '1.0.0' },
       authMethods: needsAuth
@@ -1305,10 +1326,10 @@ let app = agent({ name: agentName })
   .onRequest(methods.agent.session.prompt, async ({ params, client, signal }) => {
     const session = sessions.get(params.sessionId)
     if (!session) throw unknownSession(params.sessionId)
-    if (session.turn) throw new RequestError(-32600, `Session ${session.id} already has a prompt turn running`)
+    const previous = session.turn
+    if (previous && !promptQueueing) throw new RequestError(-32600, `Session ${session.id} already has a prompt turn running`)
 
     const text = promptText(params.prompt)
-    currentPrompt = params.prompt
     const userMessageId = randomUUID()
     const userChunk: SessionUpdate = {
       sessionUpdate: 'user_message_chunk',
@@ -1317,13 +1338,24 @@ let app = agent({ name: agentName })
     }
     session.history.push(userChunk)
     persist(session)
+    if (previous) {
+      // Taken mid-turn (as Claude Code does): the running turn hands over at its next step.
+      previous.handedOff = true
+      previous.controller.abort()
+      await previous.done
+      if (session.turn) throw new RequestError(-32600, `Session ${session.id} already has a prompt turn running`)
+    }
+    currentPrompt = params.prompt
 
     const controller = new AbortController()
     const onRequestAbort = (): void => controller.abort()
     signal.addEventListener('abort', onRequestAbort, { once: true })
-    session.turn = { controller }
+    let settle = (): void => undefined
+    const turn: Turn = { controller, done: new Promise<void>((resolve) => (settle = resolve)) }
+    session.turn = turn
     try {
-      const stopReason = await new TurnRunner(session, v1Peer(client), controller.signal).run(scriptFor(text))
+      const ran = await new TurnRunner(session, v1Peer(client), controller.signal).run(scriptFor(text))
+      const stopReason = turn.handedOff ? 'end_turn' : ran
       // SCRIPTED_AGENT_TURN_USAGE=1: the prompt response counts the turn's tokens (ACP's unstable `usage`), as Claude Code does.
       if (env.SCRIPTED_AGENT_TURN_USAGE === '1') {
         const input = 1000 + text.length
@@ -1334,6 +1366,7 @@ let app = agent({ name: agentName })
       signal.removeEventListener('abort', onRequestAbort)
       session.turn = null
       persist(session)
+      settle()
     }
   })
   .onRequest(methods.agent.authenticate, async ({ params }) => {

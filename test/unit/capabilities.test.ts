@@ -101,4 +101,17 @@ describe('capability normalisation', () => {
       authMethods: []
     })
   })
+
+  it("reads that an agent takes prompts mid-turn from Claude Code's _meta or a steering capability, and nothing else", () => {
+    const claude = normaliseInitialize({
+      protocolVersion: 1,
+      agentCapabilities: { loadSession: true, _meta: { claudeCode: { promptQueueing: true } } }
+    })
+    expect(claude.capabilities.promptQueueing).toBe(true)
+    const steering = normaliseInitialize({ protocolVersion: 1, agentCapabilities: {}, _meta: { steering: { supported: true } } })
+    expect(steering.capabilities.promptQueueing).toBe(true)
+    for (const meta of [undefined, { claudeCode: { promptQueueing: 'yes' } }, { claudeCode: true }, { promptQueueing: true }, { steering: {} }]) {
+      expect(normaliseInitialize({ protocolVersion: 1, agentCapabilities: { _meta: meta } }).capabilities.promptQueueing).toBeUndefined()
+    }
+  })
 })

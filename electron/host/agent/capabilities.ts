@@ -33,10 +33,22 @@ function readInitialize(r: Json): NormalisedInitialize {
   const protocolVersion = typeof r.protocolVersion === 'number' ? r.protocolVersion : 0
   const capabilities = 'capabilities' in r && !('agentCapabilities' in r) ? fromV2(asObject(r.capabilities)) : fromV1(asObject(r.agentCapabilities))
   return {
-    capabilities: { protocolVersion, ...capabilities },
+    capabilities: { protocolVersion, ...capabilities, ...(takesPromptsMidTurn(r) ? { promptQueueing: true } : {}) },
     agentInfo: info(r.agentInfo ?? r.info),
     authMethods: Array.isArray(r.authMethods) ? r.authMethods.flatMap(authMethod) : []
   }
+}
+
+/**
+ * Whether the agent takes a prompt while a turn runs. Claude Code announces it
+ * in its capabilities' `_meta` (`claudeCode.promptQueueing: true`); a
+ * steering capability (`_meta.steering.supported`, in the answer or its
+ * capabilities) says the same. The protocol itself has no such capability yet.
+ */
+function takesPromptsMidTurn(r: Json): boolean {
+  const capabilities = asObject(r.agentCapabilities ?? r.capabilities)
+  const metas = [asObject(capabilities._meta), asObject(r._meta)]
+  return metas.some((meta) => asObject(meta.claudeCode).promptQueueing === true || asObject(meta.steering).supported === true)
 }
 
 /** Version 2: a non-empty authMethods list means auth/logout exists (see above). */

@@ -30,6 +30,10 @@ export interface LiveSession {
   abortConnecting: AbortController | null
   /** A prompt turn is under way: the session stays in memory until it ends. */
   inTurn: boolean
+  /** Prompts sent and not answered yet: more than one once a prompt was handed to the running turn (send now). */
+  promptsInFlight: number
+  /** Why the queue must wait once the turn is over (a prompt of it was cancelled, refused or failed); null: it goes on. */
+  turnHold: string | null
   /** Set by a cancel: stops an agent that does not end the turn in time. */
   cancelTimer: NodeJS.Timeout | null
   /** A `session/load` under way or just answered: how its replay is taken in (see beginReplay). */
@@ -297,6 +301,8 @@ export class SessionRegistry {
       connecting: null,
       abortConnecting: null,
       inTurn: false,
+      promptsInFlight: 0,
+      turnHold: null,
       cancelTimer: null,
       replay: null
     }

@@ -3,6 +3,7 @@ import type { HandlerSlice } from '../handlers'
 import type { Records } from '../records'
 import type { SessionConnector } from './connector'
 import type { SessionLifecycle } from './lifecycle'
+import type { PromptQueue } from './queue'
 import type { SessionRegistry } from './registry'
 import type { Turns } from './turns'
 
@@ -14,12 +15,14 @@ export interface SessionsServiceOptions {
   connector: SessionConnector
   lifecycle: SessionLifecycle
   turns: Turns
+  queue: PromptQueue
   broker: AskBroker
 }
 
 export function sessionsHandlers(rooms: SessionsServiceOptions): HandlerSlice<'sessions'> & HandlerSlice<'transcripts'> {
-  const { records, registry, connector, lifecycle, turns, broker } = rooms
+  const { records, registry, connector, lifecycle, turns, queue, broker } = rooms
   return {
+    ...queue.handlers(),
     'sessions.list': async ({ projectId }) =>
       records.data.sessions.filter((s) => !projectId || s.projectId === projectId).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)),
     'sessions.states': async () => registry.allStates(),

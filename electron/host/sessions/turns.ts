@@ -28,38 +28,68 @@ export interface TurnsDeps extends SessionDeps {
 export class Turns {
   constructor(private readonly deps: TurnsDeps) {}
 
-  async prompt(id: string, text: string, attachments: Attachment[] = []): Promise<{ stopReason: string }> {
+  /** Told when a turn is over (every prompt of it answered): `hold` says why the queue must wait, null when it goes on. */
+  afterTurn: ((id: string, hold: string | null) => void) | null = null
+
+  /**
+   * Sends a prompt and waits for its answer. `midTurn`: handed to the turn that
+   * runs, for an agent that takes prompts mid-turn (`promptQueueing`); the
+   * session stays running until the last prompt is answered. `onStart` is
+   * called once the prompt is in the thread (nothing before it can fail the
+   * turn: what throws earlier sent nothing).
+   */
+  async prompt(
+    id: string,
+    text: string,
+    attachments: Attachment[] = [],
+    options: { midTurn?: boolean; onStart?: () => void } = {}
+  ): Promise<{ stopReason: string }> {
     const { registry, records } = this.deps
     const live = await this.deps.connector.ensureLive(id)
     const connection = connectionOf(live)
-    if (registry.stateOf(id).status === 'running' || live.inTurn) {
+    const running = registry.stateOf(id).status === 'running' || live.inTurn
+    const joining = running && options.midTurn === true
+    if (joining && !connection.capabilities.promptQueueing) {
+      throw new Error(`${connection.definition.name} does not take prompts while a turn runs; the prompt waits for the turn to end`)
+    }
+    if (running && !joining) {
       throw new Error('A turn is already running in this session; wait for it to end or cancel it')
     }
-    const note = live.record.rewindNote
+    const note = joining ? undefined : live.record.rewindNote
     const content: ContentBlock[] = [
       ...(note ? [{ type: 'text' as const, text: note, _meta: SWITCHBOARD_NOTE_META }] : []),
       ...(text.trim() ? [{ type: 'text' as const, text }] : []),
       ...attachments.map((a) => toContentBlock(a, connection))
     ]
     live.inTurn = true
-    // The files as the turn finds them, before the agent touches anything (what the turn changed is read against it).
-    registry.append(live, await this.deps.workspace.beforeTurn(live.record))
+    live.promptsInFlight += 1
+    if (!joining) {
+      live.turnHold = null
+      // The files as the turn finds them, before the agent touches anything (what the turn changed is read against it).
+      registry.append(live, await this.deps.workspace.beforeTurn(live.record))
+    }
     if (note) live.record.rewindNote = undefined
     registry.append(live, { t: 'prompt', at: new Date().toISOString(), content })
+    options.onStart?.()
     if (live.record.titleSource === 'default') {
       live.record.title = titleFrom(text.trim() ? text : contentToText(content.filter((block) => !isSwitchboardNote(block))))
       live.record.titleSource = 'prompt'
       records.announce(live.record)
     }
-    registry.setState(id, { status: 'running', error: undefined })
+    if (!joining) registry.setState(id, { status: 'running', error: undefined })
     const mark = connection.stderrMark()
     try {
       const response = await connection.acp.prompt({ sessionId: acpSessionIdOf(live), prompt: content })
       this.deps.supervisor.sessionStarted(live.record.agentId)
-      const usage = turnUsageOf(response)
-      registry.append(live, { t: 'stop', at: new Date().toISOString(), stopReason: response.stopReason, ...(usage ? { usage } : {}) })
-      live.record.lastStopReason = response.stopReason
-      registry.setState(id, { status: 'ready' })
+      const last = live.promptsInFlight === 1
+      if (!NORMAL_STOPS.has(response.stopReason)) live.turnHold ??= holdReason(response.stopReason, connection.definition.name)
+      // A prompt the agent handed its turn on from (a later one was sent mid-turn) ends quietly: the turn goes on.
+      if (last || response.stopReason !== 'end_turn') {
+        const usage = turnUsageOf(response)
+        registry.append(live, { t: 'stop', at: new Date().toISOString(), stopReason: response.stopReason, ...(usage ? { usage } : {}) })
+        live.record.lastStopReason = response.stopReason
+      }
+      if (last) registry.setState(id, { status: 'ready' })
       return { stopReason: response.stopReason }
     } catch (error) {
       await connection.settle()
@@ -72,17 +102,28 @@ export class Turns {
         (alive
           ? `${connection.definition.name} failed the turn: ${describeError(error)}`
           : `${connection.exitMessage()}. The conversation so far is kept; send again to restart the agent and continue.`)
-      registry.append(live, { t: 'error', at: new Date().toISOString(), message, endsTurn: true })
+      live.turnHold ??= alive ? 'The last turn failed, so the queue waits.' : `${connection.definition.name} stopped, so the queue waits.`
+      const last = live.promptsInFlight === 1
+      registry.append(live, { t: 'error', at: new Date().toISOString(), message, endsTurn: last })
       // The state agrees with the thread: a failed turn leaves the session in error (a new prompt clears it).
-      registry.setState(id, { status: alive ? 'error' : 'idle', error: message })
+      if (last) registry.setState(id, { status: alive ? 'error' : 'idle', error: message })
       throw auth ?? new Error(message)
     } finally {
-      if (live.cancelTimer) clearTimeout(live.cancelTimer)
-      live.cancelTimer = null
+      live.promptsInFlight -= 1
+      const over = live.promptsInFlight === 0
+      if (over) {
+        if (live.cancelTimer) clearTimeout(live.cancelTimer)
+        live.cancelTimer = null
+        live.inTurn = false
+      }
       live.record.updatedAt = new Date().toISOString()
-      live.inTurn = false
       await records.saved(live.record)
-      registry.releaseIfUnused(live)
+      if (over) {
+        registry.releaseIfUnused(live)
+        const hold = live.turnHold
+        live.turnHold = null
+        this.afterTurn?.(id, hold)
+      }
     }
   }
 
@@ -155,6 +196,16 @@ export class Turns {
     await connection.acp.setModel({ sessionId: acpSessionIdOf(live), modelId })
     this.deps.registry.append(live, { t: 'session', at: new Date().toISOString(), models: { ...models, currentModelId: modelId } })
   }
+}
+
+/** Stop reasons after which the queue goes on: the agent finished, or stopped at a limit of its own. */
+const NORMAL_STOPS = new Set(['end_turn', 'max_tokens', 'max_turn_requests'])
+
+/** Why the queue waits after a turn that stopped this way. */
+function holdReason(stopReason: string, agentName: string): string {
+  if (stopReason === 'cancelled') return 'The turn was cancelled, so the queue waits.'
+  if (stopReason === 'refusal') return `${agentName} refused the last prompt, so the queue waits.`
+  return `The turn stopped (${stopReason}), so the queue waits.`
 }
 
 /** A live session's connection (ensureLive has just made sure there is one). */

@@ -161,6 +161,36 @@ export const useSessionsStore = defineStore('sessions', () => {
     return true
   }
 
+  // The queue itself arrives in the session's state (`session.state`), in every window alike.
+
+  /** A prompt written while a turn runs: it waits in the session's queue (the Host sends it when the turn ends). */
+  async function enqueue(id: string, text: string, attachments: Attachment[] = []): Promise<boolean> {
+    const result = await notices.attempt(() => host().request('sessions.queue', { id, text, attachments }))
+    return Boolean(result)
+  }
+
+  /** A queued prompt's new text; false (and said) when the Host refused it, e.g. it was sent meanwhile. */
+  async function editQueued(id: string, queuedId: string, text: string): Promise<boolean> {
+    const result = await notices.attempt(() => host().request('sessions.editQueued', { id, queuedId, text }))
+    return Boolean(result)
+  }
+
+  async function removeQueued(id: string, queuedId: string): Promise<void> {
+    await notices.attempt(() => host().request('sessions.removeQueued', { id, queuedId }))
+  }
+
+  async function clearQueue(id: string): Promise<void> {
+    await notices.attempt(() => host().request('sessions.clearQueue', { id }))
+  }
+
+  async function sendQueuedNow(id: string, queuedId: string): Promise<void> {
+    await notices.attempt(() => host().request('sessions.sendQueuedNow', { id, queuedId }))
+  }
+
+  async function resumeQueue(id: string): Promise<void> {
+    await notices.attempt(() => host().request('sessions.resumeQueue', { id }))
+  }
+
   async function cancel(id: string): Promise<void> {
     await notices.attempt(() => host().request('sessions.cancel', { id }))
   }
@@ -244,6 +274,12 @@ export const useSessionsStore = defineStore('sessions', () => {
     problems,
     retryAfterProblem,
     send,
+    enqueue,
+    editQueued,
+    removeQueued,
+    clearQueue,
+    sendQueuedNow,
+    resumeQueue,
     cancel,
     respondPermission,
     setMode,

@@ -1,0 +1,225 @@
+import { randomUUID } from 'node:crypto'
+import type { Attachment } from '../../../shared/contract'
+import type { QueuedPrompt, SessionRecord } from '../../../shared/domain'
+import type { HandlerSlice } from '../handlers'
+import type { Records } from '../records'
+import { describeError } from '../errors'
+import type { SessionRegistry } from './registry'
+import type { Turns } from './turns'
+
+/**
+ * The prompts a user writes while a turn runs. Each session's queue is kept
+ * with its record (so every window sees the same one, and a restart loses
+ * nothing) and goes out in the session's state. When a turn ends normally the
+ * first queued prompt is sent; a turn that was cancelled, refused or failed,
+ * or an agent that stopped, holds the queue with the reason, until the user
+ * resumes or clears it. After a restart a queue is held too: nothing is sent
+ * that the user did not see go.
+ */
+
+export interface PromptQueueDeps {
+  records: Records
+  registry: SessionRegistry
+  turns: Turns
+}
+
+/** Queued prompts a session keeps at most. */
+export const MAX_QUEUED = 100
+/** What a queued prompt's attachments may weigh (characters of JSON): the queue is kept in db.json. */
+export const MAX_QUEUED_ATTACHMENTS = 2_000_000
+
+export const RESTART_HOLD = 'Switchboard was closed while these prompts waited, so they wait for you to resume.'
+
+export class PromptQueue {
+  /** Sessions whose first queued prompt is being sent (its id): not yet in the thread, so still queued. */
+  private readonly starting = new Map<string, string>()
+
+  constructor(private readonly deps: PromptQueueDeps) {
+    deps.turns.afterTurn = (id, hold) => this.afterTurn(id, hold)
+    this.restore()
+  }
+
+  /** At start: every queue left from the last run is shown, held. */
+  private restore(): void {
+    for (const record of this.deps.records.data.sessions) {
+      if (!record.queue?.length) continue
+      record.queueHeld ??= RESTART_HOLD
+      this.publish(record)
+    }
+  }
+
+  async add(id: string, text: string, attachments: Attachment[]): Promise<{ queued: QueuedPrompt; queue: QueuedPrompt[] }> {
+    const record = this.deps.records.session(id)
+    const queue = (record.queue ??= [])
+    if (queue.length >= MAX_QUEUED) throw new Error(`A session keeps at most ${MAX_QUEUED} queued prompts; send or remove some first`)
+    if (JSON.stringify(attachments).length > MAX_QUEUED_ATTACHMENTS) {
+      throw new Error('Attachments over 2 MB cannot wait in the queue; send them once the turn has ended')
+    }
+    const queued: QueuedPrompt = { id: randomUUID(), text, attachments, queuedAt: new Date().toISOString() }
+    queue.push(queued)
+    await this.changed(record)
+    this.kick(id)
+    return { queued, queue: [...(record.queue ?? [])] }
+  }
+
+  async edit(id: string, queuedId: string, text: string): Promise<{ queue: QueuedPrompt[] }> {
+    const record = this.deps.records.session(id)
+    const item = this.find(record, queuedId)
+    if (this.starting.get(id) === queuedId) throw new Error('That prompt is being sent; it can no longer be changed')
+    if (text.trim() === '' && item.attachments.length === 0) throw new Error('A queued prompt needs text; remove it instead')
+    item.text = text
+    await this.changed(record)
+    return { queue: [...(record.queue ?? [])] }
+  }
+
+  async remove(id: string, queuedId: string): Promise<{ queue: QueuedPrompt[] }> {
+    const record = this.deps.records.session(id)
+    this.find(record, queuedId)
+    if (this.starting.get(id) === queuedId) throw new Error('That prompt is being sent; cancel the turn instead')
+    record.queue = (record.queue ?? []).filter((q) => q.id !== queuedId)
+    await this.changed(record)
+    return { queue: [...(record.queue ?? [])] }
+  }
+
+  async clear(id: string): Promise<{ queue: QueuedPrompt[] }> {
+    const record = this.deps.records.session(id)
+    const sending = this.starting.get(id)
+    record.queue = (record.queue ?? []).filter((q) => q.id === sending)
+    await this.changed(record)
+    return { queue: [...(record.queue ?? [])] }
+  }
+
+  async resume(id: string): Promise<{ queue: QueuedPrompt[] }> {
+    const record = this.deps.records.session(id)
+    record.queueHeld = undefined
+    await this.changed(record)
+    this.kick(id)
+    return { queue: [...(record.queue ?? [])] }
+  }
+
+  /**
+   * A queued prompt sent at once. While a turn runs, it is handed to that turn
+   * (only to an agent that announces it takes prompts mid-turn); the request
+   * answers once the prompt is in the thread. Otherwise it goes first, and the
+   * queue goes on.
+   */
+  async sendNow(id: string, queuedId: string): Promise<{ queue: QueuedPrompt[] }> {
+    const { registry, turns } = this.deps
+    const record = this.deps.records.session(id)
+    const item = this.find(record, queuedId)
+    if (this.starting.get(id) === queuedId) return { queue: [...(record.queue ?? [])] }
+    const live = registry.get(id)
+    if (registry.stateOf(id).status !== 'running' && !live?.inTurn) {
+      record.queue = [item, ...(record.queue ?? []).filter((q) => q !== item)]
+      record.queueHeld = undefined
+      await this.changed(record)
+      this.kick(id)
+      return { queue: [...(record.queue ?? [])] }
+    }
+    if (!live?.connection?.capabilities.promptQueueing) {
+      throw new Error(`${this.agentName(record)} does not take prompts while a turn runs; this one is sent when the turn ends`)
+    }
+    await new Promise<void>((resolve, reject) => {
+      turns
+        .prompt(id, item.text, item.attachments, {
+          midTurn: true,
+          onStart: () => {
+            this.take(record, queuedId)
+            resolve()
+          }
+        })
+        // Once started, the turn's end says what became of it (afterTurn).
+        .catch(reject)
+    })
+    return { queue: [...(record.queue ?? [])] }
+  }
+
+  /** The turn is over: the next prompt goes, or the queue is held with why. */
+  private afterTurn(id: string, hold: string | null): void {
+    const record = this.deps.records.data.sessions.find((s) => s.id === id)
+    if (!record?.queue?.length) return
+    if (hold) {
+      if (record.queueHeld) return
+      record.queueHeld = hold
+      void this.changed(record)
+      return
+    }
+    this.kick(id)
+  }
+
+  /** Sends the first queued prompt when nothing holds the queue and no turn runs. */
+  private kick(id: string): void {
+    const { registry, turns } = this.deps
+    const record = this.deps.records.data.sessions.find((s) => s.id === id)
+    const next = record?.queue?.[0]
+    if (!record || !next || record.queueHeld || this.starting.has(id)) return
+    if (registry.isBusy(id) || registry.get(id)?.inTurn) return
+    this.starting.set(id, next.id)
+    let started = false
+    turns
+      .prompt(id, next.text, next.attachments, {
+        onStart: () => {
+          started = true
+          this.starting.delete(id)
+          this.take(record, next.id)
+        }
+      })
+      .catch((error: unknown) => {
+        // A turn that started and failed holds the queue when it is over (afterTurn).
+        if (started) return
+        this.starting.delete(id)
+        // Another turn got there first: the queue goes on when it ends.
+        if (registry.isBusy(id) || registry.get(id)?.inTurn) return
+        if (!record.queue?.length) return
+        record.queueHeld = `The next prompt could not be sent: ${describeError(error)}`
+        void this.changed(record)
+      })
+  }
+
+  /** A queued prompt leaves the queue: it is in the thread now. */
+  private take(record: SessionRecord, queuedId: string): void {
+    record.queue = (record.queue ?? []).filter((q) => q.id !== queuedId)
+    if (record.queue.length === 0) record.queueHeld = undefined
+    void this.changed(record)
+  }
+
+  private find(record: SessionRecord, queuedId: string): QueuedPrompt {
+    const item = record.queue?.find((q) => q.id === queuedId)
+    if (!item) throw new Error('That prompt is no longer queued (it was sent or removed)')
+    return item
+  }
+
+  /** Kept with the record, then told to every window. */
+  private async changed(record: SessionRecord): Promise<void> {
+    // A session deleted meanwhile is not brought back by its queue.
+    if (!this.deps.records.data.sessions.includes(record)) return
+    if (record.queue?.length === 0) {
+      record.queue = undefined
+      record.queueHeld = undefined
+    }
+    this.publish(record)
+    await this.deps.records.saved(record)
+  }
+
+  private publish(record: SessionRecord): void {
+    this.deps.registry.setState(record.id, { queue: [...(record.queue ?? [])], queueHeld: record.queueHeld })
+  }
+
+  private agentName(record: SessionRecord): string {
+    return this.deps.records.data.agents.find((a) => a.id === record.agentId)?.name ?? 'This agent'
+  }
+
+  handlers(): Pick<
+    HandlerSlice<'sessions'>,
+    'sessions.queue' | 'sessions.editQueued' | 'sessions.removeQueued' | 'sessions.clearQueue' | 'sessions.sendQueuedNow' | 'sessions.resumeQueue'
+  > {
+    return {
+      'sessions.queue': ({ id, text, attachments }) => this.add(id, text, attachments),
+      'sessions.editQueued': ({ id, queuedId, text }) => this.edit(id, queuedId, text),
+      'sessions.removeQueued': ({ id, queuedId }) => this.remove(id, queuedId),
+      'sessions.clearQueue': ({ id }) => this.clear(id),
+      'sessions.sendQueuedNow': ({ id, queuedId }) => this.sendNow(id, queuedId),
+      'sessions.resumeQueue': ({ id }) => this.resume(id)
+    }
+  }
+}
