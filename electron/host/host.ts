@@ -26,7 +26,7 @@ import { projectsHandlers } from './projects/service'
 import { Records } from './records'
 import { RegistryService } from './registry/service'
 import { bundledRegistry } from './registry/snapshot'
-import { SearchIndex } from './search'
+import { SEARCH_INDEX_FILE, SearchIndex, type StoredIndex } from './search'
 import { MemorySecretStore, type SecretStore } from './secrets'
 import { SessionConnector } from './sessions/connector'
 import { SessionLifecycle } from './sessions/lifecycle'
@@ -79,6 +79,8 @@ export interface HostOptions {
   loginShell?: boolean | LoginShellOptions
   /** Asks the user outside the window to confirm a change that would run a program (confirmations.ts); without it, such changes are refused. */
   confirmCommand?: ConfirmCommand
+  /** Called for each transcript the search index reads at start (tests see that unchanged ones are not). */
+  onSearchTranscriptRead?: (sessionId: string) => void
 }
 
 const DEFAULT_AGENT_IDLE_MS = 10 * 60_000
@@ -103,7 +105,8 @@ export class Host {
     warnings: string[],
     private readonly lock: DataLock,
     environment: UserEnvironment,
-    settingsRead: ReadSettings
+    settingsRead: ReadSettings,
+    storedSearch: StoredIndex | null
   ) {
     const { dataDir, version, cancelGraceMs, agentIdleMs } = options
     this.confirmCommand = options.confirmCommand ?? refuseCommands
@@ -181,7 +184,10 @@ export class Host {
       transcriptDir,
       projects: () => store.data.projects,
       sessions: () => store.data.sessions,
-      threadOf: (id) => registry.get(id)?.thread
+      threadOf: (id) => registry.get(id)?.thread,
+      stored: storedSearch,
+      file: join(dataDir, SEARCH_INDEX_FILE),
+      onTranscriptRead: options.onSearchTranscriptRead
     })
     events.tap((event) => this.search.noteEvent(event))
     void this.search.build()
@@ -223,7 +229,9 @@ export class Host {
       }
       const settingsRead = await readUserSettings(dataDir)
       warnings.push(...settingsRead.warnings)
-      return new Host({ ...options, dataDir }, store, warnings, lock, environment, settingsRead)
+      // The search index kept on disk, loaded before any event can change it; brought up to date in the background.
+      const storedSearch = await SearchIndex.read(join(dataDir, SEARCH_INDEX_FILE))
+      return new Host({ ...options, dataDir }, store, warnings, lock, environment, settingsRead, storedSearch)
     } catch (error) {
       await lock.release()
       throw error
@@ -262,12 +270,14 @@ export class Host {
   }
 
   private async shutDown(): Promise<void> {
-    await this.search.close()
+    await this.search.stop()
     this.broker.cancelAll()
     this.terminals.releaseAll()
     this.signIn.close()
     await this.supervisor.close()
     await this.registry.flushAll()
+    // Once every transcript is written out: the sessions used in this run are read again, and the index saved.
+    await this.search.close()
     await this.store.save()
     await this.settings.settled()
     await this.lock.release()
