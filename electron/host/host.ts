@@ -26,7 +26,7 @@ import { projectsHandlers } from './projects/service'
 import { Records } from './records'
 import { RegistryService } from './registry/service'
 import { bundledRegistry } from './registry/snapshot'
-import { SEARCH_INDEX_FILE, SearchIndex, type StoredIndex } from './search'
+import { SEARCH_INDEX_FILE, SearchIndex } from './search'
 import { MemorySecretStore, type SecretStore } from './secrets'
 import { SessionConnector } from './sessions/connector'
 import { SessionLifecycle } from './sessions/lifecycle'
@@ -105,8 +105,7 @@ export class Host {
     warnings: string[],
     private readonly lock: DataLock,
     environment: UserEnvironment,
-    settingsRead: ReadSettings,
-    storedSearch: StoredIndex | null
+    settingsRead: ReadSettings
   ) {
     const { dataDir, version, cancelGraceMs, agentIdleMs } = options
     this.confirmCommand = options.confirmCommand ?? refuseCommands
@@ -185,7 +184,6 @@ export class Host {
       projects: () => store.data.projects,
       sessions: () => store.data.sessions,
       threadOf: (id) => registry.get(id)?.thread,
-      stored: storedSearch,
       file: join(dataDir, SEARCH_INDEX_FILE),
       onTranscriptRead: options.onSearchTranscriptRead
     })
@@ -229,9 +227,7 @@ export class Host {
       }
       const settingsRead = await readUserSettings(dataDir)
       warnings.push(...settingsRead.warnings)
-      // The search index kept on disk, loaded before any event can change it; brought up to date in the background.
-      const storedSearch = await SearchIndex.read(join(dataDir, SEARCH_INDEX_FILE))
-      return new Host({ ...options, dataDir }, store, warnings, lock, environment, settingsRead, storedSearch)
+      return new Host({ ...options, dataDir }, store, warnings, lock, environment, settingsRead)
     } catch (error) {
       await lock.release()
       throw error

@@ -20,9 +20,9 @@ import { transcriptPath } from './transcripts'
  * The index is kept in the data folder (`search-index.json`: MiniSearch's own
  * serialisation, with the text, seqs and title of each session's entries and
  * the size, mtime and inode its transcript had when it was read), written
- * atomically a moment after start and when the Host closes. At start
- * (`SearchIndex.read`, in `Host.open`) it is loaded, then brought up to date in
- * the background: projects and titles from db.json, sessions gone are dropped,
+ * atomically a moment after start and when the Host closes. At start it is
+ * read in the background (the Host answers meanwhile; queries say `indexing`)
+ * and brought up to date: projects and titles from db.json, sessions gone dropped,
  * and only transcripts whose size, mtime or inode changed since they were read
  * (appended while the Host was down, or after it last saved and crashed), and
  * sessions it does not know, are read again. A file that cannot be read or does
@@ -49,9 +49,7 @@ export interface SearchSources {
   sessions(): SessionRecord[]
   /** The Host's fold of a live session (complete: it starts from the whole transcript). */
   threadOf(sessionId: string): Thread | undefined
-  /** The index kept on disk (`SearchIndex.read`); without it, every transcript is read. */
-  stored?: StoredIndex | null
-  /** Where the index is saved; without it, it is not. */
+  /** Where the index is kept (read at start, saved); without it, every transcript is read at start and nothing is saved. */
   file?: string
   /** Called for each transcript read from disk (tests see which ones were). */
   onTranscriptRead?: (sessionId: string) => void
@@ -122,12 +120,14 @@ const SNIPPET_LENGTH = 180
 
 export class SearchIndex {
   private mini: MiniSearch<IndexedDoc>
-  private readonly perSession: Map<string, SessionDocs>
+  private perSession = new Map<string, SessionDocs>()
   /** The project documents indexed, with what they were indexed with. */
-  private readonly projectDocs: Map<string, { name: string; cwd: string }>
+  private projectDocs = new Map<string, { name: string; cwd: string }>()
   /** Sessions that went live in this run: their entries follow the Host's fold, not the file. */
   private readonly live = new Set<string>()
   private readonly dirty = new Set<string>()
+  /** Sessions removed in this run (ids are never reused): a read under way for one is dropped. */
+  private readonly removed = new Set<string>()
   private readonly file: AtomicTextFile | null
   /** Something changed since the index was loaded or last saved. */
   private unsaved = false
@@ -139,13 +139,10 @@ export class SearchIndex {
   private closed = false
 
   constructor(private readonly sources: SearchSources) {
-    const stored = sources.stored
-    this.mini = stored?.mini ?? new MiniSearch<IndexedDoc>(MINISEARCH_OPTIONS)
-    this.perSession = stored?.sessions ?? new Map()
-    this.projectDocs = stored?.projects ?? new Map()
+    this.mini = new MiniSearch<IndexedDoc>(MINISEARCH_OPTIONS)
     this.file = sources.file ? new AtomicTextFile(sources.file) : null
-    // Without a usable file on disk, the first save writes one.
-    this.unsaved = !stored
+    // Until a usable file is read, the first save writes one.
+    this.unsaved = true
   }
 
   /**
@@ -177,6 +174,12 @@ export class SearchIndex {
   }
 
   private async buildAll(): Promise<void> {
+    this.progress = { done: 0, total: this.sources.sessions().length }
+    if (this.file) {
+      const stored = await SearchIndex.read(this.file.file)
+      if (this.closed) return
+      if (stored) this.adopt(stored)
+    }
     this.syncProjects(this.sources.projects())
     const sessions = this.sources.sessions()
     const progress = (this.progress = { done: 0, total: sessions.length })
@@ -205,13 +208,39 @@ export class SearchIndex {
     if (this.unsaved) this.saveSoon(SAVE_AFTER_START_MS)
   }
 
+  /**
+   * Takes the index read from disk in place of the one followed while it was
+   * read (only the Host's events since the start are in that one): projects,
+   * titles and removed sessions are compared with db.json by the build; the
+   * sessions that went live meanwhile are re-indexed from the Host's fold.
+   */
+  private adopt(stored: StoredIndex): void {
+    const followed = this.perSession
+    this.mini = stored.mini
+    this.perSession = stored.sessions
+    this.projectDocs = stored.projects
+    this.unsaved = false
+    for (const id of this.live) {
+      const docs = this.docsOf(id)
+      const before = followed.get(id)
+      if (before) {
+        // Seqs read from the transcript are exact; the fold only names what came after.
+        for (const [entryId, seq] of before.seqs) if (!docs.seqs.has(entryId)) docs.seqs.set(entryId, seq)
+        docs.scanned = before.scanned
+      }
+      docs.signature = null
+      this.dirty.add(id)
+      this.unsaved = true
+    }
+  }
+
   /** Indexes a session's transcript as it is on disk; `signature` is the file's, taken before it was read. */
   private async readSession(record: SessionRecord, signature: string | null, closing = false): Promise<void> {
     try {
       this.sources.onTranscriptRead?.(record.id)
       const { texts, seqs } = await readEntries(transcriptPath(this.sources.transcriptDir, record.id))
       if (!closing && (this.closed || this.live.has(record.id))) return
-      if (!this.sessionExists(record.id)) return
+      if (this.removed.has(record.id)) return
       const docs = this.docsOf(record.id)
       docs.seqs = new Map()
       this.indexEntries(record, texts, seqs)
@@ -310,10 +339,6 @@ export class SearchIndex {
     return docs
   }
 
-  private sessionExists(id: string): boolean {
-    return this.sources.sessions().some((s) => s.id === id)
-  }
-
   private putSession(record: SessionRecord): void {
     const docs = this.docsOf(record.id)
     const id = sessionDocId(record.id)
@@ -332,6 +357,7 @@ export class SearchIndex {
     this.perSession.delete(sessionId)
     this.dirty.delete(sessionId)
     this.live.delete(sessionId)
+    this.removed.add(sessionId)
     this.unsaved = true
   }
 
