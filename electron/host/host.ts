@@ -85,6 +85,8 @@ export interface HostOptions {
 
 const DEFAULT_AGENT_IDLE_MS = 10 * 60_000
 const DEFAULT_CANCEL_GRACE_MS = 15_000
+/** How long after the start the search index is read and brought up to date, unless a search asks sooner. */
+const SEARCH_BUILD_DELAY_MS = 1_000
 
 export class Host {
   readonly events = new EventBus()
@@ -188,7 +190,8 @@ export class Host {
       onTranscriptRead: options.onSearchTranscriptRead
     })
     events.tap((event) => this.search.noteEvent(event))
-    void this.search.build()
+    // Once the window's first requests are answered (or at the first search), not before them.
+    this.search.buildSoon(SEARCH_BUILD_DELAY_MS)
     const settings = (this.settings = new UserSettingsStore(
       { dataDir, events, projectIds: () => store.data.projects.map((p) => p.id) },
       settingsRead

@@ -20,9 +20,10 @@ import { transcriptPath } from './transcripts'
  * The index is kept in the data folder (`search-index.json`: MiniSearch's own
  * serialisation, with the text, seqs and title of each session's entries and
  * the size, mtime and inode its transcript had when it was read), written
- * atomically a moment after start and when the Host closes. At start it is
- * read in the background (the Host answers meanwhile; queries say `indexing`)
- * and brought up to date: projects and titles from db.json, sessions gone dropped,
+ * atomically a moment after start and when the Host closes. It is read a
+ * second after the start, or at the first search if that comes sooner (the
+ * Host's start and the window's first requests are not held up by it; queries
+ * say `indexing` until it is complete), and brought up to date: projects and titles from db.json, sessions gone dropped,
  * and only transcripts whose size, mtime or inode changed since they were read
  * (appended while the Host was down, or after it last saved and crashed), and
  * sessions it does not know, are read again. A file that cannot be read or does
@@ -134,6 +135,9 @@ export class SearchIndex {
   private timer: NodeJS.Timeout | null = null
   private saveTimer: NodeJS.Timeout | null = null
   private saving: Promise<void> | null = null
+  private startTimer: NodeJS.Timeout | null = null
+  /** The file has been read (or found missing or unusable): only then may the index replace it. */
+  private fileRead = false
   private building: Promise<void> | null = null
   private progress: { done: number; total: number } | null = null
   private closed = false
@@ -169,8 +173,20 @@ export class SearchIndex {
 
   /** Brings the index up to date with db.json and the transcripts; resolves when all are in (or the index was closed). */
   build(): Promise<void> {
+    if (this.startTimer) clearTimeout(this.startTimer)
+    this.startTimer = null
     this.building ??= this.buildAll()
     return this.building
+  }
+
+  /**
+   * Builds in `ms`, or at the first query if one comes sooner: the Host's
+   * start (the window's first requests) is not held up by reading the index.
+   */
+  buildSoon(ms: number): void {
+    if (this.building || this.startTimer || this.closed) return
+    this.startTimer = setTimeout(() => void this.build(), ms)
+    this.startTimer.unref?.()
   }
 
   private async buildAll(): Promise<void> {
@@ -180,6 +196,7 @@ export class SearchIndex {
       if (this.closed) return
       if (stored) this.adopt(stored)
     }
+    this.fileRead = true
     this.syncProjects(this.sources.projects())
     const sessions = this.sources.sessions()
     const progress = (this.progress = { done: 0, total: sessions.length })
@@ -389,6 +406,7 @@ export class SearchIndex {
    * quotes finds only the exact phrase.
    */
   query(q: string, limit = 30): SearchResults {
+    if (!this.building && !this.closed) void this.build()
     this.flush()
     const indexing = this.progress ? { ...this.progress } : null
     const trimmed = q.trim()
@@ -503,7 +521,8 @@ export class SearchIndex {
 
   /** Writes the index to its file (atomically) if it changed since it was loaded or last saved; a failure is logged. */
   private save(): Promise<void> {
-    if (!this.file || !this.unsaved) return this.saving ?? Promise.resolve()
+    // An index that has not taken in the file yet holds only this run's changes: the file is worth more.
+    if (!this.file || !this.unsaved || !this.fileRead) return this.saving ?? Promise.resolve()
     this.unsaved = false
     const file = this.file
     const text = JSON.stringify(this.toSaved())
@@ -532,6 +551,8 @@ export class SearchIndex {
     this.closed = true
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
+    if (this.startTimer) clearTimeout(this.startTimer)
+    this.startTimer = null
     if (this.saveTimer) clearTimeout(this.saveTimer)
     this.saveTimer = null
     await this.building?.catch(() => undefined)

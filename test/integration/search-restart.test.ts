@@ -115,6 +115,16 @@ describe('the search index kept in the data folder', () => {
     expect(read).toEqual([])
     expect((await stat(file)).mtimeMs).toBe(written)
     expect(await shown('marmalade')).toEqual(before.get('marmalade'))
+
+    // A Host closed before it has read the index (no search yet, within its first second) leaves the file as it was.
+    await host!.close()
+    host = null
+    await (await open()).close()
+    host = null
+    expect((await stat(file)).mtimeMs).toBe(written)
+    await restart()
+    expect(read).toEqual([])
+    expect((await search('quokka')).entries.map((h) => h.sessionId)).toEqual([ids.charlie, ids.charlie])
   })
 
   it('reads what changed while the Host was down: a transcript appended, a session added, a session deleted', async () => {
