@@ -85,8 +85,8 @@ export interface HostOptions {
 
 const DEFAULT_AGENT_IDLE_MS = 10 * 60_000
 const DEFAULT_CANCEL_GRACE_MS = 15_000
-/** How long after the start the search index is read and brought up to date, unless a search asks sooner. */
-const SEARCH_BUILD_DELAY_MS = 1_000
+/** How long after the start the search index is read and brought up to date, unless a search asks sooner (after the window has loaded, as a rule). */
+const SEARCH_BUILD_DELAY_MS = 3_000
 
 export class Host {
   readonly events = new EventBus()

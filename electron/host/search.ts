@@ -20,23 +20,24 @@ import { transcriptPath } from './transcripts'
  * The index is kept in the data folder (`search-index.json`: MiniSearch's own
  * serialisation, with the text, seqs and title of each session's entries and
  * the size, mtime and inode its transcript had when it was read), written
- * atomically a moment after start and when the Host closes. It is read a
- * second after the start, or at the first search if that comes sooner (the
+ * atomically a moment after start and when the Host closes. It is read a few
+ * seconds after the start, or at the first search if that comes sooner (the
  * Host's start and the window's first requests are not held up by it; queries
- * say `indexing` until it is complete), and brought up to date: projects and titles from db.json, sessions gone dropped,
- * and only transcripts whose size, mtime or inode changed since they were read
- * (appended while the Host was down, or after it last saved and crashed), and
- * sessions it does not know, are read again. A file that cannot be read or does
- * not hold together is said in the log and the index rebuilt from every
- * transcript: nothing is lost, the start never fails.
+ * say `indexing` until it is complete), and brought up to date: projects and
+ * titles from db.json, sessions gone dropped, and only transcripts whose size,
+ * mtime or inode changed since they were read (appended while the Host was
+ * down, or after it last saved and crashed), and sessions it does not know,
+ * are read again. A file that cannot be read or does not hold together is said
+ * in the log and the index rebuilt from every transcript: nothing is lost, the
+ * start never fails.
  *
  * After that it follows the Host's events as they are emitted: a record
  * appended to a live session marks the session, and its entries are
  * re-indexed from the Host's own fold of it in batches (every `FLUSH_MS`, and
- * before every query, so a query sees everything appended before it). A
- * session that went live is saved as not known to match its transcript, so the
- * next start reads it again. Titles, removed sessions and projects follow their
- * events.
+ * before every query, so a query sees everything appended before it). Titles,
+ * removed sessions and projects follow their events. When the Host closes,
+ * once every transcript is written out, the sessions that went live are read
+ * from their transcripts again and the index saved: the next start reads none.
  */
 
 /** The index kept in the data folder. */

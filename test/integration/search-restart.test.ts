@@ -116,7 +116,7 @@ describe('the search index kept in the data folder', () => {
     expect((await stat(file)).mtimeMs).toBe(written)
     expect(await shown('marmalade')).toEqual(before.get('marmalade'))
 
-    // A Host closed before it has read the index (no search yet, within its first second) leaves the file as it was.
+    // A Host closed before it has read the index (no search yet, within its first seconds) leaves the file as it was.
     await host!.close()
     host = null
     await (await open()).close()
