@@ -3,7 +3,9 @@ import type { AgentCapabilities, AgentDefinition, AgentRuntimeState } from '../.
 import { describeError } from '../errors'
 import { normaliseInitialize } from './capabilities'
 import type { ClientHandlers } from './client-handlers'
-import { AgentRun } from './process'
+import type { AgentLink } from './link'
+import { NetworkLink } from './network'
+import { AgentRun, type RunOptions } from './process'
 import type { AgentProtocol } from './protocol'
 import { V1Protocol } from './protocol-v1'
 import { V2_PROTOCOL_VERSION, V2Protocol } from './protocol-v2'
@@ -66,6 +68,8 @@ export interface AgentConnectionOptions {
   maxMessageBytes?: number
   /** Sees every JSON-RPC message in either direction (tests check what goes out against the schema). */
   onMessage?: (direction: 'in' | 'out', message: AnyMessage) => void
+  /** A network agent's headers, from the secret store (never written to db.json): the ones missing are said in its state. */
+  headers?: Record<string, string>
 }
 
 export type ConnectAgent = (definition: AgentDefinition, options: AgentConnectionOptions) => Promise<AgentConnection>
@@ -92,7 +96,7 @@ export const connectAgent: ConnectAgent = async (definition, options) => {
 
 class ProcessConnection implements AgentConnection {
   state: AgentRuntimeState
-  private readonly run: AgentRun
+  private readonly run: AgentLink
   private readonly protocol: WireProtocol
   /** The agent's answer to initialize (the first answer it sends): the version 2 client refuses other versions without saying which. */
   private initializeAnswer: AnyMessage | null = null
@@ -102,11 +106,14 @@ class ProcessConnection implements AgentConnection {
     private readonly options: AgentConnectionOptions,
     version: 1 | 2
   ) {
-    const missingSecrets = (definition.secretEnv ?? []).filter((name) => options.secretEnv?.[name] === undefined)
+    const missingSecrets = [
+      ...(definition.secretEnv ?? []).filter((name) => options.secretEnv?.[name] === undefined),
+      ...(definition.remote?.secretHeaders ?? []).filter((name) => options.headers?.[name] === undefined)
+    ]
     this.state = { agentId: definition.id, status: 'starting', stderrTail: '', ...(missingSecrets.length ? { missingSecrets } : {}) }
     const protocolOptions = { agentId: definition.id, handlers: options.handlers, clientVersion: options.clientVersion }
     let protocol: WireProtocol | null = null
-    this.run = new AgentRun(definition, {
+    const runOptions: RunOptions = {
       logDir: options.logDir,
       env: options.env,
       markPrefix: options.markPrefix,
@@ -121,7 +128,11 @@ class ProcessConnection implements AgentConnection {
       setState: (patch) => this.setState(patch),
       status: () => this.state.status,
       closeStream: (error) => protocol?.connection.close(error)
-    })
+    }
+    // A network agent is reached with the SDK's client transport; any other is a process speaking on its stdio.
+    this.run = definition.remote
+      ? new NetworkLink(definition, { ...runOptions, headers: options.headers ?? {} })
+      : new AgentRun(definition, runOptions)
     protocol = version === V2_PROTOCOL_VERSION ? new V2Protocol(this.run.stream, protocolOptions) : new V1Protocol(this.run.stream, protocolOptions)
     this.protocol = protocol
     this.watchStreamEnd()

@@ -1,0 +1,178 @@
+import { execFileSync } from 'node:child_process'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Host } from '../../electron/host/host'
+import type { RequestParams } from '../../shared/contract'
+import { startNetworkAgent, type NetworkAgent } from '../agent/network-agent'
+import { entriesOf, fold, openHost, removeDir, tempDir } from '../helpers'
+
+/**
+ * Agents over the network: the scripted agent behind the SDK's server
+ * transports on 127.0.0.1 (WebSocket and Streamable HTTP), reached by the
+ * Host with the SDK's client transports, its token kept as a secret.
+ */
+
+const TOKEN = 'tok-7f3a9c'
+let root: string
+let dataDir: string
+let projectDir: string
+let stateDir: string
+const hosts: Host[] = []
+const servers: NetworkAgent[] = []
+
+beforeEach(async () => {
+  root = await tempDir('network')
+  dataDir = join(root, 'data')
+  projectDir = join(root, 'project')
+  stateDir = join(root, 'agent-state')
+  await mkdir(projectDir, { recursive: true })
+})
+
+afterEach(async () => {
+  await Promise.all(hosts.splice(0).map((h) => h.close()))
+  await Promise.all(servers.splice(0).map((s) => s.close()))
+  await removeDir(root)
+})
+
+async function startHost(): Promise<Host> {
+  const host = await openHost(dataDir)
+  hosts.push(host)
+  return host
+}
+
+async function serve(options: Parameters<typeof startNetworkAgent>[0] = {}): Promise<NetworkAgent> {
+  const server = await startNetworkAgent({ token: TOKEN, env: { SCRIPTED_AGENT_STATE_DIR: stateDir }, ...options })
+  servers.push(server)
+  return server
+}
+
+function remoteAgent(url: string, token = TOKEN, caFile?: string): RequestParams<'agents.add'> {
+  return { name: 'Remote', command: '', args: [], env: {}, secretEnv: {}, remote: { url, headers: { Authorization: `Bearer ${token}` }, caFile } }
+}
+
+const transports = [
+  { name: 'WebSocket', url: (s: NetworkAgent) => s.wsUrl },
+  { name: 'Streamable HTTP', url: (s: NetworkAgent) => s.httpUrl }
+]
+
+describe.each(transports)('an agent over $name', ({ url }) => {
+  it('runs a whole session: streamed reply, file requests answered, continued after a restart; the token is never in db.json', async () => {
+    const server = await serve()
+    const host = await startHost()
+    const project = await host.request('projects.add', { cwd: projectDir })
+    const agent = await host.request('agents.add', remoteAgent(url(server)))
+    expect(agent.remote).toEqual({ url: url(server), secretHeaders: ['Authorization'] })
+    const record = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
+    expect(record.acpSessionId).toMatch(/^sess-/)
+
+    await writeFile(join(projectDir, 'notes.txt'), 'read over the network')
+    const result = await host.request('sessions.prompt', { id: record.id, text: `/stream 5\n/read ${join(projectDir, 'notes.txt')}` })
+    expect(result.stopReason).toBe('end_turn')
+    const thread = fold((await host.request('sessions.open', { id: record.id })).records)
+    expect((entriesOf(thread, 'assistant')[0] as { text: string }).text).toBe('chunk 1 chunk 2 chunk 3 chunk 4 chunk 5 ')
+    expect(JSON.stringify(thread.entries)).toContain('read 21 chars')
+    const state = (await host.request('agents.states', {})).find((s) => s.agentId === agent.id)
+    expect(state).toMatchObject({ status: 'ready', agentInfo: { name: 'scripted-agent' } })
+    expect(state?.capabilities?.loadSession).toBe(true)
+
+    // A new connection (the agent restarted) continues the session through session/load.
+    await host.request('agents.restart', { agentId: agent.id })
+    const second = await host.request('sessions.prompt', { id: record.id, text: 'hello again' })
+    expect(second.stopReason).toBe('end_turn')
+    const after = fold((await host.request('sessions.open', { id: record.id })).records)
+    expect(entriesOf(after, 'user').map((e) => (e as { text: string }).text)).toEqual([
+      `/stream 5\n/read ${join(projectDir, 'notes.txt')}`,
+      'hello again'
+    ])
+    expect(server.connections).toBe(2)
+
+    await host.close()
+    const db = await readFile(join(dataDir, 'db.json'), 'utf8')
+    expect(db).toContain(url(server))
+    expect(db).not.toContain(TOKEN)
+  })
+
+  it('refuses a wrong token with a clear error, not a hang', async () => {
+    const server = await serve()
+    const host = await startHost()
+    const project = await host.request('projects.add', { cwd: projectDir })
+    const agent = await host.request('agents.add', remoteAgent(url(server), 'not-the-token'))
+    const failure = await host.request('sessions.new', { projectId: project.id, agentId: agent.id }).then(
+      () => null,
+      (error: Error) => error
+    )
+    expect(failure?.message).toMatch(/refused the connection \(HTTP 401 Unauthorized\): check the agent's token or headers/)
+    expect(failure?.message).toContain(url(server))
+    expect(server.refused).toBeGreaterThan(0)
+    expect(server.connections).toBe(0)
+    const state = (await host.request('agents.states', {})).find((s) => s.agentId === agent.id)
+    expect(state?.status).toMatch(/error|exited/)
+    expect(state?.message).toMatch(/HTTP 401/)
+  })
+})
+
+describe('TLS', () => {
+  it('verifies the certificate: a self-signed server is refused, and trusted once its CA file is given', async () => {
+    const key = join(root, 'key.pem')
+    const cert = join(root, 'cert.pem')
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '2',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1'
+      ],
+      { stdio: 'ignore' }
+    )
+    const server = await serve({ tls: { key: await readFile(key, 'utf8'), cert: await readFile(cert, 'utf8') } })
+    const host = await startHost()
+    const project = await host.request('projects.add', { cwd: projectDir })
+
+    for (const address of [server.wsUrl, server.httpUrl]) {
+      const untrusted = await host.request('agents.add', { ...remoteAgent(address), name: `Untrusted ${address.slice(0, 5)}` })
+      const refused = await host.request('sessions.new', { projectId: project.id, agentId: untrusted.id }).then(
+        () => null,
+        (error: Error) => error
+      )
+      expect(refused?.message).toMatch(/TLS certificate is not trusted \((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)/)
+
+      const trusted = await host.request('agents.add', { ...remoteAgent(address, TOKEN, cert), name: `Trusted ${address.slice(0, 5)}` })
+      expect(trusted.remote?.caFile).toBe(cert)
+      const record = await host.request('sessions.new', { projectId: project.id, agentId: trusted.id })
+      const result = await host.request('sessions.prompt', { id: record.id, text: 'over TLS' })
+      expect(result.stopReason).toBe('end_turn')
+    }
+    expect(server.connections).toBe(2)
+  })
+})
+
+describe('checking what is typed', () => {
+  it('refuses addresses that are not ws(s) or http(s), credentials in the address, bad headers and unreadable CA files', async () => {
+    const host = await startHost()
+    const add = (remote: NonNullable<RequestParams<'agents.add'>['remote']>) =>
+      host.request('agents.add', { name: 'Bad', command: '', args: [], env: {}, secretEnv: {}, remote }).then(
+        () => '',
+        (error: Error) => error.message
+      )
+    expect(await add({ url: 'ftp://example.com/acp', headers: {} })).toMatch(/must start with ws:\/\/, wss:\/\/, http:\/\/ or https:\/\//)
+    expect(await add({ url: 'not a url', headers: {} })).toMatch(/must be a URL/)
+    expect(await add({ url: 'wss://me:pw@example.com/acp', headers: {} })).toMatch(/credentials in a header/)
+    expect(await add({ url: 'wss://example.com/acp', headers: { 'Bad Header': 'x' } })).toMatch(/not a valid HTTP header name/)
+    expect(await add({ url: 'wss://example.com/acp', headers: {}, caFile: 'relative/ca.pem' })).toMatch(/absolute path/)
+    expect(await add({ url: 'wss://example.com/acp', headers: {}, caFile: join(root, 'missing.pem') })).toMatch(/cannot be read \(ENOENT\)/)
+    expect(await host.request('agents.list', {})).toEqual([])
+  })
+})
