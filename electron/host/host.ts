@@ -30,6 +30,7 @@ import { SearchIndex } from './search'
 import { MemorySecretStore, type SecretStore } from './secrets'
 import { SessionConnector } from './sessions/connector'
 import { SessionLifecycle } from './sessions/lifecycle'
+import { Reconnector } from './sessions/reconnect'
 import { SessionRegistry } from './sessions/registry'
 import { sessionsHandlers } from './sessions/service'
 import { readUserSettings, UserSettingsStore, type ReadSettings } from './settings/service'
@@ -79,6 +80,8 @@ export interface HostOptions {
   loginShell?: boolean | LoginShellOptions
   /** Asks the user outside the window to confirm a change that would run a program (confirmations.ts); without it, such changes are refused. */
   confirmCommand?: ConfirmCommand
+  /** The waits between attempts to reconnect a network agent's sessions after its connection was lost (sessions/reconnect.ts). */
+  reconnectDelaysMs?: number[]
 }
 
 const DEFAULT_AGENT_IDLE_MS = 10 * 60_000
@@ -95,6 +98,7 @@ export class Host {
   private readonly settings: UserSettingsStore
   private readonly handlers: Handlers
   private readonly confirmCommand: ConfirmCommand
+  private readonly reconnector: Reconnector
   private closed: Promise<void> | null = null
 
   private constructor(
@@ -160,6 +164,7 @@ export class Host {
       feedTimeoutMs: options.registry?.timeoutMs
     })
     const connector = new SessionConnector({ records, registry, supervisor, mcp })
+    this.reconnector = new Reconnector({ records, registry, connector, delaysMs: options.reconnectDelaysMs })
     const workspace = new WorkspaceService({
       records,
       dataDir,
@@ -262,6 +267,7 @@ export class Host {
   }
 
   private async shutDown(): Promise<void> {
+    this.reconnector.stop()
     await this.search.close()
     this.broker.cancelAll()
     this.terminals.releaseAll()
@@ -287,11 +293,18 @@ export class Host {
 
   /** The agent's process ended: its sessions lose their link and, unless a turn is ending with an error of its own, go idle. */
   private agentEnded(connection: AgentConnection, state: AgentRuntimeState): void {
-    for (const live of this.registry.on(connection)) {
+    const sessions = this.registry.on(connection)
+    for (const live of sessions) {
       this.registry.detach(live)
       if (this.registry.stateOf(live.record.id).status !== 'running') {
         this.registry.setState(live.record.id, { status: 'idle', error: state.message })
       }
     }
+    // A network agent's connection lost (not stopped by Switchboard): its sessions come back on a new one.
+    if (state.status === 'exited')
+      this.reconnector.lost(
+        connection,
+        sessions.map((live) => live.record.id)
+      )
   }
 }

@@ -36,7 +36,7 @@ export interface NetworkAgent {
   readonly connections: number
   /** Requests refused for a missing or wrong token. */
   readonly refused: number
-  /** Cuts every open socket (WebSocket and HTTP streams alike). */
+  /** Cuts every open socket (WebSocket and HTTP streams alike); the agents serving them end with them. */
   drop(): void
   close(): Promise<void>
 }
@@ -110,6 +110,7 @@ export async function startNetworkAgent(options: NetworkAgentOptions = {}): Prom
     drop() {
       for (const socket of sockets) socket.destroy()
       for (const client of wss.clients) client.terminate()
+      for (const child of children) child.kill()
     },
     async close() {
       for (const socket of sockets) socket.destroy()

@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import type { RequestParams } from '../../shared/contract'
 import { startNetworkAgent, type NetworkAgent } from '../agent/network-agent'
-import { entriesOf, fold, openHost, removeDir, tempDir } from '../helpers'
+import { confirmEverything, entriesOf, fold, openHost, removeDir, tempDir, waitUntil } from '../helpers'
+import { Host as HostClass } from '../../electron/host/host'
 
 /**
  * Agents over the network: the scripted agent behind the SDK's server
@@ -109,6 +110,98 @@ describe.each(transports)('an agent over $name', ({ url }) => {
     const state = (await host.request('agents.states', {})).find((s) => s.agentId === agent.id)
     expect(state?.status).toMatch(/error|exited/)
     expect(state?.message).toMatch(/HTTP 401/)
+  })
+})
+
+describe.each([
+  { name: 'WebSocket', url: (s: NetworkAgent) => s.wsUrl, sessions: '', reopened: 'session/load' },
+  { name: 'Streamable HTTP', url: (s: NetworkAgent) => s.httpUrl, sessions: 'resume', reopened: 'session/resume' }
+])('a connection over $name dropped mid-stream', ({ url, sessions, reopened }) => {
+  it(`is noticed and reported in the session, which reconnects through ${reopened} and goes on`, async () => {
+    const server = await serve({
+      env: { SCRIPTED_AGENT_STATE_DIR: stateDir, SCRIPTED_AGENT_CHUNK_DELAY_MS: '25', SCRIPTED_AGENT_SESSIONS: sessions }
+    })
+    const host = await HostClass.open({
+      dataDir,
+      version: 'test',
+      presets: [],
+      initializeTimeoutMs: 20_000,
+      confirmCommand: confirmEverything,
+      reconnectDelaysMs: [200, 500, 1000]
+    })
+    hosts.push(host)
+    const project = await host.request('projects.add', { cwd: projectDir })
+    const agent = await host.request('agents.add', remoteAgent(url(server)))
+    const record = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
+    const turn = host.request('sessions.prompt', { id: record.id, text: '/stream 400' }).then(
+      () => null,
+      (error: Error) => error
+    )
+    // Mid-stream: some chunks have come, most have not.
+    await waitUntil('some chunks streamed', async () => {
+      const thread = fold((await host.request('sessions.open', { id: record.id })).records)
+      return (entriesOf(thread, 'assistant')[0] as { text: string } | undefined)?.text.includes('chunk 5 ')
+    })
+    server.drop()
+
+    const failure = await turn
+    expect(failure?.message).toMatch(new RegExp(`The connection to agent 'Remote' at ${url(server).replace(/[/.]/g, '\\$&')} was lost`))
+    // Back on a new connection without the user doing anything.
+    await waitUntil(
+      'the session reconnected',
+      async () => (await host.request('sessions.states', {})).find((s) => s.id === record.id)?.status === 'ready',
+      { timeoutMs: 60_000 }
+    )
+    expect(server.connections).toBe(2)
+    const received = await readFile(join(stateDir, 'mcp-received.jsonl'), 'utf8')
+    expect(
+      received
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { method: string }).method)
+    ).toEqual(['session/new', reopened])
+
+    const thread = fold((await host.request('sessions.open', { id: record.id })).records)
+    // Said in the thread after whatever the reopening replayed.
+    expect(thread.entries.at(-1)).toMatchObject({ kind: 'notice', severity: 'warning', title: 'Reconnected to Remote' })
+    expect((thread.entries.at(-1) as { description: string }).description).toMatch(
+      /^The connection to agent 'Remote' at .* was lost: .*Switchboard connected again and reopened this conversation/
+    )
+    const streamed = (entriesOf(thread, 'assistant')[0] as { text: string }).text
+    expect(streamed).toContain('chunk 5 ')
+    expect(streamed).not.toContain('chunk 400 ')
+
+    const after = await host.request('sessions.prompt', { id: record.id, text: 'still there?' })
+    expect(after.stopReason).toBe('end_turn')
+    const final = fold((await host.request('sessions.open', { id: record.id })).records)
+    expect((entriesOf(final, 'assistant').at(-1) as { text: string }).text).toBe('You said: still there?')
+    expect(server.connections).toBe(2)
+  })
+
+  it('keeps trying while the agent is unreachable, says so, and gives up after the last attempt', async () => {
+    const server = await serve({ env: { SCRIPTED_AGENT_STATE_DIR: stateDir, SCRIPTED_AGENT_SESSIONS: sessions } })
+    const host = await HostClass.open({
+      dataDir,
+      version: 'test',
+      presets: [],
+      initializeTimeoutMs: 20_000,
+      confirmCommand: confirmEverything,
+      reconnectDelaysMs: [300, 300]
+    })
+    hosts.push(host)
+    const project = await host.request('projects.add', { cwd: projectDir })
+    const agent = await host.request('agents.add', remoteAgent(url(server)))
+    const record = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
+    await server.close()
+    const errors: string[] = []
+    host.events.subscribe((batch) => {
+      for (const event of batch) {
+        if (event.type === 'session.state' && event.payload.id === record.id && event.payload.error) errors.push(event.payload.error)
+      }
+    })
+    await waitUntil('gave up', () => errors.some((e) => e.includes('Gave up reconnecting')), { timeoutMs: 60_000 })
+    expect(errors.join('\n')).toMatch(/Reconnecting to Remote in 0.3 s \(attempt 2 of 3\)/)
+    expect(errors.at(-1)).toMatch(/nothing is listening there \(connection refused\)\. Gave up reconnecting to Remote; send again to try once more\./)
   })
 })
 
