@@ -3,20 +3,22 @@ import type { AgentCapabilities, AgentDefinition, AgentRuntimeState } from '../.
 import { describeError } from '../errors'
 import { normaliseInitialize } from './capabilities'
 import type { ClientHandlers } from './client-handlers'
-import type { AgentLink } from './link'
+import type { AgentLink, RunOptions } from './link'
 import { NetworkLink } from './network'
-import { AgentRun, type RunOptions } from './process'
+import { AgentRun } from './process'
 import type { AgentProtocol } from './protocol'
 import { V1Protocol } from './protocol-v1'
 import { V2_PROTOCOL_VERSION, V2Protocol } from './protocol-v2'
 import type { WireProtocol } from './wire'
 
 /**
- * An agent as the rest of the Host sees it: one process run speaking one ACP
- * protocol version, its runtime state, and its methods in version 1's terms
- * (`acp`). `connectAgent` negotiates the version: an agent set to version 2
- * is asked for it, and when it answers version 1 that run is put away and a
- * fresh one is started in version 1 (nothing of the first is reused).
+ * An agent as the rest of the Host sees it: one link (a process's stdio,
+ * process.ts, or a network connection, network.ts, for an agent defined by a
+ * URL) speaking one ACP protocol version, its runtime state, and its methods
+ * in version 1's terms (`acp`). `connectAgent` negotiates the version: an
+ * agent set to version 2 is asked for it, and when it answers version 1 that
+ * link is put away and a fresh one is made in version 1 (nothing of the first
+ * is reused).
  */
 
 export interface AgentConnection {
@@ -80,12 +82,12 @@ const STREAM_END_GRACE_MS = 2000
 
 /** Spawns the agent and completes initialize; rejects with a message the user can act on. */
 export const connectAgent: ConnectAgent = async (definition, options) => {
-  if (definition.protocol !== 2) return ProcessConnection.start(definition, options, 1)
+  if (definition.protocol !== 2) return LinkedConnection.start(definition, options, 1)
   try {
-    return await ProcessConnection.start(definition, options, 2)
+    return await LinkedConnection.start(definition, options, 2)
   } catch (error) {
     if (!(error instanceof SpeaksVersion1)) throw error
-    return ProcessConnection.start(
+    return LinkedConnection.start(
       definition,
       options,
       1,
@@ -94,7 +96,7 @@ export const connectAgent: ConnectAgent = async (definition, options) => {
   }
 }
 
-class ProcessConnection implements AgentConnection {
+class LinkedConnection implements AgentConnection {
   state: AgentRuntimeState
   private readonly run: AgentLink
   private readonly protocol: WireProtocol
@@ -148,8 +150,8 @@ class ProcessConnection implements AgentConnection {
     options: AgentConnectionOptions,
     version: 1 | 2,
     protocolNote?: string
-  ): Promise<ProcessConnection> {
-    const connection = new ProcessConnection(definition, options, version)
+  ): Promise<LinkedConnection> {
+    const connection = new LinkedConnection(definition, options, version)
     connection.setState({ status: 'starting', message: undefined, protocolVersion: undefined, protocolNote: undefined })
     await connection.initialize(version, protocolNote)
     return connection

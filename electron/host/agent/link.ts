@@ -1,4 +1,6 @@
-import type { Stream } from '@agentclientprotocol/sdk'
+import { join } from 'node:path'
+import type { AnyMessage, Stream } from '@agentclientprotocol/sdk'
+import type { AgentRuntimeState } from '../../../shared/domain'
 
 /**
  * What carries an agent's messages, for the connection: a process's stdio
@@ -33,4 +35,33 @@ export interface AgentLink {
   flushLog(): Promise<void>
   stop(): Promise<void>
   abandon(message: string): Promise<void>
+}
+
+/** What a link is given: where to log, the limits, and the connection's hooks (a network link ignores what is a process's: env, mark, cwd). */
+export interface RunOptions {
+  logDir: string
+  /** The agent's whole environment (`UserEnvironment.forChild`: the user's, its own variables, its secrets); the run adds only its mark. */
+  env: Record<string, string>
+  /** Start of the mark put in the agent's environment (see processes.ts). */
+  markPrefix?: string
+  /** The folder the process starts in (default: the agent's own, else the user's home folder). */
+  cwd?: string
+  /** The log file's name, when not the agent's id. */
+  logName?: string
+  /** Longest message line accepted on stdout; a longer one stops the agent. */
+  maxMessageBytes: number
+  /** Sees every JSON-RPC message in either direction (tests check what goes out against the schema). */
+  onMessage?: (direction: 'in' | 'out', message: AnyMessage) => void
+  /** Every message from the agent in arrival order, before the SDK parses it. */
+  receive(message: AnyMessage): void
+  /** The run's part of the runtime state: status at the end, stderr tail, pid. */
+  setState(patch: Partial<AgentRuntimeState>): void
+  status(): AgentRuntimeState['status']
+  /** The run ended or was abandoned: the protocol's connection closes with this error. */
+  closeStream(error: Error): void
+}
+
+/** Where an agent's stderr goes, across its runs (a network agent's connections too). */
+export function agentLogPath(logDir: string, agentId: string): string {
+  return join(logDir, `${agentId.replace(/[^A-Za-z0-9._-]/g, '_')}.log`)
 }

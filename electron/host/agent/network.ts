@@ -8,8 +8,7 @@ import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-cli
 import { createWebSocketStream, type WebSocketConstructor } from '@agentclientprotocol/sdk/experimental/ws-client'
 import WebSocket from 'ws'
 import type { AgentDefinition } from '../../../shared/domain'
-import type { AgentLink } from './link'
-import { agentLogPath, type RunOptions } from './process'
+import { agentLogPath, type AgentLink, type RunOptions } from './link'
 
 /**
  * One connection to an agent over the network: the SDK's client transport

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs'
 import type { AgentDefinition, AgentPresetView } from '../../../shared/domain'
-import { agentLogPath } from '../agent/process'
+import { agentLogPath } from '../agent/link'
 import { agentIdFor, agentProgram, changesWhatRuns, checkAgentInput } from '../agent-definitions'
 import { programToRun } from '../confirmations'
 import { readLogTail } from '../agent/agent-log'
