@@ -252,6 +252,18 @@ describe('TLS', () => {
   })
 })
 
+describe('sign-in', () => {
+  it('offers no terminal sign-in to an agent over the network (it would run a command this computer does not have)', async () => {
+    const server = await serve({ env: { SCRIPTED_AGENT_STATE_DIR: stateDir, SCRIPTED_AGENT_AUTH: '1' } })
+    const host = await startHost()
+    const agent = await host.request('agents.add', remoteAgent(server.wsUrl))
+    const state = await host.request('agents.restart', { agentId: agent.id })
+    const offered = (state.authMethods ?? []).map((m) => m.id)
+    expect(offered).toContain('api-key')
+    expect(offered).not.toContain('cli-login')
+  })
+})
+
 describe('checking what is typed', () => {
   it('refuses addresses that are not ws(s) or http(s), credentials in the address, bad headers and unreadable CA files', async () => {
     const host = await startHost()

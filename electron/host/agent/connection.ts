@@ -113,7 +113,12 @@ class LinkedConnection implements AgentConnection {
       ...(definition.remote?.secretHeaders ?? []).filter((name) => options.headers?.[name] === undefined)
     ]
     this.state = { agentId: definition.id, status: 'starting', stderrTail: '', ...(missingSecrets.length ? { missingSecrets } : {}) }
-    const protocolOptions = { agentId: definition.id, handlers: options.handlers, clientVersion: options.clientVersion }
+    const protocolOptions = {
+      agentId: definition.id,
+      handlers: options.handlers,
+      clientVersion: options.clientVersion,
+      terminalAuth: !definition.remote
+    }
     let protocol: WireProtocol | null = null
     const runOptions: RunOptions = {
       logDir: options.logDir,
@@ -145,12 +150,7 @@ class LinkedConnection implements AgentConnection {
    * version 1 to a request for 2 is put away quietly (SpeaksVersion1);
    * any other failure stops the run and rejects with what to do about it.
    */
-  static async start(
-    definition: AgentDefinition,
-    options: AgentConnectionOptions,
-    version: 1 | 2,
-    protocolNote?: string
-  ): Promise<LinkedConnection> {
+  static async start(definition: AgentDefinition, options: AgentConnectionOptions, version: 1 | 2, protocolNote?: string): Promise<LinkedConnection> {
     const connection = new LinkedConnection(definition, options, version)
     connection.setState({ status: 'starting', message: undefined, protocolVersion: undefined, protocolNote: undefined })
     await connection.initialize(version, protocolNote)
