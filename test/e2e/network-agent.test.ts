@@ -92,6 +92,19 @@ describe('an agent over the network in the window', () => {
     await page.emulateMedia({ colorScheme: 'dark' })
     console.log(`screenshot: ${await screenshot(page, 'e2e-network-agent-details-dark')}`)
     await page.emulateMedia({ colorScheme: 'light' })
+
+    // Edited: the token is not sent back to the window, only said to be set; kept as it is, no confirmation is asked.
+    await page.getByTestId('agent-edit').click()
+    expect(await page.getByTestId('agent-place-remote').isChecked()).toBe(true)
+    expect(await page.getByTestId('header-value').nth(0).inputValue()).toBe('')
+    expect(await page.getByTestId('header-value').nth(0).getAttribute('placeholder')).toBe('•••• set (type to replace)')
+    expect(await page.getByTestId('agent-form-url').inputValue()).toBe(agentServer.wsUrl)
+    console.log(`screenshot: ${await screenshot(page, 'e2e-network-agent-edit-light')}`)
+    await page.getByTestId('agent-form-name').fill('Remote scripted')
+    await page.getByTestId('agent-form-save').click()
+    await page.getByTestId('agent-details').waitFor()
+    expect(await page.getByTestId('code-dialog').isVisible()).toBe(false)
+    expect((await host.request('agents.list', {}))[0].remote).toEqual({ url: agentServer.wsUrl, secretHeaders: ['Authorization'] })
     expect(problems).toEqual([])
   }, 180_000)
 
