@@ -252,6 +252,24 @@ describe('TLS', () => {
   })
 })
 
+describe('as for a local agent', () => {
+  it('the capability check probes it on a connection of its own, leaving the one sessions use alone', async () => {
+    const server = await serve({ env: { SCRIPTED_AGENT_STATE_DIR: stateDir, SCRIPTED_AGENT_SESSIONS: 'resume' } })
+    const host = await startHost()
+    const agent = await host.request('agents.add', remoteAgent(server.httpUrl))
+    await host.request('agents.restart', { agentId: agent.id })
+    const report = await host.request('agents.check', { agentId: agent.id })
+    const outcome = (id: string): string | undefined => report.lines.find((l) => l.id === id)?.outcome
+    expect(outcome('initialize')).toBe('worked')
+    expect(outcome('session/new')).toBe('worked')
+    expect(outcome('session/resume')).toBe('worked')
+    expect(outcome('session/load')).toBe('worked')
+    expect(outcome('session/fork')).toBe('failed')
+    expect(server.connections).toBe(2)
+    expect((await host.request('agents.states', {})).find((s) => s.agentId === agent.id)?.status).toBe('ready')
+  })
+})
+
 describe('sign-in', () => {
   it('offers no terminal sign-in to an agent over the network (it would run a command this computer does not have)', async () => {
     const server = await serve({ env: { SCRIPTED_AGENT_STATE_DIR: stateDir, SCRIPTED_AGENT_AUTH: '1' } })
