@@ -36,6 +36,12 @@ export { ipcChannels } from './ipc'
 const id = z.string().min(1).max(200)
 /** The ACP protocol version to ask an agent for (2: the draft, falling back to 1 when the agent answers 1). */
 const protocolVersion = z.union([z.literal(1), z.literal(2)])
+/** A network agent as typed: its URL, its headers (a value to keep in the secret store, or null to keep the stored one), a CA file. */
+const remoteAgentInput = z.object({
+  url: z.string().max(4096),
+  headers: z.record(z.string().max(200), z.string().min(1).max(10_000).nullable()).default({}),
+  caFile: z.string().max(4096).optional()
+})
 
 /** Content sent with a prompt besides its text; each kind only to agents whose prompt capabilities allow it. */
 const attachmentSchema = z.discriminatedUnion('type', [
@@ -87,6 +93,8 @@ export const requestParams = {
     protocol: protocolVersion.optional(),
     /** The folder the agent starts in (absolute, existing); empty or absent: the home folder. */
     cwd: z.string().max(4096).optional(),
+    /** A network agent (then `command` may be empty): its URL, headers kept in the secret store (name -> value), CA file. */
+    remote: remoteAgentInput.optional(),
     ...confirmationCodeParam
   }),
   /**
@@ -104,6 +112,8 @@ export const requestParams = {
     protocol: protocolVersion.optional(),
     /** The folder the agent starts in; empty: the home folder; absent: left as it is. */
     cwd: z.string().max(4096).optional(),
+    /** A network agent: as for agents.add, a header's value null keeps the stored one; absent: the agent runs a command. */
+    remote: remoteAgentInput.optional(),
     /** Needed only when what the agent runs changes (command, arguments, folder, variables). */
     ...confirmationCodeParam
   }),

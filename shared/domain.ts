@@ -45,6 +45,35 @@ export interface AgentDefinition {
   protocol?: 1 | 2
   /** Installed from the ACP Registry: which entry, version and distribution (see shared/registry.ts). */
   origin?: AgentOrigin
+  /**
+   * An agent over the network instead of a process: reached at this URL with
+   * the SDK's client transports (`command`, `args`, `env`, `cwd` are then unused).
+   */
+  remote?: RemoteAgent
+}
+
+/** Where a network agent is reached, and how it is trusted and authorised. */
+export interface RemoteAgent {
+  /** `ws://` or `wss://` (WebSocket), `http://` or `https://` (Streamable HTTP). */
+  url: string
+  /** Names of the headers sent on every request (an Authorization token…): their values are in the secret store, not here. */
+  secretHeaders?: string[]
+  /** A PEM file of certificate authorities trusted for this agent's TLS, besides the system's (verification is never off). */
+  caFile?: string
+}
+
+/** Where an agent runs: a process on this machine, or a server reached over the network (its host name). */
+export function agentPlace(
+  definition: Pick<AgentDefinition, 'remote'>
+): { remote: false } | { remote: true; host: string; transport: 'WebSocket' | 'HTTP' } {
+  if (!definition.remote) return { remote: false }
+  let host = definition.remote.url
+  try {
+    host = new URL(definition.remote.url).host
+  } catch {
+    // Shown as typed: the Host refuses such a URL when the agent is saved.
+  }
+  return { remote: true, host, transport: /^wss?:/i.test(definition.remote.url) ? 'WebSocket' : 'HTTP' }
 }
 
 /** How a registry agent is run: a downloaded archive, an npm package through npx, a PyPI package through uv's uvx. */

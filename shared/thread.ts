@@ -128,6 +128,15 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
         description: `${record.agent} could not reopen that conversation (${record.reason}). It is shown above, and is given to ${record.agent} as context with your next message.`
       })
       return
+    case 'reconnected':
+      push(thread, {
+        kind: 'notice',
+        id: localId(thread),
+        severity: 'warning',
+        title: `Reconnected to ${record.agent}`,
+        description: `${record.lost.replace(/[.\s]+$/, '')}. Switchboard connected again and reopened this conversation; what the agent was doing when the connection was lost did not finish.`
+      })
+      return
     case 'checkpoint':
       thread.pendingCheckpoint = record.index
       if (record.error) {

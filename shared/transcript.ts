@@ -31,6 +31,8 @@ export type TranscriptRecord =
    * above (copied from it) goes to the agent as context with the next prompt.
    */
   | { t: 'context'; at: string; from: string; title: string; agent: string; reason: string }
+  /** A network agent's connection was lost (`lost`: what the network said) and the session reopened on a new one. */
+  | { t: 'reconnected'; at: string; agent: string; lost: string }
   /** The agent is replaying the conversation (`session/load`): the replay replaces the view. */
   | { t: 'reset'; at: string; reason: 'load' }
   /** Session state the agent gave in a response (session/new, load, set_config_option, ...), not as an update. */

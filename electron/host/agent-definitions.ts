@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises'
+import { isAbsolute } from 'node:path'
 import type { ProgramToRun } from '../../shared/confirmation'
 import type { AgentDefinition } from '../../shared/domain'
 import { programToRun } from './confirmations'
@@ -20,15 +22,28 @@ export interface AgentInput {
   protocol?: 1 | 2
   /** The folder the agent starts in: absolute; empty for the home folder; left as it was when not given. */
   cwd?: string
+  /** A network agent instead of a command: its URL, headers (a value to store, or null to keep the stored one), CA file. */
+  remote?: RemoteAgentInput
+}
+
+export interface RemoteAgentInput {
+  url: string
+  headers: Record<string, string | null>
+  /** Absolute path of a PEM file; empty or absent: the system's authorities only. */
+  caFile?: string
 }
 
 export interface CheckedAgent {
   /** `cwd` undefined with the key present: back to the home folder. */
-  fields: Pick<AgentDefinition, 'name' | 'command' | 'args' | 'env' | 'secretEnv' | 'protocol' | 'cwd'>
+  fields: Pick<AgentDefinition, 'name' | 'command' | 'args' | 'env' | 'secretEnv' | 'protocol' | 'cwd' | 'remote'>
   /** Values to write to the secret store, by variable name. */
   secretValues: Record<string, string>
   /** Secret variables the agent had and no longer has. */
   forgottenSecrets: string[]
+  /** A network agent's header values to write to the secret store, by header name. */
+  headerValues: Record<string, string>
+  /** Headers the agent had and no longer has. */
+  forgottenHeaders: string[]
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -38,6 +53,7 @@ export async function checkAgentInput(input: AgentInput, previous?: AgentDefinit
   const name = input.name.trim()
   const command = input.command.trim()
   if (!name) throw new Error('The agent needs a name')
+  if (input.remote) return checkRemoteAgent(name, input.remote, input.protocol, previous)
   if (!command) throw new Error('The agent needs a command to run (a name on PATH, or an absolute path)')
   const env: Record<string, string> = {}
   for (const [key, value] of Object.entries(input.env)) {
@@ -63,7 +79,85 @@ export async function checkAgentInput(input: AgentInput, previous?: AgentDefinit
   const forgottenSecrets = [...kept].filter((variable) => !secretEnv.includes(variable))
   const protocol = input.protocol === undefined ? {} : { protocol: input.protocol === 2 ? (2 as const) : undefined }
   const cwd = input.cwd === undefined ? {} : { cwd: await checkWorkingFolder(input.cwd) }
-  return { fields: { name, command, args: input.args, env, secretEnv, ...protocol, ...cwd }, secretValues, forgottenSecrets }
+  const forgottenHeaders = previous?.remote?.secretHeaders ?? []
+  return {
+    fields: { name, command, args: input.args, env, secretEnv, ...protocol, ...cwd, remote: undefined },
+    secretValues,
+    forgottenSecrets,
+    headerValues: {},
+    forgottenHeaders
+  }
+}
+
+/** An HTTP header's name (RFC 9110's token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+/** A network agent: a ws(s):// or http(s):// URL, headers kept as secrets, an optional CA file (absolute, holding a PEM certificate). */
+async function checkRemoteAgent(
+  name: string,
+  input: RemoteAgentInput,
+  protocolVersion: 1 | 2 | undefined,
+  previous?: AgentDefinition
+): Promise<CheckedAgent> {
+  const typed = input.url.trim()
+  let url: URL
+  try {
+    url = new URL(typed)
+  } catch {
+    throw new Error(`The agent's address must be a URL like wss://agents.example.com/acp (got '${typed}')`)
+  }
+  if (!['ws:', 'wss:', 'http:', 'https:'].includes(url.protocol)) {
+    throw new Error(`The agent's address must start with ws://, wss://, http:// or https:// (got ${url.protocol}//)`)
+  }
+  if (url.username || url.password) throw new Error("Put the agent's credentials in a header (Authorization), not in its address")
+  const kept = new Set((previous?.remote?.secretHeaders ?? []).map((h) => h.toLowerCase()))
+  const headerValues: Record<string, string> = {}
+  const secretHeaders: string[] = []
+  for (const [key, value] of Object.entries(input.headers)) {
+    const header = key.trim()
+    if (!HEADER_NAME.test(header)) throw new Error(`'${key}' is not a valid HTTP header name`)
+    if (secretHeaders.some((h) => h.toLowerCase() === header.toLowerCase())) throw new Error(`The header ${header} is given twice`)
+    if (value === null) {
+      if (!kept.has(header.toLowerCase())) throw new Error(`The header ${header} has no stored value yet: type one`)
+    } else {
+      if (!value.trim()) throw new Error(`The header ${header} has no value`)
+      if (/[\r\n\0]/.test(value)) throw new Error(`The header ${header} has a line break in its value`)
+      headerValues[header] = value.trim()
+    }
+    secretHeaders.push(header)
+  }
+  const forgottenHeaders = (previous?.remote?.secretHeaders ?? []).filter((h) => !secretHeaders.some((n) => n.toLowerCase() === h.toLowerCase()))
+  const caFile = input.caFile?.trim() ? await checkCaFile(input.caFile.trim()) : undefined
+  const protocol = protocolVersion === undefined ? {} : { protocol: protocolVersion === 2 ? (2 as const) : undefined }
+  return {
+    fields: {
+      name,
+      command: '',
+      args: [],
+      env: {},
+      secretEnv: [],
+      ...protocol,
+      cwd: undefined,
+      remote: { url: url.href, ...(secretHeaders.length ? { secretHeaders } : {}), ...(caFile ? { caFile } : {}) }
+    },
+    secretValues: {},
+    forgottenSecrets: previous?.secretEnv ?? [],
+    headerValues,
+    forgottenHeaders
+  }
+}
+
+/** The CA file as typed: an absolute path to a readable file holding a PEM certificate. */
+async function checkCaFile(typed: string): Promise<string> {
+  if (!isAbsolute(typed)) throw new Error(`The CA file must be an absolute path (got '${typed}')`)
+  let text: string
+  try {
+    text = await readFile(typed, 'utf8')
+  } catch (error) {
+    throw new Error(`The CA file ${typed} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`The CA file ${typed} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`)
+  return typed
 }
 
 /**
@@ -72,7 +166,22 @@ export async function checkAgentInput(input: AgentInput, previous?: AgentDefinit
  * typed is new, one sent as null kept). `previous` is the agent being edited.
  */
 export function agentProgram(checked: CheckedAgent, previous?: AgentDefinition): ProgramToRun {
-  const { name, command, args, env } = checked.fields
+  const { name, command, args, env, remote } = checked.fields
+  if (remote) {
+    // Nothing runs here, but the agent will: it reads and writes files and runs commands through Switchboard.
+    const headers = Object.fromEntries((remote.secretHeaders ?? []).map((h) => [h, h in checked.headerValues ? 'new' : 'kept'] as const))
+    return {
+      ...programToRun(
+        `Agent “${name}” over the network (it can read and write files in its sessions' folders and run commands here)`,
+        {
+          command: remote.url,
+          args: [],
+          env: remote.caFile ? { 'CA file': remote.caFile } : {}
+        },
+        headers
+      )
+    }
+  }
   const cwd = 'cwd' in checked.fields ? checked.fields.cwd : previous?.cwd
   const secrets = Object.fromEntries((checked.fields.secretEnv ?? []).map((n) => [n, n in checked.secretValues ? 'new' : 'kept'] as const))
   return programToRun(`Agent “${name}”`, { command, args, cwd, env }, secrets)
@@ -88,6 +197,14 @@ export function changesWhatRuns(previous: AgentDefinition, checked: CheckedAgent
   const cwd = 'cwd' in next ? next.cwd : previous.cwd
   const sameSet = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x) => b.includes(x))
   const envOf = (env: Record<string, string>): string[] => Object.entries(env).map(([k, v]) => JSON.stringify([k, v]))
+  if (next.remote || previous.remote) {
+    return (
+      next.remote?.url !== previous.remote?.url ||
+      (next.remote?.caFile ?? '') !== (previous.remote?.caFile ?? '') ||
+      !sameSet(next.remote?.secretHeaders ?? [], previous.remote?.secretHeaders ?? []) ||
+      Object.keys(checked.headerValues).length > 0
+    )
+  }
   return (
     next.command !== previous.command ||
     JSON.stringify(next.args) !== JSON.stringify(previous.args) ||

@@ -30,6 +30,7 @@ import { SEARCH_INDEX_FILE, SearchIndex } from './search'
 import { MemorySecretStore, type SecretStore } from './secrets'
 import { SessionConnector } from './sessions/connector'
 import { SessionLifecycle } from './sessions/lifecycle'
+import { Reconnector } from './sessions/reconnect'
 import { SessionRegistry } from './sessions/registry'
 import { sessionsHandlers } from './sessions/service'
 import { PromptQueue } from './sessions/queue'
@@ -82,6 +83,8 @@ export interface HostOptions {
   confirmCommand?: ConfirmCommand
   /** Called for each transcript the search index reads at start (tests see that unchanged ones are not). */
   onSearchTranscriptRead?: (sessionId: string) => void
+  /** The waits between attempts to reconnect a network agent's sessions after its connection was lost (sessions/reconnect.ts). */
+  reconnectDelaysMs?: number[]
 }
 
 const DEFAULT_AGENT_IDLE_MS = 10 * 60_000
@@ -100,6 +103,7 @@ export class Host {
   private readonly settings: UserSettingsStore
   private readonly handlers: Handlers
   private readonly confirmCommand: ConfirmCommand
+  private readonly reconnector: Reconnector
   private closed: Promise<void> | null = null
 
   private constructor(
@@ -165,6 +169,7 @@ export class Host {
       feedTimeoutMs: options.registry?.timeoutMs
     })
     const connector = new SessionConnector({ records, registry, supervisor, mcp })
+    this.reconnector = new Reconnector({ records, registry, connector, delaysMs: options.reconnectDelaysMs })
     const workspace = new WorkspaceService({
       records,
       dataDir,
@@ -271,6 +276,7 @@ export class Host {
   }
 
   private async shutDown(): Promise<void> {
+    this.reconnector.stop()
     await this.search.stop()
     this.broker.cancelAll()
     this.terminals.releaseAll()
@@ -298,11 +304,18 @@ export class Host {
 
   /** The agent's process ended: its sessions lose their link and, unless a turn is ending with an error of its own, go idle. */
   private agentEnded(connection: AgentConnection, state: AgentRuntimeState): void {
-    for (const live of this.registry.on(connection)) {
+    const sessions = this.registry.on(connection)
+    for (const live of sessions) {
       this.registry.detach(live)
       if (this.registry.stateOf(live.record.id).status !== 'running') {
         this.registry.setState(live.record.id, { status: 'idle', error: state.message })
       }
     }
+    // A network agent's connection lost (not stopped by Switchboard): its sessions come back on a new one.
+    if (state.status === 'exited')
+      this.reconnector.lost(
+        connection,
+        sessions.map((live) => live.record.id)
+      )
   }
 }

@@ -34,6 +34,11 @@ export function agentEnvKey(agentId: string, name: string): string {
   return `agent:${agentId}:env:${name}`
 }
 
+/** The key of a header sent to a network agent (its token…). */
+export function agentHeaderKey(agentId: string, name: string): string {
+  return `agent:${agentId}:header:${name.toLowerCase()}`
+}
+
 /** The key of an API key an agent's sign-in method was given (sent in `authenticate`'s `_meta`). */
 export function agentApiKeyKey(agentId: string, methodId: string): string {
   return `agent:${agentId}:api-key:${methodId}`

@@ -3,6 +3,8 @@ import type { AgentCapabilities, AgentDefinition, AgentRuntimeState } from '../.
 import { describeError } from '../errors'
 import { normaliseInitialize } from './capabilities'
 import type { ClientHandlers } from './client-handlers'
+import type { AgentLink, RunOptions } from './link'
+import { NetworkLink } from './network'
 import { AgentRun } from './process'
 import type { AgentProtocol } from './protocol'
 import { V1Protocol } from './protocol-v1'
@@ -10,11 +12,13 @@ import { V2_PROTOCOL_VERSION, V2Protocol } from './protocol-v2'
 import type { WireProtocol } from './wire'
 
 /**
- * An agent as the rest of the Host sees it: one process run speaking one ACP
- * protocol version, its runtime state, and its methods in version 1's terms
- * (`acp`). `connectAgent` negotiates the version: an agent set to version 2
- * is asked for it, and when it answers version 1 that run is put away and a
- * fresh one is started in version 1 (nothing of the first is reused).
+ * An agent as the rest of the Host sees it: one link (a process's stdio,
+ * process.ts, or a network connection, network.ts, for an agent defined by a
+ * URL) speaking one ACP protocol version, its runtime state, and its methods
+ * in version 1's terms (`acp`). `connectAgent` negotiates the version: an
+ * agent set to version 2 is asked for it, and when it answers version 1 that
+ * link is put away and a fresh one is made in version 1 (nothing of the first
+ * is reused).
  */
 
 export interface AgentConnection {
@@ -66,6 +70,8 @@ export interface AgentConnectionOptions {
   maxMessageBytes?: number
   /** Sees every JSON-RPC message in either direction (tests check what goes out against the schema). */
   onMessage?: (direction: 'in' | 'out', message: AnyMessage) => void
+  /** A network agent's headers, from the secret store (never written to db.json): the ones missing are said in its state. */
+  headers?: Record<string, string>
 }
 
 export type ConnectAgent = (definition: AgentDefinition, options: AgentConnectionOptions) => Promise<AgentConnection>
@@ -76,12 +82,12 @@ const STREAM_END_GRACE_MS = 2000
 
 /** Spawns the agent and completes initialize; rejects with a message the user can act on. */
 export const connectAgent: ConnectAgent = async (definition, options) => {
-  if (definition.protocol !== 2) return ProcessConnection.start(definition, options, 1)
+  if (definition.protocol !== 2) return LinkedConnection.start(definition, options, 1)
   try {
-    return await ProcessConnection.start(definition, options, 2)
+    return await LinkedConnection.start(definition, options, 2)
   } catch (error) {
     if (!(error instanceof SpeaksVersion1)) throw error
-    return ProcessConnection.start(
+    return LinkedConnection.start(
       definition,
       options,
       1,
@@ -90,9 +96,9 @@ export const connectAgent: ConnectAgent = async (definition, options) => {
   }
 }
 
-class ProcessConnection implements AgentConnection {
+class LinkedConnection implements AgentConnection {
   state: AgentRuntimeState
-  private readonly run: AgentRun
+  private readonly run: AgentLink
   private readonly protocol: WireProtocol
   /** The agent's answer to initialize (the first answer it sends): the version 2 client refuses other versions without saying which. */
   private initializeAnswer: AnyMessage | null = null
@@ -102,11 +108,19 @@ class ProcessConnection implements AgentConnection {
     private readonly options: AgentConnectionOptions,
     version: 1 | 2
   ) {
-    const missingSecrets = (definition.secretEnv ?? []).filter((name) => options.secretEnv?.[name] === undefined)
+    const missingSecrets = [
+      ...(definition.secretEnv ?? []).filter((name) => options.secretEnv?.[name] === undefined),
+      ...(definition.remote?.secretHeaders ?? []).filter((name) => options.headers?.[name] === undefined)
+    ]
     this.state = { agentId: definition.id, status: 'starting', stderrTail: '', ...(missingSecrets.length ? { missingSecrets } : {}) }
-    const protocolOptions = { agentId: definition.id, handlers: options.handlers, clientVersion: options.clientVersion }
+    const protocolOptions = {
+      agentId: definition.id,
+      handlers: options.handlers,
+      clientVersion: options.clientVersion,
+      terminalAuth: !definition.remote
+    }
     let protocol: WireProtocol | null = null
-    this.run = new AgentRun(definition, {
+    const runOptions: RunOptions = {
       logDir: options.logDir,
       env: options.env,
       markPrefix: options.markPrefix,
@@ -121,7 +135,11 @@ class ProcessConnection implements AgentConnection {
       setState: (patch) => this.setState(patch),
       status: () => this.state.status,
       closeStream: (error) => protocol?.connection.close(error)
-    })
+    }
+    // A network agent is reached with the SDK's client transport; any other is a process speaking on its stdio.
+    this.run = definition.remote
+      ? new NetworkLink(definition, { ...runOptions, headers: options.headers ?? {} })
+      : new AgentRun(definition, runOptions)
     protocol = version === V2_PROTOCOL_VERSION ? new V2Protocol(this.run.stream, protocolOptions) : new V1Protocol(this.run.stream, protocolOptions)
     this.protocol = protocol
     this.watchStreamEnd()
@@ -132,13 +150,8 @@ class ProcessConnection implements AgentConnection {
    * version 1 to a request for 2 is put away quietly (SpeaksVersion1);
    * any other failure stops the run and rejects with what to do about it.
    */
-  static async start(
-    definition: AgentDefinition,
-    options: AgentConnectionOptions,
-    version: 1 | 2,
-    protocolNote?: string
-  ): Promise<ProcessConnection> {
-    const connection = new ProcessConnection(definition, options, version)
+  static async start(definition: AgentDefinition, options: AgentConnectionOptions, version: 1 | 2, protocolNote?: string): Promise<LinkedConnection> {
+    const connection = new LinkedConnection(definition, options, version)
     connection.setState({ status: 'starting', message: undefined, protocolVersion: undefined, protocolNote: undefined })
     await connection.initialize(version, protocolNote)
     return connection

@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs'
 import { homedir } from 'node:os'
-import { join } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import { ndJsonStream, type AnyMessage, type Stream } from '@agentclientprotocol/sdk'
-import type { AgentDefinition, AgentRuntimeState } from '../../../shared/domain'
+import type { AgentDefinition } from '../../../shared/domain'
 import { explainingLines, lastLines } from '../../../shared/stderr-lines'
 import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from '../processes'
 import { LineGuard } from './line-guard'
+import { agentLogPath, type RunOptions } from './link'
 
 /**
  * One run of an agent's process: spawned at construction, its stderr logged
@@ -18,29 +18,6 @@ import { LineGuard } from './line-guard'
  * outlives it. It knows nothing of ACP versions: the connection puts a
  * protocol on its stream. A run is never reused: a new start is a new run.
  */
-
-export interface RunOptions {
-  logDir: string
-  /** The agent's whole environment (`UserEnvironment.forChild`: the user's, its own variables, its secrets); the run adds only its mark. */
-  env: Record<string, string>
-  /** Start of the mark put in the agent's environment (see processes.ts). */
-  markPrefix?: string
-  /** The folder the process starts in (default: the agent's own, else the user's home folder). */
-  cwd?: string
-  /** The log file's name, when not the agent's id. */
-  logName?: string
-  /** Longest message line accepted on stdout; a longer one stops the agent. */
-  maxMessageBytes: number
-  /** Sees every JSON-RPC message in either direction (tests check what goes out against the schema). */
-  onMessage?: (direction: 'in' | 'out', message: AnyMessage) => void
-  /** Every message from the agent in arrival order, before the SDK parses it. */
-  receive(message: AnyMessage): void
-  /** The run's part of the runtime state: status at the end, stderr tail, pid. */
-  setState(patch: Partial<AgentRuntimeState>): void
-  status(): AgentRuntimeState['status']
-  /** The run ended or was abandoned: the protocol's connection closes with this error. */
-  closeStream(error: Error): void
-}
 
 const STDERR_TAIL_BYTES = 8 * 1024
 /** What of a run's stderr is kept to find the lines that explain a failure in (the log file has all of it). */
@@ -318,9 +295,4 @@ export class AgentRun {
     this.stderrTail = this.stderrKept.slice(-STDERR_TAIL_BYTES)
     this.options.setState({ stderrTail: this.stderrTail })
   }
-}
-
-/** Where an agent's stderr goes, across its runs. */
-export function agentLogPath(logDir: string, agentId: string): string {
-  return join(logDir, `${agentId.replace(/[^A-Za-z0-9._-]/g, '_')}.log`)
 }

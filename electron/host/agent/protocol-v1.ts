@@ -78,7 +78,7 @@ export class V1Protocol implements WireProtocol {
         fs: { readTextFile: true, writeTextFile: true },
         terminal: true,
         // Terminal sign-in methods run in a pseudo-terminal the user sees (login-terminals.ts).
-        auth: { terminal: true },
+        auth: { terminal: this.options.terminalAuth },
         elicitation: { form: {}, url: {} }
       },
       clientInfo: { name: 'switchboard', title: 'Switchboard', version: this.options.clientVersion }

@@ -79,7 +79,7 @@ export class V2Protocol implements WireProtocol {
       info: { name: 'switchboard', title: 'Switchboard', version: this.options.clientVersion },
       // Terminal sign-in runs the agent's own command in a pseudo-terminal (login-terminals.ts);
       // elicitation forms and URLs are shown to the user (elicitation.ts).
-      capabilities: { auth: { terminal: {} }, elicitation: { form: {}, url: {} } }
+      capabilities: { auth: this.options.terminalAuth ? { terminal: {} } : {}, elicitation: { form: {}, url: {} } }
     })
   }
 

@@ -7,6 +7,8 @@ export interface ProtocolOptions {
   agentId: string
   handlers: ClientHandlers
   clientVersion: string
+  /** Terminal sign-ins run the agent's command here: not announced to an agent over the network, which has none here. */
+  terminalAuth: boolean
 }
 
 /** A protocol implementation as the connection drives it: its own initialize, and a look at every raw message. */

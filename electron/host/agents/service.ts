@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs'
 import type { AgentDefinition, AgentPresetView } from '../../../shared/domain'
-import { agentLogPath } from '../agent/process'
+import { agentLogPath } from '../agent/link'
 import { agentIdFor, agentProgram, changesWhatRuns, checkAgentInput } from '../agent-definitions'
 import { programToRun } from '../confirmations'
 import { readLogTail } from '../agent/agent-log'
@@ -8,7 +8,7 @@ import type { UserEnvironment } from '../environment'
 import type { HandlerSlice } from '../handlers'
 import { presetCatalog } from '../presets'
 import type { Records } from '../records'
-import { agentEnvKey, type SecretStore } from '../secrets'
+import { agentEnvKey, agentHeaderKey, type SecretStore } from '../secrets'
 import type { AgentChecks } from './check'
 import type { SignIn } from './sign-in'
 import type { AgentSupervisor } from './supervisor'
@@ -44,8 +44,15 @@ export function agentsHandlers({
       await request.confirm({ action: `Add the agent “${checked.fields.name}”`, confirm: 'Add agent', programs: [agentProgram(checked)] })
       const id = agentIdFor(checked.fields.name, (taken) => Boolean(records.store.agent(taken)))
       for (const [name, value] of Object.entries(checked.secretValues)) await secrets.set(agentEnvKey(id, name), value)
-      const { secretEnv, cwd, ...fields } = checked.fields
-      const definition: AgentDefinition = { id, ...fields, ...(cwd ? { cwd } : {}), ...(secretEnv?.length ? { secretEnv } : {}) }
+      for (const [name, value] of Object.entries(checked.headerValues)) await secrets.set(agentHeaderKey(id, name), value)
+      const { secretEnv, cwd, remote, ...fields } = checked.fields
+      const definition: AgentDefinition = {
+        id,
+        ...fields,
+        ...(cwd ? { cwd } : {}),
+        ...(secretEnv?.length ? { secretEnv } : {}),
+        ...(remote ? { remote } : {})
+      }
       records.data.agents.push(definition)
       await records.saved('agents')
       return definition
@@ -60,8 +67,12 @@ export function agentsHandlers({
       }
       for (const [name, value] of Object.entries(checked.secretValues)) await secrets.set(agentEnvKey(agentId, name), value)
       for (const name of checked.forgottenSecrets) await secrets.delete(agentEnvKey(agentId, name))
+      for (const [name, value] of Object.entries(checked.headerValues)) await secrets.set(agentHeaderKey(agentId, name), value)
+      for (const name of checked.forgottenHeaders) await secrets.delete(agentHeaderKey(agentId, name))
       const definition: AgentDefinition = { ...previous, ...checked.fields }
       if (definition.cwd === undefined) delete definition.cwd // back to the home folder: nothing kept in db.json
+      if (definition.remote === undefined) delete definition.remote
+      if (!definition.secretEnv?.length) delete definition.secretEnv
       records.data.agents = records.data.agents.map((a) => (a.id === agentId ? definition : a))
       await records.saved('agents')
       supervisor.forgetProblem(agentId)
@@ -78,6 +89,7 @@ export function agentsHandlers({
       }
       await supervisor.forget(agentId)
       for (const name of definition.secretEnv ?? []) await secrets.delete(agentEnvKey(agentId, name))
+      for (const name of definition.remote?.secretHeaders ?? []) await secrets.delete(agentHeaderKey(agentId, name))
       records.data.agents = records.data.agents.filter((a) => a.id !== agentId)
       const rules = records.data.permissionRules.filter((r) => r.agentId !== agentId)
       const rulesChanged = rules.length !== records.data.permissionRules.length

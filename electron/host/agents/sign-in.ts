@@ -101,6 +101,12 @@ export class SignIn {
     const method = methods.find((m) => m.id === methodId)
     if (!method) throw new Error(`${definition.name} offers no sign-in method '${methodId}'`)
     if (method.type !== 'terminal') throw new Error(`${method.name} is not a terminal sign-in`)
+    // A terminal sign-in runs the agent's own command here: a network agent has none on this computer.
+    if (definition.remote) {
+      throw new Error(
+        `${method.name} runs ${definition.name}'s command in a terminal, but ${definition.name} runs over the network: sign in where its server runs, or give its token as a header`
+      )
+    }
     const spec = {
       agentId,
       methodId,

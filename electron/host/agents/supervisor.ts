@@ -5,7 +5,7 @@ import { connectAgent, type AgentConnection, type AgentConnectionOptions, type C
 import type { UserEnvironment } from '../environment'
 import type { EventBus } from '../events'
 import { markPrefixFor } from '../processes'
-import { agentApiKeyKey, agentEnvKey, apiKeyLabel, type SecretStore } from '../secrets'
+import { agentApiKeyKey, agentEnvKey, agentHeaderKey, apiKeyLabel, type SecretStore } from '../secrets'
 
 /**
  * The agents' processes: each started on demand (one at a time per agent),
@@ -129,6 +129,8 @@ export class AgentSupervisor {
         const missingSecrets = await this.missingSecretsOf(agent, known?.authMethods)
         const { missingSecrets: _before, ...rest } = known ?? this.withContact({ agentId: agent.id, status: 'stopped' as const, stderrTail: '' })
         const base: AgentRuntimeState = missingSecrets.length ? { ...rest, missingSecrets } : rest
+        // A network agent has no command to find: whether it can be reached shows when it connects.
+        if (agent.remote) return base
         if (await this.options.environment.find(agent.command, { layers: [agent.env], cwd: agent.cwd })) return { ...base, installed: true }
         return { ...base, installed: false, message: notInstalledMessage(agent) }
       })
@@ -145,11 +147,24 @@ export class AgentSupervisor {
     return secretEnv
   }
 
+  /** The headers a network agent is given (its token…), from the secret store. */
+  async headersOf(definition: AgentDefinition): Promise<Record<string, string>> {
+    const headers: Record<string, string> = {}
+    for (const name of definition.remote?.secretHeaders ?? []) {
+      const value = await this.options.secrets.get(agentHeaderKey(definition.id, name))
+      if (value !== undefined) headers[name] = value
+    }
+    return headers
+  }
+
   /** The agent's secret variables and API keys the store does not have (forgotten by a restart of `serve`). */
   private async missingSecretsOf(definition: AgentDefinition, methods: AuthMethodView[] = []): Promise<string[]> {
     const { secrets } = this.options
     const missing: string[] = []
     for (const name of definition.secretEnv ?? []) if ((await secrets.get(agentEnvKey(definition.id, name))) === undefined) missing.push(name)
+    for (const name of definition.remote?.secretHeaders ?? []) {
+      if ((await secrets.get(agentHeaderKey(definition.id, name))) === undefined) missing.push(name)
+    }
     for (const methodId of definition.apiKeySignIn ?? []) {
       if ((await secrets.get(agentApiKeyKey(definition.id, methodId))) === undefined)
         missing.push(apiKeyLabel(methods.find((m) => m.id === methodId)?.name ?? methodId))
@@ -238,6 +253,7 @@ export class AgentSupervisor {
       // The user's environment, its own variables, its own secrets: nothing of another agent's, nor of Switchboard's.
       env: this.options.environment.forChild(definition.env, secretEnv),
       secretEnv,
+      ...(definition.remote ? { headers: await this.headersOf(definition) } : {}),
       markPrefix: markPrefixFor(this.options.dataDir),
       initializeTimeoutMs: this.options.initializeTimeoutMs,
       maxMessageBytes: this.options.maxAgentMessageBytes,

@@ -1,7 +1,7 @@
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
 import type { RequestParams } from '../../../shared/contract'
-import type { AgentDefinition, AgentLog, AgentPresetView, AgentRuntimeState } from '../../../shared/domain'
+import { agentPlace, type AgentDefinition, type AgentLog, type AgentPresetView, type AgentRuntimeState } from '../../../shared/domain'
 import type { AgentCheckReport } from '../../../shared/registry'
 import { host } from '../host/client'
 
@@ -16,6 +16,13 @@ export const useAgentsStore = defineStore('agents', () => {
     definitions.value = list
     states.value = {}
     for (const state of runtime) receiveState(state)
+  }
+
+  /** Where the agent runs, in words: on this computer, or over the network at its host. */
+  function whereRuns(agentId: string): string {
+    const definition = definitions.value.find((a) => a.id === agentId)
+    const place = definition ? agentPlace(definition) : { remote: false as const }
+    return place.remote ? `over the network at ${place.host}` : 'on this computer'
   }
 
   function name(agentId: string): string {
@@ -168,6 +175,7 @@ export const useAgentsStore = defineStore('agents', () => {
     presets,
     setAll,
     name,
+    whereRuns,
     stateOf,
     receiveState,
     announcedOf,

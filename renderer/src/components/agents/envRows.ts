@@ -59,3 +59,25 @@ export function argsFromText(text: string): string[] {
     .map((line) => line.replace(/\r$/, ''))
     .filter((line) => line.trim() !== '')
 }
+
+/** A network agent's header rows: every header is secret (a token), shown as "•••• set" once stored. */
+export function headerRowsOf(agent: AgentDefinition | null): EnvRow[] {
+  return (agent?.remote?.secretHeaders ?? []).map((name) => ({ key: nextKey++, name, value: '', secret: true, storedAs: name }))
+}
+
+/** The header rows as the request wants them (null: keep the stored value); throws a sentence for the form. */
+export function headersFromRows(rows: EnvRow[]): Record<string, string | null> {
+  const headers: Record<string, string | null> = {}
+  for (const row of rows) {
+    const name = row.name.trim()
+    if (!name) {
+      if (row.value) throw new Error('A header has a value but no name')
+      continue
+    }
+    if (Object.keys(headers).some((h) => h.toLowerCase() === name.toLowerCase())) throw new Error(`The header ${name} is listed twice`)
+    if (keepsStoredValue(row)) headers[name] = null
+    else if (row.value.trim()) headers[name] = row.value
+    else throw new Error(`The header ${name} has no value: type it`)
+  }
+  return headers
+}
