@@ -1,0 +1,64 @@
+import { defineAsyncComponent, defineComponent, h, ref, shallowRef, watch, type Component, type Ref } from 'vue'
+import LazyState from './components/common/LazyState.vue'
+
+/**
+ * A part of the window that is not on the first screen (a page, the terminal,
+ * a diff, the search palette, a session's view): its code is a chunk of its
+ * own (Vite splits at each dynamic `import()`), fetched the first time the
+ * part is shown, so the window's first script stays small. While the chunk
+ * loads, a small loading state takes its place (after `delay` ms, so a fast
+ * load does not flash); if it cannot be fetched, the part says so with a
+ * "Try again" that fetches it anew. Props, attributes, listeners and slots
+ * pass through to the part.
+ *
+ * `what` names it for the user ("the terminal"); `placement` is where its
+ * states stand: `fill` takes the whole place of a page or pane, `overlay`
+ * floats (for a dialog), `line` (the default) is one line in the flow.
+ */
+export function lazyPart(
+  loader: () => Promise<{ default: Component }>,
+  what: string,
+  options: { placement?: 'line' | 'fill' | 'overlay'; delay?: number } = {}
+): Component {
+  const make = (): Component =>
+    defineAsyncComponent({
+      loader,
+      delay: options.delay ?? 120,
+      loadingComponent: defineComponent(() => () => h(LazyState, { what, placement: options.placement })),
+      errorComponent: defineComponent({
+        props: { error: { type: null, default: undefined } },
+        setup(props) {
+          return () => h(LazyState, { what, placement: options.placement, error: describe(props.error), onRetry: retry })
+        }
+      })
+    })
+  const part = shallowRef<Component>(make())
+  let attempt = 0
+  function retry(): void {
+    attempt++
+    part.value = make()
+  }
+  return defineComponent({
+    name: 'LazyPart',
+    inheritAttrs: false,
+    setup(_props, { attrs, slots }) {
+      return () => h(part.value, { ...attrs, key: attempt }, slots)
+    }
+  })
+}
+
+/** True from the first time `source` is truthy on: a lazy dialog is mounted when first needed, then kept. */
+export function shownOnce(source: () => unknown): Ref<boolean> {
+  const shown = ref(Boolean(source()))
+  const stop = watch(source, (value) => {
+    if (!value) return
+    shown.value = true
+    stop()
+  })
+  return shown
+}
+
+function describe(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  return message.length > 200 ? `${message.slice(0, 200)}…` : message
+}
