@@ -39,6 +39,9 @@ const loaders: Record<string, () => Promise<{ default: LanguageFn }>> = {
   yaml: () => import('highlight.js/lib/languages/yaml')
 }
 
+/** The languages highlighted (each loaded on first use). */
+export const HIGHLIGHT_LANGUAGES = Object.keys(loaders)
+
 /**
  * Every other name a language answers to, known before it is loaded: the
  * aliases each language declares (test/component/markdown.test.ts checks
@@ -64,7 +67,8 @@ export const LANGUAGE_ALIASES: Record<string, readonly string[]> = {
   rust: ['rs'],
   shell: ['console', 'shellsession'],
   typescript: ['ts', 'tsx', 'mts', 'cts'],
-  xml: ['html', 'xhtml', 'rss', 'atom', 'xjb', 'xsd', 'xsl', 'plist', 'wsf', 'svg']
+  xml: ['html', 'xhtml', 'rss', 'atom', 'xjb', 'xsd', 'xsl', 'plist', 'wsf', 'svg'],
+  yaml: ['yml']
 }
 /** Our own aliases, beyond those the languages declare. */
 const EXTRA_ALIASES: Record<string, string> = { vue: 'xml', svelte: 'xml' }

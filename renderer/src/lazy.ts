@@ -13,12 +13,13 @@ import LazyState from './components/common/LazyState.vue'
  *
  * `what` names it for the user ("the terminal"); `placement` is where its
  * states stand: `fill` takes the whole place of a page or pane, `overlay`
- * floats (for a dialog), `line` (the default) is one line in the flow.
+ * floats (for a dialog), `line` (the default) is one line in the flow;
+ * `name` is the component's name (what a test stubs it by).
  */
 export function lazyPart(
   loader: () => Promise<{ default: Component }>,
   what: string,
-  options: { placement?: 'line' | 'fill' | 'overlay'; delay?: number } = {}
+  options: { placement?: 'line' | 'fill' | 'overlay'; delay?: number; name?: string } = {}
 ): Component {
   const make = (): Component =>
     defineAsyncComponent({
@@ -39,7 +40,7 @@ export function lazyPart(
     part.value = make()
   }
   return defineComponent({
-    name: 'LazyPart',
+    name: options.name ?? 'LazyPart',
     inheritAttrs: false,
     setup(_props, { attrs, slots }) {
       return () => h(part.value, { ...attrs, key: attempt }, slots)
