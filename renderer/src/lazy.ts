@@ -21,17 +21,18 @@ export function lazyPart(
   what: string,
   options: { placement?: 'line' | 'fill' | 'overlay'; delay?: number; name?: string } = {}
 ): Component {
+  // A chunk that cannot be fetched resolves to its failure, shown in place with Try again (not an error thrown into the window).
+  const failed = (error: unknown): Component =>
+    defineComponent(() => () => h(LazyState, { what, placement: options.placement, error: describe(error), onRetry: retry }))
   const make = (): Component =>
     defineAsyncComponent({
-      loader,
+      loader: () =>
+        loader().catch((error: unknown) => {
+          console.error(`Could not load ${what}`, error)
+          return failed(error)
+        }),
       delay: options.delay ?? 120,
-      loadingComponent: defineComponent(() => () => h(LazyState, { what, placement: options.placement })),
-      errorComponent: defineComponent({
-        props: { error: { type: null, default: undefined } },
-        setup(props) {
-          return () => h(LazyState, { what, placement: options.placement, error: describe(props.error), onRetry: retry })
-        }
-      })
+      loadingComponent: defineComponent(() => () => h(LazyState, { what, placement: options.placement }))
     })
   const part = shallowRef<Component>(make())
   let attempt = 0

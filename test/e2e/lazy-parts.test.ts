@@ -146,10 +146,10 @@ describe('a window that opens fast', () => {
       const page = await context.newPage()
       const problems = watchConsole(page)
       const mcp = await hold(context, 'McpPage')
-      // The Agents page's chunk fails once (the network is down), then comes.
-      let refusals = 0
+      // The Agents page's chunk cannot be fetched (the network is down) until `offline` is cleared.
+      let offline = true
       await context.route(/\/assets\/AgentsPage-[^/]*\.js$/, (route) => {
-        if (refusals++ === 0) void route.abort('internetdisconnected')
+        if (offline) void route.abort('internetdisconnected')
         else void route.continue()
       })
 
@@ -163,7 +163,7 @@ describe('a window that opens fast', () => {
       expect(await loading.textContent()).toContain('Loading the MCP page')
       await screenshot(page, `lazy-loading-${scheme}`)
       mcp.release()
-      await page.getByRole('heading', { name: /MCP servers/i }).waitFor({ timeout: 60_000 })
+      await page.getByRole('heading', { name: 'MCP servers', exact: true }).waitFor({ timeout: 60_000 })
       expect(await loading.count()).toBe(0)
 
       // The Agents page cannot be fetched: said so, not a blank; Try again brings it.
@@ -171,7 +171,10 @@ describe('a window that opens fast', () => {
       const failed = page.getByTestId('lazy-failed')
       await failed.waitFor({ timeout: 30_000 })
       expect(await failed.textContent()).toContain('Could not load the Agents page')
+      // Said once, in its place: not also as an error of the window.
+      expect(await page.getByTestId('error-banner').count()).toBe(0)
       await screenshot(page, `lazy-failed-${scheme}`)
+      offline = false
       await failed.getByTestId('lazy-retry').click()
       await page.getByTestId('agents-page').waitFor({ timeout: 60_000 })
       expect(await failed.count()).toBe(0)
