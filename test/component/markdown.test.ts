@@ -1,7 +1,6 @@
 // @vitest-environment happy-dom
 import './happy-dom-fixes'
 import { describe, expect, it } from 'vitest'
-import { createRequire } from 'node:module'
 import hljs from 'highlight.js/lib/core'
 import { HIGHLIGHT_LANGUAGES, LANGUAGE_ALIASES, languagesLoaded, languagesSettled, preloadLanguages } from '../../renderer/src/highlight'
 import { renderMarkdown, renderMarkdownBlocks } from '../../renderer/src/markdown'
@@ -56,10 +55,9 @@ describe('agent markdown', () => {
     expect(languagesLoaded.value).toBe(before + 1)
   })
 
-  it('knows each language by the aliases it declares before loading it', () => {
-    const require = createRequire(import.meta.url)
+  it('knows each language by the aliases it declares before loading it', async () => {
     for (const name of HIGHLIGHT_LANGUAGES) {
-      const language = require(`highlight.js/lib/languages/${name}`) as (api: typeof hljs) => { aliases?: string[] }
+      const language = ((await import(`highlight.js/lib/languages/${name}`)) as { default: (api: typeof hljs) => { aliases?: string[] } }).default
       expect([name, language(hljs).aliases ?? []]).toEqual([name, LANGUAGE_ALIASES[name] ?? []])
     }
   })
