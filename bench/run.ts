@@ -10,6 +10,7 @@ import { checkpointMs, checkpointRepo, gitStatusMs } from './checkpoints'
 import { costlyText, type CostlyTextResult } from './costly-text'
 import { PATHOLOGICAL } from '../test/agent/pathological'
 import { hostMemory, type HostMemory } from './memory'
+import { initialJavaScript } from './initial-js'
 import { hostStart, type HostStart } from './startup'
 import { listing, reopen, searchLatency, type Reopened } from './ui'
 
@@ -21,7 +22,8 @@ import { listing, reopen, searchLatency, type Reopened } from './ui'
  */
 
 const quick = process.env.BENCH_QUICK === '1'
-const RUNS = quick ? 1 : 3
+/** BENCH_RUNS=n: n runs of each figure (e.g. a quick run's one size, measured more than once). */
+const RUNS = Number(process.env.BENCH_RUNS) || (quick ? 1 : 3)
 const figures: Figure[] = []
 
 function add(figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: number[]): Figure {
@@ -148,6 +150,22 @@ function searchFigures(): Promise<void> {
   return overDataFolders({ prefix: 'search', name: 'search: query to results painted', goal: '< 100 ms', limitMs: 100 }, (browser, dataDir) =>
     searchLatency(browser, dataDir, 'render listing', quick ? 2 : 5)
   )
+}
+
+/** What the built window loads before its first paint (bench/initial-js.ts): a size, the same in every run. */
+async function initialJavaScriptFigure(): Promise<void> {
+  const initial = await initialJavaScript(join(repoRoot, 'out', 'renderer'))
+  const f = add(
+    {
+      group: '3',
+      name: 'initial JavaScript: the script index.html loads and the chunks it preloads or imports (minified, not compressed)',
+      unit: 'KB',
+      note: `${initial.files.length} files, of ${Math.round(initial.allBytes / 1000).toLocaleString('en-US')} KB of JavaScript in all`
+    },
+    [initial.bytes / 1000]
+  )
+  f.goal = '< 400 KB'
+  f.met = f.median < 400
 }
 
 function listingFigures(): Promise<void> {
@@ -419,7 +437,10 @@ async function main(): Promise<void> {
   const want = (name: string): boolean => only.size === 0 || only.has(name)
   if (want('stream')) await streamThroughput()
   if (want('frames')) await frameFigures()
-  if (want('listing')) await listingFigures()
+  if (want('listing')) {
+    await initialJavaScriptFigure()
+    await listingFigures()
+  }
   if (want('search')) await searchFigures()
   if (want('reopen')) await reopenFigures()
   if (want('memory')) await memoryFigures()

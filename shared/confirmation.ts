@@ -32,19 +32,8 @@ export interface CommandChange {
   programs: ProgramToRun[]
 }
 
-export const commandChangeSchema = z.object({
-  action: z.string(),
-  confirm: z.string(),
-  programs: z.array(
-    z.object({
-      label: z.string(),
-      commandLine: z.string(),
-      cwd: z.string().optional(),
-      env: z.array(z.object({ name: z.string(), value: z.string(), secret: z.enum(['new', 'kept']).optional() })),
-      download: z.string().optional()
-    })
-  )
-})
+/** Its schema is with the wire envelope that carries it (shared/wire-envelope.ts, zod/mini: it is in the window's first script). */
+export { commandChangeSchema } from './wire-envelope'
 
 /**
  * The code `serve` printed, sent again with the request it confirms. Requests

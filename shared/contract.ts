@@ -14,8 +14,8 @@ import type {
   SessionRecord,
   SessionState
 } from './domain'
-import { commandChangeSchema, confirmationCodeParam, type CommandChange } from './confirmation'
-import { hostErrorCodes, type HostErrorCode } from './errors'
+import { confirmationCodeParam, type CommandChange } from './confirmation'
+import type { HostErrorCode } from './errors'
 import type { SearchResults } from './search'
 import type { TranscriptRecord } from './transcript'
 import type { ChangesResult, CheckpointView, MergeResult, ProjectGitInfo } from './workspace'
@@ -384,17 +384,6 @@ export interface WireError {
   confirmation?: CommandChange
 }
 
-const agentProblemSchema = z.object({
-  agentId: z.string(),
-  kind: z.enum(['sign_in', 'not_installed', 'start_failed', 'session_failed']),
-  summary: z.string(),
-  detail: z.string().optional(),
-  hint: z.string().optional(),
-  lines: z.array(z.string()),
-  found: z.boolean(),
-  at: z.string()
-})
-
 /** Messages over the WebSocket transport (Electron IPC carries the same shapes). */
 export const wireRequestSchema = z.object({
   kind: z.literal('request'),
@@ -406,28 +395,7 @@ export type WireRequest = z.infer<typeof wireRequestSchema>
 
 export type WireServerMessage = ({ kind: 'response'; id: number } & WireResponse) | { kind: 'events'; events: HostEvent[] }
 
-const hostEventSchema = z.object({ type: z.string(), payload: z.unknown() })
-
-export const wireServerMessageSchema = z.union([
-  z.object({
-    kind: z.literal('response'),
-    id: z.number(),
-    ok: z.literal(true),
-    result: z.unknown()
-  }),
-  z.object({
-    kind: z.literal('response'),
-    id: z.number(),
-    ok: z.literal(false),
-    error: z.object({
-      message: z.string(),
-      code: z.enum(hostErrorCodes).optional(),
-      problem: agentProblemSchema.optional(),
-      confirmation: commandChangeSchema.optional()
-    })
-  }),
-  z.object({ kind: z.literal('events'), events: z.array(hostEventSchema) })
-])
+export { wireServerMessageSchema } from './wire-envelope'
 
 /**
  * What a renderer needs from a transport: send a request, receive event

@@ -152,35 +152,8 @@ export interface AgentCheckReport {
   lines: CheckLine[]
 }
 
-/** The report as markdown, for a bug report. */
-export function checkReportMarkdown(report: AgentCheckReport): string {
-  const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ')
-  const head = [
-    `# ${report.agentName}${report.agentVersion ? ` ${report.agentVersion}` : ''}: what it does`,
-    '',
-    `Checked by Switchboard on ${report.checkedAt} (${report.durationMs} ms)` +
-      (report.protocolVersion !== undefined ? `, ACP protocol version ${report.protocolVersion}` : '') +
-      (report.registryVersion ? `, registry version ${report.registryVersion}` : '') +
-      '.',
-    '',
-    '| probe | announced | outcome | detail |',
-    '| --- | --- | --- | --- |'
-  ]
-  const rows = report.lines.map(
-    (l) => `| ${cell(l.label)} | ${l.announced === null ? '—' : l.announced ? 'yes' : 'no'} | ${l.outcome} | ${cell(l.detail)} |`
-  )
-  return [...head, ...rows, ''].join('\n')
-}
-
-/** A short line for the session picker: the optional methods that worked. */
-export function checkSummary(report: AgentCheckReport): string {
-  const start = report.lines.find((l) => l.id === 'session/new')
-  if (start && start.outcome === 'needs sign-in') return 'checked: needs sign-in'
-  if (!start || start.outcome !== 'worked') return 'checked: cannot start a session'
-  const optional = ['session/list', 'session/resume', 'session/load', 'session/fork', 'session/close']
-  const worked = report.lines.filter((l) => optional.includes(l.id) && l.outcome === 'worked').map((l) => l.id.slice('session/'.length))
-  return worked.length ? `checked: ${worked.join(', ')}` : 'checked: no optional session methods'
-}
+// The report's text (for the Agents page and the session picker) is in a module without zod: the sidebar shows it on the first screen.
+export { checkReportMarkdown, checkSummary } from './check-report'
 
 export const registryRequestParams = {
   /** The registry's agents: from the cache when it is under a day old, else fetched (`refresh` fetches anyway). */

@@ -1,4 +1,4 @@
-import { z } from 'zod'
+import * as z from 'zod/mini'
 
 /**
  * The user's settings of the window (theme, pane layout, each project's agent
@@ -6,9 +6,14 @@ import { z } from 'zod'
  * (`settings.json`), so they follow the data and not the browser's storage:
  * the same in the Electron app and in every tab of `npm run serve`, whatever
  * port it serves on. Every field is optional: an absent one has its default.
+ *
+ * Written with `zod/mini` (the same checks as zod's classic API, as functions
+ * a bundler can leave out when unused): the window checks its cached copy of
+ * these settings in its first script, which the classic API would make
+ * ~150 KB bigger.
  */
 
-const id = z.string().min(1).max(200)
+const id = z.string().check(z.minLength(1), z.maxLength(200))
 
 /** The most panes that fit side by side. */
 export const MAX_PANES = 4
@@ -22,26 +27,23 @@ export type DiffMode = (typeof diffModes)[number]
 /** The panes of the main area, each holding a session or nothing yet; which one has the focus, which is maximised. */
 export const paneLayoutSchema = z
   .object({
-    panes: z
-      .array(z.object({ id, sessionId: id.nullable() }))
-      .min(1)
-      .max(MAX_PANES),
+    panes: z.array(z.object({ id, sessionId: z.nullable(id) })).check(z.minLength(1), z.maxLength(MAX_PANES)),
     focused: id,
-    maximised: id.nullable()
+    maximised: z.nullable(id)
   })
-  .refine((layout) => new Set(layout.panes.map((p) => p.id)).size === layout.panes.length, { message: 'Each pane needs its own id' })
+  .check(z.refine((layout) => new Set(layout.panes.map((p) => p.id)).size === layout.panes.length, { message: 'Each pane needs its own id' }))
 export type PaneLayout = z.infer<typeof paneLayoutSchema>
 
 /** projectId → agent id (a null value in a change forgets the project's choice). */
-const projectAgents = <T extends z.ZodType>(value: T) =>
-  z.record(id, value).refine((map) => Object.keys(map).length <= 10_000, { message: 'At most 10000 projects' })
+const projectAgents = <T extends z.ZodMiniType>(value: T) =>
+  z.record(id, value).check(z.refine((map) => Object.keys(map).length <= 10_000, { message: 'At most 10000 projects' }))
 
 export const userSettingsSchema = z.object({
-  theme: z.enum(themeChoices).optional(),
-  diffMode: z.enum(diffModes).optional(),
-  panes: paneLayoutSchema.optional(),
+  theme: z.optional(z.enum(themeChoices)),
+  diffMode: z.optional(z.enum(diffModes)),
+  panes: z.optional(paneLayoutSchema),
   /** The agent each project's New session picker was left on. */
-  projectAgents: projectAgents(id).optional()
+  projectAgents: z.optional(projectAgents(id))
 })
 export type UserSettings = z.infer<typeof userSettingsSchema>
 
@@ -52,10 +54,10 @@ export type UserSettings = z.infer<typeof userSettingsSchema>
  * An unknown field is refused (a typo would otherwise be dropped silently).
  */
 export const settingsChangeSchema = z.strictObject({
-  theme: z.enum(themeChoices).optional(),
-  diffMode: z.enum(diffModes).optional(),
-  panes: paneLayoutSchema.optional(),
-  projectAgents: projectAgents(id.nullable()).optional()
+  theme: z.optional(z.enum(themeChoices)),
+  diffMode: z.optional(z.enum(diffModes)),
+  panes: z.optional(paneLayoutSchema),
+  projectAgents: z.optional(projectAgents(z.nullable(id)))
 })
 export type SettingsChange = z.infer<typeof settingsChangeSchema>
 

@@ -329,7 +329,7 @@ describe('invisible characters and direction', () => {
     expect(revealPath('a\u200Db\uFEFFc\u{E0041}')).toBe('a⟨ZWJ⟩b⟨BOM⟩c⟨U+E0041⟩')
   })
 
-  it('shows the override in a terminal command and a diff’s path, each isolated', () => {
+  it('shows the override in a terminal command and a diff’s path, each isolated', async () => {
     const wrapper = mount(EntryView, {
       props: {
         entry: toolCall({
@@ -350,7 +350,8 @@ describe('invisible characters and direction', () => {
       }
     })
     expect(wrapper.find('.command bdi').text()).toBe('rm RLOtxt.exe')
-    expect(wrapper.find('[data-testid=diff-path] bdi').text()).toBe('RLOfdp.exe')
+    // The diff view is fetched when first shown (lazy.ts).
+    await vi.waitFor(() => expect(wrapper.find('[data-testid=diff-path] bdi').text()).toBe('RLOfdp.exe'), { timeout: 30_000 })
   })
 
   it('shows overrides in an agent’s question, its fields and choices, and in its session settings', () => {

@@ -68,7 +68,8 @@ describe('messages', () => {
     expect(wrapper.find('[onerror]').exists()).toBe(false)
     expect(wrapper.find('a').exists()).toBe(false)
     expect(wrapper.text()).toContain('<img src=x onerror="alert(1)">')
-    expect(wrapper.find('.hljs-keyword').text()).toBe('def')
+    // Plain at once; highlighted once Python's highlighting has loaded (highlight.ts).
+    await vi.waitFor(() => expect(wrapper.find('.hljs-keyword').text()).toBe('def'), { timeout: 30_000 })
     expect(wrapper.find('.code-lang').text()).toBe('python')
 
     await wrapper.find('.code-copy').trigger('click')
@@ -162,7 +163,8 @@ describe('tool calls', () => {
     expect(text.find('h1').exists()).toBe(false)
     expect(text.find('.code-lang').text()).toBe('ts')
     expect(text.find('pre code').element.textContent).toBe(file)
-    expect(text.find('.hljs-keyword').text()).toBe('import')
+    await vi.waitFor(() => expect(text.find('.hljs-keyword').text()).toBe('import'), { timeout: 30_000 })
+    expect(text.find('pre code').element.textContent).toBe(file)
 
     // Line-numbered file text from any tool is code too; a tool's prose is markdown.
     const numbered = mountEntry({
@@ -201,7 +203,8 @@ describe('tool calls', () => {
 
   it('shows a change as a unified diff or side by side', async () => {
     const wrapper = mountEntry(edit)
-    expect(wrapper.find('[data-testid=diff-stats]').text()).toBe('+2 −1')
+    // The diff view is fetched when first shown (lazy.ts).
+    await vi.waitFor(() => expect(wrapper.find('[data-testid=diff-stats]').text()).toBe('+2 −1'), { timeout: 30_000 })
     const lines = wrapper.findAll('[data-testid=diff-line]')
     expect(lines.map((l) => `${l.classes()[1]}:${l.find('.text').text()}`)).toEqual([
       'context:a',

@@ -1,6 +1,8 @@
 // @vitest-environment happy-dom
 import './happy-dom-fixes'
 import { describe, expect, it } from 'vitest'
+import hljs from 'highlight.js/lib/core'
+import { HIGHLIGHT_LANGUAGES, LANGUAGE_ALIASES, languagesLoaded, languagesSettled, preloadLanguages } from '../../renderer/src/highlight'
 import { renderMarkdown, renderMarkdownBlocks } from '../../renderer/src/markdown'
 import { XSS_CORPUS } from '../agent/xss-corpus'
 
@@ -33,7 +35,35 @@ function dangerous(root: HTMLElement): string[] {
 }
 
 describe('agent markdown', () => {
-  it('keeps formatting and turns code fences into highlighted blocks with a copy control', () => {
+  it('shows a code block plain at once while its language loads, then highlighted, the same text', async () => {
+    const text = '```rust\nfn main() { let x = 1; }\n```'
+    const before = languagesLoaded.value
+    const plain = parse(renderMarkdown(text)).querySelector('.code-block')!
+    expect(plain.querySelector('.code-lang')?.textContent).toBe('rust')
+    expect(plain.querySelector('code')?.className).toContain('language-rust')
+    expect(plain.querySelector('[class^=hljs-]')).toBeNull()
+    expect(plain.querySelector('code')?.textContent).toBe('fn main() { let x = 1; }\n')
+    await languagesSettled()
+    expect(languagesLoaded.value).toBe(before + 1)
+    const highlighted = parse(renderMarkdown(text)).querySelector('.code-block')!
+    expect(highlighted.querySelector('.hljs-keyword')?.textContent).toBe('fn')
+    expect(highlighted.querySelector('code')?.textContent).toBe('fn main() { let x = 1; }\n')
+    // A name highlight.js does not know stays plain, and loads nothing.
+    const unknown = parse(renderMarkdown('```brainfuck\n+[-->-[>>+>-----<<]<--<---]>-.\n```')).querySelector('.code-block')!
+    expect(unknown.querySelector('.code-lang')?.textContent).toBe('brainfuck')
+    await languagesSettled()
+    expect(languagesLoaded.value).toBe(before + 1)
+  })
+
+  it('knows each language by the aliases it declares before loading it', async () => {
+    for (const name of HIGHLIGHT_LANGUAGES) {
+      const language = ((await import(`highlight.js/lib/languages/${name}`)) as { default: (api: typeof hljs) => { aliases?: string[] } }).default
+      expect([name, language(hljs).aliases ?? []]).toEqual([name, LANGUAGE_ALIASES[name] ?? []])
+    }
+  })
+
+  it('keeps formatting and turns code fences into highlighted blocks with a copy control', async () => {
+    await preloadLanguages('ts')
     const root = parse(renderMarkdown('**bold** and `code`\n\n```ts\nconst x: number = 1\n```'))
     expect(root.querySelector('strong')?.textContent).toBe('bold')
     const block = root.querySelector('.code-block')!

@@ -1,4 +1,5 @@
-import { wireServerMessageSchema, type HostEvent, type HostTransport, type WireResponse } from '../../../shared/contract'
+import type { HostEvent, HostTransport, WireResponse } from '../../../shared/contract'
+import { wireServerMessageSchema } from '../../../shared/wire-envelope'
 import { joinWire, wireFrameCount, wireHeader, type WirePieces } from '../../../shared/wire-pieces'
 
 /**

@@ -1,0 +1,190 @@
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import type { Browser, BrowserContext, Page, Route } from 'playwright-core'
+import type { Host } from '../../electron/host/host'
+import type { RunningServer } from '../../electron/host/ws-server'
+import { initialJavaScript } from '../../bench/initial-js'
+import { removeDir, scriptedAgent, tempDir } from '../helpers'
+import { closeBrowserHost, openBrowserHost, rendererDir, resetWindowSettings, screenshot, watchConsole } from './browser'
+
+/**
+ * A window that opens fast (renderer/src/lazy.ts, highlight.ts): the first
+ * screen fetches only the script index.html names (and what it preloads);
+ * a session's view, the terminal, a diff, the Agents and MCP pages and each
+ * highlighting language arrive when first used. A code block shows plain at
+ * once and highlighted once its language is in; a part that is slow to come
+ * shows a loading line, one whose chunk cannot be fetched says so with Try
+ * again. All under the strict CSP, with no violation. Screenshots in
+ * test-results/ (light and dark).
+ */
+
+let root: string
+let projectDir: string
+let browser: Browser
+let host: Host
+let server: RunningServer
+
+beforeAll(async () => {
+  root = await tempDir('e2e-lazy')
+  projectDir = join(root, 'lazy-project')
+  await mkdir(join(projectDir, 'src'), { recursive: true })
+  await writeFile(join(projectDir, 'src', 'example.ts'), 'export const x = 1\n')
+  ;({ browser, host, server } = await openBrowserHost(join(root, 'data')))
+  await host.request('agents.add', scriptedAgent(join(root, 'agent-state'), {}, 'Scripted'))
+  await host.request('projects.add', { cwd: projectDir })
+})
+
+afterAll(async () => {
+  await closeBrowserHost({ browser, host, server })
+  await removeDir(root)
+})
+
+beforeEach(async () => {
+  await resetWindowSettings(host)
+})
+
+async function newContext(colorScheme: 'light' | 'dark'): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme })
+  await context.addInitScript(
+    "window.__violations = []; document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI))"
+  )
+  return context
+}
+
+/** The path of each script the page asked for (`assets/x.js`), in order. */
+function scriptsRequested(page: Page): string[] {
+  const scripts: string[] = []
+  page.on('request', (request) => {
+    const path = new URL(request.url()).pathname.replace(/^\//, '')
+    if (path.endsWith('.js')) scripts.push(path)
+  })
+  return scripts
+}
+
+/** Holds the requests for scripts whose file name starts with `name-` until `release` is called. */
+async function hold(context: BrowserContext, name: string): Promise<{ release(): void; held: () => number }> {
+  const waiting: Route[] = []
+  let released = false
+  await context.route(new RegExp(`/assets/${name}-[^/]*\\.js$`), (route) => {
+    if (released) void route.continue()
+    else waiting.push(route)
+  })
+  return {
+    release() {
+      released = true
+      for (const route of waiting.splice(0)) void route.continue()
+    },
+    held: () => waiting.length
+  }
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  await page.getByTestId('composer-input').fill(text)
+  await page.getByTestId('send').click()
+}
+
+describe('a window that opens fast', () => {
+  it.each(['light', 'dark'] as const)(
+    'shows the first screen with only its script, then a session, a code block highlighted once its language is in, a diff and a terminal (%s)',
+    async (scheme) => {
+      const context = await newContext(scheme)
+      const page = await context.newPage()
+      const problems = watchConsole(page)
+      const scripts = scriptsRequested(page)
+      // The Python highlighting is held back, to see the code block before it arrives.
+      const python = await hold(context, 'python')
+
+      await page.goto(server.url)
+      const project = page.getByTestId('project').filter({ hasText: 'lazy-project' })
+      await project.waitFor()
+      // The first screen: exactly the build's initial scripts, none of the parts not shown.
+      const initial = await initialJavaScript(rendererDir)
+      expect(new Set(scripts)).toEqual(new Set(initial.files.map((f) => f.file)))
+
+      await project.getByTestId('new-session-agent').selectOption({ label: 'Scripted' })
+      await project.getByTestId('new-session').click()
+      await page.getByTestId('composer-input').waitFor()
+      await expect.poll(() => page.getByTestId('composer-input').isEnabled()).toBe(true)
+      expect(scripts.some((s) => /assets\/SessionView-/.test(s))).toBe(true)
+      expect(scripts.some((s) => /assets\/(open-xterm|DiffView|python)-/.test(s))).toBe(false)
+
+      await send(page, '/sayjson "Here it is:\\n\\n```python\\ndef greet(name):\\n    return f\\"hello {name}\\"\\n```\\n"')
+      const code = page.locator('[data-testid=entry-assistant] .code-block').first()
+      // Shown at once, plain, while its language is on its way.
+      await expect.poll(() => code.locator('code').textContent(), { timeout: 30_000 }).toContain('def greet(name):')
+      expect(await code.locator('.code-lang').textContent()).toBe('python')
+      await expect.poll(() => python.held(), { timeout: 30_000 }).toBeGreaterThan(0)
+      expect(await code.locator('.hljs-keyword').count()).toBe(0)
+      await screenshot(page, `lazy-code-plain-${scheme}`)
+      python.release()
+      // Highlighted once it has arrived, the same text.
+      await expect.poll(() => code.locator('.hljs-keyword').first().textContent(), { timeout: 30_000 }).toBe('def')
+      expect(await code.locator('code').textContent()).toBe('def greet(name):\n    return f"hello {name}"\n')
+      await screenshot(page, `lazy-code-highlighted-${scheme}`)
+
+      // A diff and a terminal: each fetched when the tool call shows one.
+      await send(page, "/diff src/example.ts\n/terminal printf '\\033[1;32mPASS\\033[0m lazy\\n'\n/say Done.")
+      await page.getByTestId('tool-call-diff').first().waitFor({ timeout: 60_000 })
+      await expect.poll(() => page.getByTestId('diff-path').first().textContent(), { timeout: 30_000 }).toContain('example.ts')
+      const terminal = page.getByTestId('terminal').first()
+      await expect.poll(() => terminal.locator('.xterm-rows').textContent(), { timeout: 60_000 }).toContain('PASS lazy')
+      expect(scripts.some((s) => /assets\/DiffView-/.test(s))).toBe(true)
+      expect(scripts.some((s) => /assets\/open-xterm-/.test(s))).toBe(true)
+
+      expect(await page.evaluate('window.__violations')).toEqual([])
+      expect(problems).toEqual([])
+      await context.close()
+    },
+    180_000
+  )
+
+  it.each(['light', 'dark'] as const)(
+    'shows a loading line while a page is on its way, and a failure with Try again when its chunk cannot be fetched (%s)',
+    async (scheme) => {
+      const context = await newContext(scheme)
+      const page = await context.newPage()
+      const problems = watchConsole(page)
+      const mcp = await hold(context, 'McpPage')
+      // The Agents page's chunk cannot be fetched (the network is down) until `offline` is cleared.
+      let offline = true
+      await context.route(/\/assets\/AgentsPage-[^/]*\.js$/, (route) => {
+        if (offline) void route.abort('internetdisconnected')
+        else void route.continue()
+      })
+
+      await page.goto(server.url)
+      await page.getByTestId('project').filter({ hasText: 'lazy-project' }).waitFor()
+
+      // The MCP page is held back: its place shows that it is loading.
+      await page.getByTestId('open-mcp').click()
+      const loading = page.getByTestId('lazy-loading')
+      await loading.waitFor({ timeout: 30_000 })
+      expect(await loading.textContent()).toContain('Loading the MCP page')
+      await screenshot(page, `lazy-loading-${scheme}`)
+      mcp.release()
+      await page.getByRole('heading', { name: 'MCP servers', exact: true }).waitFor({ timeout: 60_000 })
+      expect(await loading.count()).toBe(0)
+
+      // The Agents page cannot be fetched: said so, not a blank; Try again brings it.
+      await page.getByTestId('nav-agents').click()
+      const failed = page.getByTestId('lazy-failed')
+      await failed.waitFor({ timeout: 30_000 })
+      expect(await failed.textContent()).toContain('Could not load the Agents page')
+      // Said once, in its place: not also as an error of the window.
+      expect(await page.getByTestId('error-banner').count()).toBe(0)
+      await screenshot(page, `lazy-failed-${scheme}`)
+      offline = false
+      await failed.getByTestId('lazy-retry').click()
+      await page.getByTestId('agents-page').waitFor({ timeout: 60_000 })
+      expect(await failed.count()).toBe(0)
+      expect(await page.getByTestId('agents-page').textContent()).toContain('Scripted')
+
+      expect(await page.evaluate('window.__violations')).toEqual([])
+      // The refused chunk is the one error the page reports (the browser logs the failed fetch).
+      expect(problems.filter((p) => !/AgentsPage|Failed to fetch dynamically imported module|ERR_INTERNET_DISCONNECTED/.test(p))).toEqual([])
+      await context.close()
+    },
+    180_000
+  )
+})
