@@ -8,7 +8,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // After the last test, no process a test started may still run (test/leak-check.ts).
     globalSetup: ['test/leak-check.ts'],
-    testTimeout: 60_000,
+    // A backstop for a stuck test, not a speed check: a loaded 2-core machine takes several times longer than a quiet one.
+    testTimeout: 120_000,
     hookTimeout: 60_000,
     // Tests spawn real agent processes and a browser; two cores go further one file at a time per core.
     maxWorkers: 2,
