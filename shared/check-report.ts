@@ -1,10 +1,34 @@
-import type { AgentCheckReport } from './registry'
-
 /**
- * An agent check's report as text (shared/registry.ts has the report's
- * shape). Apart from the registry's schemas, so the window's first script
- * (the sidebar shows `checkSummary`) does not carry zod's classic API.
+ * An agent check's report: its shape, and its text. Apart from the registry's
+ * schemas, so the window's first script (the sidebar shows `checkSummary`)
+ * does not carry zod's classic API; shared/registry.ts re-exports it.
  */
+
+export type CheckOutcome = 'worked' | 'failed' | 'needs sign-in' | 'not tried'
+
+export interface CheckLine {
+  /** The method or item probed, e.g. `session/list`. */
+  id: string
+  label: string
+  /** Whether the agent announced it in `initialize` (null where nothing is announced, e.g. session/new). */
+  announced: boolean | null
+  outcome: CheckOutcome
+  /** What came back: the error's message and data, or what was listed. */
+  detail: string
+}
+
+export interface AgentCheckReport {
+  agentId: string
+  agentName: string
+  /** agentInfo.version from initialize, else the registry version, else null. */
+  agentVersion: string | null
+  /** The registry version installed, for a registry agent. */
+  registryVersion?: string
+  protocolVersion?: number
+  checkedAt: string
+  durationMs: number
+  lines: CheckLine[]
+}
 
 /** The report as markdown, for a bug report. */
 export function checkReportMarkdown(report: AgentCheckReport): string {

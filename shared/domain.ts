@@ -3,7 +3,7 @@
  * here crosses a transport as JSON.
  */
 
-import type { Attachment } from './contract'
+import type { Attachment } from './attachment'
 import type { SessionMcpLeftOut, SessionMcpServer } from './mcp'
 import type { PermissionAlways, RuleSubject } from './permissions'
 import type { SessionWorktree } from './workspace'

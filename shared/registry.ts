@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { confirmationCodeParam } from './confirmation'
+import type { AgentCheckReport } from './check-report'
 import type { AgentDefinition, DistributionKind } from './domain'
 
 /**
@@ -124,35 +125,8 @@ export interface RegistryProgress {
   total: number | null
 }
 
-// ---- the capability report ----
-
-export type CheckOutcome = 'worked' | 'failed' | 'needs sign-in' | 'not tried'
-
-export interface CheckLine {
-  /** The method or item probed, e.g. `session/list`. */
-  id: string
-  label: string
-  /** Whether the agent announced it in `initialize` (null where nothing is announced, e.g. session/new). */
-  announced: boolean | null
-  outcome: CheckOutcome
-  /** What came back: the error's message and data, or what was listed. */
-  detail: string
-}
-
-export interface AgentCheckReport {
-  agentId: string
-  agentName: string
-  /** agentInfo.version from initialize, else the registry version, else null. */
-  agentVersion: string | null
-  /** The registry version installed, for a registry agent. */
-  registryVersion?: string
-  protocolVersion?: number
-  checkedAt: string
-  durationMs: number
-  lines: CheckLine[]
-}
-
-// The report's text (for the Agents page and the session picker) is in a module without zod: the sidebar shows it on the first screen.
+// ---- the capability report: its shape and text are in check-report.ts (no zod there: the sidebar shows it on the first screen) ----
+export type { AgentCheckReport, CheckLine, CheckOutcome } from './check-report'
 export { checkReportMarkdown, checkSummary } from './check-report'
 
 export const registryRequestParams = {
