@@ -144,9 +144,10 @@ describe('a first launch, in the browser', () => {
       const text = page.getByTestId('tool-call-text').first()
       await expect.poll(() => text.getAttribute('data-code')).toBe('true')
       expect(await text.locator('h1').count()).toBe(0)
-      expect(
-        await text.locator('pre code').evaluate((el) => (el.ownerDocument.defaultView as unknown as Window).getComputedStyle(el).fontFamily)
-      ).toMatch(/mono/i)
+      // Polled: the block is drawn again once its language's highlighting has loaded.
+      await expect
+        .poll(() => text.locator('pre code').evaluate((el) => (el.ownerDocument.defaultView as unknown as Window).getComputedStyle(el).fontFamily))
+        .toMatch(/mono/i)
       expect(await text.locator('pre code').textContent()).toContain('serve({\n  port: 8080,\n})')
 
       // Selects: one look, the platform's arrow replaced by the chevron, the same in both themes.
