@@ -61,6 +61,21 @@ export interface RunOptions {
   closeStream(error: Error): void
 }
 
+/**
+ * The outgoing side of a link's stream, tapped: each message the SDK writes is
+ * seen by `seen` (activity, the test hook) before it goes on to `writable`.
+ */
+export function tapOutgoing(writable: WritableStream<AnyMessage>, seen: (message: AnyMessage) => void): WritableStream<AnyMessage> {
+  const outgoing = new TransformStream<AnyMessage, AnyMessage>({
+    transform: (message, controller) => {
+      seen(message)
+      controller.enqueue(message)
+    }
+  })
+  void outgoing.readable.pipeTo(writable).catch(() => undefined)
+  return outgoing.writable
+}
+
 /** Where an agent's stderr goes, across its runs (a network agent's connections too). */
 export function agentLogPath(logDir: string, agentId: string): string {
   return join(logDir, `${agentId.replace(/[^A-Za-z0-9._-]/g, '_')}.log`)

@@ -8,7 +8,7 @@ import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-cli
 import { createWebSocketStream, type WebSocketConstructor } from '@agentclientprotocol/sdk/experimental/ws-client'
 import WebSocket from 'ws'
 import type { AgentDefinition } from '../../../shared/domain'
-import { agentLogPath, type AgentLink, type RunOptions } from './link'
+import { agentLogPath, tapOutgoing, type AgentLink, type RunOptions } from './link'
 
 /**
  * One connection to an agent over the network: the SDK's client transport
@@ -207,15 +207,11 @@ export class NetworkLink implements AgentLink {
       },
       cancel: (reason) => reader.cancel(reason)
     })
-    const outgoing = new TransformStream<AnyMessage, AnyMessage>({
-      transform: (message, controller) => {
-        this.lastActivity = Date.now()
-        onMessage?.('out', message)
-        controller.enqueue(message)
-      }
+    const writable = tapOutgoing(stream.writable, (message) => {
+      this.lastActivity = Date.now()
+      onMessage?.('out', message)
     })
-    void outgoing.readable.pipeTo(stream.writable).catch(() => undefined)
-    return { readable, writable: outgoing.writable }
+    return { readable, writable }
   }
 
   private closeReason(): string {

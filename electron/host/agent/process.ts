@@ -7,7 +7,7 @@ import type { AgentDefinition } from '../../../shared/domain'
 import { explainingLines, lastLines } from '../../../shared/stderr-lines'
 import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from '../processes'
 import { LineGuard } from './line-guard'
-import { agentLogPath, type RunOptions } from './link'
+import { agentLogPath, tapOutgoing, type RunOptions } from './link'
 
 /**
  * One run of an agent's process: spawned at construction, its stderr logged
@@ -263,15 +263,11 @@ export class AgentRun {
         controller.enqueue(message)
       }
     })
-    const outgoing = new TransformStream<AnyMessage, AnyMessage>({
-      transform: (message, controller) => {
-        this.lastActivity = Date.now()
-        onMessage?.('out', message)
-        controller.enqueue(message)
-      }
+    const writable = tapOutgoing(stream.writable, (message) => {
+      this.lastActivity = Date.now()
+      onMessage?.('out', message)
     })
-    void outgoing.readable.pipeTo(stream.writable).catch(() => undefined)
-    return { readable: stream.readable.pipeThrough(incoming), writable: outgoing.writable }
+    return { readable: stream.readable.pipeThrough(incoming), writable }
   }
 
   /**
