@@ -160,7 +160,7 @@ export const requestParams = {
     removeWorktree: z.boolean().default(false),
     discardChanges: z.boolean().default(false)
   }),
-  /** The files changed since the review base (or checkpoint `from`), up to now (or checkpoint `to`). */
+  /** The files changed since the review base, up to now; or from checkpoint `from` to checkpoint `to`, or without `to` that turn's own changes (to where it ended, or now while it runs). */
   'changes.list': z.object({ id, from: z.number().int().min(1).optional(), to: z.number().int().min(1).optional() }),
   /** Keep a file's change (or one hunk of it): it joins the review base. */
   'changes.keep': z.object({ id, path: changePath, hunk: hunkRef.optional() }),

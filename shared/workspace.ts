@@ -26,6 +26,8 @@ export interface CheckpointView {
   turn?: number
   rewindTo?: number
   commit: string
+  /** For a turn's checkpoint once that turn is over: the commit of the files as the turn left them. */
+  ended?: string
 }
 
 export type FileChangeStatus = 'added' | 'modified' | 'deleted'
@@ -52,8 +54,8 @@ export interface ChangesResult {
   checkpoints: CheckpointView[]
   /** What the files are compared from: the reviewed state (`review`: what was kept so far) or a checkpoint's index. */
   from: 'review' | number
-  /** What they are compared to: the files now, or a later checkpoint. */
-  to: 'present' | number
+  /** What they are compared to: the files now, a later checkpoint, or (`turn-end`) the files as `from`'s turn left them. */
+  to: 'present' | number | 'turn-end'
   files: FileChange[]
   /** More files changed than are listed. */
   truncated: boolean

@@ -106,7 +106,7 @@ describe('checkpoints: a snapshot of the files as each turn starts', () => {
     expect(gitIn(projectDir, 'diff', '--cached', '--name-only')).toBe('staged.txt')
     expect(gitIn(projectDir, 'rev-parse', 'HEAD')).toBe(before.head)
     expect(gitIn(projectDir, 'for-each-ref', '--format=%(refname)', 'refs/switchboard/')).toBe(
-      `refs/switchboard/${session.id}/checkpoints/1\nrefs/switchboard/${session.id}/review`
+      `refs/switchboard/${session.id}/checkpoints/1\nrefs/switchboard/${session.id}/review\nrefs/switchboard/${session.id}/turn-ends/1`
     )
 
     // The checkpoint is in the transcript, and the prompt's entry knows it.
@@ -132,6 +132,14 @@ describe('checkpoints: a snapshot of the files as each turn starts', () => {
     expect(turn1.files.map((f) => `${f.status} ${f.path}`).sort()).toEqual(['added src/new.txt', 'modified src/main.txt'])
     const turn2 = await host.request('changes.list', { id: session.id, from: 2 })
     expect(turn2.files.map((f) => `${f.status} ${f.path}`)).toEqual(['deleted src/new.txt'])
+    // What the user changes after a turn is not the turn's: each turn's own changes stop where it ended.
+    await writeFile(join(projectDir, 'src', 'user.txt'), 'mine\n')
+    const turn2Later = await host.request('changes.list', { id: session.id, from: 2 })
+    expect(turn2Later.to).toBe('turn-end')
+    expect(turn2Later.files.map((f) => `${f.status} ${f.path}`)).toEqual(['deleted src/new.txt'])
+    const turn1Alone = await host.request('changes.list', { id: session.id, from: 1 })
+    expect(turn1Alone.files.map((f) => `${f.status} ${f.path}`).sort()).toEqual(['added src/new.txt', 'modified src/main.txt'])
+    expect((await host.request('changes.list', { id: session.id })).files.map((f) => f.path).sort()).toEqual(['src/main.txt', 'src/user.txt'])
     expect(existsSync(join(projectDir, '.git'))).toBe(false)
     expect((await readdir(join(dataDir, 'checkpoints'))).some((d) => d.endsWith('.git'))).toBe(true)
     // Keep all: nothing left to review, the files as they are.

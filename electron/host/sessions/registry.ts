@@ -34,6 +34,8 @@ export interface LiveSession {
   promptsInFlight: number
   /** Why the queue must wait once the turn is over (a prompt of it was cancelled, refused or failed); null: it goes on. */
   turnHold: string | null
+  /** The checkpoint the running turn started with (none when it could not be taken): its end is kept against it. */
+  turnCheckpoint: number | null
   /** Set by a cancel: stops an agent that does not end the turn in time. */
   cancelTimer: NodeJS.Timeout | null
   /** A `session/load` under way or just answered: how its replay is taken in (see beginReplay). */
@@ -303,6 +305,7 @@ export class SessionRegistry {
       inTurn: false,
       promptsInFlight: 0,
       turnHold: null,
+      turnCheckpoint: null,
       cancelTimer: null,
       replay: null
     }

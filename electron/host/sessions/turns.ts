@@ -21,8 +21,8 @@ export interface TurnsDeps extends SessionDeps {
   connector: SessionConnector
   /** How long an agent may take to end a turn after session/cancel before it is stopped. */
   cancelGraceMs: number
-  /** Takes the checkpoint of the session's files a turn starts with. */
-  workspace: Pick<WorkspaceService, 'beforeTurn'>
+  /** Takes the checkpoint of the session's files a turn starts with, and keeps them as the turn left them. */
+  workspace: Pick<WorkspaceService, 'beforeTurn' | 'afterTurn'>
 }
 
 export class Turns {
@@ -66,7 +66,9 @@ export class Turns {
     if (!joining) {
       live.turnHold = null
       // The files as the turn finds them, before the agent touches anything (what the turn changed is read against it).
-      registry.append(live, await this.deps.workspace.beforeTurn(live.record))
+      const checkpoint = await this.deps.workspace.beforeTurn(live.record)
+      live.turnCheckpoint = checkpoint.t === 'checkpoint' ? (checkpoint.index ?? null) : null
+      registry.append(live, checkpoint)
     }
     if (note) live.record.rewindNote = undefined
     registry.append(live, { t: 'prompt', at: new Date().toISOString(), content })
@@ -82,6 +84,7 @@ export class Turns {
       const response = await connection.acp.prompt({ sessionId: acpSessionIdOf(live), prompt: content })
       this.deps.supervisor.sessionStarted(live.record.agentId)
       const last = live.promptsInFlight === 1
+      if (last) await this.keepTurnEnd(live)
       if (!NORMAL_STOPS.has(response.stopReason)) live.turnHold ??= holdReason(response.stopReason, connection.definition.name)
       // A prompt the agent handed its turn on from (a later one was sent mid-turn) ends quietly: the turn goes on.
       if (last || response.stopReason !== 'end_turn') {
@@ -104,6 +107,7 @@ export class Turns {
           : `${connection.exitMessage()}. The conversation so far is kept; send again to restart the agent and continue.`)
       live.turnHold ??= alive ? 'The last turn failed, so the queue waits.' : `${connection.definition.name} stopped, so the queue waits.`
       const last = live.promptsInFlight === 1
+      if (last) await this.keepTurnEnd(live)
       registry.append(live, { t: 'error', at: new Date().toISOString(), message, endsTurn: last })
       // The state agrees with the thread: a failed turn leaves the session in error (a new prompt clears it).
       if (last) registry.setState(id, { status: alive ? 'error' : 'idle', error: message })
@@ -125,6 +129,13 @@ export class Turns {
         this.afterTurn?.(id, hold)
       }
     }
+  }
+
+  /** The files as the turn left them, kept before its end is announced (a revert the user makes after seeing it is not the turn's). */
+  private async keepTurnEnd(live: LiveSession): Promise<void> {
+    const checkpoint = live.turnCheckpoint
+    live.turnCheckpoint = null
+    if (checkpoint !== null) await this.deps.workspace.afterTurn(live.record, checkpoint)
   }
 
   async cancel(id: string): Promise<void> {

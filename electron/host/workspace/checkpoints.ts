@@ -11,7 +11,10 @@ import { locateWorkspace, RepoLocks, scope, snapshotTree, type Workspace } from 
  * `refs/switchboard/<session>/checkpoints/<n>`, when a turn starts and before
  * a rewind. Nothing of the user's (index, HEAD, branches, stash) is touched.
  * The review base, `refs/switchboard/<session>/review`, is the state the user
- * has kept so far; it starts at the session's first checkpoint.
+ * has kept so far; it starts at the session's first checkpoint. When a turn
+ * ends, the files as it left them go on `refs/switchboard/<session>/turn-ends/<n>`
+ * (n: the checkpoint it started with), so "this turn only" stops where the
+ * turn stopped, whatever the user changed afterwards.
  */
 
 export interface CheckpointsOptions {
@@ -77,6 +80,17 @@ export class Checkpoints {
     return parseCheckpoint(index, new Date().toISOString(), subject, commit)
   }
 
+  /** Keeps the files as the turn that started with checkpoint `index` left them (the end of that turn's own changes). */
+  async endTurn(sessionId: string, cwd: string, index: number): Promise<void> {
+    const ws = await this.workspace(cwd)
+    await this.exclusive(ws, async () => {
+      const tree = await this.presentLocked(ws)
+      const start = await gitText(['rev-parse', '--verify', checkpointRef(sessionId, index)], ws.run)
+      const commit = await commitTree(tree, [start], `end of the turn of checkpoint ${index}`, ws.run)
+      await git(['update-ref', turnEndRef(sessionId, index), commit], ws.run)
+    })
+  }
+
   async list(sessionId: string, cwd: string): Promise<CheckpointView[]> {
     return this.listIn(await this.workspace(cwd), sessionId)
   }
@@ -86,16 +100,23 @@ export class Checkpoints {
       [
         'for-each-ref',
         '--format=%(refname)%09%(objectname)%09%(creatordate:iso-strict)%09%(contents:subject)',
-        `refs/switchboard/${sessionId}/checkpoints/`
+        `refs/switchboard/${sessionId}/checkpoints/`,
+        `refs/switchboard/${sessionId}/turn-ends/`
       ],
       ws.run
     )
     const views: CheckpointView[] = []
+    const ends = new Map<number, string>()
     for (const line of out.split('\n')) {
       const [ref, commit, at, subject] = line.split('\t')
       const index = Number(ref?.slice(ref.lastIndexOf('/') + 1))
       if (!ref || !commit || !Number.isInteger(index)) continue
-      views.push(parseCheckpoint(index, at ?? '', subject ?? '', commit))
+      if (ref.startsWith(turnEndRef(sessionId, ''))) ends.set(index, commit)
+      else views.push(parseCheckpoint(index, at ?? '', subject ?? '', commit))
+    }
+    for (const view of views) {
+      const ended = ends.get(view.index)
+      if (ended && view.label === 'turn') view.ended = ended
     }
     return views.sort((a, b) => a.index - b.index)
   }
@@ -140,6 +161,10 @@ export class Checkpoints {
 
 export function checkpointRef(sessionId: string, index: number): string {
   return `refs/switchboard/${sessionId}/checkpoints/${index}`
+}
+
+function turnEndRef(sessionId: string, index: number | ''): string {
+  return `refs/switchboard/${sessionId}/turn-ends/${index}`
 }
 
 export function reviewRef(sessionId: string): string {

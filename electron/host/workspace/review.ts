@@ -26,7 +26,7 @@ export interface ChangesQuery {
   cwd: string
   /** A checkpoint's index to compare from; else the review base. */
   from?: number
-  /** A later checkpoint's index to compare to; else the files now. */
+  /** A later checkpoint's index to compare to; else, from a turn's checkpoint, the files as that turn left them (now while it runs). */
   to?: number
 }
 
@@ -39,7 +39,7 @@ export class Review {
   /** What changed; when there is nothing to compare (no checkpoint yet, git missing) it says why instead of failing. */
   async changes(query: ChangesQuery): Promise<ChangesResult> {
     const from: ChangesResult['from'] = query.from ?? 'review'
-    const to: ChangesResult['to'] = query.to ?? 'present'
+    let to: ChangesResult['to'] = query.to ?? 'present'
     const unavailable: ChangesResult = { available: false, checkpoints: [], from, to, files: [], truncated: false }
     try {
       const { checkpoints } = this
@@ -49,7 +49,10 @@ export class Review {
       if (!base) {
         return { ...unavailable, kind: ws.kind, checkpoints: list, reason: 'No checkpoint yet: the first one is taken when the first turn starts.' }
       }
-      const target = to === 'present' ? await checkpoints.present(ws) : commitOf(list, to)
+      // A turn's own changes end where the turn ended: what the user reverted or kept afterwards is not the turn's.
+      const ended = query.to === undefined && typeof from === 'number' ? list.find((c) => c.index === from)?.ended : undefined
+      if (ended) to = 'turn-end'
+      const target = ended ?? (query.to === undefined ? await checkpoints.present(ws) : commitOf(list, query.to))
       const changed = await changedPaths(ws, base, target)
       const files: FileChange[] = []
       for (const change of changed.slice(0, MAX_FILES)) files.push(await fileChange(ws, change))

@@ -53,6 +53,11 @@ export class WorkspaceService {
     }
   }
 
+  /** Keeps the files as a turn left them, against the checkpoint it started with (best effort: without it, "this turn only" runs to now). */
+  async afterTurn(record: SessionRecord, checkpoint: number): Promise<void> {
+    await this.checkpoints.endTurn(record.id, record.cwd, checkpoint).catch(() => undefined)
+  }
+
   /** Restores the files to a checkpoint, records it, and leaves a note the next prompt carries to the agent. */
   async rewind(id: string, index: number): Promise<{ undo: CheckpointView; files: string[] }> {
     const { records, append } = this.options
