@@ -147,11 +147,10 @@ describe.each([
     const failure = await turn
     expect(failure?.message).toMatch(new RegExp(`The connection to agent 'Remote' at ${url(server).replace(/[/.]/g, '\\$&')} was lost`))
     // Back on a new connection without the user doing anything.
-    await waitUntil(
-      'the session reconnected',
-      async () => (await host.request('sessions.states', {})).find((s) => s.id === record.id)?.status === 'ready',
-      { timeoutMs: 60_000 }
-    )
+    // Polled as the whole state, so a failure shows what the session said instead (its error names the failed attempt).
+    await expect
+      .poll(async () => (await host.request('sessions.states', {})).find((s) => s.id === record.id), { timeout: 60_000 })
+      .toMatchObject({ status: 'ready' })
     expect(server.connections).toBe(2)
     const received = await readFile(join(stateDir, 'mcp-received.jsonl'), 'utf8')
     expect(
