@@ -231,12 +231,13 @@ describe.skipIf(process.platform === 'win32')('hostile agents', () => {
     })
   }
 
-  it('a flood of 10,000 updates a second for 3 s: the Host keeps answering, and every update is kept in order', async () => {
-    await flood(10_000, 30_000, 'hostile.flood-10k')
+  // Long enough to fill every pipe and batch on the way many times over; longer floods only made the suite slower.
+  it('a flood of 10,000 updates a second for 1.5 s: the Host keeps answering, and every update is kept in order', async () => {
+    await flood(10_000, 15_000, 'hostile.flood-10k')
   })
 
   it('a flood as fast as the agent can write: backpressure slows the agent, nothing is lost', async () => {
-    await flood(1_000_000, 100_000, 'hostile.flood-max')
+    await flood(1_000_000, 40_000, 'hostile.flood-max')
   })
 
   it('a tree of processes (some leaving the group) is gone when the agent exits mid-turn, and when the app quits', async () => {
