@@ -44,16 +44,17 @@ describe('layering', () => {
 })
 
 /** The repository's config without type information (and the rules that need it). */
-const untyped = [
+const untyped: import('eslint').Linter.Config[] = [
   {
     files: ['**/*.ts', '**/*.vue'],
     languageOptions: { parserOptions: { project: null, projectService: false } },
-    rules: Object.fromEntries(
-      ['no-floating-promises', 'no-misused-promises', 'no-unsafe-argument', 'no-unsafe-call', 'no-unsafe-return'].map((rule) => [
-        `@typescript-eslint/${rule}`,
-        'off'
-      ])
-    )
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'off',
+      '@typescript-eslint/no-misused-promises': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off'
+    }
   }
 ]
 
