@@ -299,6 +299,8 @@ export interface SessionState {
   id: string
   status: SessionStatus
   error?: string
+  /** `error` is the last turn's failure, shown in the thread as its error entry: the window does not repeat it. Cleared by any new `error`. */
+  errorInThread?: boolean
   /** Why the session cannot be continued, when it cannot. */
   continueBlockedReason?: string
   /**

@@ -19,6 +19,7 @@
  * - `download_failed`: a registry agent's archive could not be downloaded whole; nothing was installed
  * - `archive_refused`: a registry agent's archive is not usable (unknown format, entries or links leaving its folder, no command)
  * - `reopen_failed`: the agent could not reopen a past conversation (load or resume failed); the view is kept and the session's state offers a new session given it as context
+ * - `turn_failed`: the turn failed (the agent failed it, or stopped mid-turn); the thread already shows why as the turn's error entry, so the window does not say it again
  * - `agent_failed`: the agent could not start a session (not installed, its process failed to start, or session/new failed); the error's `problem` says what happened, with the stderr lines that explain it
  * - `confirmation_required`: the change would run a program and must be confirmed outside the page: under `npm run serve`, with the code printed on its console, sent again as `confirmationCode`; the error's `confirmation` says what is confirmed. Nothing was changed
  * - `confirmation_refused`: the change was not confirmed (the dialog cancelled, a wrong, used or expired code, or no way to ask); nothing was changed
@@ -44,6 +45,7 @@ export const hostErrorCodes = [
   'download_failed',
   'archive_refused',
   'reopen_failed',
+  'turn_failed',
   'agent_failed',
   'confirmation_required',
   'confirmation_refused'

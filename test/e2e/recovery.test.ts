@@ -147,18 +147,26 @@ describe('recovering in the browser', () => {
     await app.host.request('sessions.new', { projectId: project.id, agentId: agent.id })
     const { page, problems } = await newPage(first.url)
     await page.getByTestId('session-item').first().click()
+    // A turn the agent fails is said once, as the thread's error entry: not again under the header.
+    await page.getByTestId('composer-input').fill('/say partial\n/fail the build broke')
+    await page.getByTestId('send').click()
+    await page.getByTestId('entry-error').filter({ hasText: 'the build broke' }).waitFor()
+    await expect.poll(() => page.getByTestId('cancel').count()).toBe(0)
+    expect(await page.getByTestId('session-error').count()).toBe(0)
+
     await page.getByTestId('composer-input').fill('/stream 3\n/stderr the model server went away\n/exit 7')
     await page.getByTestId('send').click()
-
-    const error = page.getByTestId('entry-error')
+    const error = page.getByTestId('entry-error').filter({ hasText: 'exited with code 7' })
     await error.waitFor()
     expect(await error.textContent()).toMatch(/exited with code 7.*the model server went away.*The conversation so far is kept; send again/s)
-    expect(await page.getByTestId('entry-assistant').first().textContent()).toContain('chunk 1 chunk 2 chunk 3')
+    expect(await page.getByTestId('entry-assistant').filter({ hasText: 'chunk 1 chunk 2 chunk 3' }).count()).toBe(1)
     await screenshot(page, 'recovery-agent-crash')
 
     await page.getByTestId('composer-input').fill('are you back?')
     await page.getByTestId('send').click()
     await page.getByTestId('entry-assistant').filter({ hasText: 'You said: are you back?' }).waitFor()
+    // Neither failure was said again in a banner (both prompts were answered long before this reply).
+    expect(await page.getByTestId('error-banner').count()).toBe(0)
 
     expect(problems).toEqual([])
 

@@ -328,7 +328,8 @@ describe('an agent set to protocol version 2 that speaks it', () => {
     // The state agrees with the thread: in error, saying why (the next prompt clears it).
     expect((await host.request('sessions.open', { id: record.id })).state).toMatchObject({
       status: 'error',
-      error: 'Fragile failed the turn: the build broke'
+      error: 'Fragile failed the turn: the build broke',
+      errorInThread: true
     })
     await expect(host.request('sessions.prompt', { id: record.id, text: '/stderr dying now\n/exit 7' })).rejects.toThrow(
       /Agent 'Fragile' exited with code 7; stderr: .*dying now.*send again to restart the agent/s

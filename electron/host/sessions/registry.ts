@@ -276,6 +276,8 @@ export class SessionRegistry {
 
   setState(id: string, patch: Partial<SessionState>): void {
     const state = { ...this.stateOf(id), ...patch, id }
+    // Where an error is shown goes with that error: a new one (or none) is not the thread's unless said so.
+    if ('error' in patch && !('errorInThread' in patch)) delete state.errorInThread
     this.states.set(id, state)
     this.options.events.emit('session.state', state)
   }

@@ -4,7 +4,7 @@ import { contentToText, isSwitchboardNote, SWITCHBOARD_NOTE_META, turnUsageOf } 
 import type { AgentConnection } from '../agent/connection'
 import { authRequired } from '../agents/sign-in'
 import type { AskBroker } from '../asks/broker'
-import { describeError } from '../errors'
+import { describeError, HostError } from '../errors'
 import type { SessionConnector, SessionDeps } from './connector'
 import { titleFrom, toContentBlock } from './records'
 import type { LiveSession } from './registry'
@@ -110,8 +110,8 @@ export class Turns {
       if (last) await this.keepTurnEnd(live)
       registry.append(live, { t: 'error', at: new Date().toISOString(), message, endsTurn: last })
       // The state agrees with the thread: a failed turn leaves the session in error (a new prompt clears it).
-      if (last) registry.setState(id, { status: alive ? 'error' : 'idle', error: message })
-      throw auth ?? new Error(message)
+      if (last) registry.setState(id, { status: alive ? 'error' : 'idle', error: message, errorInThread: true })
+      throw auth ?? new HostError('turn_failed', message)
     } finally {
       live.promptsInFlight -= 1
       const over = live.promptsInFlight === 0

@@ -156,7 +156,8 @@ export const useSessionsStore = defineStore('sessions', () => {
       await host().request('sessions.prompt', { id, text, attachments })
     } catch (error) {
       if (error instanceof HostRequestError && error.problem) problems.value[id] = { problem: error.problem, again: { text, attachments } }
-      else if (!reopenFailed(error)) notices.report(messageOf(error))
+      // A failed turn is said in the thread, as its error entry.
+      else if (!reopenFailed(error) && !(error instanceof HostRequestError && error.code === 'turn_failed')) notices.report(messageOf(error))
     }
     return true
   }
