@@ -251,6 +251,8 @@ export interface UnseenTurn {
   at: string
   stopReason?: string
   error?: string
+  /** The start of the agent's last message in the turn, as plain text (what the inbox shows of it). */
+  reply?: string
 }
 
 /** A prompt waiting in a session's queue. */

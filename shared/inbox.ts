@@ -34,7 +34,7 @@ export type InboxItem =
   /** The session's last turn ended in an error (or could not go on: Switchboard closed while it waited). */
   | (InboxItemBase & { kind: 'error'; message: string })
   /** The session's last turn finished while no window showed it. */
-  | (InboxItemBase & { kind: 'finished'; stopReason: string })
+  | (InboxItemBase & { kind: 'finished'; stopReason: string; reply?: string })
 
 const id = z.string().min(1).max(200)
 

@@ -86,11 +86,13 @@ describe('the inbox', () => {
       'error · docs · Scripted · Translate the guide',
       'finished · app · Scripted · Summarise the README'
     ])
-    const [build, release, deploy, signIn, failed] = items
+    const [build, release, deploy, signIn, failed, finished] = items
     expect(build).toMatchObject({ permission: { title: 'Run dangerous command', options: [{ optionId: 'allow' }, { optionId: 'reject' }] } })
     expect(deploy).toMatchObject({ elicitation: { message: 'Which deployment should I use?' } })
     expect(signIn).toMatchObject({ summary: 'Locked needs you to sign in first.' })
     expect(failed).toMatchObject({ message: expect.stringContaining('The model is overloaded') })
+    // A finished turn shows the start of the agent's reply.
+    expect(finished).toMatchObject({ stopReason: 'end_turn', reply: 'You said: summarise it' })
     // Every window was told the same list.
     await waitUntil('the list told to the windows', () =>
       events.some((e) => e.type === 'inbox.changed' && JSON.stringify(e.payload) === JSON.stringify(items))

@@ -8,6 +8,8 @@ import type { HandlerSlice } from '../handlers'
 import type { Records } from '../records'
 import type { SessionRegistry } from '../sessions/registry'
 import type { Turns } from '../sessions/turns'
+import { plainText } from '../plain-text'
+import type { Thread } from '../../../shared/thread'
 
 /**
  * The inbox: what waits on the user, across every session, project and agent,
@@ -22,7 +24,7 @@ import type { Turns } from '../sessions/turns'
 export interface InboxDeps {
   records: Records
   events: EventBus
-  registry: Pick<SessionRegistry, 'allStates'>
+  registry: Pick<SessionRegistry, 'allStates' | 'get'>
   broker: Pick<AskBroker, 'pendingElicitations' | 'answerPermission' | 'answerElicitation'>
   supervisor: Pick<AgentSupervisor, 'stateOf'>
   turns: Pick<Turns, 'turnEnded'>
@@ -86,7 +88,14 @@ export class Inbox {
       if (!end) continue
       const base = { ...this.about(record), at: end.at }
       if (end.error !== undefined) items.push({ ...base, id: `error:${record.id}:${end.at}`, kind: 'error', message: end.error })
-      else items.push({ ...base, id: `finished:${record.id}:${end.at}`, kind: 'finished', stopReason: end.stopReason ?? 'end_turn' })
+      else
+        items.push({
+          ...base,
+          id: `finished:${record.id}:${end.at}`,
+          kind: 'finished',
+          stopReason: end.stopReason ?? 'end_turn',
+          ...(end.reply ? { reply: end.reply } : {})
+        })
     }
     this.timeLiveItems(items)
     return items.sort((a, b) => ORDER[a.kind] - ORDER[b.kind] || a.at.localeCompare(b.at))
@@ -172,7 +181,8 @@ export class Inbox {
     if (this.closing || end.stopReason === 'cancelled') return
     const record = this.deps.records.data.sessions.find((s) => s.id === id)
     if (!record) return
-    record.unseen = end
+    const reply = end.error === undefined ? lastReply(this.deps.registry.get(id)?.thread) : undefined
+    record.unseen = { ...end, ...(reply ? { reply } : {}) }
     this.deps.records.saveSoon(record)
   }
 
@@ -215,4 +225,23 @@ export class Inbox {
   private agent(agentId: string): InboxItem['agent'] {
     return { id: agentId, name: this.deps.records.data.agents.find((a) => a.id === agentId)?.name ?? agentId }
   }
+}
+
+/** How much of the agent's last message the inbox shows (the rest is in the session). */
+const REPLY_CHARS = 240
+
+/** The start of the agent's last message, as the words a reader sees (only its start is read: a message may be megabytes). */
+function lastReply(thread: Thread | undefined): string | undefined {
+  const entries = thread?.entries ?? []
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i]
+    if (entry.kind === 'user') return undefined
+    if (entry.kind !== 'assistant') continue
+    const text = plainText(entry.text.slice(0, REPLY_CHARS * 4))
+    if (text.length <= REPLY_CHARS) return text || undefined
+    // Not between the halves of a surrogate pair.
+    const end = /[\uD800-\uDBFF]/.test(text[REPLY_CHARS - 1]) ? REPLY_CHARS - 1 : REPLY_CHARS
+    return `${text.slice(0, end).trimEnd()}…`
+  }
+  return undefined
 }

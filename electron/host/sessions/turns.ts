@@ -127,10 +127,11 @@ export class Turns {
       live.record.updatedAt = new Date().toISOString()
       await records.saved(live.record)
       if (over) {
+        // Before the session may leave memory: how the turn ended is read from its thread.
+        if (end) this.turnEnded?.(id, end)
         registry.releaseIfUnused(live)
         const hold = live.turnHold
         live.turnHold = null
-        if (end) this.turnEnded?.(id, end)
         this.afterTurn?.(id, hold)
       }
     }
