@@ -109,7 +109,20 @@ async function start(): Promise<void> {
     confirmCommand: dialogConfirmation(() => mainWindow)
   })
   Menu.setApplicationMenu(buildMenu())
+  showInboxOnBadge(host)
   openWindow(host)
+}
+
+/** The dock or taskbar badge counts what waits in the inbox (the Host's `inbox.changed`), where the platform shows one. */
+function showInboxOnBadge(activeHost: Host): void {
+  activeHost.events.subscribe((events) => {
+    const last = events.findLast((e) => e.type === 'inbox.changed')
+    if (last?.type === 'inbox.changed') app.setBadgeCount(last.payload.length)
+  })
+  void activeHost.request('inbox.list', {}).then(
+    (items) => app.setBadgeCount(items.length),
+    (error: Error) => console.error(`Could not read the inbox for the badge: ${error.message}`)
+  )
 }
 
 function openWindow(activeHost: Host): void {

@@ -35,6 +35,7 @@ export function buildMenuTemplate(actions: MenuActions): MenuItemConstructorOpti
       submenu: [
         command('New Session', 'new-session', 'CmdOrCtrl+N'),
         command('Search…', 'search', 'CmdOrCtrl+K'),
+        command('Inbox', 'inbox', 'CmdOrCtrl+I'),
         { type: 'separator' },
         command('Agents', 'agents', 'CmdOrCtrl+Shift+A'),
         command('MCP Servers', 'mcp', 'CmdOrCtrl+Shift+M'),

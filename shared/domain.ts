@@ -242,6 +242,17 @@ export interface SessionRecord {
   queue?: QueuedPrompt[]
   /** Why the queue waits for the user instead of going on (a cancelled or failed turn, a restart). */
   queueHeld?: string
+  /** How the last turn ended, until a window has shown the session or the user dismissed it from the inbox. */
+  unseen?: UnseenTurn
+}
+
+/** A turn's end the user has not seen yet: it finished (`stopReason`), or ended in an error (`error`). */
+export interface UnseenTurn {
+  at: string
+  stopReason?: string
+  error?: string
+  /** The start of the agent's last message in the turn, as plain text (what the inbox shows of it). */
+  reply?: string
 }
 
 /** A prompt waiting in a session's queue. */

@@ -212,7 +212,8 @@ export class Elicitations {
         }
       }
       this.pending.set(requestId, entry)
-      signal.addEventListener('abort', () => this.answer(requestId, 'cancel'), { once: true })
+      // Cancelled by the agent (or its connection closing), unless it was answered or cancelled here already.
+      signal.addEventListener('abort', () => this.pending.has(requestId) && this.answer(requestId, 'cancel'), { once: true })
       this.onChange(this.list())
     })
   }

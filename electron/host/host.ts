@@ -18,6 +18,7 @@ import { environmentWarning, hostEnvironment, type LoginShellOptions, type UserE
 import { wireError } from './errors'
 import { EventBus } from './events'
 import { filesHandlers } from './files/service'
+import { Inbox } from './inbox/inbox'
 import type { Handlers, RequestContext } from './handlers'
 import { lazyMcpHandlers, McpService } from './mcp/service'
 import { defaultAgentPresets } from './presets'
@@ -100,6 +101,7 @@ export class Host {
   private readonly handlers: Handlers
   private readonly confirmCommand: ConfirmCommand
   private readonly reconnector: Reconnector
+  private readonly inbox: Inbox
   private closed: Promise<void> | null = null
 
   private constructor(
@@ -184,6 +186,7 @@ export class Host {
     })
     const lifecycle = new SessionLifecycle({ records, registry, supervisor, mcp, turns, dataDir, workspace })
     const queue = new PromptQueue({ records, registry, turns })
+    const inbox = (this.inbox = new Inbox({ records, events, registry, broker, supervisor, turns }))
     this.search = new SearchIndex({
       transcriptDir,
       projects: () => store.data.projects,
@@ -208,7 +211,8 @@ export class Host {
       ...lazyMcpHandlers(() => mcp),
       ...filesHandlers({ records, revealPath: options.revealPath }),
       ...workspace.handlers(),
-      ...settings.handlers()
+      ...settings.handlers(),
+      ...inbox.handlers()
     }
   }
 
@@ -269,6 +273,7 @@ export class Host {
   }
 
   private async shutDown(): Promise<void> {
+    this.inbox.close()
     this.reconnector.stop()
     await this.search.close()
     this.broker.cancelAll()

@@ -1,10 +1,11 @@
-import { onBeforeUnmount } from 'vue'
+import { onBeforeUnmount, watchEffect } from 'vue'
 import { onAppCommand, runAppCommand } from './commands'
 import { host, messageOf } from './host/client'
 import { askNotificationPermissionOnFirstGesture, createNotifier } from './notifications'
 import { commandFor, isTextField } from './shortcuts'
 import { useAgentsStore } from './stores/agents'
 import { useContactStore } from './stores/contact'
+import { useInboxStore } from './stores/inbox'
 import { useNoticesStore } from './stores/notices'
 import { useProjectsStore } from './stores/projects'
 import { useSessionsStore } from './stores/sessions'
@@ -16,7 +17,10 @@ import { useViewStore } from './stores/view'
 /**
  * The desktop behaviour of the window, wired once from App.vue: the theme,
  * window-wide keyboard shortcuts, what the app commands do (from the native
- * menu or a shortcut), and notifications while the window is in the background.
+ * menu or a shortcut), the inbox's count in the window's title (the Electron
+ * shell's dock badge follows the Host's `inbox.changed`), whether the window
+ * has the focus (what it shows is then seen), and notifications of what is new
+ * in the inbox while the window is in the background.
  * Call it in App's setup, before the app store starts (so the notifier sees
  * each state change before the stores apply it).
  */
@@ -28,8 +32,14 @@ export function useDesktop(): void {
   const projects = useProjectsStore()
   const sessions = useSessionsStore()
   const settings = useSettingsStore()
+  const inbox = useInboxStore()
 
   const cleanups = [
+    onAppCommand('inbox', () => {
+      view.shortcutsOpen = false
+      if (inbox.open) inbox.open = false
+      else inbox.show()
+    }),
     onAppCommand('shortcuts', () => (view.shortcutsOpen = !view.shortcutsOpen)),
     onAppCommand('agents', () => {
       view.shortcutsOpen = false
@@ -87,15 +97,30 @@ export function useDesktop(): void {
   window.addEventListener('keydown', onKey)
   cleanups.push(() => window.removeEventListener('keydown', onKey))
 
+  // `(3) Switchboard`: the window's title says how much waits (the taskbar and the window switcher show it).
+  const title = document.title
+  const stopTitle = watchEffect(() => (document.title = inbox.count ? `(${inbox.count}) ${title}` : title))
+  cleanups.push(() => stopTitle())
+
+  const followFocus = (): void => {
+    inbox.windowFocused = document.hasFocus() && document.visibilityState !== 'hidden'
+  }
+  followFocus()
+  window.addEventListener('focus', followFocus)
+  window.addEventListener('blur', followFocus)
+  document.addEventListener('visibilitychange', followFocus)
+  cleanups.push(() => {
+    window.removeEventListener('focus', followFocus)
+    window.removeEventListener('blur', followFocus)
+    document.removeEventListener('visibilitychange', followFocus)
+  })
+
   cleanups.push(
     host().onBatch(
       createNotifier({
-        known: (id) => sessions.states[id],
-        describe: (id) => {
-          const record = projects.sessionById(id)
-          return { sessionTitle: record?.title ?? 'A session', agentName: record ? agents.name(record.agentId) : 'The agent' }
-        },
-        open: (id) => void sessions.open(id)
+        known: () => inbox.items,
+        // A session's item opens the session (its request or question is shown there too); an agent's, the inbox.
+        open: (item) => (item.session ? void sessions.open(item.session.id) : inbox.show(item.id))
       })
     )
   )

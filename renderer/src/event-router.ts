@@ -3,6 +3,7 @@ import { runAppCommand } from './commands'
 import { messageOf } from './host/client'
 import { useAgentsStore } from './stores/agents'
 import { useElicitationsStore } from './stores/elicitations'
+import { useInboxStore } from './stores/inbox'
 import { useMcpStore } from './stores/mcp'
 import { useNoticesStore } from './stores/notices'
 import { usePermissionsStore } from './stores/permissions'
@@ -67,6 +68,9 @@ export function routeEvents(events: HostEvent[]): void {
           break
         case 'settings.changed':
           useSettingsStore().receive(event.payload)
+          break
+        case 'inbox.changed':
+          useInboxStore().receive(event.payload)
           break
         case 'app.command':
           runAppCommand(event.payload.command)

@@ -1,28 +1,15 @@
 import type { HostEvent } from '../../shared/contract'
-import type { SessionState } from '../../shared/domain'
+import type { InboxItem } from '../../shared/inbox'
 import { LIMITS, revealText, shortText } from './agent-text'
 
 /**
- * OS notifications for what needs the user while they are elsewhere: a turn
- * that ended (or failed), or a permission request waiting. Only while the window
- * is not focused or hidden; clicking one brings the window back to that session.
- * Uses the web Notification API (Electron shows it natively; a browser asks
- * permission first).
+ * OS notifications for what needs the user while they are elsewhere, driven
+ * by the inbox (`inbox.changed`): one for each item that was not in it
+ * before (a permission request, a question, a sign-in, a turn that failed or
+ * finished). Only while the window is not focused or hidden; clicking one
+ * brings the window back to it. Uses the web Notification API (Electron shows
+ * it natively; a browser asks permission first).
  */
-
-export type Attention = { kind: 'turn-ended'; sessionId: string; error?: string } | { kind: 'permission'; sessionId: string; title: string }
-
-/** What changed between two states of a session that the user should hear about, if anything. */
-export function attentionFrom(previous: SessionState | undefined, next: SessionState): Attention | null {
-  const request = next.permissions?.find((p) => !previous?.permissions?.some((q) => q.requestId === p.requestId))
-  if (request) {
-    return { kind: 'permission', sessionId: next.id, title: request.title }
-  }
-  if (previous?.status === 'running' && next.status !== 'running') {
-    return next.error ? { kind: 'turn-ended', sessionId: next.id, error: next.error } : { kind: 'turn-ended', sessionId: next.id }
-  }
-  return null
-}
 
 /** The user is not looking at the window. */
 export function isAway(page: { hasFocus: boolean; hidden: boolean }): boolean {
@@ -35,49 +22,56 @@ function said(text: string): string {
   return revealText(short) + (cut ? '…' : '')
 }
 
-export function notificationText(attention: Attention, sessionTitle: string, agentName: string): { title: string; body: string } {
-  const session = said(sessionTitle)
-  if (attention.kind === 'permission') {
-    return { title: `${agentName} asks for permission`, body: `${said(attention.title)} — in “${session}”` }
+export function notificationText(item: InboxItem): { title: string; body: string } {
+  const agent = item.agent.name
+  const session = item.session ? said(item.session.title) : ''
+  const where = session ? ` — in “${session}”` : ''
+  switch (item.kind) {
+    case 'permission':
+      return { title: `${agent} asks for permission`, body: `${said(item.permission.title)}${where}` }
+    case 'elicitation':
+      return { title: `${agent} asks you`, body: `${said(item.elicitation.message)}${where}` }
+    case 'sign_in':
+      return { title: `${agent} needs you to sign in`, body: said(item.summary) }
+    case 'error':
+      return { title: `${agent} stopped with an error`, body: `“${session}”: ${said(item.message)}` }
+    case 'finished':
+      return { title: `${agent} finished`, body: `“${session}” is waiting for you` }
   }
-  if (attention.error) return { title: `${agentName} stopped with an error`, body: `“${session}”: ${said(attention.error)}` }
-  return { title: `${agentName} finished`, body: `“${session}” is waiting for you` }
 }
 
 export interface NotifierDeps {
-  /** Session title and agent name, for the text. */
-  describe: (sessionId: string) => { sessionTitle: string; agentName: string }
-  /** Brings the session into view (after the window was focused). */
-  open: (sessionId: string) => void
-  /** A session's state before this batch, for sessions not seen in an event yet (the store, before it applies the batch). */
-  known?: (sessionId: string) => SessionState | undefined
+  /** The inbox as the window has it before this batch (the store, before it applies the batch). */
+  known: () => InboxItem[]
+  /** Brings the item into view (after the window was focused). */
+  open: (item: InboxItem) => void
   page?: () => { hasFocus: boolean; hidden: boolean }
   show?: (title: string, options: NotificationOptions, onClick: () => void) => void
 }
 
 /**
- * Watches the Host's event batches for attention-worthy state changes and shows a
- * notification while the user is away. Returns the batch listener (for
- * host().onBatch, registered before the stores apply the batch).
+ * Watches the Host's event batches for what is new in the inbox and shows a
+ * notification for each new item while the user is away. Returns the batch
+ * listener (for host().onBatch, registered before the stores apply the batch).
  */
 export function createNotifier(deps: NotifierDeps): (events: HostEvent[]) => void {
-  const last = new Map<string, SessionState>()
   const page = deps.page ?? (() => ({ hasFocus: document.hasFocus(), hidden: document.visibilityState === 'hidden' }))
   const show = deps.show ?? showWebNotification
   return (events) => {
+    let before: Set<string> | null = null
     for (const event of events) {
-      if (event.type === 'session.removed') last.delete(event.payload.id)
-      if (event.type !== 'session.state') continue
-      const previous = last.has(event.payload.id) ? last.get(event.payload.id) : deps.known?.(event.payload.id)
-      const attention = attentionFrom(previous, event.payload)
-      last.set(event.payload.id, event.payload)
-      if (!attention || !isAway(page())) continue
-      const { sessionTitle, agentName } = deps.describe(attention.sessionId)
-      const { title, body } = notificationText(attention, sessionTitle, agentName)
-      show(title, { body, tag: `${attention.kind}:${attention.sessionId}` }, () => {
-        window.focus()
-        deps.open(attention.sessionId)
-      })
+      if (event.type !== 'inbox.changed') continue
+      before ??= new Set(deps.known().map((i) => i.id))
+      const fresh = event.payload.filter((item) => !before?.has(item.id))
+      before = new Set(event.payload.map((i) => i.id))
+      if (!isAway(page())) continue
+      for (const item of fresh) {
+        const { title, body } = notificationText(item)
+        show(title, { body, tag: item.id }, () => {
+          window.focus()
+          deps.open(item)
+        })
+      }
     }
   }
 }

@@ -14,7 +14,7 @@ export interface Shortcut {
   /** Alternatives; each is the keys pressed together, e.g. ['Mod', 'Shift', 'A']. */
   keys: string[][]
   description: string
-  group: 'General' | 'Panes' | 'Sidebar' | 'Conversation' | 'Permission requests'
+  group: 'General' | 'Panes' | 'Sidebar' | 'Conversation' | 'Permission requests' | 'Inbox'
   /** Run by the window-wide handler. */
   command?: AppCommand
   /** Only when the focus is not in a text field (plain keys like `?` are text there). */
@@ -34,6 +34,7 @@ export const shortcuts: Shortcut[] = [
   },
   { id: 'new-session', keys: [['Mod', 'N']], description: 'New session in the current project', group: 'General', command: 'new-session' },
   { id: 'agents', keys: [['Mod', 'Shift', 'A']], description: 'Agents', group: 'General', command: 'agents' },
+  { id: 'inbox', keys: [['Mod', 'I']], description: 'Inbox: what waits on you, in every session', group: 'General', command: 'inbox' },
   { id: 'close-overlay', keys: [['Escape']], description: 'Close this list, or the Agents page', group: 'General' },
   // Search and panes: handled in App.vue with pane-shortcuts.ts (by physical key); listed here for the overlay.
   { id: 'search', keys: [['Mod', 'K']], description: 'Search projects, titles and conversations', group: 'General' },
@@ -75,7 +76,18 @@ export const shortcuts: Shortcut[] = [
   { id: 'send', keys: [['Enter']], description: 'Send the message', group: 'Conversation' },
   { id: 'newline', keys: [['Shift', 'Enter']], description: 'New line in the message', group: 'Conversation' },
   { id: 'permission-pick', keys: [['1'], ['9']], range: true, description: 'Pick that option of the request', group: 'Permission requests' },
-  { id: 'permission-dismiss', keys: [['Escape']], description: 'Dismiss the request (the agent is told no)', group: 'Permission requests' }
+  { id: 'permission-dismiss', keys: [['Escape']], description: 'Dismiss the request (the agent is told no)', group: 'Permission requests' },
+  // Handled by the inbox itself (InboxDialog.vue); listed here for the overlay.
+  {
+    id: 'inbox-move',
+    keys: [['↑'], ['↓']],
+    description: 'Move through what waits',
+    group: 'Inbox'
+  },
+  { id: 'inbox-act', keys: [['Enter']], description: 'Answer it (a question, a sign-in) or open its session', group: 'Inbox' },
+  { id: 'inbox-pick', keys: [['1'], ['9']], range: true, description: 'Pick that option of a permission request', group: 'Inbox' },
+  { id: 'inbox-dismiss', keys: [['Delete']], description: 'Dismiss it (a request is answered no)', group: 'Inbox' },
+  { id: 'inbox-close', keys: [['Escape']], description: 'Close the inbox', group: 'Inbox' }
 ]
 
 export function isMac(platform = typeof navigator === 'undefined' ? '' : navigator.platform): boolean {

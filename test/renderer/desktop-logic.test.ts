@@ -1,10 +1,11 @@
 // @vitest-environment happy-dom
 import { describe, expect, it } from 'vitest'
 import type { HostEvent } from '../../shared/contract'
-import type { AgentCapabilities, SessionState } from '../../shared/domain'
+import type { AgentCapabilities } from '../../shared/domain'
+import type { InboxItem } from '../../shared/inbox'
 import { capabilityRows } from '../../renderer/src/components/agents/capabilities'
 import { argsFromText, envFromRows, rowsOf, type EnvRow } from '../../renderer/src/components/agents/envRows'
-import { attentionFrom, createNotifier, isAway, notificationText } from '../../renderer/src/notifications'
+import { createNotifier, isAway, notificationText } from '../../renderer/src/notifications'
 import { commandFor, isTextField, keyLabel, matches, shortcuts } from '../../renderer/src/shortcuts'
 import { resolveTheme } from '../../renderer/src/theme'
 
@@ -59,27 +60,23 @@ describe('keyboard shortcuts', () => {
 })
 
 describe('notifications', () => {
-  const running: SessionState = { id: 's1', status: 'running' }
-  const permission = { requestId: 'r1', title: 'Run rm -rf build', options: [] }
-
-  it('are due when a turn ends, fails, or a permission request arrives', () => {
-    expect(attentionFrom(running, { id: 's1', status: 'ready' })).toEqual({ kind: 'turn-ended', sessionId: 's1' })
-    expect(attentionFrom(running, { id: 's1', status: 'idle', error: 'Agent exited' })).toEqual({
-      kind: 'turn-ended',
-      sessionId: 's1',
-      error: 'Agent exited'
-    })
-    expect(attentionFrom(running, { id: 's1', status: 'running', permissions: [permission] })).toEqual({
-      kind: 'permission',
-      sessionId: 's1',
-      title: 'Run rm -rf build'
-    })
-    // The same request again, a session that was not running, a turn starting: nothing new.
-    expect(attentionFrom({ ...running, permissions: [permission] }, { ...running, permissions: [permission] })).toBeNull()
-    expect(attentionFrom({ id: 's1', status: 'ready' }, { id: 's1', status: 'ready' })).toBeNull()
-    expect(attentionFrom({ id: 's1', status: 'ready' }, running)).toBeNull()
-    expect(attentionFrom(undefined, { id: 's1', status: 'ready' })).toBeNull()
-  })
+  const where = { agent: { id: 'a1', name: 'Claude Code' }, project: { id: 'p1', name: 'app' }, session: { id: 's1', title: 'Fix the build' } }
+  const permission: InboxItem = {
+    ...where,
+    id: 'permission:r1',
+    kind: 'permission',
+    at: '2025-03-01T10:00:00.000Z',
+    permission: { requestId: 'r1', title: 'Run rm -rf build', options: [] }
+  }
+  const finished: InboxItem = { ...where, id: 'finished:s1:t1', kind: 'finished', at: '2025-03-01T10:01:00.000Z', stopReason: 'end_turn' }
+  const failed: InboxItem = { ...where, id: 'error:s1:t2', kind: 'error', at: '2025-03-01T10:02:00.000Z', message: 'Agent exited' }
+  const signIn: InboxItem = {
+    id: 'sign_in:a2',
+    kind: 'sign_in',
+    at: '2025-03-01T10:03:00.000Z',
+    agent: { id: 'a2', name: 'Gemini' },
+    summary: 'Gemini needs you to sign in first.'
+  }
 
   it('are shown only while the window is not focused or hidden', () => {
     expect(isAway({ hasFocus: true, hidden: false })).toBe(false)
@@ -87,37 +84,43 @@ describe('notifications', () => {
     expect(isAway({ hasFocus: true, hidden: true })).toBe(true)
   })
 
-  it('say which agent and session, and a click opens that session', () => {
-    const shown: { title: string; body?: string; click: () => void }[] = []
+  it('come from the inbox, one for each new item while away, saying which agent and session; a click opens it', () => {
+    const shown: { title: string; body?: string; tag?: string; click: () => void }[] = []
     const opened: string[] = []
     let away = false
+    let known: InboxItem[] = [permission]
     const notifier = createNotifier({
-      describe: () => ({ sessionTitle: 'Fix the build', agentName: 'Claude Code' }),
-      open: (id) => opened.push(id),
-      known: (id) => (id === 's1' ? running : undefined),
+      known: () => known,
+      open: (item) => opened.push(item.id),
       page: () => ({ hasFocus: !away, hidden: false }),
-      show: (title, options, click) => shown.push({ title, body: options.body, click })
+      show: (title, options, click) => shown.push({ title, body: options.body, tag: options.tag, click })
     })
-    const state = (payload: SessionState): HostEvent => ({ type: 'session.state', payload })
-    notifier([state({ id: 's1', status: 'ready' })])
+    const changed = (payload: InboxItem[]): HostEvent => ({ type: 'inbox.changed', payload })
+    // In front of the window: nothing shown.
+    notifier([changed([permission, finished])])
     expect(shown).toEqual([])
+    known = [permission, finished]
     away = true
-    notifier([state({ id: 's1', status: 'running' }), state({ id: 's1', status: 'running', permissions: [permission] })])
-    notifier([state({ id: 's1', status: 'ready' })])
-    expect(shown.map((n) => [n.title, n.body])).toEqual([
-      ['Claude Code asks for permission', 'Run rm -rf build — in “Fix the build”'],
-      ['Claude Code finished', '“Fix the build” is waiting for you']
+    // What was there already is not told again; each new item once, also within one batch.
+    notifier([changed([permission, finished, failed]), changed([permission, finished, failed, signIn])])
+    known = [permission, finished, failed, signIn]
+    notifier([changed([permission, finished, failed, signIn])])
+    expect(shown.map((n) => [n.title, n.body, n.tag])).toEqual([
+      ['Claude Code stopped with an error', '“Fix the build”: Agent exited', 'error:s1:t2'],
+      ['Gemini needs you to sign in', 'Gemini needs you to sign in first.', 'sign_in:a2']
     ])
-    shown[0].click()
-    expect(opened).toEqual(['s1'])
+    shown[1].click()
+    expect(opened).toEqual(['sign_in:a2'])
+    expect(notificationText(permission)).toEqual({ title: 'Claude Code asks for permission', body: 'Run rm -rf build — in “Fix the build”' })
+    expect(notificationText(finished)).toEqual({ title: 'Claude Code finished', body: '“Fix the build” is waiting for you' })
   })
 
   it('write out an override in the agent’s words and cut what is long: the system shows them as they are', () => {
-    const { body } = notificationText(
-      { kind: 'permission', sessionId: 's1', title: `Delete \u202Etxt.exe ${'x'.repeat(5_000)}` },
-      'Rename \u202Efdp.exe',
-      'Agent'
-    )
+    const { body } = notificationText({
+      ...permission,
+      session: { id: 's1', title: 'Rename \u202Efdp.exe' },
+      permission: { requestId: 'r1', title: `Delete \u202Etxt.exe ${'x'.repeat(5_000)}`, options: [] }
+    })
     expect(body).toMatch(/^Delete ⟨RLO⟩txt\.exe x+… — in “Rename ⟨RLO⟩fdp\.exe”$/)
     expect(body.length).toBeLessThan(700)
   })

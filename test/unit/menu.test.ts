@@ -54,6 +54,7 @@ describe('the application menu', () => {
     const expected: [string, AppCommand, string][] = [
       ['New Session', 'new-session', 'CmdOrCtrl+N'],
       ['Search…', 'search', 'CmdOrCtrl+K'],
+      ['Inbox', 'inbox', 'CmdOrCtrl+I'],
       ['Agents', 'agents', 'CmdOrCtrl+Shift+A'],
       ['MCP Servers', 'mcp', 'CmdOrCtrl+Shift+M'],
       ['Keyboard Shortcuts', 'shortcuts', 'CmdOrCtrl+/']

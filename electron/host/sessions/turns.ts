@@ -1,5 +1,6 @@
 import type { ContentBlock } from '@agentclientprotocol/sdk'
 import type { Attachment } from '../../../shared/contract'
+import type { UnseenTurn } from '../../../shared/domain'
 import { contentToText, isSwitchboardNote, SWITCHBOARD_NOTE_META, turnUsageOf } from '../../../shared/thread'
 import type { AgentConnection } from '../agent/connection'
 import { authRequired } from '../agents/sign-in'
@@ -30,6 +31,8 @@ export class Turns {
 
   /** Told when a turn is over (every prompt of it answered): `hold` says why the queue must wait, null when it goes on. */
   afterTurn: ((id: string, hold: string | null) => void) | null = null
+  /** Told how a turn ended, once it is over (the inbox lists it until a window shows the session). */
+  turnEnded: ((id: string, end: UnseenTurn) => void) | null = null
 
   /**
    * Sends a prompt and waits for its answer. `midTurn`: handed to the turn that
@@ -80,6 +83,7 @@ export class Turns {
     }
     if (!joining) registry.setState(id, { status: 'running', error: undefined })
     const mark = connection.stderrMark()
+    let end: UnseenTurn | null = null
     try {
       const response = await connection.acp.prompt({ sessionId: acpSessionIdOf(live), prompt: content })
       this.deps.supervisor.sessionStarted(live.record.agentId)
@@ -89,8 +93,10 @@ export class Turns {
       // A prompt the agent handed its turn on from (a later one was sent mid-turn) ends quietly: the turn goes on.
       if (last || response.stopReason !== 'end_turn') {
         const usage = turnUsageOf(response)
-        registry.append(live, { t: 'stop', at: new Date().toISOString(), stopReason: response.stopReason, ...(usage ? { usage } : {}) })
+        const at = new Date().toISOString()
+        registry.append(live, { t: 'stop', at, stopReason: response.stopReason, ...(usage ? { usage } : {}) })
         live.record.lastStopReason = response.stopReason
+        end = { at, stopReason: response.stopReason }
       }
       if (last) registry.setState(id, { status: 'ready' })
       return { stopReason: response.stopReason }
@@ -108,7 +114,9 @@ export class Turns {
       live.turnHold ??= alive ? 'The last turn failed, so the queue waits.' : `${connection.definition.name} stopped, so the queue waits.`
       const last = live.promptsInFlight === 1
       if (last) await this.keepTurnEnd(live)
-      registry.append(live, { t: 'error', at: new Date().toISOString(), message, endsTurn: last })
+      const at = new Date().toISOString()
+      registry.append(live, { t: 'error', at, message, endsTurn: last })
+      end = { at, error: message }
       // The state agrees with the thread: a failed turn leaves the session in error (a new prompt clears it).
       if (last) registry.setState(id, { status: alive ? 'error' : 'idle', error: message, errorInThread: true })
       throw auth ?? new HostError('turn_failed', message)
@@ -123,6 +131,8 @@ export class Turns {
       live.record.updatedAt = new Date().toISOString()
       await records.saved(live.record)
       if (over) {
+        // Before the session may leave memory: how the turn ended is read from its thread.
+        if (end) this.turnEnded?.(id, end)
         registry.releaseIfUnused(live)
         const hold = live.turnHold
         live.turnHold = null

@@ -6,6 +6,7 @@ import { routeEvents } from '../event-router'
 import type { ConnectionState } from '../host/transport'
 import { useAgentsStore } from './agents'
 import { useElicitationsStore } from './elicitations'
+import { useInboxStore } from './inbox'
 import { useMcpStore } from './mcp'
 import { useNoticesStore } from './notices'
 import { usePermissionsStore } from './permissions'
@@ -40,7 +41,7 @@ export const useAppStore = defineStore('app', () => {
     const client = host()
     let answered = false
     try {
-      const [appInfo, projects, sessions, sessionStates, agents, agentStates, rules, elicitations, checks, mcp] = await Promise.all([
+      const [appInfo, projects, sessions, sessionStates, agents, agentStates, rules, elicitations, checks, mcp, inbox] = await Promise.all([
         client.request('app.info', {}),
         client.request('projects.list', {}),
         client.request('sessions.list', {}),
@@ -51,6 +52,7 @@ export const useAppStore = defineStore('app', () => {
         client.request('elicitations.list', {}),
         client.request('agents.checks', {}),
         client.request('mcp.list', {}),
+        client.request('inbox.list', {}),
         useSettingsStore().load()
       ])
       const firstTime = info.value === null
@@ -62,6 +64,7 @@ export const useAppStore = defineStore('app', () => {
       for (const state of sessionStates) useSessionsStore().receiveState(state)
       usePermissionsStore().rules = rules
       useElicitationsStore().pending = elicitations
+      useInboxStore().receive(inbox)
       // The sidebar counts the MCP servers from the start, not once the MCP page has been opened.
       useMcpStore().receive(mcp)
       if (firstTime) for (const warning of appInfo.warnings) useNoticesStore().report(warning)

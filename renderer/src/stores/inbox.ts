@@ -1,0 +1,99 @@
+import { defineStore } from 'pinia'
+import { computed, ref, watch } from 'vue'
+import type { InboxItem } from '../../../shared/inbox'
+import { host, messageOf } from '../host/client'
+import { useNoticesStore } from './notices'
+import { usePanesStore } from './panes'
+import { useViewStore } from './view'
+
+/**
+ * The inbox as the Host keeps it (`inbox.changed`): what waits on the user in
+ * every session. The window tells the Host which sessions it shows while it
+ * has the focus (`inbox.seen`): their finished and failed turns are seen, and
+ * are not counted meanwhile (no count that comes and goes as a turn ends in
+ * front of the user). Items being answered are hidden at once, so a second
+ * key press cannot answer twice.
+ */
+export const useInboxStore = defineStore('inbox', () => {
+  const panes = usePanesStore()
+  const view = useViewStore()
+  const notices = useNoticesStore()
+
+  const items = ref<InboxItem[]>([])
+  const open = ref(false)
+  /** The item to select when the inbox opens (a notification's), else the first. */
+  const selectId = ref<string | null>(null)
+  /** The window has the focus and is not hidden (kept by the desktop wiring). */
+  const windowFocused = ref(true)
+  /** Answered or dismissed here, until the Host's list no longer has them. */
+  const settling = ref<string[]>([])
+
+  /** The sessions this window shows while the user looks at it: the conversations' panes (the maximised one only), not under the inbox. */
+  const looking = computed<string[]>(() => {
+    if (!windowFocused.value || open.value || view.page !== 'sessions') return []
+    const shown = panes.maximisedId ? panes.panes.filter((p) => p.id === panes.maximisedId) : panes.panes
+    return shown.flatMap((p) => (p.sessionId ? [p.sessionId] : []))
+  })
+
+  /** What waits, less what is being answered and the turns the user is looking at. */
+  const waiting = computed(() =>
+    items.value.filter((i) => !settling.value.includes(i.id) && !(isTurnEnd(i) && i.session && looking.value.includes(i.session.id)))
+  )
+  const count = computed(() => waiting.value.length)
+
+  function receive(list: InboxItem[]): void {
+    items.value = list
+    const ids = new Set(list.map((i) => i.id))
+    settling.value = settling.value.filter((id) => ids.has(id))
+  }
+
+  /** Runs an answer with the item hidden meanwhile; shown again if the Host refused it (the banner says why). */
+  async function settle(itemId: string, run: () => Promise<unknown>): Promise<void> {
+    if (settling.value.includes(itemId)) return
+    hide(itemId)
+    try {
+      await run()
+    } catch (error) {
+      settling.value = settling.value.filter((id) => id !== itemId)
+      notices.report(messageOf(error))
+    }
+  }
+
+  /** Answered by a card of its own (a question's form, a sign-in): hidden until the Host's list says so too. */
+  function hide(itemId: string): void {
+    if (!settling.value.includes(itemId)) settling.value = [...settling.value, itemId]
+  }
+
+  function dismiss(itemId: string): Promise<void> {
+    return settle(itemId, () => host().request('inbox.dismiss', { itemId }))
+  }
+
+  function show(itemId: string | null = null): void {
+    selectId.value = itemId
+    open.value = true
+  }
+
+  // The turns that ended in the sessions the user looks at are seen.
+  let asking = ''
+  watch(
+    () => items.value.filter((i) => isTurnEnd(i) && i.session && looking.value.includes(i.session.id)).map((i) => i.session?.id ?? ''),
+    (sessionIds) => {
+      const key = sessionIds.join(',')
+      if (!sessionIds.length || key === asking || !document.hasFocus()) return
+      asking = key
+      void host()
+        .request('inbox.seen', { sessionIds })
+        .catch((error: unknown) => console.error('Could not tell the Host what was seen', error))
+        .finally(() => {
+          if (asking === key) asking = ''
+        })
+    }
+  )
+
+  return { items, open, selectId, windowFocused, waiting, count, looking, receive, settle, hide, dismiss, show }
+})
+
+/** A turn's end: read, not answered. */
+export function isTurnEnd(item: InboxItem): boolean {
+  return item.kind === 'error' || item.kind === 'finished'
+}
