@@ -23,6 +23,7 @@ import type { ChangesResult, CheckpointView, MergeResult, ProjectGitInfo } from 
 import { mcpRequestParams, type McpRequestResults, type McpState } from './mcp'
 import { registryRequestParams, type AgentCheckReport, type RegistryProgress, type RegistryRequestResults } from './registry'
 import { settingsRequestParams, type SettingsRequestResults, type UserSettings } from './settings'
+import { spendRequestParams, type SpendRequestResults } from './spend'
 
 export { ipcChannels } from './ipc'
 
@@ -209,6 +210,7 @@ export const requestParams = {
   ...mcpRequestParams,
   ...registryRequestParams,
   ...settingsRequestParams,
+  ...spendRequestParams,
   /** Files of a project matching a query (for @-mentions in the composer). */
   'files.list': z.object({ projectId: id, query: z.string().max(500).default(''), limit: z.number().int().min(1).max(200).default(50) }),
   /** Shows a file or folder of a session's project in the system's file manager, where the shell can. */
@@ -244,7 +246,7 @@ export interface TranscriptPageResult {
   skippedLines: number
 }
 
-export interface RequestResults extends McpRequestResults, RegistryRequestResults, SettingsRequestResults {
+export interface RequestResults extends McpRequestResults, RegistryRequestResults, SettingsRequestResults, SpendRequestResults {
   'app.info': AppInfo
   'projects.list': Project[]
   'projects.add': Project
@@ -347,6 +349,8 @@ export interface HostEvents {
   'agents.checked': AgentCheckReport
   /** The user's settings after a window changed them (every window follows). */
   'settings.changed': UserSettings
+  /** What was spent changed (those sessions'), or past conversations are being read for it (`backfill`: how far). */
+  'spend.changed': { sessionIds: string[]; backfill?: { done: number; total: number } }
 }
 
 export type HostEventName = keyof HostEvents

@@ -35,6 +35,7 @@ import { SessionRegistry } from './sessions/registry'
 import { sessionsHandlers } from './sessions/service'
 import { PromptQueue } from './sessions/queue'
 import { readUserSettings, UserSettingsStore, type ReadSettings } from './settings/service'
+import { readSpendBook, SpendService, type ReadSpend } from './spend/service'
 import { Turns } from './sessions/turns'
 import { Store } from './store'
 import { Terminals } from './terminals'
@@ -97,6 +98,7 @@ export class Host {
   private readonly signIn: SignIn
   private readonly search: SearchIndex
   private readonly settings: UserSettingsStore
+  private readonly spend: SpendService
   private readonly handlers: Handlers
   private readonly confirmCommand: ConfirmCommand
   private readonly reconnector: Reconnector
@@ -108,7 +110,8 @@ export class Host {
     warnings: string[],
     private readonly lock: DataLock,
     environment: UserEnvironment,
-    settingsRead: ReadSettings
+    settingsRead: ReadSettings,
+    spendRead: ReadSpend
   ) {
     const { dataDir, version, cancelGraceMs, agentIdleMs } = options
     this.confirmCommand = options.confirmCommand ?? refuseCommands
@@ -196,6 +199,7 @@ export class Host {
       { dataDir, events, projectIds: () => store.data.projects.map((p) => p.id) },
       settingsRead
     ))
+    const spend = (this.spend = new SpendService({ dataDir, events, store, read: spendRead }))
     const appInfo = { version, dataDir, nativeFolderPicker: Boolean(options.pickFolder), warnings, secretsPersistent: secrets.persistent }
     this.handlers = {
       'app.info': async () => appInfo,
@@ -208,7 +212,8 @@ export class Host {
       ...lazyMcpHandlers(() => mcp),
       ...filesHandlers({ records, revealPath: options.revealPath }),
       ...workspace.handlers(),
-      ...settings.handlers()
+      ...settings.handlers(),
+      ...spend.handlers()
     }
   }
 
@@ -229,8 +234,9 @@ export class Host {
         )
       }
       const settingsRead = await readUserSettings(dataDir)
-      warnings.push(...settingsRead.warnings)
-      return new Host({ ...options, dataDir }, store, warnings, lock, environment, settingsRead)
+      const spendRead = await readSpendBook(dataDir)
+      warnings.push(...settingsRead.warnings, ...spendRead.warnings)
+      return new Host({ ...options, dataDir }, store, warnings, lock, environment, settingsRead, spendRead)
     } catch (error) {
       await lock.release()
       throw error
@@ -276,6 +282,7 @@ export class Host {
     this.signIn.close()
     await this.supervisor.close()
     await this.registry.flushAll()
+    await this.spend.close()
     await this.store.save()
     await this.settings.settled()
     await this.lock.release()
