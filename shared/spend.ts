@@ -91,7 +91,7 @@ export type SpendGrouping = 'sessions' | 'projects' | 'agents'
  * come from prompts and from agents. Costs are plain decimals, one column per
  * currency; a UTF-8 byte order mark lets spreadsheets read names as written.
  */
-export function spendCsv(report: Pick<SpendReport, 'currencies' | SpendGrouping>, grouping: SpendGrouping): string {
+export function spendCsv(report: { currencies: string[] } & Partial<Record<SpendGrouping, SpendRow[]>>, grouping: SpendGrouping): string {
   const first = grouping === 'sessions' ? ['Session', 'Project', 'Agent'] : [grouping === 'projects' ? 'Project' : 'Agent']
   const header = [
     ...first,
@@ -106,7 +106,7 @@ export function spendCsv(report: Pick<SpendReport, 'currencies' | SpendGrouping>
     'Deleted'
   ]
   const lines = [header.map(csvText)]
-  for (const row of report[grouping]) {
+  for (const row of report[grouping] ?? []) {
     const names = grouping === 'sessions' ? [row.name, row.projectName ?? '', row.agentName ?? ''] : [row.name]
     const t = row.tokens
     lines.push([

@@ -39,6 +39,10 @@ export function useDesktop(): void {
     onAppCommand('mcp', () => {
       view.shortcutsOpen = false
       useMcpStore().openPage()
+    }),
+    onAppCommand('spend', () => {
+      view.shortcutsOpen = false
+      view.show('spend')
     })
   ]
 
@@ -76,7 +80,7 @@ export function useDesktop(): void {
   function onKey(event: KeyboardEvent): void {
     if (event.defaultPrevented || event.isComposing) return
     const inTextField = isTextField(event.target)
-    if (event.key === 'Escape' && view.page === 'agents' && !view.shortcutsOpen && !inTextField) {
+    if (event.key === 'Escape' && (view.page === 'agents' || view.page === 'spend') && !view.shortcutsOpen && !inTextField) {
       event.preventDefault()
       view.show('sessions')
       return

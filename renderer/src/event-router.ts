@@ -10,6 +10,7 @@ import { useProjectsStore } from './stores/projects'
 import { useRegistryStore } from './stores/registry'
 import { useSessionsStore } from './stores/sessions'
 import { useSettingsStore } from './stores/settings'
+import { useSpendStore } from './stores/spend'
 import { useThreadsStore } from './stores/threads'
 
 /**
@@ -67,6 +68,9 @@ export function routeEvents(events: HostEvent[]): void {
           break
         case 'settings.changed':
           useSettingsStore().receive(event.payload)
+          break
+        case 'spend.changed':
+          useSpendStore().receiveChanged()
           break
         case 'app.command':
           runAppCommand(event.payload.command)

@@ -56,6 +56,7 @@ describe('the application menu', () => {
       ['Search…', 'search', 'CmdOrCtrl+K'],
       ['Agents', 'agents', 'CmdOrCtrl+Shift+A'],
       ['MCP Servers', 'mcp', 'CmdOrCtrl+Shift+M'],
+      ['Spend', 'spend', 'CmdOrCtrl+Shift+S'],
       ['Keyboard Shortcuts', 'shortcuts', 'CmdOrCtrl+/']
     ]
     for (const [label, command, accelerator] of expected) {
