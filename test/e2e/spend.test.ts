@@ -97,7 +97,7 @@ describe('the Spend page', () => {
     await spendIn(gemini.id, 'Product search', '/cost 0.3 USD\n/cost 2.5 EUR\n/tokens 21000 3500')
     const rows = page.getByTestId('spend-row')
     await expect.poll(() => rows.count()).toBe(2)
-    expect(await page.getByTestId('spend-total').allTextContents()).toEqual(['Cost in USD$1.14', 'Cost in EUR€2.50'])
+    await expect.poll(() => page.getByTestId('spend-total').allTextContents()).toEqual(['Cost in USD$1.14', 'Cost in EUR€2.50'])
 
     // The last 7 days, by keyboard: the period's radios move with the arrow keys.
     await page.getByTestId('spend-period-today').focus()
@@ -149,6 +149,12 @@ describe('the Spend page', () => {
     await page.getByTestId('spend-table').getByRole('button', { name: 'Checkout flow' }).click()
     await page.getByTestId('composer-input').waitFor()
     expect(await page.getByTestId('spend-page').count()).toBe(0)
+    // Its shortcut brings the page back; Escape, outside a text field, leaves it.
+    await page.keyboard.press('Control+Shift+S')
+    await page.getByTestId('spend-page').waitFor()
+    await page.getByTestId('spend-page').click({ position: { x: 400, y: 10 } })
+    await page.keyboard.press('Escape')
+    await page.getByTestId('spend-page').waitFor({ state: 'detached' })
     expect(problems).toEqual([])
     await page.getByTestId('theme-system').click()
     await context.close()
