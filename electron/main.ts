@@ -1,4 +1,4 @@
-import { dirname, join } from 'node:path'
+import { dirname, extname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { app, BrowserWindow, dialog, Menu, protocol, screen, shell, session } from 'electron'
 import type { AppCommand } from '../shared/app-commands'
@@ -90,6 +90,20 @@ async function start(): Promise<void> {
   session.defaultSession.setPermissionRequestHandler((contents, permission, callback) =>
     callback(permission === 'notifications' && isOurRendererUrl(contents.getURL()))
   )
+  // The window downloads only files it made itself (the Spend page's CSV, an agent's check report: blob: URLs of our
+  // page, renderer/src/download.ts); the user picks where each goes in the save dialog. Anything else is refused.
+  session.defaultSession.on('will-download', (event, item, contents) => {
+    if (!item.getURL().startsWith('blob:') || !isOurRendererUrl(contents.getURL())) {
+      event.preventDefault()
+      return
+    }
+    const extension = extname(item.getFilename()).slice(1)
+    item.setSaveDialogOptions({
+      title: `Save ${item.getFilename()}`,
+      defaultPath: join(app.getPath('downloads'), item.getFilename()),
+      filters: extension ? [{ name: extension.toUpperCase(), extensions: [extension] }] : []
+    })
+  })
   savedWindowState = await loadWindowState(windowStateFile())
   const dataDir = dataDirectory()
   host = await Host.open({

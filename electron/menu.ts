@@ -39,6 +39,7 @@ export function buildMenuTemplate(actions: MenuActions): MenuItemConstructorOpti
         { type: 'separator' },
         command('Agents', 'agents', 'CmdOrCtrl+Shift+A'),
         command('MCP Servers', 'mcp', 'CmdOrCtrl+Shift+M'),
+        command('Spend', 'spend', 'CmdOrCtrl+Shift+S'),
         { type: 'separator' },
         { label: 'Open Data Folder', click: () => actions.openDataFolder() },
         { type: 'separator' },

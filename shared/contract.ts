@@ -24,6 +24,7 @@ import { mcpRequestParams, type McpRequestResults, type McpState } from './mcp'
 import { registryRequestParams, type AgentCheckReport, type RegistryProgress, type RegistryRequestResults } from './registry'
 import { settingsRequestParams, type SettingsRequestResults, type UserSettings } from './settings'
 import { inboxRequestParams, type InboxItem, type InboxRequestResults } from './inbox'
+import { spendRequestParams, type SpendRequestResults } from './spend'
 
 export { ipcChannels } from './ipc'
 
@@ -211,6 +212,7 @@ export const requestParams = {
   ...registryRequestParams,
   ...settingsRequestParams,
   ...inboxRequestParams,
+  ...spendRequestParams,
   /** Files of a project matching a query (for @-mentions in the composer). */
   'files.list': z.object({ projectId: id, query: z.string().max(500).default(''), limit: z.number().int().min(1).max(200).default(50) }),
   /** Shows a file or folder of a session's project in the system's file manager, where the shell can. */
@@ -246,7 +248,7 @@ export interface TranscriptPageResult {
   skippedLines: number
 }
 
-export interface RequestResults extends McpRequestResults, RegistryRequestResults, SettingsRequestResults, InboxRequestResults {
+export interface RequestResults extends McpRequestResults, RegistryRequestResults, SettingsRequestResults, InboxRequestResults, SpendRequestResults {
   'app.info': AppInfo
   'projects.list': Project[]
   'projects.add': Project
@@ -351,6 +353,8 @@ export interface HostEvents {
   'settings.changed': UserSettings
   /** What waits on the user, after it changed (shared/inbox.ts). */
   'inbox.changed': InboxItem[]
+  /** What was spent changed (those sessions'), or past conversations are being read for it (`backfill`: how far). */
+  'spend.changed': { sessionIds: string[]; backfill?: { done: number; total: number } }
 }
 
 export type HostEventName = keyof HostEvents

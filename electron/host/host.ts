@@ -36,6 +36,7 @@ import { SessionRegistry } from './sessions/registry'
 import { sessionsHandlers } from './sessions/service'
 import { PromptQueue } from './sessions/queue'
 import { readUserSettings, UserSettingsStore, type ReadSettings } from './settings/service'
+import { readSpendBook, SpendService, type ReadSpend } from './spend/service'
 import { Turns } from './sessions/turns'
 import { Store } from './store'
 import { Terminals } from './terminals'
@@ -98,6 +99,7 @@ export class Host {
   private readonly signIn: SignIn
   private readonly search: SearchIndex
   private readonly settings: UserSettingsStore
+  private readonly spend: SpendService
   private readonly handlers: Handlers
   private readonly confirmCommand: ConfirmCommand
   private readonly reconnector: Reconnector
@@ -110,7 +112,8 @@ export class Host {
     warnings: string[],
     private readonly lock: DataLock,
     environment: UserEnvironment,
-    settingsRead: ReadSettings
+    settingsRead: ReadSettings,
+    spendRead: ReadSpend
   ) {
     const { dataDir, version, cancelGraceMs, agentIdleMs } = options
     this.confirmCommand = options.confirmCommand ?? refuseCommands
@@ -199,6 +202,7 @@ export class Host {
       { dataDir, events, projectIds: () => store.data.projects.map((p) => p.id) },
       settingsRead
     ))
+    const spend = (this.spend = new SpendService({ dataDir, events, store, read: spendRead }))
     const appInfo = { version, dataDir, nativeFolderPicker: Boolean(options.pickFolder), warnings, secretsPersistent: secrets.persistent }
     this.handlers = {
       'app.info': async () => appInfo,
@@ -212,7 +216,8 @@ export class Host {
       ...filesHandlers({ records, revealPath: options.revealPath }),
       ...workspace.handlers(),
       ...settings.handlers(),
-      ...inbox.handlers()
+      ...inbox.handlers(),
+      ...spend.handlers()
     }
   }
 
@@ -233,8 +238,9 @@ export class Host {
         )
       }
       const settingsRead = await readUserSettings(dataDir)
-      warnings.push(...settingsRead.warnings)
-      return new Host({ ...options, dataDir }, store, warnings, lock, environment, settingsRead)
+      const spendRead = await readSpendBook(dataDir)
+      warnings.push(...settingsRead.warnings, ...spendRead.warnings)
+      return new Host({ ...options, dataDir }, store, warnings, lock, environment, settingsRead, spendRead)
     } catch (error) {
       await lock.release()
       throw error
@@ -281,6 +287,7 @@ export class Host {
     this.signIn.close()
     await this.supervisor.close()
     await this.registry.flushAll()
+    await this.spend.close()
     await this.store.save()
     await this.settings.settled()
     await this.lock.release()

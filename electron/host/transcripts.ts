@@ -291,9 +291,9 @@ async function countNewlines(file: string, handle: fs.FileHandle, size: number):
  * next one, so a flood of updates makes few, larger writes. Each write is
  * flushed to the disk before the next. A write that fails (disk full) is
  * undone to the last whole line and kept to try again with the next append,
- * so line numbers stay seqs.
+ * so line numbers stay seqs. (spend.jsonl is appended the same way, with its own lines: `R`.)
  */
-export class TranscriptWriter {
+export class TranscriptWriter<R = TranscriptRecord> {
   private queue: string[] = []
   private busy = false
   private scheduled = false
@@ -320,7 +320,7 @@ export class TranscriptWriter {
   }
 
   /** Queues a record and returns its seq; the write happens within the tick. */
-  append(record: TranscriptRecord): number {
+  append(record: R): number {
     this.queue.push(JSON.stringify(record) + '\n')
     if (!this.scheduled) {
       this.scheduled = true

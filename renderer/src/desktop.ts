@@ -49,6 +49,10 @@ export function useDesktop(): void {
     onAppCommand('mcp', () => {
       view.shortcutsOpen = false
       useMcpStore().openPage()
+    }),
+    onAppCommand('spend', () => {
+      view.shortcutsOpen = false
+      view.show('spend')
     })
   ]
 
@@ -86,7 +90,7 @@ export function useDesktop(): void {
   function onKey(event: KeyboardEvent): void {
     if (event.defaultPrevented || event.isComposing) return
     const inTextField = isTextField(event.target)
-    if (event.key === 'Escape' && view.page === 'agents' && !view.shortcutsOpen && !inTextField) {
+    if (event.key === 'Escape' && (view.page === 'agents' || view.page === 'spend') && !view.shortcutsOpen && !inTextField) {
       event.preventDefault()
       view.show('sessions')
       return

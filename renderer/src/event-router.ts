@@ -11,6 +11,7 @@ import { useProjectsStore } from './stores/projects'
 import { useRegistryStore } from './stores/registry'
 import { useSessionsStore } from './stores/sessions'
 import { useSettingsStore } from './stores/settings'
+import { useSpendStore } from './stores/spend'
 import { useThreadsStore } from './stores/threads'
 
 /**
@@ -71,6 +72,9 @@ export function routeEvents(events: HostEvent[]): void {
           break
         case 'inbox.changed':
           useInboxStore().receive(event.payload)
+          break
+        case 'spend.changed':
+          useSpendStore().receiveChanged()
           break
         case 'app.command':
           runAppCommand(event.payload.command)

@@ -35,7 +35,8 @@ export const shortcuts: Shortcut[] = [
   { id: 'new-session', keys: [['Mod', 'N']], description: 'New session in the current project', group: 'General', command: 'new-session' },
   { id: 'agents', keys: [['Mod', 'Shift', 'A']], description: 'Agents', group: 'General', command: 'agents' },
   { id: 'inbox', keys: [['Mod', 'I']], description: 'Inbox: what waits on you, in every session', group: 'General', command: 'inbox' },
-  { id: 'close-overlay', keys: [['Escape']], description: 'Close this list, or the Agents page', group: 'General' },
+  { id: 'spend', keys: [['Mod', 'Shift', 'S']], description: 'Spend', group: 'General', command: 'spend' },
+  { id: 'close-overlay', keys: [['Escape']], description: 'Close this list, or the Agents or Spend page', group: 'General' },
   // Search and panes: handled in App.vue with pane-shortcuts.ts (by physical key); listed here for the overlay.
   { id: 'search', keys: [['Mod', 'K']], description: 'Search projects, titles and conversations', group: 'General' },
   { id: 'new-pane', keys: [['Mod', '\\']], description: 'Open a new pane beside the others', group: 'Panes' },

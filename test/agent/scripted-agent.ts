@@ -191,6 +191,10 @@ interface Session {
   modeId: string
   config: { model: string; verbose: boolean }
   modelId: string
+  /** `/cost`: this process's cumulative cost per currency (from zero in each process, as Claude Code counts). */
+  costs: Record<string, number>
+  /** `/tokens`: what the running turn's prompt response counts. */
+  turnTokens: { input: number; output: number } | null
 }
 
 const availableModes = [
@@ -214,7 +218,9 @@ function newSessionState(id: string, cwd: string, history: SessionUpdate[] = [])
     turn: null,
     modeId: 'ask',
     config: { model: 'fast', verbose: false },
-    modelId: 'scripted-small'
+    modelId: 'scripted-small',
+    costs: {},
+    turnTokens: null
   }
 }
 
@@ -611,6 +617,21 @@ class TurnRunner {
       case 'usage':
         await this.send({ sessionUpdate: 'usage_update', used: 1200, size: 200000, cost: { amount: 0.42, currency: 'USD' } })
         return
+      case 'cost': {
+        // /cost AMOUNT CURRENCY: the session costs AMOUNT more; a usage_update says the new cumulative cost.
+        const [amount, currency] = arg.split(/\s+/)
+        const costs = this.session.costs
+        costs[currency] = Math.round(((costs[currency] ?? 0) + Number(amount)) * 1e9) / 1e9
+        await this.send({ sessionUpdate: 'usage_update', used: 5000, size: 200000, cost: { amount: costs[currency], currency } })
+        return
+      }
+      case 'tokens': {
+        // /tokens INPUT OUTPUT: the turn's prompt response counts these tokens (its `usage`).
+        const [input, output] = arg.split(/\s+/).map(Number)
+        const sum = this.session.turnTokens ?? { input: 0, output: 0 }
+        this.session.turnTokens = { input: sum.input + input, output: sum.output + output }
+        return
+      }
       case 'terminal':
         await this.terminal(arg, null, null)
         return
@@ -1356,6 +1377,9 @@ let app = agent({ name: agentName })
     try {
       const ran = await new TurnRunner(session, v1Peer(client), controller.signal).run(scriptFor(text))
       const stopReason = turn.handedOff ? 'end_turn' : ran
+      const tokens = session.turnTokens
+      session.turnTokens = null
+      if (tokens) return { stopReason, usage: { totalTokens: tokens.input + tokens.output, inputTokens: tokens.input, outputTokens: tokens.output } }
       // SCRIPTED_AGENT_TURN_USAGE=1: the prompt response counts the turn's tokens (ACP's unstable `usage`), as Claude Code does.
       if (env.SCRIPTED_AGENT_TURN_USAGE === '1') {
         const input = 1000 + text.length

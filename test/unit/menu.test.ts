@@ -57,6 +57,7 @@ describe('the application menu', () => {
       ['Inbox', 'inbox', 'CmdOrCtrl+I'],
       ['Agents', 'agents', 'CmdOrCtrl+Shift+A'],
       ['MCP Servers', 'mcp', 'CmdOrCtrl+Shift+M'],
+      ['Spend', 'spend', 'CmdOrCtrl+Shift+S'],
       ['Keyboard Shortcuts', 'shortcuts', 'CmdOrCtrl+/']
     ]
     for (const [label, command, accelerator] of expected) {

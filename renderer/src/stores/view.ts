@@ -1,10 +1,10 @@
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
 
-export type Page = 'sessions' | 'agents' | 'mcp'
+export type Page = 'sessions' | 'agents' | 'mcp' | 'spend'
 
 /**
- * Which page the main area shows (conversations, the Agents page or the MCP page), and the
+ * Which page the main area shows (conversations, the Agents, MCP or Spend page), and the
  * shortcut overlay. Opening, starting or forking a session goes back to the conversations
  * (the sessions store says so: it calls show).
  */
