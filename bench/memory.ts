@@ -23,7 +23,7 @@ function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   return Number(/(\d+)/.exec(line ?? '')?.[1] ?? NaN) / 1024
 }
 
-class WsClient {
+export class WsClient {
   private nextId = 1
   private readonly pending = new Map<number, (m: WireServerMessage) => void>()
   readonly events: HostEvent[][] = []

@@ -11,6 +11,7 @@ import { costlyText, type CostlyTextResult } from './costly-text'
 import { PATHOLOGICAL } from '../test/agent/pathological'
 import { hostMemory, type HostMemory } from './memory'
 import { initialJavaScript } from './initial-js'
+import { hostStart, type HostStart } from './startup'
 import { listing, reopen, searchLatency, type Reopened } from './ui'
 
 /**
@@ -373,6 +374,62 @@ async function costlyTextFigures(): Promise<void> {
   }
 }
 
+/**
+ * Host start (`bench/startup.ts`: serve.js from its spawn to ready, and to its
+ * search index complete) over data folders of 50 projects and N sessions, as a
+ * ratio to ready on an empty data folder in the same run: the first start (no
+ * search index on disk: every transcript is read) and the next one (the index
+ * kept on disk). Goal: ready at 10,000 sessions ≤ 1.5 × the empty folder.
+ */
+async function startupFigures(): Promise<void> {
+  const sizes = quick ? [1_000] : [100, 1_000, 10_000]
+  const runs = quick ? 1 : 5
+  const baseline = await withTempDir('startup-base', async (root) => {
+    const { dataDir } = await makeDataset(root, { projects: 0, sessions: 0, turnsPerSession: 1 })
+    const samples: HostStart[] = []
+    for (let i = -1; i < runs; i++) {
+      const sample = await hostStart(dataDir, false)
+      if (i >= 0) samples.push(sample)
+    }
+    return add(
+      { group: '9', name: 'Host start to ready, empty data folder (baseline)', unit: 'ms', size: 0 },
+      samples.map((s) => s.readyMs)
+    )
+  })
+  baseline.ratio = 1
+  baseline.baseline = 'empty folder'
+  for (const size of sizes) {
+    await withTempDir('startup', async (root) => {
+      const { dataDir } = await makeDataset(root, { projects: 50, sessions: size, turnsPerSession: 1 })
+      for (const fresh of [true, false]) {
+        const samples: HostStart[] = []
+        // The warm-up of the next start is the start that writes the index after a first one.
+        for (let i = -1; i < (size >= 10_000 ? 3 : runs); i++) {
+          const sample = await hostStart(dataDir, fresh)
+          if (i >= 0) samples.push(sample)
+        }
+        const which = fresh ? 'first start (no index on disk)' : 'next start (index on disk)'
+        const ready = add(
+          { group: '9', name: `Host start to ready, ${which}`, unit: 'ms', size },
+          samples.map((s) => s.readyMs)
+        )
+        const search = add(
+          { group: '9', name: `Host start to search complete, ${which}`, unit: 'ms', size },
+          samples.map((s) => s.searchMs)
+        )
+        for (const f of [ready, search]) {
+          f.ratio = f.median / baseline.median
+          f.baseline = 'empty folder'
+        }
+        if (size === 10_000 && !fresh) {
+          ready.goal = '≤ 1.5 × empty folder'
+          ready.met = ready.ratio! <= 1.5
+        }
+      }
+    })
+  }
+}
+
 async function main(): Promise<void> {
   const started = Date.now()
   console.error(`Switchboard benchmarks${quick ? ' (quick)' : ''}: node ${process.version}, ${RUNS} run(s) per figure`)
@@ -389,6 +446,7 @@ async function main(): Promise<void> {
   if (want('memory')) await memoryFigures()
   if (want('checkpoint')) await checkpointFigures()
   if (want('costly')) await costlyTextFigures()
+  if (want('startup')) await startupFigures()
   const result = { date: new Date().toISOString(), node: process.version, quick, seconds: Math.round((Date.now() - started) / 1000), figures }
   await writeFile(join(repoRoot, 'bench', 'results.json'), JSON.stringify(result, null, 2) + '\n')
   console.log(table(figures))

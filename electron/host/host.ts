@@ -27,7 +27,7 @@ import { projectsHandlers } from './projects/service'
 import { Records } from './records'
 import { RegistryService } from './registry/service'
 import { bundledRegistry } from './registry/snapshot'
-import { SearchIndex } from './search'
+import { SEARCH_INDEX_FILE, SearchIndex } from './search'
 import { MemorySecretStore, type SecretStore } from './secrets'
 import { SessionConnector } from './sessions/connector'
 import { SessionLifecycle } from './sessions/lifecycle'
@@ -83,12 +83,16 @@ export interface HostOptions {
   loginShell?: boolean | LoginShellOptions
   /** Asks the user outside the window to confirm a change that would run a program (confirmations.ts); without it, such changes are refused. */
   confirmCommand?: ConfirmCommand
+  /** Called for each transcript the search index reads at start (tests see that unchanged ones are not). */
+  onSearchTranscriptRead?: (sessionId: string) => void
   /** The waits between attempts to reconnect a network agent's sessions after its connection was lost (sessions/reconnect.ts). */
   reconnectDelaysMs?: number[]
 }
 
 const DEFAULT_AGENT_IDLE_MS = 10 * 60_000
 const DEFAULT_CANCEL_GRACE_MS = 15_000
+/** How long after the start the search index is read and brought up to date, unless a search asks sooner (after the window has loaded, as a rule). */
+const SEARCH_BUILD_DELAY_MS = 3_000
 
 export class Host {
   readonly events = new EventBus()
@@ -194,10 +198,13 @@ export class Host {
       transcriptDir,
       projects: () => store.data.projects,
       sessions: () => store.data.sessions,
-      threadOf: (id) => registry.get(id)?.thread
+      threadOf: (id) => registry.get(id)?.thread,
+      file: join(dataDir, SEARCH_INDEX_FILE),
+      onTranscriptRead: options.onSearchTranscriptRead
     })
     events.tap((event) => this.search.noteEvent(event))
-    void this.search.build()
+    // Once the window's first requests are answered (or at the first search), not before them.
+    this.search.buildSoon(SEARCH_BUILD_DELAY_MS)
     const settings = (this.settings = new UserSettingsStore(
       { dataDir, events, projectIds: () => store.data.projects.map((p) => p.id) },
       settingsRead
@@ -281,12 +288,14 @@ export class Host {
   private async shutDown(): Promise<void> {
     this.inbox.close()
     this.reconnector.stop()
-    await this.search.close()
+    await this.search.stop()
     this.broker.cancelAll()
     this.terminals.releaseAll()
     this.signIn.close()
     await this.supervisor.close()
     await this.registry.flushAll()
+    // Once every transcript is written out: the sessions used in this run are read again, and the index saved.
+    await this.search.close()
     await this.spend.close()
     await this.store.save()
     await this.settings.settled()

@@ -1,10 +1,11 @@
 import { promises as fs } from 'node:fs'
-import MiniSearch, { type SearchResult } from 'minisearch'
+import MiniSearch, { type AsPlainObject, type Options, type SearchResult } from 'minisearch'
 import type { HostEvent } from '../../shared/contract'
 import type { Project, SessionRecord } from '../../shared/domain'
 import type { SearchHit, SearchResults, SearchSnippet } from '../../shared/search'
 import { applyRecordAt, createThread, type Thread, type ThreadEntry } from '../../shared/thread'
 import type { TranscriptRecord } from '../../shared/transcript'
+import { AtomicTextFile } from './atomic-file'
 import { plainText } from './plain-text'
 import { transcriptPath } from './transcripts'
 
@@ -12,16 +13,37 @@ import { transcriptPath } from './transcripts'
  * Full-text search over project names and paths, session titles and the text
  * of every transcript, with MiniSearch. The unit of a transcript is a thread
  * entry (a whole message, thought, tool call title, plan, error), folded with
- * the same `applyRecord` as everywhere else (entries named after their records' seqs, `applyRecordAt`, as the renderer names them), so a phrase streamed over many
- * chunks is one document and a hit names the entry the renderer shows.
+ * the same `applyRecord` as everywhere else (entries named after their records'
+ * seqs, `applyRecordAt`, as the renderer names them), so a phrase streamed over
+ * many chunks is one document and a hit names the entry the renderer shows.
  *
- * At start the index is built from the JSONL transcripts, one file at a time.
+ * The index is kept in the data folder (`search-index.json`: MiniSearch's own
+ * serialisation, with the text, seqs and title of each session's entries and
+ * the size, mtime and inode its transcript had when it was read), written
+ * atomically a moment after start and when the Host closes. It is read a few
+ * seconds after the start, or at the first search if that comes sooner (the
+ * Host's start and the window's first requests are not held up by it; queries
+ * say `indexing` until it is complete), and brought up to date: projects and
+ * titles from db.json, sessions gone dropped, and only transcripts whose size,
+ * mtime or inode changed since they were read (appended while the Host was
+ * down, or after it last saved and crashed), and sessions it does not know,
+ * are read again. A file that cannot be read or does not hold together is said
+ * in the log and the index rebuilt from every transcript: nothing is lost, the
+ * start never fails.
+ *
  * After that it follows the Host's events as they are emitted: a record
  * appended to a live session marks the session, and its entries are
- * re-indexed from the Host's own fold of it in batches (every
- * `FLUSH_MS`, and before every query, so a query sees everything appended
- * before it). Titles, removed sessions and projects follow their events.
+ * re-indexed from the Host's own fold of it in batches (every `FLUSH_MS`, and
+ * before every query, so a query sees everything appended before it). Titles,
+ * removed sessions and projects follow their events. When the Host closes,
+ * once every transcript is written out, the sessions that went live are read
+ * from their transcripts again and the index saved: the next start reads none.
  */
+
+/** The index kept in the data folder. */
+export const SEARCH_INDEX_FILE = 'search-index.json'
+/** Bumped when what is indexed or how (fields, tokenizer, entry texts, document ids) changes: an older file is rebuilt. */
+const INDEX_FORMAT = 1
 
 export interface SearchSources {
   transcriptDir: string
@@ -29,16 +51,19 @@ export interface SearchSources {
   sessions(): SessionRecord[]
   /** The Host's fold of a live session (complete: it starts from the whole transcript). */
   threadOf(sessionId: string): Thread | undefined
+  /** Where the index is kept (read at start, saved); without it, every transcript is read at start and nothing is saved. */
+  file?: string
+  /** Called for each transcript read from disk (tests see which ones were). */
+  onTranscriptRead?: (sessionId: string) => void
 }
+
+/** What a document of the index is, from its id (nothing is stored beside the index: the file stays small). */
+type DocKind = 'project' | 'session' | 'entry'
 
 interface IndexedDoc {
   id: string
-  kind: 'project' | 'session' | 'entry'
   title: string
   text: string
-  projectId: string
-  sessionId?: string
-  entryId?: string
 }
 
 interface EntryText {
@@ -47,6 +72,13 @@ interface EntryText {
 }
 
 interface SessionDocs {
+  /** The title the session's document was indexed with (null: none yet). */
+  title: string | null
+  /**
+   * Size, mtime and inode of the transcript when the entries below were read
+   * from it; null when they are not known to match it (never read, or live).
+   */
+  signature: string | null
   /** What is indexed for each entry, by entry id. */
   texts: Map<string, EntryText>
   /** The seq of the record that started each entry. */
@@ -55,7 +87,33 @@ interface SessionDocs {
   scanned: number
 }
 
+/** The index as loaded from the data folder. */
+export interface StoredIndex {
+  mini: MiniSearch<IndexedDoc>
+  projects: Map<string, { name: string; cwd: string }>
+  sessions: Map<string, SessionDocs>
+}
+
+/** The file's shape. */
+interface SavedIndex {
+  format: number
+  projects: Record<string, [name: string, cwd: string]>
+  /** By session id: title, transcript signature, and [entryId, kind, text, seq] for each entry. */
+  sessions: Record<string, { title: string | null; signature: string | null; entries: [string, string, string, number | null][] }>
+  index: AsPlainObject
+}
+
+const MINISEARCH_OPTIONS: Options<IndexedDoc> = {
+  fields: ['title', 'text'],
+  tokenize,
+  searchOptions: { boost: { title: 3 } }
+}
+
 const FLUSH_MS = 250
+/** The index is saved this long after a start that changed it (not at once: the start is not slowed by it). */
+const SAVE_AFTER_START_MS = 2_000
+/** Transcripts looked at (stat) at once when the index is brought up to date. */
+const STAT_BATCH = 256
 /** Longer entries are indexed by their start (a pasted log is not worth more). */
 const MAX_ENTRY_CHARS = 100_000
 const MAX_QUERY_RESULTS = 400
@@ -63,46 +121,152 @@ const SNIPPET_BEFORE = 50
 const SNIPPET_LENGTH = 180
 
 export class SearchIndex {
-  private readonly mini = new MiniSearch<IndexedDoc>({
-    fields: ['title', 'text'],
-    tokenize,
-    storeFields: ['kind', 'projectId', 'sessionId', 'entryId'],
-    searchOptions: { boost: { title: 3 } }
-  })
-  private readonly perSession = new Map<string, SessionDocs>()
+  private mini: MiniSearch<IndexedDoc>
+  private perSession = new Map<string, SessionDocs>()
+  /** The project documents indexed, with what they were indexed with. */
+  private projectDocs = new Map<string, { name: string; cwd: string }>()
+  /** Sessions that went live in this run: their entries follow the Host's fold, not the file. */
+  private readonly live = new Set<string>()
   private readonly dirty = new Set<string>()
+  /** Sessions removed in this run (ids are never reused): a read under way for one is dropped. */
+  private readonly removed = new Set<string>()
+  private readonly file: AtomicTextFile | null
+  /** Something changed since the index was loaded or last saved. */
+  private unsaved = false
   private timer: NodeJS.Timeout | null = null
+  private saveTimer: NodeJS.Timeout | null = null
+  private saving: Promise<void> | null = null
+  private startTimer: NodeJS.Timeout | null = null
+  /** The file has been read (or found missing or unusable): only then may the index replace it. */
+  private fileRead = false
   private building: Promise<void> | null = null
   private progress: { done: number; total: number } | null = null
   private closed = false
 
-  constructor(private readonly sources: SearchSources) {}
+  constructor(private readonly sources: SearchSources) {
+    this.mini = new MiniSearch<IndexedDoc>(MINISEARCH_OPTIONS)
+    this.file = sources.file ? new AtomicTextFile(sources.file) : null
+    // Until a usable file is read, the first save writes one.
+    this.unsaved = true
+  }
 
-  /** Indexes every project, session and transcript; resolves when all are in (or the index was closed). */
+  /**
+   * The index kept in `file`, or null when there is none or it cannot be used
+   * (then said in the log: it is rebuilt from the transcripts). Never throws.
+   */
+  static async read(file: string): Promise<StoredIndex | null> {
+    let text: string
+    try {
+      text = await fs.readFile(file, 'utf8')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+        console.warn(`search: the index ${file} could not be read (${(error as Error).message}); it is rebuilt from the transcripts`)
+      }
+      return null
+    }
+    try {
+      return parseSaved(JSON.parse(text) as unknown)
+    } catch (error) {
+      console.warn(`search: the index ${file} is not usable (${(error as Error).message}); it is rebuilt from the transcripts`)
+      return null
+    }
+  }
+
+  /** Brings the index up to date with db.json and the transcripts; resolves when all are in (or the index was closed). */
   build(): Promise<void> {
+    if (this.startTimer) clearTimeout(this.startTimer)
+    this.startTimer = null
     this.building ??= this.buildAll()
     return this.building
   }
 
+  /**
+   * Builds in `ms`, or at the first query if one comes sooner: the Host's
+   * start (the window's first requests) is not held up by reading the index.
+   */
+  buildSoon(ms: number): void {
+    if (this.building || this.startTimer || this.closed) return
+    this.startTimer = setTimeout(() => void this.build(), ms)
+    this.startTimer.unref?.()
+  }
+
   private async buildAll(): Promise<void> {
+    this.progress = { done: 0, total: this.sources.sessions().length }
+    if (this.file) {
+      const stored = await SearchIndex.read(this.file.file)
+      if (this.closed) return
+      if (stored) this.adopt(stored)
+    }
+    this.fileRead = true
     this.syncProjects(this.sources.projects())
     const sessions = this.sources.sessions()
-    this.progress = { done: 0, total: sessions.length }
-    for (const record of sessions) {
+    const progress = (this.progress = { done: 0, total: sessions.length })
+    const known = new Set(sessions.map((s) => s.id))
+    for (const id of [...this.perSession.keys()]) if (!known.has(id)) this.removeSession(id)
+    for (let start = 0; start < sessions.length; start += STAT_BATCH) {
+      const batch = sessions.slice(start, start + STAT_BATCH)
+      const signatures = await Promise.all(batch.map((s) => signatureOf(transcriptPath(this.sources.transcriptDir, s.id))))
       if (this.closed) return
-      this.putSession(record)
-      if (!this.perSession.has(record.id)) {
-        try {
-          const { texts, seqs } = await readEntries(transcriptPath(this.sources.transcriptDir, record.id))
+      // Sessions deleted while their transcripts were looked at are gone from the list (and the index) already.
+      const present = new Set(this.sources.sessions().map((s) => s.id))
+      for (let i = 0; i < batch.length; i++) {
+        const record = batch[i]
+        if (present.has(record.id)) {
+          this.putSession(record)
+          const docs = this.perSession.get(record.id)
+          const current = docs?.signature !== null && docs?.signature === signatures[i]
           // A session that went live meanwhile was indexed from the Host's fold, which is newer.
-          if (!this.perSession.has(record.id) && this.sessionExists(record.id)) this.indexEntries(record, texts, seqs)
-        } catch (error) {
-          console.warn(`search: could not index the transcript of ${record.id}: ${(error as Error).message}`)
+          if (!current && !this.live.has(record.id)) await this.readSession(record, signatures[i])
+          if (this.closed) return
         }
+        progress.done++
       }
-      this.progress.done++
     }
     this.progress = null
+    if (this.unsaved) this.saveSoon(SAVE_AFTER_START_MS)
+  }
+
+  /**
+   * Takes the index read from disk in place of the one followed while it was
+   * read (only the Host's events since the start are in that one): projects,
+   * titles and removed sessions are compared with db.json by the build; the
+   * sessions that went live meanwhile are re-indexed from the Host's fold.
+   */
+  private adopt(stored: StoredIndex): void {
+    const followed = this.perSession
+    this.mini = stored.mini
+    this.perSession = stored.sessions
+    this.projectDocs = stored.projects
+    this.unsaved = false
+    for (const id of this.live) {
+      const docs = this.docsOf(id)
+      const before = followed.get(id)
+      if (before) {
+        // Seqs read from the transcript are exact; the fold only names what came after.
+        for (const [entryId, seq] of before.seqs) if (!docs.seqs.has(entryId)) docs.seqs.set(entryId, seq)
+        docs.scanned = before.scanned
+      }
+      docs.signature = null
+      this.dirty.add(id)
+      this.unsaved = true
+    }
+  }
+
+  /** Indexes a session's transcript as it is on disk; `signature` is the file's, taken before it was read. */
+  private async readSession(record: SessionRecord, signature: string | null, closing = false): Promise<void> {
+    try {
+      this.sources.onTranscriptRead?.(record.id)
+      const { texts, seqs } = await readEntries(transcriptPath(this.sources.transcriptDir, record.id))
+      if (!closing && (this.closed || this.live.has(record.id))) return
+      if (this.removed.has(record.id)) return
+      const docs = this.docsOf(record.id)
+      docs.seqs = new Map()
+      this.indexEntries(record, texts, seqs)
+      docs.signature = signature
+      this.unsaved = true
+    } catch (error) {
+      console.warn(`search: could not index the transcript of ${record.id}: ${(error as Error).message}`)
+    }
   }
 
   /** Follows an event the Host emits, at the moment it is emitted. */
@@ -131,6 +295,10 @@ export class SearchIndex {
     const thread = this.sources.threadOf(sessionId)
     if (!thread) return
     const docs = this.docsOf(sessionId)
+    this.live.add(sessionId)
+    // The transcript has grown past what was read from it: the next start reads it again.
+    docs.signature = null
+    this.unsaved = true
     if (thread.entries.length < docs.scanned) {
       // A reset (session/load replay) emptied the thread: what follows starts again.
       docs.seqs.clear()
@@ -175,15 +343,7 @@ export class SearchIndex {
     }
     for (const [entryId, now] of texts) {
       if (docs.texts.has(entryId)) continue
-      this.mini.add({
-        id: entryDocId(record.id, entryId),
-        kind: 'entry',
-        title: '',
-        text: now.text,
-        projectId: record.projectId,
-        sessionId: record.id,
-        entryId
-      })
+      this.mini.add({ id: entryDocId(record.id, entryId), title: '', text: now.text })
       docs.texts.set(entryId, now)
     }
   }
@@ -191,42 +351,53 @@ export class SearchIndex {
   private docsOf(sessionId: string): SessionDocs {
     let docs = this.perSession.get(sessionId)
     if (!docs) {
-      docs = { texts: new Map(), seqs: new Map(), scanned: 0 }
+      docs = { title: null, signature: null, texts: new Map(), seqs: new Map(), scanned: 0 }
       this.perSession.set(sessionId, docs)
     }
     return docs
   }
 
-  private sessionExists(id: string): boolean {
-    return this.sources.sessions().some((s) => s.id === id)
-  }
-
   private putSession(record: SessionRecord): void {
-    const id = `session:${record.id}`
+    const docs = this.docsOf(record.id)
+    const id = sessionDocId(record.id)
+    if (docs.title === record.title && this.mini.has(id)) return
     if (this.mini.has(id)) this.mini.discard(id)
-    this.mini.add({ id, kind: 'session', title: record.title, text: '', projectId: record.projectId, sessionId: record.id })
+    this.mini.add({ id, title: record.title, text: '' })
+    docs.title = record.title
+    this.unsaved = true
   }
 
   private removeSession(sessionId: string): void {
-    const id = `session:${sessionId}`
+    const id = sessionDocId(sessionId)
     if (this.mini.has(id)) this.mini.discard(id)
     const docs = this.perSession.get(sessionId)
     if (docs) for (const entryId of docs.texts.keys()) this.mini.discard(entryDocId(sessionId, entryId))
     this.perSession.delete(sessionId)
     this.dirty.delete(sessionId)
+    this.live.delete(sessionId)
+    this.removed.add(sessionId)
+    this.unsaved = true
   }
 
   private syncProjects(projects: Project[]): void {
-    const keep = new Set(projects.map((p) => `project:${p.id}`))
-    for (const id of this.projectDocIds) if (!keep.has(id) && this.mini.has(id)) this.mini.discard(id)
-    this.projectDocIds = keep
+    const keep = new Set(projects.map((p) => p.id))
+    for (const id of [...this.projectDocs.keys()]) {
+      if (keep.has(id)) continue
+      const docId = projectDocId(id)
+      if (this.mini.has(docId)) this.mini.discard(docId)
+      this.projectDocs.delete(id)
+      this.unsaved = true
+    }
     for (const project of projects) {
-      const id = `project:${project.id}`
+      const id = projectDocId(project.id)
+      const before = this.projectDocs.get(project.id)
+      if (before && before.name === project.name && before.cwd === project.cwd && this.mini.has(id)) continue
       if (this.mini.has(id)) this.mini.discard(id)
-      this.mini.add({ id, kind: 'project', title: project.name, text: project.cwd, projectId: project.id })
+      this.mini.add({ id, title: project.name, text: project.cwd })
+      this.projectDocs.set(project.id, { name: project.name, cwd: project.cwd })
+      this.unsaved = true
     }
   }
-  private projectDocIds = new Set<string>()
 
   /**
    * Hits for a query, best first in each group. Words are matched whole, the
@@ -236,6 +407,7 @@ export class SearchIndex {
    * quotes finds only the exact phrase.
    */
   query(q: string, limit = 30): SearchResults {
+    if (!this.building && !this.closed) void this.build()
     this.flush()
     const indexing = this.progress ? { ...this.progress } : null
     const trimmed = q.trim()
@@ -276,28 +448,35 @@ export class SearchIndex {
     projects: Map<string, Project>,
     sessions: Map<string, SessionRecord>
   ): { hit: SearchHit; exact: boolean } | null {
-    const kind = result.kind as IndexedDoc['kind']
-    const projectId = result.projectId as string
+    const doc = parseDocId(String(result.id))
+    if (!doc) return null
     const terms = result.terms
-    if (kind === 'project') {
-      const project = projects.get(projectId)
+    if (doc.kind === 'project') {
+      const project = projects.get(doc.projectId)
       if (!project) return null
       const inName = containsPhrase(project.name, phrase)
       const exact = inName || containsPhrase(project.cwd, phrase)
       const shown = inName || !terms.some((t) => containsPhrase(project.cwd, t)) ? project.name : project.cwd
       return {
-        hit: { kind, projectId, title: project.name, snippet: snippet(shown, phrase, terms), score: rank(result.score, exact) },
+        hit: {
+          kind: 'project',
+          projectId: project.id,
+          title: project.name,
+          snippet: snippet(shown, phrase, terms),
+          score: rank(result.score, exact)
+        },
         exact
       }
     }
-    const sessionId = result.sessionId as string
+    const sessionId = doc.sessionId
     const session = sessions.get(sessionId)
     if (!session) return null
-    if (kind === 'session') {
+    const projectId = session.projectId
+    if (doc.kind === 'session') {
       const exact = containsPhrase(session.title, phrase)
       return {
         hit: {
-          kind,
+          kind: 'session',
           projectId,
           sessionId,
           agentId: session.agentId,
@@ -308,14 +487,14 @@ export class SearchIndex {
         exact
       }
     }
-    const entryId = result.entryId as string
+    const entryId = doc.entryId
     const docs = this.perSession.get(sessionId)
     const entry = docs?.texts.get(entryId)
     if (!entry) return null
     const exact = containsPhrase(entry.text, phrase)
     return {
       hit: {
-        kind,
+        kind: 'entry',
         projectId,
         sessionId,
         agentId: session.agentId,
@@ -331,21 +510,179 @@ export class SearchIndex {
     }
   }
 
-  /** Stops following and building; resolves once a build under way has stopped. */
-  async close(): Promise<void> {
+  /** Saves the index in `ms` (once; a save already planned stays). */
+  private saveSoon(ms: number): void {
+    if (!this.file || this.saveTimer) return
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = null
+      void this.save()
+    }, ms)
+    this.saveTimer.unref?.()
+  }
+
+  /** Writes the index to its file (atomically) if it changed since it was loaded or last saved; a failure is logged. */
+  private save(): Promise<void> {
+    // An index that has not taken in the file yet holds only this run's changes: the file is worth more.
+    if (!this.file || !this.unsaved || !this.fileRead) return this.saving ?? Promise.resolve()
+    this.unsaved = false
+    const file = this.file
+    const text = JSON.stringify(this.toSaved())
+    const write = file.write(text).catch((error: Error) => {
+      this.unsaved = true
+      console.warn(`search: could not save the index to ${file.file}: ${error.message}`)
+    })
+    this.saving = write
+    return write
+  }
+
+  private toSaved(): SavedIndex {
+    const sessions: SavedIndex['sessions'] = {}
+    for (const [id, docs] of this.perSession) {
+      const entries: SavedIndex['sessions'][string]['entries'] = []
+      for (const [entryId, { kind, text }] of docs.texts) entries.push([entryId, kind, text, docs.seqs.get(entryId) ?? null])
+      sessions[id] = { title: docs.title, signature: docs.signature, entries }
+    }
+    const projects: SavedIndex['projects'] = {}
+    for (const [id, { name, cwd }] of this.projectDocs) projects[id] = [name, cwd]
+    return { format: INDEX_FORMAT, projects, sessions, index: this.mini.toJSON() }
+  }
+
+  /** Stops following the Host's events and building; resolves once a build under way has stopped. */
+  async stop(): Promise<void> {
     this.closed = true
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
+    if (this.startTimer) clearTimeout(this.startTimer)
+    this.startTimer = null
+    if (this.saveTimer) clearTimeout(this.saveTimer)
+    this.saveTimer = null
     await this.building?.catch(() => undefined)
+  }
+
+  /**
+   * Stops, and saves the index: the sessions that were live are read again
+   * from their transcripts first (call it once they are all written out), so
+   * the file matches every transcript and the next start reads none of them.
+   */
+  async close(): Promise<void> {
+    await this.stop()
+    this.flushQuietly()
+    for (const id of this.live) {
+      const record = this.sources.sessions().find((s) => s.id === id)
+      if (record) await this.readSession(record, await signatureOf(transcriptPath(this.sources.transcriptDir, id)), true)
+    }
+    this.live.clear()
+    await this.save()
+  }
+
+  private flushQuietly(): void {
+    try {
+      this.flush()
+    } catch (error) {
+      console.warn(`search: ${(error as Error).message}`)
+    }
+  }
+}
+
+/**
+ * The saved index, checked: its format, its shape, and that the MiniSearch
+ * index holds exactly the documents the rest of the file names. Throws what is
+ * wrong.
+ */
+function parseSaved(value: unknown): StoredIndex {
+  const saved = value as Partial<SavedIndex> | null
+  if (typeof saved !== 'object' || saved === null) throw new Error('not an object')
+  if (saved.format !== INDEX_FORMAT) throw new Error(`format ${String(saved.format)}, this version uses ${INDEX_FORMAT}`)
+  if (!isRecord(saved.projects) || !isRecord(saved.sessions) || !isRecord(saved.index)) throw new Error('projects, sessions or index missing')
+  const mini = MiniSearch.loadJS<IndexedDoc>(saved.index, MINISEARCH_OPTIONS)
+  let documents = 0
+  const projects = new Map<string, { name: string; cwd: string }>()
+  for (const [id, value] of Object.entries(saved.projects)) {
+    if (!Array.isArray(value) || typeof value[0] !== 'string' || typeof value[1] !== 'string') throw new Error(`project ${id} is malformed`)
+    if (!mini.has(projectDocId(id))) throw new Error(`project ${id} is not in the index`)
+    projects.set(id, { name: value[0], cwd: value[1] })
+    documents++
+  }
+  const sessions = new Map<string, SessionDocs>()
+  for (const [id, value] of Object.entries(saved.sessions)) {
+    const { title, signature, entries } = (value ?? {}) as Partial<SavedIndex['sessions'][string]>
+    if ((title !== null && typeof title !== 'string') || (signature !== null && typeof signature !== 'string') || !Array.isArray(entries)) {
+      throw new Error(`session ${id} is malformed`)
+    }
+    if (title !== null) {
+      if (!mini.has(sessionDocId(id))) throw new Error(`session ${id} is not in the index`)
+      documents++
+    }
+    const texts = new Map<string, EntryText>()
+    const seqs = new Map<string, number>()
+    for (const entry of entries) {
+      const [entryId, kind, text, seq] = (Array.isArray(entry) ? entry : []) as unknown[]
+      if (typeof entryId !== 'string' || typeof kind !== 'string' || typeof text !== 'string' || (seq !== null && typeof seq !== 'number')) {
+        throw new Error(`an entry of session ${id} is malformed`)
+      }
+      if (!mini.has(entryDocId(id, entryId))) throw new Error(`an entry of session ${id} is not in the index`)
+      texts.set(entryId, { kind, text })
+      if (seq !== null) seqs.set(entryId, seq)
+      documents++
+    }
+    sessions.set(id, { title, signature, texts, seqs, scanned: 0 })
+  }
+  if (mini.documentCount !== documents) throw new Error(`the index holds ${mini.documentCount} documents, the file names ${documents}`)
+  return { mini, projects, sessions }
+}
+
+function isRecord(value: unknown): value is Record<string, never> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * What a transcript is on disk (size, mtime, inode): appended, rewritten or
+ * replaced, it differs. A missing file has one too (a session may have none yet).
+ */
+async function signatureOf(file: string): Promise<string | null> {
+  try {
+    const stat = await fs.stat(file)
+    return `${stat.size}:${stat.mtimeMs}:${stat.ino}`
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : null
+  }
+}
+
+/** Document ids: a kind letter and the ids it stands for, separated by NUL (which no id holds). */
+const SEP = '\u0000'
+
+function projectDocId(projectId: string): string {
+  return `p${SEP}${projectId}`
+}
+
+function sessionDocId(sessionId: string): string {
+  return `s${SEP}${sessionId}`
+}
+
+function entryDocId(sessionId: string, entryId: string): string {
+  return `e${SEP}${sessionId}${SEP}${entryId}`
+}
+
+function parseDocId(
+  id: string
+): { kind: 'project'; projectId: string } | { kind: 'session'; sessionId: string } | { kind: 'entry'; sessionId: string; entryId: string } | null {
+  const rest = id.slice(2)
+  switch (id.slice(0, 2)) {
+    case `p${SEP}`:
+      return { kind: 'project', projectId: rest }
+    case `s${SEP}`:
+      return { kind: 'session', sessionId: rest }
+    case `e${SEP}`: {
+      const at = rest.indexOf(SEP)
+      return at < 0 ? null : { kind: 'entry', sessionId: rest.slice(0, at), entryId: rest.slice(at + 1) }
+    }
+    default:
+      return null
   }
 }
 
 /** Entries whose text is markdown (the others are titles, plans and messages from the Host, shown as they are). */
 const MARKDOWN_KINDS = new Set(['user', 'assistant', 'thought'])
-
-function entryDocId(sessionId: string, entryId: string): string {
-  return `entry:${sessionId}:${entryId}`
-}
 
 /** An exact phrase is worth more than its words scattered. */
 function rank(score: number, exact: boolean): number {

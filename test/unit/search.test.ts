@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { HostEvent } from '../../shared/contract'
 import type { Project, SessionRecord } from '../../shared/domain'
-import { applyRecord, createThread, type Thread } from '../../shared/thread'
+import { applyRecord, createThread, foldTail, type Thread } from '../../shared/thread'
 import type { TranscriptRecord } from '../../shared/transcript'
 import { SearchIndex, snippet } from '../../electron/host/search'
 import { fold, removeDir, tempDir } from '../helpers'
@@ -56,9 +56,10 @@ async function writeTranscript(id: string, records: TranscriptRecord[], extraLin
   await writeFile(join(dir, `${id}.jsonl`), [...lines, ...extraLines].join('\n') + '\n')
 }
 
-function openIndex(): SearchIndex {
+function openIndex(file?: string): SearchIndex {
   index = new SearchIndex({
     transcriptDir: dir,
+    file,
     projects: () => projects,
     sessions: () => sessions,
     threadOf: (id) => live.get(id)
@@ -241,6 +242,36 @@ describe('the search index', () => {
     const done = index.query('needle', 100)
     expect(done.indexing).toBeNull()
     expect(done.entries).toHaveLength(30)
+  })
+})
+
+describe('the index kept on disk', () => {
+  it('takes in what a live session appended while the file was being read, and what was indexed before', async () => {
+    const file = join(dir, '..', 'search-index.json')
+    sessions = [session('s1', 'Billing'), session('s2', 'Other')]
+    const s1 = [header('s1'), prompt('Deploy the billing service')]
+    await writeTranscript('s1', s1)
+    await writeTranscript('s2', [header('s2'), prompt('Rotate the staging keys')])
+    await openIndex(file).build()
+    await index.close()
+
+    // The next start: the session goes live (folded from its transcript, as the Host does) and is renamed before the file has been read.
+    const building = openIndex(file).build()
+    live.set('s1', foldTail(s1, s1.length))
+    append('s1', 2, chunk('Billing is deployed to eu-west-1'))
+    sessions[0] = { ...sessions[0], title: 'Billing rollout' }
+    emit({ type: 'session.record', payload: sessions[0] })
+    expect(index.query('billing').indexing).not.toBeNull()
+    await building
+
+    const results = index.query('billing')
+    expect(results.indexing).toBeNull()
+    expect(results.entries.map((h) => [h.entryKind, h.seq]).sort()).toEqual([
+      ['assistant', 2],
+      ['user', 1]
+    ])
+    expect(results.sessions.map((h) => h.title)).toEqual(['Billing rollout'])
+    expect(index.query('staging keys').entries.map((h) => h.sessionId)).toEqual(['s2'])
   })
 })
 

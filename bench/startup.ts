@@ -1,0 +1,54 @@
+import { spawn } from 'node:child_process'
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { SEARCH_INDEX_FILE } from '../electron/host/search'
+import type { SearchResults } from '../shared/search'
+import { repoRoot } from './agents'
+import { now, until } from './lib'
+import { WsClient } from './memory'
+
+/**
+ * Host start: the Host as shipped (`node out/main/serve.js`, or the build
+ * `BENCH_SERVE_JS` names, to measure another version), started on a data
+ * folder. Two moments, from the spawn:
+ * - *ready*: it serves, and the session list has been answered over its
+ *   WebSocket (what the window needs to show every session);
+ * - *search complete*: `search.query` answers with `indexing: null` (every
+ *   session findable).
+ * `fresh` deletes the search index kept on disk first (the first start).
+ */
+export interface HostStart {
+  readyMs: number
+  searchMs: number
+}
+
+export async function hostStart(dataDir: string, fresh: boolean): Promise<HostStart> {
+  if (fresh) await rm(join(dataDir, SEARCH_INDEX_FILE), { force: true })
+  const serveJs = process.env.BENCH_SERVE_JS ?? join(repoRoot, 'out', 'main', 'serve.js')
+  const t0 = now()
+  const child = spawn(process.execPath, [serveJs, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        const m = /^Open (http\S+)/.exec(line)
+        if (m) resolve(m[1])
+      })
+      child.once('exit', (code) => reject(new Error(`serve.js exited with ${code}`)))
+    })
+    const client = await WsClient.connect(url, () => undefined)
+    try {
+      await client.request('sessions.list', {})
+      const readyMs = now() - t0
+      await until(async () => (await client.request<SearchResults>('search.query', { q: '' })).indexing === null, 'the search index', 600_000)
+      return { readyMs, searchMs: now() - t0 }
+    } finally {
+      client.close()
+    }
+  } finally {
+    // SIGTERM closes the Host as the user's quit does (the index is saved then).
+    child.kill('SIGTERM')
+    await exited
+  }
+}
