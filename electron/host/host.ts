@@ -27,7 +27,7 @@ import { projectsHandlers } from './projects/service'
 import { Records } from './records'
 import { RegistryService } from './registry/service'
 import { bundledRegistry } from './registry/snapshot'
-import { SEARCH_INDEX_FILE, SearchIndex } from './search'
+import { SEARCH_INDEX_FILE, SearchIndex, type SearchHooks } from './search'
 import { MemorySecretStore, type SecretStore } from './secrets'
 import { SessionConnector } from './sessions/connector'
 import { SessionLifecycle } from './sessions/lifecycle'
@@ -83,16 +83,14 @@ export interface HostOptions {
   loginShell?: boolean | LoginShellOptions
   /** Asks the user outside the window to confirm a change that would run a program (confirmations.ts); without it, such changes are refused. */
   confirmCommand?: ConfirmCommand
-  /** Called for each transcript the search index reads at start (tests see that unchanged ones are not). */
-  onSearchTranscriptRead?: (sessionId: string) => void
+  /** Tests: the transcripts the search index reads, its build held at a step or started by a search only (search.ts). */
+  search?: SearchHooks
   /** The waits between attempts to reconnect a network agent's sessions after its connection was lost (sessions/reconnect.ts). */
   reconnectDelaysMs?: number[]
 }
 
 const DEFAULT_AGENT_IDLE_MS = 10 * 60_000
 const DEFAULT_CANCEL_GRACE_MS = 15_000
-/** How long after the start the search index is read and brought up to date, unless a search asks sooner (after the window has loaded, as a rule). */
-const SEARCH_BUILD_DELAY_MS = 3_000
 
 export class Host {
   readonly events = new EventBus()
@@ -200,11 +198,10 @@ export class Host {
       sessions: () => store.data.sessions,
       threadOf: (id) => registry.get(id)?.thread,
       file: join(dataDir, SEARCH_INDEX_FILE),
-      onTranscriptRead: options.onSearchTranscriptRead
+      ...options.search
     })
     events.tap((event) => this.search.noteEvent(event))
-    // Once the window's first requests are answered (or at the first search), not before them.
-    this.search.buildSoon(SEARCH_BUILD_DELAY_MS)
+    this.search.buildWhenQuiet()
     const settings = (this.settings = new UserSettingsStore(
       { dataDir, events, projectIds: () => store.data.projects.map((p) => p.id) },
       settingsRead
@@ -264,6 +261,7 @@ export class Host {
       return { ok: false, error: { message: `Invalid parameters for ${method}: ${z.prettifyError(parsed.error)}`, code: 'invalid_params' } }
     }
     const { data, request } = withConfirmation(parsed.data, via.confirmCommand ?? this.confirmCommand)
+    this.search.noteRequest()
     try {
       const handler = this.handlers[method] as (p: unknown, r: RequestContext) => Promise<unknown>
       return { ok: true, result: await handler(data, request) }
@@ -294,8 +292,7 @@ export class Host {
     this.signIn.close()
     await this.supervisor.close()
     await this.registry.flushAll()
-    // Once every transcript is written out: the sessions used in this run are read again, and the index saved.
-    await this.search.close()
+    await this.search.close() // once every transcript is written out: the sessions used in this run are read again
     await this.spend.close()
     await this.store.save()
     await this.settings.settled()

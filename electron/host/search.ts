@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs'
-import MiniSearch, { type AsPlainObject, type Options, type SearchResult } from 'minisearch'
+import MiniSearch, { type Options, type SearchResult } from 'minisearch'
 import type { HostEvent } from '../../shared/contract'
 import type { Project, SessionRecord } from '../../shared/domain'
 import type { SearchHit, SearchResults, SearchSnippet } from '../../shared/search'
@@ -7,6 +7,19 @@ import { applyRecordAt, createThread, type Thread, type ThreadEntry } from '../.
 import type { TranscriptRecord } from '../../shared/transcript'
 import { AtomicTextFile } from './atomic-file'
 import { plainText } from './plain-text'
+import {
+  entryDocId,
+  indexFileText,
+  parseDocId,
+  projectDocId,
+  readIndexFile,
+  ReadAbandoned,
+  sessionDocId,
+  type EntryText,
+  type IndexedDoc,
+  type SessionDocs,
+  type StoredIndex
+} from './search-file'
 import { transcriptPath } from './transcripts'
 
 /**
@@ -17,35 +30,58 @@ import { transcriptPath } from './transcripts'
  * seqs, `applyRecordAt`, as the renderer names them), so a phrase streamed over
  * many chunks is one document and a hit names the entry the renderer shows.
  *
- * The index is kept in the data folder (`search-index.json`: MiniSearch's own
- * serialisation, with the text, seqs and title of each session's entries and
- * the size, mtime and inode its transcript had when it was read), written
- * atomically a moment after start and when the Host closes. It is read a few
- * seconds after the start, or at the first search if that comes sooner (the
- * Host's start and the window's first requests are not held up by it; queries
- * say `indexing` until it is complete), and brought up to date: projects and
- * titles from db.json, sessions gone dropped, and only transcripts whose size,
- * mtime or inode changed since they were read (appended while the Host was
- * down, or after it last saved and crashed), and sessions it does not know,
- * are read again. A file that cannot be read or does not hold together is said
- * in the log and the index rebuilt from every transcript: nothing is lost, the
- * start never fails.
+ * The index is kept in the data folder (`search-index.json`, search-file.ts:
+ * MiniSearch's own serialisation, with the text, seqs and title of each
+ * session's entries and the size, mtime and inode its transcript had when it
+ * was read). It is built once the Host has answered the window's first
+ * requests and been quiet for a moment (`buildWhenQuiet`), or at the first
+ * search if that comes sooner, so the Host's start never waits for it; queries
+ * say `indexing` until it is complete. The build reads the file in slices (the
+ * Host answers between them) and brings it up to date: projects and titles
+ * from db.json, sessions gone dropped, and only transcripts whose size, mtime
+ * or inode changed since they were read (appended while the Host was down, or
+ * after it last saved and crashed), and sessions it does not know, are read
+ * again. A file that cannot be read or does not hold together is said in the
+ * log and the index rebuilt from every transcript: nothing is lost, the start
+ * never fails.
  *
  * After that it follows the Host's events as they are emitted: a record
  * appended to a live session marks the session, and its entries are
  * re-indexed from the Host's own fold of it in batches (every `FLUSH_MS`, and
  * before every query, so a query sees everything appended before it). Titles,
- * removed sessions and projects follow their events. When the Host closes,
- * once every transcript is written out, the sessions that went live are read
- * from their transcripts again and the index saved: the next start reads none.
+ * removed sessions and projects follow their events.
+ *
+ * The file is only ever replaced by a complete index: when the Host closes
+ * after the build completed, the sessions that went live are read from their
+ * transcripts again and the index saved (the next start reads none); a build
+ * still under way at close is abandoned and nothing saved, so the file stays
+ * the last complete one and the next start reads what changed since it (see
+ * `close`). A build that read many transcripts is also saved soon after it
+ * completes, so that a crash does not cost that work again.
  */
 
 /** The index kept in the data folder. */
 export const SEARCH_INDEX_FILE = 'search-index.json'
-/** Bumped when what is indexed or how (fields, tokenizer, entry texts, document ids) changes: an older file is rebuilt. */
-const INDEX_FORMAT = 1
 
-export interface SearchSources {
+/** A moment of the build, for tests (`SearchHooks.onBuildStep`). */
+export type BuildStep =
+  | { step: 'start' }
+  /** The file was read: `found` false when there was none, or none usable. */
+  | { step: 'file'; found: boolean }
+  | { step: 'batch'; done: number; total: number }
+  | { step: 'complete' }
+
+/** What tests see of the index and how they steer it (HostOptions.search). */
+export interface SearchHooks {
+  /** Called for each transcript read from disk (tests see which ones were). */
+  onTranscriptRead?: (sessionId: string) => void
+  /** Called at each step of the build, which waits for what it returns: a test holds the build there (and closes the Host meanwhile). */
+  onBuildStep?: (step: BuildStep) => void | Promise<void>
+  /** Build only when a search asks (tests decide when; no timer does). */
+  buildOnSearchOnly?: boolean
+}
+
+export interface SearchSources extends SearchHooks {
   transcriptDir: string
   projects(): Project[]
   sessions(): SessionRecord[]
@@ -53,55 +89,10 @@ export interface SearchSources {
   threadOf(sessionId: string): Thread | undefined
   /** Where the index is kept (read at start, saved); without it, every transcript is read at start and nothing is saved. */
   file?: string
-  /** Called for each transcript read from disk (tests see which ones were). */
-  onTranscriptRead?: (sessionId: string) => void
 }
 
 /** What a document of the index is, from its id (nothing is stored beside the index: the file stays small). */
 type DocKind = 'project' | 'session' | 'entry'
-
-interface IndexedDoc {
-  id: string
-  title: string
-  text: string
-}
-
-interface EntryText {
-  kind: string
-  text: string
-}
-
-interface SessionDocs {
-  /** The title the session's document was indexed with (null: none yet). */
-  title: string | null
-  /**
-   * Size, mtime and inode of the transcript when the entries below were read
-   * from it; null when they are not known to match it (never read, or live).
-   */
-  signature: string | null
-  /** What is indexed for each entry, by entry id. */
-  texts: Map<string, EntryText>
-  /** The seq of the record that started each entry. */
-  seqs: Map<string, number>
-  /** How many entries of the live thread have been given a seq. */
-  scanned: number
-}
-
-/** The index as loaded from the data folder. */
-export interface StoredIndex {
-  mini: MiniSearch<IndexedDoc>
-  projects: Map<string, { name: string; cwd: string }>
-  sessions: Map<string, SessionDocs>
-}
-
-/** The file's shape. */
-interface SavedIndex {
-  format: number
-  projects: Record<string, [name: string, cwd: string]>
-  /** By session id: title, transcript signature, and [entryId, kind, text, seq] for each entry. */
-  sessions: Record<string, { title: string | null; signature: string | null; entries: [string, string, string, number | null][] }>
-  index: AsPlainObject
-}
 
 const MINISEARCH_OPTIONS: Options<IndexedDoc> = {
   fields: ['title', 'text'],
@@ -110,8 +101,16 @@ const MINISEARCH_OPTIONS: Options<IndexedDoc> = {
 }
 
 const FLUSH_MS = 250
-/** The index is saved this long after a start that changed it (not at once: the start is not slowed by it). */
-const SAVE_AFTER_START_MS = 2_000
+/** The build starts once the Host has been this long without a request (the window's first ones answered)... */
+const QUIET_MS = 1_000
+/** ...or this long after the start when nothing asks at all (no window)... */
+const UNASKED_MS = 10_000
+/** ...and at the latest this long after the start (a window that keeps asking). */
+const LATEST_MS = 30_000
+/** A build that read at least this many transcripts is saved soon after (reading them again would cost more than writing the file). */
+const SAVE_AFTER_READS = 200
+/** How soon. */
+const SAVE_AFTER_BUILD_MS = 2_000
 /** Transcripts looked at (stat) at once when the index is brought up to date. */
 const STAT_BATCH = 256
 /** Longer entries are indexed by their start (a pasted log is not worth more). */
@@ -135,10 +134,12 @@ export class SearchIndex {
   private unsaved = false
   private timer: NodeJS.Timeout | null = null
   private saveTimer: NodeJS.Timeout | null = null
-  private saving: Promise<void> | null = null
+  /** The last save (saves run one after another, each taking the index as it is when it starts). */
+  private saving: Promise<void> = Promise.resolve()
   private startTimer: NodeJS.Timeout | null = null
-  /** The file has been read (or found missing or unusable): only then may the index replace it. */
-  private fileRead = false
+  private readonly startedAt = Date.now()
+  /** Every session has been brought up to date: only then may the index replace the file. */
+  private complete = false
   private building: Promise<void> | null = null
   private progress: { done: number; total: number } | null = null
   private closed = false
@@ -150,54 +151,52 @@ export class SearchIndex {
     this.unsaved = true
   }
 
-  /**
-   * The index kept in `file`, or null when there is none or it cannot be used
-   * (then said in the log: it is rebuilt from the transcripts). Never throws.
-   */
-  static async read(file: string): Promise<StoredIndex | null> {
-    let text: string
-    try {
-      text = await fs.readFile(file, 'utf8')
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
-        console.warn(`search: the index ${file} could not be read (${(error as Error).message}); it is rebuilt from the transcripts`)
-      }
-      return null
-    }
-    try {
-      return parseSaved(JSON.parse(text) as unknown)
-    } catch (error) {
-      console.warn(`search: the index ${file} is not usable (${(error as Error).message}); it is rebuilt from the transcripts`)
-      return null
-    }
-  }
-
-  /** Brings the index up to date with db.json and the transcripts; resolves when all are in (or the index was closed). */
+  /** Brings the index up to date with the file, db.json and the transcripts; resolves when all are in (or the index was closed). */
   build(): Promise<void> {
     if (this.startTimer) clearTimeout(this.startTimer)
     this.startTimer = null
-    this.building ??= this.buildAll()
+    this.building ??= this.buildAll().catch((error: unknown) => {
+      if (!(error instanceof ReadAbandoned)) console.warn(`search: the index could not be built: ${(error as Error).message}`)
+    })
     return this.building
   }
 
   /**
-   * Builds in `ms`, or at the first query if one comes sooner: the Host's
-   * start (the window's first requests) is not held up by reading the index.
+   * Builds once the Host is quiet (`QUIET_MS` after its last request, see
+   * `noteRequest`; `UNASKED_MS` after the start if nothing asks; at the latest
+   * `LATEST_MS`), or at the first search if that is sooner: the window's first
+   * requests are answered before the index is read.
    */
-  buildSoon(ms: number): void {
-    if (this.building || this.startTimer || this.closed) return
-    this.startTimer = setTimeout(() => void this.build(), ms)
+  buildWhenQuiet(): void {
+    if (this.sources.buildOnSearchOnly) return
+    this.armStart(UNASKED_MS)
+  }
+
+  /** The Host answered a request: a build still waiting waits until it has been quiet for `QUIET_MS`. */
+  noteRequest(): void {
+    if (this.startTimer) this.armStart(QUIET_MS)
+  }
+
+  private armStart(ms: number): void {
+    if (this.building || this.closed) return
+    if (this.startTimer) clearTimeout(this.startTimer)
+    const latest = this.startedAt + LATEST_MS - Date.now()
+    this.startTimer = setTimeout(() => void this.build(), Math.max(0, Math.min(ms, latest)))
     this.startTimer.unref?.()
   }
 
   private async buildAll(): Promise<void> {
+    const { onBuildStep: step } = this.sources
+    const abandoned = (): boolean => this.closed
     this.progress = { done: 0, total: this.sources.sessions().length }
-    if (this.file) {
-      const stored = await SearchIndex.read(this.file.file)
-      if (this.closed) return
-      if (stored) this.adopt(stored)
-    }
-    this.fileRead = true
+    await step?.({ step: 'start' })
+    let reads = 0
+    let stored: StoredIndex | null = null
+    if (this.file && !this.closed) stored = await readIndexFile(this.file.file, MINISEARCH_OPTIONS, abandoned)
+    if (this.closed) return
+    if (stored) this.adopt(stored)
+    await step?.({ step: 'file', found: stored !== null })
+    if (this.closed) return
     this.syncProjects(this.sources.projects())
     const sessions = this.sources.sessions()
     const progress = (this.progress = { done: 0, total: sessions.length })
@@ -207,23 +206,29 @@ export class SearchIndex {
       const batch = sessions.slice(start, start + STAT_BATCH)
       const signatures = await Promise.all(batch.map((s) => signatureOf(transcriptPath(this.sources.transcriptDir, s.id))))
       if (this.closed) return
-      // Sessions deleted while their transcripts were looked at are gone from the list (and the index) already.
-      const present = new Set(this.sources.sessions().map((s) => s.id))
       for (let i = 0; i < batch.length; i++) {
         const record = batch[i]
-        if (present.has(record.id)) {
+        // A session deleted while its transcript was looked at is gone from the index already.
+        if (!this.removed.has(record.id)) {
           this.putSession(record)
           const docs = this.perSession.get(record.id)
           const current = docs?.signature !== null && docs?.signature === signatures[i]
           // A session that went live meanwhile was indexed from the Host's fold, which is newer.
-          if (!current && !this.live.has(record.id)) await this.readSession(record, signatures[i])
+          if (!current && !this.live.has(record.id)) {
+            await this.readSession(record, signatures[i])
+            reads++
+          }
           if (this.closed) return
         }
         progress.done++
       }
+      await step?.({ step: 'batch', done: progress.done, total: progress.total })
+      if (this.closed) return
     }
     this.progress = null
-    if (this.unsaved) this.saveSoon(SAVE_AFTER_START_MS)
+    this.complete = true
+    await step?.({ step: 'complete' })
+    if (this.unsaved && (reads >= SAVE_AFTER_READS || !stored)) this.saveSoon(SAVE_AFTER_BUILD_MS)
   }
 
   /**
@@ -520,34 +525,28 @@ export class SearchIndex {
     this.saveTimer.unref?.()
   }
 
-  /** Writes the index to its file (atomically) if it changed since it was loaded or last saved; a failure is logged. */
+  /**
+   * Writes the index to its file (atomically) if it changed since it was
+   * loaded or last saved, and only once it is complete; a failure is logged.
+   * Saves run one after another, each taking the index as it is when it starts.
+   */
   private save(): Promise<void> {
-    // An index that has not taken in the file yet holds only this run's changes: the file is worth more.
-    if (!this.file || !this.unsaved || !this.fileRead) return this.saving ?? Promise.resolve()
-    this.unsaved = false
     const file = this.file
-    const text = JSON.stringify(this.toSaved())
-    const write = file.write(text).catch((error: Error) => {
-      this.unsaved = true
-      console.warn(`search: could not save the index to ${file.file}: ${error.message}`)
+    if (!file) return this.saving
+    this.saving = this.saving.then(async () => {
+      if (!this.complete || !this.unsaved) return
+      this.unsaved = false
+      try {
+        await file.write(await indexFileText({ mini: this.mini, projects: this.projectDocs, sessions: this.perSession }))
+      } catch (error) {
+        this.unsaved = true
+        console.warn(`search: could not save the index to ${file.file}: ${(error as Error).message}`)
+      }
     })
-    this.saving = write
-    return write
+    return this.saving
   }
 
-  private toSaved(): SavedIndex {
-    const sessions: SavedIndex['sessions'] = {}
-    for (const [id, docs] of this.perSession) {
-      const entries: SavedIndex['sessions'][string]['entries'] = []
-      for (const [entryId, { kind, text }] of docs.texts) entries.push([entryId, kind, text, docs.seqs.get(entryId) ?? null])
-      sessions[id] = { title: docs.title, signature: docs.signature, entries }
-    }
-    const projects: SavedIndex['projects'] = {}
-    for (const [id, { name, cwd }] of this.projectDocs) projects[id] = [name, cwd]
-    return { format: INDEX_FORMAT, projects, sessions, index: this.mini.toJSON() }
-  }
-
-  /** Stops following the Host's events and building; resolves once a build under way has stopped. */
+  /** Stops following the Host's events and building; resolves once a build under way has stopped (it is abandoned at its next step). */
   async stop(): Promise<void> {
     this.closed = true
     if (this.timer) clearTimeout(this.timer)
@@ -556,22 +555,33 @@ export class SearchIndex {
     this.startTimer = null
     if (this.saveTimer) clearTimeout(this.saveTimer)
     this.saveTimer = null
-    await this.building?.catch(() => undefined)
+    await this.building
   }
 
   /**
-   * Stops, and saves the index: the sessions that were live are read again
-   * from their transcripts first (call it once they are all written out), so
-   * the file matches every transcript and the next start reads none of them.
+   * Stops, and saves the index if its build completed: the sessions that were
+   * live are read again from their transcripts first (call it once they are
+   * all written out), so the file matches every transcript and the next start
+   * reads none of them.
+   *
+   * A build still under way is abandoned, not finished, and nothing is saved:
+   * the file stays the last complete index (an index not yet brought up to
+   * date would name as current what it has not looked at, or hold only this
+   * run's sessions), and the next start reads what changed since it, this
+   * run's sessions included. Finishing instead could keep a quit waiting for
+   * thousands of transcripts (a first start at 10,000 sessions reads them for
+   * 10 to 20 s on a loaded machine).
    */
   async close(): Promise<void> {
     await this.stop()
-    this.flushQuietly()
-    for (const id of this.live) {
-      const record = this.sources.sessions().find((s) => s.id === id)
-      if (record) await this.readSession(record, await signatureOf(transcriptPath(this.sources.transcriptDir, id)), true)
+    if (this.complete) {
+      this.flushQuietly()
+      for (const id of this.live) {
+        const record = this.sources.sessions().find((s) => s.id === id)
+        if (record) await this.readSession(record, await signatureOf(transcriptPath(this.sources.transcriptDir, id)), true)
+      }
+      this.live.clear()
     }
-    this.live.clear()
     await this.save()
   }
 
@@ -585,57 +595,6 @@ export class SearchIndex {
 }
 
 /**
- * The saved index, checked: its format, its shape, and that the MiniSearch
- * index holds exactly the documents the rest of the file names. Throws what is
- * wrong.
- */
-function parseSaved(value: unknown): StoredIndex {
-  const saved = value as Partial<SavedIndex> | null
-  if (typeof saved !== 'object' || saved === null) throw new Error('not an object')
-  if (saved.format !== INDEX_FORMAT) throw new Error(`format ${String(saved.format)}, this version uses ${INDEX_FORMAT}`)
-  if (!isRecord(saved.projects) || !isRecord(saved.sessions) || !isRecord(saved.index)) throw new Error('projects, sessions or index missing')
-  const mini = MiniSearch.loadJS<IndexedDoc>(saved.index, MINISEARCH_OPTIONS)
-  let documents = 0
-  const projects = new Map<string, { name: string; cwd: string }>()
-  for (const [id, value] of Object.entries(saved.projects)) {
-    if (!Array.isArray(value) || typeof value[0] !== 'string' || typeof value[1] !== 'string') throw new Error(`project ${id} is malformed`)
-    if (!mini.has(projectDocId(id))) throw new Error(`project ${id} is not in the index`)
-    projects.set(id, { name: value[0], cwd: value[1] })
-    documents++
-  }
-  const sessions = new Map<string, SessionDocs>()
-  for (const [id, value] of Object.entries(saved.sessions)) {
-    const { title, signature, entries } = (value ?? {}) as Partial<SavedIndex['sessions'][string]>
-    if ((title !== null && typeof title !== 'string') || (signature !== null && typeof signature !== 'string') || !Array.isArray(entries)) {
-      throw new Error(`session ${id} is malformed`)
-    }
-    if (title !== null) {
-      if (!mini.has(sessionDocId(id))) throw new Error(`session ${id} is not in the index`)
-      documents++
-    }
-    const texts = new Map<string, EntryText>()
-    const seqs = new Map<string, number>()
-    for (const entry of entries) {
-      const [entryId, kind, text, seq] = (Array.isArray(entry) ? entry : []) as unknown[]
-      if (typeof entryId !== 'string' || typeof kind !== 'string' || typeof text !== 'string' || (seq !== null && typeof seq !== 'number')) {
-        throw new Error(`an entry of session ${id} is malformed`)
-      }
-      if (!mini.has(entryDocId(id, entryId))) throw new Error(`an entry of session ${id} is not in the index`)
-      texts.set(entryId, { kind, text })
-      if (seq !== null) seqs.set(entryId, seq)
-      documents++
-    }
-    sessions.set(id, { title, signature, texts, seqs, scanned: 0 })
-  }
-  if (mini.documentCount !== documents) throw new Error(`the index holds ${mini.documentCount} documents, the file names ${documents}`)
-  return { mini, projects, sessions }
-}
-
-function isRecord(value: unknown): value is Record<string, never> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-/**
  * What a transcript is on disk (size, mtime, inode): appended, rewritten or
  * replaced, it differs. A missing file has one too (a session may have none yet).
  */
@@ -645,39 +604,6 @@ async function signatureOf(file: string): Promise<string | null> {
     return `${stat.size}:${stat.mtimeMs}:${stat.ino}`
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : null
-  }
-}
-
-/** Document ids: a kind letter and the ids it stands for, separated by NUL (which no id holds). */
-const SEP = '\u0000'
-
-function projectDocId(projectId: string): string {
-  return `p${SEP}${projectId}`
-}
-
-function sessionDocId(sessionId: string): string {
-  return `s${SEP}${sessionId}`
-}
-
-function entryDocId(sessionId: string, entryId: string): string {
-  return `e${SEP}${sessionId}${SEP}${entryId}`
-}
-
-function parseDocId(
-  id: string
-): { kind: 'project'; projectId: string } | { kind: 'session'; sessionId: string } | { kind: 'entry'; sessionId: string; entryId: string } | null {
-  const rest = id.slice(2)
-  switch (id.slice(0, 2)) {
-    case `p${SEP}`:
-      return { kind: 'project', projectId: rest }
-    case `s${SEP}`:
-      return { kind: 'session', sessionId: rest }
-    case `e${SEP}`: {
-      const at = rest.indexOf(SEP)
-      return at < 0 ? null : { kind: 'entry', sessionId: rest.slice(0, at), entryId: rest.slice(at + 1) }
-    }
-    default:
-      return null
   }
 }
 

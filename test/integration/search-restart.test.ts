@@ -3,7 +3,7 @@ import { appendFile, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promis
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { Host } from '../../electron/host/host'
-import { SEARCH_INDEX_FILE } from '../../electron/host/search'
+import { SEARCH_INDEX_FILE, type BuildStep, type SearchHooks } from '../../electron/host/search'
 import type { SearchResults } from '../../shared/search'
 import type { TranscriptRecord } from '../../shared/transcript'
 import { confirmEverything, removeDir, scriptedAgent, tempDir } from '../helpers'
@@ -12,7 +12,11 @@ import { confirmEverything, removeDir, scriptedAgent, tempDir } from '../helpers
  * The search index kept in the data folder: a restart finds what it found
  * before without reading the transcripts again; what changed while the Host
  * was down (a transcript appended, a session added or deleted) is read or
- * dropped; a damaged index file is rebuilt from the transcripts.
+ * dropped; a damaged index file is rebuilt from the transcripts; a Host closed
+ * while the index is being built leaves the file as it was.
+ *
+ * Every Host here builds its index at the first search only (no timer
+ * decides), and a close saves only a complete index: `settled()` waits for it.
  */
 
 let root: string
@@ -33,7 +37,7 @@ afterEach(async () => {
   await removeDir(root)
 })
 
-async function open(): Promise<Host> {
+async function open(hooks: SearchHooks = {}): Promise<Host> {
   read = []
   host = await Host.open({
     dataDir,
@@ -41,18 +45,39 @@ async function open(): Promise<Host> {
     presets: [],
     initializeTimeoutMs: 20_000,
     confirmCommand: confirmEverything,
-    onSearchTranscriptRead: (id) => read.push(id)
+    search: { onTranscriptRead: (id) => read.push(id), buildOnSearchOnly: true, ...hooks }
   })
   return host
+}
+
+/** Starts the build (a search) and waits until it is complete: every session is in once the index no longer says it is indexing. */
+async function settled(): Promise<void> {
+  const opened = host!
+  await expect.poll(async () => (await opened.request('search.query', { q: '' })).indexing, { timeout: 60_000 }).toBeNull()
 }
 
 async function restart(): Promise<Host> {
   await host?.close()
   host = null
   const opened = await open()
-  // The index is brought up to date in the background: every session is in once it no longer says it is indexing.
-  await expect.poll(async () => (await opened.request('search.query', { q: '' })).indexing, { timeout: 60_000 }).toBeNull()
+  await settled()
   return opened
+}
+
+/** A build that stops at the first step `at` accepts and waits there until `release()`; `reached` resolves once it is there. */
+function holdBuild(at: (step: BuildStep) => boolean): { hooks: SearchHooks; reached: Promise<BuildStep>; release: () => void } {
+  let release!: () => void
+  let reach!: (step: BuildStep) => void
+  const reached = new Promise<BuildStep>((resolve) => (reach = resolve))
+  const held = new Promise<void>((resolve) => (release = resolve))
+  let holding = true
+  const onBuildStep = (step: BuildStep): Promise<void> | undefined => {
+    if (!holding || !at(step)) return undefined
+    holding = false
+    reach(step)
+    return held
+  }
+  return { hooks: { onBuildStep }, reached, release }
 }
 
 async function search(q: string): Promise<SearchResults> {
@@ -85,6 +110,7 @@ async function threeSessions(): Promise<{ projectId: string; agentId: string; id
     await h.request('sessions.prompt', { id: session.id, text: `Tell me about ${words}\n/say The ${words} are in the ${name} folder.` })
     ids[name] = session.id
   }
+  await settled()
   return { projectId, agentId, ids }
 }
 
@@ -116,7 +142,7 @@ describe('the search index kept in the data folder', () => {
     expect((await stat(file)).mtimeMs).toBe(written)
     expect(await shown('marmalade')).toEqual(before.get('marmalade'))
 
-    // A Host closed before it has read the index (no search yet, within its first seconds) leaves the file as it was.
+    // A Host closed before it has read the index (no search yet) leaves the file as it was.
     await host!.close()
     host = null
     await (await open()).close()
@@ -203,19 +229,76 @@ describe('the search index kept in the data folder', () => {
     expect((await search('wombat census')).sessions.map((h) => h.sessionId)).toEqual([delta.id])
   })
 
+  it('a Host closed while its index is being built leaves the file as the last complete save, and the next start reads what changed', async () => {
+    const { ids } = await threeSessions()
+    await host!.close()
+    host = null
+    const file = join(dataDir, SEARCH_INDEX_FILE)
+    const saved = await readFile(file, 'utf8')
+    // While the Host was down: a turn appended to alpha's transcript.
+    const at = new Date().toISOString()
+    await appendFile(transcript(ids.alpha), JSON.stringify({ t: 'prompt', at, content: [{ type: 'text', text: 'What about the zeppelin?' }] }) + '\n')
+
+    // The build holds once it has taken in the file, before it has looked at any transcript; charlie is used meanwhile.
+    const hold = holdBuild((step) => step.step === 'file')
+    const h = await open(hold.hooks)
+    expect((await h.request('search.query', { q: 'zeppelin' })).indexing).not.toBeNull()
+    expect(await hold.reached).toEqual({ step: 'file', found: true })
+    await h.request('sessions.prompt', { id: ids.charlie, text: 'And the pangolins?\n/say Pangolins are in the charlie folder too.' })
+    const closing = h.close()
+    hold.release()
+    await closing
+    host = null
+    expect(await readFile(file, 'utf8')).toBe(saved)
+
+    // The next start reads the two transcripts that changed since that save, and finds what both say.
+    await restart()
+    expect(read.sort()).toEqual([ids.alpha, ids.charlie].sort())
+    expect((await search('zeppelin')).entries.map((h) => h.sessionId)).toEqual([ids.alpha])
+    expect((await search('pangolins')).entries.map((h) => [h.sessionId, h.entryKind]).sort()).toEqual([
+      [ids.charlie, 'assistant'],
+      [ids.charlie, 'user']
+    ])
+
+    // With no file to start from, a Host closed mid-build writes none (never an index holding part of the sessions).
+    await host!.close()
+    host = null
+    await rm(file)
+    const again = holdBuild((step) => step.step === 'file')
+    const h2 = await open(again.hooks)
+    void h2.request('search.query', { q: 'quokka' })
+    expect(await again.reached).toEqual({ step: 'file', found: false })
+    const closing2 = h2.close()
+    again.release()
+    await closing2
+    host = null
+    expect(existsSync(file)).toBe(false)
+    await restart()
+    expect(read.sort()).toEqual(Object.values(ids).sort())
+    expect((await search('quokka')).entries.map((h) => h.sessionId)).toEqual([ids.charlie, ids.charlie])
+  })
+
   it('rebuilds a damaged index file from the transcripts, says so in the log, and search works', async () => {
     const { ids } = await threeSessions()
     await host!.close()
     host = null
     const file = join(dataDir, SEARCH_INDEX_FILE)
     const good = await readFile(file, 'utf8')
-    const saved = JSON.parse(good) as { sessions: Record<string, unknown> }
-    delete saved.sessions[ids.bravo]
+    // Whole, but naming fewer documents than its index holds: bravo taken out of its line of sessions.
+    const withoutBravo = good
+      .trimEnd()
+      .split('\n')
+      .map((line) => {
+        const value = JSON.parse(line) as unknown
+        if (!Array.isArray(value) || value[0] !== 'sessions') return line
+        delete (value[1] as Record<string, unknown>)[ids.bravo]
+        return JSON.stringify(value)
+      })
+      .join('\n')
     const damaged = [
       // Torn in the middle (the file is written whole and renamed, but a disk can still lose it).
       good.slice(0, Math.floor(good.length / 2)),
-      // Whole, but naming fewer documents than its index holds.
-      JSON.stringify(saved),
+      withoutBravo,
       // Not an index at all.
       '[1, 2, 3]'
     ]

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { HostEvent } from '../../shared/contract'
 import type { Project, SessionRecord } from '../../shared/domain'
 import { applyRecord, createThread, foldTail, type Thread } from '../../shared/thread'
@@ -242,6 +242,59 @@ describe('the search index', () => {
     const done = index.query('needle', 100)
     expect(done.indexing).toBeNull()
     expect(done.entries).toHaveLength(30)
+  })
+})
+
+describe('when the index is built', () => {
+  it('once the Host has been quiet for a second after its requests, after 10 s if nothing asks, at 30 s at the latest, or at a search', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] })
+    try {
+      const started = (hooks: { buildOnSearchOnly?: boolean } = {}): { started: () => boolean } => {
+        let began = false
+        index = new SearchIndex({
+          transcriptDir: dir,
+          projects: () => projects,
+          sessions: () => sessions,
+          threadOf: (id) => live.get(id),
+          onBuildStep: (step) => void (began ||= step.step === 'start'),
+          ...hooks
+        })
+        index.buildWhenQuiet()
+        return { started: () => began }
+      }
+      // The window's first requests keep it waiting; a second of quiet starts it.
+      let build = started()
+      for (let i = 0; i < 5; i++) {
+        vi.advanceTimersByTime(900)
+        index.noteRequest()
+      }
+      expect(build.started()).toBe(false)
+      vi.advanceTimersByTime(1_000)
+      expect(build.started()).toBe(true)
+      // Nothing asks (no window): 10 s after the start.
+      build = started()
+      vi.advanceTimersByTime(9_900)
+      expect(build.started()).toBe(false)
+      vi.advanceTimersByTime(100)
+      expect(build.started()).toBe(true)
+      // A window that never stops asking: at 30 s.
+      build = started()
+      for (let i = 0; i < 59; i++) {
+        vi.advanceTimersByTime(500)
+        index.noteRequest()
+      }
+      expect(build.started()).toBe(false)
+      vi.advanceTimersByTime(500)
+      expect(build.started()).toBe(true)
+      // A search starts it at once; with buildOnSearchOnly nothing else does.
+      build = started({ buildOnSearchOnly: true })
+      vi.advanceTimersByTime(60_000)
+      expect(build.started()).toBe(false)
+      index.query('anything')
+      expect(build.started()).toBe(true)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })
 
