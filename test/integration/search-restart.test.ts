@@ -115,7 +115,7 @@ async function threeSessions(): Promise<{ projectId: string; agentId: string; id
 }
 
 describe('the search index kept in the data folder', () => {
-  it('finds after a restart exactly what it found before, without reading a transcript again', async () => {
+  it('finds after a restart what it found before without reading a transcript; a close before or during the build keeps the file', async () => {
     const { ids } = await threeSessions()
     const queries = ['marmalade', 'xylophone lessons', '"quokka photographs"', 'folder', 'Tell me']
     const before = new Map<string, unknown>()
@@ -148,8 +148,49 @@ describe('the search index kept in the data folder', () => {
     await (await open()).close()
     host = null
     expect((await stat(file)).mtimeMs).toBe(written)
+
+    // So does a Host closed while its index is being built: the file stays the last complete save.
+    const saved = await readFile(file, 'utf8')
+    // While the Host was down: a turn appended to alpha's transcript.
+    const at = new Date().toISOString()
+    await appendFile(transcript(ids.alpha), JSON.stringify({ t: 'prompt', at, content: [{ type: 'text', text: 'What about the zeppelin?' }] }) + '\n')
+
+    // The build holds once it has taken in the file, before it has looked at any transcript; charlie is used meanwhile.
+    const hold = holdBuild((step) => step.step === 'file')
+    const h = await open(hold.hooks)
+    expect((await h.request('search.query', { q: 'zeppelin' })).indexing).not.toBeNull()
+    expect(await hold.reached).toEqual({ step: 'file', found: true })
+    await h.request('sessions.prompt', { id: ids.charlie, text: 'And the pangolins?\n/say Pangolins are in the charlie folder too.' })
+    const closing = h.close()
+    hold.release()
+    await closing
+    host = null
+    expect(await readFile(file, 'utf8')).toBe(saved)
+
+    // The next start reads the two transcripts that changed since that save, and finds what both say.
     await restart()
-    expect(read).toEqual([])
+    expect(read.sort()).toEqual([ids.alpha, ids.charlie].sort())
+    expect((await search('zeppelin')).entries.map((h) => h.sessionId)).toEqual([ids.alpha])
+    expect((await search('pangolins')).entries.map((h) => [h.sessionId, h.entryKind]).sort()).toEqual([
+      [ids.charlie, 'assistant'],
+      [ids.charlie, 'user']
+    ])
+
+    // With no file to start from, a Host closed mid-build writes none (never an index holding part of the sessions).
+    await host!.close()
+    host = null
+    await rm(file)
+    const again = holdBuild((step) => step.step === 'file')
+    const h2 = await open(again.hooks)
+    void h2.request('search.query', { q: 'quokka' })
+    expect(await again.reached).toEqual({ step: 'file', found: false })
+    const closing2 = h2.close()
+    again.release()
+    await closing2
+    host = null
+    expect(existsSync(file)).toBe(false)
+    await restart()
+    expect(read.sort()).toEqual(Object.values(ids).sort())
     expect((await search('quokka')).entries.map((h) => h.sessionId)).toEqual([ids.charlie, ids.charlie])
   })
 
@@ -227,55 +268,6 @@ describe('the search index kept in the data folder', () => {
     expect(read).toEqual([])
     expect((await search('marsupial')).sessions.map((h) => h.sessionId)).toEqual([ids.charlie])
     expect((await search('wombat census')).sessions.map((h) => h.sessionId)).toEqual([delta.id])
-  })
-
-  it('a Host closed while its index is being built leaves the file as the last complete save, and the next start reads what changed', async () => {
-    const { ids } = await threeSessions()
-    await host!.close()
-    host = null
-    const file = join(dataDir, SEARCH_INDEX_FILE)
-    const saved = await readFile(file, 'utf8')
-    // While the Host was down: a turn appended to alpha's transcript.
-    const at = new Date().toISOString()
-    await appendFile(transcript(ids.alpha), JSON.stringify({ t: 'prompt', at, content: [{ type: 'text', text: 'What about the zeppelin?' }] }) + '\n')
-
-    // The build holds once it has taken in the file, before it has looked at any transcript; charlie is used meanwhile.
-    const hold = holdBuild((step) => step.step === 'file')
-    const h = await open(hold.hooks)
-    expect((await h.request('search.query', { q: 'zeppelin' })).indexing).not.toBeNull()
-    expect(await hold.reached).toEqual({ step: 'file', found: true })
-    await h.request('sessions.prompt', { id: ids.charlie, text: 'And the pangolins?\n/say Pangolins are in the charlie folder too.' })
-    const closing = h.close()
-    hold.release()
-    await closing
-    host = null
-    expect(await readFile(file, 'utf8')).toBe(saved)
-
-    // The next start reads the two transcripts that changed since that save, and finds what both say.
-    await restart()
-    expect(read.sort()).toEqual([ids.alpha, ids.charlie].sort())
-    expect((await search('zeppelin')).entries.map((h) => h.sessionId)).toEqual([ids.alpha])
-    expect((await search('pangolins')).entries.map((h) => [h.sessionId, h.entryKind]).sort()).toEqual([
-      [ids.charlie, 'assistant'],
-      [ids.charlie, 'user']
-    ])
-
-    // With no file to start from, a Host closed mid-build writes none (never an index holding part of the sessions).
-    await host!.close()
-    host = null
-    await rm(file)
-    const again = holdBuild((step) => step.step === 'file')
-    const h2 = await open(again.hooks)
-    void h2.request('search.query', { q: 'quokka' })
-    expect(await again.reached).toEqual({ step: 'file', found: false })
-    const closing2 = h2.close()
-    again.release()
-    await closing2
-    host = null
-    expect(existsSync(file)).toBe(false)
-    await restart()
-    expect(read.sort()).toEqual(Object.values(ids).sort())
-    expect((await search('quokka')).entries.map((h) => h.sessionId)).toEqual([ids.charlie, ids.charlie])
   })
 
   it('rebuilds a damaged index file from the transcripts, says so in the log, and search works', async () => {
