@@ -27,7 +27,9 @@ export async function hostStart(dataDir: string, fresh: boolean): Promise<HostSt
   if (fresh) await rm(join(dataDir, SEARCH_INDEX_FILE), { force: true })
   const serveJs = process.env.BENCH_SERVE_JS ?? join(repoRoot, 'out', 'main', 'serve.js')
   const t0 = now()
-  const child = spawn(process.execPath, [serveJs, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] })
+  // BENCH_CPU_PROF=<folder>: each start writes a CPU profile there (node --cpu-prof), to see what its time goes to.
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []
+  const child = spawn(process.execPath, [...profile, serveJs, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] })
   const exited = new Promise((resolve) => child.once('exit', resolve))
   try {
     const url = await new Promise<string>((resolve, reject) => {
