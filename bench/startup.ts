@@ -1,12 +1,11 @@
 import { spawn } from 'node:child_process'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
 import { SEARCH_INDEX_FILE } from '../electron/host/search'
 import type { SearchResults } from '../shared/search'
 import { repoRoot } from './agents'
 import { now, until } from './lib'
-import { WsClient } from './memory'
+import { servedUrl, WsClient } from './memory'
 
 /**
  * Host start: the Host as shipped (`node out/main/serve.js`, or the build
@@ -32,13 +31,7 @@ export async function hostStart(dataDir: string, fresh: boolean): Promise<HostSt
   const child = spawn(process.execPath, [...profile, serveJs, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] })
   const exited = new Promise((resolve) => child.once('exit', resolve))
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout }).on('line', (line) => {
-        const m = /^Open (http\S+)/.exec(line)
-        if (m) resolve(m[1])
-      })
-      child.once('exit', (code) => reject(new Error(`serve.js exited with ${code}`)))
-    })
+    const url = await servedUrl(child)
     const client = await WsClient.connect(url, () => undefined)
     try {
       await client.request('sessions.list', {})
