@@ -414,6 +414,10 @@ async function startupFigures(): Promise<void> {
           { group: '9', name: `Host start to search complete, ${which}`, unit: 'ms', size },
           pairs.map((p) => p.sample.searchMs)
         )
+        add(
+          { group: '9', name: `Host start: longest wait for a search's answer until complete, ${which}`, unit: 'ms', size },
+          pairs.map((p) => p.sample.longestAnswerMs)
+        )
         for (const f of [ready, search]) {
           f.ratio = f.median / baseline
           f.baseline = `empty folder (its pairs: ${Math.round(baseline).toLocaleString('en')} ms)`
