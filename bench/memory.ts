@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -23,7 +23,7 @@ function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   return Number(/(\d+)/.exec(line ?? '')?.[1] ?? NaN) / 1024
 }
 
-class WsClient {
+export class WsClient {
   private nextId = 1
   private readonly pending = new Map<number, (m: WireServerMessage) => void>()
   readonly events: HostEvent[][] = []
@@ -82,6 +82,17 @@ export interface HostMemory {
   after: number
 }
 
+/** The address a spawned serve.js prints once it serves (stdout piped); rejects if it exits first. */
+export function servedUrl(child: ChildProcess): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const m = /^Open (http\S+)/.exec(line)
+      if (m) resolve(m[1])
+    })
+    child.once('exit', (code) => reject(new Error(`serve.js exited with ${code}`)))
+  })
+}
+
 /** RSS of the serve.js Host: idle, peak while `agents` sessions each stream `chunks` chunks at once, and after. */
 export async function hostMemory(root: string, agents: number, chunks: number): Promise<HostMemory> {
   await mkdir(join(root, 'project'), { recursive: true })
@@ -89,13 +100,7 @@ export async function hostMemory(root: string, agents: number, chunks: number): 
     stdio: ['ignore', 'pipe', 'inherit']
   })
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout }).on('line', (line) => {
-        const m = /^Open (http\S+)/.exec(line)
-        if (m) resolve(m[1])
-      })
-      child.once('exit', (code) => reject(new Error(`serve.js exited with ${code}`)))
-    })
+    const url = await servedUrl(child)
     let done = 0
     const client = await WsClient.connect(url, () => undefined)
     const { command, args } = scriptedAgentCommand()

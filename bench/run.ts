@@ -11,6 +11,7 @@ import { costlyText, type CostlyTextResult } from './costly-text'
 import { PATHOLOGICAL } from '../test/agent/pathological'
 import { hostMemory, type HostMemory } from './memory'
 import { initialJavaScript } from './initial-js'
+import { hostStart, type HostStart } from './startup'
 import { listing, reopen, searchLatency, type Reopened } from './ui'
 
 /**
@@ -373,6 +374,70 @@ async function costlyTextFigures(): Promise<void> {
   }
 }
 
+/**
+ * Host start (`bench/startup.ts`: serve.js from its spawn to ready, and to its
+ * search index complete) over data folders of 50 projects and N sessions, as a
+ * ratio to ready on an empty data folder: the first start (no search index on
+ * disk: every transcript is read) and the next one (the index kept on disk).
+ * Each start is paired with a start on the empty folder just before it, and a
+ * row's ratio is to the median of its own pairs: on a machine whose load
+ * drifts over minutes, both sides of a ratio see the same load. The baseline
+ * row holds every empty start of the run. Goal: ready at 10,000 sessions ≤
+ * 1.5 × the empty folder.
+ */
+async function startupFigures(): Promise<void> {
+  const sizes = quick ? [1_000] : [100, 1_000, 10_000]
+  const runs = quick ? 1 : Number(process.env.BENCH_STARTUP_RUNS ?? 5)
+  await withTempDir('startup', async (root) => {
+    const { dataDir: emptyDir } = await makeDataset(join(root, 'empty'), { projects: 0, sessions: 0, turnsPerSession: 1 })
+    await hostStart(emptyDir, false)
+    const empties: number[] = []
+    const rows: Figure[] = []
+    for (const size of sizes) {
+      const { dataDir } = await makeDataset(join(root, `n${size}`), { projects: 50, sessions: size, turnsPerSession: 1 })
+      for (const fresh of [true, false]) {
+        const pairs: { empty: number; sample: HostStart }[] = []
+        // The warm-up of the next start is the start that writes the index after a first one.
+        for (let i = -1; i < runs; i++) {
+          const empty = (await hostStart(emptyDir, false)).readyMs
+          const sample = await hostStart(dataDir, fresh)
+          if (i >= 0) pairs.push({ empty, sample })
+        }
+        const baseline = stats(pairs.map((p) => p.empty)).median
+        empties.push(...pairs.map((p) => p.empty))
+        const which = fresh ? 'first start (no index on disk)' : 'next start (index on disk)'
+        const ready = add(
+          { group: '9', name: `Host start to ready, ${which}`, unit: 'ms', size },
+          pairs.map((p) => p.sample.readyMs)
+        )
+        const search = add(
+          { group: '9', name: `Host start to search complete, ${which}`, unit: 'ms', size },
+          pairs.map((p) => p.sample.searchMs)
+        )
+        add(
+          { group: '9', name: `Host start: longest wait for a search's answer until complete, ${which}`, unit: 'ms', size },
+          pairs.map((p) => p.sample.longestAnswerMs)
+        )
+        for (const f of [ready, search]) {
+          f.ratio = f.median / baseline
+          f.baseline = `empty folder (its pairs: ${Math.round(baseline).toLocaleString('en')} ms)`
+          rows.push(f)
+        }
+        if (size === 10_000 && !fresh) {
+          ready.goal = '≤ 1.5 × empty folder'
+          ready.met = (ready.ratio ?? Infinity) <= 1.5
+        }
+      }
+    }
+    // The baseline row first in the table, as in the other groups.
+    const base = add({ group: '9', name: 'Host start to ready, empty data folder (baseline, every pair)', unit: 'ms', size: 0 }, empties)
+    base.ratio = 1
+    base.baseline = 'empty folder'
+    figures.splice(figures.indexOf(base), 1)
+    figures.splice(figures.indexOf(rows[0]), 0, base)
+  })
+}
+
 async function main(): Promise<void> {
   const started = Date.now()
   console.error(`Switchboard benchmarks${quick ? ' (quick)' : ''}: node ${process.version}, ${RUNS} run(s) per figure`)
@@ -389,6 +454,7 @@ async function main(): Promise<void> {
   if (want('memory')) await memoryFigures()
   if (want('checkpoint')) await checkpointFigures()
   if (want('costly')) await costlyTextFigures()
+  if (want('startup')) await startupFigures()
   const result = { date: new Date().toISOString(), node: process.version, quick, seconds: Math.round((Date.now() - started) / 1000), figures }
   await writeFile(join(repoRoot, 'bench', 'results.json'), JSON.stringify(result, null, 2) + '\n')
   console.log(table(figures))

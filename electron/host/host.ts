@@ -27,7 +27,7 @@ import { projectsHandlers } from './projects/service'
 import { Records } from './records'
 import { RegistryService } from './registry/service'
 import { bundledRegistry } from './registry/snapshot'
-import { SearchIndex } from './search'
+import { SEARCH_INDEX_FILE, SearchIndex, type SearchHooks } from './search'
 import { MemorySecretStore, type SecretStore } from './secrets'
 import { SessionConnector } from './sessions/connector'
 import { SessionLifecycle } from './sessions/lifecycle'
@@ -83,6 +83,8 @@ export interface HostOptions {
   loginShell?: boolean | LoginShellOptions
   /** Asks the user outside the window to confirm a change that would run a program (confirmations.ts); without it, such changes are refused. */
   confirmCommand?: ConfirmCommand
+  /** Tests: the transcripts the search index reads, its build held at a step or started by a search only (search.ts). */
+  search?: SearchHooks
   /** The waits between attempts to reconnect a network agent's sessions after its connection was lost (sessions/reconnect.ts). */
   reconnectDelaysMs?: number[]
 }
@@ -194,10 +196,12 @@ export class Host {
       transcriptDir,
       projects: () => store.data.projects,
       sessions: () => store.data.sessions,
-      threadOf: (id) => registry.get(id)?.thread
+      threadOf: (id) => registry.get(id)?.thread,
+      file: join(dataDir, SEARCH_INDEX_FILE),
+      ...options.search
     })
     events.tap((event) => this.search.noteEvent(event))
-    void this.search.build()
+    this.search.buildWhenQuiet()
     const settings = (this.settings = new UserSettingsStore(
       { dataDir, events, projectIds: () => store.data.projects.map((p) => p.id) },
       settingsRead
@@ -257,6 +261,7 @@ export class Host {
       return { ok: false, error: { message: `Invalid parameters for ${method}: ${z.prettifyError(parsed.error)}`, code: 'invalid_params' } }
     }
     const { data, request } = withConfirmation(parsed.data, via.confirmCommand ?? this.confirmCommand)
+    this.search.noteRequest()
     try {
       const handler = this.handlers[method] as (p: unknown, r: RequestContext) => Promise<unknown>
       return { ok: true, result: await handler(data, request) }
@@ -281,12 +286,13 @@ export class Host {
   private async shutDown(): Promise<void> {
     this.inbox.close()
     this.reconnector.stop()
-    await this.search.close()
+    await this.search.stop()
     this.broker.cancelAll()
     this.terminals.releaseAll()
     this.signIn.close()
     await this.supervisor.close()
     await this.registry.flushAll()
+    await this.search.close() // once every transcript is written out: the sessions used in this run are read again
     await this.spend.close()
     await this.store.save()
     await this.settings.settled()

@@ -1,61 +1,118 @@
 import { promises as fs } from 'node:fs'
-import MiniSearch, { type SearchResult } from 'minisearch'
+import MiniSearch, { type Options, type SearchResult } from 'minisearch'
 import type { HostEvent } from '../../shared/contract'
 import type { Project, SessionRecord } from '../../shared/domain'
 import type { SearchHit, SearchResults, SearchSnippet } from '../../shared/search'
 import { applyRecordAt, createThread, type Thread, type ThreadEntry } from '../../shared/thread'
 import type { TranscriptRecord } from '../../shared/transcript'
+import { AtomicTextFile } from './atomic-file'
 import { plainText } from './plain-text'
+import {
+  entryDocId,
+  indexFileText,
+  parseDocId,
+  projectDocId,
+  readIndexFile,
+  ReadAbandoned,
+  sessionDocId,
+  type EntryText,
+  type IndexedDoc,
+  type SessionDocs,
+  type StoredIndex
+} from './search-file'
 import { transcriptPath } from './transcripts'
 
 /**
  * Full-text search over project names and paths, session titles and the text
  * of every transcript, with MiniSearch. The unit of a transcript is a thread
  * entry (a whole message, thought, tool call title, plan, error), folded with
- * the same `applyRecord` as everywhere else (entries named after their records' seqs, `applyRecordAt`, as the renderer names them), so a phrase streamed over many
- * chunks is one document and a hit names the entry the renderer shows.
+ * the same `applyRecord` as everywhere else (entries named after their records'
+ * seqs, `applyRecordAt`, as the renderer names them), so a phrase streamed over
+ * many chunks is one document and a hit names the entry the renderer shows.
  *
- * At start the index is built from the JSONL transcripts, one file at a time.
+ * The index is kept in the data folder (`search-index.json`, search-file.ts:
+ * MiniSearch's own serialisation, with the text, seqs and title of each
+ * session's entries and the size, mtime and inode its transcript had when it
+ * was read). It is built once the Host has answered the window's first
+ * requests and been quiet for a moment (`buildWhenQuiet`), or at the first
+ * search if that comes sooner, so the Host's start never waits for it; queries
+ * say `indexing` until it is complete. The build reads the file in slices (the
+ * Host answers between them) and brings it up to date: projects and titles
+ * from db.json, sessions gone dropped, and only transcripts whose size, mtime
+ * or inode changed since they were read (appended while the Host was down, or
+ * after it last saved and crashed), and sessions it does not know, are read
+ * again. A file that cannot be read or does not hold together is said in the
+ * log and the index rebuilt from every transcript: nothing is lost, the start
+ * never fails.
+ *
  * After that it follows the Host's events as they are emitted: a record
  * appended to a live session marks the session, and its entries are
- * re-indexed from the Host's own fold of it in batches (every
- * `FLUSH_MS`, and before every query, so a query sees everything appended
- * before it). Titles, removed sessions and projects follow their events.
+ * re-indexed from the Host's own fold of it in batches (every `FLUSH_MS`, and
+ * before every query, so a query sees everything appended before it). Titles,
+ * removed sessions and projects follow their events.
+ *
+ * The file is only ever replaced by a complete index: when the Host closes
+ * after the build completed, the sessions that went live are read from their
+ * transcripts again and the index saved (the next start reads none); a build
+ * still under way at close is abandoned and nothing saved, so the file stays
+ * the last complete one and the next start reads what changed since it (see
+ * `close`). A build that read many transcripts is also saved soon after it
+ * completes, so that a crash does not cost that work again.
  */
 
-export interface SearchSources {
+/** The index kept in the data folder. */
+export const SEARCH_INDEX_FILE = 'search-index.json'
+
+/** A moment of the build, for tests (`SearchHooks.onBuildStep`). */
+export type BuildStep =
+  | { step: 'start' }
+  /** The file was read: `found` false when there was none, or none usable. */
+  | { step: 'file'; found: boolean }
+  | { step: 'batch'; done: number; total: number }
+  | { step: 'complete' }
+
+/** What tests see of the index and how they steer it (HostOptions.search). */
+export interface SearchHooks {
+  /** Called for each transcript read from disk (tests see which ones were). */
+  onTranscriptRead?: (sessionId: string) => void
+  /** Called at each step of the build, which waits for what it returns: a test holds the build there (and closes the Host meanwhile). */
+  onBuildStep?: (step: BuildStep) => void | Promise<void>
+  /** Build only when a search asks (tests decide when; no timer does). */
+  buildOnSearchOnly?: boolean
+}
+
+export interface SearchSources extends SearchHooks {
   transcriptDir: string
   projects(): Project[]
   sessions(): SessionRecord[]
   /** The Host's fold of a live session (complete: it starts from the whole transcript). */
   threadOf(sessionId: string): Thread | undefined
+  /** Where the index is kept (read at start, saved); without it, every transcript is read at start and nothing is saved. */
+  file?: string
 }
 
-interface IndexedDoc {
-  id: string
-  kind: 'project' | 'session' | 'entry'
-  title: string
-  text: string
-  projectId: string
-  sessionId?: string
-  entryId?: string
-}
+/** What a document of the index is, from its id (nothing is stored beside the index: the file stays small). */
+type DocKind = 'project' | 'session' | 'entry'
 
-interface EntryText {
-  kind: string
-  text: string
-}
-
-interface SessionDocs {
-  /** What is indexed for each entry, by entry id. */
-  texts: Map<string, EntryText>
-  /** The seq of the record that started each entry. */
-  seqs: Map<string, number>
-  /** How many entries of the live thread have been given a seq. */
-  scanned: number
+const MINISEARCH_OPTIONS: Options<IndexedDoc> = {
+  fields: ['title', 'text'],
+  tokenize,
+  searchOptions: { boost: { title: 3 } }
 }
 
 const FLUSH_MS = 250
+/** The build starts once the Host has been this long without a request (the window's first ones answered)... */
+const QUIET_MS = 1_000
+/** ...or this long after the start when nothing asks at all (no window)... */
+const UNASKED_MS = 10_000
+/** ...and at the latest this long after the start (a window that keeps asking). */
+const LATEST_MS = 30_000
+/** A build that read at least this many transcripts is saved soon after (reading them again would cost more than writing the file). */
+const SAVE_AFTER_READS = 200
+/** How soon. */
+const SAVE_AFTER_BUILD_MS = 2_000
+/** Transcripts looked at (stat) at once when the index is brought up to date. */
+const STAT_BATCH = 256
 /** Longer entries are indexed by their start (a pasted log is not worth more). */
 const MAX_ENTRY_CHARS = 100_000
 const MAX_QUERY_RESULTS = 400
@@ -63,46 +120,158 @@ const SNIPPET_BEFORE = 50
 const SNIPPET_LENGTH = 180
 
 export class SearchIndex {
-  private readonly mini = new MiniSearch<IndexedDoc>({
-    fields: ['title', 'text'],
-    tokenize,
-    storeFields: ['kind', 'projectId', 'sessionId', 'entryId'],
-    searchOptions: { boost: { title: 3 } }
-  })
-  private readonly perSession = new Map<string, SessionDocs>()
+  private mini: MiniSearch<IndexedDoc>
+  private perSession = new Map<string, SessionDocs>()
+  /** The project documents indexed, with what they were indexed with. */
+  private projectDocs = new Map<string, { name: string; cwd: string }>()
+  /** Sessions that went live in this run: their entries follow the Host's fold, not the file. */
+  private readonly live = new Set<string>()
   private readonly dirty = new Set<string>()
+  /** Sessions removed in this run (ids are never reused): a read under way for one is dropped. */
+  private readonly removed = new Set<string>()
+  private readonly file: AtomicTextFile | null
+  /** Something changed since the index was loaded or last saved. */
+  private unsaved = false
   private timer: NodeJS.Timeout | null = null
+  private saveTimer: NodeJS.Timeout | null = null
+  /** The last save (saves run one after another, each taking the index as it is when it starts). */
+  private saving: Promise<void> = Promise.resolve()
+  private startTimer: NodeJS.Timeout | null = null
+  private readonly startedAt = Date.now()
+  /** Every session has been brought up to date: only then may the index replace the file. */
+  private complete = false
   private building: Promise<void> | null = null
   private progress: { done: number; total: number } | null = null
   private closed = false
 
-  constructor(private readonly sources: SearchSources) {}
+  constructor(private readonly sources: SearchSources) {
+    this.mini = new MiniSearch<IndexedDoc>(MINISEARCH_OPTIONS)
+    this.file = sources.file ? new AtomicTextFile(sources.file) : null
+    // Until a usable file is read, the first save writes one.
+    this.unsaved = true
+  }
 
-  /** Indexes every project, session and transcript; resolves when all are in (or the index was closed). */
+  /** Brings the index up to date with the file, db.json and the transcripts; resolves when all are in (or the index was closed). */
   build(): Promise<void> {
-    this.building ??= this.buildAll()
+    if (this.startTimer) clearTimeout(this.startTimer)
+    this.startTimer = null
+    this.building ??= this.buildAll().catch((error: unknown) => {
+      if (!(error instanceof ReadAbandoned)) console.warn(`search: the index could not be built: ${(error as Error).message}`)
+    })
     return this.building
   }
 
+  /**
+   * Builds once the Host is quiet (`QUIET_MS` after its last request, see
+   * `noteRequest`; `UNASKED_MS` after the start if nothing asks; at the latest
+   * `LATEST_MS`), or at the first search if that is sooner: the window's first
+   * requests are answered before the index is read.
+   */
+  buildWhenQuiet(): void {
+    if (this.sources.buildOnSearchOnly) return
+    this.armStart(UNASKED_MS)
+  }
+
+  /** The Host answered a request: a build still waiting waits until it has been quiet for `QUIET_MS`. */
+  noteRequest(): void {
+    if (this.startTimer) this.armStart(QUIET_MS)
+  }
+
+  private armStart(ms: number): void {
+    if (this.building || this.closed) return
+    if (this.startTimer) clearTimeout(this.startTimer)
+    const latest = this.startedAt + LATEST_MS - Date.now()
+    this.startTimer = setTimeout(() => void this.build(), Math.max(0, Math.min(ms, latest)))
+    this.startTimer.unref?.()
+  }
+
   private async buildAll(): Promise<void> {
+    const { onBuildStep: step } = this.sources
+    const abandoned = (): boolean => this.closed
+    this.progress = { done: 0, total: this.sources.sessions().length }
+    await step?.({ step: 'start' })
+    let reads = 0
+    let stored: StoredIndex | null = null
+    if (this.file && !this.closed) stored = await readIndexFile(this.file.file, MINISEARCH_OPTIONS, abandoned)
+    if (this.closed) return
+    if (stored) this.adopt(stored)
+    await step?.({ step: 'file', found: stored !== null })
+    if (this.closed) return
     this.syncProjects(this.sources.projects())
     const sessions = this.sources.sessions()
-    this.progress = { done: 0, total: sessions.length }
-    for (const record of sessions) {
+    const progress = (this.progress = { done: 0, total: sessions.length })
+    const known = new Set(sessions.map((s) => s.id))
+    for (const id of [...this.perSession.keys()]) if (!known.has(id)) this.removeSession(id)
+    for (let start = 0; start < sessions.length; start += STAT_BATCH) {
+      const batch = sessions.slice(start, start + STAT_BATCH)
+      const signatures = await Promise.all(batch.map((s) => signatureOf(transcriptPath(this.sources.transcriptDir, s.id))))
       if (this.closed) return
-      this.putSession(record)
-      if (!this.perSession.has(record.id)) {
-        try {
-          const { texts, seqs } = await readEntries(transcriptPath(this.sources.transcriptDir, record.id))
+      for (let i = 0; i < batch.length; i++) {
+        const record = batch[i]
+        // A session deleted while its transcript was looked at is gone from the index already.
+        if (!this.removed.has(record.id)) {
+          this.putSession(record)
+          const docs = this.perSession.get(record.id)
+          const current = docs?.signature !== null && docs?.signature === signatures[i]
           // A session that went live meanwhile was indexed from the Host's fold, which is newer.
-          if (!this.perSession.has(record.id) && this.sessionExists(record.id)) this.indexEntries(record, texts, seqs)
-        } catch (error) {
-          console.warn(`search: could not index the transcript of ${record.id}: ${(error as Error).message}`)
+          if (!current && !this.live.has(record.id)) {
+            await this.readSession(record, signatures[i])
+            reads++
+          }
+          if (this.closed) return
         }
+        progress.done++
       }
-      this.progress.done++
+      await step?.({ step: 'batch', done: progress.done, total: progress.total })
+      if (this.closed) return
     }
     this.progress = null
+    this.complete = true
+    await step?.({ step: 'complete' })
+    if (this.unsaved && (reads >= SAVE_AFTER_READS || !stored)) this.saveSoon(SAVE_AFTER_BUILD_MS)
+  }
+
+  /**
+   * Takes the index read from disk in place of the one followed while it was
+   * read (only the Host's events since the start are in that one): projects,
+   * titles and removed sessions are compared with db.json by the build; the
+   * sessions that went live meanwhile are re-indexed from the Host's fold.
+   */
+  private adopt(stored: StoredIndex): void {
+    const followed = this.perSession
+    this.mini = stored.mini
+    this.perSession = stored.sessions
+    this.projectDocs = stored.projects
+    this.unsaved = false
+    for (const id of this.live) {
+      const docs = this.docsOf(id)
+      const before = followed.get(id)
+      if (before) {
+        // Seqs read from the transcript are exact; the fold only names what came after.
+        for (const [entryId, seq] of before.seqs) if (!docs.seqs.has(entryId)) docs.seqs.set(entryId, seq)
+        docs.scanned = before.scanned
+      }
+      docs.signature = null
+      this.dirty.add(id)
+      this.unsaved = true
+    }
+  }
+
+  /** Indexes a session's transcript as it is on disk; `signature` is the file's, taken before it was read. */
+  private async readSession(record: SessionRecord, signature: string | null, closing = false): Promise<void> {
+    try {
+      this.sources.onTranscriptRead?.(record.id)
+      const { texts, seqs } = await readEntries(transcriptPath(this.sources.transcriptDir, record.id))
+      if (!closing && (this.closed || this.live.has(record.id))) return
+      if (this.removed.has(record.id)) return
+      const docs = this.docsOf(record.id)
+      docs.seqs = new Map()
+      this.indexEntries(record, texts, seqs)
+      docs.signature = signature
+      this.unsaved = true
+    } catch (error) {
+      console.warn(`search: could not index the transcript of ${record.id}: ${(error as Error).message}`)
+    }
   }
 
   /** Follows an event the Host emits, at the moment it is emitted. */
@@ -131,6 +300,10 @@ export class SearchIndex {
     const thread = this.sources.threadOf(sessionId)
     if (!thread) return
     const docs = this.docsOf(sessionId)
+    this.live.add(sessionId)
+    // The transcript has grown past what was read from it: the next start reads it again.
+    docs.signature = null
+    this.unsaved = true
     if (thread.entries.length < docs.scanned) {
       // A reset (session/load replay) emptied the thread: what follows starts again.
       docs.seqs.clear()
@@ -175,15 +348,7 @@ export class SearchIndex {
     }
     for (const [entryId, now] of texts) {
       if (docs.texts.has(entryId)) continue
-      this.mini.add({
-        id: entryDocId(record.id, entryId),
-        kind: 'entry',
-        title: '',
-        text: now.text,
-        projectId: record.projectId,
-        sessionId: record.id,
-        entryId
-      })
+      this.mini.add({ id: entryDocId(record.id, entryId), title: '', text: now.text })
       docs.texts.set(entryId, now)
     }
   }
@@ -191,42 +356,53 @@ export class SearchIndex {
   private docsOf(sessionId: string): SessionDocs {
     let docs = this.perSession.get(sessionId)
     if (!docs) {
-      docs = { texts: new Map(), seqs: new Map(), scanned: 0 }
+      docs = { title: null, signature: null, texts: new Map(), seqs: new Map(), scanned: 0 }
       this.perSession.set(sessionId, docs)
     }
     return docs
   }
 
-  private sessionExists(id: string): boolean {
-    return this.sources.sessions().some((s) => s.id === id)
-  }
-
   private putSession(record: SessionRecord): void {
-    const id = `session:${record.id}`
+    const docs = this.docsOf(record.id)
+    const id = sessionDocId(record.id)
+    if (docs.title === record.title && this.mini.has(id)) return
     if (this.mini.has(id)) this.mini.discard(id)
-    this.mini.add({ id, kind: 'session', title: record.title, text: '', projectId: record.projectId, sessionId: record.id })
+    this.mini.add({ id, title: record.title, text: '' })
+    docs.title = record.title
+    this.unsaved = true
   }
 
   private removeSession(sessionId: string): void {
-    const id = `session:${sessionId}`
+    const id = sessionDocId(sessionId)
     if (this.mini.has(id)) this.mini.discard(id)
     const docs = this.perSession.get(sessionId)
     if (docs) for (const entryId of docs.texts.keys()) this.mini.discard(entryDocId(sessionId, entryId))
     this.perSession.delete(sessionId)
     this.dirty.delete(sessionId)
+    this.live.delete(sessionId)
+    this.removed.add(sessionId)
+    this.unsaved = true
   }
 
   private syncProjects(projects: Project[]): void {
-    const keep = new Set(projects.map((p) => `project:${p.id}`))
-    for (const id of this.projectDocIds) if (!keep.has(id) && this.mini.has(id)) this.mini.discard(id)
-    this.projectDocIds = keep
+    const keep = new Set(projects.map((p) => p.id))
+    for (const id of [...this.projectDocs.keys()]) {
+      if (keep.has(id)) continue
+      const docId = projectDocId(id)
+      if (this.mini.has(docId)) this.mini.discard(docId)
+      this.projectDocs.delete(id)
+      this.unsaved = true
+    }
     for (const project of projects) {
-      const id = `project:${project.id}`
+      const id = projectDocId(project.id)
+      const before = this.projectDocs.get(project.id)
+      if (before && before.name === project.name && before.cwd === project.cwd && this.mini.has(id)) continue
       if (this.mini.has(id)) this.mini.discard(id)
-      this.mini.add({ id, kind: 'project', title: project.name, text: project.cwd, projectId: project.id })
+      this.mini.add({ id, title: project.name, text: project.cwd })
+      this.projectDocs.set(project.id, { name: project.name, cwd: project.cwd })
+      this.unsaved = true
     }
   }
-  private projectDocIds = new Set<string>()
 
   /**
    * Hits for a query, best first in each group. Words are matched whole, the
@@ -236,6 +412,7 @@ export class SearchIndex {
    * quotes finds only the exact phrase.
    */
   query(q: string, limit = 30): SearchResults {
+    if (!this.building && !this.closed) void this.build()
     this.flush()
     const indexing = this.progress ? { ...this.progress } : null
     const trimmed = q.trim()
@@ -276,28 +453,35 @@ export class SearchIndex {
     projects: Map<string, Project>,
     sessions: Map<string, SessionRecord>
   ): { hit: SearchHit; exact: boolean } | null {
-    const kind = result.kind as IndexedDoc['kind']
-    const projectId = result.projectId as string
+    const doc = parseDocId(String(result.id))
+    if (!doc) return null
     const terms = result.terms
-    if (kind === 'project') {
-      const project = projects.get(projectId)
+    if (doc.kind === 'project') {
+      const project = projects.get(doc.projectId)
       if (!project) return null
       const inName = containsPhrase(project.name, phrase)
       const exact = inName || containsPhrase(project.cwd, phrase)
       const shown = inName || !terms.some((t) => containsPhrase(project.cwd, t)) ? project.name : project.cwd
       return {
-        hit: { kind, projectId, title: project.name, snippet: snippet(shown, phrase, terms), score: rank(result.score, exact) },
+        hit: {
+          kind: 'project',
+          projectId: project.id,
+          title: project.name,
+          snippet: snippet(shown, phrase, terms),
+          score: rank(result.score, exact)
+        },
         exact
       }
     }
-    const sessionId = result.sessionId as string
+    const sessionId = doc.sessionId
     const session = sessions.get(sessionId)
     if (!session) return null
-    if (kind === 'session') {
+    const projectId = session.projectId
+    if (doc.kind === 'session') {
       const exact = containsPhrase(session.title, phrase)
       return {
         hit: {
-          kind,
+          kind: 'session',
           projectId,
           sessionId,
           agentId: session.agentId,
@@ -308,14 +492,14 @@ export class SearchIndex {
         exact
       }
     }
-    const entryId = result.entryId as string
+    const entryId = doc.entryId
     const docs = this.perSession.get(sessionId)
     const entry = docs?.texts.get(entryId)
     if (!entry) return null
     const exact = containsPhrase(entry.text, phrase)
     return {
       hit: {
-        kind,
+        kind: 'entry',
         projectId,
         sessionId,
         agentId: session.agentId,
@@ -331,21 +515,100 @@ export class SearchIndex {
     }
   }
 
-  /** Stops following and building; resolves once a build under way has stopped. */
-  async close(): Promise<void> {
+  /** Saves the index in `ms` (once; a save already planned stays). */
+  private saveSoon(ms: number): void {
+    if (!this.file || this.saveTimer) return
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = null
+      void this.save()
+    }, ms)
+    this.saveTimer.unref?.()
+  }
+
+  /**
+   * Writes the index to its file (atomically) if it changed since it was
+   * loaded or last saved, and only once it is complete; a failure is logged.
+   * Saves run one after another, each taking the index as it is when it starts.
+   */
+  private save(): Promise<void> {
+    const file = this.file
+    if (!file) return this.saving
+    this.saving = this.saving.then(async () => {
+      if (!this.complete || !this.unsaved) return
+      this.unsaved = false
+      try {
+        await file.write(await indexFileText({ mini: this.mini, projects: this.projectDocs, sessions: this.perSession }))
+      } catch (error) {
+        this.unsaved = true
+        console.warn(`search: could not save the index to ${file.file}: ${(error as Error).message}`)
+      }
+    })
+    return this.saving
+  }
+
+  /** Stops following the Host's events and building; resolves once a build under way has stopped (it is abandoned at its next step). */
+  async stop(): Promise<void> {
     this.closed = true
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
-    await this.building?.catch(() => undefined)
+    if (this.startTimer) clearTimeout(this.startTimer)
+    this.startTimer = null
+    if (this.saveTimer) clearTimeout(this.saveTimer)
+    this.saveTimer = null
+    await this.building
+  }
+
+  /**
+   * Stops, and saves the index if its build completed: the sessions that were
+   * live are read again from their transcripts first (call it once they are
+   * all written out), so the file matches every transcript and the next start
+   * reads none of them.
+   *
+   * A build still under way is abandoned, not finished, and nothing is saved:
+   * the file stays the last complete index (an index not yet brought up to
+   * date would name as current what it has not looked at, or hold only this
+   * run's sessions), and the next start reads what changed since it, this
+   * run's sessions included. Finishing instead could keep a quit waiting for
+   * thousands of transcripts (a first start at 10,000 sessions reads them for
+   * 10 to 20 s on a loaded machine).
+   */
+  async close(): Promise<void> {
+    await this.stop()
+    if (this.complete) {
+      this.flushQuietly()
+      for (const id of this.live) {
+        const record = this.sources.sessions().find((s) => s.id === id)
+        if (record) await this.readSession(record, await signatureOf(transcriptPath(this.sources.transcriptDir, id)), true)
+      }
+      this.live.clear()
+    }
+    await this.save()
+  }
+
+  private flushQuietly(): void {
+    try {
+      this.flush()
+    } catch (error) {
+      console.warn(`search: ${(error as Error).message}`)
+    }
+  }
+}
+
+/**
+ * What a transcript is on disk (size, mtime, inode): appended, rewritten or
+ * replaced, it differs. A missing file has one too (a session may have none yet).
+ */
+async function signatureOf(file: string): Promise<string | null> {
+  try {
+    const stat = await fs.stat(file)
+    return `${stat.size}:${stat.mtimeMs}:${stat.ino}`
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : null
   }
 }
 
 /** Entries whose text is markdown (the others are titles, plans and messages from the Host, shown as they are). */
 const MARKDOWN_KINDS = new Set(['user', 'assistant', 'thought'])
-
-function entryDocId(sessionId: string, entryId: string): string {
-  return `entry:${sessionId}:${entryId}`
-}
 
 /** An exact phrase is worth more than its words scattered. */
 function rank(score: number, exact: boolean): number {

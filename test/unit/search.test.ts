@@ -1,9 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { HostEvent } from '../../shared/contract'
 import type { Project, SessionRecord } from '../../shared/domain'
-import { applyRecord, createThread, type Thread } from '../../shared/thread'
+import { applyRecord, createThread, foldTail, type Thread } from '../../shared/thread'
 import type { TranscriptRecord } from '../../shared/transcript'
 import { SearchIndex, snippet } from '../../electron/host/search'
 import { fold, removeDir, tempDir } from '../helpers'
@@ -56,9 +56,10 @@ async function writeTranscript(id: string, records: TranscriptRecord[], extraLin
   await writeFile(join(dir, `${id}.jsonl`), [...lines, ...extraLines].join('\n') + '\n')
 }
 
-function openIndex(): SearchIndex {
+function openIndex(file?: string): SearchIndex {
   index = new SearchIndex({
     transcriptDir: dir,
+    file,
     projects: () => projects,
     sessions: () => sessions,
     threadOf: (id) => live.get(id)
@@ -241,6 +242,89 @@ describe('the search index', () => {
     const done = index.query('needle', 100)
     expect(done.indexing).toBeNull()
     expect(done.entries).toHaveLength(30)
+  })
+})
+
+describe('when the index is built', () => {
+  it('once the Host has been quiet for a second after its requests, after 10 s if nothing asks, at 30 s at the latest, or at a search', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] })
+    try {
+      const started = (hooks: { buildOnSearchOnly?: boolean } = {}): { started: () => boolean } => {
+        let began = false
+        index = new SearchIndex({
+          transcriptDir: dir,
+          projects: () => projects,
+          sessions: () => sessions,
+          threadOf: (id) => live.get(id),
+          onBuildStep: (step) => void (began ||= step.step === 'start'),
+          ...hooks
+        })
+        index.buildWhenQuiet()
+        return { started: () => began }
+      }
+      // The window's first requests keep it waiting; a second of quiet starts it.
+      let build = started()
+      for (let i = 0; i < 5; i++) {
+        vi.advanceTimersByTime(900)
+        index.noteRequest()
+      }
+      expect(build.started()).toBe(false)
+      vi.advanceTimersByTime(1_000)
+      expect(build.started()).toBe(true)
+      // Nothing asks (no window): 10 s after the start.
+      build = started()
+      vi.advanceTimersByTime(9_900)
+      expect(build.started()).toBe(false)
+      vi.advanceTimersByTime(100)
+      expect(build.started()).toBe(true)
+      // A window that never stops asking: at 30 s.
+      build = started()
+      for (let i = 0; i < 59; i++) {
+        vi.advanceTimersByTime(500)
+        index.noteRequest()
+      }
+      expect(build.started()).toBe(false)
+      vi.advanceTimersByTime(500)
+      expect(build.started()).toBe(true)
+      // A search starts it at once; with buildOnSearchOnly nothing else does.
+      build = started({ buildOnSearchOnly: true })
+      vi.advanceTimersByTime(60_000)
+      expect(build.started()).toBe(false)
+      index.query('anything')
+      expect(build.started()).toBe(true)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+})
+
+describe('the index kept on disk', () => {
+  it('takes in what a live session appended while the file was being read, and what was indexed before', async () => {
+    const file = join(dir, '..', 'search-index.json')
+    sessions = [session('s1', 'Billing'), session('s2', 'Other')]
+    const s1 = [header('s1'), prompt('Deploy the billing service')]
+    await writeTranscript('s1', s1)
+    await writeTranscript('s2', [header('s2'), prompt('Rotate the staging keys')])
+    await openIndex(file).build()
+    await index.close()
+
+    // The next start: the session goes live (folded from its transcript, as the Host does) and is renamed before the file has been read.
+    const building = openIndex(file).build()
+    live.set('s1', foldTail(s1, s1.length))
+    append('s1', 2, chunk('Billing is deployed to eu-west-1'))
+    sessions[0] = { ...sessions[0], title: 'Billing rollout' }
+    emit({ type: 'session.record', payload: sessions[0] })
+    expect(index.query('billing').indexing).not.toBeNull()
+    await building
+
+    const results = index.query('billing')
+    expect(results.indexing).toBeNull()
+    expect(results.entries.map((h) => [h.entryKind, h.seq]).sort()).toEqual([
+      ['assistant', 2],
+      ['user', 1]
+    ])
+    expect(results.sessions.map((h) => h.title)).toEqual(['Billing rollout'])
+    expect(index.query('staging keys').entries.map((h) => h.sessionId)).toEqual(['s2'])
   })
 })
 
