@@ -33,7 +33,7 @@ function add(figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: n
 }
 
 async function streamThroughput(): Promise<void> {
-  const sizes = quick ? [2_000] : [2_000, 20_000, 200_000]
+  const sizes = process.env.BENCH_STREAM_SIZES ? process.env.BENCH_STREAM_SIZES.split(',').map(Number) : quick ? [2_000] : [2_000, 20_000, 200_000]
   const browser = await launchBrowser()
   try {
     for (const size of sizes) {
