@@ -38,7 +38,7 @@ export interface CpuProfile {
   endTime: number
 }
 
-interface TraceEvent {
+export interface TraceEvent {
   name: string
   ph: string
   ts: number
