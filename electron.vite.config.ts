@@ -46,7 +46,8 @@ export default defineConfig({
     build: {
       outDir: resolve('out/renderer'),
       // The window's scripts are minified (electron-vite leaves every bundle readable by default): the first script is half the size.
-      minify: true,
+      // SWITCHBOARD_READABLE_BUILD=1 leaves them readable, for a CPU profile that names functions (bench/profile.ts).
+      minify: process.env.SWITCHBOARD_READABLE_BUILD !== '1',
       rolldownOptions: {
         input: resolve('renderer/index.html'),
         // Building a zod schema has no effect but the schema: one the window never uses (shared/ defines many for the Host) is left out.

@@ -8,6 +8,7 @@ import { serve } from '../test/e2e/browser'
 import { confirmEverything } from '../test/helpers'
 import { agentEnv, rate } from './agents'
 import { now, percentile, until } from './lib'
+import { startProfiles } from './profile'
 
 /** Switchboard itself under measurement: the Host, and the renderer in Chromium over `serve`. */
 
@@ -82,11 +83,12 @@ export async function hostStream(app: App, chunks: number): Promise<number> {
 
 /**
  * Installs a per-frame watcher in the page: when the last assistant entry of
- * the thread first shows `chunk 1 ` and when it shows `chunk N `, in page time.
- */
-/**
- * Installs a per-frame watcher in the page: when the last assistant entry of
- * the thread first shows `chunk 1 ` and when it shows `chunk N `, in page time.
+ * the thread first shows `chunk 1 ` and when it shows `chunk N ` at its end,
+ * in page time. It reads only the entry's first and last block (a markdown
+ * block or a piece of plain text), so watching costs the page little however
+ * long the message grows. A message too long for markdown is shown as plain
+ * text, its start only (agent-text.ts): the watcher asks for all of it, as a
+ * reader following the answer would ("Show all").
  * (A string, not a function: tsx would add helpers the page does not have.)
  */
 export async function watchChunks(page: Page, chunks: number, scope = 'body', key = 'default'): Promise<void> {
@@ -97,10 +99,14 @@ export async function watchChunks(page: Page, chunks: number, scope = 'body', ke
     const tick = () => {
       const root = document.querySelector(${JSON.stringify(scope)}) ?? document.body
       const entries = root.querySelectorAll('[data-testid=entry-assistant]')
-      const text = entries.length ? entries[entries.length - 1].textContent ?? '' : ''
+      const entry = entries.length ? entries[entries.length - 1] : null
       const t = performance.now()
-      if (!w.first && text.includes('chunk 1 ')) w.first = t
-      if (text.trimEnd().endsWith(needle)) { w.last = t; return }
+      if (entry) {
+        entry.querySelector('[data-testid=plain-show-all]')?.click()
+        const blocks = entry.querySelectorAll('.md-block, .plain-piece')
+        if (!w.first && blocks.length && (blocks[0].textContent ?? '').includes('chunk 1 ')) w.first = t
+        if (blocks.length && (blocks[blocks.length - 1].textContent ?? '').trimEnd().endsWith(needle)) { w.last = t; return }
+      }
       requestAnimationFrame(tick)
     }
     requestAnimationFrame(tick)
@@ -132,8 +138,16 @@ export async function rendererStream(app: App, browser: Browser, chunks: number)
     await app.host.request('sessions.prompt', { id: session.id, text: `warm-up ${title}` })
     const page = await openPage(browser, server, title)
     await watchChunks(page, chunks)
+    const stopProfiles = await startProfiles(browser, page, `stream-${chunks}`)
     await app.host.request('sessions.prompt', { id: session.id, text: `/stream ${chunks}` })
-    await until(async () => (await chunksShown(page)).last > 0, 'the renderer to show the last chunk', 600_000)
+    // Asked every 100 ms (the times are taken in the page): each question is a task on the page's main thread.
+    const shown = async (): Promise<boolean> => {
+      if ((await chunksShown(page)).last > 0) return true
+      await new Promise((r) => setTimeout(r, 100))
+      return false
+    }
+    await until(shown, 'the renderer to show the last chunk', 600_000)
+    await stopProfiles()
     const { first, last } = await chunksShown(page)
     await page.context().close()
     return rate(chunks, first, last)
@@ -164,14 +178,12 @@ export async function framesWhileStreaming(app: App, browser: Browser, chunks: n
       await app.host.request('sessions.prompt', { id: session.id, text: `pane ${i + 1} ${session.id.slice(0, 6)}` })
       sessions.push(session)
     }
-    const page = await openPage(browser, server, `pane 1 ${sessions[0].id.slice(0, 6)}`)
-    await page.getByTestId('pane-split').first().click()
-    await page
-      .getByTestId('session-item')
-      .filter({ hasText: `pane 2 ${sessions[1].id.slice(0, 6)}` })
-      .first()
-      .click()
-    await page.getByTestId('pane').nth(1).getByTestId('composer-input').waitFor()
+    // The two panes as the Host keeps a layout: each run starts with them, whatever the last run left.
+    await app.host.request('settings.set', {
+      panes: { panes: sessions.map((s, i) => ({ id: `pane-${i + 1}`, sessionId: s.id })), focused: 'pane-1', maximised: null }
+    })
+    const page = await openPage(browser, server)
+    for (const i of [0, 1]) await page.getByTestId('pane').nth(i).getByTestId('composer-input').waitFor()
     await page.evaluate(`(() => {
       const w = (window.__frames = { deltas: [], running: true })
       let last = performance.now()
@@ -184,6 +196,7 @@ export async function framesWhileStreaming(app: App, browser: Browser, chunks: n
       requestAnimationFrame(tick)
     })()`)
     const counters = sessions.map((s) => chunkCounter(app.host, s.id))
+    const stopProfiles = await startProfiles(browser, page, `frames-${chunks}`)
     const t0 = now()
     await Promise.all(sessions.map((s) => app.host.request('sessions.prompt', { id: s.id, text: `/stream ${chunks}` })))
     app.host.events.flush()
@@ -191,6 +204,7 @@ export async function framesWhileStreaming(app: App, browser: Browser, chunks: n
     const seconds = (now() - t0) / 1000
     for (const c of counters) c.stop()
     await page.waitForTimeout(300)
+    await stopProfiles()
     const deltas = (await page.evaluate('(() => { window.__frames.running = false; return window.__frames.deltas.slice(2) })()')) as number[]
     await page.context().close()
     return { p50: percentile(deltas, 50), p99: percentile(deltas, 99), frames: deltas.length, rate: (2 * chunks) / seconds }

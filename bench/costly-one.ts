@@ -9,8 +9,8 @@ import { withTempDir } from './lib'
  * build), e.g. `line message` or `line thought,plan 200000`. With
  * BENCH_PROFILE=1 it prints where the page's main thread spent its time
  * (BENCH_PROFILE_FN=name: that function's callers); with BENCH_TRACE=1 the
- * longest trace events (BENCH_TRACE_FILE=path keeps the trace, for
- * chrome://tracing or Perfetto).
+ * trace events by self time (BENCH_TRACE_FILE=path keeps the trace, for
+ * chrome://tracing or Perfetto); bench/profile.ts sums both up.
  */
 
 const [kinds, places, size] = [process.argv[2] ?? 'line', process.argv[3] ?? 'message', process.argv[4] ? Number(process.argv[4]) : undefined]

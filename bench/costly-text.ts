@@ -4,6 +4,7 @@ import { rendererRssMb, serve } from '../test/e2e/browser'
 import type { App } from './app'
 import { openPage } from './app'
 import { now } from './lib'
+import { summarizeProfile, summarizeTrace, type CpuProfile } from './profile'
 
 /**
  * Costly agent text (`/payload`, test/agent/pathological.ts) into the real
@@ -148,9 +149,9 @@ export async function costlyText(
     if (trace) {
       const buffer = await browser.stopTracing()
       if (process.env.BENCH_TRACE_FILE) writeFileSync(process.env.BENCH_TRACE_FILE, buffer)
-      console.error(topEvents(JSON.parse(buffer.toString()) as { traceEvents: TraceEvent[] }))
+      console.error(summarizeTrace(JSON.parse(buffer.toString()) as Parameters<typeof summarizeTrace>[0]))
     }
-    if (profile) console.error(topFrames(((await cdp.send('Profiler.stop')) as { profile: CpuProfile }).profile))
+    if (profile) console.error(summarizeProfile(((await cdp.send('Profiler.stop')) as { profile: CpuProfile }).profile, 20))
     const failed = await Promise.race([turn, new Promise<null>((r) => setTimeout(() => r(null), 30_000))])
     if (failed) throw new Error(`/payload ${kind} in=${where}: the turn failed: ${failed.message}`)
     if (!shownMs) throw new Error(`/payload ${kind} in=${where} was not shown within ${timeoutMs / 1000} s`)
@@ -167,65 +168,4 @@ export async function costlyText(
     await page?.context().close()
     await server.close()
   }
-}
-
-interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[]
-  samples: number[]
-  timeDeltas: number[]
-}
-
-/** BENCH_PROFILE=1: where the page's main thread spent its time, by function (self time), the top 20. */
-function topFrames(profile: CpuProfile): string {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]))
-  const self = new Map<string, number>()
-  profile.samples.forEach((id, i) => {
-    const frame = byId.get(id)?.callFrame
-    const key = frame ? `${frame.functionName || '(anonymous)'} ${frame.url.split('/').pop()}:${frame.lineNumber}` : '?'
-    self.set(key, (self.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0))
-  })
-  const focus = process.env.BENCH_PROFILE_FN
-  if (focus) {
-    const parentOf = new Map<number, number>()
-    for (const n of profile.nodes) for (const c of n.children ?? []) parentOf.set(c, n.id)
-    for (const n of profile.nodes.filter((n) => n.callFrame.functionName === focus)) {
-      const chain: string[] = []
-      for (let id: number | undefined = n.id; id !== undefined; id = parentOf.get(id))
-        chain.push(byId.get(id)?.callFrame.functionName || '(anonymous)')
-      console.error(`${focus}: ${chain.join(' < ')}`)
-    }
-  }
-  return [...self]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, 20)
-    .map(([key, us]) => `${(us / 1000).toFixed(0).padStart(7)} ms  ${key}`)
-    .join('\n')
-}
-
-interface TraceEvent {
-  name: string
-  ph: string
-  dur?: number
-  tid: number
-  pid: number
-}
-
-/** BENCH_TRACE=1: the page's longest trace events by name (total and longest), the top 15. */
-function topEvents(trace: { traceEvents: TraceEvent[] }): string {
-  const by = new Map<string, { total: number; max: number; count: number }>()
-  for (const e of trace.traceEvents) {
-    if (e.ph !== 'X' || !e.dur) continue
-    const entry = by.get(e.name) ?? { total: 0, max: 0, count: 0 }
-    entry.total += e.dur
-    entry.max = Math.max(entry.max, e.dur)
-    entry.count++
-    by.set(e.name, entry)
-  }
-  return [...by]
-    .sort((a, b) => b[1].max - a[1].max)
-    .slice(0, 15)
-    .map(
-      ([name, e]) => `${(e.max / 1000).toFixed(0).padStart(7)} ms longest ${(e.total / 1000).toFixed(0).padStart(7)} ms in all ×${e.count}  ${name}`
-    )
-    .join('\n')
 }

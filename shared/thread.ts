@@ -427,6 +427,51 @@ export function applyRecordAt(thread: Thread, record: TranscriptRecord, seq: num
   }
 }
 
+/**
+ * `applyRecordAt` for consecutive records, the first at `seq`: a run of
+ * chunks of one message (or thought) is appended to its entry at once, as
+ * one text, which folds to the same thread as appending them one by one
+ * (the entry, if the run makes one, is named after the run's first record).
+ * On a reactive thread (the window's) that is one change of the entry's text
+ * for the run, not one per chunk.
+ */
+export function applyRecordsAt(thread: Thread, records: TranscriptRecord[], seq: number): void {
+  for (let i = 0; i < records.length;) {
+    const record = records[i]
+    let end = i + 1
+    while (end < records.length && sameRun(record, records[end])) end++
+    if (end - i === 1) applyRecordAt(thread, record, seq + i)
+    else {
+      const first = record as ChunkRecord
+      const text = records
+        .slice(i, end)
+        .map((r) => contentToText([(r as ChunkRecord).update.content]))
+        .join('')
+      const joined: ChunkRecord = { ...first, update: { ...first.update, content: { type: 'text', text } } }
+      applyRecordAt(thread, joined, seq + i)
+    }
+    i = end
+  }
+}
+
+type ChunkRecord = Extract<TranscriptRecord, { t: 'update' }> & {
+  update: Extract<SessionUpdate, { sessionUpdate: 'agent_message_chunk' | 'agent_thought_chunk' | 'user_message_chunk' }>
+}
+
+/** A text chunk's record (of a message or thought) that joins `next` into one append. */
+function sameRun(record: TranscriptRecord, next: TranscriptRecord): boolean {
+  if (record.t !== 'update' || next.t !== 'update') return false
+  const a = record.update
+  const b = next.update
+  return (
+    (a.sessionUpdate === 'agent_message_chunk' || a.sessionUpdate === 'agent_thought_chunk' || a.sessionUpdate === 'user_message_chunk') &&
+    b.sessionUpdate === a.sessionUpdate &&
+    a.content.type === 'text' &&
+    b.content.type === 'text' &&
+    (a.messageId ?? null) === (b.messageId ?? null)
+  )
+}
+
 /** Records a conversation opens with: the window shows this tail of a transcript, and a continued session folds the same. */
 export const TAIL_RECORDS = 400
 
@@ -438,8 +483,7 @@ export const TAIL_RECORDS = 400
  */
 export function foldTail(records: TranscriptRecord[], nextSeq: number): Thread {
   const thread = createThread()
-  const first = nextSeq - records.length
-  for (let i = 0; i < records.length; i++) applyRecordAt(thread, records[i], first + i)
+  applyRecordsAt(thread, records, nextSeq - records.length)
   return thread
 }
 

@@ -196,8 +196,8 @@ export function renderMarkdown(text: string, options: { breaks?: boolean } = {})
 }
 
 /** Sanitised HTML per top-level block of the text, in order (always markdown: see `renderAgentMarkdown` for the bounds). */
-export function renderMarkdownBlocks(text: string, options: { breaks?: boolean } = {}): string[] {
-  return parseAndRender(text, options.breaks === true).blocks
+export function renderMarkdownBlocks(text: string, options: { breaks?: boolean; parts?: MarkdownParts } = {}): string[] {
+  return parseAndRender(text, options.breaks === true, Infinity, options.parts).blocks
 }
 
 /** Agent text as markdown, or why it is to be shown as plain text instead. */
@@ -208,38 +208,121 @@ export type AgentMarkdown = { blocks: string[]; plain?: undefined } | { plain: s
  * not when `markdownVerdict` finds it too long or too full of delimiters,
  * and not when it nests as deep as markdown-it's limit (which would drop
  * what is deeper). `anyway` (the reader asked) skips those checks, up to
- * `LIMITS.markdownAnywayChars`.
+ * `LIMITS.markdownAnywayChars`. `parts`: what the last render of this text
+ * kept, while it grows (see `MarkdownParts`).
  */
-export function renderAgentMarkdown(text: string, options: { breaks?: boolean; anyway?: boolean } = {}): AgentMarkdown {
+export function renderAgentMarkdown(text: string, options: { breaks?: boolean; anyway?: boolean; parts?: MarkdownParts } = {}): AgentMarkdown {
   if (options.anyway) {
     if (text.length > LIMITS.markdownAnywayChars) return { plain: markdownVerdict(text) ?? 'it is too long' }
-    return { blocks: parseAndRender(text, options.breaks === true).blocks }
+    return { blocks: parseAndRender(text, options.breaks === true, Infinity, options.parts).blocks }
   }
   const verdict = markdownVerdict(text)
   if (verdict) return { plain: verdict }
-  const { blocks, depth } = parseAndRender(text, options.breaks === true, LIMITS.nesting - 1)
+  const { blocks, depth } = parseAndRender(text, options.breaks === true, LIMITS.nesting - 1, options.parts)
   if (depth >= LIMITS.nesting - 1) return { plain: `it is nested more than ${LIMITS.nesting - 2} levels deep` }
   return { blocks }
 }
 
-/** The text's blocks as sanitised HTML, and how deep it nests; none rendered when it nests `tooDeep` levels or more (it will be shown as plain text). */
-function parseAndRender(text: string, breaks: boolean, tooDeep = Infinity): { blocks: string[]; depth: number } {
+/**
+ * A growing text rendered in parts: what one render of it keeps for the
+ * next. A top-level block followed by one whose first two lines are whole is
+ * settled: text added at the end cannot change it (its HTML is kept), so
+ * the next render parses only from the line where the first block not
+ * settled starts. Not kept, so the whole text is parsed
+ * again, when the text is not the kept text with more at its end, or when it
+ * holds what can change blocks before it: a reference definition (`[a]: url`,
+ * which links written earlier use) or a line break markdown-it counts but
+ * `\n` does not mark (`\r`, or a NUL it replaces). The result is the same as
+ * rendering the whole text at once (test/component/markdown.test.ts checks it
+ * at every length of many texts).
+ */
+export interface MarkdownParts {
+  /** The settled text, up to the start of the line where its last block starts. */
+  settled: string
+  /** Its blocks' sanitised HTML. */
+  blocks: string[]
+  /** The deepest nesting in them. */
+  depth: number
+  breaks: boolean
+}
+
+/** An empty `MarkdownParts` for a text about to be rendered (one per text being shown). */
+export function markdownParts(): MarkdownParts {
+  return { settled: '', blocks: [], depth: 0, breaks: false }
+}
+
+function partsFit(parts: MarkdownParts | undefined, text: string, breaks: boolean): parts is MarkdownParts {
+  return !!parts && parts.settled.length > 0 && parts.breaks === breaks && text.length >= parts.settled.length && text.startsWith(parts.settled)
+}
+
+/** Whether text holds anything that can change a block before it (see `MarkdownParts`). */
+function reachesBack(text: string): boolean {
+  return text.includes(']:') || text.includes('\r') || text.includes('\0')
+}
+
+/**
+ * The text's blocks as sanitised HTML, and how deep it nests; none rendered
+ * when it nests `tooDeep` levels or more (it will be shown as plain text).
+ * With `parts`, only what follows the settled part is parsed, and `parts`
+ * is brought up to date.
+ */
+function parseAndRender(text: string, breaks: boolean, tooDeep = Infinity, parts?: MarkdownParts): { blocks: string[]; depth: number } {
   const markdown = breaks ? userMarkdown : agentMarkdown
   const env: RenderEnv = {}
-  const tokens = markdown.parse(text, env)
-  let depth = 0
+  const reuse = partsFit(parts, text, breaks) && !reachesBack(text)
+  const offset = reuse ? parts.settled.length : 0
+  const source = reuse ? text.slice(offset) : text
+  const tokens = markdown.parse(source, env)
+  let depth = reuse ? parts.depth : 0
   for (const token of tokens) if (token.level > depth) depth = token.level
-  if (depth >= tooDeep) return { blocks: [], depth }
-  const blocks: string[] = []
+  if (depth >= tooDeep) {
+    if (parts) Object.assign(parts, markdownParts())
+    return { blocks: [], depth }
+  }
+  // Top-level blocks: a level-0 token that closes (or is) a block ends one.
+  const groups: [number, number][] = []
   let start = 0
   for (let i = 0; i < tokens.length; i++) {
     if (tokens[i].level !== 0 || tokens[i].nesting === 1) continue
-    // A level-0 token that closes (or is) a block ends one.
-    blocks.push(cachedSanitize(markdown.renderer.render(tokens.slice(start, i + 1), markdown.options, env)))
+    groups.push([start, i + 1])
     start = i + 1
   }
-  if (start < tokens.length) blocks.push(cachedSanitize(markdown.renderer.render(tokens.slice(start), markdown.options, env)))
-  return { blocks: blocks.filter((html) => html !== ''), depth }
+  if (start < tokens.length) groups.push([start, tokens.length])
+  const html = groups.map(([from, to]) => cachedSanitize(markdown.renderer.render(tokens.slice(from, to), markdown.options, env)))
+  const blocks = (reuse ? parts.blocks.concat(html) : html).filter((block) => block !== '')
+  if (parts) {
+    // The blocks before the last one whose first line and the line after it are whole are settled: a line still
+    // being written can read as another block than it will (`2` before `2. b` continues a list; `|---|x` is no
+    // table's delimiter row), and a block's first two lines decide where the block before it ends.
+    const lastBreak = source.lastIndexOf('\n')
+    const secondLastBreak = lastBreak > 0 ? source.lastIndexOf('\n', lastBreak - 1) : -1
+    let k = groups.length - 1
+    let at = -1
+    for (; k >= 1; k--) {
+      const line = tokens[groups[k][0]].map?.[0]
+      at = line === undefined ? -1 : lineStart(source, line)
+      if (at > 0 && at <= secondLastBreak) break
+    }
+    if (k >= 1 && !reachesBack(text)) {
+      let settledDepth = reuse ? parts.depth : 0
+      for (let i = 0; i < groups[k][0]; i++) if (tokens[i].level > settledDepth) settledDepth = tokens[i].level
+      parts.settled = text.slice(0, offset + at)
+      parts.blocks = (reuse ? parts.blocks : []).concat(html.slice(0, k)).filter((block) => block !== '')
+      parts.depth = settledDepth
+      parts.breaks = breaks
+    } else if (!reuse) Object.assign(parts, markdownParts())
+  }
+  return { blocks, depth }
+}
+
+/** Where line `line` (0 for the first) of `text` starts, or -1 when it has fewer lines. */
+function lineStart(text: string, line: number): number {
+  let at = 0
+  for (let n = 0; n < line; n++) {
+    at = text.indexOf('\n', at) + 1
+    if (at === 0) return -1
+  }
+  return at
 }
 
 /**

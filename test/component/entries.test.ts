@@ -78,6 +78,52 @@ describe('messages', () => {
     expect(wrapper.find('.code-copy').text()).toBe('Copied')
   })
 
+  it('shows a streamed answer, rendered in parts as it grew, as the whole answer rendered at once', async () => {
+    const text = [
+      'Here is the plan:',
+      '1. read `app.ts`\n2. fix the **bug**\n\n3. run the tests',
+      '| file | change |\n|---|---|\n| app.ts | one line |',
+      '```ts\nconst answer = 42\n\nexport default answer\n```',
+      '> Done.\nAll green.',
+      'Setext title\n---',
+      'See [app.ts](file:///work/app/src/app.ts) and https://example.com.'
+    ].join('\n\n')
+    const streamed = mountEntry({ kind: 'assistant', id: 'grown', text: '' })
+    for (let end = 5; end < text.length + 5; end += 5) {
+      await streamed.setProps({ entry: { kind: 'assistant', id: 'grown', text: text.slice(0, end) } })
+      await flushPromises()
+    }
+    const whole = mountEntry({ kind: 'assistant', id: 'whole', text })
+    const html = (wrapper: typeof whole) => wrapper.find('.markdown').html()
+    await vi.waitFor(() => expect(html(streamed)).toBe(html(whole)), { timeout: 30_000 })
+    expect(streamed.findAll('.md-block')).toHaveLength(7)
+    expect(streamed.find('table').exists()).toBe(true)
+  })
+
+  it('adds streamed words to the paragraph being written, which keeps its text (and a selection in it)', async () => {
+    const entry = (text: string): ThreadEntry => ({ kind: 'assistant', id: 'words', text })
+    const wrapper = mountEntry(entry('First paragraph.\n\nThe second one'))
+    const paragraph = () => wrapper.findAll('.md-block p')[1].element
+    const text = paragraph().firstChild
+    const selection = document.getSelection()!
+    selection.setBaseAndExtent(text!, 4, text!, 10)
+    // A render may wait for the last one's cost (MarkdownBlock): each is waited for.
+    const grow = async (more: string) => {
+      await wrapper.setProps({ entry: entry(`First paragraph.\n\nThe second one${more}`) })
+      await vi.waitFor(() => expect(paragraph().textContent).toContain(more.replace(/\*\*/g, '')), { timeout: 5_000 })
+    }
+    await grow(' grows')
+    await grow(' grows, word by word')
+    expect(paragraph().firstChild).toBe(text)
+    expect(paragraph().textContent).toBe('The second one grows, word by word')
+    expect(selection.toString()).toBe('second')
+    // Markup added is rendered as markup, never appended as text.
+    await grow(' grows, word by word, **bold** & <b>raw</b>')
+    expect(paragraph().querySelector('strong')?.textContent).toBe('bold')
+    expect(paragraph().textContent).toBe('The second one grows, word by word, bold & <b>raw</b>')
+    expect(paragraph().querySelector('b')).toBeNull()
+  })
+
   it('copies from the keyboard too', async () => {
     const wrapper = mountEntry({ kind: 'assistant', id: 'a2', text: '```\nls -la\n```' })
     await wrapper.find('.code-copy').trigger('keydown', { key: 'Enter' })

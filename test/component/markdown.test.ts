@@ -3,7 +3,7 @@ import './happy-dom-fixes'
 import { describe, expect, it } from 'vitest'
 import hljs from 'highlight.js/lib/core'
 import { HIGHLIGHT_LANGUAGES, LANGUAGE_ALIASES, languagesLoaded, languagesSettled, preloadLanguages } from '../../renderer/src/highlight'
-import { renderMarkdown, renderMarkdownBlocks } from '../../renderer/src/markdown'
+import { markdownParts, renderMarkdown, renderMarkdownBlocks } from '../../renderer/src/markdown'
 import { XSS_CORPUS } from '../agent/xss-corpus'
 
 /** What the sanitised HTML holds, parsed as the browser would. */
@@ -87,6 +87,34 @@ describe('agent markdown', () => {
     const grown = renderMarkdownBlocks('One.\n\n- a\n- b\n\nThree and more')
     expect(grown.slice(0, 2)).toEqual(first.slice(0, 2))
     expect(grown[2]).toContain('Three and more')
+  })
+
+  it('renders a growing text in parts exactly as the whole text at once, at every length', () => {
+    // Texts whose end can change how their earlier lines read, the way markdown-it reads them.
+    const texts = [
+      'One.\n\n- a\n- b\n\nThree **bold** and `code`.\n\n## Heading\n\nMore text\nover two lines.\n',
+      '1. a\n\n2. b\n\n3\n\nafter the list\n\n4. c\n',
+      'para\n#notheading\n\n# heading\npara again\n---\n\n***\n\nlast',
+      'abc\n| a | b |\n|---|---|x\n\n| c | d |\n|---|---|\n| 1 | 2 |\nrow?\n\nend',
+      'Setext\n===\n\nand\n---\n\n> a quote\nlazy line\n\n> another\n\n    indented code\n\n    more code\n\ntext',
+      '```js\nconst a = 1\n\nconst b = 2\n```\nafter the fence\n\n~~~\nunclosed fence\n\nstill code',
+      '- a\n\n  b in a\n\n -\n- c\n\n* other bullet\n\n+ third\n\n10) ten\n11) eleven\n\nx',
+      'See [the docs][d] and [this](https://example.com).\n\nMore.\n\n[d]: https://example.com/docs\n\nEnd.',
+      'Windows\r\nlines\r\n\r\nand more\r\n',
+      'A file [x](file:///tmp/x.ts), https://example.com linked, <b>https://not.linked</b>.\n\nDone.\n\nReally.'
+    ]
+    for (const text of texts) {
+      for (const step of [1, 7]) {
+        const parts = markdownParts()
+        for (let end = Math.min(step, text.length); ; end = Math.min(end + step, text.length)) {
+          const prefix = text.slice(0, end)
+          expect(renderMarkdownBlocks(prefix, { parts }), JSON.stringify(prefix)).toEqual(renderMarkdownBlocks(prefix))
+          if (end === text.length) break
+        }
+        // The parts were used: blocks before the last were kept, not parsed again (unless the text reaches back).
+        if (!/\]:|\r/.test(text)) expect(parts.blocks.length, JSON.stringify(text)).toBeGreaterThan(0)
+      }
+    }
   })
 
   it('turns file links into mention chips that cannot navigate, and remote images into links', () => {

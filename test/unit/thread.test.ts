@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { SessionUpdate } from '@agentclientprotocol/sdk'
-import { applyRecord, createThread, modelsShown, modesShown, turnUsageOf } from '../../shared/thread'
+import { applyRecord, applyRecordAt, applyRecordsAt, createThread, modelsShown, modesShown, turnUsageOf } from '../../shared/thread'
 import type { TranscriptRecord } from '../../shared/transcript'
 
 const at = '2026-01-01T00:00:00.000Z'
@@ -27,6 +27,48 @@ describe('the thread fold', () => {
       ['assistant', 'Hello'],
       ['thought', 'hmm'],
       ['assistant', 'Again']
+    ])
+  })
+
+  it('folds a batch of records, its runs of chunks appended at once, to the same thread as one record at a time', () => {
+    const chunk = (kind: 'agent_message_chunk' | 'agent_thought_chunk' | 'user_message_chunk', t: string, messageId?: string) => {
+      const u: SessionUpdate = { sessionUpdate: kind, content: text(t), ...(messageId ? { messageId } : {}) }
+      return update(u)
+    }
+    const records: TranscriptRecord[] = [
+      { t: 'prompt', at, content: [text('hi')] },
+      chunk('agent_message_chunk', 'Hel', 'a'),
+      chunk('agent_message_chunk', 'lo ', 'a'),
+      chunk('agent_message_chunk', 'there', 'a'),
+      chunk('agent_thought_chunk', 'hm', 't'),
+      chunk('agent_thought_chunk', 'm', 't'),
+      chunk('agent_message_chunk', '!', 'a'),
+      chunk('agent_message_chunk', 'Next', 'b'),
+      update({ sessionUpdate: 'agent_message_chunk', messageId: 'b', content: { type: 'image', data: 'AA==', mimeType: 'image/png' } }),
+      chunk('agent_message_chunk', ' and', 'b'),
+      // Without ids (as Gemini CLI sends them): one entry per run of a kind, named after the run's first record.
+      chunk('agent_message_chunk', 'no '),
+      chunk('agent_message_chunk', 'id'),
+      chunk('agent_thought_chunk', 'think'),
+      chunk('agent_message_chunk', 'again'),
+      chunk('user_message_chunk', 'replayed '),
+      chunk('user_message_chunk', 'prompt'),
+      { t: 'stop', at, stopReason: 'end_turn' }
+    ]
+    const one = createThread()
+    records.forEach((record, i) => applyRecordAt(one, record, 10 + i))
+    const batch = createThread()
+    applyRecordsAt(batch, records, 10)
+    expect(batch.entries).toEqual(one.entries)
+    expect(batch.entries.map((e) => [e.id, 'text' in e ? e.text : ''])).toEqual([
+      ['r10', 'hi'],
+      ['assistant:a', 'Hello there!'],
+      ['thought:t', 'hmm'],
+      ['assistant:b', 'Next[image] andno id'],
+      ['r22', 'think'],
+      ['r23', 'again'],
+      ['r24', 'replayed prompt'],
+      ['r26', '']
     ])
   })
 

@@ -130,7 +130,7 @@ class LinkedConnection implements AgentConnection {
       onMessage: options.onMessage,
       receive: (message) => {
         if (!this.initializeAnswer && !('method' in message) && 'id' in message) this.initializeAnswer = message
-        protocol?.receive(message)
+        return protocol?.receive(message) ?? false
       },
       setState: (patch) => this.setState(patch),
       status: () => this.state.status,

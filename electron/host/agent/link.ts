@@ -52,8 +52,8 @@ export interface RunOptions {
   maxMessageBytes: number
   /** Sees every JSON-RPC message in either direction (tests check what goes out against the schema). */
   onMessage?: (direction: 'in' | 'out', message: AnyMessage) => void
-  /** Every message from the agent in arrival order, before the SDK parses it. */
-  receive(message: AnyMessage): void
+  /** Every message from the agent in arrival order, before the SDK parses it; true when taken whole (not handed to the SDK). */
+  receive(message: AnyMessage): boolean
   /** The run's part of the runtime state: status at the end, stderr tail, pid. */
   setState(patch: Partial<AgentRuntimeState>): void
   status(): AgentRuntimeState['status']

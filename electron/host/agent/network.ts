@@ -181,24 +181,28 @@ export class NetworkLink implements AgentLink {
     this.resolveClosed()
   }
 
-  /** Every message, raw, in order, and the test hook; the end of the incoming side is the end of the link. */
+  /** Every message, raw, in order, and the test hook; the end of the incoming side is the end of the link. What the protocol takes whole (session updates) goes no further. */
   private tap(stream: Stream): Stream {
     const { onMessage } = this.options
     const reader = stream.readable.getReader()
     const readable = new ReadableStream<AnyMessage>({
       pull: async (controller) => {
         try {
-          const { value, done } = await reader.read()
-          if (done) {
-            this.end(this.closeReason())
-            controller.close()
+          // What the protocol takes whole (session updates) goes no further: the next message is read instead.
+          for (;;) {
+            const { value, done } = await reader.read()
+            if (done) {
+              this.end(this.closeReason())
+              controller.close()
+              return
+            }
+            this.noteOpened()
+            this.lastActivity = Date.now()
+            onMessage?.('in', value)
+            if (this.options.receive(value)) continue
+            controller.enqueue(value)
             return
           }
-          this.noteOpened()
-          this.lastActivity = Date.now()
-          onMessage?.('in', value)
-          this.options.receive(value)
-          controller.enqueue(value)
         } catch (error) {
           const reason = describeNetworkError(error, this.closeInfo)
           this.end(reason)

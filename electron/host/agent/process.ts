@@ -252,15 +252,14 @@ export class AgentRun {
     if (this.logBytes >= LOG_LIMIT_BYTES) this.log.write(`\n--- log limit reached (${LOG_LIMIT_BYTES} bytes): the rest of this run is not logged\n`)
   }
 
-  /** Puts the connection between the SDK and the stream: every message, raw, in order, and the test hook. */
+  /** Puts the connection between the SDK and the stream: every message, raw, in order, and the test hook; what the protocol takes whole (session updates) goes no further. */
   private tap(stream: Stream): Stream {
     const { onMessage } = this.options
     const incoming = new TransformStream<AnyMessage, AnyMessage>({
       transform: (message, controller) => {
         this.lastActivity = Date.now()
         onMessage?.('in', message)
-        this.options.receive(message)
-        controller.enqueue(message)
+        if (!this.options.receive(message)) controller.enqueue(message)
       }
     })
     const writable = tapOutgoing(stream.writable, (message) => {

@@ -45,7 +45,7 @@ export class V1Protocol implements WireProtocol {
   ) {
     const { agentId, handlers } = options
     const app = client({ name: 'switchboard' })
-      // Updates are taken from the raw stream (receive, below); the parsed copy is not needed.
+      // Updates are taken from the raw stream (receive, below) and do not reach the SDK.
       .onNotification(methods.client.session.update, () => undefined)
       .onRequest(methods.client.fs.readTextFile, ({ params }) => handlers.readTextFile(agentId, params))
       .onRequest(methods.client.fs.writeTextFile, async ({ params }) => {
@@ -85,11 +85,16 @@ export class V1Protocol implements WireProtocol {
     })
   }
 
-  /** Every message from the agent as it arrived, before the SDK: session updates are checked and handed on in order. */
-  receive(message: AnyMessage): void {
-    if (!('method' in message) || message.method !== methods.client.session.update || 'id' in message) return
+  /**
+   * Every message from the agent as it arrived, before the SDK: session
+   * updates are checked and handed on in order, and taken (true): the SDK
+   * would only parse each again to hand it to a handler that ignores it.
+   */
+  receive(message: AnyMessage): boolean {
+    if (!('method' in message) || message.method !== methods.client.session.update || 'id' in message) return false
     const checked = checkNotification(message.params)
     if (checked) this.options.handlers.sessionUpdate(this.options.agentId, checked) // no sessionId: nothing to attach it to
+    return true
   }
 
   private agent(): ClientContext {

@@ -56,7 +56,7 @@ export class V2Protocol implements WireProtocol {
     private readonly options: ProtocolOptions
   ) {
     const app = client({ name: 'switchboard' })
-      // Updates are taken from the raw stream (receive, below); the parsed copy is not needed.
+      // Updates are taken from the raw stream (receive, below) and do not reach the SDK.
       .onNotification(methods.client.session.update, () => undefined)
       .onRequest(methods.client.session.requestPermission, ({ params, signal }) => this.requestPermission(params, signal))
       // Elicitation has the same shape in both versions: the Host's form handling serves both.
@@ -87,21 +87,27 @@ export class V2Protocol implements WireProtocol {
    * Every message from the agent, as it arrived and in order (a tap on the raw
    * stream, so nothing the SDK would drop is lost): session updates, and the
    * tool call a permission request carries, which applies before the prompt shows.
+   * Session updates are taken (true): the SDK would only parse each again to
+   * hand it to a handler that ignores it.
    */
-  receive(message: AnyMessage): void {
-    if (!('method' in message)) return
+  receive(message: AnyMessage): boolean {
+    if (!('method' in message)) return false
     const params = message.params as Record<string, unknown> | undefined
     if (message.method === methods.client.session.update && !('id' in message)) {
-      if (!params || typeof params.sessionId !== 'string') return // nothing to attach it to
+      if (!params || typeof params.sessionId !== 'string') return true // nothing to attach it to
       const sessionId = params.sessionId
       for (const item of this.adapterFor(sessionId).adapt(params.update)) this.deliver(sessionId, item, params.update)
+      return true
     } else if (message.method === methods.client.session.requestPermission && 'id' in message) {
       const subject = params?.subject as Record<string, unknown> | undefined
-      if (typeof params?.sessionId !== 'string' || subject?.type !== 'tool_call' || typeof subject.toolCall !== 'object' || !subject.toolCall) return
+      if (typeof params?.sessionId !== 'string' || subject?.type !== 'tool_call' || typeof subject.toolCall !== 'object' || !subject.toolCall)
+        return false
       for (const item of this.adapterFor(params.sessionId).toolCall(subject.toolCall as Record<string, unknown>)) {
         this.deliver(params.sessionId, item, subject.toolCall)
       }
     }
+    // The SDK answers requests (the permission request too) and gets every other message.
+    return false
   }
 
   async newSession(params: v1.NewSessionRequest): Promise<v1.NewSessionResponse> {

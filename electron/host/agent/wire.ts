@@ -16,6 +16,6 @@ export interface WireProtocol extends AgentProtocol {
   /** The SDK connection: closed when the process ends, aborted when the stream does. */
   readonly connection: { close(error?: unknown): void; readonly signal: AbortSignal }
   initialize(): Promise<{ protocolVersion: number }>
-  /** Every message from the agent as it arrived and in order, before the SDK parses it. */
-  receive(message: AnyMessage): void
+  /** Every message from the agent as it arrived and in order, before the SDK parses it; true when taken whole (the SDK does not get it). */
+  receive(message: AnyMessage): boolean
 }

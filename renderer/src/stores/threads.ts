@@ -1,7 +1,7 @@
 import { defineStore } from 'pinia'
 import { markRaw, ref } from 'vue'
 import type { SessionSnapshot } from '../../../shared/contract'
-import { applyRecordAt, foldTail, TAIL_RECORDS, type Thread } from '../../../shared/thread'
+import { applyRecordsAt, foldTail, TAIL_RECORDS, type Thread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import { host, messageOf } from '../host/client'
 import { useNoticesStore } from './notices'
@@ -140,12 +140,13 @@ export const useThreadsStore = defineStore('threads', () => {
       held.get(id)?.push({ seq, records })
       return
     }
-    for (let i = 0; i < records.length; i++) {
-      if (seq + i < open.nextSeq) continue
-      applyRecordAt(open.thread, records[i], seq + i)
-      open.records?.push(records[i])
-      open.nextSeq = seq + i + 1
-    }
+    // What the thread already holds is skipped; the rest is folded at once (a run of chunks is one change of its entry).
+    const from = open.nextSeq - seq
+    if (from >= records.length) return
+    const fresh = from > 0 ? records.slice(from) : records
+    applyRecordsAt(open.thread, fresh, seq + from)
+    if (open.records) for (const record of fresh) open.records.push(record)
+    open.nextSeq = seq + records.length
   }
 
   /**
