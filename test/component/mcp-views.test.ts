@@ -58,6 +58,7 @@ beforeEach(() => {
     'agents.states': () => [],
     'permissions.list': () => [],
     'elicitations.list': () => [],
+    'inbox.list': () => [],
     'agents.checks': () => [],
     'mcp.list': () => state([profile('m1', 'docs'), profile('m2', 'search')]),
     'settings.get': () => ({ settings: {}, saved: false })
