@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Host } from '../../electron/host/host'
@@ -111,11 +112,27 @@ describe('an agent over SSH', () => {
     // The agent itself runs in an SSH session.
     expect(text).toMatch(/SSH_CONNECTION=127\.0\.0\.1 \d+ 127\.0\.0\.1 \d+/)
 
-    // What sshd was asked to run: the agent, the file requests, the terminal; never the secret.
+    // @-mention completion lists the project's files on the host (.git skipped, as here).
+    await mkdir(join(projectDir, '.git'))
+    await writeFile(join(projectDir, '.git', 'out-of-sight'), '')
+    const listed = await host.request('files.list', { projectId: project.id, query: 'out', limit: 10 })
+    expect(listed.files.map((f) => f.relative)).toEqual(['deep/out.txt'])
+
+    // What sshd was asked to run: the agent, the file requests, the terminal, the listing; never the secret.
     const commands = await sshd.commands()
-    for (const what of ['agent', 'resolve', 'read', 'write', 'terminal']) expect(commands.some((c) => c.endsWith(`switchboard-${what}`))).toBe(true)
+    for (const what of ['agent', 'resolve', 'read', 'write', 'terminal', 'files'])
+      expect(commands.some((c) => c.endsWith(`switchboard-${what}`))).toBe(true)
     expect(commands.join('\n')).not.toContain(secret)
     expect(commandLinesWith(secret)).toEqual([])
+
+    // Inside the project only, resolved on the host: a path outside, and a link inside that leads out, are refused there.
+    await symlink('/etc', join(projectDir, 'escape'))
+    await host.request('sessions.prompt', { id: record.id, text: `/read /etc/hostname\n/read ${join(projectDir, 'escape', 'hostname')}` })
+    const refused = fold((await host.request('sessions.open', { id: record.id })).records)
+    const errors = entriesOf(refused, 'error').map((e) => (e as { message: string }).message)
+    expect(errors).toHaveLength(2)
+    for (const error of errors)
+      expect(error).toMatch(/^The agent asked to read a path outside the project\. Refused: .* is outside the session's folder on 127\.0\.0\.1:\d+/)
 
     // Closing the Host leaves nothing running on the host.
     expect(processesWithEnv(`SB_SSH_TEST=${tag}`).length).toBeGreaterThan(0)
@@ -123,6 +140,103 @@ describe('an agent over SSH', () => {
     await waitUntil('the agent gone from the host', () => processesWithEnv(`SB_SSH_TEST=${tag}`).length === 0)
     const db = await readFile(join(root, 'data', 'db.json'), 'utf8')
     expect(db).not.toContain(secret)
+  })
+})
+
+describe('a connection to the host', () => {
+  it('frozen mid-turn is noticed by its keep-alive, reported in the turn, and the session resumes on a new connection; nothing is left of the first', async () => {
+    const tag = randomUUID()
+    const host = await startHost()
+    const agent = await host.request(
+      'agents.add',
+      sshAgent(sshd.target(), tag, {
+        env: { SCRIPTED_AGENT_STATE_DIR: stateDir, SB_SSH_TEST: tag, SCRIPTED_AGENT_CHUNK_DELAY_MS: '25', SCRIPTED_AGENT_SESSIONS: 'resume' }
+      })
+    )
+    const project = await host.request('projects.add', { cwd: projectDir, agentId: agent.id })
+    const record = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
+    const turn = host.request('sessions.prompt', { id: record.id, text: '/stream 1000' }).then(
+      () => null,
+      (error: Error) => error
+    )
+    await waitUntil('some chunks streamed', async () =>
+      lastMessage((await host.request('sessions.open', { id: record.id })).records).includes('chunk 5 ')
+    )
+    const first = processesWithEnv(`SB_SSH_TEST=${tag}`)
+    sshd.freeze()
+
+    const failure = await turn
+    expect(failure?.message).toMatch(
+      /^The connection to agent 'Over SSH' on 127\.0\.0\.1:\d+ was lost: 127\.0\.0\.1:\d+ stopped answering \(no reply to the keep-alive messages\)/
+    )
+    await waitUntil(
+      'the session reconnected',
+      async () => (await host.request('sessions.states', {})).find((s) => s.id === record.id)?.status === 'ready',
+      { timeoutMs: 60_000 }
+    )
+    const received = await readFile(join(stateDir, 'mcp-received.jsonl'), 'utf8')
+    expect(
+      received
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { method: string }).method)
+    ).toEqual(['session/new', 'session/resume'])
+    const thread = fold((await host.request('sessions.open', { id: record.id })).records)
+    expect(thread.entries.at(-1)).toMatchObject({ kind: 'notice', severity: 'warning', title: 'Reconnected to Over SSH' })
+    expect((entriesOf(thread, 'assistant')[0] as { text: string }).text).not.toContain('chunk 1000 ')
+
+    const after = await host.request('sessions.prompt', { id: record.id, text: 'still there?' })
+    expect(after.stopReason).toBe('end_turn')
+    expect(lastMessage((await host.request('sessions.open', { id: record.id })).records)).toBe('You said: still there?')
+    // Still streaming into the frozen connection, the host's sshd has not noticed: the agent started on the new connection ended it.
+    await waitUntil('the first agent gone from the host', () => first.every((pid) => !processesWithEnv(`SB_SSH_TEST=${tag}`).includes(pid)))
+  })
+
+  it('is refused with a sentence saying what to do, never a hang: a changed host key, an unknown host, a refused key', async () => {
+    const host = await startHost()
+    const good = await host.request('agents.add', sshAgent(sshd.target(), randomUUID(), { name: 'Good' }))
+    const project = await host.request('projects.add', { cwd: projectDir, agentId: good.id })
+    const attempt = async (name: string, target: SshTarget): Promise<{ message: string; state?: string }> => {
+      const agent = await host.request('agents.add', sshAgent(target, randomUUID(), { name }))
+      const message = await host.request('sessions.new', { projectId: project.id, agentId: agent.id }).then(
+        () => 'started',
+        (error: Error) => error.message
+      )
+      return { message, state: (await host.request('agents.states', {})).find((s) => s.agentId === agent.id)?.message }
+    }
+    const changed = await attempt('Changed key', sshd.target({ knownHostsFile: sshd.wrongKnownHosts }))
+    expect(changed.message).toMatch(
+      /^Agent 'Changed key' could not connect to 127\.0\.0\.1:\d+ over SSH: the host key 127\.0\.0\.1:\d+ sent is not the one .*wrong_known_hosts has for it \(it changed\)/
+    )
+    expect(changed.message).toMatch(/replace the old one \(ssh-keygen -R 127\.0\.0\.1\)/)
+    const unknown = await attempt('Unknown host', sshd.target({ knownHostsFile: sshd.emptyKnownHosts }))
+    expect(unknown.message).toMatch(
+      /127\.0\.0\.1:\d+ is not a known host: its key is not in .*empty_known_hosts\. Connect once with ssh in a terminal/
+    )
+    const refused = await attempt('Refused key', sshd.target({ identityFile: sshd.otherKey }))
+    expect(refused.message).toMatch(
+      /127\.0\.0\.1:\d+ refused the key \(Permission denied \(publickey\)\)\. Add your public key to ~\/\.ssh\/authorized_keys there/
+    )
+    for (const { message, state } of [changed, unknown, refused]) {
+      expect(message).not.toMatch(/code 255/)
+      expect(state).toBe(message.split('; stderr:')[0])
+    }
+    // A project cannot be added through an agent that cannot connect: the same sentence.
+    const bad = (await host.request('agents.list', {})).find((a) => a.name === 'Refused key')!
+    await expect(host.request('projects.add', { cwd: root, agentId: bad.id })).rejects.toThrow(/refused the key \(Permission denied/)
+    // Nor a folder that is not there.
+    await expect(host.request('projects.add', { cwd: join(root, 'missing'), agentId: good.id })).rejects.toThrow(
+      /The project folder not found on 127\.0\.0\.1:\d+: .*missing/
+    )
+
+    // The capability check works on it as on a local agent, in a scratch folder made on the host (and removed).
+    const report = await host.request('agents.check', { agentId: good.id })
+    const outcome = (id: string): string | undefined => report.lines.find((l) => l.id === id)?.outcome
+    expect(outcome('initialize')).toBe('worked')
+    expect(outcome('session/new')).toBe('worked')
+    expect(outcome('session/load')).toBe('worked')
+    expect(report.lines.find((l) => l.id === 'session/new')?.detail).toMatch(/^session sess-/)
+    expect((await readdir(tmpdir())).filter((name) => name.startsWith('switchboard-check-'))).toEqual([])
   })
 })
 

@@ -79,7 +79,7 @@ export interface AgentConnectionOptions {
   /** A network agent's headers, from the secret store (never written to db.json): the ones missing are said in its state. */
   headers?: Record<string, string>
   /** For an agent over SSH: where its connection's socket goes, and the keep-alive (`env` is then ssh's own, on this computer). */
-  ssh?: Pick<SshLinkOptions, 'sockets' | 'settings'>
+  ssh?: Pick<SshLinkOptions, 'hosts' | 'settings'>
 }
 
 export type ConnectAgent = (definition: AgentDefinition, options: AgentConnectionOptions) => Promise<AgentConnection>
@@ -319,7 +319,7 @@ class LinkedConnection implements AgentConnection {
   }
 }
 
-function sshOptions(options: AgentConnectionOptions): Pick<SshLinkOptions, 'sockets' | 'settings'> {
+function sshOptions(options: AgentConnectionOptions): Pick<SshLinkOptions, 'hosts' | 'settings'> {
   if (!options.ssh) throw new Error("An agent over SSH needs the Host's SSH settings")
   return options.ssh
 }

@@ -5,7 +5,7 @@ import type { AgentDefinition, SshTarget } from '../../../shared/domain'
 import { newProcessMark } from '../processes'
 import { SSH_FAILED, SshEndpoint } from '../ssh/endpoint'
 import { SshMaster } from '../ssh/master'
-import type { SshSettings, SshSockets } from '../ssh/options'
+import type { SshHosts, SshSettings } from '../ssh/options'
 import { lifelineScript, NO_FOLDER_LINE } from '../ssh/script'
 import { agentLogPath, type AgentLink, type RunOptions } from './link'
 import { AgentRun } from './process'
@@ -24,7 +24,7 @@ import { AgentRun } from './process'
  */
 
 export interface SshLinkOptions {
-  sockets: SshSockets
+  hosts: SshHosts
   settings: SshSettings
   /** The user's environment on this computer, for ssh itself (SSH_AUTH_SOCK, HOME…); the agent's variables go to the host. */
   localEnv: Record<string, string>
@@ -52,6 +52,8 @@ export class SshLink implements AgentLink {
   private ownFailure: string | null = null
   private lost = false
   private put = false
+  /** The mark of the agent's processes on the host (see ssh/script.ts). */
+  private readonly remoteMark: string
   private readonly startedAt = Date.now()
   private log: WriteStream | null
   private rejectExited!: (error: Error) => void
@@ -70,10 +72,11 @@ export class SshLink implements AgentLink {
     mkdirSync(options.logDir, { recursive: true })
     this.log = createWriteStream(agentLogPath(options.logDir, options.logName ?? definition.id), { flags: 'a' })
     this.log.on('error', () => undefined)
+    this.remoteMark = newProcessMark(options.markPrefix)
     this.endpoint = new SshEndpoint(target, {
       settings: ssh.settings,
       env: ssh.localEnv,
-      controlPath: ssh.sockets.next(),
+      controlPath: ssh.hosts.nextSocket(),
       markPrefix: options.markPrefix
     })
     this.writeLog(`\n--- ${new Date().toISOString()} connecting to ${this.endpoint.host} over SSH\n`)
@@ -96,7 +99,7 @@ export class SshLink implements AgentLink {
           this.finish()
         })
         void this.master.ended.then(() => {
-          if (!this.master.stopping && !this.stopping && !this.put) this.lost = true
+          if (!this.master.stopping && !this.stopping && !this.put) this.loseConnection()
         })
       },
       (error: Error) => this.endUnstarted(error.message, fromAgent)
@@ -178,8 +181,14 @@ export class SshLink implements AgentLink {
   /** The agent's command on the host, through the connection: ssh's own run, with the wrapper's script first on stdin. */
   private launch() {
     const { definition: def, endpoint } = this
-    const mark = newProcessMark(this.options.markPrefix)
-    const script = lifelineScript({ cwd: def.cwd, env: this.ssh.remoteEnv, command: { argv: [def.command, ...def.args] }, mark, stdin: 'stream' })
+    const script = lifelineScript({
+      cwd: def.cwd,
+      env: this.ssh.remoteEnv,
+      command: { argv: [def.command, ...def.args] },
+      mark: this.remoteMark,
+      stdin: 'stream',
+      leftovers: this.ssh.hosts.takeLeftBehind(endpoint.host)
+    })
     return {
       command: 'ssh',
       args: endpoint.argsFor('agent'),
@@ -201,7 +210,7 @@ export class SshLink implements AgentLink {
     if (code === SSH_FAILED || signal !== null || !this.master.alive) {
       const end = await Promise.race([this.master.ended, new Promise<null>((r) => setTimeout(() => r(null), 1000))])
       if (end && !this.master.stopping) {
-        this.lost = true
+        this.loseConnection()
         return `The connection to agent '${name}' on ${host} was lost: ${this.master.reason()}`
       }
     }
@@ -214,6 +223,13 @@ export class SshLink implements AgentLink {
     }
     if (code === null) return undefined
     return `Agent '${name}' on ${host} exited with code ${code}`
+  }
+
+  /** The connection was lost under a running agent: what it left on the host is ended by the next agent started there. */
+  private loseConnection(): void {
+    if (this.lost) return
+    this.lost = true
+    this.ssh.hosts.leftBehind(this.endpoint.host, this.remoteMark)
   }
 
   /** The connection could not be made (or was closed before the agent started): the link ends, said as a start that failed. */

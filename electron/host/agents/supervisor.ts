@@ -7,7 +7,7 @@ import type { EventBus } from '../events'
 import { markPrefixFor } from '../processes'
 import { agentApiKeyKey, agentEnvKey, agentHeaderKey, apiKeyLabel, type SecretStore } from '../secrets'
 import { SshEndpoint } from '../ssh/endpoint'
-import { DEFAULT_SSH_SETTINGS, SshSockets, type SshSettings } from '../ssh/options'
+import { DEFAULT_SSH_SETTINGS, SshHosts, type SshSettings } from '../ssh/options'
 
 /**
  * The agents' processes: each started on demand (one at a time per agent),
@@ -52,8 +52,8 @@ export class AgentSupervisor {
   private readonly apart = new Set<AgentConnection>()
   private readonly idleTimer: NodeJS.Timeout | null = null
   private closing = false
-  /** The private folder of the SSH connections' sockets. */
-  private readonly sshSockets = new SshSockets()
+  /** The SSH connections' sockets, and what lost ones left running. */
+  private readonly sshHosts = new SshHosts()
   private readonly sshSettings: SshSettings
 
   constructor(private readonly options: SupervisorOptions) {
@@ -240,7 +240,7 @@ export class AgentSupervisor {
     if (this.idleTimer) clearInterval(this.idleTimer)
     await Promise.allSettled([...this.starting.values()])
     await Promise.all([...this.running.values(), ...this.apart].map((a) => a.stop()))
-    this.sshSockets.close()
+    this.sshHosts.close()
   }
 
   private async start(definition: AgentDefinition): Promise<AgentConnection> {
@@ -288,7 +288,7 @@ export class AgentSupervisor {
       env: definition.ssh ? this.options.environment.forChild() : this.options.environment.forChild(definition.env, secretEnv),
       secretEnv,
       ...(definition.remote ? { headers: await this.headersOf(definition) } : {}),
-      ...(definition.ssh ? { ssh: { sockets: this.sshSockets, settings: this.sshSettings } } : {}),
+      ...(definition.ssh ? { ssh: { hosts: this.sshHosts, settings: this.sshSettings } } : {}),
       markPrefix: markPrefixFor(this.options.dataDir),
       initializeTimeoutMs: this.options.initializeTimeoutMs,
       maxMessageBytes: this.options.maxAgentMessageBytes,

@@ -24,7 +24,7 @@ export interface SshSettings {
 
 export const DEFAULT_SSH_SETTINGS: SshSettings = { keepAliveSeconds: 15, keepAliveCount: 3, connectTimeoutSeconds: 20 }
 
-/** The options of every ssh Switchboard runs, then the destination; `controlPath` shares one connection (see SshSockets). */
+/** The options of every ssh Switchboard runs, then the destination; `controlPath` shares one connection (see SshHosts). */
 export function sshArgs(target: SshTarget, settings: SshSettings, connection: { controlPath?: string; master?: boolean } = {}): string[] {
   const args = [
     '-T',
@@ -111,19 +111,38 @@ export function describeSshFailure(stderr: string, target: SshTarget): string | 
 }
 
 /**
- * The private folder of this Host's shared SSH connections (ControlPath
- * sockets), owner-only, under the system's temporary folder: a socket's path
- * must stay short (about 100 bytes). Made on first use, removed at close.
+ * What this Host keeps about its SSH connections: the private folder of their
+ * sockets (ControlPath), owner-only, under the system's temporary folder (a
+ * socket's path must stay short, about 100 bytes), made on first use and
+ * removed at close; and, per host, the marks of agents whose connection was
+ * lost while they ran. The host may not have noticed yet (sshd notices a dead
+ * connection only by its own keep-alive, if set, and only while the session
+ * is quiet): the next agent started there ends them first (see script.ts).
  */
-export class SshSockets {
+export class SshHosts {
   private dir: string | null = null
   private count = 0
+  private readonly left = new Map<string, Set<string>>()
 
   /** A fresh socket path for one connection. */
-  next(): string {
+  nextSocket(): string {
     // mkdtemp makes the folder 0700: other users cannot reach the sockets in it.
     this.dir ??= mkdtempSync(join(tmpdir(), 'sb-ssh-'))
     return join(this.dir, `c${++this.count}`)
+  }
+
+  /** An agent's connection to `host` was lost while it ran with this mark. */
+  leftBehind(host: string, mark: string): void {
+    const marks = this.left.get(host) ?? new Set<string>()
+    marks.add(mark)
+    this.left.set(host, marks)
+  }
+
+  /** The marks left on `host`, handed to the next agent that starts there (once). */
+  takeLeftBehind(host: string): string[] {
+    const marks = [...(this.left.get(host) ?? [])]
+    this.left.delete(host)
+    return marks
   }
 
   close(): void {

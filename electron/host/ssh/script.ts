@@ -37,6 +37,8 @@ export interface LifelineSpec {
   mark: string
   /** The command's stdin: the stream after the script (an agent's ACP messages), or nothing (a terminal's command). */
   stdin: 'stream' | 'none'
+  /** Marks of earlier commands whose connection was lost: what still runs with them is ended first (Linux hosts). */
+  leftovers?: string[]
 }
 
 /**
@@ -48,19 +50,25 @@ export interface LifelineSpec {
  * two seconds later; on a Linux host also every process carrying the mark
  * (one that left the group with setsid). When the command ends first, the
  * same happens to what it left running, and the script exits with its code.
+ * sshd closes the stdin of a session whose connection it finds dead only by
+ * its own keep-alive (ClientAliveInterval, sent only while the session is
+ * quiet): `leftovers` lets the next command on the host end what a lost
+ * connection left running, without waiting for that.
  */
 export function lifelineScript(spec: LifelineSpec): string {
   for (const name of Object.keys(spec.env)) if (!SHELL_NAME.test(name)) throw new Error(`'${name}' is not a variable name sh can set`)
   const words = [...Object.values(spec.env), ...('argv' in spec.command ? spec.command.argv : [spec.command.shell]), spec.cwd ?? '']
-  const mark = spec.mark.replace(/[^A-Za-z0-9._-]/g, '')
+  const safe = (mark: string): string => mark.replace(/[^A-Za-z0-9._-]/g, '')
+  const mark = safe(spec.mark)
   const command = 'argv' in spec.command ? spec.command.argv : ['sh', '-c', spec.command.shell]
   return [
     words.some((w) => w.includes('\n')) ? NEWLINE : '',
     spec.cwd ? `cd -- ${shQuote(spec.cwd)} 2>/dev/null || { echo '${NO_FOLDER_LINE}' >&2; exit 126; }; ` : '',
     ...Object.entries(spec.env).map(([name, value]) => `export ${name}=${shQuote(value)}; `),
     `set -- ${command.map(shQuote).join(' ')}; `,
-    `sweep() { [ -d /proc/self ] || return 0; for e in $(grep -las 'SWITCHBOARD_PROCESS_MARK=${mark}' /proc/[0-9]*/environ); do p=\${e#/proc/}; kill -s KILL "\${p%/environ}" 2>/dev/null; done; }; `,
-    `fin() { trap '' TERM; kill -s TERM 0; sweep; (sleep 2; kill -s KILL 0) </dev/null >/dev/null 2>&1 & }; `,
+    `sweep() { [ -d /proc/self ] || return 0; for e in $(grep -las "SWITCHBOARD_PROCESS_MARK=$1" /proc/[0-9]*/environ); do p=\${e#/proc/}; kill -s KILL "\${p%/environ}" 2>/dev/null; done; }; `,
+    ...(spec.leftovers ?? []).map((left) => `sweep '${safe(left)}'; `),
+    `fin() { trap '' TERM; kill -s TERM 0; sweep '${mark}'; (sleep 2; kill -s KILL 0) </dev/null >/dev/null 2>&1 & }; `,
     `trap '' TERM; exec 3<&0 0</dev/null; `,
     `{ trap - TERM; cat <&3; fin; } | { trap - TERM; exec 3<&-; SWITCHBOARD_PROCESS_MARK='${mark}' "$@"${spec.stdin === 'none' ? ' </dev/null' : ''}; s=$?; fin; exit $s; } & `,
     `exec 3<&-; wait $!; exit $?`
