@@ -12,6 +12,8 @@ import { PATHOLOGICAL } from '../test/agent/pathological'
 import { hostMemory, type HostMemory } from './memory'
 import { initialJavaScript } from './initial-js'
 import { listing, reopen, searchLatency, type Reopened } from './ui'
+import { openSshApp } from './ssh'
+import { startSshd } from '../test/ssh/sshd'
 
 /**
  * `npm run bench`: streaming, listing, reopening and memory, each a median of
@@ -32,14 +34,34 @@ function add(figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: n
   return f
 }
 
-async function streamThroughput(): Promise<void> {
+/**
+ * The stream figures: the bare SDK client (the baseline), acpx, the Host, the
+ * renderer, and the Host with the agent over SSH to 127.0.0.1 (an sshd the
+ * bench starts) as a ratio to the Host with the local agent. `sshOnly`
+ * (BENCH_ONLY=ssh): only the two Host figures.
+ */
+async function streamThroughput(sshOnly = false): Promise<void> {
   const sizes = quick ? [2_000] : [2_000, 20_000, 200_000]
-  const browser = await launchBrowser()
+  const browser = sshOnly ? null : await launchBrowser()
+  const sshd = await startSshd()
   try {
     for (const size of sizes) {
       const runs = size >= 200_000 ? 1 : RUNS
       await withTempDir('stream', async (root) => {
         await mkdir(join(root, 'project'), { recursive: true })
+        if (sshOnly) {
+          const app = await openApp(join(root, 'app'))
+          try {
+            const host = add(
+              { group: '1', name: 'stream: Switchboard Host (store + transcript)', unit: 'chunks/s', size },
+              await repeat(runs, () => hostStream(app, size))
+            )
+            await sshFigure(root, size, runs, host)
+          } finally {
+            await app.close()
+          }
+          return
+        }
         const bare = add(
           { group: '1', name: 'stream: bare SDK client (baseline, the pipe)', unit: 'chunks/s', size },
           await repeat(runs, () => bareSdkStream(size, join(root, 'project')))
@@ -60,7 +82,8 @@ async function streamThroughput(): Promise<void> {
           )
           host.ratio = host.median / bare.median
           host.baseline = 'bare SDK'
-          if (size <= 20_000) {
+          await sshFigure(root, size, runs, host)
+          if (browser && size <= 20_000) {
             const renderer = add(
               { group: '1', name: 'stream: end to end into the renderer (Chromium)', unit: 'chunks/s', size },
               await repeat(runs, () => rendererStream(app, browser, size))
@@ -76,7 +99,22 @@ async function streamThroughput(): Promise<void> {
       })
     }
   } finally {
-    await browser.close()
+    await browser?.close()
+    await sshd.close()
+  }
+
+  async function sshFigure(root: string, size: number, runs: number, local: Figure): Promise<void> {
+    const app = await openSshApp(join(root, 'ssh'), sshd)
+    try {
+      const ssh = add(
+        { group: '1', name: 'stream: Switchboard Host, agent over SSH to 127.0.0.1', unit: 'chunks/s', size },
+        await repeat(runs, () => hostStream(app, size))
+      )
+      ssh.ratio = ssh.median / local.median
+      ssh.baseline = 'Host, local agent'
+    } finally {
+      await app.close()
+    }
   }
 }
 
@@ -379,6 +417,7 @@ async function main(): Promise<void> {
   const only = new Set((process.env.BENCH_ONLY ?? '').split(',').filter(Boolean))
   const want = (name: string): boolean => only.size === 0 || only.has(name)
   if (want('stream')) await streamThroughput()
+  else if (want('ssh')) await streamThroughput(true)
   if (want('frames')) await frameFigures()
   if (want('listing')) {
     await initialJavaScriptFigure()

@@ -23,6 +23,8 @@ import { removeDir, tempDir, waitUntil } from '../helpers'
 export interface TestSshd {
   /** Where clients connect (the relay). */
   port: number
+  /** sshd's own port, for a connection without the relay (its key is in `knownHosts` too). */
+  sshdPort: number
   /** The key sshd accepts. */
   identityFile: string
   /** A key it does not. */
@@ -113,12 +115,13 @@ export async function startSshd(): Promise<TestSshd> {
   const knownHosts = join(dir, 'known_hosts')
   const wrongKnownHosts = join(dir, 'wrong_known_hosts')
   const emptyKnownHosts = join(dir, 'empty_known_hosts')
-  await writeFile(knownHosts, `[127.0.0.1]:${port} ${hostPub}\n`)
+  await writeFile(knownHosts, `[127.0.0.1]:${port} ${hostPub}\n[127.0.0.1]:${sshdPort} ${hostPub}\n`)
   await writeFile(wrongKnownHosts, `[127.0.0.1]:${port} ${otherPub}\n`)
   await writeFile(emptyKnownHosts, '')
 
   return {
     port,
+    sshdPort,
     identityFile,
     otherKey,
     knownHosts,
