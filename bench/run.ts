@@ -49,41 +49,41 @@ async function streamThroughput(sshOnly = false): Promise<void> {
       const runs = size >= 200_000 ? 1 : RUNS
       await withTempDir('stream', async (root) => {
         await mkdir(join(root, 'project'), { recursive: true })
-        if (sshOnly) {
-          const app = await openApp(join(root, 'app'))
-          try {
-            const host = add(
-              { group: '1', name: 'stream: Switchboard Host (store + transcript)', unit: 'chunks/s', size },
-              await repeat(runs, () => hostStream(app, size))
+        // BENCH_ONLY=ssh: no bare SDK baseline, no peer, no renderer.
+        const bare = sshOnly
+          ? null
+          : add(
+              { group: '1', name: 'stream: bare SDK client (baseline, the pipe)', unit: 'chunks/s', size },
+              await repeat(runs, () => bareSdkStream(size, join(root, 'project')))
             )
-            await sshFigure(root, size, runs, host)
-          } finally {
-            await app.close()
-          }
-          return
+        if (bare) {
+          Object.assign(bare, { ratio: 1, baseline: 'bare SDK' })
+          const acpx = add(
+            { group: '1', name: 'stream: acpx 0.19 (peer)', unit: 'chunks/s', size },
+            await repeat(runs, () => acpxStream(size, join(root, 'project'), join(root, 'acpx-home')))
+          )
+          acpx.ratio = acpx.median / bare.median
+          acpx.baseline = 'bare SDK'
         }
-        const bare = add(
-          { group: '1', name: 'stream: bare SDK client (baseline, the pipe)', unit: 'chunks/s', size },
-          await repeat(runs, () => bareSdkStream(size, join(root, 'project')))
-        )
-        const base = { ratio: 1, baseline: 'bare SDK' }
-        Object.assign(bare, base)
-        const acpx = add(
-          { group: '1', name: 'stream: acpx 0.19 (peer)', unit: 'chunks/s', size },
-          await repeat(runs, () => acpxStream(size, join(root, 'project'), join(root, 'acpx-home')))
-        )
-        acpx.ratio = acpx.median / bare.median
-        acpx.baseline = 'bare SDK'
         const app = await openApp(join(root, 'app'))
         try {
           const host = add(
             { group: '1', name: 'stream: Switchboard Host (store + transcript)', unit: 'chunks/s', size },
             await repeat(runs, () => hostStream(app, size))
           )
-          host.ratio = host.median / bare.median
-          host.baseline = 'bare SDK'
-          await sshFigure(root, size, runs, host)
-          if (browser && size <= 20_000) {
+          if (bare) Object.assign(host, { ratio: host.median / bare.median, baseline: 'bare SDK' })
+          // The same agent over SSH to 127.0.0.1, as a ratio to the local one.
+          const overSsh = await openSshApp(join(root, 'ssh'), sshd)
+          try {
+            const ssh = add(
+              { group: '1', name: 'stream: Switchboard Host, agent over SSH to 127.0.0.1', unit: 'chunks/s', size },
+              await repeat(runs, () => hostStream(overSsh, size))
+            )
+            Object.assign(ssh, { ratio: ssh.median / host.median, baseline: 'Host, local agent' })
+          } finally {
+            await overSsh.close()
+          }
+          if (bare && browser && size <= 20_000) {
             const renderer = add(
               { group: '1', name: 'stream: end to end into the renderer (Chromium)', unit: 'chunks/s', size },
               await repeat(runs, () => rendererStream(app, browser, size))
@@ -101,20 +101,6 @@ async function streamThroughput(sshOnly = false): Promise<void> {
   } finally {
     await browser?.close()
     await sshd.close()
-  }
-
-  async function sshFigure(root: string, size: number, runs: number, local: Figure): Promise<void> {
-    const app = await openSshApp(join(root, 'ssh'), sshd)
-    try {
-      const ssh = add(
-        { group: '1', name: 'stream: Switchboard Host, agent over SSH to 127.0.0.1', unit: 'chunks/s', size },
-        await repeat(runs, () => hostStream(app, size))
-      )
-      ssh.ratio = ssh.median / local.median
-      ssh.baseline = 'Host, local agent'
-    } finally {
-      await app.close()
-    }
   }
 }
 

@@ -8,7 +8,7 @@ import { Host } from '../../electron/host/host'
 import type { RequestParams } from '../../shared/contract'
 import type { SshTarget } from '../../shared/domain'
 import { scriptedAgentCommand } from '../agent/spawn'
-import { confirmEverything, entriesOf, fold, processesWithEnv, removeDir, tempDir, waitUntil } from '../helpers'
+import { confirmEverything, sessionMethodsReceived, entriesOf, fold, processesWithEnv, removeDir, tempDir, waitUntil } from '../helpers'
 import { startSshd, type TestSshd } from '../ssh/sshd'
 
 /**
@@ -174,13 +174,7 @@ describe('a connection to the host', () => {
       async () => (await host.request('sessions.states', {})).find((s) => s.id === record.id)?.status === 'ready',
       { timeoutMs: 60_000 }
     )
-    const received = await readFile(join(stateDir, 'mcp-received.jsonl'), 'utf8')
-    expect(
-      received
-        .trim()
-        .split('\n')
-        .map((line) => (JSON.parse(line) as { method: string }).method)
-    ).toEqual(['session/new', 'session/resume'])
+    expect(await sessionMethodsReceived(stateDir)).toEqual(['session/new', 'session/resume'])
     const thread = fold((await host.request('sessions.open', { id: record.id })).records)
     expect(thread.entries.at(-1)).toMatchObject({ kind: 'notice', severity: 'warning', title: 'Reconnected to Over SSH' })
     expect((entriesOf(thread, 'assistant')[0] as { text: string }).text).not.toContain('chunk 1000 ')
