@@ -218,6 +218,18 @@ describe('an agent over SSH in the window', () => {
     console.log(`screenshot: ${await screenshot(page, 'e2e-ssh-agent-details-dark')}`)
     await page.emulateMedia({ colorScheme: 'light' })
 
+    // Edited: where and how it is reached come back in the form; a new name alone needs no confirmation.
+    await details.getByTestId('agent-edit').click()
+    expect(await page.getByTestId('agent-place-ssh').isChecked()).toBe(true)
+    expect(await page.getByTestId('agent-form-ssh-host').inputValue()).toBe('127.0.0.1')
+    expect(await page.getByTestId('agent-form-ssh-port').inputValue()).toBe(String(sshd.port))
+    expect(await page.getByTestId('agent-form-ssh-key').inputValue()).toBe(sshd.identityFile)
+    expect(await page.getByTestId('agent-form-command').inputValue()).toBe(command)
+    await page.getByTestId('agent-form-name').fill('Scripted on host')
+    await page.getByTestId('agent-form-save').click()
+    await details.waitFor()
+    expect(await page.getByTestId('code-dialog').isVisible()).toBe(false)
+
     // The project in the sidebar says where it is and offers only the agent that runs there.
     await page.keyboard.press('Escape')
     const block = page.getByTestId('project').filter({ hasText: 'on-host' })
@@ -230,6 +242,9 @@ describe('an agent over SSH in the window', () => {
     await page.getByTestId('send').click()
     await expect.poll(() => page.getByTestId('entry-assistant').last().textContent(), { timeout: 60_000 }).toContain('done over SSH')
     expect((await sshd.commands()).some((c) => c.endsWith('switchboard-write'))).toBe(true)
+    // The Changes view reads files with git here: not offered for a project on a host, saying why.
+    expect(await page.getByTestId('changes-toggle').isDisabled()).toBe(true)
+    expect(await page.getByTestId('changes-toggle').getAttribute('title')).toMatch(/on 127\.0\.0\.1:\d+$/)
 
     const [session] = (await host.request('sessions.list', {})).filter((s) => s.agentId === agent.id)
     const item = page.locator(`[data-testid=session-item][data-session-id="${session.id}"]`)

@@ -96,7 +96,9 @@ describe('an agent over SSH', () => {
       `/write ${join(projectDir, 'deep', 'out.txt')} written-over-ssh`,
       '/terminal echo "pwd=$(pwd) conn=${SSH_CONNECTION:+yes}"',
       '/env SB_TOKEN',
-      '/env SSH_CONNECTION'
+      '/env SSH_CONNECTION',
+      // Processes the agent leaves running on the host, one tree in its group and one that left it (setsid).
+      '/forkbomb 2 2'
     ].join('\n')
     // While the turn runs, the secret is on no command line of any process (here and "there": the same machine).
     const result = await host.request('sessions.prompt', { id: record.id, text: script })
@@ -134,10 +136,12 @@ describe('an agent over SSH', () => {
     for (const error of errors)
       expect(error).toMatch(/^The agent asked to read a path outside the project\. Refused: .* is outside the session's folder on 127\.0\.0\.1:\d+/)
 
-    // Closing the Host leaves nothing running on the host.
-    expect(processesWithEnv(`SB_SSH_TEST=${tag}`).length).toBeGreaterThan(0)
+    // Closing the Host leaves nothing running on the host: the agent, and what it started (the agent alone would leave those).
+    expect(text).toContain('forked 10 processes')
+    const forked = (await readFile(join(stateDir, 'forkbomb.pids'), 'utf8')).trim().split('\n').map(Number)
+    expect(processesWithEnv(`SB_SSH_TEST=${tag}`)).toEqual(expect.arrayContaining(forked))
     await host.close()
-    await waitUntil('the agent gone from the host', () => processesWithEnv(`SB_SSH_TEST=${tag}`).length === 0)
+    await waitUntil('the agent and what it started gone from the host', () => processesWithEnv(`SB_SSH_TEST=${tag}`).length === 0)
     const db = await readFile(join(root, 'data', 'db.json'), 'utf8')
     expect(db).not.toContain(secret)
   })
