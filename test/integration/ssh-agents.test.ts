@@ -136,6 +136,11 @@ describe('an agent over SSH', () => {
     for (const error of errors)
       expect(error).toMatch(/^The agent asked to read a path outside the project\. Refused: .* is outside the session's folder on 127\.0\.0\.1:\d+/)
 
+    // Its sessions' folders are on this host: the agent cannot be moved to another under them.
+    await expect(host.request('agents.update', { agentId: agent.id, ...sshAgent(sshd.target({ port: 1 }), tag) })).rejects.toThrow(
+      /^Over SSH has 1 session in projects it could not work in once it runs on 127\.0\.0\.1:1: add another agent for that instead/
+    )
+
     // Closing the Host leaves nothing running on the host: the agent, and what it started (the agent alone would leave those).
     expect(text).toContain('forked 10 processes')
     const forked = (await readFile(join(stateDir, 'forkbomb.pids'), 'utf8')).trim().split('\n').map(Number)
@@ -219,6 +224,11 @@ describe('a connection to the host', () => {
       expect(message).not.toMatch(/code 255/)
       expect(state).toBe(message.split('; stderr:')[0])
     }
+    // An agent over SSH works only in projects on its host, and a local project takes no agent over SSH.
+    const here = await host.request('projects.add', { cwd: root })
+    await expect(host.request('sessions.new', { projectId: here.id, agentId: good.id })).rejects.toThrow(
+      /^Good runs on 127\.0\.0\.1:\d+, and .* is on this computer: choose an agent that runs where the project is/
+    )
     // A project cannot be added through an agent that cannot connect: the same sentence.
     const bad = (await host.request('agents.list', {})).find((a) => a.name === 'Refused key')!
     await expect(host.request('projects.add', { cwd: root, agentId: bad.id })).rejects.toThrow(/refused the key \(Permission denied/)
