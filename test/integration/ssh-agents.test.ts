@@ -178,11 +178,10 @@ describe('a connection to the host', () => {
     expect(failure?.message).toMatch(
       /^The connection to agent 'Over SSH' on 127\.0\.0\.1:\d+ was lost: 127\.0\.0\.1:\d+ stopped answering \(no reply to the keep-alive messages\)/
     )
-    await waitUntil(
-      'the session reconnected',
-      async () => (await host.request('sessions.states', {})).find((s) => s.id === record.id)?.status === 'ready',
-      { timeoutMs: 60_000 }
-    )
+    // Polled as the whole state, so a failure shows what the session said instead (its error names the failed attempt).
+    await expect
+      .poll(async () => (await host.request('sessions.states', {})).find((s) => s.id === record.id), { timeout: 60_000 })
+      .toMatchObject({ status: 'ready' })
     expect(await sessionMethodsReceived(stateDir)).toEqual(['session/new', 'session/resume'])
     const thread = fold((await host.request('sessions.open', { id: record.id })).records)
     expect(thread.entries.at(-1)).toMatchObject({ kind: 'notice', severity: 'warning', title: 'Reconnected to Over SSH' })

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import { describeSshFailure } from '../../electron/host/ssh/options'
 import { lifelineScript } from '../../electron/host/ssh/script'
@@ -11,9 +11,9 @@ import { isProcessRunning, waitUntil } from '../helpers'
  * stdin ends the command and what it started. And ssh's failures in words.
  */
 
-function runScript(script: string): { child: ReturnType<typeof spawn>; output: Promise<string>; sofar: () => string } {
+function runScript(script: string): { child: ChildProcessWithoutNullStreams; output: Promise<string>; sofar: () => string } {
   // detached: a session and process group of its own, as sshd gives a command (the script signals its group).
-  const child = spawn('sh', ['-c', 'IFS= read -r l && eval "$l"', 'switchboard-test'], { stdio: ['pipe', 'pipe', 'inherit'], detached: true })
+  const child = spawn('sh', ['-c', 'IFS= read -r l && eval "$l"', 'switchboard-test'], { stdio: 'pipe', detached: true })
   child.stdin.write(`${script}\n`)
   let out = ''
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
