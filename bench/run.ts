@@ -13,6 +13,8 @@ import { hostMemory, type HostMemory } from './memory'
 import { initialJavaScript } from './initial-js'
 import { hostStart, type HostStart } from './startup'
 import { listing, reopen, searchLatency, type Reopened } from './ui'
+import { openSshApp } from './ssh'
+import { startSshd } from '../test/ssh/sshd'
 
 /**
  * `npm run bench`: streaming, listing, reopening and memory, each a median of
@@ -33,43 +35,66 @@ function add(figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: n
   return f
 }
 
-async function streamThroughput(): Promise<void> {
+/**
+ * The stream figures: the bare SDK client (the baseline), acpx, the Host, the
+ * renderer, and the Host with the agent over SSH to 127.0.0.1 (an sshd the
+ * bench starts) as a ratio to the Host with the local agent. `sshOnly`
+ * (BENCH_ONLY=ssh): only the two Host figures.
+ */
+async function streamThroughput(sshOnly = false): Promise<void> {
   const sizes = process.env.BENCH_STREAM_SIZES ? process.env.BENCH_STREAM_SIZES.split(',').map(Number) : quick ? [2_000] : [2_000, 20_000, 200_000]
-  const browser = await launchBrowser()
+  const browser = sshOnly ? null : await launchBrowser()
+  const sshd = await startSshd()
   try {
     for (const size of sizes) {
       const runs = size >= 200_000 ? 1 : RUNS
       await withTempDir('stream', async (root) => {
         await mkdir(join(root, 'project'), { recursive: true })
-        const bare = add(
-          { group: '1', name: 'stream: bare SDK client (baseline, the pipe)', unit: 'chunks/s', size },
-          await repeat(runs, () => bareSdkStream(size, join(root, 'project')))
-        )
-        const base = { ratio: 1, baseline: 'bare SDK' }
-        Object.assign(bare, base)
-        const acpx = add(
-          { group: '1', name: 'stream: acpx 0.19 (peer)', unit: 'chunks/s', size },
-          await repeat(runs, () => acpxStream(size, join(root, 'project'), join(root, 'acpx-home')))
-        )
-        acpx.ratio = acpx.median / bare.median
-        acpx.baseline = 'bare SDK'
+        // BENCH_ONLY=ssh: no bare SDK baseline, no peer, no renderer.
+        const bare = sshOnly
+          ? null
+          : add(
+              { group: '1', name: 'stream: bare SDK client (baseline, the pipe)', unit: 'chunks/s', size },
+              await repeat(runs, () => bareSdkStream(size, join(root, 'project')))
+            )
+        if (bare) {
+          Object.assign(bare, { ratio: 1, baseline: 'bare SDK' })
+          const acpx = add(
+            { group: '1', name: 'stream: acpx 0.19 (peer)', unit: 'chunks/s', size },
+            await repeat(runs, () => acpxStream(size, join(root, 'project'), join(root, 'acpx-home')))
+          )
+          acpx.ratio = acpx.median / bare.median
+          acpx.baseline = 'bare SDK'
+        }
         const app = await openApp(join(root, 'app'))
         try {
           const host = add(
             { group: '1', name: 'stream: Switchboard Host (store + transcript)', unit: 'chunks/s', size },
             await repeat(runs, () => hostStream(app, size))
           )
-          host.ratio = host.median / bare.median
-          host.baseline = 'bare SDK'
-          const renderer = add(
-            { group: '1', name: 'stream: end to end into the renderer (Chromium)', unit: 'chunks/s', size },
-            await repeat(runs, () => rendererStream(app, browser, size))
-          )
-          renderer.ratio = renderer.median / bare.median
-          renderer.baseline = 'bare SDK'
-          if (size === 20_000) {
-            renderer.goal = '≥ 0.5 × bare SDK'
-            renderer.met = renderer.ratio >= 0.5
+          if (bare) Object.assign(host, { ratio: host.median / bare.median, baseline: 'bare SDK' })
+          // The same agent over SSH to 127.0.0.1, as a ratio to the local one.
+          const overSsh = await openSshApp(join(root, 'ssh'), sshd)
+          try {
+            const ssh = add(
+              { group: '1', name: 'stream: Switchboard Host, agent over SSH to 127.0.0.1', unit: 'chunks/s', size },
+              await repeat(runs, () => hostStream(overSsh, size))
+            )
+            Object.assign(ssh, { ratio: ssh.median / host.median, baseline: 'Host, local agent' })
+          } finally {
+            await overSsh.close()
+          }
+          if (bare && browser) {
+            const renderer = add(
+              { group: '1', name: 'stream: end to end into the renderer (Chromium)', unit: 'chunks/s', size },
+              await repeat(runs, () => rendererStream(app, browser, size))
+            )
+            renderer.ratio = renderer.median / bare.median
+            renderer.baseline = 'bare SDK'
+            if (size === 20_000) {
+              renderer.goal = '≥ 0.5 × bare SDK'
+              renderer.met = renderer.ratio >= 0.5
+            }
           }
         } finally {
           await app.close()
@@ -77,7 +102,8 @@ async function streamThroughput(): Promise<void> {
       })
     }
   } finally {
-    await browser.close()
+    await browser?.close()
+    await sshd.close()
   }
 }
 
@@ -444,6 +470,7 @@ async function main(): Promise<void> {
   const only = new Set((process.env.BENCH_ONLY ?? '').split(',').filter(Boolean))
   const want = (name: string): boolean => only.size === 0 || only.has(name)
   if (want('stream')) await streamThroughput()
+  else if (want('ssh')) await streamThroughput(true)
   if (want('frames')) await frameFigures()
   if (want('listing')) {
     await initialJavaScriptFigure()

@@ -46,6 +46,14 @@ const remoteAgentInput = z.object({
   caFile: z.string().max(4096).optional()
 })
 
+/** An agent over SSH as typed: where its host is and how it is reached (the command, arguments, variables and folder are the host's). */
+const sshAgentInput = z.object({
+  destination: z.string().max(1000),
+  port: z.number().int().min(1).max(65535).optional(),
+  identityFile: z.string().max(4096).optional(),
+  knownHostsFile: z.string().max(4096).optional()
+})
+
 export type { Attachment } from './attachment'
 
 /** A file named in the Changes view: relative to the session's folder (the Host keeps it inside). */
@@ -59,7 +67,8 @@ const hunkRef = z.object({ index: z.number().int().min(0).max(100_000), header: 
 export const requestParams = {
   'app.info': z.object({}),
   'projects.list': z.object({}),
-  'projects.add': z.object({ cwd: z.string().min(1).max(4096), name: z.string().max(200).optional() }),
+  /** `agentId`: an agent over SSH, whose host the folder is on (checked there); absent: a folder on this computer. */
+  'projects.add': z.object({ cwd: z.string().min(1).max(4096), name: z.string().max(200).optional(), agentId: id.optional() }),
   'projects.pickFolder': z.object({}),
   'projects.setAdditionalDirectories': z.object({ projectId: id, directories: z.array(z.string().min(1).max(4096)).max(50) }),
   'projects.rename': z.object({ projectId: id, name: z.string().trim().min(1, 'A project needs a name').max(200) }),
@@ -81,6 +90,8 @@ export const requestParams = {
     cwd: z.string().max(4096).optional(),
     /** A network agent (then `command` may be empty): its URL, headers kept in the secret store (name -> value), CA file. */
     remote: remoteAgentInput.optional(),
+    /** An agent on another machine over SSH: `command`, `args`, `env`, `secretEnv` and `cwd` are then that host's. */
+    ssh: sshAgentInput.optional(),
     ...confirmationCodeParam
   }),
   /**
@@ -100,6 +111,8 @@ export const requestParams = {
     cwd: z.string().max(4096).optional(),
     /** A network agent: as for agents.add, a header's value null keeps the stored one; absent: the agent runs a command. */
     remote: remoteAgentInput.optional(),
+    /** An agent over SSH, as for agents.add; absent: the agent runs on this computer (or over the network). */
+    ssh: sshAgentInput.optional(),
     /** Needed only when what the agent runs changes (command, arguments, folder, variables). */
     ...confirmationCodeParam
   }),

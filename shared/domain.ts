@@ -16,6 +16,12 @@ export interface Project {
   cwd: string
   /** More absolute folders the project's sessions may use (ACP `additionalDirectories`, where announced). */
   additionalDirectories?: string[]
+  /**
+   * The project's folders are on another machine, reached over SSH: the host as
+   * `sshHostOf` names it (`user@host`, or an alias, with `:port` when one is
+   * given). Only agents over SSH to that host work in it (`agentFitsProject`).
+   */
+  sshHost?: string
   createdAt: string
 }
 
@@ -50,6 +56,37 @@ export interface AgentDefinition {
    * the SDK's client transports (`command`, `args`, `env`, `cwd` are then unused).
    */
   remote?: RemoteAgent
+  /**
+   * An agent on another machine, started there through the system's `ssh`:
+   * `command`, `args`, `env`, the secret variables and `cwd` are then the
+   * remote side's (the command is looked up on that host's PATH).
+   */
+  ssh?: SshTarget
+}
+
+/** How an agent's host is reached over SSH (the OpenSSH client's own settings and ~/.ssh/config apply besides). */
+export interface SshTarget {
+  /** `user@host`, `host`, or a `Host` alias from ~/.ssh/config. */
+  destination: string
+  port?: number
+  /** A private key file on this computer (absolute); absent: ssh's own choice (the agent, ~/.ssh/id_*, the config). */
+  identityFile?: string
+  /** A known_hosts file on this computer (absolute) the host's key is checked against; absent: the user's. */
+  knownHostsFile?: string
+}
+
+/** The host an SSH agent runs on, as projects on it name it: the destination, with `:port` when one is given. */
+export function sshHostOf(target: SshTarget): string {
+  return target.port ? `${target.destination}:${target.port}` : target.destination
+}
+
+/**
+ * Whether an agent can work in a project: a project on a host takes only
+ * agents over SSH to that host; a project on this computer takes the others
+ * (an agent over the network works on this computer's files through the client).
+ */
+export function agentFitsProject(agent: Pick<AgentDefinition, 'ssh'>, project: Pick<Project, 'sshHost'>): boolean {
+  return (agent.ssh ? sshHostOf(agent.ssh) : undefined) === project.sshHost
 }
 
 /** Where a network agent is reached, and how it is trusted and authorised. */
@@ -62,10 +99,11 @@ export interface RemoteAgent {
   caFile?: string
 }
 
-/** Where an agent runs: a process on this machine, or a server reached over the network (its host name). */
+/** Where an agent runs: a process on this machine, a server reached over the network (its host name), or a host over SSH. */
 export function agentPlace(
-  definition: Pick<AgentDefinition, 'remote'>
-): { remote: false } | { remote: true; host: string; transport: 'WebSocket' | 'HTTP' } {
+  definition: Pick<AgentDefinition, 'remote' | 'ssh'>
+): { remote: false } | { remote: true; host: string; transport: 'WebSocket' | 'HTTP' | 'SSH' } {
+  if (definition.ssh) return { remote: true, host: sshHostOf(definition.ssh), transport: 'SSH' }
   if (!definition.remote) return { remote: false }
   let host = definition.remote.url
   try {

@@ -53,6 +53,15 @@ export function recordEvents(host: Host): HostEvent[] {
   return events
 }
 
+/** The ACP methods that made or reopened the scripted agent's sessions, in order (its `mcp-received.jsonl`, see test/agent/README.md). */
+export async function sessionMethodsReceived(stateDir: string): Promise<string[]> {
+  const received = await readFile(join(stateDir, 'mcp-received.jsonl'), 'utf8')
+  return received
+    .trim()
+    .split('\n')
+    .map((line) => (JSON.parse(line) as { method: string }).method)
+}
+
 export async function readText(file: string): Promise<string> {
   return readFile(file, 'utf8')
 }

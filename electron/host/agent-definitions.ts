@@ -1,9 +1,10 @@
-import { readFile } from 'node:fs/promises'
-import { isAbsolute } from 'node:path'
+import { access, readFile } from 'node:fs/promises'
+import { isAbsolute, posix } from 'node:path'
 import type { ProgramToRun } from '../../shared/confirmation'
-import type { AgentDefinition } from '../../shared/domain'
+import { sshHostOf, type AgentDefinition, type SshTarget } from '../../shared/domain'
 import { programToRun } from './confirmations'
 import { checkedFolder } from './folders'
+import { checkDestination } from './ssh/options'
 
 /**
  * Checks what the user typed for an agent (Agents page: add and edit) and
@@ -24,6 +25,16 @@ export interface AgentInput {
   cwd?: string
   /** A network agent instead of a command: its URL, headers (a value to store, or null to keep the stored one), CA file. */
   remote?: RemoteAgentInput
+  /** An agent on another host over SSH: the command, arguments, variables and folder are then that host's. */
+  ssh?: SshAgentInput
+}
+
+export interface SshAgentInput {
+  destination: string
+  port?: number
+  /** Absolute paths of files on this computer; empty or absent: ssh's own choice. */
+  identityFile?: string
+  knownHostsFile?: string
 }
 
 export interface RemoteAgentInput {
@@ -35,7 +46,7 @@ export interface RemoteAgentInput {
 
 export interface CheckedAgent {
   /** `cwd` undefined with the key present: back to the home folder. */
-  fields: Pick<AgentDefinition, 'name' | 'command' | 'args' | 'env' | 'secretEnv' | 'protocol' | 'cwd' | 'remote'>
+  fields: Pick<AgentDefinition, 'name' | 'command' | 'args' | 'env' | 'secretEnv' | 'protocol' | 'cwd' | 'remote' | 'ssh'>
   /** Values to write to the secret store, by variable name. */
   secretValues: Record<string, string>
   /** Secret variables the agent had and no longer has. */
@@ -78,10 +89,12 @@ export async function checkAgentInput(input: AgentInput, previous?: AgentDefinit
   }
   const forgottenSecrets = [...kept].filter((variable) => !secretEnv.includes(variable))
   const protocol = input.protocol === undefined ? {} : { protocol: input.protocol === 2 ? (2 as const) : undefined }
-  const cwd = input.cwd === undefined ? {} : { cwd: await checkWorkingFolder(input.cwd) }
+  const ssh = input.ssh ? await checkSshTarget(input.ssh) : undefined
+  // A folder on the host cannot be looked at before the agent connects: its form is checked here, its existence when it starts.
+  const cwd = input.cwd === undefined ? {} : { cwd: ssh ? checkRemoteWorkingFolder(input.cwd) : await checkWorkingFolder(input.cwd) }
   const forgottenHeaders = previous?.remote?.secretHeaders ?? []
   return {
-    fields: { name, command, args: input.args, env, secretEnv, ...protocol, ...cwd, remote: undefined },
+    fields: { name, command, args: input.args, env, secretEnv, ...protocol, ...cwd, remote: undefined, ssh },
     secretValues,
     forgottenSecrets,
     headerValues: {},
@@ -138,6 +151,7 @@ async function checkRemoteAgent(
       secretEnv: [],
       ...protocol,
       cwd: undefined,
+      ssh: undefined,
       remote: { url: url.href, ...(secretHeaders.length ? { secretHeaders } : {}), ...(caFile ? { caFile } : {}) }
     },
     secretValues: {},
@@ -145,6 +159,38 @@ async function checkRemoteAgent(
     headerValues,
     forgottenHeaders
   }
+}
+
+/** Where an agent over SSH runs: a destination ssh takes, a port, key and known_hosts files that can be read here. */
+async function checkSshTarget(input: SshAgentInput): Promise<SshTarget> {
+  const destination = checkDestination(input.destination)
+  const identityFile = input.identityFile?.trim() ? await checkLocalFile(input.identityFile.trim(), 'identity file') : undefined
+  const knownHostsFile = input.knownHostsFile?.trim() ? await checkLocalFile(input.knownHostsFile.trim(), 'known_hosts file') : undefined
+  return {
+    destination,
+    ...(input.port ? { port: input.port } : {}),
+    ...(identityFile ? { identityFile } : {}),
+    ...(knownHostsFile ? { knownHostsFile } : {})
+  }
+}
+
+async function checkLocalFile(typed: string, what: string): Promise<string> {
+  if (!isAbsolute(typed)) throw new Error(`The ${what} must be an absolute path on this computer (got '${typed}')`)
+  if (typed.includes('"')) throw new Error(`The ${what}'s path has a double quote in it, which ssh cannot take (got '${typed}')`)
+  try {
+    await access(typed)
+  } catch (error) {
+    throw new Error(`The ${what} ${typed} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+  }
+  return typed
+}
+
+/** An agent's working folder on its host: empty for the login's home folder, else an absolute path there. */
+function checkRemoteWorkingFolder(typed: string): string | undefined {
+  if (!typed.trim()) return undefined
+  if (!posix.isAbsolute(typed.trim()))
+    throw new Error(`The working folder on the host must be an absolute path, like /home/you/code (got '${typed.trim()}')`)
+  return posix.resolve(typed.trim())
 }
 
 /** The CA file as typed: an absolute path to a readable file holding a PEM certificate. */
@@ -184,7 +230,10 @@ export function agentProgram(checked: CheckedAgent, previous?: AgentDefinition):
   }
   const cwd = 'cwd' in checked.fields ? checked.fields.cwd : previous?.cwd
   const secrets = Object.fromEntries((checked.fields.secretEnv ?? []).map((n) => [n, n in checked.secretValues ? 'new' : 'kept'] as const))
-  return programToRun(`Agent “${name}”`, { command, args, cwd, env }, secrets)
+  const ssh = checked.fields.ssh
+  // Over SSH the command runs there; it reads and writes files and runs commands there through Switchboard.
+  const label = ssh ? `Agent “${name}” on ${sshHostOf(ssh)} over SSH${sshDetails(ssh)}` : `Agent “${name}”`
+  return programToRun(label, { command, args, cwd, env }, secrets)
 }
 
 /**
@@ -197,6 +246,7 @@ export function changesWhatRuns(previous: AgentDefinition, checked: CheckedAgent
   const cwd = 'cwd' in next ? next.cwd : previous.cwd
   const sameSet = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x) => b.includes(x))
   const envOf = (env: Record<string, string>): string[] => Object.entries(env).map(([k, v]) => JSON.stringify([k, v]))
+  if (JSON.stringify(next.ssh ?? null) !== JSON.stringify(previous.ssh ?? null)) return true
   if (next.remote || previous.remote) {
     return (
       next.remote?.url !== previous.remote?.url ||
@@ -213,6 +263,12 @@ export function changesWhatRuns(previous: AgentDefinition, checked: CheckedAgent
     !sameSet(next.secretEnv ?? [], previous.secretEnv ?? []) ||
     Object.keys(checked.secretValues).length > 0
   )
+}
+
+/** How ssh is told to reach the host, for the confirmation (files on this computer). */
+function sshDetails(ssh: SshTarget): string {
+  const parts = [ssh.identityFile && `key ${ssh.identityFile}`, ssh.knownHostsFile && `host keys from ${ssh.knownHostsFile}`].filter(Boolean)
+  return parts.length ? ` (${parts.join(', ')})` : ''
 }
 
 /** The agent's working folder as typed: empty means the home folder (undefined); else an absolute path to a folder that exists. */

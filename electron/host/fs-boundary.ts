@@ -206,6 +206,11 @@ export async function readTextFile(file: string, line?: number | null, limit?: n
   } finally {
     await handle.close()
   }
+  return linesOf(text, line, limit)
+}
+
+/** `fs/read_text_file`'s optional 1-based start line and line limit, applied to a file's text. */
+export function linesOf(text: string, line?: number | null, limit?: number | null): string {
   if (line == null && limit == null) return text
   const lines = text.split('\n')
   const start = Math.max(0, (line ?? 1) - 1)

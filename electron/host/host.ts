@@ -8,7 +8,7 @@ import type { AgentConnection, ConnectAgent } from './agent/connection'
 import { AgentChecks } from './agents/check'
 import { agentsHandlers } from './agents/service'
 import { SignIn } from './agents/sign-in'
-import { AgentSupervisor } from './agents/supervisor'
+import { AgentSupervisor, type SupervisorOptions } from './agents/supervisor'
 import { AskBroker } from './asks/broker'
 import { asksHandlers } from './asks/service'
 import { clientSide } from './client/client-side'
@@ -85,8 +85,10 @@ export interface HostOptions {
   confirmCommand?: ConfirmCommand
   /** Tests: the transcripts the search index reads, its build held at a step or started by a search only (search.ts). */
   search?: SearchHooks
-  /** The waits between attempts to reconnect a network agent's sessions after its connection was lost (sessions/reconnect.ts). */
+  /** The waits between attempts to reconnect a network or SSH agent's sessions after its connection was lost (sessions/reconnect.ts). */
   reconnectDelaysMs?: number[]
+  /** Keep-alive and connection timeouts of agents over SSH (ssh/options.ts; tests shorten them). */
+  ssh?: SupervisorOptions['ssh']
 }
 
 const DEFAULT_AGENT_IDLE_MS = 10 * 60_000
@@ -154,6 +156,7 @@ export class Host {
       maxAgentMessageBytes: options.maxAgentMessageBytes,
       onAgentMessage: options.onAgentMessage,
       idleMs: agentIdleMs ?? DEFAULT_AGENT_IDLE_MS,
+      ssh: options.ssh,
       canStop: (connection) => this.canStopQuietly(connection),
       onEnded: (connection, state) => this.agentEnded(connection, state)
     }))
@@ -211,13 +214,13 @@ export class Host {
     this.handlers = {
       'app.info': async () => appInfo,
       'search.query': async ({ q, limit }) => this.search.query(q, limit),
-      ...projectsHandlers({ records, lifecycle, pickFolder: options.pickFolder }),
+      ...projectsHandlers({ records, lifecycle, supervisor, pickFolder: options.pickFolder }),
       ...agentsHandlers({ records, secrets, supervisor, signIn, checks, environment, onRemoved: (d) => registryService.forget(d) }),
       ...registryService.handlers(),
       ...sessionsHandlers({ records, registry, connector, lifecycle, turns, queue, broker }),
       ...asksHandlers(records, broker),
       ...lazyMcpHandlers(() => mcp),
-      ...filesHandlers({ records, revealPath: options.revealPath }),
+      ...filesHandlers({ records, supervisor, revealPath: options.revealPath }),
       ...workspace.handlers(),
       ...settings.handlers(),
       ...inbox.handlers(),
@@ -320,11 +323,8 @@ export class Host {
         this.registry.setState(live.record.id, { status: 'idle', error: state.message })
       }
     }
-    // A network agent's connection lost (not stopped by Switchboard): its sessions come back on a new one.
-    if (state.status === 'exited')
-      this.reconnector.lost(
-        connection,
-        sessions.map((live) => live.record.id)
-      )
+    // A network or SSH agent's connection lost (not stopped by Switchboard): its sessions come back on a new one.
+    const ids = sessions.map((l) => l.record.id)
+    if (state.status === 'exited') this.reconnector.lost(connection, ids)
   }
 }

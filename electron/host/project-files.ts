@@ -25,8 +25,8 @@ export interface FileListing {
 }
 
 /** Folders never listed: version control, dependencies, caches. */
-const SKIPPED = new Set(['.git', '.hg', '.svn', 'node_modules', '.venv', '__pycache__', '.cache', '.next', '.turbo'])
-const MAX_FILES = 20_000
+export const SKIPPED = new Set(['.git', '.hg', '.svn', 'node_modules', '.venv', '__pycache__', '.cache', '.next', '.turbo'])
+export const MAX_FILES = 20_000
 const MAX_DIRS = 5_000
 const KEEP_MS = 5_000
 
@@ -109,14 +109,15 @@ function isSubsequence(needle: string, haystack: string): boolean {
 export class ProjectFiles {
   private readonly kept = new Map<string, { at: number; listing: Promise<FileListing> }>()
 
-  async list(root: string, query: string, limit: number): Promise<FileListing> {
+  /** `key` names the folder (on its host, for one elsewhere); `walk` lists it when what is kept is too old. */
+  async list(key: string, query: string, limit: number, walk: () => Promise<FileListing>): Promise<FileListing> {
     const now = Date.now()
-    let entry = this.kept.get(root)
+    let entry = this.kept.get(key)
     if (!entry || now - entry.at > KEEP_MS) {
-      entry = { at: now, listing: walkProject(root) }
-      this.kept.set(root, entry)
+      entry = { at: now, listing: walk() }
+      this.kept.set(key, entry)
       // A failed walk is not kept.
-      entry.listing.catch(() => this.kept.delete(root))
+      entry.listing.catch(() => this.kept.delete(key))
     }
     const listing = await entry.listing
     return { files: rankFiles(listing.files, query, limit), truncated: listing.truncated }

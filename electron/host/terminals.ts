@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto'
 import type { CreateTerminalRequest, TerminalExitStatus, TerminalOutputResponse } from '@agentclientprotocol/sdk'
 import type { UserEnvironment } from './environment'
 import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from './processes'
+import type { SshEndpoint } from './ssh/endpoint'
+import { lifelineScript } from './ssh/script'
 
 /**
  * The client side of ACP's `terminal/*`: commands an agent runs through us,
@@ -46,22 +48,23 @@ export class Terminals {
    * With no args the command is a shell command line, as agents send them.
    * Its environment: the user's, the agent's own variables (`agentEnv`, not
    * its secrets: the agent passes what a command needs in the request), then
-   * the request's `env`.
+   * the request's `env`. On a `remote` host (an agent over SSH) the command
+   * runs there, in the login's environment with the same variables added,
+   * and ends with its ssh (see ssh/script.ts).
    */
-  create(owner: string, request: CreateTerminalRequest, cwd: string, events: TerminalEvents, agentEnv: Record<string, string> = {}): string {
+  create(
+    owner: string,
+    request: CreateTerminalRequest,
+    cwd: string,
+    events: TerminalEvents,
+    agentEnv: Record<string, string> = {},
+    remote?: SshEndpoint
+  ): string {
     const id = `term-${randomUUID()}`
-    const mark = newProcessMark(this.markPrefix)
     const requested = Object.fromEntries((request.env ?? []).map((v) => [v.name, v.value]))
-    const env = this.environment.forChild(agentEnv, requested, { [PROCESS_MARK_ENV]: mark })
-    const args = request.args ?? []
-    const child = spawn(request.command, args, {
-      cwd,
-      env,
-      shell: args.length === 0,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: process.platform !== 'win32',
-      windowsHide: true
-    })
+    const { child, mark } = remote
+      ? this.startRemote(remote, request, cwd, { ...agentEnv, ...requested })
+      : this.startHere(request, cwd, agentEnv, requested)
     let resolveExit!: (status: TerminalExitStatus) => void
     const terminal: Terminal = {
       id,
@@ -97,6 +100,27 @@ export class Terminals {
     child.on('close', (code, signal) => finish({ exitCode: code, signal }))
     this.terminals.set(id, terminal)
     return id
+  }
+
+  private startHere(request: CreateTerminalRequest, cwd: string, agentEnv: Record<string, string>, requested: Record<string, string>) {
+    const mark = newProcessMark(this.markPrefix)
+    const args = request.args ?? []
+    const child = spawn(request.command, args, {
+      cwd,
+      env: this.environment.forChild(agentEnv, requested, { [PROCESS_MARK_ENV]: mark }),
+      shell: args.length === 0,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: process.platform !== 'win32',
+      windowsHide: true
+    })
+    return { child, mark }
+  }
+
+  /** The command on the host, through its ssh; killing that ssh ends it there. */
+  private startRemote(remote: SshEndpoint, request: CreateTerminalRequest, cwd: string, env: Record<string, string>) {
+    const args = request.args ?? []
+    const command = args.length ? { argv: [request.command, ...args] } : { shell: request.command }
+    return remote.start('terminal', lifelineScript({ cwd, env, command, mark: newProcessMark(this.markPrefix), stdin: 'none' }))
   }
 
   output(id: string): TerminalOutputResponse {

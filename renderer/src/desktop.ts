@@ -1,4 +1,5 @@
 import { onBeforeUnmount, watchEffect } from 'vue'
+import { agentFitsProject } from '../../shared/domain'
 import { onAppCommand, runAppCommand } from './commands'
 import { host, messageOf } from './host/client'
 import { askNotificationPermissionOnFirstGesture, createNotifier } from './notifications'
@@ -67,11 +68,13 @@ export function useDesktop(): void {
       document.querySelector<HTMLElement>('[data-testid=add-project-path], [data-testid=add-project-submit]')?.focus()
       return
     }
+    // Only an agent that runs where the project is (on its host, over SSH, or here).
+    const fitting = agents.definitions.filter((a) => agentFitsProject(a, project))
     const agent =
-      agents.definitions.find((a) => a.id === current?.agentId) ??
-      agents.definitions.find((a) => a.id === settings.values.projectAgents?.[project.id]) ??
-      agents.definitions.find((a) => agents.stateOf(a.id)?.installed !== false) ??
-      agents.definitions[0]
+      fitting.find((a) => a.id === current?.agentId) ??
+      fitting.find((a) => a.id === settings.values.projectAgents?.[project.id]) ??
+      fitting.find((a) => agents.stateOf(a.id)?.installed !== false) ??
+      fitting[0]
     if (!agent) {
       view.show('agents')
       return

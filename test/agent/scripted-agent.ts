@@ -11,7 +11,7 @@
  */
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { dirname, isAbsolute, join } from 'node:path'
 import { Readable, Writable } from 'node:stream'
 import {
@@ -261,9 +261,16 @@ function historyFile(sessionId: string): string | null {
 function persist(session: Session): void {
   const file = historyFile(session.id)
   if (!file) return
-  writeFileSync(file, JSON.stringify(session.history, null, 1))
+  writeWhole(file, JSON.stringify(session.history, null, 1))
   const meta: StoredMeta = { cwd: session.cwd, title: session.title, updatedAt: new Date().toISOString() }
-  writeFileSync(metaFile(file), JSON.stringify(meta))
+  writeWhole(metaFile(file), JSON.stringify(meta))
+}
+
+/** Written aside, then renamed into place: an agent killed mid-write (a lost connection's, ended by the next) leaves the last whole history. */
+function writeWhole(file: string, text: string): void {
+  const aside = `${file}.${process.pid}.tmp`
+  writeFileSync(aside, text)
+  renameSync(aside, file)
 }
 
 interface StoredMeta {

@@ -5,6 +5,8 @@ import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { startNetworkAgent, type NetworkAgent } from '../agent/network-agent'
+import { scriptedAgentCommand } from '../agent/spawn'
+import { startSshd, type TestSshd } from '../ssh/sshd'
 import { removeDir, tempDir, waitUntil } from '../helpers'
 import { artifactsDir, closeBrowserHost, openBrowserHost, screenshot, typeConsoleCode, watchConsole } from './browser'
 
@@ -12,7 +14,9 @@ import { artifactsDir, closeBrowserHost, openBrowserHost, screenshot, typeConsol
  * An agent over the network, in the window: added on the Agents page (its
  * address, its token as a secret header), shown there with where it runs,
  * marked in the sidebar, and a session on it that loses its connection
- * mid-stream and comes back. In light and dark.
+ * mid-stream and comes back. Then an agent over SSH (a real sshd on
+ * 127.0.0.1): added on the same page, a project added on its host, and a
+ * session with it from the sidebar. In light and dark.
  */
 
 const TOKEN = 'tok-e2e-5d1c'
@@ -150,6 +154,107 @@ describe('an agent over the network in the window', () => {
       .getByTestId('project')
       .first()
       .screenshot({ path: join(artifactsDir, 'e2e-network-agent-sidebar-dark.png') })
+    await page.emulateMedia({ colorScheme: 'light' })
+    expect(problems).toEqual([])
+  }, 240_000)
+})
+
+describe('an agent over SSH in the window', () => {
+  let sshd: TestSshd
+  beforeAll(async () => {
+    sshd = await startSshd()
+  })
+  afterAll(async () => {
+    await sshd?.close()
+  })
+
+  it('is added on the Agents page, a project is added on its host, and a session runs there from the sidebar', async () => {
+    const { command, args } = scriptedAgentCommand()
+    const hostProject = join(root, 'on-host')
+    await mkdir(hostProject)
+    await page.getByTestId('nav-agents').click()
+    await page.getByTestId('add-agent').click()
+    await page.getByTestId('agent-form-name').fill('Scripted on host')
+    await page.getByTestId('agent-place-ssh').check()
+    await page.getByTestId('agent-form-ssh-host').fill('127.0.0.1')
+    await page.getByTestId('agent-form-ssh-port').fill(String(sshd.port))
+    await page.getByTestId('agent-form-ssh-key').fill(sshd.identityFile)
+    await page.getByTestId('agent-form-ssh-known-hosts').fill(sshd.knownHosts)
+    await page.getByTestId('agent-form-command').fill(command)
+    await page.getByTestId('agent-form-args').fill(args.join('\n'))
+    await page.getByTestId('env-add').click()
+    await page.getByTestId('env-name').nth(0).fill('SCRIPTED_AGENT_STATE_DIR')
+    await page.getByTestId('env-value').nth(0).fill(join(root, 'ssh-agent-state'))
+    await page.getByTestId('agent-form-name').focus()
+    console.log(`screenshot: ${await screenshot(page, 'e2e-ssh-agent-form-light')}`)
+    await page.emulateMedia({ colorScheme: 'dark' })
+    console.log(`screenshot: ${await screenshot(page, 'e2e-ssh-agent-form-dark')}`)
+    await page.emulateMedia({ colorScheme: 'light' })
+
+    // Confirmed outside the page: what runs, and where.
+    await page.getByTestId('agent-form-save').click()
+    const dialog = page.getByTestId('code-dialog')
+    await dialog.waitFor()
+    expect(await dialog.textContent()).toMatch(new RegExp(`on 127\\.0\\.0\\.1:${sshd.port} over SSH`))
+    await typeConsoleCode(page, server)
+
+    const details = page.getByTestId('agent-details')
+    await details.waitFor()
+    expect(await details.getByTestId('agent-ssh-host').textContent()).toBe(`127.0.0.1:${sshd.port}`)
+    expect(await details.getByTestId('agent-ssh-known-hosts').textContent()).toContain(sshd.knownHosts)
+    expect(await page.getByTestId('agent-row').filter({ hasText: 'Scripted on host' }).getByTestId('agent-ssh-mark').count()).toBe(1)
+
+    // A project on the host: a folder that is not there is refused there, one that is is added.
+    await details.getByTestId('ssh-project-path').fill(join(root, 'not-there'))
+    await details.getByTestId('ssh-project-add').click()
+    await expect.poll(() => details.getByTestId('ssh-project-error').textContent()).toMatch(/not found on 127\.0\.0\.1:\d+/)
+    await details.getByTestId('ssh-project-path').fill(hostProject)
+    await details.getByTestId('ssh-project-add').click()
+    await expect.poll(() => details.getByTestId('ssh-project').textContent()).toContain(hostProject)
+    await details.getByTestId('agent-restart').click()
+    await expect.poll(() => details.getByTestId('agent-info').textContent(), { timeout: 60_000 }).toMatch(/scripted-agent/)
+    console.log(`screenshot: ${await screenshot(page, 'e2e-ssh-agent-details-light')}`)
+    await page.emulateMedia({ colorScheme: 'dark' })
+    console.log(`screenshot: ${await screenshot(page, 'e2e-ssh-agent-details-dark')}`)
+    await page.emulateMedia({ colorScheme: 'light' })
+
+    // Edited: where and how it is reached come back in the form; a new name alone needs no confirmation.
+    await details.getByTestId('agent-edit').click()
+    expect(await page.getByTestId('agent-place-ssh').isChecked()).toBe(true)
+    expect(await page.getByTestId('agent-form-ssh-host').inputValue()).toBe('127.0.0.1')
+    expect(await page.getByTestId('agent-form-ssh-port').inputValue()).toBe(String(sshd.port))
+    expect(await page.getByTestId('agent-form-ssh-key').inputValue()).toBe(sshd.identityFile)
+    expect(await page.getByTestId('agent-form-command').inputValue()).toBe(command)
+    await page.getByTestId('agent-form-name').fill('Scripted on host')
+    await page.getByTestId('agent-form-save').click()
+    await details.waitFor()
+    expect(await page.getByTestId('code-dialog').isVisible()).toBe(false)
+
+    // The project in the sidebar says where it is and offers only the agent that runs there.
+    await page.keyboard.press('Escape')
+    const block = page.getByTestId('project').filter({ hasText: 'on-host' })
+    expect(await block.getByTestId('project-path').textContent()).toBe(`127.0.0.1:${sshd.port}:${hostProject} (over SSH)`)
+    expect(await block.getByTestId('project-head').getAttribute('title')).toContain(`127.0.0.1:${sshd.port}:${hostProject}`)
+    const [agent] = (await host.request('agents.list', {})).filter((a) => a.ssh)
+    expect(await block.getByTestId('new-session-agent').locator('option').allTextContents()).toEqual(['Scripted on host'])
+    await block.getByTestId('new-session').click()
+    await page.getByTestId('composer-input').fill(`/write ${join(hostProject, 'hello.txt')} from the host\n/say done over SSH`)
+    await page.getByTestId('send').click()
+    await expect.poll(() => page.getByTestId('entry-assistant').last().textContent(), { timeout: 60_000 }).toContain('done over SSH')
+    expect((await sshd.commands()).some((c) => c.endsWith('switchboard-write'))).toBe(true)
+    // The Changes view reads files with git here: not offered for a project on a host, saying why.
+    expect(await page.getByTestId('changes-toggle').isDisabled()).toBe(true)
+    expect(await page.getByTestId('changes-toggle').getAttribute('title')).toMatch(/on 127\.0\.0\.1:\d+$/)
+
+    const [session] = (await host.request('sessions.list', {})).filter((s) => s.agentId === agent.id)
+    const item = page.locator(`[data-testid=session-item][data-session-id="${session.id}"]`)
+    await item.getByTestId('agent-ssh-mark').waitFor()
+    expect(await item.getByTestId('session-open').getAttribute('title')).toMatch(/Scripted on host \(on 127\.0\.0\.1:\d+ over SSH\)/)
+    console.log(`screenshot: ${await screenshot(page, 'e2e-ssh-agent-session-light')}`)
+    await block.screenshot({ path: join(artifactsDir, 'e2e-ssh-agent-sidebar-light.png') })
+    await page.emulateMedia({ colorScheme: 'dark' })
+    console.log(`screenshot: ${await screenshot(page, 'e2e-ssh-agent-session-dark')}`)
+    await block.screenshot({ path: join(artifactsDir, 'e2e-ssh-agent-sidebar-dark.png') })
     await page.emulateMedia({ colorScheme: 'light' })
     expect(problems).toEqual([])
   }, 240_000)

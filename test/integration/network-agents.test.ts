@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import type { RequestParams } from '../../shared/contract'
 import { startNetworkAgent, type NetworkAgent } from '../agent/network-agent'
-import { confirmEverything, entriesOf, fold, openHost, removeDir, tempDir, waitUntil } from '../helpers'
+import { confirmEverything, sessionMethodsReceived, entriesOf, fold, openHost, removeDir, tempDir, waitUntil } from '../helpers'
 import { Host as HostClass } from '../../electron/host/host'
 
 /**
@@ -152,13 +152,7 @@ describe.each([
       .poll(async () => (await host.request('sessions.states', {})).find((s) => s.id === record.id), { timeout: 60_000 })
       .toMatchObject({ status: 'ready' })
     expect(server.connections).toBe(2)
-    const received = await readFile(join(stateDir, 'mcp-received.jsonl'), 'utf8')
-    expect(
-      received
-        .trim()
-        .split('\n')
-        .map((line) => (JSON.parse(line) as { method: string }).method)
-    ).toEqual(['session/new', reopened])
+    expect(await sessionMethodsReceived(stateDir)).toEqual(['session/new', reopened])
 
     const thread = fold((await host.request('sessions.open', { id: record.id })).records)
     // Said in the thread after whatever the reopening replayed.

@@ -6,6 +6,8 @@ import type { ClientHandlers } from './client-handlers'
 import type { AgentLink, RunOptions } from './link'
 import { NetworkLink } from './network'
 import { AgentRun } from './process'
+import { SshLink, type SshLinkOptions } from './ssh'
+import type { SshEndpoint } from '../ssh/endpoint'
 import type { AgentProtocol } from './protocol'
 import { V1Protocol } from './protocol-v1'
 import { V2_PROTOCOL_VERSION, V2Protocol } from './protocol-v2'
@@ -30,6 +32,10 @@ export interface AgentConnection {
   /** What the agent announced (throws if initialize has not completed). */
   readonly capabilities: AgentCapabilities
   readonly isAlive: boolean
+  /** It ended because its connection was lost (a network or SSH agent's, not closed by Switchboard): its sessions reconnect. */
+  readonly connectionLost?: boolean
+  /** The host an agent over SSH runs on, on this connection: its sessions' files and terminals are there. */
+  readonly sshHost?: SshEndpoint
   /** When a message last went either way (idle agents are stopped). */
   readonly lastActivity: number
   /** How the agent ended, with the stderr lines that explain it. */
@@ -72,6 +78,8 @@ export interface AgentConnectionOptions {
   onMessage?: (direction: 'in' | 'out', message: AnyMessage) => void
   /** A network agent's headers, from the secret store (never written to db.json): the ones missing are said in its state. */
   headers?: Record<string, string>
+  /** For an agent over SSH: where its connection's socket goes, and the keep-alive (`env` is then ssh's own, on this computer). */
+  ssh?: Pick<SshLinkOptions, 'hosts' | 'settings'>
 }
 
 export type ConnectAgent = (definition: AgentDefinition, options: AgentConnectionOptions) => Promise<AgentConnection>
@@ -117,7 +125,7 @@ class LinkedConnection implements AgentConnection {
       agentId: definition.id,
       handlers: options.handlers,
       clientVersion: options.clientVersion,
-      terminalAuth: !definition.remote
+      terminalAuth: !definition.remote && !definition.ssh
     }
     let protocol: WireProtocol | null = null
     const runOptions: RunOptions = {
@@ -136,10 +144,16 @@ class LinkedConnection implements AgentConnection {
       status: () => this.state.status,
       closeStream: (error) => protocol?.connection.close(error)
     }
-    // A network agent is reached with the SDK's client transport; any other is a process speaking on its stdio.
+    // A network agent is reached with the SDK's client transport, one over SSH through ssh; any other is a process speaking on its stdio.
     this.run = definition.remote
       ? new NetworkLink(definition, { ...runOptions, headers: options.headers ?? {} })
-      : new AgentRun(definition, runOptions)
+      : definition.ssh
+        ? new SshLink(definition, runOptions, {
+            ...sshOptions(options),
+            localEnv: options.env,
+            remoteEnv: { ...definition.env, ...options.secretEnv }
+          })
+        : new AgentRun(definition, runOptions)
     protocol = version === V2_PROTOCOL_VERSION ? new V2Protocol(this.run.stream, protocolOptions) : new V1Protocol(this.run.stream, protocolOptions)
     this.protocol = protocol
     this.watchStreamEnd()
@@ -173,6 +187,14 @@ class LinkedConnection implements AgentConnection {
 
   get lastActivity(): number {
     return this.run.lastActivity
+  }
+
+  get connectionLost(): boolean {
+    return this.run.connectionLost
+  }
+
+  get sshHost(): SshEndpoint | undefined {
+    return this.run instanceof SshLink ? this.run.endpoint : undefined
   }
 
   exitMessage(): string {
@@ -295,6 +317,11 @@ class LinkedConnection implements AgentConnection {
     this.state = { ...this.state, ...patch }
     this.options.onState(this, this.state)
   }
+}
+
+function sshOptions(options: AgentConnectionOptions): Pick<SshLinkOptions, 'hosts' | 'settings'> {
+  if (!options.ssh) throw new Error("An agent over SSH needs the Host's SSH settings")
+  return options.ssh
 }
 
 function versionMismatch(name: string, asked: 1 | 2, answered: number): Error {

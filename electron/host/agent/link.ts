@@ -4,7 +4,8 @@ import type { AgentRuntimeState } from '../../../shared/domain'
 
 /**
  * What carries an agent's messages, for the connection: a process's stdio
- * (AgentRun, process.ts) or a network connection (NetworkLink, network.ts).
+ * (AgentRun, process.ts), a network connection (NetworkLink, network.ts) or
+ * a command on another host over SSH (SshLink, ssh.ts).
  * Either ends once (`exitInfo` set, `exited` rejects with how, `closed`
  * resolves), says how in `exitMessage`, and is never reused.
  */
@@ -22,6 +23,8 @@ export interface AgentLink {
   readonly spawnFailed: boolean
   readonly commandNotFound: boolean
   readonly stopping: boolean
+  /** It ended because its connection was lost (a network or SSH connection), not closed by Switchboard nor by the agent. */
+  readonly connectionLost: boolean
   /** Put away without news (a version 2 attempt replaced by a version 1 one): its end is not reported. */
   putAway: boolean
   /** Why Switchboard ended the link, when it did so because of something the agent did. */

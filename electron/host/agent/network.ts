@@ -87,6 +87,11 @@ export class NetworkLink implements AgentLink {
     this.stream = this.tap(this.inner)
   }
 
+  /** Every end Switchboard did not ask for is a lost connection, unless the agent was stopped for what it did. */
+  get connectionLost(): boolean {
+    return this.exitInfo !== null && !this.stopping && !this.putAway && this.failure === null
+  }
+
   /** Says how the link ended (or why it never opened), with what the network said. */
   exitMessage(): string {
     return this.failure ?? this.exitSummary()

@@ -28,6 +28,29 @@ const KILL_GRACE_MS = 2000
 const LOG_LIMIT_BYTES = 20 * 1024 * 1024
 /** Lines on stdout that are not messages: the first ones are logged, then only counted. */
 const IGNORED_LINES_LOGGED = 100
+/** How long a launch may take to say how its process ended. */
+const DESCRIBE_EXIT_MS = 1500
+
+/**
+ * A process that carries an agent without being it (ssh, running the agent on
+ * another host): what to spawn instead of the definition's command, and how
+ * to tell its ending.
+ */
+export interface ProcessLaunch {
+  command: string
+  args: string[]
+  /** Its whole environment (the run adds its mark). */
+  env: Record<string, string>
+  cwd: string
+  /** Written to its stdin before the first message (never logged: it may hold secrets). */
+  preamble: string
+  /** What the log says is starting. */
+  describe: string
+  /** The sentence when its command cannot be found. */
+  notFound: string
+  /** How the run ended, in one sentence, when the launch knows (undefined: "exited with code N"). */
+  describeExit(exit: { code: number | null; signal: NodeJS.Signals | null }): Promise<string | undefined>
+}
 
 export class AgentRun {
   readonly child: ChildProcess
@@ -45,6 +68,8 @@ export class AgentRun {
   /** The command does not exist (spawn's ENOENT). */
   commandNotFound = false
   stopping = false
+  /** A process has no connection to lose. */
+  readonly connectionLost = false
   /** Put away without news (a version 2 attempt replaced by a version 1 run): its end is not reported. */
   putAway = false
   /** Why Switchboard ended the agent, when it did so because of something the agent did. */
@@ -60,10 +85,13 @@ export class AgentRun {
   private logBytes = 0
   private ignoredLines = 0
   private readonly mark: string
+  /** How the launch said the run ended (see ProcessLaunch.describeExit). */
+  private exitDescription: string | undefined
 
   constructor(
     private readonly definition: AgentDefinition,
-    private readonly options: RunOptions
+    private readonly options: RunOptions,
+    launch?: ProcessLaunch
   ) {
     const def = definition
     this.mark = newProcessMark(options.markPrefix)
@@ -71,13 +99,13 @@ export class AgentRun {
     mkdirSync(options.logDir, { recursive: true })
     this.log = createWriteStream(agentLogPath(options.logDir, options.logName ?? def.id), { flags: 'a' })
     this.log.on('error', () => undefined)
-    this.writeLog(`\n--- ${new Date().toISOString()} starting ${def.command} ${def.args.join(' ')}\n`)
+    this.writeLog(`\n--- ${new Date().toISOString()} starting ${launch?.describe ?? `${def.command} ${def.args.join(' ')}`}\n`)
 
-    const cwd = options.cwd ?? def.cwd ?? homedir()
-    const child = spawn(def.command, def.args, {
+    const cwd = launch?.cwd ?? options.cwd ?? def.cwd ?? homedir()
+    const child = spawn(launch?.command ?? def.command, launch?.args ?? def.args, {
       cwd,
       // The mark lets stop() find what the agent started even after it left the agent's process group.
-      env: { ...options.env, [PROCESS_MARK_ENV]: this.mark },
+      env: { ...(launch?.env ?? options.env), [PROCESS_MARK_ENV]: this.mark },
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group, so stop() can take the agent's children down with it.
       detached: process.platform !== 'win32',
@@ -92,11 +120,13 @@ export class AgentRun {
         this.commandNotFound = error.code === 'ENOENT' && !folderMissing
         const message = folderMissing
           ? `Agent '${def.name}' could not be started: its working folder ${cwd} does not exist. Edit the agent to choose another.`
-          : this.commandNotFound
-            ? `Agent '${def.name}' could not be started: command '${def.command}' was not found. ${
-                def.installHint ? `Install it with \`${def.installHint}\`, or fix the agent's command.` : "Install it or fix the agent's command."
-              }`
-            : `Agent '${def.name}' could not be started (${def.command}): ${error.message}`
+          : this.commandNotFound && launch
+            ? `Agent '${def.name}' could not be started: ${launch.notFound}`
+            : this.commandNotFound
+              ? `Agent '${def.name}' could not be started: command '${def.command}' was not found. ${
+                  def.installHint ? `Install it with \`${def.installHint}\`, or fix the agent's command.` : "Install it or fix the agent's command."
+                }`
+              : `Agent '${def.name}' could not be started (${def.command}): ${error.message}`
         options.setState({ status: 'error', message, ...(this.commandNotFound ? { installed: false } : {}) })
         this.resolveClosed()
         reject(new Error(message))
@@ -109,7 +139,7 @@ export class AgentRun {
     // once the agent itself has exited, whatever it left running goes.
     child.once('exit', () => killProcessTree({ pid: child.pid, mark: this.mark, reaped: true }))
     this.exited = new Promise<never>((_, reject) => {
-      child.once('close', (code, signal) => {
+      const ended = (code: number | null, signal: NodeJS.Signals | null): void => {
         if (this.spawnFailed) return
         this.exitInfo = { code, signal }
         const message = this.exitMessage()
@@ -123,6 +153,10 @@ export class AgentRun {
         options.closeStream(new Error(message))
         this.resolveClosed()
         reject(new Error(message))
+      }
+      child.once('close', (code, signal) => {
+        if (launch) void this.describeExit(launch, { code, signal }).then(() => ended(code, signal))
+        else ended(code, signal)
       })
     })
     this.exited.catch(() => undefined)
@@ -150,6 +184,7 @@ export class AgentRun {
     })
     child.stdout?.pipe(guard)
     if (!child.stdin) throw new Error(`Agent '${def.name}' has no stdin to write to`)
+    if (launch) child.stdin.write(launch.preamble)
     this.stream = this.tap(
       ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(guard) as ReadableStream<Uint8Array>, {
         maxMessageBytes: maxMessageBytes + 1024
@@ -171,6 +206,7 @@ export class AgentRun {
   exitSummary(): string {
     const name = this.definition.name
     if (!this.exitInfo) return `Agent '${name}' is not running`
+    if (this.exitDescription) return this.exitDescription
     const how = this.exitInfo.code !== null ? `with code ${this.exitInfo.code}` : `on signal ${this.exitInfo.signal}`
     return `Agent '${name}' exited ${how}`
   }
@@ -233,6 +269,15 @@ export class AgentRun {
     clearTimeout(timer)
     // The agent is gone; make sure nothing it started lingers.
     killProcessTree({ pid: child.pid, mark: this.mark, reaped: true, also: asked }, 'SIGKILL')
+  }
+
+  /** Asks the launch how the run ended (for a while: the run's end is reported either way). */
+  private async describeExit(launch: ProcessLaunch, exit: { code: number | null; signal: NodeJS.Signals | null }): Promise<void> {
+    if (this.spawnFailed) return
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), DESCRIBE_EXIT_MS)))
+    this.exitDescription = await Promise.race([launch.describeExit(exit).catch(() => undefined), late])
+    clearTimeout(timer)
   }
 
   /** Stops the agent because of something it did (or failed to do); the message is what every later error says. */

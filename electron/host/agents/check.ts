@@ -7,6 +7,7 @@ import type { AgentCheckReport, CheckLine } from '../../../shared/registry'
 import type { ClientHandlers } from '../agent/client-handlers'
 import type { AgentConnection } from '../agent/connection'
 import { AtomicTextFile } from '../atomic-file'
+import { remoteScratch, removeRemoteScratch } from '../ssh/remote-files'
 import type { AgentSupervisor } from './supervisor'
 
 /**
@@ -91,13 +92,17 @@ export class AgentChecks {
     await fs.mkdir(scratch, { recursive: true })
     const lines: CheckLine[] = []
     let connection: AgentConnection | null = null
+    let scratchOnHost: string | null = null
     try {
       // In the agent's own working folder when it has one (its command or arguments may be relative to it), else the scratch folder.
       connection = await this.options.supervisor.connectApart(definition, refusing, definition.cwd ?? scratch, `${definition.id}.check`)
-      await probeConnection(connection, scratch, lines)
+      // An agent over SSH makes its sessions on its host: the scratch folder is made there.
+      if (connection.sshHost) scratchOnHost = await remoteScratch(connection.sshHost)
+      await probeConnection(connection, scratchOnHost ?? scratch, lines)
     } catch (error) {
       lines.push({ id: 'initialize', label: 'Start and initialize', announced: null, outcome: 'failed', detail: detailOf(error) })
     } finally {
+      if (connection?.sshHost && scratchOnHost) await removeRemoteScratch(connection.sshHost, scratchOnHost).catch(() => undefined)
       if (connection) await this.options.supervisor.stopApart(connection)
       await fs.rm(scratch, { recursive: true, force: true }).catch(() => undefined)
     }

@@ -1,5 +1,5 @@
 import { promises as fs } from 'node:fs'
-import type { AgentDefinition, AgentPresetView } from '../../../shared/domain'
+import { agentFitsProject, sshHostOf, type AgentDefinition, type AgentPresetView } from '../../../shared/domain'
 import { agentLogPath } from '../agent/link'
 import { agentIdFor, agentProgram, changesWhatRuns, checkAgentInput } from '../agent-definitions'
 import { programToRun } from '../confirmations'
@@ -45,13 +45,14 @@ export function agentsHandlers({
       const id = agentIdFor(checked.fields.name, (taken) => Boolean(records.store.agent(taken)))
       for (const [name, value] of Object.entries(checked.secretValues)) await secrets.set(agentEnvKey(id, name), value)
       for (const [name, value] of Object.entries(checked.headerValues)) await secrets.set(agentHeaderKey(id, name), value)
-      const { secretEnv, cwd, remote, ...fields } = checked.fields
+      const { secretEnv, cwd, remote, ssh, ...fields } = checked.fields
       const definition: AgentDefinition = {
         id,
         ...fields,
         ...(cwd ? { cwd } : {}),
         ...(secretEnv?.length ? { secretEnv } : {}),
-        ...(remote ? { remote } : {})
+        ...(remote ? { remote } : {}),
+        ...(ssh ? { ssh } : {})
       }
       records.data.agents.push(definition)
       await records.saved('agents')
@@ -61,6 +62,16 @@ export function agentsHandlers({
     'agents.update': async ({ agentId, ...input }, request) => {
       const previous = records.agent(agentId)
       const checked = await checkAgentInput(input, previous)
+      // Its sessions' folders are where it runs: it cannot move to another host under them.
+      const stranded = records.data.sessions.filter(
+        (s) => s.agentId === agentId && !agentFitsProject(checked.fields, records.store.project(s.projectId) ?? {})
+      )
+      if (stranded.length > 0) {
+        const where = checked.fields.ssh ? `on ${sshHostOf(checked.fields.ssh)}` : 'on this computer'
+        throw new Error(
+          `${previous.name} has ${stranded.length} session${stranded.length === 1 ? '' : 's'} in projects it could not work in once it runs ${where}: add another agent for that instead`
+        )
+      }
       if (changesWhatRuns(previous, checked)) {
         const program = agentProgram(checked, previous)
         await request.confirm({ action: `Change what the agent “${previous.name}” runs`, confirm: 'Save changes', programs: [program] })
@@ -72,6 +83,7 @@ export function agentsHandlers({
       const definition: AgentDefinition = { ...previous, ...checked.fields }
       if (definition.cwd === undefined) delete definition.cwd // back to the home folder: nothing kept in db.json
       if (definition.remote === undefined) delete definition.remote
+      if (definition.ssh === undefined) delete definition.ssh
       if (!definition.secretEnv?.length) delete definition.secretEnv
       records.data.agents = records.data.agents.map((a) => (a.id === agentId ? definition : a))
       await records.saved('agents')

@@ -1,4 +1,5 @@
 import { RequestError } from '@agentclientprotocol/sdk'
+import { sshHostOf } from '../../../shared/domain'
 import type { AgentConnection } from '../agent/connection'
 import { programToRun } from '../confirmations'
 import type { UserEnvironment } from '../environment'
@@ -101,10 +102,15 @@ export class SignIn {
     const method = methods.find((m) => m.id === methodId)
     if (!method) throw new Error(`${definition.name} offers no sign-in method '${methodId}'`)
     if (method.type !== 'terminal') throw new Error(`${method.name} is not a terminal sign-in`)
-    // A terminal sign-in runs the agent's own command here: a network agent has none on this computer.
+    // A terminal sign-in runs the agent's own command here: a network agent has none on this computer, one over SSH has it on its host.
     if (definition.remote) {
       throw new Error(
         `${method.name} runs ${definition.name}'s command in a terminal, but ${definition.name} runs over the network: sign in where its server runs, or give its token as a header`
+      )
+    }
+    if (definition.ssh) {
+      throw new Error(
+        `${method.name} runs ${definition.name}'s command in a terminal, but ${definition.name} runs on ${sshHostOf(definition.ssh)}: sign in there (ssh ${definition.ssh.destination}, then run ${commandLine({ command: definition.command, args: [...definition.args, ...(method.args ?? [])] })}), or give its API key as a secret variable`
       )
     }
     const spec = {

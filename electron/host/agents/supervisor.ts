@@ -1,11 +1,13 @@
 import { join } from 'node:path'
-import type { AgentDefinition, AgentProblem, AgentRuntimeState, AuthMethodView } from '../../../shared/domain'
+import { sshHostOf, type AgentDefinition, type AgentProblem, type AgentRuntimeState, type AuthMethodView } from '../../../shared/domain'
 import type { ClientHandlers } from '../agent/client-handlers'
 import { connectAgent, type AgentConnection, type AgentConnectionOptions, type ConnectAgent } from '../agent/connection'
 import type { UserEnvironment } from '../environment'
 import type { EventBus } from '../events'
 import { markPrefixFor } from '../processes'
 import { agentApiKeyKey, agentEnvKey, agentHeaderKey, apiKeyLabel, type SecretStore } from '../secrets'
+import { SshEndpoint } from '../ssh/endpoint'
+import { DEFAULT_SSH_SETTINGS, SshHosts, type SshSettings } from '../ssh/options'
 
 /**
  * The agents' processes: each started on demand (one at a time per agent),
@@ -28,6 +30,8 @@ export interface SupervisorOptions {
   onAgentMessage?: (agentId: string, direction: 'in' | 'out', message: unknown) => void
   /** Stop an agent after this long without a message either way (0: never). */
   idleMs: number
+  /** Keep-alive and connection timeouts of agents over SSH (tests shorten them). */
+  ssh?: Partial<SshSettings>
   /** Whether stopping the agent now loses nothing: no turn, no question pending, its sessions can come back. */
   canStop(connection: AgentConnection): boolean
   /** The agent's process ended (stopped, exited or failed): the sessions on it lose their link. */
@@ -48,8 +52,12 @@ export class AgentSupervisor {
   private readonly apart = new Set<AgentConnection>()
   private readonly idleTimer: NodeJS.Timeout | null = null
   private closing = false
+  /** The SSH connections' sockets, and what lost ones left running. */
+  private readonly sshHosts = new SshHosts()
+  private readonly sshSettings: SshSettings
 
   constructor(private readonly options: SupervisorOptions) {
+    this.sshSettings = { ...DEFAULT_SSH_SETTINGS, ...options.ssh }
     if (options.idleMs > 0) {
       this.idleTimer = setInterval(() => void this.stopIdle(options.idleMs), Math.min(options.idleMs / 2, 60_000))
       this.idleTimer.unref()
@@ -129,8 +137,8 @@ export class AgentSupervisor {
         const missingSecrets = await this.missingSecretsOf(agent, known?.authMethods)
         const { missingSecrets: _before, ...rest } = known ?? this.withContact({ agentId: agent.id, status: 'stopped' as const, stderrTail: '' })
         const base: AgentRuntimeState = missingSecrets.length ? { ...rest, missingSecrets } : rest
-        // A network agent has no command to find: whether it can be reached shows when it connects.
-        if (agent.remote) return base
+        // A network agent has no command to find, one over SSH has it on its host: whether it can be reached shows when it connects.
+        if (agent.remote || agent.ssh) return base
         if (await this.options.environment.find(agent.command, { layers: [agent.env], cwd: agent.cwd })) return { ...base, installed: true }
         return { ...base, installed: false, message: notInstalledMessage(agent) }
       })
@@ -172,6 +180,30 @@ export class AgentSupervisor {
     return missing
   }
 
+  /**
+   * The way to an SSH agent's host for a project's folders: the agent's own
+   * connection while it runs, else a connection of its own for each call.
+   */
+  sshEndpoint(definition: AgentDefinition): SshEndpoint {
+    if (!definition.ssh) throw new Error(`${definition.name} does not run over SSH`)
+    const running = this.running.get(definition.id)
+    if (running?.isAlive && running.sshHost) return running.sshHost
+    return new SshEndpoint(definition.ssh, {
+      settings: this.sshSettings,
+      env: this.options.environment.forChild(),
+      markPrefix: markPrefixFor(this.options.dataDir)
+    })
+  }
+
+  /** The way to a host projects name (`Project.sshHost`): through the first agent that reaches it. */
+  sshEndpointForHost(host: string, definitions: AgentDefinition[]): SshEndpoint {
+    const agents = definitions.filter((d) => d.ssh && sshHostOf(d.ssh) === host)
+    const running = agents.find((d) => this.running.get(d.id)?.isAlive)
+    const agent = running ?? agents[0]
+    if (!agent) throw new Error(`No agent reaches ${host} over SSH any more: add one on the Agents page to work in this project`)
+    return this.sshEndpoint(agent)
+  }
+
   /** Flushes an agent's stderr log so a reader sees everything written so far. */
   async flushLog(agentId: string): Promise<void> {
     await this.running.get(agentId)?.flushLog()
@@ -208,6 +240,7 @@ export class AgentSupervisor {
     if (this.idleTimer) clearInterval(this.idleTimer)
     await Promise.allSettled([...this.starting.values()])
     await Promise.all([...this.running.values(), ...this.apart].map((a) => a.stop()))
+    this.sshHosts.close()
   }
 
   private async start(definition: AgentDefinition): Promise<AgentConnection> {
@@ -251,9 +284,11 @@ export class AgentSupervisor {
       logDir: this.logDir,
       clientVersion: this.options.clientVersion,
       // The user's environment, its own variables, its own secrets: nothing of another agent's, nor of Switchboard's.
-      env: this.options.environment.forChild(definition.env, secretEnv),
+      // Over SSH the user's environment is ssh's, on this computer; the agent's variables and secrets go to the host.
+      env: definition.ssh ? this.options.environment.forChild() : this.options.environment.forChild(definition.env, secretEnv),
       secretEnv,
       ...(definition.remote ? { headers: await this.headersOf(definition) } : {}),
+      ...(definition.ssh ? { ssh: { hosts: this.sshHosts, settings: this.sshSettings } } : {}),
       markPrefix: markPrefixFor(this.options.dataDir),
       initializeTimeoutMs: this.options.initializeTimeoutMs,
       maxMessageBytes: this.options.maxAgentMessageBytes,

@@ -5,13 +5,15 @@ import type { AskBroker } from '../asks/broker'
 import { ElicitationError } from '../elicitation'
 import { confinePath, PathRefusedError, readTextFile, writeTextFile } from '../fs-boundary'
 import type { LiveSession, SessionRegistry } from '../sessions/registry'
+import { confineRemote, readRemoteTextFile, writeRemoteTextFile } from '../ssh/remote-files'
 import type { Terminals } from '../terminals'
 
 /**
  * The client side of ACP: what the Host answers when an agent calls back into
  * it. Session updates go to the registry; files are read and written, and
- * commands run, only inside the session's folders; questions for the user go
- * to the broker. An agent reaches only its own sessions and terminals.
+ * commands run, only inside the session's folders (on the agent's host, for
+ * an agent over SSH: ssh/remote-files.ts); questions for the user go to the
+ * broker. An agent reaches only its own sessions and terminals.
  */
 
 export interface ClientSideOptions {
@@ -32,8 +34,9 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
 
   /** A path the agent named, inside the session's folders; a refusal is also shown in the thread. */
   const confine = async (live: LiveSession, path: string, verb: 'read' | 'write' | 'run a command in'): Promise<string> => {
+    const remote = live.connection?.sshHost
     try {
-      return await confinePath(path, rootsOf(live))
+      return remote ? await confineRemote(remote, path, rootsOf(live)) : await confinePath(path, rootsOf(live))
     } catch (error) {
       if (!(error instanceof PathRefusedError)) throw error
       // Outside the project, or not a path Switchboard takes at all (relative, a URI, a device…): the reason says which.
@@ -48,8 +51,11 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
     readTextFile: async (agentId, params: ReadTextFileRequest) => {
       const live = registry.forAgentRequest(agentId, params.sessionId)
       const path = await confine(live, params.path, 'read')
+      const remote = live.connection?.sshHost
       try {
-        return { content: await readTextFile(path, params.line, params.limit) }
+        return {
+          content: remote ? await readRemoteTextFile(remote, path, params.line, params.limit) : await readTextFile(path, params.line, params.limit)
+        }
       } catch (error) {
         const missing = (error as NodeJS.ErrnoException).code === 'ENOENT'
         if (missing && readsMissingFileAsEmpty(live.connection?.state.agentInfo?.name)) return { content: '' }
@@ -59,8 +65,9 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
     writeTextFile: async (agentId, params: WriteTextFileRequest) => {
       const live = registry.forAgentRequest(agentId, params.sessionId)
       const path = await confine(live, params.path, 'write')
+      const remote = live.connection?.sshHost
       try {
-        await writeTextFile(path, params.content)
+        await (remote ? writeRemoteTextFile(remote, path, params.content) : writeTextFile(path, params.content))
       } catch (error) {
         throw fileError(error, params.path)
       }
@@ -75,7 +82,7 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
         onExit: (id: string, exitStatus: TerminalExitStatus) => registry.append(live, { t: 'terminal', at: at(), terminalId: id, exitStatus })
       }
       // The variables of the agent as it runs (not its secrets): a command it runs sees what the agent was set up with.
-      const terminalId = terminals.create(live.record.id, params, cwd, events, live.connection?.definition.env)
+      const terminalId = terminals.create(live.record.id, params, cwd, events, live.connection?.definition.env, live.connection?.sshHost)
       registry.append(live, { t: 'terminal', at: at(), terminalId, command })
       return { terminalId }
     },

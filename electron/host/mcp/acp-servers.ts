@@ -30,11 +30,15 @@ export class McpCommandNotFoundError extends Error {}
 
 type Find = (command: string, env: NodeJS.ProcessEnv) => Promise<string | null>
 
-/** `environment`: the one the Host's processes get, whose PATH (under the profile's own variables) finds the commands. */
+/**
+ * `environment`: the one the Host's processes get, whose PATH (under the profile's own variables) finds the commands.
+ * `sshHost`: the project is on that host, where its agent would start a stdio server: such servers are left out.
+ */
 export async function prepareServers(
   unlocked: UnlockedProfile[],
   environment: UserEnvironment,
-  find: Find = findExecutable
+  find: Find = findExecutable,
+  sshHost?: string
 ): Promise<PreparedServer[]> {
   const prepared: PreparedServer[] = []
   for (const { profile, env, headers, missingSecrets } of unlocked) {
@@ -53,6 +57,14 @@ export async function prepareServers(
     if (profile.transport !== 'stdio') {
       const server = { name: profile.name, url: profile.url, headers }
       prepared.push({ profile, acp: profile.transport === 'http' ? { type: 'http', ...server } : { type: 'sse', ...server } })
+      continue
+    }
+    if (sshHost) {
+      prepared.push({
+        profile,
+        acp: null,
+        leftOut: `its command is on this computer, and the agent runs on ${sshHost}, where it would start it: use the server over HTTP, or switch it off for this project`
+      })
       continue
     }
     const command = await resolveCommand(profile, env, environment, find)

@@ -52,7 +52,7 @@ export class McpService {
    */
   async prepareForProject(projectId: string): Promise<PreparedServer[]> {
     const unlocked = await Promise.all(this.profiles.forProject(projectId).map((p) => this.profiles.unlock(p)))
-    return prepareServers(unlocked, this.options.environment)
+    return prepareServers(unlocked, this.options.environment, undefined, this.options.store.project(projectId)?.sshHost)
   }
 
   readonly handlers: McpHandlers = {

@@ -1,31 +1,51 @@
 import { randomUUID } from 'node:crypto'
 import { basename } from 'node:path'
-import type { Project } from '../../../shared/domain'
+import { sshHostOf, type Project } from '../../../shared/domain'
+import type { AgentSupervisor } from '../agents/supervisor'
 import { checkedFolder } from '../folders'
 import type { HandlerSlice } from '../handlers'
 import type { Records } from '../records'
 import type { SessionLifecycle } from '../sessions/lifecycle'
+import { checkRemoteFolder } from '../ssh/remote-files'
 
-/** The `projects.*` requests: the folders the user works in, in the sidebar's order. */
+/**
+ * The `projects.*` requests: the folders the user works in, in the sidebar's
+ * order. A project on another host is added for an agent over SSH: its
+ * folder is checked there, and the project keeps the host (`sshHost`), not
+ * the agent: any agent over SSH to that host works in it.
+ */
 
 export interface ProjectsServiceOptions {
   records: Records
   lifecycle: SessionLifecycle
+  /** The way to an SSH agent's host, to check folders there. */
+  supervisor: Pick<AgentSupervisor, 'sshEndpoint' | 'sshEndpointForHost'>
   /** Supplied by the Electron shell: a native folder picker. */
   pickFolder?: () => Promise<string | null>
 }
 
-export function projectsHandlers({ records, lifecycle, pickFolder }: ProjectsServiceOptions): HandlerSlice<'projects'> {
+export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }: ProjectsServiceOptions): HandlerSlice<'projects'> {
+  /** A folder a project names, checked where the project is (on its host, or here). */
+  const checked = (project: Pick<Project, 'sshHost'>, typed: string, what: string, notAbsolute: (got: string) => string): Promise<string> =>
+    project.sshHost
+      ? checkRemoteFolder(supervisor.sshEndpointForHost(project.sshHost, records.data.agents), typed, what)
+      : checkedFolder(typed, notAbsolute)
   return {
     'projects.list': async () => records.data.projects,
-    'projects.add': async ({ cwd, name }) => {
-      const folder = await checkedFolder(cwd, (got) => `The project folder must be an absolute path, like /home/you/code/app (got '${got}')`)
-      const existing = records.data.projects.find((p) => p.cwd === folder)
+    'projects.add': async ({ cwd, name, agentId }) => {
+      const agent = agentId ? records.agent(agentId) : undefined
+      if (agent && !agent.ssh) throw new Error(`${agent.name} runs on this computer, not over SSH: add the folder without choosing an agent`)
+      const sshHost = agent?.ssh ? sshHostOf(agent.ssh) : undefined
+      const folder = agent
+        ? await checkRemoteFolder(supervisor.sshEndpoint(agent), cwd, 'The project folder')
+        : await checkedFolder(cwd, (got) => `The project folder must be an absolute path, like /home/you/code/app (got '${got}')`)
+      const existing = records.data.projects.find((p) => p.cwd === folder && p.sshHost === sshHost)
       if (existing) return existing
       const project: Project = {
         id: randomUUID(),
         name: name?.trim() || basename(folder) || folder,
         cwd: folder,
+        ...(sshHost ? { sshHost } : {}),
         createdAt: new Date().toISOString()
       }
       records.data.projects.push(project)
@@ -37,7 +57,7 @@ export function projectsHandlers({ records, lifecycle, pickFolder }: ProjectsSer
       const project = records.project(projectId)
       const folders: string[] = []
       for (const directory of directories) {
-        const folder = await checkedFolder(directory, (got) => `Additional folders must be absolute paths (got '${got}')`)
+        const folder = await checked(project, directory, 'Additional folder', (got) => `Additional folders must be absolute paths (got '${got}')`)
         if (folder !== project.cwd && !folders.includes(folder)) folders.push(folder)
       }
       project.additionalDirectories = folders

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { SessionInfo } from '@agentclientprotocol/sdk'
 import type { ForkSessionRequest } from '@agentclientprotocol/sdk/unstable'
 import type { SessionSnapshot, TranscriptPageResult } from '../../../shared/contract'
-import type { AgentDefinition, SessionRecord } from '../../../shared/domain'
+import { agentFitsProject, sshHostOf, type AgentDefinition, type Project, type SessionRecord } from '../../../shared/domain'
 import { applyRecord, conversationAsContext, createThread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import type { AgentConnection } from '../agent/connection'
@@ -13,6 +13,8 @@ import { authRequired } from '../agents/sign-in'
 import { HostError } from '../errors'
 import { assertDirectory } from '../folders'
 import { serversForAgent, type PreparedServer } from '../mcp/acp-servers'
+import { SshError } from '../ssh/endpoint'
+import { checkRemoteFolder } from '../ssh/remote-files'
 import { readTranscript, readTranscriptPage, readTranscriptTail } from '../transcripts'
 import type { SessionDeps } from './connector'
 import { directoriesFor, sessionMcp, sessionStateFrom } from './records'
@@ -46,7 +48,10 @@ export class SessionLifecycle {
     const { records, supervisor, mcp, workspace } = this.deps
     const project = records.project(projectId)
     const definition = records.agent(agentId)
-    await assertDirectory(project.cwd)
+    await this.assertFolder(project, definition, project.cwd)
+    if (project.sshHost && options.isolation === 'worktree') {
+      throw new Error(`A worktree is made with git on this computer; ${project.name} is on ${project.sshHost}: start the session in its folder`)
+    }
     // MCP servers are prepared first: a command that cannot be found stops here, before the agent is asked.
     const prepared = await mcp.prepareForProject(projectId)
     const additionalDirectories = project.additionalDirectories ?? []
@@ -124,7 +129,7 @@ export class SessionLifecycle {
     const { records, registry, supervisor, mcp } = this.deps
     const parent = records.session(id)
     const definition = records.agent(parent.agentId)
-    await assertDirectory(parent.cwd)
+    await this.assertFolder(records.project(parent.projectId), definition, parent.cwd)
     const prepared = await mcp.prepareForProject(parent.projectId)
     const { connection, servers, response } = await this.newIn(definition, parent.cwd, prepared, parent.additionalDirectories ?? [])
     const history = (await readTranscript(await registry.flushedTranscript(id))).records.filter((r) => r.t !== 'header')
@@ -154,6 +159,24 @@ export class SessionLifecycle {
     }
     const context: TranscriptRecord = { t: 'context', at: now, from: parent.id, title: parent.title, agent: definition.name, reason }
     return this.register(record, connection, response, [...history, context])
+  }
+
+  /**
+   * The agent can work in the project (where it runs: agentFitsProject), and
+   * the folder is there: on this computer, or on the project's host (when the
+   * host cannot be reached, starting the agent says why, with what to do).
+   */
+  private async assertFolder(project: Project, definition: AgentDefinition, cwd: string): Promise<void> {
+    if (!agentFitsProject(definition, project)) {
+      const agentAt = definition.ssh ? `runs on ${sshHostOf(definition.ssh)}` : 'runs on this computer'
+      throw new Error(
+        `${definition.name} ${agentAt}, and ${project.name} is ${project.sshHost ? `on ${project.sshHost}` : 'on this computer'}: choose an agent that runs where the project is`
+      )
+    }
+    if (!project.sshHost) return assertDirectory(cwd)
+    await checkRemoteFolder(this.deps.supervisor.sshEndpoint(definition), cwd, 'Project folder').catch((error: unknown) => {
+      if (!(error instanceof SshError)) throw error
+    })
   }
 
   /**

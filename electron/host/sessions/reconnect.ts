@@ -5,7 +5,7 @@ import type { SessionConnector } from './connector'
 import type { SessionRegistry } from './registry'
 
 /**
- * A network agent's connection was lost (not closed by Switchboard): the
+ * A network or SSH agent's connection was lost (not closed by Switchboard): the
  * sessions that were live on it are reopened on a new connection, through
  * `session/resume` or `session/load` as for any continue (connector.ts), once
  * the turn the loss cut short has been reported. A connection that cannot be
@@ -34,7 +34,7 @@ export class Reconnector {
 
   /** The connection is lost: these sessions, live on it, reconnect. */
   lost(connection: AgentConnection, sessionIds: string[]): void {
-    if (!connection.definition.remote || this.stopped) return
+    if (!connection.connectionLost || this.stopped) return
     for (const id of sessionIds) {
       if (this.under.has(id)) continue
       this.under.add(id)

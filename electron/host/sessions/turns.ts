@@ -70,8 +70,8 @@ export class Turns {
       live.turnHold = null
       // The files as the turn finds them, before the agent touches anything (what the turn changed is read against it).
       const checkpoint = await this.deps.workspace.beforeTurn(live.record)
-      live.turnCheckpoint = checkpoint.t === 'checkpoint' ? (checkpoint.index ?? null) : null
-      registry.append(live, checkpoint)
+      live.turnCheckpoint = checkpoint?.t === 'checkpoint' ? (checkpoint.index ?? null) : null
+      if (checkpoint) registry.append(live, checkpoint)
     }
     if (note) live.record.rewindNote = undefined
     registry.append(live, { t: 'prompt', at: new Date().toISOString(), content })

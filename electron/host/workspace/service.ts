@@ -15,7 +15,8 @@ import { commitWorktree, createWorktree, defaultBranchName, mergeWorktree, proje
  * folder), a checkpoint as each turn starts, the Changes view's keep and
  * revert, rewinding to a checkpoint, and for a worktree session committing and
  * merging back. Works the same for every agent: what a turn changed is read
- * from the files and git, never from the agent's tool calls.
+ * from the files and git, never from the agent's tool calls. All of it runs
+ * git on this computer: a project on another host (over SSH) has none of it.
  */
 
 export interface WorkspaceServiceOptions {
@@ -42,8 +43,12 @@ export class WorkspaceService {
     return createWorktree(projectCwd, branch ?? defaultBranchName(agentName, sessionId), join(this.options.dataDir, 'worktrees'))
   }
 
-  /** A checkpoint as a turn starts, as the transcript records it: its number, or why none was taken (the turn goes on either way). */
-  async beforeTurn(record: SessionRecord): Promise<TranscriptRecord> {
+  /**
+   * A checkpoint as a turn starts, as the transcript records it: its number, or why none was taken (the turn goes on either way);
+   * none for a project on another host.
+   */
+  async beforeTurn(record: SessionRecord): Promise<TranscriptRecord | null> {
+    if (this.hostOf(record)) return null
     const at = new Date().toISOString()
     try {
       const checkpoint = await this.checkpoints.take(record.id, record.cwd, 'turn')
@@ -93,8 +98,20 @@ export class WorkspaceService {
     await this.checkpoints.forget(record.id, record.worktree?.repo ?? record.cwd).catch(() => undefined)
   }
 
+  /** The host a session's project is on, when it is not this computer. */
+  private hostOf(record: SessionRecord): string | undefined {
+    return this.options.records.store.project(record.projectId)?.sshHost
+  }
+
   handlers(): HandlerSlice<'changes'> & HandlerSlice<'worktrees'> {
     const { records } = this.options
+    /** The session, when its files are on this computer. */
+    const local = (id: string): SessionRecord => {
+      const record = records.session(id)
+      const host = this.hostOf(record)
+      if (host) throw new Error(`The Changes view reads files with git on this computer; '${record.title}' works on ${host}`)
+      return record
+    }
     const worktreeOf = (id: string) => {
       const record = records.session(id)
       if (!record.worktree) throw new Error(`'${record.title}' works in the project folder, not in a worktree of its own`)
@@ -102,27 +119,32 @@ export class WorkspaceService {
     }
     return {
       'changes.list': async ({ id, from, to }) => {
-        const record = records.session(id)
+        const record = local(id)
         const result = await this.review.changes({ sessionId: id, cwd: record.cwd, from, to })
         if (!record.worktree) return result
         return { ...result, worktree: { ...record.worktree, uncommitted: await uncommitted(record.worktree.path).catch(() => []) } }
       },
       'changes.keep': async ({ id, path, hunk }) => {
-        await this.review.keep(id, records.session(id).cwd, path, hunk)
+        await this.review.keep(id, local(id).cwd, path, hunk)
         return {}
       },
       'changes.keepAll': async ({ id }) => {
-        await this.review.keepAll(id, records.session(id).cwd)
+        await this.review.keepAll(id, local(id).cwd)
         return {}
       },
       'changes.revert': async ({ id, path, hunk }) => {
-        await this.review.revert(id, records.session(id).cwd, path, hunk)
+        await this.review.revert(id, local(id).cwd, path, hunk)
         return {}
       },
-      'changes.rewind': ({ id, checkpoint }) => this.rewind(id, checkpoint),
+      'changes.rewind': ({ id, checkpoint }) => this.rewind(local(id).id, checkpoint),
       'changes.commit': ({ id, message }) => commitWorktree(worktreeOf(id), message),
       'changes.merge': ({ id }) => mergeWorktree(worktreeOf(id)),
-      'worktrees.list': async ({ projectId }) => projectGitInfo(records.project(projectId).cwd, records.data.sessions)
+      'worktrees.list': async ({ projectId }) => {
+        const { cwd, sshHost } = records.project(projectId)
+        // The new-session form offers a worktree only in a repository on this computer.
+        if (sshHost) return { repository: false, branch: null, worktrees: [], reason: `the project is on ${sshHost}: worktrees are made here` }
+        return projectGitInfo(cwd, records.data.sessions)
+      }
     }
   }
 }

@@ -18,11 +18,12 @@ export const useAgentsStore = defineStore('agents', () => {
     for (const state of runtime) receiveState(state)
   }
 
-  /** Where the agent runs, in words: on this computer, or over the network at its host. */
+  /** Where the agent runs, in words: on this computer, over the network at its host, or on a host over SSH. */
   function whereRuns(agentId: string): string {
     const definition = definitions.value.find((a) => a.id === agentId)
     const place = definition ? agentPlace(definition) : { remote: false as const }
-    return place.remote ? `over the network at ${place.host}` : 'on this computer'
+    if (!place.remote) return 'on this computer'
+    return place.transport === 'SSH' ? `on ${place.host} over SSH` : `over the network at ${place.host}`
   }
 
   function name(agentId: string): string {

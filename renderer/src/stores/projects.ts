@@ -38,9 +38,12 @@ export const useProjectsStore = defineStore('projects', () => {
     return [...byAgent].map(([agentId, group]) => ({ agentId, sessions: group }))
   }
 
-  /** Adds a folder as a project; throws the Host's message (e.g. the path must be absolute) for the form. */
-  async function add(cwd: string): Promise<Project> {
-    const project = await host().request('projects.add', { cwd: cwd.trim() })
+  /**
+   * Adds a folder as a project (on the host of `agentId`, an agent over SSH, checked there);
+   * throws the Host's message (e.g. the path must be absolute) for the form.
+   */
+  async function add(cwd: string, agentId?: string): Promise<Project> {
+    const project = await host().request('projects.add', { cwd: cwd.trim(), ...(agentId ? { agentId } : {}) })
     upsertProject(project)
     return project
   }
