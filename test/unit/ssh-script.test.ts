@@ -26,8 +26,9 @@ describe('the lifeline script', () => {
     const { child, output } = runScript(
       lifelineScript({ env: { SB_VALUE: value }, command: { argv: ['printenv', 'SB_VALUE'] }, mark: 'sb.test', stdin: 'none' })
     )
-    child.stdin.end()
+    // The command ends by itself (and the script with it); stdin closed first would end it before it printed.
     expect(await output).toBe(`${value}\n`)
+    child.stdin.end()
   })
 
   it('refuses a variable name sh would read as code', () => {
