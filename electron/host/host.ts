@@ -265,6 +265,7 @@ export class Host {
     }
     const { data, request } = withConfirmation(parsed.data, via.confirmCommand ?? this.confirmCommand)
     this.search.noteRequest()
+    this.spend.noteRequest()
     try {
       const handler = this.handlers[method] as (p: unknown, r: RequestContext) => Promise<unknown>
       return { ok: true, result: await handler(data, request) }

@@ -7,6 +7,7 @@ import { applyRecordAt, createThread, type Thread, type ThreadEntry } from '../.
 import type { TranscriptRecord } from '../../shared/transcript'
 import { AtomicTextFile } from './atomic-file'
 import { plainText } from './plain-text'
+import { QuietStart } from './quiet-start'
 import {
   entryDocId,
   indexFileText,
@@ -101,12 +102,6 @@ const MINISEARCH_OPTIONS: Options<IndexedDoc> = {
 }
 
 const FLUSH_MS = 250
-/** The build starts once the Host has been this long without a request (the window's first ones answered)... */
-const QUIET_MS = 1_000
-/** ...or this long after the start when nothing asks at all (no window)... */
-const UNASKED_MS = 10_000
-/** ...and at the latest this long after the start (a window that keeps asking). */
-const LATEST_MS = 30_000
 /** A build that read at least this many transcripts is saved soon after (reading them again would cost more than writing the file). */
 const SAVE_AFTER_READS = 200
 /** How soon. */
@@ -136,8 +131,8 @@ export class SearchIndex {
   private saveTimer: NodeJS.Timeout | null = null
   /** The last save (saves run one after another, each taking the index as it is when it starts). */
   private saving: Promise<void> = Promise.resolve()
-  private startTimer: NodeJS.Timeout | null = null
-  private readonly startedAt = Date.now()
+  /** When the build starts by itself: once the Host is quiet. */
+  private readonly quiet = new QuietStart(() => void this.build())
   /** Every session has been brought up to date: only then may the index replace the file. */
   private complete = false
   private building: Promise<void> | null = null
@@ -153,8 +148,7 @@ export class SearchIndex {
 
   /** Brings the index up to date with the file, db.json and the transcripts; resolves when all are in (or the index was closed). */
   build(): Promise<void> {
-    if (this.startTimer) clearTimeout(this.startTimer)
-    this.startTimer = null
+    this.quiet.cancel()
     this.building ??= this.buildAll().catch((error: unknown) => {
       if (!(error instanceof ReadAbandoned)) console.warn(`search: the index could not be built: ${(error as Error).message}`)
     })
@@ -162,27 +156,18 @@ export class SearchIndex {
   }
 
   /**
-   * Builds once the Host is quiet (`QUIET_MS` after its last request, see
-   * `noteRequest`; `UNASKED_MS` after the start if nothing asks; at the latest
-   * `LATEST_MS`), or at the first search if that is sooner: the window's first
-   * requests are answered before the index is read.
+   * Builds once the Host is quiet (`QuietStart`: a moment after its last
+   * request, see `noteRequest`), or at the first search if that is sooner:
+   * the window's first requests are answered before the index is read.
    */
   buildWhenQuiet(): void {
-    if (this.sources.buildOnSearchOnly) return
-    this.armStart(UNASKED_MS)
+    if (this.sources.buildOnSearchOnly || this.building || this.closed) return
+    this.quiet.arm()
   }
 
-  /** The Host answered a request: a build still waiting waits until it has been quiet for `QUIET_MS`. */
+  /** The Host answered a request: a build still waiting waits until the Host is quiet again. */
   noteRequest(): void {
-    if (this.startTimer) this.armStart(QUIET_MS)
-  }
-
-  private armStart(ms: number): void {
-    if (this.building || this.closed) return
-    if (this.startTimer) clearTimeout(this.startTimer)
-    const latest = this.startedAt + LATEST_MS - Date.now()
-    this.startTimer = setTimeout(() => void this.build(), Math.max(0, Math.min(ms, latest)))
-    this.startTimer.unref?.()
+    this.quiet.noteRequest()
   }
 
   private async buildAll(): Promise<void> {
@@ -551,8 +536,7 @@ export class SearchIndex {
     this.closed = true
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
-    if (this.startTimer) clearTimeout(this.startTimer)
-    this.startTimer = null
+    this.quiet.cancel()
     if (this.saveTimer) clearTimeout(this.saveTimer)
     this.saveTimer = null
     await this.building

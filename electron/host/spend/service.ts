@@ -3,6 +3,7 @@ import type { TranscriptHeader, TranscriptRecord } from '../../../shared/transcr
 import type { EventBus } from '../events'
 import type { HandlerSlice } from '../handlers'
 import type { Store } from '../store'
+import { QuietStart } from '../quiet-start'
 import { readPastSpend, transcriptFiles } from './backfill'
 import { SpendBook, type ReadSpend, type SpendEntry } from './book'
 import { mattersToSpend, SpendFold, type SpendFact } from './fold'
@@ -47,6 +48,12 @@ export class SpendService {
   private waiting: Waiting[] | null = null
   private progress: { done: number; total: number } | null = null
   private backfilling: Promise<void> = Promise.resolve()
+  /** Past transcripts are read once the Host is quiet (its first requests answered first), or when the page asks. */
+  private readonly quiet = new QuietStart(() => {
+    // Only while there is something to read (no spend.jsonl yet), and not once closing.
+    if (this.closing || !this.waiting) return
+    this.backfilling = this.backfill().catch((error: Error) => console.error(`Could not read past conversations for their spend: ${error.message}`))
+  })
   private closing = false
   private changed = new Set<string>()
   private announcing: NodeJS.Immediate | null = null
@@ -66,27 +73,36 @@ export class SpendService {
     if (!options.read.entries) {
       this.waiting = []
       this.progress = { done: 0, total: 0 }
-      this.backfilling = this.backfill().catch((error: Error) => console.error(`Could not read past conversations for their spend: ${error.message}`))
+      this.quiet.arm()
     }
+  }
+
+  /** The Host answered a request: past transcripts still to read wait until it is quiet again. */
+  noteRequest(): void {
+    this.quiet.noteRequest()
   }
 
   handlers(): HandlerSlice<'spend'> {
     const store = this.options.store
     return {
-      'spend.report': async (query) => ({
-        ...spendReport(this.book.entries, query, {
-          session: (id) => store.session(id)?.title,
-          project: (id) => store.project(id)?.name,
-          agent: (id) => store.agent(id)?.name
-        }),
-        ...(this.progress ? { backfill: { ...this.progress } } : {})
-      })
+      'spend.report': async (query) => {
+        this.quiet.now()
+        return {
+          ...spendReport(this.book.entries, query, {
+            session: (id) => store.session(id)?.title,
+            project: (id) => store.project(id)?.name,
+            agent: (id) => store.agent(id)?.name
+          }),
+          ...(this.progress ? { backfill: { ...this.progress } } : {})
+        }
+      }
     }
   }
 
   /** Stops reading past transcripts (they are read again next time: nothing was written) and flushes what was spent. */
   async close(): Promise<void> {
     this.closing = true
+    this.quiet.cancel()
     await this.backfilling
     if (this.announcing) clearImmediate(this.announcing)
     await this.book.flush()

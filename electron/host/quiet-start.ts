@@ -1,0 +1,59 @@
+/**
+ * Background work that reads many files at start (the search index, past
+ * spend) waits until the Host is quiet, so the window's first requests are
+ * answered first: it starts `quietMs` after the Host's last request, or
+ * `unaskedMs` after the start when nothing asks at all (no window), and at
+ * the latest `latestMs` after the start (a window that keeps asking). `now()`
+ * starts it at once (a user asking for what it makes).
+ */
+
+export interface QuietTiming {
+  quietMs: number
+  unaskedMs: number
+  latestMs: number
+}
+
+export const QUIET_TIMING: QuietTiming = { quietMs: 1_000, unaskedMs: 10_000, latestMs: 30_000 }
+
+export class QuietStart {
+  private timer: NodeJS.Timeout | null = null
+  private readonly startedAt = Date.now()
+  private done = false
+
+  constructor(
+    private readonly work: () => void,
+    private readonly timing: QuietTiming = QUIET_TIMING
+  ) {}
+
+  /** Starts waiting for a quiet moment. */
+  arm(): void {
+    this.schedule(this.timing.unaskedMs)
+  }
+
+  /** The Host answered a request: work still waiting waits until it has been quiet again. */
+  noteRequest(): void {
+    if (this.timer) this.schedule(this.timing.quietMs)
+  }
+
+  /** Starts the work now if it has not started (it runs once). */
+  now(): void {
+    if (this.done) return
+    this.cancel()
+    this.done = true
+    this.work()
+  }
+
+  /** Never starts it (the Host is closing), or no longer waits because it was started otherwise. */
+  cancel(): void {
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = null
+  }
+
+  private schedule(ms: number): void {
+    if (this.done) return
+    this.cancel()
+    const latest = this.startedAt + this.timing.latestMs - Date.now()
+    this.timer = setTimeout(() => this.now(), Math.max(0, Math.min(ms, latest)))
+    this.timer.unref?.()
+  }
+}
