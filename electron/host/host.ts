@@ -2,24 +2,22 @@ import { promises as fs } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { z } from 'zod'
 import { isRequestMethod, requestParams, type RequestMethod, type RequestResult, type WireResponse } from '../../shared/contract'
-import type { AgentDefinition, AgentRuntimeState } from '../../shared/domain'
-import type { PlatformKey, RegistrySnapshot } from '../../shared/registry'
-import type { AgentConnection, ConnectAgent } from './agent/connection'
 import { AgentChecks } from './agents/check'
 import { agentsHandlers } from './agents/service'
 import { SignIn } from './agents/sign-in'
-import { AgentSupervisor, type SupervisorOptions } from './agents/supervisor'
+import { AgentSupervisor } from './agents/supervisor'
 import { AskBroker } from './asks/broker'
 import { asksHandlers } from './asks/service'
 import { clientSide } from './client/client-side'
 import { refuseCommands, withConfirmation, type ConfirmCommand } from './confirmations'
 import { acquireDataLock, type DataLock } from './data-lock'
-import { environmentWarning, hostEnvironment, type LoginShellOptions, type UserEnvironment } from './environment'
+import { environmentWarning, hostEnvironment, type UserEnvironment } from './environment'
 import { wireError } from './errors'
 import { EventBus } from './events'
 import { filesHandlers } from './files/service'
 import { Inbox } from './inbox/inbox'
 import type { Handlers, RequestContext } from './handlers'
+import { DEFAULT_AGENT_IDLE_MS, DEFAULT_CANCEL_GRACE_MS, type HostOptions } from './host-options'
 import { lazyMcpHandlers, McpService } from './mcp/service'
 import { defaultAgentPresets } from './presets'
 import { killLeftovers, markPrefixFor } from './processes'
@@ -27,8 +25,9 @@ import { projectsHandlers } from './projects/service'
 import { Records } from './records'
 import { RegistryService } from './registry/service'
 import { bundledRegistry } from './registry/snapshot'
-import { SEARCH_INDEX_FILE, SearchIndex, type SearchHooks } from './search'
-import { MemorySecretStore, type SecretStore } from './secrets'
+import { SEARCH_INDEX_FILE, SearchIndex } from './search'
+import { MemorySecretStore } from './secrets'
+import { agentEnded, canStopQuietly } from './sessions/agent-ends'
 import { SessionConnector } from './sessions/connector'
 import { SessionLifecycle } from './sessions/lifecycle'
 import { Reconnector } from './sessions/reconnect'
@@ -43,6 +42,7 @@ import { Terminals } from './terminals'
 import { WorkspaceService } from './workspace/service'
 
 export { HostError } from './errors'
+export type { HostOptions } from './host-options'
 
 /**
  * The Host: everything the app does, with no Electron in it. It opens the data
@@ -51,48 +51,6 @@ export { HostError } from './errors'
  * dispatches the contract's requests, and closes everything in order. The
  * Electron shell and the WebSocket server are two thin transports in front of it.
  */
-
-export interface HostOptions {
-  dataDir: string
-  version: string
-  /** Agent definitions seeded into a new database. */
-  presets?: AgentDefinition[]
-  /** Supplied by the Electron shell: a native folder picker. */
-  pickFolder?: () => Promise<string | null>
-  initializeTimeoutMs?: number
-  /** Longest message an agent may send on one line (default 8 MiB); a longer one stops the agent with a message. */
-  maxAgentMessageBytes?: number
-  /** How long an agent may take to end a turn after session/cancel before it is stopped (default 15 s). */
-  cancelGraceMs?: number
-  /** Stop an agent after this long without a message either way (default 10 minutes; 0 never). */
-  agentIdleMs?: number
-  /** Where secrets live; defaults to memory (nothing survives a restart). */
-  secrets?: SecretStore
-  /** Supplied by the Electron shell: shows a file or folder in the system's file manager. */
-  revealPath?: (path: string) => void
-  /** Sees every ACP message to and from every agent (tests validate what goes out against the schema). */
-  onAgentMessage?: (agentId: string, direction: 'in' | 'out', message: unknown) => void
-  /** Starts agents in place of spawning them (fast Host tests use an in-process stub agent). */
-  connectAgent?: ConnectAgent
-  /** The ACP Registry: the feed's URL when the user set none, the snapshot served offline, the platform (tests). */
-  registry?: { url?: string; snapshot?: RegistrySnapshot; platform?: PlatformKey | null; timeoutMs?: number }
-  /**
-   * Read the user's login shell's environment at start and give it to every process the Host starts
-   * (see environment.ts; the shell decides with `wantsLoginShell`). Without it, the Host's own environment.
-   */
-  loginShell?: boolean | LoginShellOptions
-  /** Asks the user outside the window to confirm a change that would run a program (confirmations.ts); without it, such changes are refused. */
-  confirmCommand?: ConfirmCommand
-  /** Tests: the transcripts the search index reads, its build held at a step or started by a search only (search.ts). */
-  search?: SearchHooks
-  /** The waits between attempts to reconnect a network or SSH agent's sessions after its connection was lost (sessions/reconnect.ts). */
-  reconnectDelaysMs?: number[]
-  /** Keep-alive and connection timeouts of agents over SSH (ssh/options.ts; tests shorten them). */
-  ssh?: SupervisorOptions['ssh']
-}
-
-const DEFAULT_AGENT_IDLE_MS = 10 * 60_000
-const DEFAULT_CANCEL_GRACE_MS = 15_000
 
 export class Host {
   readonly events = new EventBus()
@@ -157,8 +115,8 @@ export class Host {
       onAgentMessage: options.onAgentMessage,
       idleMs: agentIdleMs ?? DEFAULT_AGENT_IDLE_MS,
       ssh: options.ssh,
-      canStop: (connection) => this.canStopQuietly(connection),
-      onEnded: (connection, state) => this.agentEnded(connection, state)
+      canStop: (connection) => canStopQuietly(connection, registry, broker),
+      onEnded: (connection, state) => agentEnded(connection, state, registry, this.reconnector)
     }))
     const signIn = (this.signIn = new SignIn({ records, secrets, events, supervisor, environment, markPrefix }))
     const checks = new AgentChecks({ dataDir, supervisor })
@@ -302,30 +260,5 @@ export class Host {
     await this.settings.settled()
     await this.lock.release()
     this.events.flush()
-  }
-
-  /** No turn running, starting or about to, no question pending, and every session on it can come back. */
-  private canStopQuietly(connection: AgentConnection): boolean {
-    const sessions = this.registry.on(connection)
-    // inTurn and connecting cover the moments between statuses (a prompt taking its checkpoint, a replay going quiet).
-    const busy = sessions.some(
-      (l) => l.inTurn || l.connecting !== null || this.registry.isBusy(l.record.id) || this.broker.pendingPermissions(l.record.id).length > 0
-    )
-    const { loadSession, session } = connection.capabilities
-    return !busy && !this.broker.isAsking(connection.definition.id) && (sessions.length === 0 || loadSession || session.resume)
-  }
-
-  /** The agent's process ended: its sessions lose their link and, unless a turn is ending with an error of its own, go idle. */
-  private agentEnded(connection: AgentConnection, state: AgentRuntimeState): void {
-    const sessions = this.registry.on(connection)
-    for (const live of sessions) {
-      this.registry.detach(live)
-      if (this.registry.stateOf(live.record.id).status !== 'running') {
-        this.registry.setState(live.record.id, { status: 'idle', error: state.message })
-      }
-    }
-    // A network or SSH agent's connection lost (not stopped by Switchboard): its sessions come back on a new one.
-    const ids = sessions.map((l) => l.record.id)
-    if (state.status === 'exited') this.reconnector.lost(connection, ids)
   }
 }
