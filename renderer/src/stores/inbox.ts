@@ -2,6 +2,7 @@ import { defineStore } from 'pinia'
 import { computed, ref, watch } from 'vue'
 import type { InboxItem } from '../../../shared/inbox'
 import { host, messageOf } from '../host/client'
+import { LOST_CONNECTION } from '../host/transport'
 import { useNoticesStore } from './notices'
 import { usePanesStore } from './panes'
 import { useViewStore } from './view'
@@ -83,7 +84,10 @@ export const useInboxStore = defineStore('inbox', () => {
       asking = key
       void host()
         .request('inbox.seen', { sessionIds })
-        .catch((error: unknown) => console.error('Could not tell the Host what was seen', error))
+        .catch((error: unknown) => {
+          // A lost connection is said already; the list that comes back with it asks again.
+          if (!(error instanceof Error && error.message === LOST_CONNECTION)) console.error('Could not tell the Host what was seen', error)
+        })
         .finally(() => {
           if (asking === key) asking = ''
         })
