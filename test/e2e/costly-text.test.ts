@@ -139,7 +139,8 @@ describe('costly agent text', () => {
         expect(await entry.getByTestId('plain-show-all').count()).toBe(0)
       }
       if (kind === 'brackets') {
-        // The raw text is one click away: Copy gives all of it.
+        // The raw text is one click away: Copy gives all of it (the Clipboard API writes only for the focused page).
+        await page.bringToFront()
         await entry.getByTestId('plain-copy').click()
         await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(pathologicalText('brackets'))
       }
