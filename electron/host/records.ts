@@ -54,9 +54,9 @@ export class Records {
     this.announce(...changed)
   }
 
-  /** Tells the windows a session is gone, and how many its group has left. */
-  announceRemoved(id: string): void {
-    const count = this.listing.removed(id)
+  /** Tells the windows a session is gone (`record`: as it was), and how many its group has left. */
+  announceRemoved(id: string, record?: SessionRecord): void {
+    const count = this.listing.removed(id, record)
     this.events.emit('session.removed', { id })
     if (count) this.events.emit('sessions.count', count)
   }
