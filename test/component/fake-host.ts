@@ -58,6 +58,28 @@ export class FakeHost implements HostTransport {
   }
 }
 
+/**
+ * Answers to everything the window asks for on its first load (app store's
+ * `load`), empty: a test gives its own for what it is about.
+ */
+export function firstLoad(answers: Record<string, (params: any) => unknown> = {}): Record<string, (params: any) => unknown> {
+  return {
+    'app.info': () => ({ version: 'test', dataDir: '/data', warnings: [], nativeFolderPicker: false, secretsPersistent: true }),
+    'projects.list': () => [],
+    'sessions.summary': () => [],
+    'sessions.states': () => [],
+    'agents.list': () => [],
+    'agents.states': () => [],
+    'permissions.list': () => [],
+    'elicitations.list': () => [],
+    'inbox.list': () => [],
+    'agents.checks': () => [],
+    'mcp.list': () => ({ profiles: [], disabled: {}, secretsPersistent: true }),
+    'settings.get': () => ({ settings: {}, saved: false }),
+    ...answers
+  }
+}
+
 /** The next animation frame (after the frames already asked for). */
 export function nextFrame(): Promise<void> {
   return new Promise((resolve) => requestAnimationFrame(() => resolve()))

@@ -14,7 +14,7 @@ import { useAppStore } from '../../renderer/src/stores/app'
 import { usePanesStore } from '../../renderer/src/stores/panes'
 import { useProjectsStore } from '../../renderer/src/stores/projects'
 import { useSessionsStore } from '../../renderer/src/stores/sessions'
-import { FakeHost } from './fake-host'
+import { FakeHost, firstLoad } from './fake-host'
 
 /**
  * The sidebar when the window holds only pages of the session list: the
@@ -57,22 +57,15 @@ class ListingHost {
     readonly sessions: SessionRecord[]
   ) {
     this.listing = new SessionListing(sessions)
-    this.fake = new FakeHost({
-      'app.info': () => ({ version: 'test', dataDir: '/data', warnings: [], nativeFolderPicker: false, secretsPersistent: true }),
-      'projects.list': () => projects,
-      'sessions.summary': ({ limit }: { limit: number }) => this.listing.summary(limit),
-      'sessions.page': (p: { projectId: string; agentId: string; before?: { updatedAt: string; id: string }; limit: number }) =>
-        this.listing.page(p.projectId, p.agentId, p.before, p.limit),
-      'sessions.get': ({ ids }: { ids: string[] }) => this.listing.get(ids),
-      'sessions.states': () => [],
-      'agents.list': () => [],
-      'agents.states': () => [],
-      'permissions.list': () => [],
-      'elicitations.list': () => [],
-      'agents.checks': () => [],
-      'mcp.list': () => ({ profiles: [], disabled: {}, secretsPersistent: true }),
-      'settings.get': () => ({ settings: {}, saved: false })
-    }).install()
+    this.fake = new FakeHost(
+      firstLoad({
+        'projects.list': () => projects,
+        'sessions.summary': ({ limit }: { limit: number }) => this.listing.summary(limit),
+        'sessions.page': (p: { projectId: string; agentId: string; before?: { updatedAt: string; id: string }; limit: number }) =>
+          this.listing.page(p.projectId, p.agentId, p.before, p.limit),
+        'sessions.get': ({ ids }: { ids: string[] }) => this.listing.get(ids)
+      })
+    ).install()
   }
 
   /** A session new or changed (`updatedAt` moved by a turn), as Records announces it; `countFirst` sends the count before it. */
