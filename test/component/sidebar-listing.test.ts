@@ -285,6 +285,15 @@ describe('the virtual sidebar', () => {
     expect(ids()).toEqual(Array.from({ length: FIRST_PAGE }, (_, i) => `big-x-${i}`).concat(['small-x-2', 'small-x-1']))
     const more = document.querySelector<HTMLButtonElement>('[data-testid=show-more-sessions]')!
     expect(more.textContent?.trim()).toBe(`Show ${NEXT_PAGE} more of ${(100_000).toLocaleString()}`)
+    // A project folded: its rows leave the list, its head says how many it has.
+    const smallHead = document.querySelector<HTMLElement>('[data-project-id="small"] [data-testid=project-head]')!
+    smallHead.click()
+    await nextTick()
+    expect(ids().filter((id) => id.startsWith('small'))).toEqual([])
+    expect(smallHead.querySelector('.count')?.textContent).toBe('2')
+    smallHead.click()
+    await nextTick()
+    expect(ids().filter((id) => id.startsWith('small'))).toEqual(['small-x-2', 'small-x-1'])
 
     // A thousand sessions loaded: the page still holds about a screenful of rows.
     await useProjectsStore().loadMore('big', 'x', 500)
