@@ -115,6 +115,8 @@ export async function makeDataset(
     await writeFile(transcriptPath(transcripts, record.id), lines.join('\n') + '\n')
   }
   const records: SessionRecord[] = []
+  // Transcripts are written a few hundred at a time: 100,000 of them one by one take minutes.
+  let writing: Promise<void>[] = []
   for (let s = 0; s < options.sessions; s++) {
     const p = s % options.projects
     const at = new Date(base + s * 60_000).toISOString()
@@ -130,8 +132,13 @@ export async function makeDataset(
       updatedAt: at
     }
     records.push(record)
-    await write(record, options.turnsPerSession)
+    writing.push(write(record, options.turnsPerSession))
+    if (writing.length >= 256) {
+      await Promise.all(writing)
+      writing = []
+    }
   }
+  await Promise.all(writing)
   let longSessionTitle: string | undefined
   if (options.longTurns) {
     const at = new Date(base + (options.sessions + 1) * 60_000).toISOString()

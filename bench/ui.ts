@@ -9,12 +9,17 @@ async function painted(page: Page): Promise<void> {
   await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
 }
 
-/** App start (Host opens the data folder, serves, the page loads) to the sidebar painted with its sessions. */
-export async function listing(browser: Browser, dataDir: string): Promise<number> {
+/**
+ * App start (Host opens the data folder, serves, the page loads) to the sidebar
+ * painted with its sessions. `parts.hostOpenMs` gets the share of it that is
+ * the Host opening the data folder (db.json read, migrated, indexed).
+ */
+export async function listing(browser: Browser, dataDir: string, parts?: { hostOpenMs: number[] }): Promise<number> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
   const page = await context.newPage()
   const t0 = now()
   const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
+  parts?.hostOpenMs.push(now() - t0)
   const server = await serve(host)
   try {
     await page.goto(server.url)

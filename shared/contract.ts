@@ -18,6 +18,7 @@ import type {
 import { confirmationCodeParam, type CommandChange } from './confirmation'
 import type { HostErrorCode } from './errors'
 import type { SearchResults } from './search'
+import type { SessionGroupCount, SessionGroupPage } from './session-listing'
 import type { TranscriptRecord } from './transcript'
 import type { ChangesResult, CheckpointView, MergeResult, ProjectGitInfo } from './workspace'
 import { mcpRequestParams, type McpRequestResults, type McpState } from './mcp'
@@ -127,7 +128,19 @@ export const requestParams = {
   'agents.presets': z.object({}),
   'agents.addPreset': z.object({ presetId: id, ...confirmationCodeParam }),
   'agents.states': z.object({}),
+  /** Every session record (of one project), newest first: for tools and tests; the window reads pages (below). */
   'sessions.list': z.object({ projectId: id.optional() }),
+  /** What the sidebar shows first: each project's groups of one agent's sessions, with their counts and their newest `limit`. */
+  'sessions.summary': z.object({ limit: z.number().int().min(0).max(500) }),
+  /** The next page of a project's sessions with one agent, newest first: those after `before` (the last one the window has). */
+  'sessions.page': z.object({
+    projectId: id,
+    agentId: id,
+    before: z.object({ updatedAt: z.string().max(100), id }).optional(),
+    limit: z.number().int().min(1).max(500)
+  }),
+  /** Session records by id, for a window that holds only pages: those that exist (a deleted one is left out). */
+  'sessions.get': z.object({ ids: z.array(id).max(1000) }),
   'sessions.states': z.object({}),
   /** `isolation`: work in the project's folder, or in a new git worktree on a new branch (`branch`, else one named after the session). */
   'sessions.new': z.object({
@@ -281,6 +294,9 @@ export interface RequestResults extends McpRequestResults, RegistryRequestResult
   'agents.addPreset': AgentDefinition
   'agents.states': AgentRuntimeState[]
   'sessions.list': SessionRecord[]
+  'sessions.summary': SessionGroupPage[]
+  'sessions.page': { sessions: SessionRecord[]; count: number }
+  'sessions.get': SessionRecord[]
   /** The live state of every session that has one (the others are idle). */
   'sessions.states': SessionState[]
   'sessions.new': SessionRecord
@@ -344,6 +360,8 @@ export interface HostEvents {
   'session.state': SessionState
   'session.record': SessionRecord
   'session.removed': { id: string }
+  /** A group's count after a session was added to it or taken out of it (with the `session.record` or `session.removed` that did it). */
+  'sessions.count': SessionGroupCount
   'agent.state': AgentRuntimeState
   'projects.changed': Project[]
   'permissions.changed': PermissionRule[]

@@ -1,5 +1,6 @@
 import type { AgentDefinition, Project, SessionRecord } from '../../shared/domain'
 import type { EventBus } from './events'
+import { SessionListing } from './session-listing'
 import type { Store } from './store'
 
 /**
@@ -9,10 +10,15 @@ import type { Store } from './store'
  * by hand at each call site.
  */
 export class Records {
+  /** The sessions in the sidebar's order, following what is announced (`sessions.page|summary|get` read it). */
+  readonly listing: SessionListing
+
   constructor(
     readonly store: Store,
     private readonly events: EventBus
-  ) {}
+  ) {
+    this.listing = new SessionListing(store.data.sessions)
+  }
 
   get data(): Store['data'] {
     return this.store.data
@@ -48,9 +54,11 @@ export class Records {
     this.announce(...changed)
   }
 
-  /** Tells the windows a session is gone. */
-  announceRemoved(id: string): void {
+  /** Tells the windows a session is gone (`record`: as it was), and how many its group has left. */
+  announceRemoved(id: string, record?: SessionRecord): void {
+    const count = this.listing.removed(id, record)
     this.events.emit('session.removed', { id })
+    if (count) this.events.emit('sessions.count', count)
   }
 
   /** Tells the windows what changed, without waiting for the disk (the save is under way or follows). */
@@ -59,7 +67,11 @@ export class Records {
       if (what === 'projects') this.events.emit('projects.changed', this.store.data.projects)
       else if (what === 'agents') this.events.emit('agents.changed', this.store.data.agents)
       else if (what === 'permissions') this.events.emit('permissions.changed', this.store.data.permissionRules)
-      else this.events.emit('session.record', what)
+      else {
+        const count = this.listing.changed(what)
+        this.events.emit('session.record', what)
+        if (count) this.events.emit('sessions.count', count)
+      }
     }
   }
 }

@@ -37,6 +37,9 @@ export function routeEvents(events: HostEvent[]): void {
         case 'session.record':
           projects.upsertSession(event.payload)
           break
+        case 'sessions.count':
+          projects.receiveCount(event.payload)
+          break
         case 'session.removed': {
           const record = projects.sessionById(event.payload.id)
           projects.removeSession(event.payload.id)

@@ -10,7 +10,7 @@ import { useAgentsStore } from '../../renderer/src/stores/agents'
 import { useProjectsStore } from '../../renderer/src/stores/projects'
 import { useSessionsStore } from '../../renderer/src/stores/sessions'
 import { useThreadsStore } from '../../renderer/src/stores/threads'
-import { FakeHost } from './fake-host'
+import { FakeHost, summaryOf } from './fake-host'
 
 const at = '2026-01-01T00:00:00.000Z'
 let fake: FakeHost
@@ -43,7 +43,7 @@ function setUp(acceptsImages = true): void {
     .install()
   useProjectsStore().setAll(
     [{ id: 'p1', name: 'app', cwd: '/work/app', createdAt: at }],
-    [
+    summaryOf([
       {
         id: 's1',
         acpSessionId: 'acp',
@@ -55,7 +55,7 @@ function setUp(acceptsImages = true): void {
         createdAt: at,
         updatedAt: at
       }
-    ]
+    ])
   )
   useAgentsStore().setAll(
     [{ id: 'a1', name: 'Helper', command: 'helper', args: [], env: {} }],

@@ -1,4 +1,6 @@
 import type { HostEvent, HostTransport, WireResponse } from '../../shared/contract'
+import type { SessionRecord } from '../../shared/domain'
+import { newerFirst, type SessionGroupPage } from '../../shared/session-listing'
 import { HostClient, installHost } from '../../renderer/src/host/client'
 
 /**
@@ -56,7 +58,42 @@ export class FakeHost implements HostTransport {
   }
 }
 
+/**
+ * Answers to everything the window asks for on its first load (app store's
+ * `load`), empty: a test gives its own for what it is about.
+ */
+export function firstLoad(answers: Record<string, (params: any) => unknown> = {}): Record<string, (params: any) => unknown> {
+  return {
+    'app.info': () => ({ version: 'test', dataDir: '/data', warnings: [], nativeFolderPicker: false, secretsPersistent: true }),
+    'projects.list': () => [],
+    'sessions.summary': () => [],
+    'sessions.states': () => [],
+    'agents.list': () => [],
+    'agents.states': () => [],
+    'permissions.list': () => [],
+    'elicitations.list': () => [],
+    'inbox.list': () => [],
+    'agents.checks': () => [],
+    'mcp.list': () => ({ profiles: [], disabled: {}, secretsPersistent: true }),
+    'settings.get': () => ({ settings: {}, saved: false }),
+    ...answers
+  }
+}
+
 /** The next animation frame (after the frames already asked for). */
 export function nextFrame(): Promise<void> {
   return new Promise((resolve) => requestAnimationFrame(() => resolve()))
+}
+
+/** What `sessions.summary` answers for these records: each project's groups of one agent's sessions, newest first, `limit` of each. */
+export function summaryOf(records: SessionRecord[], limit = Infinity): SessionGroupPage[] {
+  const groups = new Map<string, SessionGroupPage>()
+  for (const record of [...records].sort(newerFirst)) {
+    const key = `${record.projectId} ${record.agentId}`
+    const group = groups.get(key) ?? { projectId: record.projectId, agentId: record.agentId, count: 0, sessions: [] }
+    groups.set(key, group)
+    group.count++
+    if (group.sessions.length < limit) group.sessions.push(record)
+  }
+  return [...groups.values()]
 }

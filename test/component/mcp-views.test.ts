@@ -12,7 +12,7 @@ import { useAppStore } from '../../renderer/src/stores/app'
 import { useMcpStore } from '../../renderer/src/stores/mcp'
 import { useNoticesStore } from '../../renderer/src/stores/notices'
 import { useProjectsStore } from '../../renderer/src/stores/projects'
-import { FakeHost } from './fake-host'
+import { FakeHost, firstLoad } from './fake-host'
 
 /** What the window says of MCP servers: the sidebar's count, a session's servers, a server's one switch. */
 
@@ -49,20 +49,12 @@ let fake: FakeHost
 beforeEach(() => {
   setActivePinia(createPinia())
   document.body.innerHTML = ''
-  fake = new FakeHost({
-    'app.info': () => ({ version: 'test', dataDir: '/data', warnings: [], platform: 'linux', nativeFolderPicker: false }),
-    'projects.list': () => [project],
-    'sessions.list': () => [],
-    'sessions.states': () => [],
-    'agents.list': () => [],
-    'agents.states': () => [],
-    'permissions.list': () => [],
-    'elicitations.list': () => [],
-    'inbox.list': () => [],
-    'agents.checks': () => [],
-    'mcp.list': () => state([profile('m1', 'docs'), profile('m2', 'search')]),
-    'settings.get': () => ({ settings: {}, saved: false })
-  }).install()
+  fake = new FakeHost(
+    firstLoad({
+      'projects.list': () => [project],
+      'mcp.list': () => state([profile('m1', 'docs'), profile('m2', 'search')])
+    })
+  ).install()
 })
 
 describe('the sidebar', () => {

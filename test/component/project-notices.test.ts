@@ -38,8 +38,8 @@ afterEach(() => {
   vi.useRealTimers()
 })
 
-function mountBlock() {
-  return mount(ProjectBlock, { props: { project, now: Date.now(), index: 0, count: 1 }, attachTo: document.body })
+function mountBlock(of: Project = project) {
+  return mount(ProjectBlock, { props: { project: of, index: 0, count: 1 }, attachTo: document.body })
 }
 const find = (wrapper: ReturnType<typeof mountBlock>, id: string) => wrapper.find(`[data-testid="${id}"]`)
 
@@ -83,7 +83,11 @@ describe('notices under a project', () => {
     await find(block, 'agent-not-installed-dismiss').trigger('click')
     expect(find(block, 'agent-not-installed').exists()).toBe(false)
 
-    const other = mountBlock()
+    // Scrolled out of view and back (the sidebar is virtualised): it stays put away.
+    block.unmount()
+    expect(find(mountBlock(), 'agent-not-installed').exists()).toBe(false)
+
+    const other = mountBlock({ ...project, id: 'p2', name: 'other', cwd: '/work/other' })
     expect(find(other, 'agent-not-installed').exists()).toBe(true)
     agents.receiveState(state('codex', { installed: true, status: 'ready' }))
     await flushPromises()

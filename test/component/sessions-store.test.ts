@@ -12,7 +12,7 @@ import { usePanesStore } from '../../renderer/src/stores/panes'
 import { useProjectsStore } from '../../renderer/src/stores/projects'
 import { useSessionsStore } from '../../renderer/src/stores/sessions'
 import { useThreadsStore } from '../../renderer/src/stores/threads'
-import { FakeHost, nextFrame } from './fake-host'
+import { FakeHost, nextFrame, summaryOf } from './fake-host'
 
 const at = '2026-01-01T00:00:00.000Z'
 const record: SessionRecord = {
@@ -121,7 +121,7 @@ describe('deleting the session a pane shows', () => {
   const plain: SessionRecord = { ...record, id: 'plain', title: 'Another' }
 
   beforeEach(() => {
-    useProjectsStore().setAll([], [parent, fork, plain])
+    useProjectsStore().setAll([], summaryOf([parent, fork, plain]))
     fake
       .answer('sessions.open', ({ id }: { id: string }) => ({
         ...snapshot([{ t: 'prompt', at, content: [{ type: 'text', text: `in ${id}` }] }]),
@@ -159,5 +159,17 @@ describe('deleting the session a pane shows', () => {
     await sessions.open('plain')
     await sessions.remove('plain', false)
     expect(panes.panes.map((p) => p.sessionId)).toEqual(['parent', null])
+  })
+
+  it('asks for the origin by id when the pages the window holds do not have it', async () => {
+    useProjectsStore().removeSession('parent')
+    fake.answer('sessions.get', ({ ids }: { ids: string[] }) => [parent].filter((s) => ids.includes(s.id)))
+    const sessions = useSessionsStore()
+    await sessions.open('fork')
+    routeEvents([{ type: 'session.removed', payload: { id: 'fork' } }])
+    await flushPromises()
+    expect(fake.sent('sessions.get')).toEqual([{ ids: ['parent'] }])
+    expect(usePanesStore().focused.sessionId).toBe('parent')
+    expect(useProjectsStore().sessionById('parent')?.title).toBe('The original')
   })
 })

@@ -5,8 +5,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Locator, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
-import { removeDir, scriptedAgent, tempDir } from '../helpers'
-import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole } from './browser'
+import { makeDataset } from '../../bench/data'
+import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, serve, watchConsole } from './browser'
 
 /**
  * The sidebar by mouse and keyboard: projects added, renamed, reordered and
@@ -231,16 +232,91 @@ describe('the sidebar', () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } })
     const page = await context.newPage()
     await page.goto(server.url)
-    const block = project(page, 'busy')
-    await block.getByTestId('session-item').first().waitFor()
-    // The newest eight, newest first; the four oldest behind the button.
-    expect(await block.getByTestId('session-item').count()).toBe(8)
-    expect(await block.getByTestId('session-item').first().textContent()).toContain('Busy 12')
-    expect(await block.getByTestId('show-more-sessions').textContent()).toContain('Show 4 more of 12')
-    await block.getByTestId('show-more-sessions').click()
-    await expect.poll(() => block.getByTestId('session-item').count()).toBe(12)
-    expect(await block.getByTestId('show-more-sessions').count()).toBe(0)
-    expect(await block.getByTestId('session-item').last().textContent()).toContain('Busy 01')
+    // The project's rows (the sidebar is one virtual list: its sessions are rows under the project's own).
+    const rows = page.locator(`[data-project-id="${projectId}"]`)
+    await rows.getByTestId('session-item').first().waitFor()
+    // The newest eight, newest first; the four oldest behind the button. It is the last project: scrolled to the end
+    // of the list (which grows a little as its rows are measured), all its rows are in the page.
+    const toEnd = async (): Promise<number> => {
+      await page.evaluate("document.querySelector('[data-testid=project-list]').scrollTop = 1e9")
+      return rows.getByTestId('session-item').count()
+    }
+    await expect.poll(toEnd).toBe(8)
+    expect(await rows.getByTestId('session-item').first().textContent()).toContain('Busy 12')
+    expect(await rows.getByTestId('show-more-sessions').textContent()).toContain('Show 4 more of 12')
+    await rows.getByTestId('show-more-sessions').click()
+    await expect.poll(toEnd).toBe(12)
+    expect(await rows.getByTestId('show-more-sessions').count()).toBe(0)
+    expect(await rows.getByTestId('session-item').last().textContent()).toContain('Busy 01')
     await context.close()
+  })
+
+  it('lists two thousand conversations a page at a time: the keyboard across rows, "Show more", search and a restored pane', async () => {
+    const many = await tempDir('e2e-sidebar-many')
+    const { dataDir: manyData } = await makeDataset(many, { projects: 2, sessions: 2000, turnsPerSession: 1 })
+    const manyHost = await openHost(manyData)
+    const manyServer = await serve(manyHost)
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    try {
+      const page = await context.newPage()
+      page.setDefaultTimeout(15_000)
+      const problems = watchConsole(page)
+      const focusedRow = (): Promise<unknown> => page.evaluate("document.activeElement?.closest('[data-row-key]')?.dataset.rowKey")
+      await page.goto(manyServer.url)
+      const first = page.locator('[data-project-id="project-0"]').getByTestId('session-item')
+      await first.first().waitFor()
+      // project-0 has the even sessions, newest (1998) first; a page of eight, the rest counted.
+      expect(await first.first().textContent()).toContain('Session 1998')
+      const more = page.locator('[data-row-key="more:project-0:bench-agent"]').getByTestId('show-more-sessions')
+      expect(await more.textContent()).toContain('Show 50 more of 1,000')
+      // The page holds a screenful of rows, not the thousands.
+      expect(await page.getByTestId('session-item').count()).toBeLessThan(40)
+
+      // ↓ from the first session to "Show more", Enter loads the next page, and ↓ goes on into it and down the list.
+      await first.first().getByTestId('session-open').focus()
+      for (let i = 0; i < 8; i++) await page.keyboard.press('ArrowDown')
+      await expect.poll(focusedRow).toBe('more:project-0:bench-agent')
+      await page.keyboard.press('Enter')
+      // The focus stays on "Show more", which the list follows down past the new rows.
+      await expect.poll(() => first.filter({ hasText: 'Session 1884:' }).isVisible()).toBe(true)
+      await expect.poll(focusedRow).toBe('more:project-0:bench-agent')
+      await page.keyboard.press('ArrowUp')
+      await expect.poll(focusedRow).toBe('session:s-1884')
+      // Up through rows that had left the page when the list scrolled down to "Show more".
+      for (let i = 0; i < 30; i++) await page.keyboard.press('ArrowUp')
+      await expect.poll(focusedRow).toBe('session:s-1944')
+      console.log(`screenshot: ${await screenshot(page, 'e2e-sidebar-many-light')}`)
+      await page.emulateMedia({ colorScheme: 'dark' })
+      console.log(`screenshot: ${await screenshot(page, 'e2e-sidebar-many-dark')}`)
+      await page.emulateMedia({ colorScheme: 'light' })
+      // End: the last row of all; the first sessions have left the page, the focus did not get lost on the way.
+      await page.keyboard.press('End')
+      await expect.poll(focusedRow).toBe('more:project-1:bench-agent')
+      await expect.poll(() => first.filter({ hasText: 'Session 1998:' }).count()).toBe(0)
+      expect(await page.getByTestId('session-item').count()).toBeLessThan(60)
+
+      // A conversation no page has loaded, found by search: it opens, and is listed in its place under its project.
+      await page.keyboard.press(`${process.platform === 'darwin' ? 'Meta' : 'Control'}+K`)
+      await page.getByTestId('search-input').fill('Session 1500:')
+      await page.getByTestId('search-result').first().waitFor()
+      await page.keyboard.press('Enter')
+      await expect.poll(() => page.getByTestId('session-title').textContent()).toContain('Session 1500:')
+      // Right after the page loaded above (58 rows down project-0): scrolled there, it is in the list.
+      await page.evaluate("document.querySelector('[data-testid=project-list]').scrollTop = 1900")
+      const pinned = page.locator('[data-row-key="session:s-1500"]')
+      await pinned.waitFor()
+      expect(await page.locator('[data-row-key="session:s-1884"] + [data-row-key="session:s-1500"] + [data-row-key^="more:project-0"]').count()).toBe(
+        1
+      )
+      // Opened again from the kept panes after a reload: asked for by id.
+      await page.reload()
+      await expect.poll(() => page.getByTestId('session-title').textContent(), { timeout: 30_000 }).toContain('Session 1500:')
+      expect(problems).toEqual([])
+    } finally {
+      await context.close()
+      await manyServer.close()
+      await manyHost.close()
+      await removeDir(many)
+    }
   })
 })

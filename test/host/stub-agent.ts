@@ -1,4 +1,4 @@
-import type { PermissionOption, SessionUpdate, StopReason } from '@agentclientprotocol/sdk'
+import type { PermissionOption, SessionInfo, SessionUpdate, StopReason } from '@agentclientprotocol/sdk'
 import type { AgentCapabilities, AgentDefinition, AgentRuntimeState } from '../../shared/domain'
 import type { AgentConnection, AgentConnectionOptions } from '../../electron/host/agent/connection'
 import type { AgentProtocol } from '../../electron/host/agent/protocol'
@@ -29,6 +29,8 @@ export interface StubBehaviour {
   /** Updates sent for a new session before session/new answers (they race the answer in real agents). */
   early?: (acpSessionId: string) => SessionUpdate[]
   capabilities?: Partial<AgentCapabilities>
+  /** What session/list answers for a folder (made in other clients); none by default. */
+  listed?: (cwd: string) => SessionInfo[]
 }
 
 export const STUB_OPTIONS: PermissionOption[] = [
@@ -181,7 +183,7 @@ export class StubConnection implements AgentConnection {
       if (!this.histories.has(params.sessionId)) this.histories.set(params.sessionId, [])
       return {}
     },
-    listSessions: async () => ({ sessions: [] }),
+    listSessions: async (params) => ({ sessions: (params.cwd && this.behaviour.listed?.(params.cwd)) || [] }),
     closeSession: async (params) => void this.calls.push({ method: 'session/close', params }),
     deleteSession: async (params) => void this.calls.push({ method: 'session/delete', params }),
     forkSession: () => Promise.reject(new Error('The stub agent does not fork')),

@@ -10,7 +10,7 @@ import { routeEvents } from '../../renderer/src/event-router'
 import { useProjectsStore } from '../../renderer/src/stores/projects'
 import { useSessionsStore } from '../../renderer/src/stores/sessions'
 import { useViewStore } from '../../renderer/src/stores/view'
-import { FakeHost } from './fake-host'
+import { FakeHost, summaryOf } from './fake-host'
 
 /** The Agents page and its store against a fake Host: what is sent, and what is shown. */
 
@@ -218,7 +218,7 @@ describe('the Agents page', () => {
   it('asks before restarting an agent that is working, and shows why a removal was refused', async () => {
     useProjectsStore().setAll(
       [],
-      [
+      summaryOf([
         {
           id: 's1',
           acpSessionId: 'a',
@@ -230,7 +230,7 @@ describe('the Agents page', () => {
           createdAt: '',
           updatedAt: ''
         }
-      ]
+      ])
     )
     useSessionsStore().receiveState({ id: 's1', status: 'running' })
     const wrapper = await mountPage()

@@ -1,2 +1,2 @@
 /** One fake Host serves every renderer test: see test/component/fake-host.ts. */
-export { FakeHost } from '../component/fake-host'
+export { FakeHost, summaryOf } from '../component/fake-host'

@@ -362,7 +362,7 @@ export class SessionLifecycle {
       await fs.rm(file, { force: true })
     }
     if (record && !keepTranscript) await this.deps.workspace.forget(record)
-    records.announceRemoved(id)
+    records.announceRemoved(id, record)
   }
 
   async rename(id: string, title: string): Promise<SessionRecord> {

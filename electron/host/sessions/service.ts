@@ -25,6 +25,9 @@ export function sessionsHandlers(rooms: SessionsServiceOptions): HandlerSlice<'s
     ...queue.handlers(),
     'sessions.list': async ({ projectId }) =>
       records.data.sessions.filter((s) => !projectId || s.projectId === projectId).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)),
+    'sessions.summary': async ({ limit }) => records.listing.summary(limit),
+    'sessions.page': async ({ projectId, agentId, before, limit }) => records.listing.page(projectId, agentId, before, limit),
+    'sessions.get': async ({ ids }) => records.listing.get(ids),
     'sessions.states': async () => registry.allStates(),
     'sessions.new': ({ projectId, agentId, isolation, branch }) => lifecycle.create(projectId, agentId, { isolation, branch }),
     'sessions.open': ({ id, tail }) => lifecycle.open(id, tail),

@@ -1,6 +1,7 @@
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
 import type { AppInfo } from '../../../shared/domain'
+import { FIRST_PAGE } from '../../../shared/session-listing'
 import { host, messageOf } from '../host/client'
 import { routeEvents } from '../event-router'
 import type { ConnectionState } from '../host/transport'
@@ -41,10 +42,11 @@ export const useAppStore = defineStore('app', () => {
     const client = host()
     let answered = false
     try {
-      const [appInfo, projects, sessions, sessionStates, agents, agentStates, rules, elicitations, checks, mcp, inbox] = await Promise.all([
+      const [appInfo, projects, summary, sessionStates, agents, agentStates, rules, elicitations, checks, mcp, inbox] = await Promise.all([
         client.request('app.info', {}),
         client.request('projects.list', {}),
-        client.request('sessions.list', {}),
+        // Not every session: each project's newest per agent, and how many more (the sidebar asks for more as it is opened).
+        client.request('sessions.summary', { limit: FIRST_PAGE }),
         client.request('sessions.states', {}),
         client.request('agents.list', {}),
         client.request('agents.states', {}),
@@ -57,7 +59,7 @@ export const useAppStore = defineStore('app', () => {
       ])
       const firstTime = info.value === null
       info.value = appInfo
-      useProjectsStore().setAll(projects, sessions)
+      useProjectsStore().setAll(projects, summary)
       useAgentsStore().setAll(agents, agentStates)
       useAgentsStore().setChecks(checks)
       // A reload mid-turn still shows which sessions are running.

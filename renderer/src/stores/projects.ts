@@ -1,21 +1,63 @@
 import { defineStore } from 'pinia'
-import { ref } from 'vue'
+import { computed, ref, toRaw } from 'vue'
 import type { Project, SessionRecord } from '../../../shared/domain'
+import { groupKey, newerFirst, NEXT_PAGE, type SessionGroupCount, type SessionGroupPage } from '../../../shared/session-listing'
 import { host } from '../host/client'
 
+/** A project's sessions with one agent, as the sidebar lists them. */
 export interface AgentGroup {
   agentId: string
+  /** How many the group has in all (the Host's count). */
+  count: number
+  /** The newest of them this window has loaded, newest first. */
   sessions: SessionRecord[]
 }
 
-/** Projects and the list of their sessions (records only; live state and threads are in the sessions store). */
+/** What the window holds of a group: its count and the ids of its newest sessions loaded so far, newest first. */
+interface LoadedGroup {
+  projectId: string
+  agentId: string
+  count: number
+  ids: string[]
+}
+
+/**
+ * Projects and their sessions' records (live state and threads are in the
+ * sessions store). The window never holds every session: per project and
+ * agent it has the newest page and the group's count (`sessions.summary`),
+ * more pages on demand (`loadMore`), and any other record it needs by id
+ * (`fetchSessions`: a pane's session, a busy one, a worktree's). Events keep
+ * the pages and counts right: a record changed moves in its group (or into
+ * the loaded page when it now sorts within it), a removed one goes, and
+ * `sessions.count` gives a group's count after an addition or removal.
+ */
 export const useProjectsStore = defineStore('projects', () => {
   const projects = ref<Project[]>([])
-  const sessions = ref<SessionRecord[]>([])
+  /** Every session record this window knows, by id: the loaded pages and those fetched one by one. */
+  const known = ref<Record<string, SessionRecord>>({})
+  const groups = ref<Record<string, LoadedGroup>>({})
+  /** A page of each group on its way (one at a time). */
+  const loadingMore = ref<Record<string, boolean>>({})
 
-  function setAll(projectList: Project[], sessionList: SessionRecord[]): void {
+  /** The first load (again after a reconnect): projects, and each group's count and newest page. */
+  function setAll(projectList: Project[], summary: SessionGroupPage[]): void {
     projects.value = projectList
-    sessions.value = sessionList
+    const before = groups.value
+    const next: Record<string, LoadedGroup> = {}
+    const records = { ...known.value }
+    for (const page of summary) {
+      const key = groupKey(page.projectId, page.agentId)
+      next[key] = { projectId: page.projectId, agentId: page.agentId, count: page.count, ids: page.sessions.map((s) => s.id) }
+      for (const record of page.sessions) records[record.id] = newer(records[record.id], record)
+    }
+    known.value = records
+    groups.value = next
+    // After a reconnect, a group the user had opened further shows as much again.
+    for (const [key, group] of Object.entries(next)) {
+      const shown = before[key]?.ids.length ?? 0
+      if (shown > group.ids.length && group.count > group.ids.length)
+        void loadMore(group.projectId, group.agentId, Math.min(500, shown - group.ids.length))
+    }
   }
 
   function projectById(id: string): Project | undefined {
@@ -23,19 +65,74 @@ export const useProjectsStore = defineStore('projects', () => {
   }
 
   function sessionById(id: string): SessionRecord | undefined {
-    return sessions.value.find((s) => s.id === id)
+    return known.value[id]
   }
 
-  /** A project's sessions grouped by agent, newest first; the group with the newest session comes first. */
+  /** A project's groups of one agent's sessions, the group with the newest session first. */
   function groupsOf(projectId: string): AgentGroup[] {
-    const byAgent = new Map<string, SessionRecord[]>()
-    const list = sessions.value.filter((s) => s.projectId === projectId).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt))
-    for (const session of list) {
-      const group = byAgent.get(session.agentId)
-      if (group) group.push(session)
-      else byAgent.set(session.agentId, [session])
+    return Object.values(groups.value)
+      .filter((g) => g.projectId === projectId && (g.count > 0 || g.ids.length > 0))
+      .map((g) => ({ agentId: g.agentId, count: Math.max(g.count, g.ids.length), sessions: g.ids.map((id) => known.value[id]).filter(Boolean) }))
+      .sort((a, b) => (a.sessions[0] && b.sessions[0] ? newerFirst(a.sessions[0], b.sessions[0]) : a.sessions[0] ? -1 : 1))
+  }
+
+  /** How many sessions a project has (all agents), or an agent has (all projects). */
+  function countOf(where: { projectId?: string; agentId?: string }): number {
+    let count = 0
+    for (const g of Object.values(groups.value)) {
+      if ((!where.projectId || g.projectId === where.projectId) && (!where.agentId || g.agentId === where.agentId)) count += g.count
     }
-    return [...byAgent].map(([agentId, group]) => ({ agentId, sessions: group }))
+    return count
+  }
+
+  /** The agents that have sessions in any project. */
+  const agentIdsWithSessions = computed(() => new Set(Object.values(groups.value).flatMap((g) => (g.count > 0 ? [g.agentId] : []))))
+
+  /** The next page of a group (`limit`: how many); returns when it is in. */
+  async function loadMore(projectId: string, agentId: string, limit: number = NEXT_PAGE): Promise<void> {
+    const key = groupKey(projectId, agentId)
+    if (loadingMore.value[key]) return
+    loadingMore.value[key] = true
+    try {
+      const group = groups.value[key]
+      const last = group?.ids.length ? known.value[group.ids[group.ids.length - 1]] : undefined
+      const before = last ? { updatedAt: last.updatedAt, id: last.id } : undefined
+      const page = await host().request('sessions.page', { projectId, agentId, before, limit })
+      const target = groupOf(projectId, agentId)
+      target.count = page.count
+      // The page continues the loaded ones: each record joins them (a newer copy from an event is kept).
+      place(page.sessions, true)
+    } finally {
+      delete loadingMore.value[key]
+    }
+  }
+
+  /** Ids asked for in this tick (one `sessions.get` for all of them), and that request. */
+  const wanted = new Set<string>()
+  let nextBatch: Promise<void> | null = null
+
+  /** Records by id that this window does not have yet (asked together within a tick); resolves with those that exist. */
+  async function fetchSessions(ids: Iterable<string>): Promise<SessionRecord[]> {
+    const list = [...ids]
+    const missing = list.filter((id) => !known.value[id])
+    if (missing.length > 0) {
+      for (const id of missing) wanted.add(id)
+      nextBatch ??= Promise.resolve().then(async () => {
+        nextBatch = null
+        const asked = [...wanted]
+        wanted.clear()
+        for (let i = 0; i < asked.length; i += 1000) {
+          place(await host().request('sessions.get', { ids: asked.slice(i, i + 1000) }), false)
+        }
+      })
+      await nextBatch
+    }
+    return list.flatMap((id) => known.value[id] ?? [])
+  }
+
+  /** One record by id, asked of the Host when this window does not have it; undefined when there is no such session. */
+  async function ensureSession(id: string): Promise<SessionRecord | undefined> {
+    return known.value[id] ?? (await fetchSessions([id]))[0]
   }
 
   /**
@@ -68,7 +165,8 @@ export const useProjectsStore = defineStore('projects', () => {
   async function remove(projectId: string): Promise<number> {
     const { removedSessions } = await host().request('projects.remove', { projectId })
     projects.value = projects.value.filter((p) => p.id !== projectId)
-    sessions.value = sessions.value.filter((s) => s.projectId !== projectId)
+    for (const [key, group] of Object.entries(groups.value)) if (group.projectId === projectId) delete groups.value[key]
+    for (const record of Object.values(known.value)) if (record.projectId === projectId) delete known.value[record.id]
     return removedSessions
   }
 
@@ -93,7 +191,7 @@ export const useProjectsStore = defineStore('projects', () => {
   /** Sessions the agent has for this project's folder, made in other clients. Returns how many came in. */
   async function importSessions(projectId: string, agentId: string): Promise<number> {
     const { imported } = await host().request('sessions.import', { projectId, agentId })
-    for (const record of imported) upsertSession(record)
+    place(imported, false)
     return imported.length
   }
 
@@ -103,24 +201,76 @@ export const useProjectsStore = defineStore('projects', () => {
     else projects.value.push(project)
   }
 
-  /** A newer record replaces an older one: a snapshot's copy never rolls back what an event brought. */
+  /**
+   * A record from an event, an answer or a snapshot. A newer record replaces
+   * an older one (a snapshot's copy never rolls back what an event brought).
+   * In its group it stays among the loaded ones if it was (moved to its new
+   * place), and joins them when it sorts within them or the group is loaded
+   * whole; else it is one of the group's "more".
+   */
   function upsertSession(record: SessionRecord): void {
-    const index = sessions.value.findIndex((s) => s.id === record.id)
-    if (index < 0) sessions.value.push(record)
-    else if (record.updatedAt >= sessions.value[index].updatedAt) sessions.value[index] = record
+    place([record], false)
   }
 
+  /** Puts records in the window (newer copies win) and in their groups' loaded ids; the ids are worked on raw and set once. */
+  function place(records: SessionRecord[], continuesPage: boolean): void {
+    const touched = new Map<LoadedGroup, string[]>()
+    const raw = toRaw(known.value)
+    for (const record of records) {
+      const current = newer(raw[record.id], record)
+      known.value[record.id] = current
+      const group = groupOf(current.projectId, current.agentId)
+      const ids = touched.get(group) ?? [...toRaw(group.ids)]
+      touched.set(group, ids)
+      const at = ids.indexOf(current.id)
+      if (at >= 0) ids.splice(at, 1)
+      const last = ids.length ? raw[ids[ids.length - 1]] : undefined
+      const joins = at >= 0 || continuesPage || ids.length >= group.count || (last !== undefined && newerFirst(current, last) < 0)
+      if (joins) ids.splice(insertionPoint(ids, current, raw), 0, current.id)
+    }
+    for (const [group, ids] of touched) group.ids = ids
+  }
+
+  /** A group's count after an addition or removal (the `sessions.count` event). */
+  function receiveCount(count: SessionGroupCount): void {
+    const key = groupKey(count.projectId, count.agentId)
+    if (count.count === 0) delete groups.value[key]
+    else groupOf(count.projectId, count.agentId).count = count.count
+  }
+
+  /** A session that is gone: out of its group (its count goes down by one until the Host's count says). */
   function removeSession(id: string): void {
-    sessions.value = sessions.value.filter((s) => s.id !== id)
+    const record = known.value[id]
+    delete known.value[id]
+    if (!record) return
+    const key = groupKey(record.projectId, record.agentId)
+    const group = groups.value[key]
+    if (!group) return
+    const at = group.ids.indexOf(id)
+    if (at >= 0) group.ids.splice(at, 1)
+    group.count = Math.max(0, group.count - 1)
+    if (group.count === 0 && group.ids.length === 0) delete groups.value[key]
+  }
+
+  function groupOf(projectId: string, agentId: string): LoadedGroup {
+    const key = groupKey(projectId, agentId)
+    if (!groups.value[key]) groups.value[key] = { projectId, agentId, count: 0, ids: [] }
+    // The reactive copy (the object assigned is not): changes to it show.
+    return groups.value[key]
   }
 
   return {
     projects,
-    sessions,
     setAll,
     projectById,
     sessionById,
     groupsOf,
+    countOf,
+    agentIdsWithSessions,
+    loadMore,
+    loadingMore,
+    fetchSessions,
+    ensureSession,
     add,
     pickAndAdd,
     setAdditionalDirectories,
@@ -130,6 +280,24 @@ export const useProjectsStore = defineStore('projects', () => {
     importSessions,
     upsertProject,
     upsertSession,
+    receiveCount,
     removeSession
   }
 })
+
+/** Where a record goes among ids sorted newest first (a binary search). */
+function insertionPoint(ids: string[], record: SessionRecord, known: Record<string, SessionRecord>): number {
+  let low = 0
+  let high = ids.length
+  while (low < high) {
+    const mid = (low + high) >>> 1
+    if (newerFirst(known[ids[mid]], record) < 0) low = mid + 1
+    else high = mid
+  }
+  return low
+}
+
+/** The newer of two copies of a record (by `updatedAt`; the later one on a tie). */
+function newer(current: SessionRecord | undefined, incoming: SessionRecord): SessionRecord {
+  return current && incoming.updatedAt < current.updatedAt ? current : incoming
+}

@@ -91,6 +91,9 @@ export const useSessionsStore = defineStore('sessions', () => {
   function receiveState(state: SessionState): void {
     states.value[state.id] = state
     stateSinceOpen.add(state.id)
+    // A busy session is listed (and named in a notification) even when it is not in the pages the window has.
+    const busy = state.status === 'running' || state.status === 'starting' || Boolean(state.permissions?.length)
+    if (busy && !projects.sessionById(state.id)) void projects.fetchSessions([state.id]).catch(() => undefined)
   }
 
   /**
@@ -104,7 +107,18 @@ export const useSessionsStore = defineStore('sessions', () => {
     delete states.value[id]
     delete drafts.value[id]
     delete problems.value[id]
-    const origin = record?.forkedFrom && projects.sessionById(record.forkedFrom) ? record.forkedFrom : null
+    const origin = record?.forkedFrom
+    if (origin && !projects.sessionById(origin) && panes.paneOf(id)) {
+      // The origin is not in the pages this window holds: asked for first (it may be gone too).
+      void projects
+        .ensureSession(origin)
+        .catch(() => undefined)
+        .then((found) => showInstead(id, found ? origin : null))
+    } else showInstead(id, origin && projects.sessionById(origin) ? origin : null)
+  }
+
+  /** The pane that showed a session that is gone shows `origin` instead (loaded), or is left empty. */
+  function showInstead(id: string, origin: string | null): void {
     if (panes.removeSession(id, origin) && origin && !threads.threads[origin]) void load(origin)
   }
 

@@ -1,0 +1,149 @@
+import type { SessionRecord } from '../../shared/domain'
+import { newerFirst, type SessionCursor, type SessionGroupCount, type SessionGroupPage } from '../../shared/session-listing'
+
+/**
+ * The sessions in the order the sidebar lists them, kept in memory: per
+ * project and agent, newest first (`newerFirst`). It follows what the windows
+ * are told (`Records.announce` and `announceRemoved`): a session announced for
+ * the first time is added, one whose `updatedAt` changed moves, one removed
+ * goes. So a page or the counts are a slice and a length, never a sort of
+ * every record, and what a window reads agrees with the events it gets.
+ *
+ * Built as the Host opens, so it allocates next to nothing per session: two
+ * arrays per group, the records and the `updatedAt` each was sorted by (a
+ * record is changed in place before it is announced, so its own field may
+ * already be the new one). A session is found by a binary search on those,
+ * else by its id within its group.
+ */
+
+interface Group {
+  projectId: string
+  agentId: string
+  /** Newest first. */
+  records: SessionRecord[]
+  /** `at[i]`: the `updatedAt` `records[i]` was sorted by. */
+  at: string[]
+}
+
+export class SessionListing {
+  /** By project, then agent (two short keys hash faster than one joined string, 100,000 times over). */
+  private readonly groups = new Map<string, Map<string, Group>>()
+
+  constructor(sessions: readonly SessionRecord[]) {
+    for (const record of sessions) this.groupOf(record).records.push(record)
+    for (const group of this.allGroups()) {
+      group.records.sort(newerFirst)
+      group.at = group.records.map((r) => r.updatedAt)
+    }
+  }
+
+  /**
+   * A session announced: added when new (its group's count is returned: it
+   * changed), moved when its `updatedAt` changed; null when the count stays.
+   */
+  changed(record: SessionRecord): SessionGroupCount | null {
+    const group = this.groupOf(record)
+    const index = indexOf(group, record)
+    if (index >= 0 && group.at[index] === record.updatedAt) {
+      // Same place; a record replaced by another object (a copy) takes the old one's.
+      group.records[index] = record
+      return null
+    }
+    if (index >= 0) remove(group, index)
+    const to = insertionPoint(group, record)
+    group.records.splice(to, 0, record)
+    group.at.splice(to, 0, record.updatedAt)
+    return index >= 0 ? null : countOf(group)
+  }
+
+  /** A session taken out (`record`: as it was, to find its group at once): its group's new count, or null if it was not listed. */
+  removed(id: string, record?: SessionRecord): SessionGroupCount | null {
+    const groups = record ? [this.groups.get(record.projectId)?.get(record.agentId)] : this.allGroups()
+    for (const group of groups) {
+      const index = group ? indexOf(group, record ?? { id, updatedAt: '' }) : -1
+      if (!group || index < 0) continue
+      remove(group, index)
+      if (group.records.length === 0) this.groups.get(group.projectId)?.delete(group.agentId)
+      return countOf(group)
+    }
+    return null
+  }
+
+  /** The next page of a group after `before` (from its newest without one), and the group's count. */
+  page(projectId: string, agentId: string, before: SessionCursor | undefined, limit: number): { sessions: SessionRecord[]; count: number } {
+    const group = this.groups.get(projectId)?.get(agentId)
+    if (!group) return { sessions: [], count: 0 }
+    const start = before ? insertionPoint(group, before, true) : 0
+    return { sessions: group.records.slice(start, start + limit), count: group.records.length }
+  }
+
+  /** Every group that has sessions, with its count and its newest `limit`. */
+  summary(limit: number): SessionGroupPage[] {
+    return [...this.allGroups()].map((g) => ({
+      projectId: g.projectId,
+      agentId: g.agentId,
+      count: g.records.length,
+      sessions: g.records.slice(0, limit)
+    }))
+  }
+
+  /** The records of these ids that are listed (a session removed is left out): one pass over them all. */
+  get(ids: readonly string[]): SessionRecord[] {
+    const wanted = new Set(ids)
+    const found: SessionRecord[] = []
+    for (const group of this.allGroups()) {
+      for (const record of group.records) {
+        if (!wanted.has(record.id)) continue
+        found.push(record)
+        wanted.delete(record.id)
+        if (wanted.size === 0) return found
+      }
+    }
+    return found
+  }
+
+  private groupOf(record: SessionRecord): Group {
+    let agents = this.groups.get(record.projectId)
+    if (!agents) this.groups.set(record.projectId, (agents = new Map<string, Group>()))
+    let group = agents.get(record.agentId)
+    if (!group) agents.set(record.agentId, (group = { projectId: record.projectId, agentId: record.agentId, records: [], at: [] }))
+    return group
+  }
+
+  private *allGroups(): Iterable<Group> {
+    for (const agents of this.groups.values()) yield* agents.values()
+  }
+}
+
+function remove(group: Group, index: number): void {
+  group.records.splice(index, 1)
+  group.at.splice(index, 1)
+}
+
+function countOf(group: Group): SessionGroupCount {
+  return { projectId: group.projectId, agentId: group.agentId, count: group.records.length }
+}
+
+/** Where a session is in its group: at its place when its `updatedAt` is still the one it was sorted by, else found by id; -1 if not there. */
+function indexOf(group: Group, record: SessionCursor): number {
+  const at = insertionPoint(group, record)
+  if (group.records[at]?.id === record.id) return at
+  return group.records.findIndex((r) => r.id === record.id)
+}
+
+/**
+ * Where `cursor` goes in a group, newest first (a binary search on what each
+ * record was sorted by): before the first one not newer than it, or, with
+ * `after`, past an equal one too.
+ */
+function insertionPoint(group: Group, cursor: SessionCursor, after = false): number {
+  let low = 0
+  let high = group.records.length
+  while (low < high) {
+    const mid = (low + high) >>> 1
+    const order = newerFirst({ updatedAt: group.at[mid], id: group.records[mid].id }, cursor)
+    if (order < 0 || (after && order === 0)) low = mid + 1
+    else high = mid
+  }
+  return low
+}

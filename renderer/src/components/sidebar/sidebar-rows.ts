@@ -1,0 +1,56 @@
+import type { Project, SessionRecord } from '../../../../shared/domain'
+import { newerFirst } from '../../../../shared/session-listing'
+import type { AgentGroup } from '../../stores/projects'
+
+/**
+ * The sidebar as one list of rows, which it virtualises: each project (its
+ * head and controls), then per agent a heading, the sessions loaded and a
+ * "Show N more" row when the group has more. Each row knows its project's
+ * place (for dragging projects) and whether it is the project's last.
+ */
+export type SidebarRow =
+  | (RowBase & { kind: 'project'; project: Project })
+  | (RowBase & { kind: 'agent'; agentId: string })
+  | (RowBase & { kind: 'session'; session: SessionRecord })
+  | (RowBase & { kind: 'more'; agentId: string; hidden: number; count: number })
+
+interface RowBase {
+  key: string
+  projectId: string
+  projectIndex: number
+  /** The last row of its project (the project's block ends under it). */
+  last: boolean
+}
+
+export interface SidebarRowsInput {
+  projects: Project[]
+  groupsOf: (projectId: string) => AgentGroup[]
+  collapsed: (projectId: string) => boolean
+  /** Only this agent's sessions ('' for all). */
+  agentFilter: string
+  /** Sessions listed whatever page they are in: open in a pane, or busy. */
+  pinned: SessionRecord[]
+}
+
+export function sidebarRows(input: SidebarRowsInput): SidebarRow[] {
+  const rows: SidebarRow[] = []
+  input.projects.forEach((project, projectIndex) => {
+    const base = { projectId: project.id, projectIndex, last: false }
+    rows.push({ ...base, kind: 'project', key: `project:${project.id}`, project })
+    if (!input.collapsed(project.id)) {
+      for (const group of input.groupsOf(project.id)) {
+        if (input.agentFilter && group.agentId !== input.agentFilter) continue
+        const loaded = new Set(group.sessions.map((s) => s.id))
+        const pinned = input.pinned.filter((s) => s.projectId === project.id && s.agentId === group.agentId && !loaded.has(s.id))
+        const sessions = pinned.length ? [...group.sessions, ...pinned].sort(newerFirst) : group.sessions
+        const groupKey = `${project.id}:${group.agentId}`
+        rows.push({ ...base, kind: 'agent', key: `agent:${groupKey}`, agentId: group.agentId })
+        for (const session of sessions) rows.push({ ...base, kind: 'session', key: `session:${session.id}`, session })
+        const hidden = group.count - sessions.length
+        if (hidden > 0) rows.push({ ...base, kind: 'more', key: `more:${groupKey}`, agentId: group.agentId, hidden, count: group.count })
+      }
+    }
+    rows[rows.length - 1].last = true
+  })
+  return rows
+}

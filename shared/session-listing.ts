@@ -1,0 +1,46 @@
+import type { SessionRecord } from './domain'
+
+/**
+ * The sidebar's listing, in pages: sessions are grouped by project and agent,
+ * newest first, and a window holds only the newest page of each group with the
+ * group's count, loading more on demand (`sessions.summary`, `sessions.page`,
+ * the `sessions.count` event). The Host and the window order sessions the same
+ * way, with `newerFirst`, so a page picks up exactly where the one before ended.
+ */
+
+/** Where a page starts: after this session in the group's order (the last one the window has). */
+export interface SessionCursor {
+  updatedAt: string
+  id: string
+}
+
+/** One project's sessions with one agent: how many there are, and the newest of them. */
+export interface SessionGroupPage {
+  projectId: string
+  agentId: string
+  count: number
+  /** Newest first; at most the `limit` asked for. */
+  sessions: SessionRecord[]
+}
+
+/** A group's count after a session was added to it or taken out of it (the `sessions.count` event). */
+export interface SessionGroupCount {
+  projectId: string
+  agentId: string
+  count: number
+}
+
+/** How many sessions of each group the sidebar shows first, and how many more "Show more" loads. */
+export const FIRST_PAGE = 8
+export const NEXT_PAGE = 50
+
+/** Newest first by `updatedAt` (a turn's end), then by id, so that no two sessions tie. */
+export function newerFirst(a: SessionCursor, b: SessionCursor): number {
+  if (a.updatedAt !== b.updatedAt) return a.updatedAt > b.updatedAt ? -1 : 1
+  return a.id === b.id ? 0 : a.id > b.id ? -1 : 1
+}
+
+/** The key of a project's group of one agent's sessions. */
+export function groupKey(projectId: string, agentId: string): string {
+  return `${projectId}\u0000${agentId}`
+}
