@@ -111,8 +111,9 @@ describe('the Changes view', () => {
     await page.getByTestId('note-input').press('Control+Enter')
     await expect.poll(() => page.getByTestId('line-comment').count()).toBe(1)
     await page.getByTestId('send-comments').click()
+    // The echo streams in chunks: wait for its end, not only its start.
     await expect.poll(() => page.getByTestId('entry-assistant').last().textContent(), { timeout: 15_000 }).toContain('README.md, line 1:')
-    expect(await page.getByTestId('entry-assistant').last().textContent()).toContain('Keep the title short.')
+    await expect.poll(() => page.getByTestId('entry-assistant').last().textContent(), { timeout: 15_000 }).toContain('Keep the title short.')
 
     // Rewind from the first message: the files go back to before turn 1, then the rewind is undone.
     await page.getByTestId('entry-user').first().hover()
