@@ -66,13 +66,39 @@ export class WsClient {
       this.pending.set(id, (m) => {
         this.pending.delete(id)
         if (m.kind === 'response' && m.ok) resolve(m.result as T)
-        else reject(new Error(m.kind === 'response' && !m.ok ? m.error.message : 'bad response'))
+        else if (m.kind === 'response' && !m.ok) reject(Object.assign(new Error(m.error.message), { code: m.error.code }))
+        else reject(new Error('bad response'))
       })
       this.ws.send(JSON.stringify({ kind: 'request', id, method, params }))
     })
   }
   close(): void {
     this.ws.close()
+  }
+}
+
+/**
+ * The codes a spawned serve.js prints on its console to confirm a change that
+ * runs a program (console-codes.ts), as a user would read them there.
+ */
+export function consoleCodes(child: ChildProcess): { confirmed<T>(client: WsClient, method: string, params: object): Promise<T> } {
+  const codes: string[] = []
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    const m = /type this code in the page: (\S+)/.exec(line)
+    if (m) codes.push(m[1])
+  })
+  return {
+    /** Sends the request; asked for a code, types the one serve printed for it and sends it again. */
+    async confirmed<T>(client: WsClient, method: string, params: object): Promise<T> {
+      const seen = codes.length
+      try {
+        return await client.request<T>(method, params)
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'confirmation_required') throw error
+        await until(() => codes.length > seen, 'serve.js to print the confirmation code')
+        return client.request<T>(method, { ...params, confirmationCode: codes[codes.length - 1] })
+      }
+    }
   }
 }
 
@@ -100,6 +126,7 @@ export async function hostMemory(root: string, agents: number, chunks: number): 
     stdio: ['ignore', 'pipe', 'inherit']
   })
   try {
+    const codes = consoleCodes(child)
     const url = await servedUrl(child)
     let done = 0
     const client = await WsClient.connect(url, () => undefined)
@@ -107,7 +134,7 @@ export async function hostMemory(root: string, agents: number, chunks: number): 
     const project = await client.request<{ id: string }>('projects.add', { cwd: join(root, 'project') })
     const agentIds: string[] = []
     for (let i = 0; i < agents; i++) {
-      agentIds.push((await client.request<{ id: string }>('agents.add', { name: `Scripted ${i}`, command, args, env: agentEnv(null) })).id)
+      agentIds.push((await codes.confirmed<{ id: string }>(client, 'agents.add', { name: `Scripted ${i}`, command, args, env: agentEnv(null) })).id)
     }
     await new Promise((r) => setTimeout(r, 500))
     const idle = procStatus(child.pid!, 'VmRSS')
