@@ -84,6 +84,65 @@ describe('the sessions store', () => {
     expect(useThreadsStore().threads.s1.nextSeq).toBe(5)
   })
 
+  it('when frames run late, leaves a frame to the browser, then shows one session at a time; nothing is lost or reordered', async () => {
+    const threads = useThreadsStore()
+    fake.answer('sessions.open', ({ id }: { id: string }) => ({
+      ...snapshot([transcript[0]]),
+      record: { ...record, id },
+      state: { id, status: 'running' }
+    }))
+    await threads.load('s1')
+    await threads.load('s2')
+    const text = (id: string): string | undefined => {
+      const entry = threads.threads[id]?.thread.entries.find((e) => e.kind === 'assistant')
+      return entry && 'text' in entry ? entry.text : undefined
+    }
+    // The page's frames, run by hand at chosen times.
+    const callbacks: FrameRequestCallback[] = []
+    const realFrame = globalThis.requestAnimationFrame
+    const realCancel = globalThis.cancelAnimationFrame
+    globalThis.requestAnimationFrame = (callback) => callbacks.push(callback)
+    globalThis.cancelAnimationFrame = () => undefined
+    const frame = (at: number): void => {
+      for (const callback of callbacks.splice(0)) callback(at)
+    }
+    try {
+      let seq = 2
+      const send = (one: string, two: string): void => {
+        threads.receiveRecords('s1', seq, [chunk(one)])
+        threads.receiveRecords('s2', seq, [chunk(two)])
+        seq += 1
+      }
+      send('a', 'b')
+      frame(1000)
+      expect([text('s1'), text('s2')]).toEqual(['a', 'b'])
+      send('c', 'd')
+      // 50 ms after the last: late. This frame shows nothing...
+      frame(1050)
+      expect([text('s1'), text('s2')]).toEqual(['a', 'b'])
+      // ...the next one the session that waited longest...
+      frame(1066)
+      expect([text('s1'), text('s2')]).toEqual(['ac', 'b'])
+      send('e', 'f')
+      // ...and once frames are on time again, everything.
+      frame(1083)
+      expect([text('s1'), text('s2')]).toEqual(['ace', 'bdf'])
+      // One session streaming alone is never split.
+      threads.receiveRecords('s1', seq, [chunk('g')])
+      frame(1150)
+      frame(1170)
+      expect(text('s1')).toBe('aceg')
+      // An explicit flush takes everything at once, late or not.
+      threads.receiveRecords('s1', seq + 1, [chunk('h')])
+      threads.receiveRecords('s2', seq, [chunk('i')])
+      threads.flushRecords()
+      expect([text('s1'), text('s2')]).toEqual(['acegh', 'bdfi'])
+    } finally {
+      globalThis.requestAnimationFrame = realFrame
+      globalThis.cancelAnimationFrame = realCancel
+    }
+  })
+
   it('skips what the snapshot already holds when a session is opened mid-stream', async () => {
     transcript.push(chunk('one '), chunk('two '))
     const sessions = useSessionsStore()

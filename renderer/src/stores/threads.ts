@@ -99,30 +99,77 @@ export const useThreadsStore = defineStore('threads', () => {
    * consecutively. Records are applied once per animation frame, in arrival
    * order: however fast an agent streams, the thread is folded and rendered
    * at most once a frame. (A timer stands in when frames stop, e.g. in a
-   * hidden window.)
+   * hidden window.) When the last frame that showed records ran late
+   * (several sessions streaming on a busy machine), the page falls back:
+   * one frame shows nothing, leaving the browser to catch up, and the next
+   * shows only the session that waited longest, the others following in the
+   * frames after, each session's records in order. A page that keeps up
+   * shows every session every frame; one that does not lays out one growing
+   * answer every other frame instead of all of them every frame.
    */
   function receiveRecords(id: string, seq: number, records: TranscriptRecord[]): void {
     incoming.push({ id, seq, records })
-    if (flushScheduled) return
-    flushScheduled = true
-    frame = typeof requestAnimationFrame === 'function' ? requestAnimationFrame(flushRecords) : null
-    fallback = setTimeout(flushRecords, FLUSH_FALLBACK_MS)
+    schedule()
   }
 
   const incoming: { id: string; seq: number; records: TranscriptRecord[] }[] = []
   const FLUSH_FALLBACK_MS = 100
+  /** A frame later than this after the last one (two 60 Hz frames are 33 ms) means the page is behind. */
+  const LATE_FRAME_MS = 24
   let flushScheduled = false
   let frame: number | null = null
   let fallback: ReturnType<typeof setTimeout> | null = null
+  /** When the last frame that applied records ran (its rAF time); null after a flush outside a frame. */
+  let lastFrameAt: number | null = null
+  /** The last frame was left to the browser: the next one shows records whatever its lateness. */
+  let skipped = false
 
-  /** Applies every record received so far (the next frame would). */
-  function flushRecords(): void {
-    if (!flushScheduled) return
+  function schedule(): void {
+    if (flushScheduled) return
+    flushScheduled = true
+    frame = typeof requestAnimationFrame === 'function' ? requestAnimationFrame(onFrame) : null
+    fallback = setTimeout(flushRecords, FLUSH_FALLBACK_MS)
+  }
+
+  function unschedule(): void {
     flushScheduled = false
     if (frame !== null && typeof cancelAnimationFrame === 'function') cancelAnimationFrame(frame)
     if (fallback !== null) clearTimeout(fallback)
     frame = null
     fallback = null
+  }
+
+  function onFrame(now: number): void {
+    if (!flushScheduled) return
+    // A long gap is a pause in the stream, not a late frame.
+    const late = lastFrameAt !== null && now - lastFrameAt > LATE_FRAME_MS && now - lastFrameAt < 500
+    unschedule()
+    const first = incoming[0]
+    if (late && !skipped) {
+      // Behind: this frame is left to the browser to catch up; the records wait for the next one.
+      skipped = true
+      schedule()
+      return
+    }
+    skipped = false
+    if (late && first && incoming.some((batch) => batch.id !== first.id)) {
+      // Behind: this frame folds the session that has waited longest; the others go next frame.
+      const later = incoming.filter((batch) => batch.id !== first.id)
+      for (const batch of incoming.splice(0)) if (batch.id === first.id) applyRecords(batch.id, batch.seq, batch.records)
+      incoming.push(...later)
+      lastFrameAt = now
+      schedule()
+      return
+    }
+    for (const batch of incoming.splice(0)) applyRecords(batch.id, batch.seq, batch.records)
+    lastFrameAt = now
+  }
+
+  /** Applies every record received so far, of every session (the next frames would). */
+  function flushRecords(): void {
+    if (!flushScheduled) return
+    unschedule()
+    lastFrameAt = null
     for (const batch of incoming.splice(0)) applyRecords(batch.id, batch.seq, batch.records)
   }
 
