@@ -141,10 +141,10 @@ export const useThreadsStore = defineStore('threads', () => {
 
   function onFrame(now: number): void {
     if (!flushScheduled) return
-    // A long gap is a pause in the stream, not a late frame.
-    const late = lastFrameAt !== null && now - lastFrameAt > LATE_FRAME_MS && now - lastFrameAt < 500
     unschedule()
-    const first = incoming[0]
+    // A long gap is a pause in the stream, not a late frame.
+    const gap = lastFrameAt === null ? 0 : now - lastFrameAt
+    const late = gap > LATE_FRAME_MS && gap < 500
     if (late && !skipped) {
       // Behind: this frame is left to the browser to catch up; the records wait for the next one.
       skipped = true
@@ -152,17 +152,11 @@ export const useThreadsStore = defineStore('threads', () => {
       return
     }
     skipped = false
-    if (late && first && incoming.some((batch) => batch.id !== first.id)) {
-      // Behind: this frame folds the session that has waited longest; the others go next frame.
-      const later = incoming.filter((batch) => batch.id !== first.id)
-      for (const batch of incoming.splice(0)) if (batch.id === first.id) applyRecords(batch.id, batch.seq, batch.records)
-      incoming.push(...later)
-      lastFrameAt = now
-      schedule()
-      return
-    }
-    for (const batch of incoming.splice(0)) applyRecords(batch.id, batch.seq, batch.records)
     lastFrameAt = now
+    // Still behind: this frame folds the session that has waited longest; the others go next frame.
+    const first = incoming[0]
+    applyIncoming(late && first && incoming.some((batch) => batch.id !== first.id) ? first.id : null)
+    if (incoming.length > 0) schedule()
   }
 
   /** Applies every record received so far, of every session (the next frames would). */
@@ -170,7 +164,15 @@ export const useThreadsStore = defineStore('threads', () => {
     if (!flushScheduled) return
     unschedule()
     lastFrameAt = null
-    for (const batch of incoming.splice(0)) applyRecords(batch.id, batch.seq, batch.records)
+    applyIncoming(null)
+  }
+
+  /** Applies the batches received (of session `only`, or of every session), in order; the others stay, in order. */
+  function applyIncoming(only: string | null): void {
+    for (const batch of incoming.splice(0)) {
+      if (only === null || batch.id === only) applyRecords(batch.id, batch.seq, batch.records)
+      else incoming.push(batch)
+    }
   }
 
   function applyRecords(id: string, seq: number, records: TranscriptRecord[]): void {
