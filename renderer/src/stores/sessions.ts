@@ -17,6 +17,11 @@ import { useViewStore } from './view'
  * events; unsent drafts. The threads themselves are the threads store's.
  */
 
+/** A session at work or waiting for the user's answer: the sidebar lists it whatever page it is in. */
+export function atWorkOrWaiting(state: SessionState): boolean {
+  return state.status === 'running' || state.status === 'starting' || Boolean(state.permissions?.length)
+}
+
 export const useSessionsStore = defineStore('sessions', () => {
   const notices = useNoticesStore()
   const view = useViewStore()
@@ -92,8 +97,7 @@ export const useSessionsStore = defineStore('sessions', () => {
     states.value[state.id] = state
     stateSinceOpen.add(state.id)
     // A busy session is listed (and named in a notification) even when it is not in the pages the window has.
-    const busy = state.status === 'running' || state.status === 'starting' || Boolean(state.permissions?.length)
-    if (busy && !projects.sessionById(state.id)) void projects.fetchSessions([state.id]).catch(() => undefined)
+    if (atWorkOrWaiting(state) && !projects.sessionById(state.id)) void projects.fetchSessions([state.id]).catch(() => undefined)
   }
 
   /**
