@@ -110,23 +110,35 @@ export const useProjectsStore = defineStore('projects', () => {
   /** Ids asked for in this tick (one `sessions.get` for all of them), and that request. */
   const wanted = new Set<string>()
   let nextBatch: Promise<void> | null = null
+  /** Ids whose request is under way: a caller meanwhile waits for it instead of asking again. */
+  const asking = new Map<string, Promise<void>>()
 
   /** Records by id that this window does not have yet (asked together within a tick); resolves with those that exist. */
   async function fetchSessions(ids: Iterable<string>): Promise<SessionRecord[]> {
     const list = [...ids]
-    const missing = list.filter((id) => !known.value[id])
-    if (missing.length > 0) {
-      for (const id of missing) wanted.add(id)
-      nextBatch ??= Promise.resolve().then(async () => {
-        nextBatch = null
-        const asked = [...wanted]
-        wanted.clear()
-        for (let i = 0; i < asked.length; i += 1000) {
-          place(await host().request('sessions.get', { ids: asked.slice(i, i + 1000) }), false)
-        }
-      })
-      await nextBatch
+    const answers = new Set<Promise<void>>()
+    for (const id of list) {
+      if (known.value[id]) continue
+      let answer = asking.get(id)
+      if (!answer) {
+        wanted.add(id)
+        answer = nextBatch ??= Promise.resolve().then(async () => {
+          nextBatch = null
+          const asked = [...wanted]
+          wanted.clear()
+          try {
+            for (let i = 0; i < asked.length; i += 1000) {
+              place(await host().request('sessions.get', { ids: asked.slice(i, i + 1000) }), false)
+            }
+          } finally {
+            for (const one of asked) asking.delete(one)
+          }
+        })
+        asking.set(id, answer)
+      }
+      answers.add(answer)
     }
+    await Promise.all(answers)
     return list.flatMap((id) => known.value[id] ?? [])
   }
 
