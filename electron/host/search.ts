@@ -92,9 +92,6 @@ export interface SearchSources extends SearchHooks {
   file?: string
 }
 
-/** What a document of the index is, from its id (nothing is stored beside the index: the file stays small). */
-type DocKind = 'project' | 'session' | 'entry'
-
 const MINISEARCH_OPTIONS: Options<IndexedDoc> = {
   fields: ['title', 'text'],
   tokenize,
@@ -200,7 +197,7 @@ export class SearchIndex {
           const current = docs?.signature !== null && docs?.signature === signatures[i]
           // A session that went live meanwhile was indexed from the Host's fold, which is newer.
           if (!current && !this.live.has(record.id)) {
-            await this.readSession(record, signatures[i])
+            await this.readSession(record.id, signatures[i])
             reads++
           }
           if (this.closed) return
@@ -243,19 +240,19 @@ export class SearchIndex {
   }
 
   /** Indexes a session's transcript as it is on disk; `signature` is the file's, taken before it was read. */
-  private async readSession(record: SessionRecord, signature: string | null, closing = false): Promise<void> {
+  private async readSession(sessionId: string, signature: string | null, closing = false): Promise<void> {
     try {
-      this.sources.onTranscriptRead?.(record.id)
-      const { texts, seqs } = await readEntries(transcriptPath(this.sources.transcriptDir, record.id))
-      if (!closing && (this.closed || this.live.has(record.id))) return
-      if (this.removed.has(record.id)) return
-      const docs = this.docsOf(record.id)
+      this.sources.onTranscriptRead?.(sessionId)
+      const { texts, seqs } = await readEntries(transcriptPath(this.sources.transcriptDir, sessionId))
+      if (!closing && (this.closed || this.live.has(sessionId))) return
+      if (this.removed.has(sessionId)) return
+      const docs = this.docsOf(sessionId)
       docs.seqs = new Map()
-      this.indexEntries(record, texts, seqs)
+      this.indexEntries(sessionId, texts, seqs)
       docs.signature = signature
       this.unsaved = true
     } catch (error) {
-      console.warn(`search: could not index the transcript of ${record.id}: ${(error as Error).message}`)
+      console.warn(`search: could not index the transcript of ${sessionId}: ${(error as Error).message}`)
     }
   }
 
@@ -312,28 +309,28 @@ export class SearchIndex {
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
     for (const sessionId of this.dirty) {
+      // removeSession takes a removed session out of the dirty ones; this check is only a guard.
       const thread = this.sources.threadOf(sessionId)
-      const record = this.sources.sessions().find((s) => s.id === sessionId)
-      if (!thread || !record) continue
-      this.indexEntries(record, textsOf(thread))
+      if (!thread || this.removed.has(sessionId)) continue
+      this.indexEntries(sessionId, textsOf(thread))
     }
     this.dirty.clear()
   }
 
   /** Makes the indexed entries of a session equal to `texts`: changed ones replaced, gone ones dropped. */
-  private indexEntries(record: SessionRecord, texts: Map<string, EntryText>, seqs?: Map<string, number>): void {
-    const docs = this.docsOf(record.id)
+  private indexEntries(sessionId: string, texts: Map<string, EntryText>, seqs?: Map<string, number>): void {
+    const docs = this.docsOf(sessionId)
     if (seqs) for (const [id, seq] of seqs) if (!docs.seqs.has(id)) docs.seqs.set(id, seq)
     for (const [entryId, before] of docs.texts) {
       const now = texts.get(entryId)
       if (!now || now.text !== before.text) {
-        this.mini.discard(entryDocId(record.id, entryId))
+        this.mini.discard(entryDocId(sessionId, entryId))
         docs.texts.delete(entryId)
       }
     }
     for (const [entryId, now] of texts) {
       if (docs.texts.has(entryId)) continue
-      this.mini.add({ id: entryDocId(record.id, entryId), title: '', text: now.text })
+      this.mini.add({ id: entryDocId(sessionId, entryId), title: '', text: now.text })
       docs.texts.set(entryId, now)
     }
   }
@@ -562,7 +559,7 @@ export class SearchIndex {
       this.flushQuietly()
       for (const id of this.live) {
         const record = this.sources.sessions().find((s) => s.id === id)
-        if (record) await this.readSession(record, await signatureOf(transcriptPath(this.sources.transcriptDir, id)), true)
+        if (record) await this.readSession(id, await signatureOf(transcriptPath(this.sources.transcriptDir, id)), true)
       }
       this.live.clear()
     }
