@@ -104,7 +104,7 @@ export class Inbox {
   /** Sessions a window shows while it has the focus: what their last turns did is seen. */
   async seen(sessionIds: string[]): Promise<void> {
     const seen = sessionIds.flatMap((id) => {
-      const record = this.deps.records.data.sessions.find((s) => s.id === id)
+      const record = this.deps.records.store.session(id)
       return record?.unseen ? [record] : []
     })
     if (seen.length === 0) return
@@ -150,7 +150,7 @@ export class Inbox {
       else if (state.status === 'running' && !asked.has(state.id)) asked.set(state.id, '')
     }
     for (const [id, what] of asked) {
-      const record = this.deps.records.data.sessions.find((s) => s.id === id)
+      const record = this.deps.records.store.session(id)
       if (!record) continue
       const agent = this.agent(record.agentId).name
       record.unseen = {
@@ -179,7 +179,7 @@ export class Inbox {
   /** A turn is over: how it ended waits in the inbox until a window shows the session. A cancelled turn was the user's own doing. */
   private turnEnded(id: string, end: UnseenTurn): void {
     if (this.closing || end.stopReason === 'cancelled') return
-    const record = this.deps.records.data.sessions.find((s) => s.id === id)
+    const record = this.deps.records.store.session(id)
     if (!record) return
     const reply = end.error === undefined ? lastReply(this.deps.registry.get(id)?.thread) : undefined
     record.unseen = { ...end, ...(reply ? { reply } : {}) }
@@ -214,7 +214,7 @@ export class Inbox {
   }
 
   private about(record: SessionRecord): Pick<InboxItem, 'agent' | 'project' | 'session'> {
-    const project = this.deps.records.data.projects.find((p) => p.id === record.projectId)
+    const project = this.deps.records.store.project(record.projectId)
     return {
       agent: this.agent(record.agentId),
       ...(project ? { project: { id: project.id, name: project.name } } : {}),
@@ -223,7 +223,7 @@ export class Inbox {
   }
 
   private agent(agentId: string): InboxItem['agent'] {
-    return { id: agentId, name: this.deps.records.data.agents.find((a) => a.id === agentId)?.name ?? agentId }
+    return { id: agentId, name: this.deps.records.store.agent(agentId)?.name ?? agentId }
   }
 }
 
