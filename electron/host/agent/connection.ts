@@ -150,7 +150,6 @@ class LinkedConnection implements AgentConnection {
       : definition.ssh
         ? new SshLink(definition, runOptions, {
             ...sshOptions(options),
-            localEnv: options.env,
             remoteEnv: { ...definition.env, ...options.secretEnv }
           })
         : new AgentRun(definition, runOptions)

@@ -39,8 +39,6 @@ const DESCRIBE_EXIT_MS = 1500
 export interface ProcessLaunch {
   command: string
   args: string[]
-  /** Its whole environment (the run adds its mark). */
-  env: Record<string, string>
   cwd: string
   /** Written to its stdin before the first message (never logged: it may hold secrets). */
   preamble: string
@@ -105,7 +103,7 @@ export class AgentRun {
     const child = spawn(launch?.command ?? def.command, launch?.args ?? def.args, {
       cwd,
       // The mark lets stop() find what the agent started even after it left the agent's process group.
-      env: { ...(launch?.env ?? options.env), [PROCESS_MARK_ENV]: this.mark },
+      env: { ...options.env, [PROCESS_MARK_ENV]: this.mark },
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group, so stop() can take the agent's children down with it.
       detached: process.platform !== 'win32',

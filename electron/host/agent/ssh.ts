@@ -3,7 +3,7 @@ import { homedir } from 'node:os'
 import type { AnyMessage, Stream } from '@agentclientprotocol/sdk'
 import type { AgentDefinition, SshTarget } from '../../../shared/domain'
 import { newProcessMark } from '../processes'
-import { SSH_FAILED, SshEndpoint } from '../ssh/endpoint'
+import { SSH_FAILED, SSH_NOT_FOUND, SshEndpoint } from '../ssh/endpoint'
 import { SshMaster } from '../ssh/master'
 import type { SshHosts, SshSettings } from '../ssh/options'
 import { lifelineScript, NO_FOLDER_LINE } from '../ssh/script'
@@ -26,8 +26,6 @@ import { AgentRun } from './process'
 export interface SshLinkOptions {
   hosts: SshHosts
   settings: SshSettings
-  /** The user's environment on this computer, for ssh itself (SSH_AUTH_SOCK, HOME…); the agent's variables go to the host. */
-  localEnv: Record<string, string>
   /** The agent's variables and secrets, for its environment on the host. */
   remoteEnv: Record<string, string>
 }
@@ -75,7 +73,7 @@ export class SshLink implements AgentLink {
     this.remoteMark = newProcessMark(options.markPrefix)
     this.endpoint = new SshEndpoint(target, {
       settings: ssh.settings,
-      env: ssh.localEnv,
+      env: options.env,
       controlPath: ssh.hosts.nextSocket(),
       markPrefix: options.markPrefix
     })
@@ -192,11 +190,10 @@ export class SshLink implements AgentLink {
     return {
       command: 'ssh',
       args: endpoint.argsFor('agent'),
-      env: this.ssh.localEnv,
       cwd: homedir(),
       preamble: `${script}\n`,
       describe: `${def.command} ${def.args.join(' ')} on ${endpoint.host} over SSH`,
-      notFound: "the OpenSSH client 'ssh' was not found on this computer: install it (openssh-client on Debian and Ubuntu)",
+      notFound: SSH_NOT_FOUND,
       describeExit: (exit: { code: number | null; signal: NodeJS.Signals | null }) => this.describeExit(exit)
     }
   }

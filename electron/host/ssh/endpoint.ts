@@ -119,5 +119,6 @@ export class SshEndpoint {
 }
 
 /** What to say when this computer has no `ssh`. */
-export const SSH_MISSING =
-  "The OpenSSH client 'ssh' was not found on this computer: install it (openssh-client on Debian and Ubuntu) to run agents over SSH"
+/** What is said when the system's ssh cannot be found, inside a sentence. */
+export const SSH_NOT_FOUND = "the OpenSSH client 'ssh' was not found on this computer: install it (openssh-client on Debian and Ubuntu)"
+export const SSH_MISSING = `The${SSH_NOT_FOUND.slice(3)} to run agents over SSH`
