@@ -7,32 +7,23 @@
  * starts it at once (a user asking for what it makes).
  */
 
-export interface QuietTiming {
-  quietMs: number
-  unaskedMs: number
-  latestMs: number
-}
-
-export const QUIET_TIMING: QuietTiming = { quietMs: 1_000, unaskedMs: 10_000, latestMs: 30_000 }
+const TIMING = { quietMs: 1_000, unaskedMs: 10_000, latestMs: 30_000 }
 
 export class QuietStart {
   private timer: NodeJS.Timeout | null = null
   private readonly startedAt = Date.now()
   private done = false
 
-  constructor(
-    private readonly work: () => void,
-    private readonly timing: QuietTiming = QUIET_TIMING
-  ) {}
+  constructor(private readonly work: () => void) {}
 
   /** Starts waiting for a quiet moment. */
   arm(): void {
-    this.schedule(this.timing.unaskedMs)
+    this.schedule(TIMING.unaskedMs)
   }
 
   /** The Host answered a request: work still waiting waits until it has been quiet again. */
   noteRequest(): void {
-    if (this.timer) this.schedule(this.timing.quietMs)
+    if (this.timer) this.schedule(TIMING.quietMs)
   }
 
   /** Starts the work now if it has not started (it runs once). */
@@ -52,7 +43,7 @@ export class QuietStart {
   private schedule(ms: number): void {
     if (this.done) return
     this.cancel()
-    const latest = this.startedAt + this.timing.latestMs - Date.now()
+    const latest = this.startedAt + TIMING.latestMs - Date.now()
     this.timer = setTimeout(() => this.now(), Math.max(0, Math.min(ms, latest)))
     this.timer.unref?.()
   }

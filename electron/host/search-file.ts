@@ -22,7 +22,7 @@ import MiniSearch, { type AsPlainObject, type Options } from 'minisearch'
  */
 
 /** Bumped when what is indexed or how (fields, tokenizer, entry texts, document ids, the file's lines) changes: an older file is rebuilt. */
-export const INDEX_FORMAT = 2
+const INDEX_FORMAT = 2
 
 export interface IndexedDoc {
   id: string
@@ -116,7 +116,7 @@ export function parseDocId(
  * loop (through setImmediate: what waits, I/O and requests, goes first) once
  * `SLICE_MS` have passed since the last yield, and otherwise does nothing.
  */
-export function slicer(): () => Promise<void> | null {
+function slicer(): () => Promise<void> | null {
   let since = performance.now()
   return () => {
     if (performance.now() - since < SLICE_MS) return null

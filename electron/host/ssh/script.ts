@@ -21,7 +21,7 @@ export function shQuote(value: string): string {
 const NEWLINE = `nl=$(printf '\\n_'); nl=\${nl%_}; `
 
 /** A name sh can export (an agent's `terminal/create` names its own variables: nothing else may be spliced in). */
-export const SHELL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+const SHELL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 /** The stderr line a lifeline script writes when it cannot enter its folder (it then exits 126). */
 export const NO_FOLDER_LINE = 'switchboard-ssh: cannot enter the folder'
