@@ -269,7 +269,10 @@ function reachesBack(text: string): boolean {
 function parseAndRender(text: string, breaks: boolean, tooDeep = Infinity, parts?: MarkdownParts): { blocks: string[]; depth: number } {
   const markdown = breaks ? userMarkdown : agentMarkdown
   const env: RenderEnv = {}
-  const reuse = partsFit(parts, text, breaks) && !reachesBack(text)
+  // reachesBack scans the whole text: at most once a render, and only when asked.
+  let back: boolean | undefined
+  const textReachesBack = (): boolean => (back ??= reachesBack(text))
+  const reuse = partsFit(parts, text, breaks) && !textReachesBack()
   const offset = reuse ? parts.settled.length : 0
   const source = reuse ? text.slice(offset) : text
   const tokens = markdown.parse(source, env)
@@ -303,7 +306,7 @@ function parseAndRender(text: string, breaks: boolean, tooDeep = Infinity, parts
       at = line === undefined ? -1 : lineStart(source, line)
       if (at > 0 && at <= secondLastBreak) break
     }
-    if (k >= 1 && !reachesBack(text)) {
+    if (k >= 1 && !textReachesBack()) {
       let settledDepth = reuse ? parts.depth : 0
       for (let i = 0; i < groups[k][0]; i++) if (tokens[i].level > settledDepth) settledDepth = tokens[i].level
       parts.settled = text.slice(0, offset + at)
