@@ -36,10 +36,11 @@ export const useInboxStore = defineStore('inbox', () => {
     return shown.flatMap((p) => (p.sessionId ? [p.sessionId] : []))
   })
 
+  /** A turn's end in a session the user is looking at: seen as it is shown. */
+  const inSight = (item: InboxItem): boolean => isTurnEnd(item) && item.session !== undefined && looking.value.includes(item.session.id)
+
   /** What waits, less what is being answered and the turns the user is looking at. */
-  const waiting = computed(() =>
-    items.value.filter((i) => !settling.value.includes(i.id) && !(isTurnEnd(i) && i.session && looking.value.includes(i.session.id)))
-  )
+  const waiting = computed(() => items.value.filter((i) => !settling.value.includes(i.id) && !inSight(i)))
   const count = computed(() => waiting.value.length)
 
   function receive(list: InboxItem[]): void {
@@ -77,7 +78,7 @@ export const useInboxStore = defineStore('inbox', () => {
   // The turns that ended in the sessions the user looks at are seen.
   let asking = ''
   watch(
-    () => items.value.filter((i) => isTurnEnd(i) && i.session && looking.value.includes(i.session.id)).map((i) => i.session?.id ?? ''),
+    () => items.value.filter(inSight).map((i) => i.session?.id ?? ''),
     (sessionIds) => {
       const key = sessionIds.join(',')
       if (!sessionIds.length || key === asking || !document.hasFocus()) return
@@ -94,7 +95,7 @@ export const useInboxStore = defineStore('inbox', () => {
     }
   )
 
-  return { items, open, selectId, windowFocused, waiting, count, looking, receive, settle, hide, dismiss, show }
+  return { items, open, selectId, windowFocused, waiting, count, receive, settle, hide, dismiss, show }
 })
 
 /** A turn's end: read, not answered. */
