@@ -66,6 +66,7 @@ export class Host {
   private readonly confirmCommand: ConfirmCommand
   private readonly reconnector: Reconnector
   private readonly inbox: Inbox
+  private readonly turns: Turns
   private closed: Promise<void> | null = null
 
   private constructor(
@@ -140,7 +141,7 @@ export class Host {
       append: (session, record) => registry.appendAlways(session, record),
       isRunning: (id) => registry.stateOf(id).status === 'running'
     })
-    const turns = new Turns({
+    const turns = (this.turns = new Turns({
       records,
       registry,
       supervisor,
@@ -149,7 +150,7 @@ export class Host {
       connector,
       workspace,
       cancelGraceMs: cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS
-    })
+    }))
     const lifecycle = new SessionLifecycle({ records, registry, supervisor, mcp, turns, dataDir, workspace })
     const queue = new PromptQueue({ records, registry, turns })
     const inbox = (this.inbox = new Inbox({ records, events, registry, broker, supervisor, turns }))
@@ -247,12 +248,15 @@ export class Host {
 
   private async shutDown(): Promise<void> {
     this.inbox.close()
+    // No prompt starts from here (a queued one waits for the next start); those under way end as their agents stop.
+    const turnsEnded = this.turns.close()
     this.reconnector.stop()
     await this.search.stop()
     this.broker.cancelAll()
     this.terminals.releaseAll()
     this.signIn.close()
     await this.supervisor.close()
+    await turnsEnded
     await this.registry.flushAll()
     await this.search.close() // once every transcript is written out: the sessions used in this run are read again
     await this.spend.close()

@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { SessionState } from '../../shared/domain'
@@ -61,6 +61,18 @@ async function userTexts(id: string): Promise<string[]> {
 async function assistantTexts(id: string): Promise<string[]> {
   const thread = fold((await host.request('sessions.open', { id })).records)
   return entriesOf(thread, 'assistant').map((e) => (e as { text: string }).text)
+}
+
+/** Every file under `dir` with its size and time of change, to see that nothing is written any more. */
+async function filesIn(dir: string): Promise<string[]> {
+  const files: string[] = []
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue
+    const path = join(entry.parentPath, entry.name)
+    const { size, mtimeMs } = await stat(path)
+    files.push(`${path} ${size} ${mtimeMs}`)
+  }
+  return files.sort()
 }
 
 async function running(id: string): Promise<void> {
@@ -187,6 +199,29 @@ describe('queued prompts', () => {
       timeoutMs: 60_000
     })
     expect(await queueTexts(id)).toEqual([])
+  })
+
+  it('is not sent by a turn that ends as Switchboard closes, and close has written everything when it resolves', async () => {
+    const id = await session()
+    const first = gate()
+    const turn = host.request('sessions.prompt', { id, text: `/await ${first.path}\n/say first done` }).catch(() => null)
+    await running(id)
+    await host.request('sessions.queue', { id, text: 'not while closing' })
+    // The turn ends while the Host closes: its end and the queue are written before close resolves, and nothing after.
+    await first.open()
+    await host.close()
+    const written = await filesIn(dataDir)
+    await new Promise((r) => setTimeout(r, 300))
+    expect(await filesIn(dataDir)).toEqual(written)
+    await turn
+
+    host = await openHost(dataDir)
+    const state = await stateOf(id)
+    expect(state.queue?.map((q) => q.text)).toEqual(['not while closing'])
+    expect(state.queueHeld).toBe(RESTART_HOLD)
+    expect(await userTexts(id)).toHaveLength(1)
+    const thread = fold((await host.request('sessions.open', { id })).records)
+    expect(thread.entries.at(-1)?.kind).toMatch(/^(stop|error)$/)
   })
 
   it('says a queue left from a restart waits for the user', async () => {

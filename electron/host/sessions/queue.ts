@@ -138,6 +138,8 @@ export class PromptQueue {
   private afterTurn(id: string, hold: string | null): void {
     const record = this.deps.records.data.sessions.find((s) => s.id === id)
     if (!record?.queue?.length) return
+    // A turn cut short by the close: the queue waits for the next start, and says why.
+    if (this.deps.turns.closing) hold = RESTART_HOLD
     if (hold) {
       if (record.queueHeld) return
       record.queueHeld = hold
@@ -152,7 +154,8 @@ export class PromptQueue {
     const { registry, turns } = this.deps
     const record = this.deps.records.data.sessions.find((s) => s.id === id)
     const next = record?.queue?.[0]
-    if (!record || !next || record.queueHeld || this.starting.has(id)) return
+    // Closing: what waits is held at the next start (restore).
+    if (!record || !next || record.queueHeld || this.starting.has(id) || turns.closing) return
     if (registry.isBusy(id) || registry.get(id)?.inTurn) return
     this.starting.set(id, next.id)
     let started = false

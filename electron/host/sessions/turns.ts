@@ -27,7 +27,26 @@ export interface TurnsDeps extends SessionDeps {
 }
 
 export class Turns {
+  /** Prompts under way, each until its end is written (its thread, its record, the queue told). */
+  private readonly underWay = new Set<Promise<unknown>>()
+  private closingDown = false
+
   constructor(private readonly deps: TurnsDeps) {}
+
+  /** Switchboard is closing: no prompt starts any more. */
+  get closing(): boolean {
+    return this.closingDown
+  }
+
+  /**
+   * No prompt starts from now on; resolves once every prompt under way has
+   * written its end. Those end when their agents are stopped, so the Host
+   * stops the agents before it waits, and saves for the last time after.
+   */
+  close(): Promise<void> {
+    this.closingDown = true
+    return Promise.allSettled([...this.underWay]).then(() => undefined)
+  }
 
   /** Told when a turn is over (every prompt of it answered): `hold` says why the queue must wait, null when it goes on. */
   afterTurn: ((id: string, hold: string | null) => void) | null = null
@@ -41,11 +60,25 @@ export class Turns {
    * called once the prompt is in the thread (nothing before it can fail the
    * turn: what throws earlier sent nothing).
    */
-  async prompt(
+  prompt(
     id: string,
     text: string,
     attachments: Attachment[] = [],
     options: { midTurn?: boolean; onStart?: () => void } = {}
+  ): Promise<{ stopReason: string }> {
+    if (this.closingDown) return Promise.reject(new Error('Switchboard is closing; the prompt was not sent'))
+    const turn = this.run(id, text, attachments, options)
+    this.underWay.add(turn)
+    const gone = (): void => void this.underWay.delete(turn)
+    turn.then(gone, gone)
+    return turn
+  }
+
+  private async run(
+    id: string,
+    text: string,
+    attachments: Attachment[],
+    options: { midTurn?: boolean; onStart?: () => void }
   ): Promise<{ stopReason: string }> {
     const { registry, records } = this.deps
     const live = await this.deps.connector.ensureLive(id)
