@@ -1,4 +1,5 @@
 import { onBeforeUnmount, ref, type Ref } from 'vue'
+import { lazily } from './intl'
 
 const units: [Intl.RelativeTimeFormatUnit, number][] = [
   ['year', 365 * 24 * 3600],
@@ -8,8 +9,8 @@ const units: [Intl.RelativeTimeFormatUnit, number][] = [
   ['hour', 3600],
   ['minute', 60]
 ]
-const format = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' })
-const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })
+const format = lazily(() => new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' }))
+const absolute = lazily(() => new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' }))
 
 /** "5 minutes ago", "yesterday", "just now". */
 export function relativeTime(iso: string, now = Date.now()): string {
@@ -17,7 +18,7 @@ export function relativeTime(iso: string, now = Date.now()): string {
   if (Number.isNaN(time)) return ''
   const seconds = Math.round((time - now) / 1000)
   for (const [unit, size] of units) {
-    if (Math.abs(seconds) >= size) return format.format(Math.round(seconds / size), unit)
+    if (Math.abs(seconds) >= size) return format().format(Math.round(seconds / size), unit)
   }
   return 'just now'
 }
@@ -25,7 +26,7 @@ export function relativeTime(iso: string, now = Date.now()): string {
 /** "12 Mar 2025, 14:05", for tooltips. */
 export function absoluteTime(iso: string): string {
   const time = new Date(iso)
-  return Number.isNaN(time.getTime()) ? '' : absolute.format(time)
+  return Number.isNaN(time.getTime()) ? '' : absolute().format(time)
 }
 
 /** The current time, refreshed every half minute while the component lives: relative times stay true. */
@@ -36,8 +37,8 @@ export function useNow(): Ref<number> {
   return now
 }
 
-const shortDate = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' })
-const shortDateYear = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric' })
+const shortDate = lazily(() => new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' }))
+const shortDateYear = lazily(() => new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric' }))
 
 /** "now", "5m", "3h", "2d", then the date: for narrow lists (the absolute time goes in a tooltip). */
 export function compactTime(iso: string, now = Date.now()): string {
@@ -49,5 +50,5 @@ export function compactTime(iso: string, now = Date.now()): string {
   if (seconds < 24 * 3600) return `${Math.floor(seconds / 3600)}h`
   if (seconds < 7 * 24 * 3600) return `${Math.floor(seconds / (24 * 3600))}d`
   const date = new Date(time)
-  return date.getFullYear() === new Date(now).getFullYear() ? shortDate.format(date) : shortDateYear.format(date)
+  return date.getFullYear() === new Date(now).getFullYear() ? shortDate().format(date) : shortDateYear().format(date)
 }

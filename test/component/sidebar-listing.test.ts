@@ -283,6 +283,14 @@ describe('the virtual sidebar', () => {
     const fake = hugeProject()
     await mountList()
     expect(ids()).toEqual(Array.from({ length: FIRST_PAGE }, (_, i) => `big-x-${i}`).concat(['small-x-2', 'small-x-1']))
+    // The times in a row's tooltips are written once the pointer is on it (the first paint makes no date formatter).
+    const open = items()[0].querySelector<HTMLElement>('[data-testid=session-open]')!
+    expect(open.title).not.toContain('Updated')
+    expect(open.querySelector('.time')?.hasAttribute('title')).toBe(false)
+    open.dispatchEvent(new Event('pointerenter'))
+    await nextTick()
+    expect(open.title).toMatch(/\nUpdated .*2026/)
+    expect(open.querySelector('.time')?.getAttribute('title')).toMatch(/ago$/)
     const more = document.querySelector<HTMLButtonElement>('[data-testid=show-more-sessions]')!
     expect(more.textContent?.trim()).toBe(`Show ${NEXT_PAGE} more of ${(100_000).toLocaleString()}`)
     // A project folded: its rows leave the list, its head says how many it has.
