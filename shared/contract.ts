@@ -131,7 +131,7 @@ export const requestParams = {
   /** Every session record (of one project), newest first: for tools and tests; the window reads pages (below). */
   'sessions.list': z.object({ projectId: id.optional() }),
   /** What the sidebar shows first: each project's groups of one agent's sessions, with their counts and their newest `limit`. */
-  'sessions.summary': z.object({ limit: z.number().int().min(0).max(500) }),
+  'sessions.summary': z.object({ limit: z.number().int().min(0).max(500), records: z.number().int().min(0).max(100_000).optional() }),
   /** The next page of a project's sessions with one agent, newest first: those after `before` (the last one the window has). */
   'sessions.page': z.object({
     projectId: id,

@@ -19,7 +19,11 @@ export interface SessionGroupPage {
   projectId: string
   agentId: string
   count: number
-  /** Newest first; at most the `limit` asked for. */
+  /**
+   * Newest first; at most the `limit` asked for. Empty while `count` is not
+   * when the summary's `records` ran out before this group: its first page
+   * is then asked for with `sessions.page`.
+   */
   sessions: SessionRecord[]
 }
 
@@ -33,6 +37,14 @@ export interface SessionGroupCount {
 /** How many sessions of each group the sidebar shows first, and how many more "Show more" loads. */
 export const FIRST_PAGE = 8
 export const NEXT_PAGE = 50
+/**
+ * How many records the window's first load asks for in all (`sessions.summary`'s
+ * `records`): the first pages of the first projects, a few screens of the
+ * sidebar; the other groups come with their count only, and their first page
+ * is asked for as they scroll into view. So the first load weighs the same
+ * with 50 projects as with one.
+ */
+export const FIRST_RECORDS = 120
 
 /** Newest first by `updatedAt` (a turn's end), then by id, so that no two sessions tie. */
 export function newerFirst(a: SessionCursor, b: SessionCursor): number {

@@ -77,14 +77,30 @@ export class SessionListing {
     return { sessions: group.records.slice(start, start + limit), count: group.records.length }
   }
 
-  /** Every group that has sessions, with its count and its newest `limit`. */
-  summary(limit: number): SessionGroupPage[] {
-    return [...this.allGroups()].map((g) => ({
-      projectId: g.projectId,
-      agentId: g.agentId,
-      count: g.records.length,
-      sessions: g.records.slice(0, limit)
-    }))
+  /**
+   * Every group that has sessions, with its count and its newest `limit`;
+   * with `records`, at most that many records in all, to the groups of the
+   * projects in `projectOrder` (the sidebar's order) first: groups past it
+   * get their count and no records.
+   */
+  summary(limit: number, records = Infinity, projectOrder: readonly string[] = []): SessionGroupPage[] {
+    let left = records
+    const page = (g: Group): SessionGroupPage => {
+      const sessions = left > 0 ? g.records.slice(0, Math.min(limit, left)) : []
+      left -= sessions.length
+      return { projectId: g.projectId, agentId: g.agentId, count: g.records.length, sessions }
+    }
+    const pages: SessionGroupPage[] = []
+    const listed = new Set<string>()
+    for (const projectId of projectOrder) {
+      const agents = this.groups.get(projectId)
+      if (!agents || listed.has(projectId)) continue
+      listed.add(projectId)
+      // Within a project, its agents' groups in the sidebar's order: the one with the newest session first.
+      for (const g of [...agents.values()].sort(byNewestSession)) pages.push(page(g))
+    }
+    for (const [projectId, agents] of this.groups) if (!listed.has(projectId)) for (const g of agents.values()) pages.push(page(g))
+    return pages
   }
 
   /** The records of these ids that are listed (a session removed is left out): one pass over them all. */
@@ -113,6 +129,10 @@ export class SessionListing {
   private *allGroups(): Iterable<Group> {
     for (const agents of this.groups.values()) yield* agents.values()
   }
+}
+
+function byNewestSession(a: Group, b: Group): number {
+  return a.records[0] && b.records[0] ? newerFirst(a.records[0], b.records[0]) : a.records[0] ? -1 : b.records[0] ? 1 : 0
 }
 
 function remove(group: Group, index: number): void {

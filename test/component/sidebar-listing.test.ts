@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { nextTick } from 'vue'
 import type { HostEvent } from '../../shared/contract'
 import type { Project, SessionRecord } from '../../shared/domain'
-import { FIRST_PAGE, NEXT_PAGE } from '../../shared/session-listing'
+import { FIRST_PAGE, FIRST_RECORDS, NEXT_PAGE } from '../../shared/session-listing'
 import { SessionListing } from '../../electron/host/session-listing'
 import ProjectList from '../../renderer/src/components/sidebar/ProjectList.vue'
 import { useAgentsStore } from '../../renderer/src/stores/agents'
@@ -60,7 +60,12 @@ class ListingHost {
     this.fake = new FakeHost(
       firstLoad({
         'projects.list': () => projects,
-        'sessions.summary': ({ limit }: { limit: number }) => this.listing.summary(limit),
+        'sessions.summary': ({ limit, records }: { limit: number; records?: number }) =>
+          this.listing.summary(
+            limit,
+            records,
+            projects.map((p) => p.id)
+          ),
         'sessions.page': (p: { projectId: string; agentId: string; before?: { updatedAt: string; id: string }; limit: number }) =>
           this.listing.page(p.projectId, p.agentId, p.before, p.limit),
         'sessions.get': ({ ids }: { ids: string[] }) => this.listing.get(ids)
@@ -358,6 +363,37 @@ describe('the virtual sidebar', () => {
     expect(fake.sent('sessions.page').at(-1)).toMatchObject({ before: { id: 'big-x-207' }, limit: NEXT_PAGE })
     expect(useProjectsStore().groupsOf('big')[0].sessions).toHaveLength(258)
     expect(document.querySelector('[data-row-key="more:big:x"]')?.textContent).toContain(`Show ${NEXT_PAGE} more of ${(100_000).toLocaleString()}`)
+  })
+
+  it('loads first only the first projects’ sessions, and a group’s first page once its rows scroll into view', async () => {
+    // 30 projects of 10 sessions: the first load's records (FIRST_RECORDS) cover the first 15 projects' first pages.
+    const names = Array.from({ length: 30 }, (_, i) => `p${String(i).padStart(2, '0')}`)
+    const host = new ListingHost(
+      names.map(project),
+      names.flatMap((name) => Array.from({ length: 10 }, (_, i) => session(name, 'x', i)))
+    )
+    useAgentsStore().setAll([{ id: 'x', name: 'Agent X', command: 'x', args: [], env: {} }], [])
+    await useAppStore().start()
+    expect(host.fake.sent('sessions.summary')).toEqual([{ limit: FIRST_PAGE, records: FIRST_RECORDS }])
+    expect(useProjectsStore().groupsOf('p14')[0].sessions).toHaveLength(FIRST_PAGE)
+    expect(useProjectsStore().groupsOf('p15')[0]).toMatchObject({ count: 10, sessions: [] })
+    await mountList()
+    expect(ids().slice(0, FIRST_PAGE)).toEqual(Array.from({ length: FIRST_PAGE }, (_, i) => `p00-x-${9 - i}`))
+    expect(document.querySelectorAll('[data-testid=session-pending]')).toHaveLength(0)
+    expect(host.fake.sent('sessions.page')).toEqual([])
+
+    // At the end of the list: the last projects' rows are pending, then their first pages come, only theirs.
+    await scrollTo(100_000)
+    await flushPromises()
+    await nextTick()
+    const asked = (host.fake.sent('sessions.page') as { projectId: string; limit: number }[]).map((p) => [p.projectId, p.limit])
+    expect(asked.length).toBeGreaterThan(0)
+    expect(asked.length).toBeLessThan(15)
+    expect(asked).toContainEqual(['p29', FIRST_PAGE])
+    expect(document.querySelectorAll('[data-testid=session-pending]')).toHaveLength(0)
+    expect(ids().filter((id) => id.startsWith('p29'))).toEqual(Array.from({ length: FIRST_PAGE }, (_, i) => `p29-x-${9 - i}`))
+    expect(document.querySelector('[data-row-key="more:p29:x"]')?.textContent).toContain('Show 2 more of 10')
+    expectSameAsHost(host)
   })
 
   it('lists a session open in a pane in its place even when its page is not loaded, and counts it out of the rest', async () => {

@@ -25,7 +25,12 @@ export function sessionsHandlers(rooms: SessionsServiceOptions): HandlerSlice<'s
     ...queue.handlers(),
     'sessions.list': async ({ projectId }) =>
       records.data.sessions.filter((s) => !projectId || s.projectId === projectId).sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)),
-    'sessions.summary': async ({ limit }) => records.listing.summary(limit),
+    'sessions.summary': async ({ limit, records: most }) =>
+      records.listing.summary(
+        limit,
+        most,
+        records.data.projects.map((p) => p.id)
+      ),
     'sessions.page': async ({ projectId, agentId, before, limit }) => records.listing.page(projectId, agentId, before, limit),
     'sessions.get': async ({ ids }) => records.listing.get(ids),
     'sessions.states': async () => registry.allStates(),

@@ -1,7 +1,7 @@
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
 import type { AppInfo } from '../../../shared/domain'
-import { FIRST_PAGE } from '../../../shared/session-listing'
+import { FIRST_PAGE, FIRST_RECORDS } from '../../../shared/session-listing'
 import { host, messageOf } from '../host/client'
 import { routeEvents } from '../event-router'
 import type { ConnectionState } from '../host/transport'
@@ -45,8 +45,9 @@ export const useAppStore = defineStore('app', () => {
       const [appInfo, projects, summary, sessionStates, agents, agentStates, rules, elicitations, checks, mcp, inbox] = await Promise.all([
         client.request('app.info', {}),
         client.request('projects.list', {}),
-        // Not every session: each project's newest per agent, and how many more (the sidebar asks for more as it is opened).
-        client.request('sessions.summary', { limit: FIRST_PAGE }),
+        // Not every session: each group's count, and the newest per agent of the first projects only (the sidebar
+        // asks for the others' as they scroll into view, and for more as a group is opened further).
+        client.request('sessions.summary', { limit: FIRST_PAGE, records: FIRST_RECORDS }),
         client.request('sessions.states', {}),
         client.request('agents.list', {}),
         client.request('agents.states', {}),

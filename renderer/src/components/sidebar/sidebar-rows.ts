@@ -1,11 +1,12 @@
 import type { Project, SessionRecord } from '../../../../shared/domain'
-import { newerFirst } from '../../../../shared/session-listing'
+import { FIRST_PAGE, newerFirst } from '../../../../shared/session-listing'
 import type { AgentGroup } from '../../stores/projects'
 
 /**
  * The sidebar as one list of rows, which it virtualises: each project (its
- * head and controls), then per agent a heading, the sessions loaded and a
- * "Show N more" row when the group has more. Each row knows its project's
+ * head and controls), then per agent a heading, the sessions loaded (or, for
+ * a group whose first page is not loaded yet, a pending row for each of its
+ * sessions) and a "Show N more" row when the group has more. Each row knows its project's
  * place (for dragging projects) and whether it is the project's last.
  */
 export type SidebarRow =
@@ -13,6 +14,8 @@ export type SidebarRow =
   | (RowBase & { kind: 'agent'; agentId: string })
   | (RowBase & { kind: 'session'; session: SessionRecord })
   | (RowBase & { kind: 'more'; agentId: string; hidden: number; count: number })
+  /** A session of a group whose first page the window has not loaded yet: it is asked for once the row is in view. */
+  | (RowBase & { kind: 'pending'; agentId: string })
 
 interface RowBase {
   key: string
@@ -46,7 +49,10 @@ export function sidebarRows(input: SidebarRowsInput): SidebarRow[] {
         const groupKey = `${project.id}:${group.agentId}`
         rows.push({ ...base, kind: 'agent', key: `agent:${groupKey}`, agentId: group.agentId })
         for (const session of sessions) rows.push({ ...base, kind: 'session', key: `session:${session.id}`, session })
-        const hidden = group.count - sessions.length
+        // Not loaded yet (the first load stopped before this group): a row per session its first page will bring.
+        const pending = group.sessions.length === 0 ? Math.max(0, Math.min(group.count - sessions.length, FIRST_PAGE)) : 0
+        for (let i = 0; i < pending; i++) rows.push({ ...base, kind: 'pending', key: `pending:${groupKey}:${i}`, agentId: group.agentId })
+        const hidden = group.count - sessions.length - pending
         if (hidden > 0) rows.push({ ...base, kind: 'more', key: `more:${groupKey}`, agentId: group.agentId, hidden, count: group.count })
       }
     }
