@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -46,6 +47,15 @@ export async function repeat(runs: number, measure: (run: number) => Promise<num
   const samples: number[] = []
   for (let i = 0; i < runs; i++) samples.push(await measure(i))
   return samples
+}
+
+/**
+ * Waits for the disk to have written what the bench just wrote (a data folder
+ * of 10,000 transcripts is megabytes of dirty pages): `sync`, so that the
+ * system's writeback does not run during the timings that follow.
+ */
+export async function settleDisk(): Promise<void> {
+  await new Promise<void>((resolve) => execFile('sync', () => resolve()))
 }
 
 export async function withTempDir<T>(prefix: string, use: (dir: string) => Promise<T>): Promise<T> {
