@@ -419,6 +419,24 @@ describe('permission card', () => {
     wrapper.unmount()
   })
 
+  it('leaves the focus in a field the user is writing in, and takes it from an empty one', async () => {
+    const field = document.createElement('textarea')
+    document.body.appendChild(field)
+    field.value = 'half a sentence'
+    field.focus()
+    const writing = mount(PermissionCard, { props: { permission }, attachTo: document.body })
+    await flushPromises()
+    expect(document.activeElement).toBe(field)
+    writing.unmount()
+    field.value = ''
+    field.focus()
+    const empty = mount(PermissionCard, { props: { permission }, attachTo: document.body })
+    await flushPromises()
+    expect(document.activeElement).toBe(empty.find('[data-testid=permission-option]').element)
+    empty.unmount()
+    field.remove()
+  })
+
   it('leaves digits alone while the user types in a field', async () => {
     const field = document.createElement('textarea')
     document.body.appendChild(field)
