@@ -21,8 +21,8 @@ export interface SessionGroupPage {
   count: number
   /**
    * Newest first; at most the `limit` asked for. Empty while `count` is not
-   * when the summary's `records` ran out before this group: its first page
-   * is then asked for with `sessions.page`.
+   * when the summary's `records` were given before this group: its first
+   * page is then asked for with `sessions.page`.
    */
   sessions: SessionRecord[]
 }

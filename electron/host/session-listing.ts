@@ -79,14 +79,15 @@ export class SessionListing {
 
   /**
    * Every group that has sessions, with its count and its newest `limit`;
-   * with `records`, at most that many records in all, to the groups of the
+   * with `records`, pages until that many records are given (the last one
+   * whole, so no group shows part of its first page), to the groups of the
    * projects in `projectOrder` (the sidebar's order) first: groups past it
    * get their count and no records.
    */
   summary(limit: number, records = Infinity, projectOrder: readonly string[] = []): SessionGroupPage[] {
     let left = records
     const page = (g: Group): SessionGroupPage => {
-      const sessions = left > 0 ? g.records.slice(0, Math.min(limit, left)) : []
+      const sessions = left > 0 ? g.records.slice(0, limit) : []
       left -= sessions.length
       return { projectId: g.projectId, agentId: g.agentId, count: g.records.length, sessions }
     }

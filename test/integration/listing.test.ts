@@ -69,7 +69,7 @@ describe('the listing, from the Host', () => {
     expect(got.map((s) => s.id)).toEqual(['alpha-stub-y-3', 'beta-stub-x-0'])
   })
 
-  it('gives records up to the number asked for, to the projects in the sidebar’s order, and every group’s count', async () => {
+  it('gives first pages until the records asked for are given, to the projects in the sidebar’s order, and every group’s count', async () => {
     const asked = FIRST_PAGE + 3
     const inOrder = async (): Promise<[string, number, number][]> =>
       (await host.request('sessions.summary', { limit: FIRST_PAGE, records: asked })).map((g) => [
@@ -77,21 +77,21 @@ describe('the listing, from the Host', () => {
         g.count,
         g.sessions.length
       ])
-    // alpha's groups first, the one with the newest session first; beta's group past the records asked for: its count only.
+    // alpha's groups first, the one with the newest session first, each page whole; beta's group past the records asked for: its count only.
     const newestFirst = (await host.request('sessions.summary', { limit: 1 }))
       .filter((g) => g.projectId === 'alpha')
       .sort((a, b) => newerFirst(a.sessions[0], b.sessions[0]))
       .map((g) => `alpha ${g.agentId}`)
     expect(await inOrder()).toEqual([
       [newestFirst[0], SIZES[newestFirst[0]], FIRST_PAGE],
-      [newestFirst[1], SIZES[newestFirst[1]], 3],
+      [newestFirst[1], SIZES[newestFirst[1]], FIRST_PAGE],
       ['beta stub-x', 25, 0]
     ])
     // Moved to the top of the sidebar, beta's sessions come first.
     await host.request('projects.reorder', { projectIds: ['beta', 'alpha'] })
     try {
       expect((await inOrder())[0]).toEqual(['beta stub-x', 25, FIRST_PAGE])
-      expect((await inOrder()).map(([, , n]) => n)).toEqual([FIRST_PAGE, 3, 0])
+      expect((await inOrder()).map(([, , n]) => n)).toEqual([FIRST_PAGE, FIRST_PAGE, 0])
     } finally {
       await host.request('projects.reorder', { projectIds: ['alpha', 'beta'] })
     }
