@@ -141,6 +141,8 @@ describe('costly agent text', () => {
       if (kind === 'brackets') {
         // The raw text is one click away: Copy gives all of it (the Clipboard API writes only for the focused page).
         await page.bringToFront()
+        // Under load the page may take a moment to have the focus: click once it has (else the write is refused).
+        await expect.poll(() => page.evaluate('document.hasFocus()')).toBe(true)
         await entry.getByTestId('plain-copy').click()
         await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(pathologicalText('brackets'))
       }
