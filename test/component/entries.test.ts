@@ -5,6 +5,7 @@ import { computed, defineComponent, h } from 'vue'
 import { flushPromises, mount } from '@vue/test-utils'
 import type { ThreadEntry, ToolCallEntry, TerminalView } from '../../shared/thread'
 import EntryView from '../../renderer/src/components/thread/EntryView.vue'
+import ElicitationCard from '../../renderer/src/components/session/ElicitationCard.vue'
 import PermissionCard from '../../renderer/src/components/session/PermissionCard.vue'
 import { openPathKey, pendingToolCallKey, sessionRootKey, terminalsKey } from '../../renderer/src/components/thread/keys'
 import { createPinia, setActivePinia } from 'pinia'
@@ -433,6 +434,31 @@ describe('permission card', () => {
     const empty = mount(PermissionCard, { props: { permission }, attachTo: document.body })
     await flushPromises()
     expect(document.activeElement).toBe(empty.find('[data-testid=permission-option]').element)
+    empty.unmount()
+    field.remove()
+  })
+
+  it('an agent’s question, too, leaves the focus in a field the user is writing in', async () => {
+    const field = document.createElement('textarea')
+    document.body.appendChild(field)
+    field.value = 'half a sentence'
+    field.focus()
+    const question = {
+      requestId: 'q',
+      agentId: 'a',
+      sessionId: 's',
+      mode: 'form' as const,
+      message: 'Which name?',
+      fields: [{ name: 'name', title: 'Name', type: 'string' as const, required: true }]
+    }
+    const writing = mount(ElicitationCard, { props: { agentName: 'Agent', question }, attachTo: document.body, global: { plugins: [createPinia()] } })
+    await flushPromises()
+    expect(document.activeElement).toBe(field)
+    writing.unmount()
+    field.value = ''
+    const empty = mount(ElicitationCard, { props: { agentName: 'Agent', question }, attachTo: document.body, global: { plugins: [createPinia()] } })
+    await flushPromises()
+    expect(document.activeElement).toBe(empty.find('input').element)
     empty.unmount()
     field.remove()
   })

@@ -15,3 +15,24 @@ export function paneFocusTarget(paneId: string): { pane: HTMLElement; target: HT
     pane.querySelector<HTMLElement>('[data-testid="permission"] button') ?? pane.querySelector<HTMLTextAreaElement>('textarea:not(:disabled)') ?? pane
   return { pane, target }
 }
+
+/**
+ * Gives `target` the focus for a card that came unasked (a permission request,
+ * an agent's question), unless the user is writing in a field outside `card`
+ * (one that holds text): taken mid-word, the next keys would be lost, and a
+ * digit typed as text would answer a permission. The card is one Tab or click
+ * away, and takes the focus from an empty field (a prompt just sent).
+ */
+export function focusUnlessWriting(target: HTMLElement | null | undefined, card: Element | null): void {
+  if (!target || writingOutside(card)) return
+  target.focus()
+}
+
+function writingOutside(card: Element | null): boolean {
+  const active = document.activeElement
+  if (!(active instanceof HTMLElement) || card?.contains(active)) return false
+  if (active.isContentEditable) return (active.textContent ?? '') !== ''
+  const textField =
+    active instanceof HTMLTextAreaElement || (active instanceof HTMLInputElement && /^(text|search|url|email|tel)?$/.test(active.type))
+  return textField && (active as HTMLInputElement | HTMLTextAreaElement).value !== ''
+}
