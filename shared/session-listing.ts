@@ -52,6 +52,11 @@ export function newerFirst(a: SessionCursor, b: SessionCursor): number {
   return a.id === b.id ? 0 : a.id > b.id ? -1 : 1
 }
 
+/** A project's groups in the sidebar's order, by each one's newest session: the newest first, a group with none last. */
+export function newestGroupFirst(a: SessionCursor | undefined, b: SessionCursor | undefined): number {
+  return a && b ? newerFirst(a, b) : a ? -1 : b ? 1 : 0
+}
+
 /** The key of a project's group of one agent's sessions. */
 export function groupKey(projectId: string, agentId: string): string {
   return `${projectId}\u0000${agentId}`

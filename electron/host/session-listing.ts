@@ -1,5 +1,5 @@
 import type { SessionRecord } from '../../shared/domain'
-import { newerFirst, type SessionCursor, type SessionGroupCount, type SessionGroupPage } from '../../shared/session-listing'
+import { newerFirst, newestGroupFirst, type SessionCursor, type SessionGroupCount, type SessionGroupPage } from '../../shared/session-listing'
 
 /**
  * The sessions in the order the sidebar lists them, kept in memory: per
@@ -98,7 +98,7 @@ export class SessionListing {
       if (!agents || listed.has(projectId)) continue
       listed.add(projectId)
       // Within a project, its agents' groups in the sidebar's order: the one with the newest session first.
-      for (const g of [...agents.values()].sort(byNewestSession)) pages.push(page(g))
+      for (const g of [...agents.values()].sort((a, b) => newestGroupFirst(a.records[0], b.records[0]))) pages.push(page(g))
     }
     for (const [projectId, agents] of this.groups) if (!listed.has(projectId)) for (const g of agents.values()) pages.push(page(g))
     return pages
@@ -130,10 +130,6 @@ export class SessionListing {
   private *allGroups(): Iterable<Group> {
     for (const agents of this.groups.values()) yield* agents.values()
   }
-}
-
-function byNewestSession(a: Group, b: Group): number {
-  return a.records[0] && b.records[0] ? newerFirst(a.records[0], b.records[0]) : a.records[0] ? -1 : b.records[0] ? 1 : 0
 }
 
 function remove(group: Group, index: number): void {
