@@ -1,7 +1,7 @@
 import { defineStore } from 'pinia'
 import { computed, ref, toRaw } from 'vue'
 import type { Project, SessionRecord } from '../../../shared/domain'
-import { groupKey, newerFirst, NEXT_PAGE, type SessionGroupCount, type SessionGroupPage } from '../../../shared/session-listing'
+import { groupKey, newerFirst, newestGroupFirst, NEXT_PAGE, type SessionGroupCount, type SessionGroupPage } from '../../../shared/session-listing'
 import { host } from '../host/client'
 
 /** A project's sessions with one agent, as the sidebar lists them. */
@@ -68,12 +68,23 @@ export const useProjectsStore = defineStore('projects', () => {
     return known.value[id]
   }
 
+  /** Every project's groups, worked out in one pass over the groups (the sidebar asks for each project's in turn). */
+  const groupsByProject = computed(() => {
+    const byProject = new Map<string, AgentGroup[]>()
+    for (const g of Object.values(groups.value)) {
+      if (g.count === 0 && g.ids.length === 0) continue
+      const group = { agentId: g.agentId, count: Math.max(g.count, g.ids.length), sessions: g.ids.map((id) => known.value[id]).filter(Boolean) }
+      const list = byProject.get(g.projectId)
+      if (list) list.push(group)
+      else byProject.set(g.projectId, [group])
+    }
+    for (const list of byProject.values()) list.sort((a, b) => newestGroupFirst(a.sessions[0], b.sessions[0]))
+    return byProject
+  })
+
   /** A project's groups of one agent's sessions, the group with the newest session first. */
   function groupsOf(projectId: string): AgentGroup[] {
-    return Object.values(groups.value)
-      .filter((g) => g.projectId === projectId && (g.count > 0 || g.ids.length > 0))
-      .map((g) => ({ agentId: g.agentId, count: Math.max(g.count, g.ids.length), sessions: g.ids.map((id) => known.value[id]).filter(Boolean) }))
-      .sort((a, b) => (a.sessions[0] && b.sessions[0] ? newerFirst(a.sessions[0], b.sessions[0]) : a.sessions[0] ? -1 : 1))
+    return groupsByProject.value.get(projectId) ?? []
   }
 
   /** How many sessions a project has (all agents), or an agent has (all projects). */
