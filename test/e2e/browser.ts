@@ -86,6 +86,16 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   return path
 }
 
+/**
+ * What the system clipboard holds, read by the page. Reading needs the page
+ * focused, which under load may come back a moment late: each read asks for
+ * it and a refused read is returned as its reason, for `expect.poll`.
+ */
+export async function clipboardText(page: Page): Promise<string> {
+  await page.bringToFront()
+  return page.evaluate('navigator.clipboard.readText().catch((error) => `(read failed: ${error.message})`)') as Promise<string>
+}
+
 /** Collects console errors and CSP violations so a test can assert there were none. */
 export function watchConsole(page: Page): string[] {
   const problems: string[] = []

@@ -5,7 +5,7 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
-import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole } from './browser'
+import { clipboardText, closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole } from './browser'
 
 /**
  * The thread view in Chromium, against `serve` and the scripted agent: code,
@@ -71,10 +71,6 @@ async function turns(page: Page, count: number): Promise<void> {
   await expect.poll(() => page.getByTestId('entry-stop').count(), { timeout: 30_000 }).toBe(count)
 }
 
-function clipboard(page: Page): Promise<string> {
-  return page.evaluate('navigator.clipboard.readText()') as Promise<string>
-}
-
 /** Whether the element is fully inside the thread's scrolling area. */
 function inView(locator: Locator): Promise<boolean> {
   return locator.evaluate((el: any) => {
@@ -113,7 +109,7 @@ describe('the thread view', () => {
     expect(await code.locator('.hljs-keyword').first().textContent()).toBe('const')
     await code.locator('.code-copy').click()
     await expect.poll(() => code.locator('.code-copy').textContent()).toBe('Copied')
-    expect(await clipboard(page)).toBe('const x: number = 42\nconsole.log(x)\n')
+    await expect.poll(() => clipboardText(page)).toBe('const x: number = 42\nconsole.log(x)\n')
 
     // The thought is closed until asked for.
     const thought = page.getByTestId('entry-thought')
@@ -134,7 +130,7 @@ describe('the thread view', () => {
     expect(await edit.locator('.line.add .word').first().textContent()).toContain('encoding:')
     await edit.getByTestId('tool-call-location').click()
     await expect.poll(() => edit.locator('.locations .feedback').textContent()).toBe('Path copied')
-    expect(await clipboard(page)).toBe(`${join(projectDir, 'src', 'example.ts')}:3`)
+    await expect.poll(() => clipboardText(page)).toBe(`${join(projectDir, 'src', 'example.ts')}:3`)
     await edit.getByTestId('raw-input').click()
     expect(JSON.parse((await edit.getByTestId('raw-body').textContent()) ?? '')).toMatchObject({ edits: [{ line: 4 }, { line: 6 }, { line: 12 }] })
     await edit.getByTestId('raw-input').click()
