@@ -37,10 +37,16 @@ export function useNow(): Ref<number> {
   return now
 }
 
-const shortDate = lazily(() => new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' }))
-const shortDateYear = lazily(() => new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric' }))
+/**
+ * Month names in the window's language (English, as every word of it), for
+ * the compact dates of lists. Not an Intl.DateTimeFormat: the first one a page
+ * makes costs Chromium 55–80 ms here (its locale data), which a sidebar
+ * holding a session older than a week would pay before its first paint. The
+ * full date in the user's locale is in the tooltip, made on hover.
+ */
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
 
-/** "now", "5m", "3h", "2d", then the date: for narrow lists (the absolute time goes in a tooltip). */
+/** "now", "5m", "3h", "2d", then "Mar 12" ("Mar 12, 2025" in another year): for narrow lists (the absolute time goes in a tooltip). */
 export function compactTime(iso: string, now = Date.now()): string {
   const time = new Date(iso).getTime()
   if (Number.isNaN(time)) return ''
@@ -50,5 +56,6 @@ export function compactTime(iso: string, now = Date.now()): string {
   if (seconds < 24 * 3600) return `${Math.floor(seconds / 3600)}h`
   if (seconds < 7 * 24 * 3600) return `${Math.floor(seconds / (24 * 3600))}d`
   const date = new Date(time)
-  return date.getFullYear() === new Date(now).getFullYear() ? shortDate().format(date) : shortDateYear().format(date)
+  const day = `${MONTHS[date.getMonth()]} ${date.getDate()}`
+  return date.getFullYear() === new Date(now).getFullYear() ? day : `${day}, ${date.getFullYear()}`
 }
