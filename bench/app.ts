@@ -212,3 +212,62 @@ export async function framesWhileStreaming(app: App, browser: Browser, chunks: n
     await server.close()
   }
 }
+
+/** The floor's page: a sidebar's width of nothing, then two panes of text in the window's font. */
+const FLOOR_PAGE = `<!doctype html><html><body style="margin:0;font:14px/1.5 system-ui,sans-serif;display:flex">
+<aside style="width:260px;flex:none"></aside>
+<div style="flex:1;padding:20px;overflow:auto;height:100vh;box-sizing:border-box"><p id="pane-1"></p></div>
+<div style="flex:1;padding:20px;overflow:auto;height:100vh;box-sizing:border-box"><p id="pane-2"></p></div></body></html>`
+
+/**
+ * The frames figure's baseline: the least a page can do for the same picture
+ * under the same load. The Host streams the same two sessions (`/stream`,
+ * the same agents, store, transcripts and search index) with no window
+ * listening, while a bare page (no framework, no markdown) appends the same
+ * chunk text to two paragraphs each frame at `perPaneRate` chunks/s, the rate
+ * the window's run got. What it reads over 33 ms is the machine's, not
+ * Switchboard's.
+ */
+export async function framesFloor(app: App, browser: Browser, chunks: number, perPaneRate: number): Promise<Frames> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+  try {
+    const page = await context.newPage()
+    await page.setContent(FLOOR_PAGE)
+    const sessions = []
+    for (const agentId of app.agentIds.slice(0, 2)) sessions.push(await app.host.request('sessions.new', { projectId: app.projectId, agentId }))
+    const counters = sessions.map((s) => chunkCounter(app.host, s.id))
+    await page.evaluate(`(() => {
+      const w = (window.__frames = { deltas: [], running: true, shown: 0 })
+      const nodes = ['pane-1', 'pane-2'].map((id) => document.getElementById(id).appendChild(document.createTextNode('')))
+      const perMs = ${perPaneRate} / 1000
+      const start = performance.now()
+      let last = start
+      const tick = () => {
+        const t = performance.now()
+        w.deltas.push(t - last)
+        last = t
+        const due = Math.min(${chunks}, Math.floor((t - start) * perMs))
+        if (due > w.shown) {
+          let text = ''
+          for (let i = w.shown; i < due; i++) text += 'chunk ' + (i + 1) + ' '
+          for (const node of nodes) node.appendData(text)
+          w.shown = due
+        }
+        if (w.running) requestAnimationFrame(tick)
+      }
+      requestAnimationFrame(tick)
+    })()`)
+    const t0 = now()
+    await Promise.all(sessions.map((s) => app.host.request('sessions.prompt', { id: s.id, text: `/stream ${chunks}` })))
+    app.host.events.flush()
+    await until(() => counters.every((c) => c.seen() >= chunks), 'both sessions to emit every chunk')
+    await until(async () => ((await page.evaluate('window.__frames.shown')) as number) >= chunks, 'the bare page to show every chunk')
+    const seconds = (now() - t0) / 1000
+    for (const c of counters) c.stop()
+    await page.waitForTimeout(300)
+    const deltas = (await page.evaluate('(() => { window.__frames.running = false; return window.__frames.deltas.slice(2) })()')) as number[]
+    return { p50: percentile(deltas, 50), p99: percentile(deltas, 99), frames: deltas.length, rate: (2 * chunks) / seconds }
+  } finally {
+    await context.close()
+  }
+}

@@ -23,6 +23,8 @@ export interface Figure {
   /** The goal the figure is held to, and whether it is met. */
   goal?: string
   met?: boolean
+  /** Why a goal not met cannot be on this machine, from a baseline measured in the same run. */
+  reach?: string
   note?: string
 }
 
@@ -94,7 +96,7 @@ export function table(figures: Figure[]): string {
   ]
   for (const f of figures) {
     const ratio = f.ratio === undefined ? '' : `${fmt(f.ratio)} × ${f.baseline ?? ''}`.trim()
-    const goal = f.goal ? `${f.goal}: ${f.met === undefined ? '—' : f.met ? '**met**' : '**not met**'}` : ''
+    const goal = f.goal ? `${f.goal}: ${f.met === undefined ? '—' : f.met ? '**met**' : '**not met**'}${f.reach ? ` (${f.reach})` : ''}` : ''
     rows.push(
       `| ${f.group} | ${f.name}${f.note ? ` (${f.note})` : ''} | ${f.size === undefined ? '' : f.size.toLocaleString('en-US')} | ${fmt(f.median)} ${f.unit} | ${fmt(f.min)} | ${fmt(f.max)} | ${f.runs} | ${ratio} | ${goal} |`
     )
