@@ -1,6 +1,10 @@
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { Host } from '../electron/host/host'
+import { startWsServer } from '../electron/host/ws-server'
 import { serve } from '../test/e2e/browser'
+import { FIRST_PAGE, FIRST_RECORDS } from '../shared/session-listing'
 import { now, percentile } from './lib'
 
 /** Measures in the real renderer (headless Chromium over `serve`) on prepared data folders. */
@@ -21,6 +25,68 @@ export async function listing(browser: Browser, dataDir: string, parts?: { hostO
   const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
   parts?.hostOpenMs.push(now() - t0)
   const server = await serve(host)
+  try {
+    await page.goto(server.url)
+    await page.locator('[data-testid=session-item]').first().waitFor({ timeout: 120_000 })
+    await painted(page)
+    return now() - t0
+  } finally {
+    await context.close()
+    await server.close()
+    await host.close()
+  }
+}
+
+/**
+ * The floor of a start: a bare page (no framework, one small script) that
+ * asks the same Host for the projects and the first sessions over the same
+ * WebSocket and writes one plain row per session. Measured as `listing` is,
+ * from before the Host opens to the rows painted: what is left is the Host's
+ * open and serve, the browser's navigation and fetch, the socket and the
+ * first frame, which no window could do without.
+ */
+const FLOOR_SCRIPT = `
+const token = /token=([^&]+)/.exec(location.hash)[1]
+const socket = new WebSocket('ws://' + location.host + '/ws?token=' + token)
+const waiting = new Map()
+socket.onmessage = (event) => {
+  const message = JSON.parse(event.data)
+  if (message.kind === 'response') waiting.get(message.id)(message.result)
+}
+const ask = (id, method, params) => new Promise((resolve) => {
+  waiting.set(id, resolve)
+  socket.send(JSON.stringify({ kind: 'request', id, method, params }))
+})
+socket.onopen = async () => {
+  const [projects, summary] = await Promise.all([
+    ask(1, 'projects.list', {}),
+    ask(2, 'sessions.summary', { limit: ${FIRST_PAGE}, records: ${FIRST_RECORDS} })
+  ])
+  const list = document.getElementById('list')
+  for (const project of projects) list.append(Object.assign(document.createElement('h3'), { textContent: project.name }))
+  for (const session of summary.flatMap((group) => group.sessions)) {
+    const row = Object.assign(document.createElement('div'), { textContent: session.title || 'Untitled' })
+    row.dataset.testid = 'session-item'
+    list.append(row)
+  }
+}
+`
+
+export async function writeFloorPage(dir: string): Promise<void> {
+  await writeFile(
+    join(dir, 'index.html'),
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><script type="module" src="./floor.js"></script></head><body><div id="list"></div></body></html>'
+  )
+  await writeFile(join(dir, 'floor.js'), FLOOR_SCRIPT)
+}
+
+/** `listing` for the bare page written by `writeFloorPage` in `floorDir`. */
+export async function listingFloor(browser: Browser, dataDir: string, floorDir: string): Promise<number> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const page = await context.newPage()
+  const t0 = now()
+  const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
+  const server = await startWsServer({ host, rendererDir: floorDir })
   try {
     await page.goto(server.url)
     await page.locator('[data-testid=session-item]').first().waitFor({ timeout: 120_000 })
