@@ -18,13 +18,14 @@ async function painted(page: Page): Promise<void> {
  * painted with its sessions. `parts.hostOpenMs` gets the share of it that is
  * the Host opening the data folder (db.json read, migrated, indexed).
  */
-export async function listing(browser: Browser, dataDir: string, parts?: { hostOpenMs: number[] }): Promise<number> {
+export async function listing(browser: Browser, dataDir: string, parts?: { hostOpenMs: number[] }, pageDir?: string): Promise<number> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
   const page = await context.newPage()
   const t0 = now()
   const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
   parts?.hostOpenMs.push(now() - t0)
-  const server = await serve(host)
+  // `pageDir`: another page than the window's (the floor's), served the same way.
+  const server = pageDir ? await startWsServer({ host, rendererDir: pageDir }) : await serve(host)
   try {
     await page.goto(server.url)
     await page.locator('[data-testid=session-item]').first().waitFor({ timeout: 120_000 })
@@ -81,22 +82,8 @@ export async function writeFloorPage(dir: string): Promise<void> {
 }
 
 /** `listing` for the bare page written by `writeFloorPage` in `floorDir`. */
-export async function listingFloor(browser: Browser, dataDir: string, floorDir: string): Promise<number> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-  const page = await context.newPage()
-  const t0 = now()
-  const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
-  const server = await startWsServer({ host, rendererDir: floorDir })
-  try {
-    await page.goto(server.url)
-    await page.locator('[data-testid=session-item]').first().waitFor({ timeout: 120_000 })
-    await painted(page)
-    return now() - t0
-  } finally {
-    await context.close()
-    await server.close()
-    await host.close()
-  }
+export function listingFloor(browser: Browser, dataDir: string, floorDir: string): Promise<number> {
+  return listing(browser, dataDir, undefined, floorDir)
 }
 
 export interface Reopened {
