@@ -2,7 +2,7 @@
 import './happy-dom-fixes'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { computed, defineComponent, h } from 'vue'
-import { flushPromises, mount } from '@vue/test-utils'
+import { flushPromises, mount, type VueWrapper } from '@vue/test-utils'
 import type { ThreadEntry, ToolCallEntry, TerminalView } from '../../shared/thread'
 import EntryView from '../../renderer/src/components/thread/EntryView.vue'
 import ElicitationCard from '../../renderer/src/components/session/ElicitationCard.vue'
@@ -420,29 +420,36 @@ describe('permission card', () => {
     wrapper.unmount()
   })
 
-  it('leaves the focus in a field the user is writing in, and takes it from an empty one', async () => {
+  /**
+   * A card that comes while the user writes in a field keeps out of it; one that comes over an empty field (a prompt
+   * just sent) takes the focus for `control`, its first answer.
+   */
+  async function expectFocusUnlessWriting(card: () => VueWrapper, control: (wrapper: VueWrapper) => Element): Promise<void> {
     const field = document.createElement('textarea')
     document.body.appendChild(field)
     field.value = 'half a sentence'
     field.focus()
-    const writing = mount(PermissionCard, { props: { permission }, attachTo: document.body })
+    const writing = card()
     await flushPromises()
     expect(document.activeElement).toBe(field)
     writing.unmount()
     field.value = ''
     field.focus()
-    const empty = mount(PermissionCard, { props: { permission }, attachTo: document.body })
+    const empty = card()
     await flushPromises()
-    expect(document.activeElement).toBe(empty.find('[data-testid=permission-option]').element)
+    expect(document.activeElement).toBe(control(empty))
     empty.unmount()
     field.remove()
+  }
+
+  it('leaves the focus in a field the user is writing in, and takes it from an empty one', async () => {
+    await expectFocusUnlessWriting(
+      () => mount(PermissionCard, { props: { permission }, attachTo: document.body }),
+      (card) => card.find('[data-testid=permission-option]').element
+    )
   })
 
   it('an agent’s question, too, leaves the focus in a field the user is writing in', async () => {
-    const field = document.createElement('textarea')
-    document.body.appendChild(field)
-    field.value = 'half a sentence'
-    field.focus()
     const question = {
       requestId: 'q',
       agentId: 'a',
@@ -451,16 +458,10 @@ describe('permission card', () => {
       message: 'Which name?',
       fields: [{ name: 'name', title: 'Name', type: 'string' as const, required: true }]
     }
-    const writing = mount(ElicitationCard, { props: { agentName: 'Agent', question }, attachTo: document.body, global: { plugins: [createPinia()] } })
-    await flushPromises()
-    expect(document.activeElement).toBe(field)
-    writing.unmount()
-    field.value = ''
-    const empty = mount(ElicitationCard, { props: { agentName: 'Agent', question }, attachTo: document.body, global: { plugins: [createPinia()] } })
-    await flushPromises()
-    expect(document.activeElement).toBe(empty.find('input').element)
-    empty.unmount()
-    field.remove()
+    await expectFocusUnlessWriting(
+      () => mount(ElicitationCard, { props: { agentName: 'Agent', question }, attachTo: document.body, global: { plugins: [createPinia()] } }),
+      (card) => card.find('input').element
+    )
   })
 
   it('leaves digits alone while the user types in a field', async () => {
