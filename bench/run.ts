@@ -234,21 +234,45 @@ function listingFigures(): Promise<void> {
         add({ group: '3', name: 'listing: of it, the Host opening the data folder (db.json read and indexed)', unit: 'ms', size }, parts.hostOpenMs)
         return samples
       }
-      // One session: each start of the window in turn with the floor's, a bare page drawing the same rows from the same Host.
+      // One session: each start of the window in turn with the floor's, a bare page drawing the same rows from the same Host,
+      // and with the build before's (BENCH_FIRST_PAINT_BEFORE) when given.
       return withTempDir('floor-page', async (floorDir) => {
         await writeFloorPage(floorDir)
         const floor: number[] = []
+        const before: number[] = []
         const samples = await repeat(LISTING_RUNS, async (run) => {
-          const ms = await listingFloor(browser, dataDir, floorDir)
-          if (run >= 0) floor.push(ms)
+          const floorMs = await listingFloor(browser, dataDir, floorDir)
+          const beforeMs = buildBefore ? await listing(browser, dataDir, undefined, buildBefore, 'listing-before') : 0
+          if (run >= 0) floor.push(floorMs)
+          if (run >= 0 && buildBefore) before.push(beforeMs)
           return listing(browser, dataDir, run >= 0 ? parts : undefined)
         })
         add({ group: '3', name: 'listing: of it, the Host opening the data folder (db.json read and indexed)', unit: 'ms', size }, parts.hostOpenMs)
         add({ group: '3', name: 'listing: the floor, a bare page drawing the same rows from the same Host, 1 session', unit: 'ms', size }, floor)
+        if (buildBefore) firstPaintAgainstBefore(samples, before, floor)
         return samples
       })
     }
   )
+}
+
+/**
+ * BENCH_FIRST_PAINT_BEFORE=<folder>: another build's `out/renderer` (the build before a change, e.g. that of
+ * `dd45fbc`, before issue 18's part 2), whose one-session starts run in turn with this build's, from the same Host.
+ */
+const buildBefore = process.env.BENCH_FIRST_PAINT_BEFORE
+
+/** This build's one-session first paint as a share of the build before's, in the same run: the goal is half. */
+function firstPaintAgainstBefore(window: number[], before: number[], floor: number[]): void {
+  const old = add({ group: '3', name: `listing: the build before (${buildBefore}), 1 session`, unit: 'ms', size: 1 }, before)
+  const f = add({ group: '3', name: 'listing: first paint, 1 session, against the build before', unit: 'ms', size: 1 }, window)
+  f.ratio = f.median / old.median
+  f.baseline = 'the build before'
+  f.goal = '≤ 0.5 × the build before'
+  f.met = f.ratio <= 0.5
+  // Out of reach only if a bare page, drawing the same rows from the same Host, could not do it either.
+  const floorRatio = stats(floor).median / old.median
+  if (!f.met && floorRatio > 0.5) f.reach = `the bare page takes ${floorRatio.toFixed(2)} × the build before`
 }
 
 async function countSessions(dataDir: string): Promise<number> {

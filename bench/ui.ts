@@ -6,6 +6,7 @@ import { startWsServer } from '../electron/host/ws-server'
 import { serve } from '../test/e2e/browser'
 import { FIRST_PAGE, FIRST_RECORDS } from '../shared/session-listing'
 import { now, percentile } from './lib'
+import { startProfiles } from './profile'
 
 /** Measures in the real renderer (headless Chromium over `serve`) on prepared data folders. */
 
@@ -17,20 +18,32 @@ async function painted(page: Page): Promise<void> {
  * App start (Host opens the data folder, serves, the page loads) to the sidebar
  * painted with its sessions. `parts.hostOpenMs` gets the share of it that is
  * the Host opening the data folder (db.json read, migrated, indexed).
+ * `pageDir`: another page than this build's window (the floor's, or another
+ * build's `out/renderer`), served the same way; `label` names its profiles
+ * (BENCH_PROFILE, BENCH_TRACE: the page's main thread and the Host over the
+ * whole start).
  */
-export async function listing(browser: Browser, dataDir: string, parts?: { hostOpenMs: number[] }, pageDir?: string): Promise<number> {
+export async function listing(
+  browser: Browser,
+  dataDir: string,
+  parts?: { hostOpenMs: number[] },
+  pageDir?: string,
+  label = 'listing'
+): Promise<number> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
   const page = await context.newPage()
+  const stopProfiles = await startProfiles(browser, page, label)
   const t0 = now()
   const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
   parts?.hostOpenMs.push(now() - t0)
-  // `pageDir`: another page than the window's (the floor's), served the same way.
   const server = pageDir ? await startWsServer({ host, rendererDir: pageDir }) : await serve(host)
   try {
     await page.goto(server.url)
     await page.locator('[data-testid=session-item]').first().waitFor({ timeout: 120_000 })
     await painted(page)
-    return now() - t0
+    const ms = now() - t0
+    await stopProfiles()
+    return ms
   } finally {
     await context.close()
     await server.close()
@@ -83,7 +96,7 @@ export async function writeFloorPage(dir: string): Promise<void> {
 
 /** `listing` for the bare page written by `writeFloorPage` in `floorDir`. */
 export function listingFloor(browser: Browser, dataDir: string, floorDir: string): Promise<number> {
-  return listing(browser, dataDir, undefined, floorDir)
+  return listing(browser, dataDir, undefined, floorDir, 'listing-floor')
 }
 
 export interface Reopened {
