@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
@@ -549,6 +550,10 @@ async function main(): Promise<void> {
   console.error(`Switchboard benchmarks${quick ? ' (quick)' : ''}: node ${process.version}, ${RUNS} run(s) per figure`)
   const only = new Set((process.env.BENCH_ONLY ?? '').split(',').filter(Boolean))
   const want = (name: string): boolean => only.size === 0 || only.has(name)
+  // Said at once, not after the figures before the listing's: a start of a page that is not there would only time out.
+  if (buildBefore && want('listing') && !existsSync(join(buildBefore, 'index.html'))) {
+    throw new Error(`BENCH_FIRST_PAINT_BEFORE=${buildBefore}: no index.html there; give the out/renderer folder of another build`)
+  }
   if (want('stream')) await streamThroughput()
   else if (want('ssh')) await streamThroughput(true)
   if (want('frames')) await frameFigures()
