@@ -212,12 +212,23 @@ async function serveStatic(root: string, req: IncomingMessage, res: ServerRespon
       'Content-Security-Policy': CSP,
       'X-Content-Type-Options': 'nosniff',
       'Referrer-Policy': 'no-referrer',
-      'Cache-Control': 'no-cache'
+      'Cache-Control': cacheControlOf(relative)
     })
     res.end(req.method === 'HEAD' ? undefined : body)
   } catch {
-    res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not found')
+    // Not kept: the file may be there after the next build.
+    res.writeHead(404, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-store' }).end('Not found')
   }
+}
+
+/**
+ * Vite names each file it builds under `assets/` by a hash of its content: such a file never changes, so the
+ * browser may keep it (and V8 the code it compiled from it) for good, and a page opened again starts without
+ * fetching or compiling its scripts anew. The page itself and everything else are asked for again each time: a
+ * new build names new files from a new index.html.
+ */
+export function cacheControlOf(relativePath: string): string {
+  return /^assets[\\/][^\\/]+-[\w-]{8,}\.\w+$/.test(relativePath) ? 'public, max-age=31536000, immutable' : 'no-cache'
 }
 
 /** `<html data-theme-choice=… data-theme=…>`: dark or light painted from the start (a system choice is left to the page's CSS). */

@@ -94,6 +94,26 @@ describe('WebSocket transport', () => {
     expect([403, 404]).toContain(escape.status)
   })
 
+  it('lets the browser keep the built scripts, named by their content, but asks again for the page and the rest', async () => {
+    const rendererDir = join(root, 'renderer')
+    await mkdir(join(rendererDir, 'assets'))
+    await writeFile(join(rendererDir, 'assets', 'index-BjDkBn_n.js'), 'export {}')
+    await writeFile(join(rendererDir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>')
+    const url = (path: string): string => `http://127.0.0.1:${server.port}${path}`
+    const script = await fetch(url('/assets/index-BjDkBn_n.js'))
+    expect(script.status).toBe(200)
+    expect(script.headers.get('cache-control')).toBe('public, max-age=31536000, immutable')
+    for (const path of ['/', '/index.html', '/favicon.svg']) {
+      const answer = await fetch(url(path))
+      expect(answer.status).toBe(200)
+      expect(answer.headers.get('cache-control')).toBe('no-cache')
+    }
+    // Not found is not kept at all: the next build may have it.
+    const missing = await fetch(url('/assets/gone-AbCdEf12.js'))
+    expect(missing.status).toBe(404)
+    expect(missing.headers.get('cache-control')).toBe('no-store')
+  })
+
   it('sends a message of megabytes in pieces the page joins (no surrogate pair split), and a short one whole', async () => {
     const ws = await connect(`?token=${server.token}`, `http://127.0.0.1:${server.port}`)
     let frames: string[] = []

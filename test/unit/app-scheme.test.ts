@@ -4,7 +4,16 @@ import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { APP_CSP, APP_INDEX_URL, APP_ORIGIN, isRendererPageUrl, opensInBrowser, resolveAppRequest, serveAppRequest } from '../../electron/app-scheme'
+import {
+  APP_CSP,
+  APP_INDEX_URL,
+  APP_ORIGIN,
+  APP_SCHEME_PRIVILEGES,
+  isRendererPageUrl,
+  opensInBrowser,
+  resolveAppRequest,
+  serveAppRequest
+} from '../../electron/app-scheme'
 
 /**
  * The window's page comes from app://switchboard/ (electron/app-scheme.ts):
@@ -73,6 +82,12 @@ describe('the app scheme serves the app', () => {
 
   it('follows a link that stays inside the app folder', async () => {
     expect(await get(`${APP_ORIGIN}/alias.js`)).toMatchObject({ status: 200, body: 'console.log(1)' })
+  })
+
+  it("is a scheme whose scripts V8 may keep compiled between starts, and whose page's CSP applies", () => {
+    // Electron refuses codeCache on a scheme that is not standard, and bypassCSP would let the page load anything.
+    expect(APP_SCHEME_PRIVILEGES).toMatchObject({ standard: true, secure: true, codeCache: true })
+    expect(APP_SCHEME_PRIVILEGES).not.toHaveProperty('bypassCSP')
   })
 })
 
