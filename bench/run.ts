@@ -13,7 +13,7 @@ import { PATHOLOGICAL } from '../test/agent/pathological'
 import { hostMemory, type HostMemory } from './memory'
 import { initialJavaScript } from './initial-js'
 import { hostStart, type HostStart } from './startup'
-import { listing, listingFloor, reopen, searchLatency, writeFloorPage, type Reopened } from './ui'
+import { listing, listingFloor, reopen, searchLatency, warmProfile, writeFloorPage, type Reopened } from './ui'
 import { openSshApp } from './ssh'
 import { startSshd } from '../test/ssh/sshd'
 
@@ -231,27 +231,56 @@ function listingFigures(): Promise<void> {
       const parts = { hostOpenMs: [] as number[] }
       const size = await countSessions(dataDir)
       if (size !== 1) {
-        const samples = await repeat(LISTING_RUNS, (run) => listing(browser, dataDir, run >= 0 ? parts : undefined))
+        const samples = await repeat(LISTING_RUNS, (run) => listing(browser, dataDir, { parts: run >= 0 ? parts : undefined }))
         add({ group: '3', name: 'listing: of it, the Host opening the data folder (db.json read and indexed)', unit: 'ms', size }, parts.hostOpenMs)
         return samples
       }
-      // One session: each start of the window in turn with the floor's, a bare page drawing the same rows from the same Host,
-      // and with the build before's (BENCH_FIRST_PAINT_BEFORE) when given.
+      // One session: each start of the window in turn with the floor's (a bare page drawing the same rows from the
+      // same Host) and with the window's warm start (a browser profile kept between starts); and with the build
+      // before's, fresh and warm, when given (BENCH_FIRST_PAINT_BEFORE).
       return withTempDir('floor-page', async (floorDir) => {
         await writeFloorPage(floorDir)
-        const floor: number[] = []
-        const before: number[] = []
-        const samples = await repeat(LISTING_RUNS, async (run) => {
-          const floorMs = await listingFloor(browser, dataDir, floorDir)
-          const beforeMs = buildBefore ? await listing(browser, dataDir, undefined, buildBefore, 'listing-before') : 0
-          if (run >= 0) floor.push(floorMs)
-          if (run >= 0 && buildBefore) before.push(beforeMs)
-          return listing(browser, dataDir, run >= 0 ? parts : undefined)
-        })
-        add({ group: '3', name: 'listing: of it, the Host opening the data folder (db.json read and indexed)', unit: 'ms', size }, parts.hostOpenMs)
-        add({ group: '3', name: 'listing: the floor, a bare page drawing the same rows from the same Host, 1 session', unit: 'ms', size }, floor)
-        if (buildBefore) firstPaintAgainstBefore(samples, before, floor)
-        return samples
+        const windowProfile = await warmProfile(join(floorDir, 'profile-window'))
+        const beforeProfile = buildBefore ? await warmProfile(join(floorDir, 'profile-before')) : null
+        try {
+          const floor: number[] = []
+          const warm: number[] = []
+          const before: number[] = []
+          const beforeWarm: number[] = []
+          const samples = await repeat(
+            LISTING_RUNS,
+            async (run) => {
+              const keep = (list: number[], ms: number): void => {
+                if (run >= 0) list.push(ms)
+              }
+              keep(floor, await listingFloor(browser, dataDir, floorDir))
+              keep(warm, await listing(browser, dataDir, { warm: windowProfile, label: 'listing-warm' }))
+              if (buildBefore && beforeProfile) {
+                keep(before, await listing(browser, dataDir, { pageDir: buildBefore, label: 'listing-before' }))
+                keep(beforeWarm, await listing(browser, dataDir, { pageDir: buildBefore, warm: beforeProfile, label: 'listing-before-warm' }))
+              }
+              return listing(browser, dataDir, { parts: run >= 0 ? parts : undefined })
+            },
+            // A browser keeps V8's code for a script from its third load on: the warm starts are timed after that.
+            3
+          )
+          add({ group: '3', name: 'listing: of it, the Host opening the data folder (db.json read and indexed)', unit: 'ms', size }, parts.hostOpenMs)
+          add({ group: '3', name: 'listing: the floor, a bare page drawing the same rows from the same Host, 1 session', unit: 'ms', size }, floor)
+          const warmFigure = add(
+            { group: '3', name: 'listing: warm start (the browser profile kept between starts), 1 session', unit: 'ms', size },
+            warm
+          )
+          warmFigure.ratio = warmFigure.median / stats(samples).median
+          warmFigure.baseline = 'a new browser context'
+          if (buildBefore) {
+            firstPaintAgainstBefore('', samples, before, floor)
+            firstPaintAgainstBefore(', warm starts', warm, beforeWarm, floor)
+          }
+          return samples
+        } finally {
+          await windowProfile.context.close()
+          await beforeProfile?.context.close()
+        }
       })
     }
   )
@@ -264,9 +293,9 @@ function listingFigures(): Promise<void> {
 const buildBefore = process.env.BENCH_FIRST_PAINT_BEFORE
 
 /** This build's one-session first paint as a share of the build before's, in the same run: the goal is half. */
-function firstPaintAgainstBefore(window: number[], before: number[], floor: number[]): void {
-  const old = add({ group: '3', name: `listing: the build before (${buildBefore}), 1 session`, unit: 'ms', size: 1 }, before)
-  const f = add({ group: '3', name: 'listing: first paint, 1 session, against the build before', unit: 'ms', size: 1 }, window)
+function firstPaintAgainstBefore(kind: string, window: number[], before: number[], floor: number[]): void {
+  const old = add({ group: '3', name: `listing: the build before (${buildBefore}), 1 session${kind}`, unit: 'ms', size: 1 }, before)
+  const f = add({ group: '3', name: `listing: first paint, 1 session, against the build before${kind}`, unit: 'ms', size: 1 }, window)
   f.ratio = f.median / old.median
   f.baseline = 'the build before'
   f.goal = '≤ 0.5 × the build before'

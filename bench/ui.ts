@@ -1,9 +1,10 @@
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Browser, Page } from 'playwright-core'
+import { createServer, type AddressInfo } from 'node:net'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { Host } from '../electron/host/host'
 import { startWsServer } from '../electron/host/ws-server'
-import { serve } from '../test/e2e/browser'
+import { CHROMIUM_ARGS, chromiumPath, rendererDir, serve } from '../test/e2e/browser'
 import { FIRST_PAGE, FIRST_RECORDS } from '../shared/session-listing'
 import { now, percentile } from './lib'
 import { startProfiles } from './profile'
@@ -16,27 +17,29 @@ async function painted(page: Page): Promise<void> {
 
 /**
  * App start (Host opens the data folder, serves, the page loads) to the sidebar
- * painted with its sessions. `parts.hostOpenMs` gets the share of it that is
- * the Host opening the data folder (db.json read, migrated, indexed).
- * `pageDir`: another page than this build's window (the floor's, or another
- * build's `out/renderer`), served the same way; `label` names its profiles
- * (BENCH_PROFILE, BENCH_TRACE: the page's main thread and the Host over the
- * whole start).
+ * painted with its sessions, in a new browser context (nothing kept from an
+ * earlier start), or in a `warm` profile.
  */
-export async function listing(
-  browser: Browser,
-  dataDir: string,
-  parts?: { hostOpenMs: number[] },
-  pageDir?: string,
-  label = 'listing'
-): Promise<number> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+export interface ListingOptions {
+  /** Gets the share of the start that is the Host opening the data folder (db.json read, migrated, indexed). */
+  parts?: { hostOpenMs: number[] }
+  /** Another page than this build's window (the floor's, or another build's `out/renderer`), served the same way. */
+  pageDir?: string
+  /** A browser profile kept between starts (`warmProfile`). */
+  warm?: WarmProfile
+  /** Names the start's profiles (BENCH_PROFILE, BENCH_TRACE: the page's main thread and the Host over the whole start). */
+  label?: string
+}
+
+export async function listing(browser: Browser, dataDir: string, options: ListingOptions = {}): Promise<number> {
+  const context = options.warm?.context ?? (await browser.newContext({ viewport: { width: 1280, height: 800 } }))
   const page = await context.newPage()
-  const stopProfiles = await startProfiles(browser, page, label)
+  const stopProfiles = await startProfiles(browser, page, options.label ?? 'listing')
   const t0 = now()
   const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
-  parts?.hostOpenMs.push(now() - t0)
-  const server = pageDir ? await startWsServer({ host, rendererDir: pageDir }) : await serve(host)
+  options.parts?.hostOpenMs.push(now() - t0)
+  const port = options.warm?.port
+  const server = options.pageDir || port ? await startWsServer({ host, rendererDir: options.pageDir ?? rendererDir, port }) : await serve(host)
   try {
     await page.goto(server.url)
     await page.locator('[data-testid=session-item]').first().waitFor({ timeout: 120_000 })
@@ -45,10 +48,42 @@ export async function listing(
     await stopProfiles()
     return ms
   } finally {
-    await context.close()
+    await (options.warm ? page.close() : context.close())
     await server.close()
     await host.close()
   }
+}
+
+/**
+ * A browser profile on disk kept from one start to the next, as a person's
+ * browser (or the desktop app's session) keeps it: the HTTP cache holds the
+ * window's scripts (`serve` lets it keep the hashed ones) and V8's code cache
+ * what it compiled from them. The server answers on the same port each time,
+ * so the origin, and with it the caches, stay the same.
+ */
+export interface WarmProfile {
+  context: BrowserContext
+  port: number
+}
+
+export async function warmProfile(profileDir: string): Promise<WarmProfile> {
+  const context = await chromium.launchPersistentContext(profileDir, {
+    executablePath: chromiumPath(),
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1280, height: 800 }
+  })
+  return { context, port: await freePort() }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
 }
 
 /**
@@ -96,7 +131,7 @@ export async function writeFloorPage(dir: string): Promise<void> {
 
 /** `listing` for the bare page written by `writeFloorPage` in `floorDir`. */
 export function listingFloor(browser: Browser, dataDir: string, floorDir: string): Promise<number> {
-  return listing(browser, dataDir, undefined, floorDir, 'listing-floor')
+  return listing(browser, dataDir, { pageDir: floorDir, label: 'listing-floor' })
 }
 
 export interface Reopened {

@@ -26,19 +26,19 @@ export async function launchBrowser(): Promise<Browser> {
   if (!existsSync(join(rendererDir, 'index.html'))) {
     throw new Error(`No renderer build in ${rendererDir}: run 'npm run build' first (npm test does)`)
   }
-  return chromium.launch({
-    executablePath: chromiumPath(),
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync'
-    ]
-  })
+  return chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS })
 }
+
+/** How every test and benchmark runs Chromium here. */
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync'
+]
 
 /** What each server's console showed (the lines serve prints its confirmation codes on). */
 const consoles = new WeakMap<RunningServer, string[]>()
