@@ -1,11 +1,11 @@
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { createServer, type AddressInfo } from 'node:net'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { Host } from '../electron/host/host'
 import { startWsServer } from '../electron/host/ws-server'
 import { CHROMIUM_ARGS, chromiumPath, rendererDir, serve } from '../test/e2e/browser'
 import { FIRST_PAGE, FIRST_RECORDS } from '../shared/session-listing'
+import { freePort } from '../test/helpers'
 import { now, percentile } from './lib'
 import { startProfiles } from './profile'
 
@@ -73,17 +73,6 @@ export async function warmProfile(profileDir: string): Promise<WarmProfile> {
     viewport: { width: 1280, height: 800 }
   })
   return { context, port: await freePort() }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
 }
 
 /**

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { RequestParams } from '../shared/contract'
@@ -110,4 +111,16 @@ export function processesWithEnv(entry: string): number[] {
     }
   }
   return found
+}
+
+/** A port on 127.0.0.1 that nothing listened on a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
 }

@@ -1,8 +1,7 @@
-import { createServer } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import type { McpProfileInput, McpTestResult } from '../../shared/mcp'
-import { openHost, removeDir, tempDir } from '../helpers'
+import { freePort, openHost, removeDir, tempDir } from '../helpers'
 import { processesWithEnv, TEST_RUN_ENV } from '../leak-check'
 import { startTinyHttpServer, tinyServerCommand, TINY_SERVER_NAME, type TinyHttpServer } from '../mcp/tiny-server'
 
@@ -152,14 +151,3 @@ describe('test connection', () => {
     expect(result).toMatchObject({ ok: false, error: 'Connection refused: nothing is listening at that address and port.' })
   })
 })
-
-/** A port nothing listens on (it was free a moment ago). */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}

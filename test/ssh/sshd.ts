@@ -5,7 +5,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { join } from 'node:path'
 import type { SshTarget } from '../../shared/domain'
 import { TEST_RUN_ENV } from '../leak-check'
-import { removeDir, tempDir, waitUntil } from '../helpers'
+import { freePort, removeDir, tempDir, waitUntil } from '../helpers'
 
 /**
  * A real OpenSSH server (Debian's openssh-server) on 127.0.0.1 for the tests:
@@ -157,17 +157,6 @@ export async function startSshd(): Promise<TestSshd> {
       await removeDir(dir)
     }
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 function canConnect(port: number): Promise<boolean> {
