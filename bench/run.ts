@@ -13,7 +13,7 @@ import { PATHOLOGICAL } from '../test/agent/pathological'
 import { hostMemory, type HostMemory } from './memory'
 import { initialJavaScript } from './initial-js'
 import { hostStart, type HostStart } from './startup'
-import { listing, listingFloor, reopen, searchLatency, warmProfile, writeFloorPage, type Reopened } from './ui'
+import { listing, reopen, searchLatency, warmProfile, writeFloorPage, type ListingOptions, type Reopened, type WarmProfile } from './ui'
 import { openSshApp } from './ssh'
 import { startSshd } from '../test/ssh/sshd'
 
@@ -230,62 +230,65 @@ function listingFigures(): Promise<void> {
     async (browser, dataDir) => {
       const parts = { hostOpenMs: [] as number[] }
       const size = await countSessions(dataDir)
-      if (size !== 1) {
-        const samples = await repeat(LISTING_RUNS, (run) => listing(browser, dataDir, { parts: run >= 0 ? parts : undefined }))
-        add({ group: '3', name: 'listing: of it, the Host opening the data folder (db.json read and indexed)', unit: 'ms', size }, parts.hostOpenMs)
-        return samples
-      }
-      // One session: each start of the window in turn with the floor's (a bare page drawing the same rows from the
-      // same Host) and with the window's warm start (a browser profile kept between starts); and with the build
-      // before's, fresh and warm, when given (BENCH_FIRST_PAINT_BEFORE).
-      return withTempDir('floor-page', async (floorDir) => {
-        await writeFloorPage(floorDir)
-        const windowProfile = await warmProfile(join(floorDir, 'profile-window'))
-        const beforeProfile = buildBefore ? await warmProfile(join(floorDir, 'profile-before')) : null
-        try {
-          const floor: number[] = []
-          const warm: number[] = []
-          const before: number[] = []
-          const beforeWarm: number[] = []
-          // A browser keeps V8's code for a script from its third load on: each profile's first two loads are not timed
-          // (the third is the warm-up below), and the fresh starts keep the one warm-up every size has.
-          for (let load = 0; load < 2; load++) {
-            await listing(browser, dataDir, { warm: windowProfile, label: 'listing-warm' })
-            if (buildBefore && beforeProfile)
-              await listing(browser, dataDir, { pageDir: buildBefore, warm: beforeProfile, label: 'listing-before-warm' })
-          }
-          const samples = await repeat(LISTING_RUNS, async (run) => {
-            const keep = (list: number[], ms: number): void => {
-              if (run >= 0) list.push(ms)
-            }
-            keep(floor, await listingFloor(browser, dataDir, floorDir))
-            keep(warm, await listing(browser, dataDir, { warm: windowProfile, label: 'listing-warm' }))
-            if (buildBefore && beforeProfile) {
-              keep(before, await listing(browser, dataDir, { pageDir: buildBefore, label: 'listing-before' }))
-              keep(beforeWarm, await listing(browser, dataDir, { pageDir: buildBefore, warm: beforeProfile, label: 'listing-before-warm' }))
-            }
-            return listing(browser, dataDir, { parts: run >= 0 ? parts : undefined })
-          })
-          add({ group: '3', name: 'listing: of it, the Host opening the data folder (db.json read and indexed)', unit: 'ms', size }, parts.hostOpenMs)
-          add({ group: '3', name: 'listing: the floor, a bare page drawing the same rows from the same Host, 1 session', unit: 'ms', size }, floor)
-          const warmFigure = add(
-            { group: '3', name: 'listing: warm start (the browser profile kept between starts), 1 session', unit: 'ms', size },
-            warm
-          )
-          warmFigure.ratio = warmFigure.median / stats(samples).median
-          warmFigure.baseline = 'a new browser context'
-          if (buildBefore) {
-            firstPaintAgainstBefore('', samples, before, floor)
-            firstPaintAgainstBefore(', warm starts', warm, beforeWarm, floor)
-          }
-          return samples
-        } finally {
-          await windowProfile.context.close()
-          await beforeProfile?.context.close()
-        }
-      })
+      const samples =
+        size === 1
+          ? await oneSessionStarts(browser, dataDir, parts)
+          : await repeat(LISTING_RUNS, (run) => listing(browser, dataDir, { parts: run >= 0 ? parts : undefined }))
+      add({ group: '3', name: 'listing: of it, the Host opening the data folder (db.json read and indexed)', unit: 'ms', size }, parts.hostOpenMs)
+      return samples
     }
   )
+}
+
+/**
+ * The one-session starts of the window, each in turn with its companions': the floor's (a bare page drawing the
+ * same rows from the same Host), the window's warm start (a browser profile kept between starts), and the build
+ * before's, fresh and warm, when given (BENCH_FIRST_PAINT_BEFORE). Returns the window's fresh starts.
+ */
+function oneSessionStarts(browser: Browser, dataDir: string, parts: { hostOpenMs: number[] }): Promise<number[]> {
+  return withTempDir('floor-page', async (dir) => {
+    await writeFloorPage(dir)
+    const profiles: WarmProfile[] = []
+    const profile = async (name: string): Promise<WarmProfile> => {
+      profiles.push(await warmProfile(join(dir, name)))
+      return profiles[profiles.length - 1]
+    }
+    try {
+      const companions: { options: ListingOptions; samples: number[] }[] = [
+        { options: { pageDir: dir, label: 'listing-floor' }, samples: [] },
+        { options: { warm: await profile('profile-window'), label: 'listing-warm' }, samples: [] }
+      ]
+      if (buildBefore) {
+        companions.push({ options: { pageDir: buildBefore, label: 'listing-before' }, samples: [] })
+        companions.push({ options: { pageDir: buildBefore, warm: await profile('profile-before'), label: 'listing-before-warm' }, samples: [] })
+      }
+      const [floor, warm, before, beforeWarm] = companions.map((c) => c.samples)
+      // A browser keeps V8's code for a script from its third load on: each profile's first two loads are not timed
+      // (the third is the warm-up below), and the fresh starts keep the one warm-up every size has.
+      for (let load = 0; load < 2; load++) for (const c of companions) if (c.options.warm) await listing(browser, dataDir, c.options)
+      const samples = await repeat(LISTING_RUNS, async (run) => {
+        for (const c of companions) {
+          const ms = await listing(browser, dataDir, c.options)
+          if (run >= 0) c.samples.push(ms)
+        }
+        return listing(browser, dataDir, { parts: run >= 0 ? parts : undefined })
+      })
+      add({ group: '3', name: 'listing: the floor, a bare page drawing the same rows from the same Host, 1 session', unit: 'ms', size: 1 }, floor)
+      const warmFigure = add(
+        { group: '3', name: 'listing: warm start (the browser profile kept between starts), 1 session', unit: 'ms', size: 1 },
+        warm
+      )
+      warmFigure.ratio = warmFigure.median / stats(samples).median
+      warmFigure.baseline = 'a new browser context'
+      if (buildBefore) {
+        firstPaintAgainstBefore('', samples, before, floor)
+        firstPaintAgainstBefore(', warm starts', warm, beforeWarm, floor)
+      }
+      return samples
+    } finally {
+      for (const p of profiles) await p.context.close()
+    }
+  })
 }
 
 /**

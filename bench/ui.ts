@@ -38,8 +38,7 @@ export async function listing(browser: Browser, dataDir: string, options: Listin
   const t0 = now()
   const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
   options.parts?.hostOpenMs.push(now() - t0)
-  const port = options.warm?.port
-  const server = options.pageDir || port ? await startWsServer({ host, rendererDir: options.pageDir ?? rendererDir, port }) : await serve(host)
+  const server = await startWsServer({ host, rendererDir: options.pageDir ?? rendererDir, port: options.warm?.port })
   try {
     await page.goto(server.url)
     await page.locator('[data-testid=session-item]').first().waitFor({ timeout: 120_000 })
@@ -78,8 +77,8 @@ export async function warmProfile(profileDir: string): Promise<WarmProfile> {
 /**
  * The floor of a start: a bare page (no framework, one small script) that
  * asks the same Host for the projects and the first sessions over the same
- * WebSocket and writes one plain row per session. Measured as `listing` is,
- * from before the Host opens to the rows painted: what is left is the Host's
+ * WebSocket and writes one plain row per session (`writeFloorPage`; its start
+ * is `listing` with `pageDir`), from before the Host opens to the rows painted: what is left is the Host's
  * open and serve, the browser's navigation and fetch, the socket and the
  * first frame, which no window could do without.
  */
@@ -116,11 +115,6 @@ export async function writeFloorPage(dir: string): Promise<void> {
     '<!doctype html><html lang="en"><head><meta charset="utf-8"><script type="module" src="./floor.js"></script></head><body><div id="list"></div></body></html>'
   )
   await writeFile(join(dir, 'floor.js'), FLOOR_SCRIPT)
-}
-
-/** `listing` for the bare page written by `writeFloorPage` in `floorDir`. */
-export function listingFloor(browser: Browser, dataDir: string, floorDir: string): Promise<number> {
-  return listing(browser, dataDir, { pageDir: floorDir, label: 'listing-floor' })
 }
 
 export interface Reopened {
