@@ -195,19 +195,13 @@ export async function framesWhileStreaming(app: App, browser: Browser, chunks: n
       }
       requestAnimationFrame(tick)
     })()`)
-    const counters = sessions.map((s) => chunkCounter(app.host, s.id))
     const stopProfiles = await startProfiles(browser, page, `frames-${chunks}`)
-    const t0 = now()
-    await Promise.all(sessions.map((s) => app.host.request('sessions.prompt', { id: s.id, text: `/stream ${chunks}` })))
-    app.host.events.flush()
-    await until(() => counters.every((c) => c.seen() >= chunks), 'both panes to receive every chunk')
-    const seconds = (now() - t0) / 1000
-    for (const c of counters) c.stop()
+    const seconds = await streamBoth(app, sessions, chunks)
     await page.waitForTimeout(300)
     await stopProfiles()
-    const deltas = (await page.evaluate('(() => { window.__frames.running = false; return window.__frames.deltas.slice(2) })()')) as number[]
+    const frames = await framesOf(page, chunks, seconds)
     await page.context().close()
-    return { p50: percentile(deltas, 50), p99: percentile(deltas, 99), frames: deltas.length, rate: (2 * chunks) / seconds }
+    return frames
   } finally {
     await server.close()
   }
@@ -235,7 +229,6 @@ export async function framesFloor(app: App, browser: Browser, chunks: number, pe
     await page.setContent(FLOOR_PAGE)
     const sessions = []
     for (const agentId of app.agentIds.slice(0, 2)) sessions.push(await app.host.request('sessions.new', { projectId: app.projectId, agentId }))
-    const counters = sessions.map((s) => chunkCounter(app.host, s.id))
     await page.evaluate(`(() => {
       const w = (window.__frames = { deltas: [], running: true, shown: 0 })
       const nodes = ['pane-1', 'pane-2'].map((id) => document.getElementById(id).appendChild(document.createTextNode('')))
@@ -257,17 +250,32 @@ export async function framesFloor(app: App, browser: Browser, chunks: number, pe
       }
       requestAnimationFrame(tick)
     })()`)
-    const t0 = now()
-    await Promise.all(sessions.map((s) => app.host.request('sessions.prompt', { id: s.id, text: `/stream ${chunks}` })))
-    app.host.events.flush()
-    await until(() => counters.every((c) => c.seen() >= chunks), 'both sessions to emit every chunk')
-    await until(async () => ((await page.evaluate('window.__frames.shown')) as number) >= chunks, 'the bare page to show every chunk')
-    const seconds = (now() - t0) / 1000
-    for (const c of counters) c.stop()
+    const seconds = await streamBoth(app, sessions, chunks, async () => ((await page.evaluate('window.__frames.shown')) as number) >= chunks)
     await page.waitForTimeout(300)
-    const deltas = (await page.evaluate('(() => { window.__frames.running = false; return window.__frames.deltas.slice(2) })()')) as number[]
-    return { p50: percentile(deltas, 50), p99: percentile(deltas, 99), frames: deltas.length, rate: (2 * chunks) / seconds }
+    return await framesOf(page, chunks, seconds)
   } finally {
     await context.close()
   }
+}
+
+/**
+ * Prompts `/stream chunks` in both sessions at once; resolves with the seconds until the Host has emitted every
+ * chunk of both and, when given, `shown` says the page has them all.
+ */
+async function streamBoth(app: App, sessions: { id: string }[], chunks: number, shown?: () => Promise<boolean>): Promise<number> {
+  const counters = sessions.map((s) => chunkCounter(app.host, s.id))
+  const t0 = now()
+  await Promise.all(sessions.map((s) => app.host.request('sessions.prompt', { id: s.id, text: `/stream ${chunks}` })))
+  app.host.events.flush()
+  await until(() => counters.every((c) => c.seen() >= chunks), 'both sessions to emit every chunk')
+  if (shown) await until(shown, 'the page to show every chunk')
+  const seconds = (now() - t0) / 1000
+  for (const c of counters) c.stop()
+  return seconds
+}
+
+/** Stops the page's frame recorder (`window.__frames`, its first two frames left out) and sums it up. */
+async function framesOf(page: Page, chunks: number, seconds: number): Promise<Frames> {
+  const deltas = (await page.evaluate('(() => { window.__frames.running = false; return window.__frames.deltas.slice(2) })()')) as number[]
+  return { p50: percentile(deltas, 50), p99: percentile(deltas, 99), frames: deltas.length, rate: (2 * chunks) / seconds }
 }
