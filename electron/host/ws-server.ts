@@ -227,7 +227,7 @@ async function serveStatic(root: string, req: IncomingMessage, res: ServerRespon
  * fetching or compiling its scripts anew. The page itself and everything else are asked for again each time: a
  * new build names new files from a new index.html.
  */
-export function cacheControlOf(relativePath: string): string {
+function cacheControlOf(relativePath: string): string {
   return /^assets[\\/][^\\/]+-[\w-]{8,}\.\w+$/.test(relativePath) ? 'public, max-age=31536000, immutable' : 'no-cache'
 }
 
