@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { Host } from '../electron/host/host'
@@ -75,14 +75,10 @@ export async function warmProfile(profileDir: string): Promise<WarmProfile> {
 }
 
 /**
- * The floor of a start: a bare page (no framework, one small script) that
- * asks the same Host for the projects and the first sessions over the same
- * WebSocket and writes one plain row per session (`writeFloorPage`; its start
- * is `listing` with `pageDir`), from before the Host opens to the rows painted: what is left is the Host's
- * open and serve, the browser's navigation and fetch, the socket and the
- * first frame, which no window could do without.
+ * The least script that draws a start's rows: it asks the same Host for the projects and the first sessions
+ * over the same WebSocket, in one round trip, and hands them to `draw` (the floor's and the picture's).
  */
-const FLOOR_SCRIPT = `
+const ASK_FIRST_ROWS = `
 const token = /token=([^&]+)/.exec(location.hash)[1]
 const socket = new WebSocket('ws://' + location.host + '/ws?token=' + token)
 const waiting = new Map()
@@ -99,15 +95,30 @@ socket.onopen = async () => {
     ask(1, 'projects.list', {}),
     ask(2, 'sessions.summary', { limit: ${FIRST_PAGE}, records: ${FIRST_RECORDS} })
   ])
+  draw(projects, summary.flatMap((group) => group.sessions))
+}
+`
+
+/**
+ * The floor of a start: a bare page (no framework, no style, one small script)
+ * that asks the same Host for the projects and the first sessions over the
+ * same WebSocket and writes one plain row per session (`writeFloorPage`; its
+ * start is `listing` with `pageDir`), from before the Host opens to the rows
+ * painted: what is left is the Host's open and serve, the browser's
+ * navigation and fetch, the socket and the first frame, which no window could
+ * do without.
+ */
+const FLOOR_SCRIPT = `
+function draw(projects, sessions) {
   const list = document.getElementById('list')
   for (const project of projects) list.append(Object.assign(document.createElement('h3'), { textContent: project.name }))
-  for (const session of summary.flatMap((group) => group.sessions)) {
+  for (const session of sessions) {
     const row = Object.assign(document.createElement('div'), { textContent: session.title || 'Untitled' })
     row.dataset.testid = 'session-item'
     list.append(row)
   }
 }
-`
+${ASK_FIRST_ROWS}`
 
 export async function writeFloorPage(dir: string): Promise<void> {
   await writeFile(
@@ -115,6 +126,82 @@ export async function writeFloorPage(dir: string): Promise<void> {
     '<!doctype html><html lang="en"><head><meta charset="utf-8"><script type="module" src="./floor.js"></script></head><body><div id="list"></div></body></html>'
   )
   await writeFile(join(dir, 'floor.js'), FLOOR_SCRIPT)
+}
+
+/**
+ * The window's picture, drawn by the least script (`writePicturePage`): the
+ * window's first screen as it was painted (its elements, its stylesheets, the
+ * styles it set on elements moved to a stylesheet, as the page's CSP allows no
+ * inline style), with no script of the window's; its session rows are left
+ * out, one kept as a template, and the floor's script draws them from the
+ * same Host's first answers. What the floor leaves out (styles, fonts, the
+ * layout and paint of the window's ~120 elements) is in; what is left of a
+ * window's start is its own script: the framework, the stores, the
+ * components' mount.
+ */
+const PICTURE_SCRIPT = `
+function draw(projects, sessions) {
+  const here = document.getElementById('rows-here')
+  const template = document.getElementById('row').content.firstElementChild
+  for (const session of sessions) {
+    const row = template.cloneNode(true)
+    row.querySelector('[data-testid=session-item-title] bdi').textContent = session.title || 'Untitled'
+    here.before(row)
+  }
+}
+${ASK_FIRST_ROWS}`
+
+/**
+ * Run in the window once its first screen is painted: the page as `writePicturePage` writes it, and the
+ * stylesheet of the styles the window set on elements; null when its first session row has no title to write in.
+ */
+const CAPTURE_PICTURE = `(() => {
+  const row = document.querySelector('[data-testid=session-item]')?.closest('[data-row-key]')
+  if (!row?.querySelector('[data-testid=session-item-title] bdi')) return null
+  const rules = []
+  document.querySelectorAll('[style]').forEach((element, index) => {
+    element.dataset.picture = String(index)
+    rules.push('[data-picture="' + index + '"] { ' + element.style.cssText + ' }')
+    element.removeAttribute('style')
+  })
+  const template = Object.assign(document.createElement('template'), { id: 'row' })
+  template.content.append(row.cloneNode(true))
+  document.querySelectorAll('[data-row-key^="session:"]').forEach((other) => other !== row && other.remove())
+  row.replaceWith(Object.assign(document.createElement('span'), { id: 'rows-here' }))
+  document.querySelectorAll('script, link[rel=modulepreload]').forEach((element) => element.remove())
+  document.head.append(
+    template,
+    Object.assign(document.createElement('link'), { rel: 'stylesheet', href: './picture.css' }),
+    Object.assign(document.createElement('script'), { type: 'module', src: './picture.js' })
+  )
+  return { html: '<!doctype html>' + document.documentElement.outerHTML, css: rules.join('\\n') }
+})()`
+
+/** Writes into `dir` the window's first screen on `dataDir` as `PICTURE_SCRIPT` draws it (from this build's window). */
+export async function writePicturePage(browser: Browser, dataDir: string, dir: string): Promise<void> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
+  const server = await startWsServer({ host, rendererDir })
+  try {
+    const page = await context.newPage()
+    await page.goto(server.url)
+    await page.locator('[data-testid=session-item]').first().waitFor({ timeout: 120_000 })
+    await painted(page)
+    const picture = (await page.evaluate(CAPTURE_PICTURE)) as { html: string; css: string } | null
+    if (!picture) throw new Error("writePicturePage: the window's first session row has no [data-testid=session-item-title] bdi to write a title in")
+    await mkdir(join(dir, 'assets'), { recursive: true })
+    for (const file of await readdir(join(rendererDir, 'assets'))) {
+      if (file.endsWith('.css')) await copyFile(join(rendererDir, 'assets', file), join(dir, 'assets', file))
+    }
+    await copyFile(join(rendererDir, 'favicon.svg'), join(dir, 'favicon.svg'))
+    await writeFile(join(dir, 'index.html'), picture.html)
+    await writeFile(join(dir, 'picture.css'), picture.css)
+    await writeFile(join(dir, 'picture.js'), PICTURE_SCRIPT)
+  } finally {
+    await context.close()
+    await server.close()
+    await host.close()
+  }
 }
 
 export interface Reopened {
