@@ -97,6 +97,8 @@ export default defineConfig({
     plugins: [vueWithProjectIds('.')],
     define: { __VUE_OPTIONS_API__: 'false' },
     build: {
+      // Pinia is bundled: its Node build imports @vue/devtools-api, a peer dependency the packaged app does not carry.
+      externalizeDeps: { exclude: ['pinia'] },
       rolldownOptions: {
         input: {
           index: resolve('electron/main.ts'),

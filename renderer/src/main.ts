@@ -11,11 +11,11 @@ import './styles.css'
  * views: open-window.ts, which index.html preloads, so it arrives and is
  * compiled meanwhile) runs. The window then mounts over it, with the same
  * first load, so its first frame looks the same and works. It waits at most
- * FIRST_LOAD_WAIT_MS: a Host slow to answer (or not there) gets the window
+ * FIRST_LOAD_WAIT_MS (a second): a Host slow to answer (or not there) gets the window
  * mounted without them, filled in as they come (or saying what is wrong with
  * the link).
  */
-const FIRST_LOAD_WAIT_MS = 250
+const FIRST_LOAD_WAIT_MS = 1000
 
 const early = openEarlyLink([...FIRST_LOAD, ['app.firstScreen', { height: Math.round(innerHeight) }]])
 let windowStarted = false

@@ -10,11 +10,11 @@ import { useConfirmCodeStore } from './stores/confirm-code'
 import { useNoticesStore } from './stores/notices'
 
 /**
- * The window: its transport takes over the link the page's first script opened (`early`), the app store
- * starts (listening to the Host's events, then applying the first load), and the window is mounted: after the
- * first load is in its stores when it has already `answered` (so its first frame shows the rows), else at once.
- * All of it in one go: the link's transport reads again what came before in a microtask, once the app store
- * listens.
+ * The window: its transport takes over the link the page's first script opened (`early`; what came on it is
+ * read again in a microtask), and the window mounts. When the first load has `answered`, it is in the stores
+ * before the mount (the first frame shows the rows, over the Host's drawing), and the Host's events are kept
+ * until the window listens; else the window mounts at once and the app store starts, as a window always did.
+ * Either way the window's own listeners (desktop.ts, from App's setup) hear each batch before the stores' router.
  */
 export function openWindow(early: EarlyLink, answered: boolean): void {
   const pinia = createPinia()
@@ -37,7 +37,16 @@ export function openWindow(early: EarlyLink, answered: boolean): void {
     console.error(`Switchboard view error (${info})`, error)
     notices.report(`Something went wrong in the window (${info}): ${error instanceof Error ? error.message : String(error)}`)
   }
-  const started = appStore.start()
-  if (answered) void started.finally(() => app.mount('#app'))
-  else app.mount('#app')
+  if (answered) {
+    // The first load is in the stores before the mount; the Host's events wait until the window listens (desktop.ts
+    // sees each before the stores apply it, as it must), then go to the stores.
+    client.holdEvents()
+    void appStore.load().finally(() => {
+      app.mount('#app')
+      appStore.listen()
+    })
+  } else {
+    app.mount('#app')
+    void appStore.start()
+  }
 }

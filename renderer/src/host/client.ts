@@ -40,12 +40,30 @@ export type AskForCode = (question: { confirmation: CommandChange; refusal?: str
 export class HostClient {
   private readonly batchListeners = new Set<(events: HostEvent[]) => void>()
   private askForCode: AskForCode | null = null
+  /** Batches kept until `releaseEvents` (`holdEvents`); null: handed to the listeners as they come. */
+  private held: HostEvent[][] | null = null
 
   /** `transport`: a window's (transport.ts) may hold the answers to a first load asked for early. */
   constructor(private readonly transport: HostTransport & { earlyAnswers?(): Promise<WireResponse>[] | null }) {
     transport.onEvents((events) => {
-      for (const listener of this.batchListeners) listener(events)
+      if (this.held) this.held.push(events)
+      else for (const listener of this.batchListeners) listener(events)
     })
+  }
+
+  /**
+   * Keeps the batches that come from now on until `releaseEvents`: the window applies its first load before
+   * it mounts, and its listeners (the notifier, then the stores' router) listen from the mount on.
+   */
+  holdEvents(): void {
+    this.held ??= []
+  }
+
+  /** Hands the batches kept to the listeners, in the order they came, and stops keeping them. */
+  releaseEvents(): void {
+    const held = this.held ?? []
+    this.held = null
+    for (const events of held) for (const listener of this.batchListeners) listener(events)
   }
 
   /**

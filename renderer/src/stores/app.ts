@@ -34,8 +34,14 @@ export const useAppStore = defineStore('app', () => {
 
   /** Routes the Host's events to the stores, then applies the first load (asked for by the page's first script, if it did). */
   async function start(): Promise<void> {
-    host().onBatch((events) => routeEvents(events))
+    listen()
     await load()
+  }
+
+  /** The Host's events to the stores (those kept meanwhile first, `holdEvents`): after the window's own listeners (desktop.ts). */
+  function listen(): void {
+    host().onBatch((events) => routeEvents(events))
+    host().releaseEvents()
   }
 
   /** Everything the sidebar needs (first-load.ts); again after a reconnect, since events were missed meanwhile. */
@@ -78,5 +84,5 @@ export const useAppStore = defineStore('app', () => {
     }
   }
 
-  return { info, ready, connection, connectionDetail, start, load, setConnection }
+  return { info, ready, connection, connectionDetail, start, listen, load, setConnection }
 })
