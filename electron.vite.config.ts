@@ -1,7 +1,8 @@
-import { resolve } from 'node:path'
+import { relative, resolve } from 'node:path'
 import { defineConfig } from 'electron-vite'
 import vue from '@vitejs/plugin-vue'
 import type { Plugin } from 'vite'
+import type { CodeSplittingGroup, OutputChunk } from 'rolldown'
 
 /**
  * The renderer's CSP is strict (no inline script or style, no eval). Vite's dev
@@ -19,13 +20,90 @@ function relaxCspForDevServer(): Plugin {
   }
 }
 
+/**
+ * The window's first script (main.ts) opens the link to the Host and then imports the window itself
+ * (open-window.ts) dynamically, so that the first load is asked for while the window's code arrives. That
+ * code is needed at once all the same:
+ * - it is one chunk: every module open-window.ts imports statically, less main.ts's own (the chunking would
+ *   otherwise split off each module the lazy parts share with it, a dozen small files fetched in turn);
+ * - `index.html` names that chunk as a `modulepreload` and its styles as a stylesheet, fetched beside the
+ *   first script rather than after it.
+ */
+function windowChunk(): { plugin: Plugin; group: CodeSplittingGroup } {
+  const windowModules = new Set<string>()
+  const isModule = (id: string, file: string): boolean => id.replace(/\\/g, '/').endsWith(`/renderer/src/${file}`)
+  const plugin: Plugin = {
+    name: 'switchboard:window-chunk',
+    apply: 'build',
+    buildEnd() {
+      const ids = [...this.getModuleIds()]
+      const closure = (file: string): Set<string> => {
+        const start = ids.find((id) => isModule(id, file))
+        if (!start) throw new Error(`window-chunk: renderer/src/${file} is not in the build`)
+        const seen = new Set<string>()
+        const visit = (id: string): void => {
+          if (seen.has(id)) return
+          seen.add(id)
+          for (const imported of this.getModuleInfo(id)?.importedIds ?? []) visit(imported)
+        }
+        visit(start)
+        return seen
+      }
+      const first = closure('main.ts')
+      windowModules.clear()
+      for (const id of closure('open-window.ts')) if (!first.has(id)) windowModules.add(id)
+    },
+    transformIndexHtml: {
+      order: 'post',
+      handler(html, ctx) {
+        const chunk = Object.values(ctx.bundle ?? {}).find(
+          (item): item is OutputChunk => item.type === 'chunk' && item.moduleIds.some((id) => isModule(id, 'open-window.ts'))
+        )
+        if (!chunk) throw new Error('window-chunk: the window chunk (renderer/src/open-window.ts) is not in the build')
+        const scripts = [chunk.fileName, ...chunk.imports].filter((file) => !html.includes(`/${file}"`))
+        const styles = [...(chunk.viteMetadata?.importedCss ?? [])].filter((file) => !html.includes(`/${file}"`))
+        const links = [
+          ...scripts.map((file) => `<link rel="modulepreload" crossorigin href="./${file}">`),
+          ...styles.map((file) => `<link rel="stylesheet" crossorigin href="./${file}">`)
+        ]
+        return html.replace(/\n?\s*<\/head>/, links.map((link) => `\n    ${link}`).join('') + '\n  </head>')
+      }
+    }
+  }
+  return { plugin, group: { name: 'window', test: (id) => windowModules.has(id), includeDependenciesRecursively: false } }
+}
+
+const window = windowChunk()
+
+/**
+ * Vue's plugin, its components' scope ids (the `data-v-…` of scoped styles) made from their path in the project
+ * and their source: the same in the window's build (its root is renderer/) as in the main build, which compiles
+ * the window's first screen for the Host (renderer/src/first-screen.ts), so the HTML the Host draws takes the
+ * window's styles.
+ */
+function vueWithProjectIds(root: string): ReturnType<typeof vue> {
+  return vue({
+    features: {
+      componentIdGenerator: (path, source, production, hash) =>
+        hash(relative(resolve('.'), resolve(root, path)).replace(/\\/g, '/') + (production ? source : ''))
+    }
+  })
+}
+
 export default defineConfig({
   main: {
+    // The window's first screen, drawn by the Host before the window's code runs (renderer/src/first-screen.ts):
+    // the window's own components, compiled for the server renderer.
+    plugins: [vueWithProjectIds('.')],
+    define: { __VUE_OPTIONS_API__: 'false' },
     build: {
+      // Pinia is bundled: its Node build imports @vue/devtools-api, a peer dependency the packaged app does not carry.
+      externalizeDeps: { exclude: ['pinia'] },
       rolldownOptions: {
         input: {
           index: resolve('electron/main.ts'),
-          serve: resolve('electron/host/serve.ts')
+          serve: resolve('electron/host/serve.ts'),
+          'first-screen': resolve('renderer/src/first-screen.ts')
         }
       }
     }
@@ -40,7 +118,7 @@ export default defineConfig({
   },
   renderer: {
     root: resolve('renderer'),
-    plugins: [vue(), relaxCspForDevServer()],
+    plugins: [vueWithProjectIds('renderer'), relaxCspForDevServer(), window.plugin],
     // Every component uses the Composition API (<script setup>): Vue's Options API support is left out of the bundle.
     define: { __VUE_OPTIONS_API__: 'false' },
     build: {
@@ -51,7 +129,8 @@ export default defineConfig({
       rolldownOptions: {
         input: resolve('renderer/index.html'),
         // Building a zod schema has no effect but the schema: one the window never uses (shared/ defines many for the Host) is left out.
-        treeshake: { manualPureFunctions: ['z'] }
+        treeshake: { manualPureFunctions: ['z'] },
+        output: { codeSplitting: { groups: [window.group] } }
       }
     }
   }

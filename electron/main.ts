@@ -5,6 +5,7 @@ import type { AppCommand } from '../shared/app-commands'
 import { APP_INDEX_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, isRendererPageUrl, opensInBrowser, serveAppRequest } from './app-scheme'
 import { dialogConfirmation } from './confirm-dialog'
 import { wantsLoginShell } from './host/environment'
+import { firstScreenBeside } from './host/first-screen-module'
 import { Host } from './host/host'
 import { bridgeHost } from './ipc-bridge'
 import { buildMenuTemplate } from './menu'
@@ -120,7 +121,9 @@ async function start(): Promise<void> {
     // Shown, never opened: a path the agent named must not run anything when clicked.
     revealPath: (path) => shell.showItemInFolder(path),
     // A change that would run a program is confirmed in a native dialog, never on the page's word alone.
-    confirmCommand: dialogConfirmation(() => mainWindow)
+    confirmCommand: dialogConfirmation(() => mainWindow),
+    // The window's first screen, drawn here as the window starts (out/main/first-screen.js).
+    firstScreen: firstScreenBeside(import.meta.url)
   })
   Menu.setApplicationMenu(buildMenu())
   showInboxOnBadge(host)

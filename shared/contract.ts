@@ -67,6 +67,8 @@ const hunkRef = z.object({ index: z.number().int().min(0).max(100_000), header: 
 
 export const requestParams = {
   'app.info': z.object({}),
+  /** The window's first screen as HTML, drawn before its code runs (`height`: the window's, in CSS pixels). */
+  'app.firstScreen': z.object({ height: z.number().int().min(0).max(100_000) }),
   'projects.list': z.object({}),
   /** `agentId`: an agent over SSH, whose host the folder is on (checked there); absent: a folder on this computer. */
   'projects.add': z.object({ cwd: z.string().min(1).max(4096), name: z.string().max(200).optional(), agentId: id.optional() }),
@@ -276,6 +278,8 @@ export interface TranscriptPageResult {
 
 export interface RequestResults extends McpRequestResults, RegistryRequestResults, SettingsRequestResults, InboxRequestResults, SpendRequestResults {
   'app.info': AppInfo
+  /** Null when this Host has no first screen to draw (a build without it, or it could not be drawn): the window draws it. */
+  'app.firstScreen': { html: string | null }
   'projects.list': Project[]
   'projects.add': Project
   'projects.pickFolder': { path: string | null }
@@ -419,6 +423,13 @@ export type WireRequest = z.infer<typeof wireRequestSchema>
 export type WireServerMessage = ({ kind: 'response'; id: number } & WireResponse) | { kind: 'events'; events: HostEvent[] }
 
 export { wireServerMessageSchema } from './wire-envelope'
+
+/**
+ * Draws the window's first screen as HTML in the Host's process (renderer/src/first-screen.ts, built for Node;
+ * HostOptions.firstScreen): the window's own components, their stores filled from the answers `request` gives
+ * to the window's first load, the list `height` CSS pixels high.
+ */
+export type FirstScreenRenderer = (input: { request: (method: string, params: unknown) => Promise<WireResponse>; height: number }) => Promise<string>
 
 /**
  * What a renderer needs from a transport: send a request, receive event

@@ -1,3 +1,4 @@
+import type { FirstScreenRenderer } from '../../shared/contract'
 import type { AgentDefinition } from '../../shared/domain'
 import type { PlatformKey, RegistrySnapshot } from '../../shared/registry'
 import type { ConnectAgent } from './agent/connection'
@@ -44,6 +45,12 @@ export interface HostOptions {
   search?: SearchHooks
   /** The waits between attempts to reconnect a network or SSH agent's sessions after its connection was lost (sessions/reconnect.ts). */
   reconnectDelaysMs?: number[]
+  /**
+   * Draws the window's first screen as HTML (`app.firstScreen`): the window's own sidebar, rendered from the
+   * answers `request` gives to the window's first load (renderer/src/first-screen.ts, built for Node). Given by
+   * `serve` and the desktop shell from the build; without it, the window draws its first screen itself.
+   */
+  firstScreen?: FirstScreenRenderer
   /** Keep-alive and connection timeouts of agents over SSH (ssh/options.ts; tests shorten them). */
   ssh?: SupervisorOptions['ssh']
 }

@@ -1,7 +1,14 @@
 import { promises as fs } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { z } from 'zod'
-import { isRequestMethod, requestParams, type RequestMethod, type RequestResult, type WireResponse } from '../../shared/contract'
+import {
+  isRequestMethod,
+  requestParams,
+  type FirstScreenRenderer,
+  type RequestMethod,
+  type RequestResult,
+  type WireResponse
+} from '../../shared/contract'
 import { AgentChecks } from './agents/check'
 import { agentsHandlers } from './agents/service'
 import { SignIn } from './agents/sign-in'
@@ -172,6 +179,7 @@ export class Host {
     const appInfo = { version, dataDir, nativeFolderPicker: Boolean(options.pickFolder), warnings, secretsPersistent: secrets.persistent }
     this.handlers = {
       'app.info': async () => appInfo,
+      'app.firstScreen': ({ height }) => this.firstScreen(options.firstScreen, height),
       'search.query': async ({ q, limit }) => this.search.query(q, limit),
       ...projectsHandlers({ records, lifecycle, supervisor, pickFolder: options.pickFolder }),
       ...agentsHandlers({ records, secrets, supervisor, signIn, checks, environment, onRemoved: (d) => registryService.forget(d) }),
@@ -238,6 +246,17 @@ export class Host {
     const response = await this.handle(method, params)
     if (!response.ok) throw new Error(response.error.message)
     return response.result as RequestResult<M>
+  }
+
+  /** `app.firstScreen`: the window's first screen drawn here; null without a renderer, or when it failed (the window draws it then). */
+  private async firstScreen(render: FirstScreenRenderer | undefined, height: number): Promise<{ html: string | null }> {
+    if (!render) return { html: null }
+    try {
+      return { html: await render({ request: (method, params) => this.handle(method, params), height }) }
+    } catch (error) {
+      console.error(`Could not draw the window's first screen: ${(error as Error).message}`)
+      return { html: null }
+    }
   }
 
   /** Stops every agent (and its process group) and flushes what is pending to disk. Idempotent. */

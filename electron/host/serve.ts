@@ -4,6 +4,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { LOGIN_SHELL_ENV } from './environment'
+import { firstScreenBeside } from './first-screen-module'
 import { startServing } from './serving'
 import { readVersion } from './version'
 
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
     version: readVersion(),
     port,
     newToken: values['new-token'],
-    host: { loginShell: process.env[LOGIN_SHELL_ENV] === '1' }
+    host: { loginShell: process.env[LOGIN_SHELL_ENV] === '1', firstScreen: firstScreenBeside(import.meta.url) }
   })
   for (const warning of (await host.request('app.info', {})).warnings) console.warn(`warning: ${warning}`)
   for (const note of notes) console.log(note)

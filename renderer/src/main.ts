@@ -1,31 +1,73 @@
-import './zod-config'
-import { createApp } from 'vue'
-import { createPinia } from 'pinia'
-import App from './App.vue'
-import { HostClient, installHost } from './host/client'
-import { connectTransport } from './host/transport'
-import { useAppStore } from './stores/app'
-import { useConfirmCodeStore } from './stores/confirm-code'
-import { useNoticesStore } from './stores/notices'
+import { FIRST_LOAD } from './first-load'
+import { openEarlyLink } from './host/early-link'
+import { applyTheme, resolveTheme, type ThemeChoice } from './theme'
 import './styles.css'
 
-const pinia = createPinia()
-const app = createApp(App).use(pinia)
-const appStore = useAppStore(pinia)
-const notices = useNoticesStore(pinia)
+/**
+ * The page's first script. It asks the Host at once (early-link.ts) for the
+ * window's first load and for its first screen, which the Host draws with the
+ * window's own components (first-screen.ts): that is put in place as soon as
+ * it comes, and painted, before the window's code (Vue, the stores, the
+ * views: open-window.ts, which index.html preloads, so it arrives and is
+ * compiled meanwhile) runs. The window then mounts over it, with the same
+ * first load, so its first frame looks the same and works. It waits at most
+ * FIRST_LOAD_WAIT_MS (a second): a Host slow to answer (or not there) gets the window
+ * mounted without them, filled in as they come (or saying what is wrong with
+ * the link).
+ */
+const FIRST_LOAD_WAIT_MS = 1000
 
-const client = new HostClient(
-  connectTransport({
-    problem: (message) => notices.report(message),
-    connection: (state, detail) => appStore.setConnection(state, detail)
+const early = openEarlyLink([...FIRST_LOAD, ['app.firstScreen', { height: Math.round(innerHeight) }]])
+let windowStarted = false
+let answered = false
+void early.answered.then((all) => (answered = all))
+const settingsAnswer = early.result(FIRST_LOAD.findIndex(([method]) => method === 'settings.get'))
+const drawn = early.result(FIRST_LOAD.length).then(async (result) => {
+  const html = (result as { html?: unknown } | null)?.html
+  const app = document.getElementById('app')
+  if (typeof html !== 'string' || !app || windowStarted) return
+  // In the user's theme from its first paint (the window's theme store sets the same once it runs).
+  const settings = (await settingsAnswer) as { settings?: { theme?: ThemeChoice } } | null
+  applyTheme(document.documentElement, resolveTheme(settings?.settings?.theme ?? 'system', matchMedia('(prefers-color-scheme: dark)').matches))
+  putInPlace(app, html)
+  // One frame, so that it is painted before the window's code takes the page's thread.
+  return new Promise<void>((resolve) => requestAnimationFrame(() => setTimeout(resolve)))
+})
+const waited = new Promise<void>((resolve) => {
+  const timer = setTimeout(resolve, FIRST_LOAD_WAIT_MS)
+  void Promise.all([early.answered, drawn]).then(() => {
+    clearTimeout(timer)
+    resolve()
   })
-)
-// Under `serve`, a change that would run a program waits for the code serve printed on its console: the window asks for it.
-client.onConfirmationCode(useConfirmCodeStore(pinia).ask)
-installHost(client)
-app.config.errorHandler = (error, _instance, info) => {
-  console.error(`Switchboard view error (${info})`, error)
-  notices.report(`Something went wrong in the window (${info}): ${error instanceof Error ? error.message : String(error)}`)
+})
+
+/**
+ * Puts the Host's rendering of the window's components (Vue escapes what they show) in the page. The page's CSP
+ * runs no script from it; the styles the components set (the list's rows' places) come as data-first-style and
+ * are set through each element's style, as Vue sets them in the window (the CSP takes no style attribute).
+ */
+function putInPlace(app: HTMLElement, html: string): void {
+  const template = document.createElement('template')
+  template.innerHTML = html
+  for (const element of template.content.querySelectorAll<HTMLElement>('[data-first-style]')) {
+    element.style.cssText = element.dataset.firstStyle ?? ''
+    delete element.dataset.firstStyle
+  }
+  app.replaceChildren(template.content)
 }
-app.mount('#app')
-void appStore.start()
+
+void waited
+  .then(() => {
+    windowStarted = true
+    return import('./open-window')
+  })
+  .then(
+    ({ openWindow }) => openWindow(early.link, answered),
+    (error: unknown) => {
+      console.error('Could not load the window', error)
+      const message = document.createElement('p')
+      message.className = 'load-failure'
+      message.textContent = `Switchboard could not load its window: ${error instanceof Error ? error.message : String(error)}. Reload to try again.`
+      document.getElementById('app')?.replaceChildren(message)
+    }
+  )

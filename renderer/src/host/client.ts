@@ -40,11 +40,30 @@ export type AskForCode = (question: { confirmation: CommandChange; refusal?: str
 export class HostClient {
   private readonly batchListeners = new Set<(events: HostEvent[]) => void>()
   private askForCode: AskForCode | null = null
+  /** Batches kept until `releaseEvents` (`holdEvents`); null: handed to the listeners as they come. */
+  private held: HostEvent[][] | null = null
 
-  constructor(private readonly transport: HostTransport) {
+  /** `transport`: a window's (transport.ts) may hold the answers to a first load asked for early. */
+  constructor(private readonly transport: HostTransport & { earlyAnswers?(): Promise<WireResponse>[] | null }) {
     transport.onEvents((events) => {
-      for (const listener of this.batchListeners) listener(events)
+      if (this.held) this.held.push(events)
+      else for (const listener of this.batchListeners) listener(events)
     })
+  }
+
+  /**
+   * Keeps the batches that come from now on until `releaseEvents`: the window applies its first load before
+   * it mounts, and its listeners (the notifier, then the stores' router) listen from the mount on.
+   */
+  holdEvents(): void {
+    this.held ??= []
+  }
+
+  /** Hands the batches kept to the listeners, in the order they came, and stops keeping them. */
+  releaseEvents(): void {
+    const held = this.held ?? []
+    this.held = null
+    for (const events of held) for (const listener of this.batchListeners) listener(events)
   }
 
   /**
@@ -57,8 +76,17 @@ export class HostClient {
     if (!response.ok && response.error.code === 'confirmation_required' && response.error.confirmation && this.askForCode) {
       response = await this.confirmWithCode(method, params, response.error.confirmation, this.askForCode)
     }
-    if (!response.ok) throw new HostRequestError(response.error.message, method, response.error.code, response.error.problem)
-    return response.result as RequestResult<M>
+    return resultOf(method, response)
+  }
+
+  /** The answers to the first load the page's first script asked for (early-link.ts), in order, once; else null. */
+  earlyAnswers(): Promise<WireResponse>[] | null {
+    return this.transport.earlyAnswers?.() ?? null
+  }
+
+  /** An answer from `earlyAnswers` as `request` would give it: the result, or the Host's refusal thrown. */
+  async answerOf<M extends RequestMethod>(method: M, answer: Promise<WireResponse>): Promise<RequestResult<M>> {
+    return resultOf(method, await answer)
   }
 
   /** Who asks the user for the code `serve` printed (the window's code dialog); without one, such a change fails with the Host's message. */
@@ -99,7 +127,7 @@ export class HostClient {
 
 let installed: HostClient | null = null
 
-/** Called once at start-up (main.ts) with the transport it picked. */
+/** Called once at start-up (open-window.ts) with the transport it picked. */
 export function installHost(client: HostClient): void {
   installed = client
 }
@@ -112,4 +140,9 @@ export function host(): HostClient {
 /** The message to show for a failed request. */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
+}
+
+function resultOf<M extends RequestMethod>(method: M, response: WireResponse): RequestResult<M> {
+  if (!response.ok) throw new HostRequestError(response.error.message, method, response.error.code, response.error.problem)
+  return response.result as RequestResult<M>
 }

@@ -1,6 +1,7 @@
 import type { HostEvent, HostTransport, WireResponse } from '../../../shared/contract'
 import { wireServerMessageSchema } from '../../../shared/wire-envelope'
-import { joinWire, wireFrameCount, wireHeader, type WirePieces } from '../../../shared/wire-pieces'
+import { readToken, socketUrl, takeTokenFromHash, type EarlyBridge, type EarlyLink, type EarlySocket } from './early-link'
+import { WireReader, type WireRead } from './wire-reader'
 
 /**
  * Picks how this page reaches the Host. Inside Electron the preload exposes a
@@ -12,13 +13,19 @@ import { joinWire, wireFrameCount, wireHeader, type WirePieces } from '../../../
  * they are the Host's own output, typed by the contract, and not checked
  * field by field. A malformed envelope is reported and ignored, never a crash.
  */
-export function connectTransport(hooks: TransportHooks): HostTransport {
+export function connectTransport(hooks: TransportHooks, early: EarlyLink | null = null): WindowTransport {
   const bridge = window.switchboard
   if (bridge) {
     hooks.connection('connected')
-    return checkedBridge(bridge, hooks)
+    return checkedBridge(bridge, hooks, early?.kind === 'bridge' ? early : null)
   }
-  return new WebSocketTransport(readToken(), hooks)
+  return new WebSocketTransport(early?.kind === 'socket' ? early : null, hooks)
+}
+
+/** A transport, and the answers to the first load when the page's first script asked for it (early-link.ts). */
+export interface WindowTransport extends HostTransport {
+  /** The answers to the first requests, in their order, checked as every answer is; given once, then null (also when none were sent). */
+  earlyAnswers(): Promise<WireResponse>[] | null
 }
 
 /** `refused`: the host is there but does not take this page's token (restarted with a new one): the page must be opened again. */
@@ -33,36 +40,29 @@ export interface TransportHooks {
 
 export const LOST_CONNECTION = 'Lost the connection to the Switchboard host'
 
-const TOKEN_KEY = 'switchboard.token'
-
-/** The token arrives in the URL fragment; keep it for reloads and take it out of the address bar. */
-function readToken(): string {
-  return takeTokenFromHash() ?? sessionStorage.getItem(TOKEN_KEY) ?? ''
-}
-
-function takeTokenFromHash(): string | null {
-  const match = /(?:^#|&)token=([^&]+)/.exec(location.hash)
-  if (!match) return null
-  const token = decodeURIComponent(match[1])
-  sessionStorage.setItem(TOKEN_KEY, token)
-  history.replaceState(history.state, '', location.pathname + location.search)
-  return token
-}
-
 /** The preload's transport, with the same checks the WebSocket gets. */
-function checkedBridge(bridge: HostTransport, hooks: TransportHooks): HostTransport {
+function checkedBridge(bridge: HostTransport, hooks: TransportHooks, early: EarlyBridge | null): WindowTransport {
+  async function checked(method: string, answer: Promise<WireResponse>): Promise<WireResponse> {
+    const response: unknown = await answer
+    const checked = wireServerMessageSchema.safeParse(
+      typeof response === 'object' && response !== null ? { ...response, kind: 'response', id: 0 } : response
+    )
+    if (!checked.success || checked.data.kind !== 'response') {
+      console.error(`Malformed answer from the host to ${method}`, response)
+      hooks.problem(`The host sent a malformed answer to ${method}; it was ignored`)
+      return { ok: false, error: { message: `The host sent a malformed answer to ${method}` } }
+    }
+    return checked.data.ok ? { ok: true, result: checked.data.result } : { ok: false, error: checked.data.error }
+  }
+  let earlyAnswers = early && early.answers.map((answer, index) => checked(early.requests[index][0], answer))
+  // Taken by the first load; until then a failure is not an unhandled rejection.
+  for (const answer of earlyAnswers ?? []) answer.catch(() => undefined)
   return {
-    async request(method, params) {
-      const response: unknown = await bridge.request(method, params)
-      const checked = wireServerMessageSchema.safeParse(
-        typeof response === 'object' && response !== null ? { ...response, kind: 'response', id: 0 } : response
-      )
-      if (!checked.success || checked.data.kind !== 'response') {
-        console.error(`Malformed answer from the host to ${method}`, response)
-        hooks.problem(`The host sent a malformed answer to ${method}; it was ignored`)
-        return { ok: false, error: { message: `The host sent a malformed answer to ${method}` } }
-      }
-      return checked.data.ok ? { ok: true, result: checked.data.result } : { ok: false, error: checked.data.error }
+    request: (method, params) => checked(method, bridge.request(method, params)),
+    earlyAnswers() {
+      const answers = earlyAnswers
+      earlyAnswers = null
+      return answers
     },
     onEvents(listener) {
       return bridge.onEvents((events) => {
@@ -113,8 +113,13 @@ function refusedDetail(token: string): string {
  * the printed address; the page keeps asking `/auth` meanwhile, and goes on
  * at once when the address is pasted again (hashchange) or the token is
  * accepted again.
+ *
+ * The first socket is the one the page's first script opened (`early`), with
+ * the first load sent on it: it is taken over, its first requests wait for
+ * their answers here like any other, and what came on it before is read as if
+ * it came now (in a microtask, once whoever made this transport listens).
  */
-class WebSocketTransport implements HostTransport {
+class WebSocketTransport implements WindowTransport {
   private socket: WebSocket | null = null
   private opening: Promise<WebSocket> | null = null
   private nextId = 1
@@ -125,14 +130,19 @@ class WebSocketTransport implements HostTransport {
   private everConnected = false
   /** The host said no to the token: ask /auth before opening a socket again. */
   private refused = false
-  /** A long message arriving in pieces (`WirePieces`): its header and the frames received so far. */
-  private pieces: { header: WirePieces; total: number; received: string[] } | null = null
+  private reader = new WireReader()
+  /** The answers to the early socket's first requests, until `earlyAnswers` gives them. */
+  private firstAnswers: Promise<WireResponse>[] | null = null
+
+  private token: string
 
   constructor(
-    private token: string,
+    early: EarlySocket | null,
     private readonly hooks: TransportHooks
   ) {
+    this.token = early?.token ?? readToken()
     hooks.connection('connecting')
+    if (early) this.takeOver(early)
     this.connect().catch(() => undefined)
     // The address pasted again with its token (after opening the page without it): use it at once.
     window.addEventListener('hashchange', () => {
@@ -158,49 +168,104 @@ class WebSocketTransport implements HostTransport {
     })
   }
 
+  earlyAnswers(): Promise<WireResponse>[] | null {
+    const answers = this.firstAnswers
+    this.firstAnswers = null
+    return answers
+  }
+
   onEvents(listener: (events: HostEvent[]) => void): () => void {
     this.listeners.add(listener)
     return () => this.listeners.delete(listener)
+  }
+
+  /**
+   * Makes the early socket this transport's: its first requests pending here (ids 1 to `sent`), what it read
+   * so far read again in a microtask, in order. A socket that closed meanwhile is left, with what came on it:
+   * `connect` opens another (and says why, if it cannot), and the first load is asked for on that one.
+   */
+  private takeOver(early: EarlySocket): void {
+    early.handOver()
+    const { socket } = early
+    if (socket.readyState !== WebSocket.OPEN && socket.readyState !== WebSocket.CONNECTING) return
+    this.reader = early.reader
+    this.nextId = early.sent + 1
+    const answers: Promise<WireResponse>[] = []
+    for (let id = 1; id <= early.sent; id++) {
+      const answer = new Promise<WireResponse>((resolve, reject) => this.pending.set(id, { resolve, reject }))
+      // Taken by the first load; until then a lost connection is not an unhandled rejection.
+      answer.catch(() => undefined)
+      answers.push(answer)
+    }
+    this.firstAnswers = answers.length > 0 ? answers : null
+    if (socket.readyState === WebSocket.OPEN) {
+      this.watch(
+        socket,
+        () => undefined,
+        () => undefined
+      )
+    } else {
+      this.opening = new Promise<WebSocket>((resolve, reject) => this.watch(socket, resolve, reject))
+      this.opening.catch(() => undefined)
+    }
+    queueMicrotask(() => {
+      for (const read of early.reads.splice(0)) this.handle(read)
+    })
   }
 
   private connect(): Promise<WebSocket> {
     if (this.socket?.readyState === WebSocket.OPEN) return Promise.resolve(this.socket)
     if (this.opening) return this.opening
     if (this.refused) return Promise.reject(new Error(refusedDetail(this.token)))
-    this.opening = new Promise<WebSocket>((resolve, reject) => {
-      const scheme = location.protocol === 'https:' ? 'wss' : 'ws'
-      const socket = new WebSocket(`${scheme}://${location.host}/ws?token=${encodeURIComponent(this.token)}`)
-      socket.onopen = () => {
-        this.socket = socket
-        this.opening = null
-        this.retryDelay = FIRST_RETRY_MS
-        this.everConnected = true
-        this.hooks.connection('connected')
-        resolve(socket)
-      }
-      socket.onmessage = (event) => this.frame(String(event.data))
-      socket.onclose = () => {
-        const wasOpen = this.socket === socket
-        this.socket = null
-        this.pieces = null
-        for (const pending of this.pending.values()) pending.reject(new Error(LOST_CONNECTION))
-        this.pending.clear()
-        if (wasOpen) {
-          this.opening = null
-          this.hooks.connection('reconnecting', `${LOST_CONNECTION}; reconnecting…`)
-          this.scheduleReconnect()
-          return
-        }
-        // Never opened: the host is down, or it refused the token. Requests wait for the answer.
-        void this.whyNotOpen().then((detail) => {
-          this.opening = null
-          reject(new Error(detail))
-          this.hooks.connection(this.refused ? 'refused' : 'reconnecting', detail)
-          this.scheduleReconnect()
-        })
-      }
-    })
+    this.opening = new Promise<WebSocket>((resolve, reject) => this.watch(new WebSocket(socketUrl(this.token)), resolve, reject))
     return this.opening
+  }
+
+  /** This transport's handlers on a socket opening or open; `resolve`/`reject` settle `opening`. */
+  private watch(socket: WebSocket, resolve: (socket: WebSocket) => void, reject: (error: Error) => void): void {
+    const open = (): void => {
+      this.opened(socket)
+      resolve(socket)
+    }
+    socket.onopen = open
+    // Taken over open (the page's first socket): it will not say so again.
+    if (socket.readyState === WebSocket.OPEN) open()
+    socket.onmessage = (event) => {
+      const read = this.reader.read(String(event.data))
+      if (read) this.handle(read)
+    }
+    socket.onclose = () => {
+      const wasOpen = this.socket === socket
+      this.socket = null
+      this.reader.reset()
+      this.dropPending()
+      if (wasOpen) {
+        this.opening = null
+        this.hooks.connection('reconnecting', `${LOST_CONNECTION}; reconnecting…`)
+        this.scheduleReconnect()
+        return
+      }
+      // Never opened: the host is down, or it refused the token. Requests wait for the answer.
+      void this.whyNotOpen().then((detail) => {
+        this.opening = null
+        reject(new Error(detail))
+        this.hooks.connection(this.refused ? 'refused' : 'reconnecting', detail)
+        this.scheduleReconnect()
+      })
+    }
+  }
+
+  private opened(socket: WebSocket): void {
+    this.socket = socket
+    this.opening = null
+    this.retryDelay = FIRST_RETRY_MS
+    this.everConnected = true
+    this.hooks.connection('connected')
+  }
+
+  private dropPending(): void {
+    for (const pending of this.pending.values()) pending.reject(new Error(LOST_CONNECTION))
+    this.pending.clear()
   }
 
   /** Asks the host whether it takes the token; says what the user should know. */
@@ -251,43 +316,19 @@ class WebSocketTransport implements HostTransport {
     }
   }
 
-  /** A text frame: a message, or the header or a piece of one sent in pieces (`shared/wire-pieces.ts`). */
-  private frame(data: string): void {
-    if (this.pieces) {
-      const pieces = this.pieces
-      pieces.received.push(data)
-      if (pieces.received.length < pieces.total) return
-      this.pieces = null
-      let message: unknown
-      try {
-        message = joinWire(pieces.header, pieces.received)
-      } catch (error) {
-        console.error('A long message from the host does not fit together', error)
-        this.hooks.problem('Ignored a message from the host that did not arrive whole')
-        return
-      }
-      this.accept(message)
+  /** A message read from the socket (`WireReader`), or what was wrong with it. */
+  private handle(read: WireRead): void {
+    if (read.kind === 'not-json') {
+      console.error('A message from the host is not JSON', read.start)
+      this.hooks.problem('Ignored a message from the host that is not JSON')
       return
     }
-    const header = wireHeader(data)
-    if (header) this.pieces = { header, total: wireFrameCount(header), received: [] }
-    else this.receive(data)
-  }
-
-  private notJson(start: string): void {
-    console.error('A message from the host is not JSON', start)
-    this.hooks.problem('Ignored a message from the host that is not JSON')
-  }
-
-  private receive(data: string): void {
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(data)
-    } catch {
-      this.notJson(data.slice(0, 200))
+    if (read.kind === 'broken') {
+      console.error('A long message from the host does not fit together', read.error)
+      this.hooks.problem('Ignored a message from the host that did not arrive whole')
       return
     }
-    this.accept(parsed)
+    this.accept(read.message)
   }
 
   private accept(parsed: unknown): void {

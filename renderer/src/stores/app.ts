@@ -1,9 +1,9 @@
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
 import type { AppInfo } from '../../../shared/domain'
-import { FIRST_PAGE, FIRST_RECORDS } from '../../../shared/session-listing'
 import { host, messageOf } from '../host/client'
 import { routeEvents } from '../event-router'
+import { askFirstLoad } from '../first-load'
 import type { ConnectionState } from '../host/transport'
 import { useAgentsStore } from './agents'
 import { useElicitationsStore } from './elicitations'
@@ -32,32 +32,25 @@ export const useAppStore = defineStore('app', () => {
   const connectionDetail = ref('')
   let wasDisconnected = false
 
+  /** Routes the Host's events to the stores, then applies the first load (asked for by the page's first script, if it did). */
   async function start(): Promise<void> {
-    host().onBatch((events) => routeEvents(events))
+    listen()
     await load()
   }
 
-  /** Everything the sidebar needs; again after a reconnect, since events were missed meanwhile. */
+  /** The Host's events to the stores (those kept meanwhile first, `holdEvents`): after the window's own listeners (desktop.ts). */
+  function listen(): void {
+    host().onBatch((events) => routeEvents(events))
+    host().releaseEvents()
+  }
+
+  /** Everything the sidebar needs (first-load.ts); again after a reconnect, since events were missed meanwhile. */
   async function load(): Promise<void> {
-    const client = host()
     let answered = false
     try {
-      const [appInfo, projects, summary, sessionStates, agents, agentStates, rules, elicitations, checks, mcp, inbox] = await Promise.all([
-        client.request('app.info', {}),
-        client.request('projects.list', {}),
-        // Not every session: each group's count, and the newest per agent of the first projects only (the sidebar
-        // asks for the others' as they scroll into view, and for more as a group is opened further).
-        client.request('sessions.summary', { limit: FIRST_PAGE, records: FIRST_RECORDS }),
-        client.request('sessions.states', {}),
-        client.request('agents.list', {}),
-        client.request('agents.states', {}),
-        client.request('permissions.list', {}),
-        client.request('elicitations.list', {}),
-        client.request('agents.checks', {}),
-        client.request('mcp.list', {}),
-        client.request('inbox.list', {}),
-        useSettingsStore().load()
-      ])
+      const [appInfo, projects, summary, sessionStates, agents, agentStates, rules, elicitations, checks, mcp, inbox, settings] =
+        await askFirstLoad(host())
+      await useSettingsStore().load(settings)
       const firstTime = info.value === null
       info.value = appInfo
       useProjectsStore().setAll(projects, summary)
@@ -91,5 +84,5 @@ export const useAppStore = defineStore('app', () => {
     }
   }
 
-  return { info, ready, connection, connectionDetail, start, load, setConnection }
+  return { info, ready, connection, connectionDetail, start, listen, load, setConnection }
 })

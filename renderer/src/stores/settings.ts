@@ -9,6 +9,7 @@ import {
   type SettingsChange,
   type UserSettings
 } from '../../../shared/settings'
+import type { RequestResult } from '../../../shared/contract'
 import { host, HostRequestError, messageOf } from '../host/client'
 import { useNoticesStore } from './notices'
 
@@ -40,15 +41,20 @@ export const useSettingsStore = defineStore('settings', () => {
   let inFlight = 0
   let refusalShown = false
 
-  /** The Host's settings (again after a reconnect); the first time, this window's old ones if the Host has none. */
-  async function load(): Promise<void> {
+  /**
+   * The Host's settings (again after a reconnect), or `answer`, its answer to `settings.get` in the first load;
+   * the first time, this window's old ones if the Host has none.
+   */
+  async function load(answer?: RequestResult<'settings.get'>): Promise<void> {
     const client = host()
     if (unsent) {
       const change = unsent
       unsent = null
       await send(change)
+      // The answer given was asked before this change was kept.
+      answer = undefined
     }
-    let { settings, saved } = await client.request('settings.get', {})
+    let { settings, saved } = answer ?? (await client.request('settings.get', {}))
     if (!saved) {
       const legacy = readLegacySettings()
       if (Object.keys(legacy).length > 0) settings = await client.request('settings.set', legacy)

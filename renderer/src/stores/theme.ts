@@ -12,7 +12,8 @@ export const useThemeStore = defineStore('theme', () => {
   query?.addEventListener('change', (event) => (systemDark.value = event.matches))
   const theme = computed(() => resolveTheme(choice.value, systemDark.value))
 
-  watch(theme, (value) => applyTheme(document.documentElement, value), { immediate: true })
+  // No page where the Host draws the window's first screen (first-screen.ts): the window applies it as it starts.
+  if (typeof document !== 'undefined') watch(theme, (value) => applyTheme(document.documentElement, value), { immediate: true })
 
   function choose(value: ThemeChoice): void {
     settings.change({ theme: value })

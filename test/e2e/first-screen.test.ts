@@ -1,0 +1,110 @@
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Browser, Page, Route } from 'playwright-core'
+import { Host } from '../../electron/host/host'
+import { firstScreenModule } from '../../electron/host/first-screen-module'
+import type { RunningServer } from '../../electron/host/ws-server'
+import { makeDataset } from '../../bench/data'
+import { removeDir, tempDir } from '../helpers'
+import { launchBrowser, rendererDir, screenshot, serve, watchConsole } from './browser'
+
+/**
+ * The window's first screen, drawn by the Host (out/main/first-screen.js, as
+ * `serve` and the desktop app load it) and painted before the window's code
+ * has run; then the window mounts over it and works.
+ */
+
+const HOSTILE_TITLE = '<img src=x onerror="window.__drawnScript=1"> & "quotes"'
+
+let root: string
+let browser: Browser
+let host: Host
+let server: RunningServer
+let sessionId: string
+
+beforeAll(async () => {
+  root = await tempDir('e2e-first-screen')
+  const { dataDir } = await makeDataset(root, { projects: 1, sessions: 2, turnsPerSession: 1 })
+  const firstScreen = firstScreenModule(join(rendererDir, '..', 'main', 'first-screen.js'))
+  expect(firstScreen, 'npm run build writes out/main/first-screen.js').toBeDefined()
+  host = await Host.open({ dataDir, version: 'test', presets: [], firstScreen })
+  const sessions = await host.request('sessions.summary', { limit: 8, records: 120 })
+  sessionId = sessions[0].sessions[0].id
+  await host.request('sessions.rename', { id: sessionId, title: HOSTILE_TITLE })
+  // Loaded as the Host starts (firstScreenModule), well before a person opens a window: here, before the first test's.
+  expect((await host.request('app.firstScreen', { height: 800 })).html).toContain('data-testid="session-item"')
+  browser = await launchBrowser()
+  server = await serve(host)
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await server?.close()
+  await host?.close()
+  await removeDir(root)
+})
+
+/** Opens the window with its code held back until `release` is called. */
+async function openHeld(page: Page): Promise<() => void> {
+  let release: () => void = () => undefined
+  const held = new Promise<void>((resolve) => (release = resolve))
+  await page.route('**/assets/window-*.js', async (route: Route) => {
+    await held
+    await route.continue()
+  })
+  await page.goto(server.url)
+  return release
+}
+
+describe("the window's first screen", () => {
+  it("is painted from the Host's drawing before the window's code runs, escaped, then the window mounts over it and works", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    const release = await openHeld(page)
+
+    // The window's code has not run (Vue marks the element it mounts on); the sidebar and its rows are there.
+    const rows = page.getByTestId('session-item')
+    await expect.poll(() => rows.count()).toBe(2)
+    expect(await page.locator('#app[data-v-app]').count()).toBe(0)
+    await expect.poll(() => page.getByTestId('session-item-title').allTextContents()).toContain(HOSTILE_TITLE)
+    // What an agent or a user named a session is text: no element was made of it, no script ran from it.
+    expect(await page.locator('[data-testid=project-list] img').count()).toBe(0)
+    expect(await page.evaluate('window.__drawnScript')).toBeUndefined()
+    // The rows stand one after the other in the frame, as the window lays them out.
+    const boxes = await rows.evaluateAll((elements) => elements.map((e) => e.getBoundingClientRect().top))
+    expect(boxes[1]).toBeGreaterThan(boxes[0])
+    await screenshot(page, 'first-screen-drawn')
+
+    release()
+    await page.locator('#app[data-v-app]').waitFor()
+    await expect.poll(() => page.getByTestId('session-item-title').allTextContents()).toContain(HOSTILE_TITLE)
+    // The window works: the session opens in the pane.
+    await rows.filter({ hasText: HOSTILE_TITLE }).getByTestId('session-open').click()
+    await expect.poll(() => page.getByTestId('session-title').first().textContent()).toBe(HOSTILE_TITLE)
+    await screenshot(page, 'first-screen-mounted')
+    // Nothing refused by the page's CSP (a style attribute in the Host's drawing would be), nothing thrown.
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it('is drawn in the dark theme on a dark system before the window runs', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'dark' })
+    const page = await context.newPage()
+    const release = await openHeld(page)
+    await page.getByTestId('session-item').first().waitFor()
+    expect(await page.locator('html').getAttribute('data-theme')).toBe('dark')
+    await screenshot(page, 'first-screen-drawn-dark')
+    release()
+    await context.close()
+  })
+
+  it('is left to the window when the Host has none to draw', async () => {
+    const bare = await Host.open({ dataDir: join(root, 'data-bare'), version: 'test', presets: [] })
+    try {
+      expect(await bare.request('app.firstScreen', { height: 800 })).toEqual({ html: null })
+    } finally {
+      await bare.close()
+    }
+  })
+})
