@@ -6,7 +6,7 @@ import { firstScreenModule } from '../../electron/host/first-screen-module'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { makeDataset } from '../../bench/data'
 import { removeDir, tempDir } from '../helpers'
-import { launchBrowser, rendererDir, screenshot, serve, watchConsole } from './browser'
+import { closeBrowserHost, launchBrowser, rendererDir, screenshot, serve, watchConsole } from './browser'
 
 /**
  * The window's first screen, drawn by the Host (out/main/first-screen.js, as
@@ -38,9 +38,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  await browser?.close()
-  await server?.close()
-  await host?.close()
+  await closeBrowserHost({ browser, host, server })
   await removeDir(root)
 })
 
