@@ -95,10 +95,26 @@ export default defineConfig({
     // The window's first screen, drawn by the Host before the window's code runs (renderer/src/first-screen.ts):
     // the window's own components, compiled for the server renderer.
     plugins: [vueWithProjectIds('.')],
-    define: { __VUE_OPTIONS_API__: 'false' },
+    resolve: {
+      // Vue's builds for bundlers: the one for Node carries the template compiler, which the compiled components never use.
+      alias: [
+        { find: /^vue$/, replacement: 'vue/dist/vue.runtime.esm-bundler.js' },
+        { find: /^vue\/server-renderer$/, replacement: '@vue/server-renderer/dist/server-renderer.esm-bundler.js' }
+      ]
+    },
+    // Vue's production build: Node picks Vue's development build unless NODE_ENV says otherwise, which the Host's
+    // process does not (neither the desktop app nor `serve` sets it); its checks and warnings made each drawing
+    // four times as slow. Nothing else in the main build reads NODE_ENV.
+    define: {
+      __VUE_OPTIONS_API__: 'false',
+      __VUE_PROD_DEVTOOLS__: 'false',
+      __VUE_PROD_HYDRATION_MISMATCH_DETAILS__: 'false',
+      'process.env.NODE_ENV': JSON.stringify('production')
+    },
     build: {
-      // Pinia is bundled: its Node build imports @vue/devtools-api, a peer dependency the packaged app does not carry.
-      externalizeDeps: { exclude: ['pinia'] },
+      // Vue is bundled, in its production build (above). Pinia too: its Node build imports @vue/devtools-api, a
+      // peer dependency the packaged app does not carry.
+      externalizeDeps: { exclude: ['pinia', 'vue', '@tanstack/vue-virtual'] },
       rolldownOptions: {
         input: {
           index: resolve('electron/main.ts'),
