@@ -64,17 +64,16 @@ export class Inbox {
   /** Everything that waits on the user, most pressing first, oldest first within each kind. */
   items(): InboxItem[] {
     const { records, registry, broker, supervisor } = this.deps
-    const sessions = new Map(records.data.sessions.map((s) => [s.id, s]))
     const items: InboxItem[] = []
     for (const state of registry.allStates()) {
-      const record = sessions.get(state.id)
+      const record = records.store.session(state.id)
       if (!record) continue
       for (const permission of state.permissions ?? []) {
         items.push({ ...this.about(record), id: `permission:${permission.requestId}`, kind: 'permission', at: '', permission })
       }
     }
     for (const elicitation of broker.pendingElicitations()) {
-      const record = elicitation.sessionId ? sessions.get(elicitation.sessionId) : undefined
+      const record = elicitation.sessionId ? records.store.session(elicitation.sessionId) : undefined
       const where = record ? this.about(record) : { agent: this.agent(elicitation.agentId) }
       items.push({ ...where, id: `elicitation:${elicitation.requestId}`, kind: 'elicitation', at: '', elicitation })
     }
