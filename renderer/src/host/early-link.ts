@@ -77,11 +77,11 @@ export function openEarlyLink(requests: readonly FirstRequest[]): EarlyStart {
   let settle: (answered: boolean) => void = () => undefined
   const answered = new Promise<boolean>((resolve) => (settle = resolve))
   const waiting = new Set<number>()
-  const results = new Map<number, (result: unknown) => void>()
-  const resultOf = (id: number): Promise<unknown> => new Promise((resolve) => results.set(id, resolve))
+  // One result per request, kept as it comes: `result` gives it whenever it is asked for.
+  const settles: ((result: unknown) => void)[] = []
+  const results = requests.map(() => new Promise<unknown>((resolve) => settles.push(resolve)))
   const settleResults = (): void => {
-    for (const resolve of results.values()) resolve(null)
-    results.clear()
+    for (const resolve of settles) resolve(null)
   }
   const link: EarlySocket = {
     kind: 'socket',
@@ -115,15 +115,14 @@ export function openEarlyLink(requests: readonly FirstRequest[]): EarlyStart {
     const id = read.kind === 'message' ? answerId(read.message) : null
     if (id === null) return
     const answer = read.kind === 'message' ? (read.message as { ok?: unknown; result?: unknown }) : null
-    results.get(id)?.(answer?.ok === true ? answer.result : null)
-    results.delete(id)
+    settles[id - 1]?.(answer?.ok === true ? answer.result : null)
     if (waiting.delete(id) && waiting.size === 0) settle(true)
   }
   socket.onclose = () => {
     settle(false)
     settleResults()
   }
-  return { link, answered, result: (index) => resultOf(index + 1) }
+  return { link, answered, result: (index) => results[index] ?? Promise.resolve(null) }
 }
 
 /** The id of a response (any envelope with a numeric id and kind `response`); the transport checks the rest. */
