@@ -67,8 +67,18 @@ const hunkRef = z.object({ index: z.number().int().min(0).max(100_000), header: 
 
 export const requestParams = {
   'app.info': z.object({}),
-  /** The window's first screen as HTML, drawn before its code runs (`height`: the window's, in CSS pixels). */
-  'app.firstScreen': z.object({ height: z.number().int().min(0).max(100_000) }),
+  /**
+   * The window's first load and its first screen: `requests` (each a method and its parameters) answered in
+   * order, and the window's first screen drawn from those very answers as HTML, before the window's code runs
+   * (`height`: the window's, in CSS pixels).
+   */
+  'app.firstScreen': z.object({
+    height: z.number().int().min(0).max(100_000),
+    requests: z
+      .array(z.tuple([z.string().max(100), z.unknown()]))
+      .max(32)
+      .default([])
+  }),
   'projects.list': z.object({}),
   /** `agentId`: an agent over SSH, whose host the folder is on (checked there); absent: a folder on this computer. */
   'projects.add': z.object({ cwd: z.string().min(1).max(4096), name: z.string().max(200).optional(), agentId: id.optional() }),
@@ -278,8 +288,11 @@ export interface TranscriptPageResult {
 
 export interface RequestResults extends McpRequestResults, RegistryRequestResults, SettingsRequestResults, InboxRequestResults, SpendRequestResults {
   'app.info': AppInfo
-  /** Null when this Host has no first screen to draw (a build without it, or it could not be drawn): the window draws it. */
-  'app.firstScreen': { html: string | null }
+  /**
+   * `answers`: one per request, in order, as each would have been answered alone. `html` is null when this Host
+   * has no first screen to draw (a build without it, or it could not be drawn): the window draws it.
+   */
+  'app.firstScreen': { html: string | null; answers: WireResponse[] }
   'projects.list': Project[]
   'projects.add': Project
   'projects.pickFolder': { path: string | null }
@@ -427,7 +440,8 @@ export { wireServerMessageSchema } from './wire-envelope'
 /**
  * Draws the window's first screen as HTML in the Host's process (renderer/src/first-screen.ts, built for Node;
  * HostOptions.firstScreen): the window's own components, their stores filled from the answers `request` gives
- * to the window's first load, the list `height` CSS pixels high.
+ * to the window's first load (the answers the window gets with the drawing, `app.firstScreen`), the list
+ * `height` CSS pixels high.
  */
 export type FirstScreenRenderer = (input: { request: (method: string, params: unknown) => Promise<WireResponse>; height: number }) => Promise<string>
 

@@ -179,7 +179,7 @@ export class Host {
     const appInfo = { version, dataDir, nativeFolderPicker: Boolean(options.pickFolder), warnings, secretsPersistent: secrets.persistent }
     this.handlers = {
       'app.info': async () => appInfo,
-      'app.firstScreen': ({ height }) => this.firstScreen(options.firstScreen, height),
+      'app.firstScreen': ({ height, requests }) => this.firstScreen(options.firstScreen, height, requests),
       'search.query': async ({ q, limit }) => this.search.query(q, limit),
       ...projectsHandlers({ records, lifecycle, supervisor, pickFolder: options.pickFolder }),
       ...agentsHandlers({ records, secrets, supervisor, signIn, checks, environment, onRemoved: (d) => registryService.forget(d) }),
@@ -248,14 +248,35 @@ export class Host {
     return response.result as RequestResult<M>
   }
 
-  /** `app.firstScreen`: the window's first screen drawn here; null without a renderer, or when it failed (the window draws it then). */
-  private async firstScreen(render: FirstScreenRenderer | undefined, height: number): Promise<{ html: string | null }> {
-    if (!render) return { html: null }
+  /**
+   * `app.firstScreen`: the window's first load answered (each request as if asked alone), and the window's first
+   * screen drawn here from those same answers: the drawing asks for nothing twice. `html` is null without a
+   * renderer, or when it failed (the window draws it then); the answers come all the same. Nothing asked for
+   * here is confirmed: a change that would run a program is refused (asked alone, it is confirmed as always).
+   */
+  private async firstScreen(
+    render: FirstScreenRenderer | undefined,
+    height: number,
+    requests: [string, unknown][]
+  ): Promise<{ html: string | null; answers: WireResponse[] }> {
+    const answers = await Promise.all(
+      requests.map(([method, params]): Promise<WireResponse> | WireResponse =>
+        method === 'app.firstScreen'
+          ? { ok: false, error: { message: 'app.firstScreen cannot ask for itself', code: 'invalid_params' } }
+          : this.handle(method, params, { confirmCommand: refuseCommands })
+      )
+    )
+    if (!render) return { html: null, answers }
+    const asked = new Map(requests.map(([method, params], index) => [JSON.stringify([method, params]), answers[index]]))
+    const request = (method: string, params: unknown): Promise<WireResponse> => {
+      const answer = asked.get(JSON.stringify([method, params]))
+      return answer ? Promise.resolve(answer) : this.handle(method, params, { confirmCommand: refuseCommands })
+    }
     try {
-      return { html: await render({ request: (method, params) => this.handle(method, params), height }) }
+      return { html: await render({ request, height }), answers }
     } catch (error) {
       console.error(`Could not draw the window's first screen: ${(error as Error).message}`)
-      return { html: null }
+      return { html: null, answers }
     }
   }
 

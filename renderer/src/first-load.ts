@@ -1,13 +1,14 @@
 import type { RequestMethod, RequestParams, RequestResult } from '../../shared/contract'
 import { FIRST_PAGE, FIRST_RECORDS } from '../../shared/session-listing'
-import type { HostClient } from './host/client'
 
 /**
  * What the window asks the Host for before it shows anything: everything the
  * sidebar needs (the app store applies it), and again after a reconnect. The
- * page's first script (main.ts) sends these very requests before the
- * window's code has arrived (early-link.ts); this module is small and
- * imports no code but the listing's two numbers, so that script stays small.
+ * page's first script (main.ts) sends these very requests, with the first
+ * screen it asks the Host to draw from their answers (`app.firstScreen`),
+ * before the window's code has arrived (early-link.ts; ask-first-load.ts
+ * takes the answers); this module is small and imports no code but the
+ * listing's two numbers, so that script stays small.
  */
 export const FIRST_LOAD = [
   firstRequest('app.info', {}),
@@ -37,16 +38,3 @@ type ResultsOf<T extends readonly (readonly [RequestMethod, unknown])[]> = {
 
 /** The first load's results, in the order of `FIRST_LOAD`. */
 export type FirstLoad = ResultsOf<typeof FIRST_LOAD>
-
-/** The first load: the answers the page's first script already asked for, when it did; else asked for now. */
-export function askFirstLoad(client: HostClient): Promise<FirstLoad> {
-  const early = client.earlyAnswers()
-  const answers = Promise.all(
-    FIRST_LOAD.map(([method, params], index) => {
-      const answer = early?.[index]
-      return answer ? client.answerOf(method, answer) : client.request(method, params)
-    })
-  )
-  // One answer per request, in order (Promise.all keeps it): FirstLoad gives each its method's result type.
-  return answers as Promise<unknown> as Promise<FirstLoad>
-}

@@ -4,9 +4,10 @@ import { applyTheme, resolveTheme, type ThemeChoice } from './theme'
 import './styles.css'
 
 /**
- * The page's first script. It asks the Host at once (early-link.ts) for the
- * window's first load and for its first screen, which the Host draws with the
- * window's own components (first-screen.ts): that is put in place as soon as
+ * The page's first script. It asks the Host at once (early-link.ts), in one
+ * request (`app.firstScreen`), for the window's first load and for its first
+ * screen, which the Host draws from those answers with the window's own
+ * components (first-screen.ts): that is put in place as soon as
  * it comes, and painted, before the window's code (Vue, the stores, the
  * views: open-window.ts, which index.html preloads, so it arrives and is
  * compiled meanwhile) runs. The window then mounts over it, with the same
@@ -16,19 +17,22 @@ import './styles.css'
  * the link).
  */
 const FIRST_LOAD_WAIT_MS = 1000
+const SETTINGS = FIRST_LOAD.findIndex(([method]) => method === 'settings.get')
 
-const early = openEarlyLink([...FIRST_LOAD, ['app.firstScreen', { height: Math.round(innerHeight) }]])
+const early = openEarlyLink([['app.firstScreen', { height: Math.round(innerHeight), requests: FIRST_LOAD }]])
 let windowStarted = false
 let answered = false
 void early.answered.then((all) => (answered = all))
-const settingsAnswer = early.result(FIRST_LOAD.findIndex(([method]) => method === 'settings.get'))
-const drawn = early.result(FIRST_LOAD.length).then(async (result) => {
-  const html = (result as { html?: unknown } | null)?.html
+const drawn = early.result(0).then(async (result) => {
+  const { html, answers } = (result ?? {}) as { html?: unknown; answers?: unknown }
   const app = document.getElementById('app')
   if (typeof html !== 'string' || !app || windowStarted) return
   // In the user's theme from its first paint (the window's theme store sets the same once it runs).
-  const settings = (await settingsAnswer) as { settings?: { theme?: ThemeChoice } } | null
-  applyTheme(document.documentElement, resolveTheme(settings?.settings?.theme ?? 'system', matchMedia('(prefers-color-scheme: dark)').matches))
+  const settings = Array.isArray(answers) ? (answers[SETTINGS] as { result?: { settings?: { theme?: ThemeChoice } } } | undefined) : undefined
+  applyTheme(
+    document.documentElement,
+    resolveTheme(settings?.result?.settings?.theme ?? 'system', matchMedia('(prefers-color-scheme: dark)').matches)
+  )
   putInPlace(app, html)
   // One frame, so that it is painted before the window's code takes the page's thread.
   return new Promise<void>((resolve) => requestAnimationFrame(() => setTimeout(resolve)))

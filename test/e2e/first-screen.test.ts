@@ -1,10 +1,11 @@
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { Browser, Page, Route } from 'playwright-core'
 import { Host } from '../../electron/host/host'
 import { firstScreenModule } from '../../electron/host/first-screen-module'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { makeDataset } from '../../bench/data'
+import { FIRST_LOAD } from '../../renderer/src/first-load'
 import { removeDir, tempDir } from '../helpers'
 import { closeBrowserHost, launchBrowser, rendererDir, screenshot, serve, watchConsole } from './browser'
 
@@ -32,7 +33,7 @@ beforeAll(async () => {
   sessionId = sessions[0].sessions[0].id
   await host.request('sessions.rename', { id: sessionId, title: HOSTILE_TITLE })
   // Loaded as the Host starts (firstScreenModule), well before a person opens a window: here, before the first test's.
-  expect((await host.request('app.firstScreen', { height: 800 })).html).toContain('data-testid="session-item"')
+  expect((await host.request('app.firstScreen', { height: 800, requests: [] })).html).toContain('data-testid="session-item"')
   browser = await launchBrowser()
   server = await serve(host)
 })
@@ -59,6 +60,7 @@ describe("the window's first screen", () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
     const page = await context.newPage()
     const problems = watchConsole(page)
+    const handle = vi.spyOn(host, 'handle')
     const release = await openHeld(page)
 
     // The window's code has not run (Vue marks the element it mounts on); the sidebar and its rows are there.
@@ -81,6 +83,17 @@ describe("the window's first screen", () => {
     await rows.filter({ hasText: HOSTILE_TITLE }).getByTestId('session-open').click()
     await expect.poll(() => page.getByTestId('session-title').first().textContent()).toBe(HOSTILE_TITLE)
     await screenshot(page, 'first-screen-mounted')
+    // The page asked for its first load once, with the drawing: the window took those answers, and the drawing them
+    // too. (Before it, serve read the theme to serve the page with.)
+    const calls = handle.mock.calls.map(([method]) => method)
+    handle.mockRestore()
+    const asked = calls.slice(calls.indexOf('app.firstScreen'))
+    expect(asked.filter((method) => method === 'app.firstScreen')).toHaveLength(1)
+    for (const [method] of FIRST_LOAD)
+      expect(
+        asked.filter((m) => m === method),
+        method
+      ).toHaveLength(1)
     // Nothing refused by the page's CSP (a style attribute in the Host's drawing would be), nothing thrown.
     expect(problems).toEqual([])
     await context.close()
@@ -97,10 +110,40 @@ describe("the window's first screen", () => {
     await context.close()
   })
 
-  it('is left to the window when the Host has none to draw', async () => {
+  it("comes with the window's first load, answered once: the drawing asks for nothing again", async () => {
+    // The window's own first load, as the page's first script sends it.
+    const requests = FIRST_LOAD.map(([method, params]): [string, unknown] => [method, params])
+    const handle = vi.spyOn(host, 'handle')
+    try {
+      const { html, answers } = await host.request('app.firstScreen', { height: 800, requests })
+      // One answer per request, in order, each as the request alone gets it.
+      expect(answers).toEqual(await Promise.all(requests.map(([method, params]) => host.handle(method, params))))
+      expect(html).toContain('data-testid="session-item"')
+      // app.firstScreen, its requests, then the same asked again above: the drawing asked for none of them again.
+      expect(handle.mock.calls.map(([method]) => method)).toEqual(['app.firstScreen', ...requests.map(([m]) => m), ...requests.map(([m]) => m)])
+    } finally {
+      handle.mockRestore()
+    }
+  })
+
+  it('answers what it cannot run, and a request for itself, with its own error; the rest all the same', async () => {
+    const { answers } = await host.request('app.firstScreen', {
+      height: 800,
+      requests: [
+        ['app.firstScreen', { height: 10 }],
+        ['sessions.summary', { limit: -1 }],
+        ['no.such', {}],
+        ['projects.list', {}]
+      ]
+    })
+    expect(answers.map((answer) => (answer.ok ? 'ok' : answer.error.code))).toEqual(['invalid_params', 'invalid_params', 'unknown_method', 'ok'])
+  })
+
+  it('is left to the window when the Host has none to draw; the first load is answered all the same', async () => {
     const bare = await Host.open({ dataDir: join(root, 'data-bare'), version: 'test', presets: [] })
     try {
-      expect(await bare.request('app.firstScreen', { height: 800 })).toEqual({ html: null })
+      const answer = await bare.request('app.firstScreen', { height: 800, requests: [['projects.list', {}]] })
+      expect(answer).toEqual({ html: null, answers: [{ ok: true, result: [] }] })
     } finally {
       await bare.close()
     }

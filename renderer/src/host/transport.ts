@@ -44,15 +44,13 @@ export const LOST_CONNECTION = 'Lost the connection to the Switchboard host'
 function checkedBridge(bridge: HostTransport, hooks: TransportHooks, early: EarlyBridge | null): WindowTransport {
   async function checked(method: string, answer: Promise<WireResponse>): Promise<WireResponse> {
     const response: unknown = await answer
-    const checked = wireServerMessageSchema.safeParse(
-      typeof response === 'object' && response !== null ? { ...response, kind: 'response', id: 0 } : response
-    )
-    if (!checked.success || checked.data.kind !== 'response') {
+    const wellFormed = checkedAnswer(response)
+    if (!wellFormed) {
       console.error(`Malformed answer from the host to ${method}`, response)
       hooks.problem(`The host sent a malformed answer to ${method}; it was ignored`)
       return { ok: false, error: { message: `The host sent a malformed answer to ${method}` } }
     }
-    return checked.data.ok ? { ok: true, result: checked.data.result } : { ok: false, error: checked.data.error }
+    return wellFormed
   }
   let earlyAnswers = early && early.answers.map((answer, index) => checked(early.requests[index][0], answer))
   // Taken by the first load; until then a failure is not an unhandled rejection.
@@ -76,6 +74,15 @@ function checkedBridge(bridge: HostTransport, hooks: TransportHooks, early: Earl
       })
     }
   }
+}
+
+/** An answer (without the wire's kind and id) checked as the wire's envelope is: null when it is not one. */
+export function checkedAnswer(response: unknown): WireResponse | null {
+  const checked = wireServerMessageSchema.safeParse(
+    typeof response === 'object' && response !== null ? { ...response, kind: 'response', id: 0 } : response
+  )
+  if (!checked.success || checked.data.kind !== 'response') return null
+  return checked.data.ok ? { ok: true, result: checked.data.result } : { ok: false, error: checked.data.error }
 }
 
 /** A listener's failure is reported, not thrown into the transport. */
