@@ -1,4 +1,4 @@
-import { onBeforeUnmount, ref, type Ref } from 'vue'
+import { onBeforeUnmount, onMounted, ref, type Ref } from 'vue'
 import { lazily } from './intl'
 
 const units: [Intl.RelativeTimeFormatUnit, number][] = [
@@ -29,10 +29,15 @@ export function absoluteTime(iso: string): string {
   return Number.isNaN(time.getTime()) ? '' : absolute().format(time)
 }
 
-/** The current time, refreshed every half minute while the component lives: relative times stay true. */
+/**
+ * The current time, refreshed every half minute while the component is mounted: relative times stay true. Not
+ * before it is mounted: a component the Host draws (first-screen.ts) is never mounted, nor unmounted, and would
+ * leave its clock running in the Host for good.
+ */
 export function useNow(): Ref<number> {
   const now = ref(Date.now())
-  const timer = setInterval(() => (now.value = Date.now()), 30_000)
+  let timer: ReturnType<typeof setInterval> | undefined
+  onMounted(() => (timer = setInterval(() => (now.value = Date.now()), 30_000)))
   onBeforeUnmount(() => clearInterval(timer))
   return now
 }

@@ -126,6 +126,15 @@ describe("the window's first screen", () => {
     }
   })
 
+  it('leaves nothing running in the Host once drawn', async () => {
+    const running = (): string[] => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout')
+    const before = running().length
+    for (let i = 0; i < 10; i++) await host.request('app.firstScreen', { height: 800, requests: [] })
+    // A timer per drawing would keep the Host's process alive after it closed, and each drawing in memory. (The
+    // Host's own timers, re-armed at each request, may be one or two more than before.)
+    expect(running().length - before).toBeLessThanOrEqual(2)
+  })
+
   it('answers what it cannot run, and a request for itself, with its own error; the rest all the same', async () => {
     const { answers } = await host.request('app.firstScreen', {
       height: 800,
