@@ -12,7 +12,7 @@ export async function askFirstLoad(client: HostClient): Promise<FirstLoad> {
   const answers = Promise.all(
     FIRST_LOAD.map(([method, params], index) => {
       const answer = early?.[index]
-      return answer ? client.answerOf(method, Promise.resolve(answer)) : client.request(method, params)
+      return answer ? client.answerOf(method, answer) : client.request(method, params)
     })
   )
   // One answer per request, in order (Promise.all keeps it): FirstLoad gives each its method's result type.

@@ -84,8 +84,8 @@ export class HostClient {
     return this.transport.earlyAnswers?.() ?? null
   }
 
-  /** An answer from `earlyAnswers` as `request` would give it: the result, or the Host's refusal thrown. */
-  async answerOf<M extends RequestMethod>(method: M, answer: Promise<WireResponse>): Promise<RequestResult<M>> {
+  /** An answer from `earlyAnswers` (or carried in one) as `request` would give it: the result, or the Host's refusal thrown. */
+  async answerOf<M extends RequestMethod>(method: M, answer: WireResponse | Promise<WireResponse>): Promise<RequestResult<M>> {
     return resultOf(method, await answer)
   }
 
