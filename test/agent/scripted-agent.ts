@@ -1144,7 +1144,8 @@ class TurnRunner {
       ...(call.locations ? { locations: call.locations.map((path) => ({ path })) } : {}),
       ...(call.rawInput ? { rawInput: call.rawInput } : {})
     }
-    await this.send({ sessionUpdate: 'tool_call', ...toolCall, ...(_meta ? { _meta } : {}) })
+    const announce = (): Promise<void> => this.send({ sessionUpdate: 'tool_call', ...toolCall, ...(_meta ? { _meta } : {}) })
+    if (call.announceAfterMs === undefined) await announce()
     const options: RequestPermissionRequest['options'] =
       call.options === 'four'
         ? [
@@ -1165,11 +1166,16 @@ class TurnRunner {
             ]
     let outcome: string
     try {
-      const response = await this.peer.requestPermission({
+      const asked = this.peer.requestPermission({
         sessionId: this.session.id,
         toolCall: { ...toolCall, ...(call.onRequest && _meta ? { _meta } : {}) },
         options
       })
+      if (call.announceAfterMs !== undefined) {
+        await new Promise((resolve) => setTimeout(resolve, call.announceAfterMs))
+        await announce()
+      }
+      const response = await asked
       outcome = response.outcome.outcome === 'selected' ? response.outcome.optionId : 'cancelled'
     } catch (error) {
       await this.toolFailed(toolCallId, errorMessage(error))
@@ -1229,6 +1235,8 @@ interface PermissionCall {
   tool?: string
   /** Also put the tool name on the permission request's tool call (Claude Code puts it on the announced call only). */
   onRequest?: boolean
+  /** Ask first and announce the tool call this long after (Claude Code does so at times); by default it is announced first. */
+  announceAfterMs?: number
   kind: ToolKind
   title: string
   locations?: string[]

@@ -270,6 +270,35 @@ describe('what "always" covers', () => {
     expect(await host.request('permissions.list', { projectId })).toHaveLength(1)
   })
 
+  it('a call announced only after its request (Claude Code does so at times): the card, the rule and the next request go by the tool the announcement names', async () => {
+    const { id } = await host.request('sessions.new', { projectId, agentId })
+    const command = 'npm run lint'
+    // The request names no tool (only Claude Code's announcement does); the announcement comes 300 ms after it.
+    const late = bash(command, { announceAfterMs: 300 })
+    const turn = host.request('sessions.prompt', { id, text: late })
+    const named = await waitUntil('the card to say what "always" covers by the announced tool', async () => {
+      const asked = (await host.request('sessions.open', { id })).state.permissions?.[0]
+      return asked?.always?.remembered && asked.always.tool === 'Bash' ? asked : null
+    })
+    expect(named.always).toMatchObject({ toolKind: 'execute', scope: { kind: 'command', command } })
+    await host.request('sessions.respondPermission', { id, requestId: named.requestId, optionId: 'allow_always' })
+    await turn
+    // The request did come first: the call was shown from it until the agent announced it.
+    const { records } = await host.request('sessions.open', { id })
+    expect(records.some((r) => r.t === 'update' && JSON.stringify(r.update._meta ?? {}).includes('fromPermissionRequest'))).toBe(true)
+    expect(await host.request('permissions.list', { projectId })).toMatchObject([{ tool: 'Bash', scope: { kind: 'command', command } }])
+
+    // Asked again, announced after again: the rule answers once the announcement names the tool; nobody answers here.
+    const again = host.request('sessions.prompt', { id, text: late })
+    await waitUntil('the rule to answer', async () => ((await lastPermissionEntry(id)) as { remembered?: boolean } | undefined)?.remembered)
+    await again
+    expect(await lastPermissionEntry(id)).toMatchObject({ remembered: true, answer: 'Allow', rule: `Bash, only the command “${command}”` })
+    expect((entriesOf(fold((await host.request('sessions.open', { id })).records), 'assistant').at(-1) as { text: string }).text).toBe(
+      'permission: allow'
+    )
+    expect((await host.request('sessions.open', { id })).state.permissions ?? []).toEqual([])
+  })
+
   it('without a "once" option, a remembered rule does not answer (it asks), and an outside path keeps the agent\'s only "always"', async () => {
     const { id } = await host.request('sessions.new', { projectId, agentId })
     const command = 'npm test'

@@ -45,20 +45,32 @@ export interface BrokerOptions {
   permissionsChanged(sessionId: string, pending: PendingPermission[]): void
 }
 
-/** Where the session may work, and the tool call the agent announced before asking (if it did). */
+/** Where the session may work, and the tool call the agent announced for the request (if it has). */
 export interface PermissionContext {
   /** The session's folders: its cwd and the additional folders the agent was told of. */
   folders: string[]
-  announced?: ToolCallEntry
+  /** The tool call as the session's thread has it now (read again when the agent announces it after asking). */
+  announced(): ToolCallEntry | undefined
 }
 
 interface PendingAsk {
+  readonly session: SessionRecord
+  readonly params: RequestPermissionRequest
+  readonly context: PermissionContext
+  /** The request's title as shown and recorded (cut to PERMISSION_TEXT.title). */
+  readonly title: string
   view: PendingPermission
-  settle(optionId: string | null): void
-  /** False while the request is being judged (not listed yet). */
+  /** False while the request is being judged the first time (not listed yet). */
   shown: boolean
   /** What an "always" answer remembers; null when it cannot be remembered. */
   remember: { subject: RuleSubject; project: string } | null
+  /** Counts the judgements begun: only the latest one's outcome is taken. */
+  judgements: number
+  /** Ends the request with this answer to the agent, or with an error. */
+  resolve(response: RequestPermissionResponse): void
+  reject(error: unknown): void
+  /** Stops listening for the request's cancellation. */
+  release(): void
 }
 
 export class AskBroker {
@@ -92,37 +104,74 @@ export class AskBroker {
    * `context` is where the session may work and the tool call the agent
    * announced (it may name the tool, as Claude Code does).
    */
-  async askPermission(
+  askPermission(
     session: SessionRecord,
     params: RequestPermissionRequest,
     signal: AbortSignal,
     context: PermissionContext
   ): Promise<RequestPermissionResponse> {
-    const title = cutText(params.toolCall.title ?? context.announced?.title ?? 'The agent asks for permission', PERMISSION_TEXT.title)
+    const title = cutText(params.toolCall.title ?? context.announced()?.title ?? 'The agent asks for permission', PERMISSION_TEXT.title)
     const requestId = randomUUID()
-    const pending = this.permissionsOf(session.id)
+    const onAbort = (): void => this.end(session.id, requestId, (ask) => this.answered(ask, null))
     // Held from now, so requests asked together are listed in the order asked; shown once judged.
-    let settle: (optionId: string | null) => void = () => undefined
-    const answered = new Promise<RequestPermissionResponse>((resolve) => {
-      settle = (optionId) => {
-        const ask = pending.get(requestId)
-        if (!ask) return
-        pending.delete(requestId)
-        if (pending.size === 0 && this.permissions.get(session.id) === pending) this.permissions.delete(session.id)
-        if (ask.shown) this.options.permissionsChanged(session.id, this.pendingPermissions(session.id))
-        resolve(this.answered(session, params, title, ask.remember, optionId))
-      }
+    const answered = new Promise<RequestPermissionResponse>((resolve, reject) => {
+      this.permissionsOf(session.id).set(requestId, {
+        session,
+        params,
+        context,
+        title,
+        view: { requestId, title, options: [] },
+        shown: false,
+        remember: null,
+        judgements: 0,
+        resolve,
+        reject,
+        release: () => signal.removeEventListener('abort', onAbort)
+      })
     })
-    pending.set(requestId, { view: { requestId, title, options: [] }, settle, shown: false, remember: null })
-    const onAbort = (): void => settle(null)
     signal.addEventListener('abort', onAbort, { once: true })
     if (signal.aborted) onAbort()
+    this.judgeNow(session.id, requestId)
+    return answered
+  }
 
+  /**
+   * The agent announced or updated a tool call. A request still pending for
+   * it is judged again with what the announcement adds: Claude Code may ask
+   * before it announces the call, and only the announcement names the tool
+   * (Bash, Edit…). A rule may now cover the request (it is answered), or what
+   * "always" would remember changes (the card shows it).
+   */
+  toolCallChanged(sessionId: string, toolCallId: string): void {
+    for (const [requestId, ask] of this.permissions.get(sessionId) ?? []) {
+      if (ask.shown && ask.params.toolCall.toolCallId === toolCallId) this.judgeNow(sessionId, requestId)
+    }
+  }
+
+  /** Judges the request; a judgement that fails answers the agent with the error. */
+  private judgeNow(sessionId: string, requestId: string): void {
+    this.judge(sessionId, requestId).catch((error: unknown) =>
+      this.end(sessionId, requestId, () => {
+        throw error
+      })
+    )
+  }
+
+  /**
+   * Whether a remembered rule covers the request (it is answered with it),
+   * and else what the card offers and what its "always" would remember; the
+   * windows are told when that changed.
+   */
+  private async judge(sessionId: string, requestId: string): Promise<void> {
+    const ask = this.permissions.get(sessionId)?.get(requestId)
+    if (!ask) return
+    const { session, params, context } = ask
+    const judgement = ++ask.judgements
     const project = this.options.records.data.projects.find((p) => p.id === session.projectId)?.name ?? 'the project'
-    const subject = subjectOf(params.toolCall, context.announced)
+    const subject = subjectOf(params.toolCall, context.announced())
     const outside = await pathsOutside(subject.paths, context.folders, session.cwd)
-    const ask = pending.get(requestId)
-    if (!ask) return answered
+    // Answered, cancelled, or judged again meanwhile (the newer judgement stands).
+    if (this.permissions.get(sessionId)?.get(requestId) !== ask || ask.judgements !== judgement) return
     const remember = rememberable(subject, outside, project)
     const rule = remember.ok
       ? this.options.records.data.permissionRules.find(
@@ -131,11 +180,11 @@ export class AskBroker {
       : undefined
     const once = rule && onceOption(params.options, rule.decision)
     if (rule && once) {
-      pending.delete(requestId)
-      if (pending.size === 0 && this.permissions.get(session.id) === pending) this.permissions.delete(session.id)
-      signal.removeEventListener('abort', onAbort)
-      this.options.record(session.id, permissionRecord(title, once, { remembered: true, rule: describeScope(rule, project) }))
-      return { outcome: { outcome: 'selected', optionId: once.optionId } }
+      this.end(sessionId, requestId, () => {
+        this.options.record(sessionId, permissionRecord(ask.title, once, { remembered: true, rule: describeScope(rule, project) }))
+        return { outcome: { outcome: 'selected', optionId: once.optionId } }
+      })
+      return
     }
     ask.remember = remember.ok ? { subject: remember.subject, project } : null
     // An "always" that cannot be remembered is left out when the same decision can be given once.
@@ -150,16 +199,36 @@ export class AskBroker {
         : remember.reason !== null
           ? { remembered: false, reason: remember.reason }
           : undefined
-    ask.view = {
+    const view: PendingPermission = {
       requestId,
-      title,
+      title: ask.title,
       options: offered.map((o) => ({ optionId: o.optionId, name: cutText(o.name, PERMISSION_TEXT.option), kind: o.kind })),
       toolCallId: params.toolCall.toolCallId,
       ...(always ? { always } : {})
     }
+    if (ask.shown && JSON.stringify(view) === JSON.stringify(ask.view)) return
+    ask.view = view
     ask.shown = true
-    this.options.permissionsChanged(session.id, this.pendingPermissions(session.id))
-    return answered
+    this.options.permissionsChanged(sessionId, this.pendingPermissions(sessionId))
+  }
+
+  /** Takes the request out of the pending ones (the windows are told when it was shown) and answers the agent with `respond`'s answer (or error). */
+  private end(sessionId: string, requestId: string, respond: (ask: PendingAsk) => RequestPermissionResponse): void {
+    const pending = this.permissions.get(sessionId)
+    const ask = pending?.get(requestId)
+    if (!pending || !ask) return
+    pending.delete(requestId)
+    if (pending.size === 0) this.permissions.delete(sessionId)
+    ask.release()
+    if (ask.shown) this.options.permissionsChanged(sessionId, this.pendingPermissions(sessionId))
+    let response: RequestPermissionResponse
+    try {
+      response = respond(ask)
+    } catch (error) {
+      ask.reject(error)
+      return
+    }
+    ask.resolve(response)
   }
 
   /**
@@ -168,13 +237,8 @@ export class AskBroker {
    * *once* option of the same decision, so the agent remembers nothing broader
    * of its own.
    */
-  private answered(
-    session: SessionRecord,
-    params: RequestPermissionRequest,
-    title: string,
-    remember: PendingAsk['remember'],
-    optionId: string | null
-  ): RequestPermissionResponse {
+  private answered(ask: PendingAsk, optionId: string | null): RequestPermissionResponse {
+    const { session, params, title, remember } = ask
     const picked = params.options.find((o) => o.optionId === optionId)
     if (!picked) {
       this.options.record(session.id, permissionRecord(title, null, { remembered: false }))
@@ -203,7 +267,7 @@ export class AskBroker {
     if (optionId !== null && !offered.includes(optionId)) {
       throw new Error(`'${optionId}' is not one of the options the agent offered (${offered.join(', ')})`)
     }
-    pending.settle(optionId)
+    this.end(sessionId, requestId, (ask) => this.answered(ask, optionId))
   }
 
   /** A session's pending permission requests, oldest first. */
@@ -231,7 +295,7 @@ export class AskBroker {
 
   /** Everything a session asked is cancelled (its turn was cancelled, it closed, its agent stopped). */
   cancelFor(sessionId: string): void {
-    for (const pending of [...(this.permissions.get(sessionId)?.values() ?? [])]) pending.settle(null)
+    for (const requestId of [...(this.permissions.get(sessionId)?.keys() ?? [])]) this.end(sessionId, requestId, (ask) => this.answered(ask, null))
     this.elicitations.cancelWhere((e) => e.sessionId === sessionId)
   }
 

@@ -47,7 +47,14 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
   }
 
   const handlers: ClientHandlers = {
-    sessionUpdate: (agentId, checked) => registry.deliver(agentId, checked),
+    sessionUpdate: (agentId, checked) => {
+      const live = registry.deliver(agentId, checked)
+      // Claude Code may ask before it announces the call, and only the announcement names the tool.
+      const update = 'update' in checked ? checked.update : null
+      if (live && (update?.sessionUpdate === 'tool_call' || update?.sessionUpdate === 'tool_call_update')) {
+        broker.toolCallChanged(live.record.id, update.toolCallId)
+      }
+    },
     readTextFile: async (agentId, params: ReadTextFileRequest) => {
       const live = registry.forAgentRequest(agentId, params.sessionId)
       const path = await confine(live, params.path, 'read')
@@ -122,10 +129,12 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
           }
         })
       }
-      const announced = live.thread.keyed.get(`tool_call:${toolCall.toolCallId}`)
       return broker.askPermission(live.record, params, signal, {
         folders: rootsOf(live),
-        announced: announced?.kind === 'tool_call' ? announced : undefined
+        announced: () => {
+          const announced = live.thread.keyed.get(`tool_call:${toolCall.toolCallId}`)
+          return announced?.kind === 'tool_call' ? announced : undefined
+        }
       })
     }
   }

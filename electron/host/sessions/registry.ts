@@ -244,18 +244,19 @@ export class SessionRegistry {
     this.releaseIfUnused(live)
   }
 
-  /** A checked update from an agent: applied to its session, or held until session/new or load has answered. */
-  deliver(agentId: string, checked: CheckedNotification): void {
+  /** A checked update from an agent: applied to its session (returned), or held until session/new or load has answered. */
+  deliver(agentId: string, checked: CheckedNotification): LiveSession | undefined {
     const key = acpKey(agentId, checked.sessionId)
     const live = this.byAcpSession.get(key)
     if (live) {
       this.apply(live, checked)
-      return
+      return live
     }
     const early = this.earlyUpdates.get(key) ?? []
     if (early.length < MAX_EARLY_UPDATES) early.push(checked)
     this.earlyUpdates.set(key, early)
     if (this.earlyUpdates.size > MAX_EARLY_SESSIONS) this.earlyUpdates.delete(this.earlyUpdates.keys().next().value as string)
+    return undefined
   }
 
   /** The live session an agent's request names; an agent cannot reach a session that is not its own. */
