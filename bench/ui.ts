@@ -2,6 +2,7 @@ import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { Host } from '../electron/host/host'
+import { readUserSettings } from '../electron/host/settings/service'
 import { startWsServer } from '../electron/host/ws-server'
 import { firstScreenModule } from '../electron/host/first-screen-module'
 import type { FirstScreenRenderer } from '../shared/contract'
@@ -65,9 +66,11 @@ export async function listing(browser: Browser, dataDir: string, options: Listin
   await page.addInitScript(ROWS_PAINTED)
   const stopProfiles = await startProfiles(browser, page, options.label ?? 'listing')
   const t0 = now()
-  const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0, firstScreen: firstScreen() })
-  options.parts?.hostOpenMs.push(now() - t0)
-  const server = await startWsServer({ host, rendererDir: options.pageDir ?? rendererDir, port: options.warm?.port })
+  // As the desktop app starts (electron/main.ts): the window loads while the Host opens the data folder.
+  const opening = Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0, firstScreen: firstScreen() })
+  void opening.then(() => options.parts?.hostOpenMs.push(now() - t0)).catch(() => undefined)
+  const themeChoice = async (): Promise<string | undefined> => (await readUserSettings(dataDir)).settings.theme
+  const server = await startWsServer({ host: opening, themeChoice, rendererDir: options.pageDir ?? rendererDir, port: options.warm?.port })
   try {
     // The start: this side's time to the page's navigation, then the page's own time to its rows' paint.
     const toNavigation = now() - t0
@@ -80,7 +83,7 @@ export async function listing(browser: Browser, dataDir: string, options: Listin
   } finally {
     await (options.warm ? page.close() : context.close())
     await server.close()
-    await host.close()
+    await (await opening).close()
   }
 }
 

@@ -11,8 +11,12 @@ import { isTrustedSender } from './trusted-sender'
  * Requests from any frame other than our window's main frame, or from a page
  * not loaded from our renderer (app://switchboard/index.html, or the dev
  * server's page under `npm run dev`), are refused (`trusted-sender.ts`).
+ *
+ * `host` may be the Host still opening the data folder: the window loads
+ * meanwhile, and its requests wait for the Host, taken in the order they came.
  */
-export function bridgeHost(host: Host, window: BrowserWindow, isOurRendererUrl: (url: string) => boolean): () => void {
+export function bridgeHost(host: Host | Promise<Host>, window: BrowserWindow, isOurRendererUrl: (url: string) => boolean): () => void {
+  const ready = Promise.resolve(host)
   ipcMain.handle(ipcChannels.request, async (event: IpcMainInvokeEvent, message: unknown): Promise<WireResponse> => {
     if (!isTrustedSender(event, window, isOurRendererUrl)) {
       return { ok: false, error: { message: 'Refused: the request did not come from the Switchboard window', code: 'forbidden' } }
@@ -21,12 +25,24 @@ export function bridgeHost(host: Host, window: BrowserWindow, isOurRendererUrl: 
       method?: unknown
       params?: unknown
     }
-    return host.handle(method, params)
+    return ready.then(
+      (opened) => opened.handle(method, params),
+      (error: Error): WireResponse => ({ ok: false, error: { message: `Switchboard could not open its data folder: ${error.message}` } })
+    )
   })
-  const unsubscribe = host.events.subscribe((events) => {
-    if (!window.isDestroyed()) window.webContents.send(ipcChannels.events, events)
-  })
+  let unbridged = false
+  let unsubscribe = (): void => undefined
+  void ready.then(
+    (opened) => {
+      if (unbridged) return
+      unsubscribe = opened.events.subscribe((events) => {
+        if (!window.isDestroyed()) window.webContents.send(ipcChannels.events, events)
+      })
+    },
+    () => undefined
+  )
   return () => {
+    unbridged = true
     unsubscribe()
     ipcMain.removeHandler(ipcChannels.request)
   }

@@ -26,6 +26,8 @@ const devServerUrl = !app.isPackaged ? process.env.ELECTRON_RENDERER_URL : undef
 protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: APP_SCHEME_PRIVILEGES }])
 
 let host: Host | null = null
+/** The Host while it opens the data folder (the window loads meanwhile); null once open or failed. */
+let hostOpening: Promise<Host> | null = null
 let mainWindow: BrowserWindow | null = null
 let unbridge: (() => void) | null = null
 let hostClosed = false
@@ -71,15 +73,19 @@ if (!app.requestSingleInstanceLock()) {
   })
 
   app.on('before-quit', (event) => {
-    if (!host || hostClosed) return
-    // Stop every agent (and its children) before the process goes away.
+    const closing = host ?? hostOpening
+    if (!closing || hostClosed) return
+    // Stop every agent (and its children) before the process goes away; a Host still opening is closed once open.
     event.preventDefault()
-    const closing = host
     host = null
-    void closing.close().finally(() => {
-      hostClosed = true
-      app.quit()
-    })
+    hostOpening = null
+    void Promise.resolve(closing)
+      .then((opened) => opened.close())
+      .catch(() => undefined)
+      .finally(() => {
+        hostClosed = true
+        app.quit()
+      })
   })
 }
 
@@ -107,7 +113,8 @@ async function start(): Promise<void> {
   })
   savedWindowState = await loadWindowState(windowStateFile())
   const dataDir = dataDirectory()
-  host = await Host.open({
+  // The window loads while the Host opens the data folder: its first requests wait for the Host (ipc-bridge.ts).
+  const opening = (hostOpening = Host.open({
     dataDir,
     version: app.getVersion(),
     secrets: new SafeStorageSecretStore(dataDir),
@@ -124,10 +131,23 @@ async function start(): Promise<void> {
     confirmCommand: dialogConfirmation(() => mainWindow),
     // The window's first screen, drawn here as the window starts (out/main/first-screen.js).
     firstScreen: firstScreenBeside(import.meta.url)
-  })
+  }))
+  openWindow(opening)
+  try {
+    const opened = await opening
+    // Quit while it opened: before-quit closes it.
+    if (hostOpening !== opening) return
+    host = opened
+  } catch (error) {
+    if (hostOpening !== opening) return // quitting already
+    // Not opened (another Switchboard holds the folder, a newer database…): the error is shown without the window.
+    mainWindow?.destroy()
+    throw error
+  } finally {
+    if (hostOpening === opening) hostOpening = null
+  }
   Menu.setApplicationMenu(buildMenu())
   showInboxOnBadge(host)
-  openWindow(host)
 }
 
 /** The dock or taskbar badge counts what waits in the inbox (the Host's `inbox.changed`), where the platform shows one. */
@@ -142,7 +162,7 @@ function showInboxOnBadge(activeHost: Host): void {
   )
 }
 
-function openWindow(activeHost: Host): void {
+function openWindow(activeHost: Host | Promise<Host>): void {
   // The primary display first: a window whose place is gone opens there.
   const primary = screen.getPrimaryDisplay()
   const displays = [primary, ...screen.getAllDisplays().filter((d) => d.id !== primary.id)]

@@ -5,7 +5,7 @@ import { lookup } from 'node:dns/promises'
 import { isIP, isIPv4, type AddressInfo } from 'node:net'
 import { extname, join, normalize, resolve, sep } from 'node:path'
 import { WebSocketServer, type WebSocket } from 'ws'
-import { wireRequestSchema, type HostEvent, type RequestResults, type WireServerMessage } from '../../shared/contract'
+import { wireRequestSchema, type HostEvent, type RequestResults, type WireResponse, type WireServerMessage } from '../../shared/contract'
 import { wireFrames } from '../../shared/wire-pieces'
 import type { ConfirmCommand } from './confirmations'
 import type { Host } from './host'
@@ -18,7 +18,14 @@ import type { Host } from './host'
  */
 
 export interface WsServerOptions {
-  host: Host
+  /**
+   * The Host, or the Host being opened: the page is served at once and the
+   * socket's requests wait for it (a start that loads the window while the
+   * data folder opens, as the desktop app does).
+   */
+  host: Host | Promise<Host>
+  /** The theme the page is served with; by default the Host's settings (which waits for a Host being opened). */
+  themeChoice?: () => Promise<string | undefined>
   /** Folder of the built renderer (out/renderer). */
   rendererDir: string
   port?: number
@@ -82,7 +89,7 @@ export async function startWsServer(options: WsServerOptions): Promise<RunningSe
         .end(JSON.stringify({ accepted: tokenMatches(given, token) }))
       return
     }
-    void serveStatic(rendererDir, req, res, () => themeChoiceOf(options.host))
+    void serveStatic(rendererDir, req, res, options.themeChoice ?? (() => themeChoiceOf(options.host)))
   })
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES })
 
@@ -130,7 +137,9 @@ function tokenMatches(given: string, token: string): boolean {
 }
 
 /** The theme the user chose, kept by the Host: the page is served with it, so its first paint is already right. */
-async function themeChoiceOf(host: Host): Promise<string | undefined> {
+async function themeChoiceOf(opening: Host | Promise<Host>): Promise<string | undefined> {
+  const host = await Promise.resolve(opening).catch(() => null)
+  if (!host) return undefined
   const response = await host.handle('settings.get', {})
   return response.ok ? (response.result as RequestResults['settings.get']).settings.theme : undefined
 }
@@ -159,14 +168,26 @@ function isOwnHost(header: string | undefined, port: number, hostForUrl: string)
   return [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${hostForUrl}:${port}`].includes(header.toLowerCase())
 }
 
-function serveSocket(ws: WebSocket, host: Host, confirmCommand: ConfirmCommand | undefined): void {
+function serveSocket(ws: WebSocket, opening: Host | Promise<Host>, confirmCommand: ConfirmCommand | undefined): void {
   const send = (message: WireServerMessage): void => {
     if (ws.readyState !== ws.OPEN) return
     // A long message goes in frames of 64 KB, its long strings outside its JSON (shared/wire-pieces.ts).
     for (const frame of wireFrames(message)) ws.send(frame)
   }
-  const unsubscribe = host.events.subscribe((events: HostEvent[]) => send({ kind: 'events', events }))
-  ws.on('close', unsubscribe)
+  // Requests that come while the Host opens wait for it, and are handed to it in the order they came.
+  const ready = Promise.resolve(opening)
+  let closed = false
+  let unsubscribe = (): void => undefined
+  void ready.then(
+    (host) => {
+      if (!closed) unsubscribe = host.events.subscribe((events: HostEvent[]) => send({ kind: 'events', events }))
+    },
+    () => undefined
+  )
+  ws.on('close', () => {
+    closed = true
+    unsubscribe()
+  })
   // A protocol error (a message over the size limit, a bad frame): ws closes the connection with the
   // right code itself. Without a listener, the 'error' event would bring the whole host down.
   ws.on('error', () => undefined)
@@ -186,8 +207,11 @@ function serveSocket(ws: WebSocket, host: Host, confirmCommand: ConfirmCommand |
       }
       return
     }
-    void host
-      .handle(request.data.method, request.data.params, { confirmCommand })
+    void ready
+      .then(
+        (host) => host.handle(request.data.method, request.data.params, { confirmCommand }),
+        (error: Error): WireResponse => ({ ok: false, error: { message: `Switchboard could not open its data folder: ${error.message}` } })
+      )
       .then((response) => send({ kind: 'response', id: request.data.id, ...response }))
   })
 }

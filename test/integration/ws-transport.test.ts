@@ -5,7 +5,7 @@ import WebSocket from 'ws'
 import type { Host } from '../../electron/host/host'
 import { startWsServer, type RunningServer } from '../../electron/host/ws-server'
 import { WIRE_PIECE_CHARS, WIRE_TEXT_CHARS, joinWire, wireFrameCount, wireFrames, wireHeader, wirePieces } from '../../shared/wire-pieces'
-import { openHost, removeDir, tempDir } from '../helpers'
+import { openHost, removeDir, tempDir, waitUntil } from '../helpers'
 
 /** The loopback WebSocket transport: who may connect, and what it answers. */
 
@@ -178,5 +178,76 @@ describe('WebSocket transport', () => {
     // Frames that do not fit the header are refused, not half applied.
     expect(() => joinWire({ ...header, texts: [{ path: ['events', 0, 'type'], count: 1 }] }, [rest[0], 'x'])).toThrow(/no place for a text/)
     expect(wireHeader('{"kind":"pieces","count":"x"}')).toBeNull()
+  })
+})
+
+describe('a Host still opening its data folder (the desktop app loads its window meanwhile)', () => {
+  /** A server given a Host that opens when `open` is called (or fails with `fail`), and a socket to it that keeps what comes. */
+  async function whileOpening(): Promise<{
+    early: RunningServer
+    ws: WebSocket
+    received: Record<string, unknown>[]
+    open: (h: Host) => void
+    fail: (e: Error) => void
+  }> {
+    const rendererDir = join(root, 'opening-renderer')
+    await mkdir(rendererDir)
+    await writeFile(join(rendererDir, 'index.html'), '<!doctype html><html lang="en"><title>Switchboard</title></html>')
+    let open: (h: Host) => void = () => undefined
+    let fail: (e: Error) => void = () => undefined
+    const opening = new Promise<Host>((resolve, reject) => {
+      open = resolve
+      fail = reject
+    })
+    const early = await startWsServer({ host: opening, rendererDir, themeChoice: async () => 'dark' })
+    const ws = new WebSocket(`ws://127.0.0.1:${early.port}/ws?token=${early.token}`, { origin: `http://127.0.0.1:${early.port}` })
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))
+    const received: Record<string, unknown>[] = []
+    ws.on('message', (data) => received.push(JSON.parse(data.toString()) as Record<string, unknown>))
+    return { early, ws, received, open, fail }
+  }
+
+  it('serves the page at once in the chosen theme; the requests sent meanwhile are answered once it is open, then its events come', async () => {
+    const { early, ws, received, open } = await whileOpening()
+    try {
+      const page = await fetch(`http://127.0.0.1:${early.port}/`)
+      expect(await page.text()).toContain('<html lang="en" data-theme-choice="dark" data-theme="dark">')
+      ws.send(JSON.stringify({ kind: 'request', id: 1, method: 'app.info', params: {} }))
+      ws.send(JSON.stringify({ kind: 'request', id: 2, method: 'projects.list', params: {} }))
+      await new Promise((r) => setTimeout(r, 100))
+      expect(received).toEqual([])
+
+      open(host)
+      const responses = await waitUntil('both answers', () => {
+        const answered = received.filter((m) => m.kind === 'response')
+        return answered.length === 2 ? answered : null
+      })
+      expect(responses.sort((a, b) => Number(a.id) - Number(b.id))).toMatchObject([
+        { id: 1, ok: true, result: { version: 'test' } },
+        { id: 2, ok: true, result: [] }
+      ])
+      host.events.emit('agent.login.output', { loginId: 'after', data: 'opened' })
+      await waitUntil('the event', () => received.some((m) => m.kind === 'events' && JSON.stringify(m).includes('"after"')))
+    } finally {
+      ws.close()
+      await early.close()
+    }
+  })
+
+  it('answers each request with the reason when the Host could not open', async () => {
+    const { early, ws, received, fail } = await whileOpening()
+    try {
+      ws.send(JSON.stringify({ kind: 'request', id: 7, method: 'projects.list', params: {} }))
+      fail(new Error('Another Switchboard (pid 4242) is using this data folder'))
+      const answer = await waitUntil('the answer', () => received.find((m) => m.kind === 'response'))
+      expect(answer).toMatchObject({
+        id: 7,
+        ok: false,
+        error: { message: 'Switchboard could not open its data folder: Another Switchboard (pid 4242) is using this data folder' }
+      })
+    } finally {
+      ws.close()
+      await early.close()
+    }
   })
 })
