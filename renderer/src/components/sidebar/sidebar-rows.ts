@@ -37,23 +37,29 @@ export interface SidebarRowsInput {
 
 export function sidebarRows(input: SidebarRowsInput): SidebarRow[] {
   const rows: SidebarRow[] = []
+  // Each row's common fields are written out, not spread from one object: V8 builds `{ ...base, kind, … }` some
+  // fifty times slower here (3 ms for the 550 rows of 50 projects, against 0.06), and the list is worked out
+  // again whenever a project, group or pinned session changes, and twice in the Host's drawing of the first screen.
   input.projects.forEach((project, projectIndex) => {
-    const base = { projectId: project.id, projectIndex, last: false }
-    rows.push({ ...base, kind: 'project', key: `project:${project.id}`, project })
-    if (!input.collapsed(project.id)) {
-      for (const group of input.groupsOf(project.id)) {
+    const projectId = project.id
+    rows.push({ projectId, projectIndex, last: false, kind: 'project', key: `project:${projectId}`, project })
+    if (!input.collapsed(projectId)) {
+      for (const group of input.groupsOf(projectId)) {
         if (input.agentFilter && group.agentId !== input.agentFilter) continue
+        const agentId = group.agentId
         const loaded = new Set(group.sessions.map((s) => s.id))
-        const pinned = input.pinned.filter((s) => s.projectId === project.id && s.agentId === group.agentId && !loaded.has(s.id))
+        const pinned = input.pinned.filter((s) => s.projectId === projectId && s.agentId === agentId && !loaded.has(s.id))
         const sessions = pinned.length ? [...group.sessions, ...pinned].sort(newerFirst) : group.sessions
-        const groupKey = `${project.id}:${group.agentId}`
-        rows.push({ ...base, kind: 'agent', key: `agent:${groupKey}`, agentId: group.agentId })
-        for (const session of sessions) rows.push({ ...base, kind: 'session', key: `session:${session.id}`, session })
+        const groupKey = `${projectId}:${agentId}`
+        rows.push({ projectId, projectIndex, last: false, kind: 'agent', key: `agent:${groupKey}`, agentId })
+        for (const session of sessions) rows.push({ projectId, projectIndex, last: false, kind: 'session', key: `session:${session.id}`, session })
         // Not loaded yet (the first load stopped before this group): a row per session its first page will bring.
         const pending = group.sessions.length === 0 ? Math.max(0, Math.min(group.count - sessions.length, FIRST_PAGE)) : 0
-        for (let i = 0; i < pending; i++) rows.push({ ...base, kind: 'pending', key: `pending:${groupKey}:${i}`, agentId: group.agentId })
+        for (let i = 0; i < pending; i++)
+          rows.push({ projectId, projectIndex, last: false, kind: 'pending', key: `pending:${groupKey}:${i}`, agentId })
         const hidden = group.count - sessions.length - pending
-        if (hidden > 0) rows.push({ ...base, kind: 'more', key: `more:${groupKey}`, agentId: group.agentId, hidden, count: group.count })
+        if (hidden > 0)
+          rows.push({ projectId, projectIndex, last: false, kind: 'more', key: `more:${groupKey}`, agentId, hidden, count: group.count })
       }
     }
     rows[rows.length - 1].last = true
