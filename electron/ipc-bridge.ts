@@ -2,6 +2,7 @@ import { ipcMain, type BrowserWindow, type IpcMainInvokeEvent } from 'electron'
 import type { WireResponse } from '../shared/contract'
 import { ipcChannels } from '../shared/ipc'
 import type { Host } from './host/host'
+import { openingHost } from './host/opening-host'
 import { isTrustedSender } from './trusted-sender'
 
 /**
@@ -13,10 +14,10 @@ import { isTrustedSender } from './trusted-sender'
  * server's page under `npm run dev`), are refused (`trusted-sender.ts`).
  *
  * `host` may be the Host still opening the data folder: the window loads
- * meanwhile, and its requests wait for the Host, taken in the order they came.
+ * meanwhile (opening-host.ts).
  */
 export function bridgeHost(host: Host | Promise<Host>, window: BrowserWindow, isOurRendererUrl: (url: string) => boolean): () => void {
-  const ready = Promise.resolve(host)
+  const opening = openingHost(host)
   ipcMain.handle(ipcChannels.request, async (event: IpcMainInvokeEvent, message: unknown): Promise<WireResponse> => {
     if (!isTrustedSender(event, window, isOurRendererUrl)) {
       return { ok: false, error: { message: 'Refused: the request did not come from the Switchboard window', code: 'forbidden' } }
@@ -25,24 +26,12 @@ export function bridgeHost(host: Host | Promise<Host>, window: BrowserWindow, is
       method?: unknown
       params?: unknown
     }
-    return ready.then(
-      (opened) => opened.handle(method, params),
-      (error: Error): WireResponse => ({ ok: false, error: { message: `Switchboard could not open its data folder: ${error.message}` } })
-    )
+    return opening.handle(method, params)
   })
-  let unbridged = false
-  let unsubscribe = (): void => undefined
-  void ready.then(
-    (opened) => {
-      if (unbridged) return
-      unsubscribe = opened.events.subscribe((events) => {
-        if (!window.isDestroyed()) window.webContents.send(ipcChannels.events, events)
-      })
-    },
-    () => undefined
-  )
+  const unsubscribe = opening.subscribe((events) => {
+    if (!window.isDestroyed()) window.webContents.send(ipcChannels.events, events)
+  })
   return () => {
-    unbridged = true
     unsubscribe()
     ipcMain.removeHandler(ipcChannels.request)
   }

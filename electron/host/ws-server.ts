@@ -5,10 +5,11 @@ import { lookup } from 'node:dns/promises'
 import { isIP, isIPv4, type AddressInfo } from 'node:net'
 import { extname, join, normalize, resolve, sep } from 'node:path'
 import { WebSocketServer, type WebSocket } from 'ws'
-import { wireRequestSchema, type HostEvent, type RequestResults, type WireResponse, type WireServerMessage } from '../../shared/contract'
+import { wireRequestSchema, type HostEvent, type RequestResults, type WireServerMessage } from '../../shared/contract'
 import { wireFrames } from '../../shared/wire-pieces'
 import type { ConfirmCommand } from './confirmations'
 import type { Host } from './host'
+import { openingHost, type OpeningHost } from './opening-host'
 
 /**
  * The second transport: the same contract over a WebSocket, plus a static
@@ -71,6 +72,7 @@ export async function startWsServer(options: WsServerOptions): Promise<RunningSe
     throw new Error(`Refusing to listen on ${bindAddress}: the Switchboard host only listens on loopback (127.0.0.1 or ::1)`)
   }
   const token = options.token ?? randomBytes(24).toString('base64url')
+  const host = openingHost(options.host)
   const rendererDir = resolve(options.rendererDir)
   let port = 0
   const hostForUrl = bindAddress.includes(':') ? `[${bindAddress}]` : bindAddress
@@ -89,7 +91,7 @@ export async function startWsServer(options: WsServerOptions): Promise<RunningSe
         .end(JSON.stringify({ accepted: tokenMatches(given, token) }))
       return
     }
-    void serveStatic(rendererDir, req, res, options.themeChoice ?? (() => themeChoiceOf(options.host)))
+    void serveStatic(rendererDir, req, res, options.themeChoice ?? (() => themeChoiceOf(host)))
   })
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES })
 
@@ -99,7 +101,7 @@ export async function startWsServer(options: WsServerOptions): Promise<RunningSe
       socket.end(`HTTP/1.1 ${refusal}\r\nConnection: close\r\n\r\n`)
       return
     }
-    wss.handleUpgrade(req, socket, head, (ws) => serveSocket(ws, options.host, options.confirmCommand))
+    wss.handleUpgrade(req, socket, head, (ws) => serveSocket(ws, host, options.confirmCommand))
   })
 
   await new Promise<void>((resolveListen, reject) => {
@@ -137,9 +139,7 @@ function tokenMatches(given: string, token: string): boolean {
 }
 
 /** The theme the user chose, kept by the Host: the page is served with it, so its first paint is already right. */
-async function themeChoiceOf(opening: Host | Promise<Host>): Promise<string | undefined> {
-  const host = await Promise.resolve(opening).catch(() => null)
-  if (!host) return undefined
+async function themeChoiceOf(host: OpeningHost): Promise<string | undefined> {
   const response = await host.handle('settings.get', {})
   return response.ok ? (response.result as RequestResults['settings.get']).settings.theme : undefined
 }
@@ -168,26 +168,16 @@ function isOwnHost(header: string | undefined, port: number, hostForUrl: string)
   return [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${hostForUrl}:${port}`].includes(header.toLowerCase())
 }
 
-function serveSocket(ws: WebSocket, opening: Host | Promise<Host>, confirmCommand: ConfirmCommand | undefined): void {
+function serveSocket(ws: WebSocket, host: OpeningHost, confirmCommand: ConfirmCommand | undefined): void {
   const send = (message: WireServerMessage): void => {
     if (ws.readyState !== ws.OPEN) return
     // A long message goes in frames of 64 KB, its long strings outside its JSON (shared/wire-pieces.ts).
     for (const frame of wireFrames(message)) ws.send(frame)
   }
-  // Requests that come while the Host opens wait for it, and are handed to it in the order they came.
-  const ready = Promise.resolve(opening)
-  let closed = false
-  let unsubscribe = (): void => undefined
-  void ready.then(
-    (host) => {
-      if (!closed) unsubscribe = host.events.subscribe((events: HostEvent[]) => send({ kind: 'events', events }))
-    },
-    () => undefined
+  ws.on(
+    'close',
+    host.subscribe((events: HostEvent[]) => send({ kind: 'events', events }))
   )
-  ws.on('close', () => {
-    closed = true
-    unsubscribe()
-  })
   // A protocol error (a message over the size limit, a bad frame): ws closes the connection with the
   // right code itself. Without a listener, the 'error' event would bring the whole host down.
   ws.on('error', () => undefined)
@@ -207,11 +197,8 @@ function serveSocket(ws: WebSocket, opening: Host | Promise<Host>, confirmComman
       }
       return
     }
-    void ready
-      .then(
-        (host) => host.handle(request.data.method, request.data.params, { confirmCommand }),
-        (error: Error): WireResponse => ({ ok: false, error: { message: `Switchboard could not open its data folder: ${error.message}` } })
-      )
+    void host
+      .handle(request.data.method, request.data.params, { confirmCommand })
       .then((response) => send({ kind: 'response', id: request.data.id, ...response }))
   })
 }
