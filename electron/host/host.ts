@@ -259,19 +259,15 @@ export class Host {
     height: number,
     requests: [string, unknown][]
   ): Promise<{ html: string | null; answers: WireResponse[] }> {
-    const answers = await Promise.all(
-      requests.map(([method, params]): Promise<WireResponse> | WireResponse =>
-        method === 'app.firstScreen'
-          ? { ok: false, error: { message: 'app.firstScreen cannot ask for itself', code: 'invalid_params' } }
-          : this.handle(method, params, { confirmCommand: refuseCommands })
-      )
-    )
+    const ask = async (method: string, params: unknown): Promise<WireResponse> =>
+      method === 'app.firstScreen'
+        ? { ok: false, error: { message: 'app.firstScreen cannot ask for itself', code: 'invalid_params' } }
+        : this.handle(method, params, { confirmCommand: refuseCommands })
+    const answers = await Promise.all(requests.map(([method, params]) => ask(method, params)))
     if (!render) return { html: null, answers }
     const asked = new Map(requests.map(([method, params], index) => [JSON.stringify([method, params]), answers[index]]))
-    const request = (method: string, params: unknown): Promise<WireResponse> => {
-      const answer = asked.get(JSON.stringify([method, params]))
-      return answer ? Promise.resolve(answer) : this.handle(method, params, { confirmCommand: refuseCommands })
-    }
+    const request = async (method: string, params: unknown): Promise<WireResponse> =>
+      asked.get(JSON.stringify([method, params])) ?? ask(method, params)
     try {
       return { html: await render({ request, height }), answers }
     } catch (error) {
