@@ -1,9 +1,10 @@
 import { join } from 'node:path'
-import type { BrowserWindow, MessageBoxOptions } from 'electron'
+import type { MessageBoxOptions } from 'electron'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { Host } from '../../electron/host/host'
 import { ipcChannels } from '../../shared/ipc'
 import type { WireResponse } from '../../shared/contract'
+import { fakeWindow } from '../host/fake-window'
 import { removeDir, tempDir } from '../helpers'
 
 /**
@@ -31,16 +32,7 @@ const { dialogConfirmation, CANCEL, CONFIRM } = await import('../../electron/con
 let root: string
 let host: Host
 let unbridge: () => void
-const mainFrame = { url: 'app://switchboard/index.html' }
-const webContents = { mainFrame, send: vi.fn() }
-const window = { isDestroyed: () => false, webContents } as unknown as BrowserWindow
-
-/** A request as the window's preload sends it. */
-function fromWindow(method: string, params: unknown): Promise<WireResponse> {
-  const handler = electron.handlers.get(ipcChannels.request)
-  if (!handler) throw new Error('the bridge is not installed')
-  return handler({ sender: webContents, senderFrame: mainFrame }, { method, params })
-}
+const { mainFrame, window, fromWindow } = fakeWindow(electron.handlers)
 
 /** The options of the nth message box shown (0: the first). */
 function box(n = 0): MessageBoxOptions {

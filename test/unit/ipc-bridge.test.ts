@@ -1,9 +1,9 @@
 import { join } from 'node:path'
-import type { BrowserWindow } from 'electron'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import type { WireResponse } from '../../shared/contract'
 import { ipcChannels } from '../../shared/ipc'
+import { fakeWindow } from '../host/fake-window'
 import { openHost, removeDir, tempDir, waitUntil } from '../helpers'
 
 /**
@@ -26,15 +26,7 @@ const { bridgeHost } = await import('../../electron/ipc-bridge')
 
 let root: string
 let host: Host
-const mainFrame = { url: 'app://switchboard/index.html' }
-const webContents = { mainFrame, send: vi.fn() }
-const window = { isDestroyed: () => false, webContents } as unknown as BrowserWindow
-
-function fromWindow(method: string, params: unknown): Promise<WireResponse> {
-  const handler = electron.handlers.get(ipcChannels.request)
-  if (!handler) throw new Error('the bridge is not installed')
-  return handler({ sender: webContents, senderFrame: mainFrame }, { method, params })
-}
+const { mainFrame, webContents, window, fromWindow } = fakeWindow(electron.handlers)
 
 beforeEach(async () => {
   root = await tempDir('ipc-bridge')
