@@ -8,6 +8,7 @@ import type { HostEvent } from '../shared/contract'
 import { applyRecord, createThread, type Thread, type ThreadEntry } from '../shared/thread'
 import type { TranscriptRecord } from '../shared/transcript'
 import type { ConfirmCommand } from '../electron/host/confirmations'
+import { LAYOUT_KEY } from '../electron/host/db-file'
 import { Host } from '../electron/host/host'
 import { scriptedAgentCommand } from './agent/spawn'
 
@@ -61,6 +62,13 @@ export async function sessionMethodsReceived(stateDir: string): Promise<string[]
     .trim()
     .split('\n')
     .map((line) => (JSON.parse(line) as { method: string }).method)
+}
+
+/** A data folder's db.json as any JSON reader takes it, without the layout of its sessions (db-file.ts), which is not data. */
+export async function readDbJson(dataDir: string): Promise<Record<string, unknown>> {
+  const { [LAYOUT_KEY]: layout, ...data } = JSON.parse(await readFile(join(dataDir, 'db.json'), 'utf8')) as Record<string, unknown>
+  void layout
+  return data
 }
 
 export async function readText(file: string): Promise<string> {

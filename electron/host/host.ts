@@ -45,11 +45,40 @@ import { readUserSettings, UserSettingsStore, type ReadSettings } from './settin
 import { readSpendBook, SpendService, type ReadSpend } from './spend/service'
 import { Turns } from './sessions/turns'
 import { Store } from './store'
+import { FIRST_PAGE } from '../../shared/session-listing'
 import { Terminals } from './terminals'
 import { WorkspaceService } from './workspace/service'
 
 export { HostError } from './errors'
 export type { HostOptions } from './host-options'
+
+/**
+ * What the Host answers before it has read every session record (Store.whole):
+ * the window's first load (renderer/src/first-load.ts), which reads only
+ * records db.json's first part holds (each group's newest page, the unseen,
+ * the queued) and each group's count. Any other request waits for the rest,
+ * read at the first such request, or READ_REST_AFTER_MS after the open.
+ */
+const ANSWERED_FROM_FIRST_PART = new Set<RequestMethod>([
+  'app.info',
+  'app.firstScreen',
+  'projects.list',
+  'sessions.states',
+  'agents.list',
+  'agents.states',
+  'permissions.list',
+  'elicitations.list',
+  'agents.checks',
+  'mcp.list',
+  'inbox.list',
+  'settings.get'
+])
+const READ_REST_AFTER_MS = 1_000
+
+function answeredFromFirstPart(method: RequestMethod, params: unknown): boolean {
+  if (method === 'sessions.summary') return (params as { limit: number }).limit <= FIRST_PAGE
+  return ANSWERED_FROM_FIRST_PART.has(method)
+}
 
 /**
  * The Host: everything the app does, with no Electron in it. It opens the data
@@ -74,6 +103,8 @@ export class Host {
   private readonly reconnector: Reconnector
   private readonly inbox: Inbox
   private readonly turns: Turns
+  private readonly records: Records
+  private readonly readRestSoon: NodeJS.Timeout
   private closed: Promise<void> | null = null
 
   private constructor(
@@ -89,7 +120,10 @@ export class Host {
     this.confirmCommand = options.confirmCommand ?? refuseCommands
     const transcriptDir = join(dataDir, 'transcripts')
     const events = this.events
-    const records = new Records(store, events)
+    const records = (this.records = new Records(store, events))
+    // The records the window's first load does not read: a second after the open, by when the first load is answered (or at the first request that needs them).
+    this.readRestSoon = setTimeout(() => void this.wholeRecords().catch(() => undefined), READ_REST_AFTER_MS)
+    this.readRestSoon.unref?.()
     const secrets = options.secrets ?? new MemorySecretStore()
     // What every process the Host starts carries (see processes.ts), and the environment it starts with.
     const markPrefix = markPrefixFor(dataDir)
@@ -170,7 +204,10 @@ export class Host {
       ...options.search
     })
     events.tap((event) => this.search.noteEvent(event))
-    this.search.buildWhenQuiet()
+    // The index covers every session: it waits for every record to be read.
+    void store.wholeRead.then(() => {
+      if (!this.closed) this.search.buildWhenQuiet()
+    })
     const settings = (this.settings = new UserSettingsStore(
       { dataDir, events, projectIds: () => store.data.projects.map((p) => p.id) },
       settingsRead
@@ -234,6 +271,7 @@ export class Host {
     this.search.noteRequest()
     this.spend.noteRequest()
     try {
+      if (!this.store.isWhole && !answeredFromFirstPart(method, data)) await this.wholeRecords()
       const handler = this.handlers[method] as (p: unknown, r: RequestContext) => Promise<unknown>
       return { ok: true, result: await handler(data, request) }
     } catch (error) {
@@ -276,6 +314,12 @@ export class Host {
     }
   }
 
+  /** Every session record read (the window's first load is answered from the first part of db.json: Store.whole). */
+  private async wholeRecords(): Promise<void> {
+    clearTimeout(this.readRestSoon)
+    await this.records.whole()
+  }
+
   /** Stops every agent (and its process group) and flushes what is pending to disk. Idempotent. */
   close(): Promise<void> {
     this.closed ??= this.shutDown()
@@ -283,6 +327,7 @@ export class Host {
   }
 
   private async shutDown(): Promise<void> {
+    clearTimeout(this.readRestSoon)
     this.inbox.close()
     // No prompt starts from here (a queued one waits for the next start); those under way end as their agents stop.
     const turnsEnded = this.turns.close()

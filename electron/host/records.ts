@@ -11,13 +11,32 @@ import type { Store } from './store'
  */
 export class Records {
   /** The sessions in the sidebar's order, following what is announced (`sessions.page|summary|get` read it). */
-  readonly listing: SessionListing
+  listing: SessionListing
 
   constructor(
     readonly store: Store,
     private readonly events: EventBus
   ) {
-    this.listing = new SessionListing(store.data.sessions)
+    this.listing = new SessionListing(store.data.sessions, store.firstCounts ?? undefined)
+    store.onWhole = () => this.relist()
+  }
+
+  /** Every session record read (Store.whole), and listed. */
+  whole(): Promise<void> {
+    return this.store.whole()
+  }
+
+  /**
+   * Lists every record once the store has read them all; a group whose count
+   * differs from what the first part said (a file changed by hand) is told to
+   * the windows.
+   */
+  private relist(): void {
+    const before = new Map(this.listing.counts().map((c) => [`${c.projectId}\n${c.agentId}`, c.count]))
+    this.listing = new SessionListing(this.store.data.sessions)
+    for (const count of this.listing.counts()) {
+      if (before.get(`${count.projectId}\n${count.agentId}`) !== count.count) this.events.emit('sessions.count', count)
+    }
   }
 
   get data(): Store['data'] {

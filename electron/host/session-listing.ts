@@ -23,13 +23,21 @@ interface Group {
   records: SessionRecord[]
   /** `at[i]`: the `updatedAt` `records[i]` was sorted by. */
   at: string[]
+  /** While only the first part of db.json is read: how many the group has in all (`records` are its newest). */
+  total?: number
 }
 
 export class SessionListing {
   /** By project, then agent (two short keys hash faster than one joined string, 100,000 times over). */
   private readonly groups = new Map<string, Map<string, Group>>()
 
-  constructor(sessions: readonly SessionRecord[]) {
+  /**
+   * `counts`: while only db.json's first part is read (Store.firstCounts), each
+   * group's count, in the order of its first record in the file; `sessions`
+   * then holds each group's newest page.
+   */
+  constructor(sessions: readonly SessionRecord[], counts?: readonly [projectId: string, agentId: string, count: number][]) {
+    for (const [projectId, agentId, count] of counts ?? []) this.groupOf({ projectId, agentId }).total = count
     for (const record of sessions) this.groupOf(record).records.push(record)
     for (const group of this.allGroups()) {
       group.records.sort(newerFirst)
@@ -74,7 +82,7 @@ export class SessionListing {
     const group = this.groups.get(projectId)?.get(agentId)
     if (!group) return { sessions: [], count: 0 }
     const start = before ? insertionPoint(group, before, true) : 0
-    return { sessions: group.records.slice(start, start + limit), count: group.records.length }
+    return { sessions: group.records.slice(start, start + limit), count: countOf(group).count }
   }
 
   /**
@@ -89,7 +97,7 @@ export class SessionListing {
     const page = (g: Group): SessionGroupPage => {
       const sessions = left > 0 ? g.records.slice(0, limit) : []
       left -= sessions.length
-      return { projectId: g.projectId, agentId: g.agentId, count: g.records.length, sessions }
+      return { projectId: g.projectId, agentId: g.agentId, count: countOf(g).count, sessions }
     }
     const pages: SessionGroupPage[] = []
     const listed = new Set<string>()
@@ -119,7 +127,12 @@ export class SessionListing {
     return found
   }
 
-  private groupOf(record: SessionRecord): Group {
+  /** Each group's count (`sessions.count`'s), to tell the windows what changed when the whole file is read. */
+  counts(): SessionGroupCount[] {
+    return [...this.allGroups()].map(countOf)
+  }
+
+  private groupOf(record: Pick<SessionRecord, 'projectId' | 'agentId'>): Group {
     let agents = this.groups.get(record.projectId)
     if (!agents) this.groups.set(record.projectId, (agents = new Map<string, Group>()))
     let group = agents.get(record.agentId)
@@ -138,7 +151,7 @@ function remove(group: Group, index: number): void {
 }
 
 function countOf(group: Group): SessionGroupCount {
-  return { projectId: group.projectId, agentId: group.agentId, count: group.records.length }
+  return { projectId: group.projectId, agentId: group.agentId, count: group.total ?? group.records.length }
 }
 
 /** Where a session is in its group: at its place when its `updatedAt` is still the one it was sorted by, else found by id; -1 if not there. */

@@ -3,7 +3,8 @@ import { join } from 'node:path'
 import { Low } from 'lowdb'
 import type { AgentDefinition, PermissionRule, Project, SessionRecord, TitleSource } from '../../shared/domain'
 import type { McpProfile } from '../../shared/mcp'
-import { AtomicJsonFile } from './atomic-file'
+import { AtomicTextFile } from './atomic-file'
+import { dbText, parseRest, readDbText, type SessionsLayout } from './db-file'
 import { readTranscriptSummaries } from './transcripts'
 
 /**
@@ -12,6 +13,12 @@ import { readTranscriptSummaries } from './transcripts'
  * so neither a crash nor a power loss leaves a half-written db.json. Saves in
  * one tick are coalesced into one write, and a save resolves only once its
  * data is on the disk.
+ *
+ * It opens with the records the window's first load reads (db-file.ts: each
+ * group's newest page, the unseen, the queued) and each group's count, and
+ * reads the rest when asked (`whole`): until then `data.sessions` holds only
+ * those, `firstCounts` says how many each group has, and a save waits for the
+ * rest (nothing is written without it).
  */
 
 export const DB_VERSION = 5
@@ -101,19 +108,111 @@ export interface OpenedStore {
   warnings: string[]
 }
 
+/** lowdb's adapter over AtomicTextFile, in db.json's layout (db-file.ts). */
+class DbFile {
+  private readonly text: AtomicTextFile
+
+  constructor(file: string) {
+    this.text = new AtomicTextFile(file)
+  }
+
+  async read(): Promise<DbData | null> {
+    const text = await this.text.read()
+    return text === null ? null : (JSON.parse(text) as DbData)
+  }
+
+  /** Serialises at call time: later changes to `data` are not part of this write. */
+  write(data: DbData): Promise<void> {
+    return this.text.write(dbText(data))
+  }
+}
+
 export class Store {
   private pendingSave: Promise<void> | null = null
+  /** The records not read yet, as text (null once every record is in `data.sessions`). */
+  private rest: string | null
+  private reading: Promise<void> | null = null
+  /** Until the rest is read: each group's count (`SessionsLayout.groups`); null once it is. */
+  firstCounts: SessionsLayout['groups'] | null
+  /** Called once the rest is in `data.sessions` (Records lists every record then). */
+  onWhole: (() => void) | null = null
+  /** Resolves once every record is in `data.sessions`, without asking for it (`whole` asks). */
+  readonly wholeRead: Promise<void>
+  private wholeReadDone: () => void = () => undefined
 
-  private constructor(private readonly db: Low<DbData>) {}
+  private constructor(
+    private readonly db: Low<DbData>,
+    private readonly dataDir: string,
+    read: { rest: string | null; layout: SessionsLayout | null },
+    /** OpenedStore.warnings: what reading the rest has to tell the user is added there too (app.info's). */
+    private readonly warnings: string[]
+  ) {
+    this.rest = read.rest
+    this.firstCounts = read.rest === null ? null : (read.layout?.groups ?? null)
+    this.wholeRead = read.rest === null ? Promise.resolve() : new Promise((resolve) => (this.wholeReadDone = resolve))
+  }
+
+  /** Whether every record is in `data.sessions`. */
+  get isWhole(): boolean {
+    return this.rest === null
+  }
+
+  /**
+   * Reads the records still to read into `data.sessions` (after the first
+   * part's, as in the file); at once when there are none. A rest that cannot be
+   * read is moved aside with the file, its sessions recovered from their
+   * transcripts, as a db.json that cannot be read is when the Host opens.
+   */
+  whole(): Promise<void> {
+    if (this.rest === null) return Promise.resolve()
+    this.reading ??= this.readRest(this.rest)
+    return this.reading
+  }
+
+  private async readRest(rest: string): Promise<void> {
+    let records: SessionRecord[] | null = null
+    let problem: string | null = null
+    try {
+      records = parseRest(rest)
+    } catch (error) {
+      problem = (error as Error).message
+    }
+    if (records) {
+      this.data.sessions.push(...records)
+    } else {
+      const file = join(this.dataDir, 'db.json')
+      const aside = join(this.dataDir, `db.corrupt-${timestampForFileName()}.json`)
+      await fs.copyFile(file, aside)
+      const recovered: DbData = { ...this.data, projects: [...this.data.projects], sessions: [] }
+      await recoverFromTranscripts(join(this.dataDir, 'transcripts'), recovered)
+      const known = new Set(this.data.sessions.map((s) => s.id))
+      const missing = recovered.sessions.filter((s) => !known.has(s.id))
+      this.data.projects = recovered.projects
+      this.data.sessions.push(...missing)
+      const warning = `db.json's older sessions could not be read (${problem}); the file was copied to ${aside}. ${missing.length} session(s) were recovered from their transcripts.`
+      console.error(warning)
+      this.warnings.push(warning)
+    }
+    this.rest = null
+    this.firstCounts = null
+    this.onWhole?.()
+    this.wholeReadDone()
+  }
 
   static async open(dataDir: string, presets: AgentDefinition[]): Promise<OpenedStore> {
     await fs.mkdir(dataDir, { recursive: true })
     const file = join(dataDir, 'db.json')
     const warnings: string[] = []
-    const db = new Low<DbData>(new AtomicJsonFile<DbData>(file), emptyData(presets))
+    const db = new Low<DbData>(new DbFile(file), emptyData(presets))
     let unreadable: string | null = null
+    let read: { rest: string | null; layout: SessionsLayout | null } = { rest: null, layout: null }
     try {
-      await db.read()
+      const text = await new AtomicTextFile(file).read()
+      if (text !== null) {
+        const parsed = readDbText(text)
+        db.data = parsed.data as DbData
+        read = parsed
+      }
     } catch (error) {
       unreadable = (error as Error).message
     }
@@ -127,6 +226,7 @@ export class Store {
       }
       if (!isDbShape(db.data)) unreadable = 'it is not a Switchboard database (no projects, agents and sessions lists)'
     }
+    if (unreadable !== null) read = { rest: null, layout: null }
     if (unreadable !== null) {
       const aside = join(dataDir, `db.corrupt-${timestampForFileName()}.json`)
       await fs.rename(file, aside)
@@ -142,14 +242,17 @@ export class Store {
       )
       await db.write()
     }
+    const store = new Store(db, dataDir, read, warnings)
     const version = typeof db.data.version === 'number' ? db.data.version : 1
     if (version < DB_VERSION) {
+      // A migration changes every record: all of them first.
+      await store.whole()
       // Keep the file as it was before changing it.
       await fs.copyFile(file, join(dataDir, `db.v${version}.backup.json`))
       warnings.push(...migrate(db.data as unknown as Record<string, unknown>, version))
       await db.write()
     }
-    return { store: new Store(db), warnings }
+    return { store, warnings }
   }
 
   get data(): DbData {
@@ -160,6 +263,8 @@ export class Store {
   save(): Promise<void> {
     if (!this.pendingSave) {
       this.pendingSave = Promise.resolve().then(async () => {
+        // Never a file with only the first part's records.
+        await this.whole()
         this.pendingSave = null
         await this.db.write()
       })

@@ -7,7 +7,7 @@ import type { PendingPermission } from '../../shared/domain'
 import type { ThreadEntry } from '../../shared/thread'
 import type { Host } from '../../electron/host/host'
 import { DB_VERSION } from '../../electron/host/store'
-import { entriesOf, fold, openHost, recordEvents, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
+import { entriesOf, fold, openHost, readDbJson, recordEvents, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 
 /**
  * session/request_permission: asked inline; an "always" answer becomes
@@ -352,7 +352,7 @@ describe('database migrations', () => {
     }
     await writeFile(join(dataDir, 'db.json'), JSON.stringify(v1))
     host = await openHost(dataDir)
-    const migrated = JSON.parse(await readFile(join(dataDir, 'db.json'), 'utf8'))
+    const migrated = await readDbJson(dataDir)
     expect(migrated).toEqual({ ...v1, version: DB_VERSION, permissionRules: [], mcpProfiles: [], mcpDisabled: {} })
     expect(JSON.parse(await readFile(join(dataDir, 'db.v1.backup.json'), 'utf8'))).toEqual(v1)
     expect(await host.request('projects.list', {})).toEqual(v1.projects)
@@ -395,7 +395,7 @@ describe('database migrations', () => {
         'The agent will ask again; "always" now covers only that tool with that exact command, or that tool on files inside the project.'
     ])
     expect(await host.request('permissions.list', {})).toEqual([])
-    const migrated = JSON.parse(await readFile(join(dataDir, 'db.json'), 'utf8'))
+    const migrated = await readDbJson(dataDir)
     expect(migrated).toEqual({ ...v4, version: DB_VERSION, permissionRules: [] })
     expect(JSON.parse(await readFile(join(dataDir, 'db.v4.backup.json'), 'utf8'))).toEqual(v4)
 

@@ -6,7 +6,7 @@ import { AtomicTextFile } from '../../electron/host/atomic-file'
 import { DB_VERSION, Store } from '../../electron/host/store'
 import type { AgentDefinition } from '../../shared/domain'
 import type { TranscriptRecord } from '../../shared/transcript'
-import { removeDir, tempDir } from '../helpers'
+import { readDbJson, removeDir, tempDir } from '../helpers'
 
 /** db.json: migrations from every earlier version, atomic coalesced saves, and recovery when it is damaged. */
 
@@ -149,8 +149,8 @@ async function writeDb(value: unknown): Promise<void> {
   await writeFile(join(dataDir, 'db.json'), typeof value === 'string' ? value : JSON.stringify(value))
 }
 
-async function readDb(): Promise<Record<string, unknown>> {
-  return JSON.parse(await readFile(join(dataDir, 'db.json'), 'utf8')) as Record<string, unknown>
+function readDb(): Promise<Record<string, unknown>> {
+  return readDbJson(dataDir)
 }
 
 describe('database migrations', () => {
