@@ -9,6 +9,7 @@ import {
   type RequestResult,
   type WireResponse
 } from '../../shared/contract'
+import { FIRST_PAGE } from '../../shared/session-listing'
 import { AgentChecks } from './agents/check'
 import { agentsHandlers } from './agents/service'
 import { SignIn } from './agents/sign-in'
@@ -45,7 +46,6 @@ import { readUserSettings, UserSettingsStore, type ReadSettings } from './settin
 import { readSpendBook, SpendService, type ReadSpend } from './spend/service'
 import { Turns } from './sessions/turns'
 import { Store } from './store'
-import { FIRST_PAGE } from '../../shared/session-listing'
 import { Terminals } from './terminals'
 import { WorkspaceService } from './workspace/service'
 

@@ -116,9 +116,13 @@ class DbFile {
     this.text = new AtomicTextFile(file)
   }
 
+  /** The whole file (Store.open reads it itself, in part: `readDbText`). */
   async read(): Promise<DbData | null> {
     const text = await this.text.read()
-    return text === null ? null : (JSON.parse(text) as DbData)
+    if (text === null) return null
+    const read = readDbText(text)
+    if (read.rest !== null) (read.data as DbData).sessions.push(...parseRest(read.rest))
+    return read.data as DbData
   }
 
   /** Serialises at call time: later changes to `data` are not part of this write. */
@@ -159,9 +163,10 @@ export class Store {
 
   /**
    * Reads the records still to read into `data.sessions` (after the first
-   * part's, as in the file); at once when there are none. A rest that cannot be
-   * read is moved aside with the file, its sessions recovered from their
-   * transcripts, as a db.json that cannot be read is when the Host opens.
+   * part's, as in the file); at once when there are none. When the rest cannot
+   * be read, the file is copied aside, the sessions it held recovered from
+   * their transcripts and the file written again, as a db.json that cannot be
+   * read is when the Host opens.
    */
   whole(): Promise<void> {
     if (this.rest === null) return Promise.resolve()
@@ -197,6 +202,7 @@ export class Store {
     this.firstCounts = null
     this.onWhole?.()
     this.wholeReadDone()
+    if (!records) await this.db.write()
   }
 
   static async open(dataDir: string, presets: AgentDefinition[]): Promise<OpenedStore> {

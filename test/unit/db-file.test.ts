@@ -1,13 +1,15 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { dbText, LAYOUT_KEY, parseRest, readDbText } from '../../electron/host/db-file'
 import { EventBus } from '../../electron/host/events'
+import { Host } from '../../electron/host/host'
 import { Records } from '../../electron/host/records'
 import { SessionListing } from '../../electron/host/session-listing'
 import { DB_VERSION, Store, type DbData } from '../../electron/host/store'
 import type { SessionRecord } from '../../shared/domain'
 import { FIRST_PAGE, FIRST_RECORDS } from '../../shared/session-listing'
+import { FIRST_LOAD } from '../../renderer/src/first-load'
 import { removeDir, tempDir } from '../helpers'
 
 /**
@@ -18,7 +20,10 @@ import { removeDir, tempDir } from '../helpers'
 
 let dataDir: string
 beforeEach(async () => (dataDir = await tempDir('db-file')))
-afterEach(async () => removeDir(dataDir))
+afterEach(async () => {
+  vi.restoreAllMocks()
+  await removeDir(dataDir)
+})
 
 const day = (n: number): string => new Date(Date.UTC(2026, 0, 1) + n * 3_600_000).toISOString()
 
@@ -179,5 +184,33 @@ describe("db.json's layout", () => {
     const reopened = await Store.open(dataDir, [])
     await reopened.store.whole()
     expect(ids(reopened.store.data.sessions)).toEqual(ids(store.data.sessions))
+  })
+
+  it('gives the window’s first load the same answers as every record would, without reading the rest; anything else reads it', async () => {
+    const data = history()
+    const firstLoad = async (text: string): Promise<{ answers: unknown[]; readRest: boolean; sessions: number }> => {
+      await writeFile(join(dataDir, 'db.json'), text)
+      const whole = vi.spyOn(Store.prototype, 'whole')
+      const host = await Host.open({ dataDir, version: 'test', presets: [] })
+      try {
+        const answers = []
+        for (const [method, params] of FIRST_LOAD) answers.push(await host.request(method, params as never))
+        const readRest = whole.mock.calls.length > 0
+        const sessions = (await host.request('sessions.list', {})).length
+        return { answers, readRest, sessions }
+      } finally {
+        whole.mockRestore()
+        await host.close()
+      }
+    }
+    const inPart = await firstLoad(dbText(data))
+    const whole = await firstLoad(JSON.stringify(data))
+    expect(inPart.readRest).toBe(false)
+    expect(inPart.answers).toEqual(whole.answers)
+    // The first load's listing is the sidebar's: counts for every group, the newest page of each.
+    const summary = inPart.answers[FIRST_LOAD.findIndex(([method]) => method === 'sessions.summary')] as { count: number }[]
+    expect(summary.map((g) => g.count).sort((a, b) => a - b)).toEqual([1, 3, 25, 40])
+    expect(inPart.sessions).toBe(data.sessions.length)
+    expect(whole.sessions).toBe(data.sessions.length)
   })
 })
