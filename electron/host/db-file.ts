@@ -1,3 +1,4 @@
+import { promises as fs } from 'node:fs'
 import type { SessionRecord } from '../../shared/domain'
 import { FIRST_PAGE, newerFirst } from '../../shared/session-listing'
 
@@ -11,9 +12,11 @@ import { FIRST_PAGE, newerFirst } from '../../shared/session-listing'
  * group's count, and how many records come first), and ends by opening the
  * sessions list; the second line holds the records the first load reads
  * (`firstPartOf`), the third the rest; the last line closes the list.
- * `readDbText` parses the first line and the first part only, and hands back
- * the rest as text, parsed when the Host needs every session (`parseRest`). A
- * file in any other layout (written before, or by hand) is parsed whole.
+ * `readDbFile` reads and parses the first line and the first part only (the
+ * first 256 KB of the file hold them at any size of history), and hands back
+ * a way to read the rest, parsed when the Host needs every session
+ * (`parseRest`). A file in any other layout (written before, or by hand) is
+ * read and parsed whole.
  */
 
 /** The field of the first line that says how the sessions are laid out (never part of the data). */
@@ -28,10 +31,13 @@ export interface SessionsLayout {
 /** What the first part of the file gave: the data with the first part's records as its sessions, and the rest to come. */
 export interface DbRead {
   data: unknown
-  /** The records after the first part, still as text (null when the data holds every record). */
-  rest: string | null
+  /** Reads the records after the first part, as text (null when the data holds every record). */
+  rest: (() => Promise<string>) | null
   layout: SessionsLayout | null
 }
+
+/** How much of db.json is read first: the first line and the first part (about 130 KB with 50 projects). */
+const FIRST_READ_BYTES = 256 * 1024
 
 /**
  * The records the window's first load reads: each group's newest `FIRST_PAGE`
@@ -102,40 +108,101 @@ function groupCounts(first: readonly SessionRecord[], sessions: readonly Session
 }
 
 /**
- * Parses db.json's first line and first part when it is laid out so (the rest
- * is handed back as text), else the whole text. Throws as `JSON.parse` does
- * when the text is not JSON.
+ * db.json's first line and first part, read and parsed, when it is laid out
+ * so (the rest is read when asked: nothing else writes the file before, as
+ * Store saves only once it has read every record); else the whole file; null
+ * when there is none. Throws as `JSON.parse` does when it is not JSON.
  */
+export async function readDbFile(file: string): Promise<DbRead | null> {
+  let handle: fs.FileHandle
+  try {
+    handle = await fs.open(file, 'r')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw error
+  }
+  let size: number
+  let read: Buffer
+  let firstEnd = -1
+  let headEnd = -1
+  let tail: string
+  try {
+    size = (await handle.stat()).size
+    read = await readAt(handle, 0, Math.min(size, FIRST_READ_BYTES))
+    // A first part longer than that (many projects, long replies unseen): read on until it ends.
+    for (;;) {
+      headEnd = read.indexOf(0x0a)
+      firstEnd = headEnd < 0 ? -1 : read.indexOf(0x0a, headEnd + 1)
+      if (firstEnd >= 0 || read.length >= size) break
+      read = Buffer.concat([read, await readAt(handle, read.length, Math.min(size - read.length, read.length))])
+    }
+    tail = size >= 3 ? (await readAt(handle, size - 3, 3)).toString('utf8') : ''
+  } finally {
+    await handle.close()
+  }
+  const parts = firstEnd >= 0 && tail === '\n]}' ? readParts(read.toString('utf8', 0, headEnd), read.toString('utf8', headEnd + 1, firstEnd)) : null
+  if (!parts) return readDbText(await fs.readFile(file, 'utf8'))
+  const restStart = firstEnd + 1
+  const restEnd = size - 3
+  return {
+    data: parts.data,
+    layout: parts.layout,
+    rest: restStart < restEnd ? () => readTextAt(file, restStart, restEnd - restStart) : null
+  }
+}
+
+/** readDbFile on a text in memory. */
 export function readDbText(text: string): DbRead {
-  const whole = (): DbRead => {
+  const headEnd = text.indexOf('\n')
+  const firstEnd = headEnd < 0 ? -1 : text.indexOf('\n', headEnd + 1)
+  const parts = firstEnd >= 0 && text.endsWith('\n]}') ? readParts(text.slice(0, headEnd), text.slice(headEnd + 1, firstEnd)) : null
+  if (!parts) {
     const data = JSON.parse(text) as unknown
     if (typeof data === 'object' && data !== null) delete (data as Record<string, unknown>)[LAYOUT_KEY]
     return { data, rest: null, layout: null }
   }
-  const headEnd = text.indexOf('\n')
-  if (headEnd < 0 || !text.endsWith('\n]}')) return whole()
-  const headLine = text.slice(0, headEnd)
-  if (!headLine.endsWith('"sessions":[')) return whole()
+  const rest = firstEnd >= text.length - 3 ? '' : text.slice(firstEnd + 1, text.length - 3)
+  return { data: parts.data, layout: parts.layout, rest: rest.length > 0 ? () => Promise.resolve(rest) : null }
+}
+
+/** The first line and the first part parsed, or null when they are not laid out as `dbText` writes them. */
+function readParts(headLine: string, firstLine: string): { data: Record<string, unknown>; layout: SessionsLayout } | null {
+  if (!headLine.endsWith('"sessions":[')) return null
   let head: Record<string, unknown>
+  let first: unknown
   try {
     head = JSON.parse(`${headLine}]}`) as Record<string, unknown>
+    first = JSON.parse(`[${withoutTrailingComma(firstLine)}]`)
   } catch {
-    return whole()
+    return null
   }
   const layout = head[LAYOUT_KEY]
   delete head[LAYOUT_KEY]
-  if (!isLayout(layout)) return whole()
-  const firstEnd = text.indexOf('\n', headEnd + 1)
-  let first: unknown
-  try {
-    first = JSON.parse(`[${withoutTrailingComma(text.slice(headEnd + 1, firstEnd))}]`)
-  } catch {
-    return whole()
-  }
-  if (!Array.isArray(first) || first.length !== layout.first) return whole()
+  if (!isLayout(layout) || !Array.isArray(first) || first.length !== layout.first) return null
   head.sessions = first
-  const rest = firstEnd >= text.length - 3 ? '' : text.slice(firstEnd + 1, text.length - 3)
-  return { data: head, rest: rest.length > 0 ? rest : null, layout }
+  return { data: head, layout }
+}
+
+async function readAt(handle: fs.FileHandle, position: number, length: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(length)
+  let done = 0
+  while (done < length) {
+    const { bytesRead } = await handle.read(buffer, done, length - done, position + done)
+    if (bytesRead === 0) break
+    done += bytesRead
+  }
+  return buffer.subarray(0, done)
+}
+
+async function readTextAt(file: string, position: number, length: number): Promise<string> {
+  const handle = await fs.open(file, 'r')
+  try {
+    const buffer = await readAt(handle, position, length)
+    if (buffer.length < length) throw new Error('the file is shorter than when it was opened')
+    return buffer.toString('utf8')
+  } finally {
+    await handle.close()
+  }
 }
 
 /** The records after the first part (`DbRead.rest`). Throws when they are not JSON records. */

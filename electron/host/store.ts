@@ -4,7 +4,7 @@ import { Low } from 'lowdb'
 import type { AgentDefinition, PermissionRule, Project, SessionRecord, TitleSource } from '../../shared/domain'
 import type { McpProfile } from '../../shared/mcp'
 import { AtomicTextFile } from './atomic-file'
-import { dbText, parseRest, readDbText, type SessionsLayout } from './db-file'
+import { dbText, parseRest, readDbFile, type DbRead, type SessionsLayout } from './db-file'
 import { readTranscriptSummaries } from './transcripts'
 
 /**
@@ -116,12 +116,11 @@ class DbFile {
     this.text = new AtomicTextFile(file)
   }
 
-  /** The whole file (Store.open reads it itself, in part: `readDbText`). */
+  /** The whole file (Store.open reads it itself, in part: `readDbFile`). */
   async read(): Promise<DbData | null> {
-    const text = await this.text.read()
-    if (text === null) return null
-    const read = readDbText(text)
-    if (read.rest !== null) (read.data as DbData).sessions.push(...parseRest(read.rest))
+    const read = await readDbFile(this.text.file)
+    if (!read) return null
+    if (read.rest) (read.data as DbData).sessions.push(...parseRest(await read.rest()))
     return read.data as DbData
   }
 
@@ -133,8 +132,8 @@ class DbFile {
 
 export class Store {
   private pendingSave: Promise<void> | null = null
-  /** The records not read yet, as text (null once every record is in `data.sessions`). */
-  private rest: string | null
+  /** Reads the records not read yet, as text (null once every record is in `data.sessions`). */
+  private rest: DbRead['rest']
   private reading: Promise<void> | null = null
   /** Until the rest is read: each group's count (`SessionsLayout.groups`); null once it is. */
   firstCounts: SessionsLayout['groups'] | null
@@ -147,7 +146,7 @@ export class Store {
   private constructor(
     private readonly db: Low<DbData>,
     private readonly dataDir: string,
-    read: { rest: string | null; layout: SessionsLayout | null },
+    read: { rest: DbRead['rest']; layout: SessionsLayout | null },
     /** OpenedStore.warnings: what reading the rest has to tell the user is added there too (app.info's). */
     private readonly warnings: string[]
   ) {
@@ -174,11 +173,11 @@ export class Store {
     return this.reading
   }
 
-  private async readRest(rest: string): Promise<void> {
+  private async readRest(rest: () => Promise<string>): Promise<void> {
     let records: SessionRecord[] | null = null
     let problem: string | null = null
     try {
-      records = parseRest(rest)
+      records = parseRest(await rest())
     } catch (error) {
       problem = (error as Error).message
     }
@@ -187,7 +186,7 @@ export class Store {
     } else {
       const file = join(this.dataDir, 'db.json')
       const aside = join(this.dataDir, `db.corrupt-${timestampForFileName()}.json`)
-      await fs.copyFile(file, aside)
+      await fs.copyFile(file, aside).catch((error: Error) => (problem = `${problem}; the file could not be copied aside: ${error.message}`))
       const recovered: DbData = { ...this.data, projects: [...this.data.projects], sessions: [] }
       await recoverFromTranscripts(join(this.dataDir, 'transcripts'), recovered)
       const known = new Set(this.data.sessions.map((s) => s.id))
@@ -211,11 +210,10 @@ export class Store {
     const warnings: string[] = []
     const db = new Low<DbData>(new DbFile(file), emptyData(presets))
     let unreadable: string | null = null
-    let read: { rest: string | null; layout: SessionsLayout | null } = { rest: null, layout: null }
+    let read: { rest: DbRead['rest']; layout: SessionsLayout | null } = { rest: null, layout: null }
     try {
-      const text = await new AtomicTextFile(file).read()
-      if (text !== null) {
-        const parsed = readDbText(text)
+      const parsed = await readDbFile(file)
+      if (parsed) {
         db.data = parsed.data as DbData
         read = parsed
       }

@@ -69,7 +69,7 @@ function history(): DbData {
 const ids = (records: readonly SessionRecord[]): string[] => records.map((r) => r.id).sort()
 
 describe("db.json's layout", () => {
-  it('is JSON any reader takes whole, with the first load’s records first and the rest after', () => {
+  it('is JSON any reader takes whole, with the first load’s records first and the rest after', async () => {
     const data = history()
     const text = dbText(data)
     const { [LAYOUT_KEY]: layout, ...whole } = JSON.parse(text) as DbData & Record<string, unknown>
@@ -100,7 +100,7 @@ describe("db.json's layout", () => {
         'p2a-17'
       ].sort()
     )
-    const rest = parseRest(read.rest ?? '')
+    const rest = parseRest((await read.rest?.()) ?? '')
     expect(ids([...first, ...rest])).toEqual(ids(data.sessions))
     expect(rest.find((r) => r.id === 'p1a-0')).toEqual(data.sessions[0])
   })
@@ -135,6 +135,24 @@ describe("db.json's layout", () => {
       Array.from({ length: 30 }, (_, i) => `p1a-${29 - i}`)
     )
     expect(records.listing.summary(50, undefined, order)).toEqual(everyRecord.summary(50, undefined, order))
+  })
+
+  it('reads on past the first 256 KB when the first part is longer (many projects, long titles)', async () => {
+    const data = history()
+    data.sessions = []
+    for (let p = 0; p < 300; p++) {
+      for (let i = 0; i <= FIRST_PAGE; i++)
+        data.sessions.push(session(`s${p}-${i}`, `p${p}`, 'a', i, { title: `${'A long title '.repeat(20)}${p}-${i}` }))
+    }
+    const text = dbText(data)
+    expect(text.indexOf('\n', text.indexOf('\n') + 1)).toBeGreaterThan(256 * 1024)
+    await writeFile(join(dataDir, 'db.json'), text)
+    const { store } = await Store.open(dataDir, [])
+    expect(store.isWhole).toBe(false)
+    expect(store.data.sessions).toHaveLength(300 * FIRST_PAGE)
+    expect(store.data.sessions.some((s) => s.id.endsWith('-0'))).toBe(false)
+    await store.whole()
+    expect(ids(store.data.sessions)).toEqual(ids(data.sessions))
   })
 
   it('never writes a file without the records not read yet: a save reads them first', async () => {
