@@ -13,7 +13,8 @@ import { FIRST_PAGE, newerFirst } from '../../shared/session-listing'
  * sessions list; the second line holds the records the first load reads
  * (`firstPartOf`), the third the rest; the last line closes the list.
  * `readDbFile` reads and parses the first line and the first part only (the
- * first 256 KB of the file hold them at any size of history), and hands back
+ * file's first 256 KB, or further when the first part is longer: its size
+ * grows with projects, not with history), and hands back
  * a way to read the rest, parsed when the Host needs every session
  * (`parseRest`). A file in any other layout (written before, or by hand) is
  * read and parsed whole.
@@ -45,7 +46,7 @@ const FIRST_READ_BYTES = 256 * 1024
  * with a turn unseen (`inbox.list`) and those with prompts queued (the queue
  * shown, held, as the Host opens). Every group has its newest among them.
  */
-export function firstPartOf(sessions: readonly SessionRecord[]): Set<SessionRecord> {
+function firstPartOf(sessions: readonly SessionRecord[]): Set<SessionRecord> {
   const first = new Set<SessionRecord>()
   // By project, then agent: two short keys hash faster than one joined string, 100,000 times over.
   const groups = new Map<string, Map<string, SessionRecord[]>>()

@@ -186,7 +186,10 @@ export class Store {
     } else {
       const file = join(this.dataDir, 'db.json')
       const aside = join(this.dataDir, `db.corrupt-${timestampForFileName()}.json`)
-      await fs.copyFile(file, aside).catch((error: Error) => (problem = `${problem}; the file could not be copied aside: ${error.message}`))
+      // Never written again before it is kept: without the copy, nothing is saved (each save fails with this).
+      await fs.copyFile(file, aside).catch((error: Error) => {
+        throw new Error(`db.json's older sessions could not be read (${problem}), nor the file copied aside to keep it: ${error.message}`)
+      })
       const recovered: DbData = { ...this.data, projects: [...this.data.projects], sessions: [] }
       await recoverFromTranscripts(join(this.dataDir, 'transcripts'), recovered)
       const known = new Set(this.data.sessions.map((s) => s.id))
