@@ -142,7 +142,8 @@ export async function readDbFile(file: string): Promise<DbRead | null> {
     await handle.close()
   }
   const parts = firstEnd >= 0 && tail === '\n]}' ? readParts(read.toString('utf8', 0, headEnd), read.toString('utf8', headEnd + 1, firstEnd)) : null
-  if (!parts) return readDbText(await fs.readFile(file, 'utf8'))
+  // Read whole already when it is small (as most are); else read the rest of it.
+  if (!parts) return readDbText(read.length >= size ? read.toString('utf8') : await fs.readFile(file, 'utf8'))
   const restStart = firstEnd + 1
   const restEnd = size - 3
   return {
