@@ -103,7 +103,6 @@ export class Host {
   private readonly reconnector: Reconnector
   private readonly inbox: Inbox
   private readonly turns: Turns
-  private readonly records: Records
   private readonly readRestSoon: NodeJS.Timeout
   private closed: Promise<void> | null = null
 
@@ -120,7 +119,7 @@ export class Host {
     this.confirmCommand = options.confirmCommand ?? refuseCommands
     const transcriptDir = join(dataDir, 'transcripts')
     const events = this.events
-    const records = (this.records = new Records(store, events))
+    const records = new Records(store, events)
     // The records the window's first load does not read: a second after the open, by when the first load is answered (or at the first request that needs them).
     this.readRestSoon = setTimeout(() => void this.wholeRecords().catch(() => undefined), READ_REST_AFTER_MS)
     this.readRestSoon.unref?.()
@@ -317,7 +316,7 @@ export class Host {
   /** Every session record read (the window's first load is answered from the first part of db.json: Store.whole). */
   private async wholeRecords(): Promise<void> {
     clearTimeout(this.readRestSoon)
-    await this.records.whole()
+    await this.store.whole()
   }
 
   /** Stops every agent (and its process group) and flushes what is pending to disk. Idempotent. */

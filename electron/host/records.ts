@@ -21,11 +21,6 @@ export class Records {
     store.onWhole = () => this.relist()
   }
 
-  /** Every session record read (Store.whole), and listed. */
-  whole(): Promise<void> {
-    return this.store.whole()
-  }
-
   /**
    * Lists every record once the store has read them all; a group whose count
    * differs from what the first part said (a file changed by hand) is told to

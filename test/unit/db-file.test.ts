@@ -128,7 +128,7 @@ describe("db.json's layout", () => {
     expect(records.listing.summary(FIRST_PAGE, FIRST_RECORDS, order)).toEqual(everyRecord.summary(FIRST_PAGE, FIRST_RECORDS, order))
     expect(records.listing.summary(FIRST_PAGE, 10, order)).toEqual(everyRecord.summary(FIRST_PAGE, 10, order))
 
-    await records.whole()
+    await store.whole()
     expect(store.isWhole).toBe(true)
     expect(ids(store.data.sessions)).toEqual(ids(data.sessions))
     expect(records.listing.page('p1', 'a', { updatedAt: day(30), id: 'p1a-30' }, 50).sessions.map((s) => s.id)).toEqual(
@@ -185,7 +185,7 @@ describe("db.json's layout", () => {
     const records = new Records(store, events)
     expect(warnings).toEqual([])
 
-    await records.whole()
+    await store.whole()
     const aside = (await readdir(dataDir)).filter((n) => n.startsWith('db.corrupt-'))
     expect(aside).toHaveLength(1)
     expect(await readFile(join(dataDir, aside[0]), 'utf8')).toBe(text)
