@@ -98,7 +98,7 @@ const MINISEARCH_OPTIONS: Options<IndexedDoc> = {
   searchOptions: { boost: { title: 3 } },
   // MiniSearch's own vacuuming walks the index in batches, waiting between them, and a document added meanwhile
   // can split a node it is walking: it then throws where nothing catches it (lucaong/minisearch#306), which
-  // stops the Host. The index starts it itself instead, and adds nothing while it runs (`vacuumSoon`).
+  // stops the Host. The index is vacuumed here instead, in one go (`vacuumSoon`).
   autoVacuum: false
 }
 /** When the index is vacuumed: MiniSearch's own thresholds (of discarded documents, in number and in share). */
@@ -132,10 +132,6 @@ export class SearchIndex {
   private unsaved = false
   private timer: NodeJS.Timeout | null = null
   private vacuumTimer: NodeJS.Immediate | null = null
-  /** A vacuum under way: nothing is added to the index meanwhile (events that would are held, the flush waits). */
-  private vacuuming: Promise<void> | null = null
-  private held: HostEvent[] = []
-  private buildRunning = false
   private saveTimer: NodeJS.Timeout | null = null
   /** The last save (saves run one after another, each taking the index as it is when it starts). */
   private saving: Promise<void> = Promise.resolve()
@@ -179,18 +175,6 @@ export class SearchIndex {
   }
 
   private async buildAll(): Promise<void> {
-    // A build adds as it goes: it waits for a vacuum under way, and none starts until it is done.
-    this.buildRunning = true
-    try {
-      if (this.vacuuming) await this.vacuuming
-      await this.buildSteps()
-    } finally {
-      this.buildRunning = false
-      this.vacuumSoon()
-    }
-  }
-
-  private async buildSteps(): Promise<void> {
     const { onBuildStep: step } = this.sources
     const abandoned = (): boolean => this.closed
     this.progress = { done: 0, total: this.sources.sessions().length }
@@ -282,11 +266,6 @@ export class SearchIndex {
   /** Follows an event the Host emits, at the moment it is emitted. */
   noteEvent(event: HostEvent): void {
     if (this.closed) return
-    // While the index is vacuumed, what would add to it waits, in order (removals too, to keep that order).
-    if (this.vacuuming && (event.type === 'session.record' || event.type === 'session.removed' || event.type === 'projects.changed')) {
-      this.held.push(event)
-      return
-    }
     switch (event.type) {
       case 'session.records':
         this.noteRecords(event.payload.id, event.payload.seq, event.payload.records.length)
@@ -336,8 +315,6 @@ export class SearchIndex {
   flush(): void {
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
-    // Nothing is added while the index is vacuumed: the vacuum's end flushes.
-    if (this.vacuuming) return
     for (const sessionId of this.dirty) {
       // removeSession takes a removed session out of the dirty ones; this check is only a guard.
       const thread = this.sources.threadOf(sessionId)
@@ -372,29 +349,17 @@ export class SearchIndex {
   }
 
   /**
-   * Vacuums the index once what discarded documents left reaches MiniSearch's
-   * thresholds, in MiniSearch's batches (the Host answers between them), but
-   * never while a build runs, and with nothing added meanwhile (see
-   * MINISEARCH_OPTIONS): the events that would add are held and the flush
-   * waits, then both follow.
+   * Vacuums the index once what discarded documents left is MiniSearch's
+   * threshold, in one go, so that no document is added while it walks the
+   * index (see MINISEARCH_OPTIONS): a pause of its own, once a tenth of the
+   * documents have been replaced since the last.
    */
   private vacuumSoon(): void {
-    if (this.vacuumTimer || this.vacuuming || this.closed) return
+    if (this.vacuumTimer || this.closed) return
     this.vacuumTimer = setImmediate(() => {
       this.vacuumTimer = null
       const mini = this.mini
-      if (this.vacuuming || this.buildRunning || this.closed) return
-      if (mini.dirtCount < VACUUM_AT.dirtCount || mini.dirtFactor < VACUUM_AT.dirtFactor) return
-      this.vacuuming = mini
-        .vacuum()
-        .catch((error: Error) => console.warn(`search: the index could not be vacuumed: ${error.message}`))
-        .finally(() => {
-          this.vacuuming = null
-          const held = this.held
-          this.held = []
-          for (const event of held) this.noteEvent(event)
-          if (this.dirty.size > 0 && !this.closed) this.flush()
-        })
+      if (mini.dirtCount >= VACUUM_AT.dirtCount && mini.dirtFactor >= VACUUM_AT.dirtFactor) void mini.vacuum({ batchSize: Number.MAX_SAFE_INTEGER })
     })
   }
 
@@ -602,7 +567,6 @@ export class SearchIndex {
     if (this.vacuumTimer) clearImmediate(this.vacuumTimer)
     this.vacuumTimer = null
     await this.building
-    await this.vacuuming
   }
 
   /**
