@@ -95,14 +95,8 @@ export interface SearchSources extends SearchHooks {
 const MINISEARCH_OPTIONS: Options<IndexedDoc> = {
   fields: ['title', 'text'],
   tokenize,
-  searchOptions: { boost: { title: 3 } },
-  // MiniSearch's own vacuuming walks the index in batches, waiting between them, and a document added meanwhile
-  // can split a node it is walking: it then throws where nothing catches it (lucaong/minisearch#306), which
-  // stops the Host. The index is vacuumed here instead, in one go (`vacuumSoon`).
-  autoVacuum: false
+  searchOptions: { boost: { title: 3 } }
 }
-/** When the index is vacuumed: MiniSearch's own thresholds (of discarded documents, in number and in share). */
-const VACUUM_AT = { dirtCount: 20, dirtFactor: 0.1 }
 
 const FLUSH_MS = 250
 /** A build that read at least this many transcripts is saved soon after (reading them again would cost more than writing the file). */
@@ -131,7 +125,6 @@ export class SearchIndex {
   /** Something changed since the index was loaded or last saved. */
   private unsaved = false
   private timer: NodeJS.Timeout | null = null
-  private vacuumTimer: NodeJS.Immediate | null = null
   private saveTimer: NodeJS.Timeout | null = null
   /** The last save (saves run one after another, each taking the index as it is when it starts). */
   private saving: Promise<void> = Promise.resolve()
@@ -331,7 +324,7 @@ export class SearchIndex {
     for (const [entryId, before] of docs.texts) {
       const now = texts.get(entryId)
       if (!now || now.text !== before.text) {
-        this.discard(entryDocId(sessionId, entryId))
+        this.mini.discard(entryDocId(sessionId, entryId))
         docs.texts.delete(entryId)
       }
     }
@@ -340,27 +333,6 @@ export class SearchIndex {
       this.mini.add({ id: entryDocId(sessionId, entryId), title: '', text: now.text })
       docs.texts.set(entryId, now)
     }
-  }
-
-  /** Takes a document out of the index; what it leaves there is vacuumed once there is enough of it. */
-  private discard(docId: string): void {
-    this.mini.discard(docId)
-    this.vacuumSoon()
-  }
-
-  /**
-   * Vacuums the index once what discarded documents left is MiniSearch's
-   * threshold, in one go, so that no document is added while it walks the
-   * index (see MINISEARCH_OPTIONS): a pause of its own, once a tenth of the
-   * documents have been replaced since the last.
-   */
-  private vacuumSoon(): void {
-    if (this.vacuumTimer || this.closed) return
-    this.vacuumTimer = setImmediate(() => {
-      this.vacuumTimer = null
-      const mini = this.mini
-      if (mini.dirtCount >= VACUUM_AT.dirtCount && mini.dirtFactor >= VACUUM_AT.dirtFactor) void mini.vacuum({ batchSize: Number.MAX_SAFE_INTEGER })
-    })
   }
 
   private docsOf(sessionId: string): SessionDocs {
@@ -376,7 +348,7 @@ export class SearchIndex {
     const docs = this.docsOf(record.id)
     const id = sessionDocId(record.id)
     if (docs.title === record.title && this.mini.has(id)) return
-    if (this.mini.has(id)) this.discard(id)
+    if (this.mini.has(id)) this.mini.discard(id)
     this.mini.add({ id, title: record.title, text: '' })
     docs.title = record.title
     this.unsaved = true
@@ -384,9 +356,9 @@ export class SearchIndex {
 
   private removeSession(sessionId: string): void {
     const id = sessionDocId(sessionId)
-    if (this.mini.has(id)) this.discard(id)
+    if (this.mini.has(id)) this.mini.discard(id)
     const docs = this.perSession.get(sessionId)
-    if (docs) for (const entryId of docs.texts.keys()) this.discard(entryDocId(sessionId, entryId))
+    if (docs) for (const entryId of docs.texts.keys()) this.mini.discard(entryDocId(sessionId, entryId))
     this.perSession.delete(sessionId)
     this.dirty.delete(sessionId)
     this.live.delete(sessionId)
@@ -399,7 +371,7 @@ export class SearchIndex {
     for (const id of [...this.projectDocs.keys()]) {
       if (keep.has(id)) continue
       const docId = projectDocId(id)
-      if (this.mini.has(docId)) this.discard(docId)
+      if (this.mini.has(docId)) this.mini.discard(docId)
       this.projectDocs.delete(id)
       this.unsaved = true
     }
@@ -407,7 +379,7 @@ export class SearchIndex {
       const id = projectDocId(project.id)
       const before = this.projectDocs.get(project.id)
       if (before && before.name === project.name && before.cwd === project.cwd && this.mini.has(id)) continue
-      if (this.mini.has(id)) this.discard(id)
+      if (this.mini.has(id)) this.mini.discard(id)
       this.mini.add({ id, title: project.name, text: project.cwd })
       this.projectDocs.set(project.id, { name: project.name, cwd: project.cwd })
       this.unsaved = true
@@ -564,8 +536,6 @@ export class SearchIndex {
     this.quiet.cancel()
     if (this.saveTimer) clearTimeout(this.saveTimer)
     this.saveTimer = null
-    if (this.vacuumTimer) clearImmediate(this.vacuumTimer)
-    this.vacuumTimer = null
     await this.building
   }
 
