@@ -26,6 +26,8 @@ export type ThreadEntry =
   | ToolCallEntry
   | { kind: 'plan'; id: string; entries: PlanEntry[] }
   | { kind: 'notice'; id: string; severity: string; title: string; description?: string }
+  /** The agent compacting the conversation's context (`compaction_update`, `compaction_summary_chunk`): one entry per compaction, patched in place. */
+  | { kind: 'compaction'; id: string; compactionId: string; status: string; summary: string; error?: string }
   | { kind: 'stop'; id: string; stopReason: string; usage?: TurnUsage }
   | { kind: 'error'; id: string; message: string }
   | { kind: 'unsupported'; id: string; reason: string; raw: string }
@@ -87,6 +89,12 @@ export interface Thread {
   recordLocal?: number
   /** The checkpoint taken for the turn whose prompt comes next. */
   pendingCheckpoint?: number
+  /**
+   * Tool calls whose permission request the user refused ('rejected') or that
+   * were dismissed when the turn was cancelled ('cancelled'): they show so,
+   * whatever status the agent reports for them afterwards.
+   */
+  refused?: Record<string, 'rejected' | 'cancelled'>
 }
 
 export interface TerminalView {
@@ -180,6 +188,12 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
       return
     }
     case 'permission':
+      if (record.toolCallId && !record.optionKind?.startsWith('allow')) {
+        const refused = record.optionId === null ? 'cancelled' : 'rejected'
+        ;(thread.refused ??= {})[record.toolCallId] = refused
+        const call = thread.keyed.get(`tool_call:${record.toolCallId}`)
+        if (call?.kind === 'tool_call' && call.status === 'failed') call.status = refused
+      }
       push(thread, {
         kind: 'permission',
         id: localId(thread),
@@ -217,9 +231,15 @@ export function applyUpdate(thread: Thread, update: SessionUpdate): void {
     case 'user_message_chunk':
       appendChunk(thread, 'user', update.messageId, contentToText([update.content]))
       return
-    case 'agent_message_chunk':
+    case 'agent_message_chunk': {
+      const informational = informationalLevel(update._meta)
+      if (informational) {
+        pushInformational(thread, informational, contentToText([update.content]))
+        return
+      }
       appendChunk(thread, 'assistant', update.messageId, contentToText([update.content]))
       return
+    }
     case 'agent_thought_chunk':
       appendChunk(thread, 'thought', update.messageId, contentToText([update.content]))
       return
@@ -230,6 +250,8 @@ export function applyUpdate(thread: Thread, update: SessionUpdate): void {
       const existing = thread.keyed.get(`tool_call:${update.toolCallId}`)
       if (existing && existing.kind === 'tool_call') Object.assign(existing, toolCallFields(update))
       else pushToolCall(thread, update)
+      const call = thread.keyed.get(`tool_call:${update.toolCallId}`)
+      if (call?.kind === 'tool_call') call.status = shownStatus(thread, call.toolCallId, call.status, update._meta)
       return
     }
     case 'plan': {
@@ -265,10 +287,75 @@ export function applyUpdate(thread: Thread, update: SessionUpdate): void {
       // An update without a cost (sent while a turn runs) keeps the last one known.
       thread.usage = { used: update.used, size: update.size, cost: update.cost ?? thread.usage?.cost }
       return
+    case 'compaction_update': {
+      const entry = compactionEntry(thread, update.compactionId)
+      if (typeof update.status === 'string') entry.status = update.status
+      // Patch semantics: omitted keeps, null (or an empty summary) clears, a value replaces.
+      if (update.summary !== undefined) entry.summary = update.summary ? contentToText(update.summary) : ''
+      if (update.error !== undefined) {
+        if (update.error) entry.error = update.error
+        else delete entry.error
+      }
+      return
+    }
+    case 'compaction_summary_chunk': {
+      compactionEntry(thread, update.compactionId).summary += contentToText([update.content])
+      return
+    }
     default:
-      // Compaction updates have no view yet; they stay in the transcript.
       return
   }
+}
+
+/** The compaction entry for `compactionId`: the first update for it fixes its place in the thread. */
+function compactionEntry(thread: Thread, compactionId: string): Extract<ThreadEntry, { kind: 'compaction' }> {
+  const key = `compaction:${compactionId}`
+  const existing = thread.keyed.get(key)
+  if (existing?.kind === 'compaction') return existing
+  push(thread, { kind: 'compaction', id: key, compactionId, status: 'in_progress', summary: '' }, key)
+  return thread.keyed.get(key) as Extract<ThreadEntry, { kind: 'compaction' }>
+}
+
+/**
+ * Claude Code's informational chunks (`_meta.claudeCode.kind: "informational"`,
+ * sent as an agent message to a client that takes no notices): a notice from
+ * the agent, not words of its reply. Its level, or null for a chunk of the reply.
+ */
+function informationalLevel(meta: unknown): string | null {
+  const claude = (meta as { claudeCode?: { kind?: unknown; level?: unknown } } | null | undefined)?.claudeCode
+  if (claude?.kind !== 'informational') return null
+  return typeof claude.level === 'string' && claude.level ? claude.level : 'info'
+}
+
+/** An informational chunk as a notice: "**Warning:** text" becomes a warning titled by its first line. */
+function pushInformational(thread: Thread, level: string, text: string): void {
+  const body = text.replace(/^\s*\*\*[^*\n]{1,40}:\*\*\s*/, '').trim()
+  const [first = '', ...rest] = body.split('\n')
+  const short = first.length <= 160
+  push(thread, {
+    kind: 'notice',
+    id: localId(thread),
+    severity: level === 'warning' || level === 'error' ? level : 'info',
+    title: short && first ? first : level === 'warning' ? 'Warning from the agent' : 'Notice from the agent',
+    ...(short ? (rest.join('\n').trim() ? { description: rest.join('\n').trim() } : {}) : { description: body })
+  })
+}
+
+/**
+ * The status a tool call shows. A call the user refused or dismissed shows as
+ * rejected or cancelled even when the agent ends it `failed`; so does one the
+ * agent marks as never run for that reason (Claude Code:
+ * `_meta.claudeCode.nonExecutionKind`).
+ */
+function shownStatus(thread: Thread, toolCallId: string, status: string, meta: unknown): string {
+  if (status === 'completed') return status
+  const refused = thread.refused?.[toolCallId]
+  if (refused && status !== 'pending' && status !== 'in_progress') return refused
+  const kind = (meta as { claudeCode?: { nonExecutionKind?: unknown } } | null | undefined)?.claudeCode?.nonExecutionKind
+  if (typeof kind !== 'string' || status !== 'failed') return status
+  if (kind === 'interrupted' || kind === 'cancelled') return 'cancelled'
+  if (kind === 'user-rejected' || kind === 'permission-rule' || kind.startsWith('automode')) return 'rejected'
+  return status
 }
 
 /**
@@ -374,7 +461,8 @@ function appendChunk(thread: Thread, kind: 'user' | 'assistant' | 'thought', mes
     return
   }
   const last = thread.entries[thread.entries.length - 1]
-  if (last && last.kind === kind) {
+  // A chunk without an id goes on a message that had none; after one that had an id, it starts a message of its own.
+  if (last && last.kind === kind && !last.id.startsWith(`${kind}:`)) {
     last.text += text
     return
   }

@@ -50,6 +50,8 @@ export type TranscriptRecord =
       remembered: boolean
       /** What the rule that answered covers, or the one the user's "always" made. */
       rule?: string
+      /** The tool call the request was for: a refused or dismissed one shows so, whatever status the agent reports after. */
+      toolCallId?: string
     }
   /** How a question the agent asked (`elicitation/create`) was answered; `content` holds a form's accepted values. */
   | {

@@ -685,8 +685,15 @@ class TurnRunner {
         // A session/update exactly as written, bypassing the SDK's checks: tests malformed and unknown updates.
         const message = { jsonrpc: '2.0', method: 'session/update', params: { sessionId: this.session.id, update: JSON.parse(arg) as unknown } }
         process.stdout.write(JSON.stringify(message) + '\n')
+        // Like any other update, it ends the message (and thought) being streamed: the next one gets a new messageId.
+        this.messageId = null
+        this.thoughtId = null
         return
       }
+      case 'client-caps':
+        // /client-caps: the client's capabilities, as its initialize announced them.
+        await this.message(`clientCapabilities=${JSON.stringify(clientCapabilities)}`)
+        return
       case 'sayjson':
         // /sayjson "JSON string": one message with any text, line breaks included.
         await this.message(JSON.parse(arg) as string)

@@ -273,11 +273,71 @@ describe('the thread view', () => {
     expect(await page.getByTestId('entry-permission').textContent()).toContain('Refused: Run dangerous command')
     expect(await page.getByTestId('permission').count()).toBe(0)
     await page.getByTestId('thread-scroll').evaluate((el: any) => (el.scrollTop = el.scrollHeight))
+    // Refused by the user: it reads so, although the agent ended the call failed (issue 36.4).
     expect(await page.getByTestId('entry-tool-call').filter({ hasText: 'Run dangerous command' }).getByTestId('tool-call-status').textContent()).toBe(
-      'Failed'
+      'Rejected'
     )
     expect(problems).toEqual([])
     await context.close()
+  })
+
+  it("shows an agent's notices as dismissable notices, never in its reply, a compaction as such, and offers the agent's Compact", async () => {
+    const raw = (update: Record<string, unknown>): string => `/raw ${JSON.stringify(update)}`
+    const turn = [
+      '/say The change is in `src/example.ts`.',
+      raw({
+        sessionUpdate: 'agent_message_chunk',
+        content: { type: 'text', text: "**Warning:** We're changing auto mode on Monday.\nSessions started after then ask before each edit." },
+        _meta: { claudeCode: { kind: 'informational', level: 'warning' } }
+      }),
+      raw({ sessionUpdate: 'notice', severity: 'info', title: 'Rate limit reached', description: 'Retrying in 5 seconds.' }),
+      raw({ sessionUpdate: 'compaction_update', compactionId: 'c1', status: 'in_progress' }),
+      raw({
+        sessionUpdate: 'compaction_summary_chunk',
+        compactionId: 'c1',
+        content: { type: 'text', text: 'We **fixed** the build and added a test.' }
+      }),
+      raw({ sessionUpdate: 'compaction_update', compactionId: 'c1', status: 'completed' }),
+      raw({
+        sessionUpdate: 'available_commands_update',
+        availableCommands: [{ name: 'compact', description: 'Clear the history but keep a summary in context' }]
+      }),
+      '/say Anything else?'
+    ].join('\n')
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const context = await newContext(colorScheme)
+      const page = await context.newPage()
+      const problems = watchConsole(page)
+      await newSession(page)
+      await send(page, turn)
+      await turns(page, 1)
+
+      expect((await page.getByTestId('entry-assistant').allTextContents()).map((t) => t.trim())).toEqual([
+        'The change is in src/example.ts.',
+        'Anything else?'
+      ])
+      const notices = page.getByTestId('entry-notice')
+      expect(await notices.count()).toBe(2)
+      expect(await notices.first().textContent()).toContain("We're changing auto mode on Monday.")
+      expect(await notices.first().getAttribute('class')).toContain('warning')
+      const compaction = page.getByTestId('entry-compaction')
+      expect(await compaction.getByTestId('compaction-state').textContent()).toBe('Conversation compacted')
+      await compaction.locator('summary').click()
+      await expect.poll(() => compaction.locator('.markdown strong').textContent()).toBe('fixed')
+      console.log(`screenshot: ${await screenshot(page, `thread-notices-${colorScheme}`)}`)
+
+      // Dismissed, a notice goes; the other stays.
+      await notices.first().getByTestId('notice-dismiss').click()
+      await expect.poll(() => notices.count()).toBe(1)
+      expect(await notices.first().textContent()).toContain('Rate limit reached')
+
+      // The agent announced /compact: the header offers it, and it sends that command.
+      await page.getByTestId('compact').click()
+      await turns(page, 2)
+      expect(await page.getByTestId('entry-user').last().textContent()).toContain('/compact')
+      expect(problems).toEqual([])
+      await context.close()
+    }
   })
 
   it('keeps a long thread light: only what is in view is rendered; it follows the stream, or keeps the reader’s place', async () => {

@@ -64,7 +64,9 @@ describe('the thread fold', () => {
       ['r10', 'hi'],
       ['assistant:a', 'Hello there!'],
       ['thought:t', 'hmm'],
-      ['assistant:b', 'Next[image] andno id'],
+      ['assistant:b', 'Next[image] and'],
+      // A chunk without an id after a message that had one starts its own (issue 36: not glued to the reply).
+      ['r20', 'no id'],
       ['r22', 'think'],
       ['r23', 'again'],
       ['r24', 'replayed prompt'],
@@ -203,7 +205,7 @@ describe('the thread fold', () => {
 })
 
 describe('the fold never breaks on the rest of the update kinds', () => {
-  it('keeps config options, usage and notices, and passes over compaction', () => {
+  it('keeps config options, usage, notices and compactions', () => {
     const thread = fold([
       update({
         sessionUpdate: 'config_option_update',
@@ -218,7 +220,119 @@ describe('the fold never breaks on the rest of the update kinds', () => {
     expect(thread.configOptions?.[0].currentValue).toBe('a')
     expect(thread.usage).toEqual({ used: 5, size: 10, cost: undefined })
     expect(thread.modes).toEqual({ currentModeId: 'code', availableModes: [] })
-    expect(thread.entries).toEqual([{ kind: 'notice', id: 'e0', severity: 'warning', title: 'Rate limited', description: 'retrying' }])
+    expect(thread.entries).toEqual([
+      { kind: 'notice', id: 'e0', severity: 'warning', title: 'Rate limited', description: 'retrying' },
+      { kind: 'compaction', id: 'compaction:c1', compactionId: 'c1', status: 'completed', summary: 'summary' }
+    ])
+  })
+})
+
+describe("an agent's notices are notices, never its reply (issue 36)", () => {
+  it("Claude Code's informational chunk (no messageId, after a message that had one) is a notice with its level, not glued to the reply", () => {
+    const thread = fold([
+      { t: 'prompt', at, content: [text('go')] },
+      update({ sessionUpdate: 'agent_message_chunk', messageId: 'm1', content: text('Done: `code`.') }),
+      update({
+        sessionUpdate: 'agent_message_chunk',
+        content: text("**Warning:** We're changing auto mode.\nRead more in the docs."),
+        _meta: { claudeCode: { kind: 'informational', level: 'warning' } }
+      }),
+      update({
+        sessionUpdate: 'agent_message_chunk',
+        content: text('**Notice:** Hook blocked'),
+        _meta: { claudeCode: { kind: 'informational', level: 'notice' } }
+      })
+    ])
+    expect(thread.entries).toEqual([
+      expect.objectContaining({ kind: 'user', text: 'go' }),
+      { kind: 'assistant', id: 'assistant:m1', text: 'Done: `code`.' },
+      { kind: 'notice', id: 'e1', severity: 'warning', title: "We're changing auto mode.", description: 'Read more in the docs.' },
+      { kind: 'notice', id: 'e2', severity: 'info', title: 'Hook blocked' }
+    ])
+  })
+
+  it('a chunk without a messageId after a message that had one starts a message of its own; chunks without ids still join each other', () => {
+    const thread = fold([
+      update({ sessionUpdate: 'agent_message_chunk', messageId: 'm1', content: text('First.') }),
+      update({ sessionUpdate: 'agent_message_chunk', content: text('Second') }),
+      update({ sessionUpdate: 'agent_message_chunk', content: text(' part.') })
+    ])
+    expect(thread.entries.map((e) => ('text' in e ? e.text : e.kind))).toEqual(['First.', 'Second part.'])
+  })
+
+  it('a compaction is one entry, patched in place: its summary streams, a null summary clears it, an error is kept', () => {
+    const thread = fold([
+      { t: 'prompt', at, content: [text('/compact')] },
+      update(loose({ sessionUpdate: 'compaction_update', compactionId: 'k', status: 'in_progress' })),
+      update(loose({ sessionUpdate: 'compaction_summary_chunk', compactionId: 'k', content: text('We fixed ') })),
+      update(loose({ sessionUpdate: 'compaction_summary_chunk', compactionId: 'k', content: text('the build.') })),
+      update({ sessionUpdate: 'agent_message_chunk', messageId: 'm', content: text('ok') }),
+      update(loose({ sessionUpdate: 'compaction_update', compactionId: 'k', status: 'completed' })),
+      update(loose({ sessionUpdate: 'compaction_update', compactionId: 'x', status: 'failed', summary: null, error: 'context too small' }))
+    ])
+    expect(thread.entries.slice(1)).toEqual([
+      { kind: 'compaction', id: 'compaction:k', compactionId: 'k', status: 'completed', summary: 'We fixed the build.' },
+      { kind: 'assistant', id: 'assistant:m', text: 'ok' },
+      { kind: 'compaction', id: 'compaction:x', compactionId: 'x', status: 'failed', summary: '', error: 'context too small' }
+    ])
+  })
+})
+
+describe('cancel reads as cancel (issue 36)', () => {
+  const call = (toolCallId: string) =>
+    update({ sessionUpdate: 'tool_call', toolCallId, title: `Run ${toolCallId}`, kind: 'execute', status: 'pending' })
+  const failed = (toolCallId: string, meta?: Record<string, unknown>) =>
+    update({ sessionUpdate: 'tool_call_update', toolCallId, status: 'failed', ...(meta ? { _meta: meta } : {}) })
+  const answered = (toolCallId: string, optionId: string | null, optionKind?: string): TranscriptRecord => ({
+    t: 'permission',
+    at,
+    title: `Run ${toolCallId}`,
+    optionId,
+    ...(optionKind ? { optionKind, optionName: optionKind } : {}),
+    remembered: false,
+    toolCallId
+  })
+
+  it("a call whose permission the user rejected, or that was dismissed by a cancel, shows rejected or cancelled although the agent ends it failed; others keep the agent's status", () => {
+    const thread = fold([
+      { t: 'prompt', at, content: [text('go')] },
+      call('a'),
+      answered('a', 'reject', 'reject_once'),
+      failed('a'),
+      call('b'),
+      answered('b', null),
+      failed('b'),
+      call('c'),
+      answered('c', 'allow', 'allow_once'),
+      failed('c'),
+      call('d'),
+      failed('d'),
+      { t: 'stop', at, stopReason: 'cancelled' }
+    ])
+    const statuses = Object.fromEntries(thread.entries.flatMap((e) => (e.kind === 'tool_call' ? [[e.toolCallId, e.status]] : [])))
+    expect(statuses).toEqual({ a: 'rejected', b: 'cancelled', c: 'failed', d: 'failed' })
+  })
+
+  it('a call the agent already ended failed before the answer was recorded shows so once the answer comes', () => {
+    const thread = fold([call('a'), failed('a'), answered('a', 'reject', 'reject_once')])
+    expect(thread.entries.find((e) => e.kind === 'tool_call')).toMatchObject({ status: 'rejected' })
+  })
+
+  it("Claude Code's nonExecutionKind: user-rejected and rule refusals read rejected, interrupted and cancelled read cancelled", () => {
+    const thread = fold([
+      call('u'),
+      failed('u', { claudeCode: { nonExecutionKind: 'user-rejected' } }),
+      call('r'),
+      failed('r', { claudeCode: { nonExecutionKind: 'permission-rule' } }),
+      call('i'),
+      failed('i', { claudeCode: { nonExecutionKind: 'interrupted' } }),
+      call('k'),
+      failed('k', { claudeCode: { nonExecutionKind: 'cancelled' } }),
+      call('e'),
+      failed('e', { claudeCode: { nonExecutionKind: 'something-new' } })
+    ])
+    const statuses = Object.fromEntries(thread.entries.flatMap((e) => (e.kind === 'tool_call' ? [[e.toolCallId, e.status]] : [])))
+    expect(statuses).toEqual({ u: 'rejected', r: 'rejected', i: 'cancelled', k: 'cancelled', e: 'failed' })
   })
 })
 

@@ -70,7 +70,7 @@ export class V1Protocol implements WireProtocol {
     this.connection = app.connect(stream)
   }
 
-  /** `initialize` with version 1's shape: `clientInfo` and `clientCapabilities` (fs, terminals, terminal sign-in, elicitation). */
+  /** `initialize` with version 1's shape: `clientInfo` and `clientCapabilities` (fs, terminals, terminal sign-in, elicitation, notices, compaction). */
   initialize(): Promise<{ protocolVersion: number }> {
     return this.connection.agent.request(methods.agent.initialize, {
       protocolVersion: PROTOCOL_VERSION,
@@ -79,7 +79,9 @@ export class V1Protocol implements WireProtocol {
         terminal: true,
         // Terminal sign-in methods run in a pseudo-terminal the user sees (login-terminals.ts).
         auth: { terminal: this.options.terminalAuth },
-        elicitation: { form: {}, url: {} }
+        elicitation: { form: {}, url: {} },
+        // Notices are shown as notices (dismissable, with their severity) and compactions as such (shared/thread.ts).
+        session: { notices: {}, compaction: {} }
       },
       clientInfo: { name: 'switchboard', title: 'Switchboard', version: this.options.clientVersion }
     })

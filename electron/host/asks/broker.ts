@@ -181,7 +181,10 @@ export class AskBroker {
     const once = rule && onceOption(params.options, rule.decision)
     if (rule && once) {
       this.end(sessionId, requestId, () => {
-        this.options.record(sessionId, permissionRecord(ask.title, once, { remembered: true, rule: describeScope(rule, project) }))
+        this.options.record(
+          sessionId,
+          permissionRecord(ask.title, once, { remembered: true, rule: describeScope(rule, project) }, params.toolCall.toolCallId)
+        )
         return { outcome: { outcome: 'selected', optionId: once.optionId } }
       })
       return
@@ -241,7 +244,7 @@ export class AskBroker {
     const { session, params, title, remember } = ask
     const picked = params.options.find((o) => o.optionId === optionId)
     if (!picked) {
-      this.options.record(session.id, permissionRecord(title, null, { remembered: false }))
+      this.options.record(session.id, permissionRecord(title, null, { remembered: false }, params.toolCall.toolCallId))
       return { outcome: { outcome: 'cancelled' } }
     }
     const decision = alwaysDecision(picked.kind)
@@ -250,12 +253,17 @@ export class AskBroker {
       const rule = describeScope(remember.subject, remember.project)
       this.options.record(
         session.id,
-        permissionRecord(title, sent, { remembered: false, name: decision === 'allow' ? 'Always allow' : 'Always reject', kind: picked.kind, rule })
+        permissionRecord(
+          title,
+          sent,
+          { remembered: false, name: decision === 'allow' ? 'Always allow' : 'Always reject', kind: picked.kind, rule },
+          params.toolCall.toolCallId
+        )
       )
       void this.remember(session, remember.subject, decision)
       return { outcome: { outcome: 'selected', optionId: sent.optionId } }
     }
-    this.options.record(session.id, permissionRecord(title, picked, { remembered: false }))
+    this.options.record(session.id, permissionRecord(title, picked, { remembered: false }, params.toolCall.toolCallId))
     return { outcome: { outcome: 'selected', optionId: picked.optionId } }
   }
 

@@ -165,7 +165,8 @@ export function sameSubject(a: RuleSubject, b: RuleSubject): boolean {
 export function permissionRecord(
   title: string,
   sent: PermissionOption | null,
-  how: { remembered: boolean; name?: string; kind?: string; rule?: string }
+  how: { remembered: boolean; name?: string; kind?: string; rule?: string },
+  toolCallId?: string
 ): TranscriptRecord {
   return {
     t: 'permission',
@@ -175,6 +176,7 @@ export function permissionRecord(
     optionName: how.name ?? (sent ? cutText(sent.name, PERMISSION_TEXT.option) : undefined),
     optionKind: how.kind ?? sent?.kind,
     remembered: how.remembered,
-    ...(how.rule ? { rule: how.rule } : {})
+    ...(how.rule ? { rule: how.rule } : {}),
+    ...(toolCallId ? { toolCallId } : {})
   }
 }
