@@ -156,6 +156,13 @@ export interface AgentCapabilities {
    * to the running turn, which goes on with it. Absent: it does not.
    */
   promptQueueing?: boolean
+  /**
+   * The agent takes a follow-up into the running turn through the steering
+   * extension (`_session/steering`, announced as `_meta.steering.supported`
+   * in its initialize answer, as claude-agent-acp does): "Send now" steers
+   * instead of sending a second `session/prompt`. Absent: it does not.
+   */
+  steering?: boolean
 }
 
 export interface AuthMethodView {

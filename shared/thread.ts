@@ -20,7 +20,7 @@ import type { SessionModelState, TranscriptRecord, TurnUsage } from './transcrip
 
 export type ThreadEntry =
   /** `checkpoint`: the files as they were just before this prompt's turn (a rewind point). */
-  | { kind: 'user'; id: string; text: string; checkpoint?: number }
+  | { kind: 'user'; id: string; text: string; checkpoint?: number; steered?: boolean }
   | { kind: 'assistant'; id: string; text: string }
   | { kind: 'thought'; id: string; text: string }
   | ToolCallEntry
@@ -124,7 +124,13 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
       thread.pendingCheckpoint = undefined
       // What Switchboard told the agent on the user's behalf (a rewind, an earlier conversation) is said by its notice, not in the bubble.
       const said = record.content.filter((block) => !isSwitchboardNote(block))
-      push(thread, { kind: 'user', id: localId(thread), text: contentToText(said), ...(checkpoint ? { checkpoint } : {}) })
+      push(thread, {
+        kind: 'user',
+        id: localId(thread),
+        text: contentToText(said),
+        ...(checkpoint ? { checkpoint } : {}),
+        ...(record.steered ? { steered: true } : {})
+      })
       return
     }
     case 'context':

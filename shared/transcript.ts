@@ -20,7 +20,8 @@ export interface TurnUsage {
  */
 export type TranscriptRecord =
   | TranscriptHeader
-  | { t: 'prompt'; at: string; content: ContentBlock[] }
+  /** `steered`: handed to the running turn through the agent's steering, not a turn of its own. */
+  | { t: 'prompt'; at: string; content: ContentBlock[]; steered?: boolean }
   | { t: 'update'; at: string; update: SessionUpdate }
   /** A turn's end; `usage`: the tokens the agent counted for the turn (its prompt response's `usage`). */
   | { t: 'stop'; at: string; stopReason: string; usage?: TurnUsage }

@@ -109,6 +109,14 @@ function recordMcpServers(method: string, sessionId: string, mcpServers: unknown
  * and answers `end_turn`, and the new prompt's script runs on in the same turn.
  */
 const promptQueueing = env.SCRIPTED_AGENT_PROMPT_QUEUEING === '1'
+/**
+ * `1`: announces the steering extension as claude-agent-acp does (top-level
+ * `_meta.steering.supported`) and takes `_session/steering`: while a turn
+ * runs, the text is taken into it (answer `injected`, then message
+ * `steered: TEXT` at the turn's next step); with no turn running, `promptRequired` (with that `_meta`) and
+ * nothing happens. Each request is appended to `steering.jsonl` in the state folder.
+ */
+const steering = env.SCRIPTED_AGENT_STEERING === '1' || env.SCRIPTED_AGENT_STEERING === 'idle'
 /** `1`: sessions offer modes, configuration options (a model select, a boolean) and older-style models. */
 const offerSessionState = env.SCRIPTED_AGENT_SESSION_STATE === '1'
 /** `1`: also speak ACP protocol version 2 (the draft), to clients that ask for it, with the same sessions and scripts. */
@@ -179,6 +187,8 @@ function v1Peer(client: AgentContext): Peer {
 interface Session {
   id: string
   history: SessionUpdate[]
+  /** SCRIPTED_AGENT_STEERING: texts steered into the running turn, taken at its next step. */
+  steered?: string[]
   toolCounter: number
   turn: Turn | null
   cwd: string
@@ -449,6 +459,15 @@ class TurnRunner {
     }
   }
 
+  /** What was steered into this turn, said at its next step (as Claude Code takes a steer between steps). */
+  private async takeSteered(): Promise<void> {
+    for (let text = this.session.steered?.shift(); text !== undefined; text = this.session.steered?.shift()) {
+      this.messageId = null
+      await this.message(`steered: ${text}`)
+      this.messageId = null
+    }
+  }
+
   private nextToolCallId(): string {
     this.session.toolCounter += 1
     return `tool-${this.session.toolCounter}`
@@ -476,6 +495,7 @@ class TurnRunner {
       } else {
         for (const command of commands) {
           this.checkCancelled()
+          await this.takeSteered()
           await this.command(command)
         }
       }
@@ -583,6 +603,7 @@ class TurnRunner {
         // Waits until the file exists (a test opens the gate when it is ready; cut short by cancel).
         const gate = isAbsolute(arg) ? arg : join(this.session.cwd, arg)
         while (!existsSync(gate)) {
+          await this.takeSteered()
           if (!(await wait(25, this.signal))) break
         }
         this.checkCancelled()
@@ -1311,7 +1332,8 @@ let app = agent({ name: agentName })
                 ]
               : [])
           ]
-        : []
+        : [],
+      ...(steering ? { _meta: { steering: { supported: true } } } : {})
     }
   })
   .onRequest(methods.agent.session.new, async ({ params }) => {
@@ -1525,6 +1547,27 @@ if (sessionMethods.has('delete')) {
     }
     return {}
   })
+}
+if (steering) {
+  app = app.onRequest(
+    '_session/steering',
+    (raw) => raw as { sessionId: string; prompt: ContentBlock[]; _meta?: { steering?: { idleBehavior?: string } } },
+    async ({ params }) => {
+      const session = sessions.get(params.sessionId)
+      if (!session) throw unknownSession(params.sessionId)
+      const text = promptText(params.prompt)
+      if (stateDir)
+        appendFileSync(join(stateDir, 'steering.jsonl'), `${JSON.stringify({ sessionId: session.id, text, running: Boolean(session.turn) })}\n`)
+      // SCRIPTED_AGENT_STEERING=idle: as if every turn had just ended when the steer arrived.
+      if (!session.turn || env.SCRIPTED_AGENT_STEERING === 'idle') {
+        if (params._meta?.steering?.idleBehavior === 'promptRequired') return { outcome: 'promptRequired', reason: 'noRunningTurn' }
+        throw new RequestError(-32600, 'No turn is running (and the client did not opt into promptRequired)')
+      }
+      // Taken at the turn's next step, after this answer: the client hears "injected" before what the steer brings.
+      ;(session.steered ??= []).push(text)
+      return { outcome: 'injected' }
+    }
+  )
 }
 if (sessionMethods.has('fork')) {
   app = app.onRequest(

@@ -21,7 +21,7 @@ let browser: Browser
 let host: Host
 let server: RunningServer
 let projectId: string
-const gates = { refactor: '', deploy: '', review: '' }
+const gates = { refactor: '', deploy: '', review: '', migrate: '' }
 
 beforeAll(async () => {
   root = await tempDir('e2e-queue')
@@ -34,7 +34,8 @@ beforeAll(async () => {
     JSON.stringify({
       'Refactor the session parser into its own module': `/await ${gates.refactor}\n/say The parser now lives in **parser.ts**; the old file re-exports it.`,
       'Deploy the staging build': `/await ${gates.deploy}\n/fail The model is overloaded; try again in a minute`,
-      'Review the open pull request': `/await ${gates.review}\n/say This is never said: the turn hands over first.`
+      'Review the open pull request': `/await ${gates.review}\n/say This is never said: the turn hands over first.`,
+      'Write the database migration': `/await ${gates.migrate}\n/say The migration is in **0007_sessions.sql**.`
     })
   )
   ;({ browser, host, server } = await openBrowserHost(join(root, 'data')))
@@ -43,6 +44,10 @@ beforeAll(async () => {
   await host.request(
     'agents.add',
     scriptedAgent(join(root, 'state-steer'), { SCRIPTED_AGENT_SCRIPTS: scripts, SCRIPTED_AGENT_PROMPT_QUEUEING: '1' }, 'Steerable')
+  )
+  await host.request(
+    'agents.add',
+    scriptedAgent(join(root, 'state-steering'), { SCRIPTED_AGENT_SCRIPTS: scripts, SCRIPTED_AGENT_STEERING: '1' }, 'Steering')
   )
 })
 
@@ -192,6 +197,28 @@ describe('queued prompts', () => {
       .toEqual(['You said: Focus on the error handling first', 'You said: Then summarise what you found'])
     expect(await userTexts(page)).toEqual(['Review the open pull request', 'Focus on the error handling first', 'Then summarise what you found'])
     await page.getByTestId('queue').waitFor({ state: 'detached' })
+    expect(problems).toEqual([])
+    await close()
+  })
+
+  it('steers the running turn of an agent that announces steering: the queue says so, the prompt shows as sent into the turn', async () => {
+    await newSession('Steering', 'Database migration')
+    const { page, problems, close } = await openPage('light', 'Database migration')
+    await write(page, 'Write the database migration')
+    await page.getByTestId('cancel').waitFor()
+    await write(page, 'Use a transaction for it')
+    await expect.poll(() => page.getByTestId('queued-send-now').count()).toBe(1)
+    expect(await page.getByTestId('queue').locator('.how').textContent()).toContain('or now by steering the running turn')
+    expect(await page.getByTestId('queued-send-now').getAttribute('title')).toContain('Steer:')
+    await page.getByTestId('queued-send-now').click()
+    await page.getByTestId('queue').waitFor({ state: 'detached' })
+    await expect.poll(() => assistantTexts(page)).toEqual(['steered: Use a transaction for it'])
+    expect(await page.getByTestId('entry-steered').textContent()).toBe('Sent into the running turn')
+    console.log(`screenshot: ${await screenshot(page, 'e2e-queue-steered')}`)
+    await writeFile(gates.migrate, 'open')
+    await expect.poll(() => assistantTexts(page)).toEqual(['steered: Use a transaction for it', 'The migration is in 0007_sessions.sql.'])
+    // One turn: the steer has none of its own.
+    await expect.poll(() => page.getByTestId('entry-stop').count()).toBe(1)
     expect(problems).toEqual([])
     await close()
   })

@@ -187,6 +187,7 @@ export class StubConnection implements AgentConnection {
     closeSession: async (params) => void this.calls.push({ method: 'session/close', params }),
     deleteSession: async (params) => void this.calls.push({ method: 'session/delete', params }),
     forkSession: () => Promise.reject(new Error('The stub agent does not fork')),
+    steer: () => Promise.reject(new Error('The stub agent does not steer')),
     prompt: async (params) => {
       this.calls.push({ method: 'session/prompt', params })
       const abort = new AbortController()

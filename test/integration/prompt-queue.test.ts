@@ -268,3 +268,60 @@ describe('send now', () => {
     expect(entriesOf(thread, 'stop')).toHaveLength(2)
   })
 })
+
+describe('send now by steering (issue 36.5)', () => {
+  it('steers the running turn of an agent that announces steering: no second session/prompt, the prompt in the thread as sent into the turn, one turn end', async () => {
+    const id = await session({ SCRIPTED_AGENT_STEERING: '1' })
+    const agentState = (await host.request('agents.states', {}))[0]
+    expect(agentState?.capabilities?.steering).toBe(true)
+    // Without prompt queueing, a second session/prompt mid-turn would fail (-32600): only steering can get it in.
+    expect(agentState?.capabilities?.promptQueueing).toBeUndefined()
+    const first = gate()
+    const turn = host.request('sessions.prompt', { id, text: `/await ${first.path}\n/say finished` })
+    await running(id)
+    await host.request('sessions.queue', { id, text: 'later' })
+    const steer = (await host.request('sessions.queue', { id, text: 'look at the tests first' })).queued
+
+    await host.request('sessions.sendQueuedNow', { id, queuedId: steer.id })
+    expect(await queueTexts(id)).toEqual(['later'])
+    const thread = fold((await host.request('sessions.open', { id })).records)
+    expect(entriesOf(thread, 'user').at(-1)).toMatchObject({ text: 'look at the tests first', steered: true })
+    await waitUntil('the turn to take the steer', async () => (await assistantTexts(id)).length === 1)
+    expect(await assistantTexts(id)).toEqual(['steered: look at the tests first'])
+    // In the thread: the prompt first, then what the steer brought.
+    const order = fold((await host.request('sessions.open', { id })).records).entries.map((e) => e.kind)
+    expect(order.slice(-2)).toEqual(['user', 'assistant'])
+    const steering = (await readFile(join(root, 'agent', 'steering.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown)
+    expect(steering).toEqual([{ sessionId: expect.any(String), text: 'look at the tests first', running: true }])
+
+    // The turn goes on to its own end; then the queue goes on.
+    await first.open()
+    expect((await turn).stopReason).toBe('end_turn')
+    await waitUntil('the queue to empty', async () => (await queueTexts(id)).length === 0 && (await stateOf(id)).status === 'ready')
+    await waitUntil('the last answer', async () => (await assistantTexts(id)).includes('You said: later'))
+    expect(await assistantTexts(id)).toEqual(['steered: look at the tests first', 'finished', 'You said: later'])
+    expect(entriesOf(fold((await host.request('sessions.open', { id })).records), 'stop')).toHaveLength(2)
+  })
+
+  it('a steer that finds the turn over (promptRequired) goes first in the queue and is sent once, as a prompt, when the turn ends', async () => {
+    const id = await session({ SCRIPTED_AGENT_STEERING: 'idle' })
+    const first = gate()
+    const turn = host.request('sessions.prompt', { id, text: `/await ${first.path}` })
+    await running(id)
+    await host.request('sessions.queue', { id, text: 'later' })
+    const steer = (await host.request('sessions.queue', { id, text: 'steer me' })).queued
+    await host.request('sessions.sendQueuedNow', { id, queuedId: steer.id })
+    expect(await queueTexts(id)).toEqual(['steer me', 'later'])
+    expect(await userTexts(id)).not.toContain('steer me')
+
+    await first.open()
+    await turn
+    await waitUntil('the queue to empty', async () => (await queueTexts(id)).length === 0 && (await stateOf(id)).status === 'ready')
+    await waitUntil('the last answer', async () => (await assistantTexts(id)).includes('You said: later'))
+    expect(await assistantTexts(id)).toEqual(['You said: steer me', 'You said: later'])
+    expect((await userTexts(id)).filter((t) => t === 'steer me')).toHaveLength(1)
+  })
+})

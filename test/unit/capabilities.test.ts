@@ -102,16 +102,21 @@ describe('capability normalisation', () => {
     })
   })
 
-  it("reads that an agent takes prompts mid-turn from Claude Code's _meta or a steering capability, and nothing else", () => {
+  it("reads that an agent takes prompts mid-turn from Claude Code's _meta, and that it steers from the steering _meta, and nothing else", () => {
     const claude = normaliseInitialize({
       protocolVersion: 1,
       agentCapabilities: { loadSession: true, _meta: { claudeCode: { promptQueueing: true } } }
     })
     expect(claude.capabilities.promptQueueing).toBe(true)
+    expect(claude.capabilities.steering).toBeUndefined()
+    // claude-agent-acp 0.101: the steering extension in the answer's top-level _meta; steering is not a second session/prompt.
     const steering = normaliseInitialize({ protocolVersion: 1, agentCapabilities: {}, _meta: { steering: { supported: true } } })
-    expect(steering.capabilities.promptQueueing).toBe(true)
+    expect(steering.capabilities.steering).toBe(true)
+    expect(steering.capabilities.promptQueueing).toBeUndefined()
     for (const meta of [undefined, { claudeCode: { promptQueueing: 'yes' } }, { claudeCode: true }, { promptQueueing: true }, { steering: {} }]) {
-      expect(normaliseInitialize({ protocolVersion: 1, agentCapabilities: { _meta: meta } }).capabilities.promptQueueing).toBeUndefined()
+      const { capabilities } = normaliseInitialize({ protocolVersion: 1, agentCapabilities: { _meta: meta } })
+      expect(capabilities.promptQueueing).toBeUndefined()
+      expect(capabilities.steering).toBeUndefined()
     }
   })
 })

@@ -33,22 +33,34 @@ function readInitialize(r: Json): NormalisedInitialize {
   const protocolVersion = typeof r.protocolVersion === 'number' ? r.protocolVersion : 0
   const capabilities = 'capabilities' in r && !('agentCapabilities' in r) ? fromV2(asObject(r.capabilities)) : fromV1(asObject(r.agentCapabilities))
   return {
-    capabilities: { protocolVersion, ...capabilities, ...(takesPromptsMidTurn(r) ? { promptQueueing: true } : {}) },
+    capabilities: {
+      protocolVersion,
+      ...capabilities,
+      ...(takesPromptsMidTurn(r) ? { promptQueueing: true } : {}),
+      ...(steers(r) ? { steering: true } : {})
+    },
     agentInfo: info(r.agentInfo ?? r.info),
     authMethods: Array.isArray(r.authMethods) ? r.authMethods.flatMap(authMethod) : []
   }
 }
 
 /**
- * Whether the agent takes a prompt while a turn runs. Claude Code announces it
- * in its capabilities' `_meta` (`claudeCode.promptQueueing: true`); a
- * steering capability (`_meta.steering.supported`, in the answer or its
- * capabilities) says the same. The protocol itself has no such capability yet.
+ * Whether the agent takes a second `session/prompt` while a turn runs. Claude
+ * Code announced it in its capabilities' `_meta` (`claudeCode.promptQueueing:
+ * true`). The protocol itself has no such capability yet.
  */
 function takesPromptsMidTurn(r: Json): boolean {
+  return metasOf(r).some((meta) => asObject(meta.claudeCode).promptQueueing === true)
+}
+
+/** Whether the agent takes `_session/steering` (`_meta.steering.supported`, in the answer or its capabilities). */
+function steers(r: Json): boolean {
+  return metasOf(r).some((meta) => asObject(meta.steering).supported === true)
+}
+
+function metasOf(r: Json): Json[] {
   const capabilities = asObject(r.agentCapabilities ?? r.capabilities)
-  const metas = [asObject(capabilities._meta), asObject(r._meta)]
-  return metas.some((meta) => asObject(meta.claudeCode).promptQueueing === true || asObject(meta.steering).supported === true)
+  return [asObject(capabilities._meta), asObject(r._meta)]
 }
 
 /** Version 2: a non-empty authMethods list means auth/logout exists (see above). */

@@ -23,7 +23,7 @@ import {
   type Stream
 } from '@agentclientprotocol/sdk'
 import { methods as unstableMethods, type ForkSessionRequest, type ForkSessionResponse } from '@agentclientprotocol/sdk/unstable'
-import type { CallOptions } from './protocol'
+import type { CallOptions, SteerOutcome } from './protocol'
 import type { ProtocolOptions, WireProtocol } from './wire'
 import { checkNotification } from './updates'
 
@@ -133,6 +133,16 @@ export class V1Protocol implements WireProtocol {
 
   prompt(params: PromptRequest): Promise<PromptResponse> {
     return this.agent().request(methods.agent.session.prompt, params)
+  }
+
+  /** The steering extension: the host keeps a prompt the agent could not inject (`promptRequired`) and sends it as a prompt. */
+  async steer(params: { sessionId: string; prompt: PromptRequest['prompt'] }): Promise<SteerOutcome> {
+    const answer = await this.agent().request<{ outcome?: unknown }>('_session/steering', {
+      ...params,
+      _meta: { steering: { idleBehavior: 'promptRequired' } }
+    })
+    if (answer?.outcome === 'injected' || answer?.outcome === 'promptRequired') return answer.outcome
+    throw new Error(`The agent answered the steering request with an unknown outcome (${JSON.stringify(answer?.outcome)})`)
   }
 
   cancel(params: { sessionId: string }): Promise<void> {

@@ -175,6 +175,10 @@ export class V2Protocol implements WireProtocol {
     }
   }
 
+  steer(): Promise<never> {
+    return Promise.reject(notInV2('Steering a running turn (_session/steering)'))
+  }
+
   cancel(params: { sessionId: string }): Promise<void> {
     return this.connection.agent.notify(methods.agent.session.cancel, { sessionId: params.sessionId })
   }

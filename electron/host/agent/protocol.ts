@@ -38,6 +38,12 @@ export interface AgentProtocol {
   forkSession(params: ForkSessionRequest): Promise<ForkSessionResponse>
   /** Runs one turn: resolves when the turn has ended, with why. */
   prompt(params: PromptRequest): Promise<PromptResponse>
+  /**
+   * Hands a follow-up to the running turn (`_session/steering`, for an agent
+   * whose capabilities say `steering`): `injected` when the turn took it,
+   * `promptRequired` when no turn was running (nothing was sent to the model).
+   */
+  steer(params: { sessionId: string; prompt: PromptRequest['prompt'] }): Promise<SteerOutcome>
   cancel(params: { sessionId: string }): Promise<void>
   setMode(params: SetSessionModeRequest): Promise<void>
   setConfigOption(params: SetSessionConfigOptionRequest): Promise<SetSessionConfigOptionResponse>
@@ -46,6 +52,8 @@ export interface AgentProtocol {
   authenticate(params: { methodId: string; _meta?: Record<string, unknown> }): Promise<void>
   logout(): Promise<void>
 }
+
+export type SteerOutcome = 'injected' | 'promptRequired'
 
 export interface CallOptions {
   /** Aborting it sends `$/cancel_request` for the call. */

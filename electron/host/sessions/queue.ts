@@ -116,6 +116,18 @@ export class PromptQueue {
       this.kick(id)
       return { queue: [...(record.queue ?? [])] }
     }
+    if (live?.connection?.capabilities.steering) {
+      // The agent's steering hands it to the running turn; a turn that ended meanwhile takes it as the next prompt.
+      if ((await turns.steer(id, item.text, item.attachments)) === 'injected') {
+        this.take(record, queuedId)
+        return { queue: [...(record.queue ?? [])] }
+      }
+      record.queue = [item, ...(record.queue ?? []).filter((q) => q !== item)]
+      record.queueHeld = undefined
+      await this.changed(record)
+      this.kick(id)
+      return { queue: [...(record.queue ?? [])] }
+    }
     if (!live?.connection?.capabilities.promptQueueing) {
       throw new Error(`${this.agentName(record)} does not take prompts while a turn runs; this one is sent when the turn ends`)
     }

@@ -74,6 +74,25 @@ export class Turns {
     return turn
   }
 
+  /**
+   * Hands a prompt to the running turn through the agent's steering
+   * (`_session/steering`). Injected, it is in the thread as a prompt sent into
+   * that turn; `promptRequired` (the turn had ended) sent nothing, and the
+   * caller sends it as a prompt of its own.
+   */
+  async steer(id: string, text: string, attachments: Attachment[] = []): Promise<'injected' | 'promptRequired'> {
+    const live = this.deps.registry.get(id)
+    if (!live?.connection || !(this.deps.registry.stateOf(id).status === 'running' || live.inTurn)) return 'promptRequired'
+    const connection = connectionOf(live)
+    const content: ContentBlock[] = [
+      ...(text.trim() ? [{ type: 'text' as const, text }] : []),
+      ...attachments.map((a) => toContentBlock(a, connection))
+    ]
+    const outcome = await connection.acp.steer({ sessionId: acpSessionIdOf(live), prompt: content })
+    if (outcome === 'injected') this.deps.registry.append(live, { t: 'prompt', at: new Date().toISOString(), content, steered: true })
+    return outcome
+  }
+
   private async run(
     id: string,
     text: string,
