@@ -273,16 +273,34 @@ describe('session/load as real agents answer it', () => {
     // The replay takes about half a second from the load's answer: read the view once all of it has come, wherever it landed.
     await new Promise((r) => setTimeout(r, 1000))
     const after = await shown(id)
-    const replayed = after.slice(0, after.indexOf('user: third question'))
-    // The replay replaced the view (the agent's own account of it), wholly before the new prompt.
-    expect(replayed.filter((e) => e.startsWith('user') || e.startsWith('assistant'))).toEqual(
-      before.filter((e) => e.startsWith('user') || e.startsWith('assistant'))
-    )
+    const kept = after.slice(0, after.indexOf('user: third question'))
+    // The view Switchboard recorded is kept as it was (its turn ends too); the late replay wrote nothing into it.
+    expect(kept).toEqual(before)
     const rest = after.slice(after.indexOf('user: third question'))
     expect(rest.filter((e) => e.startsWith('assistant'))).toHaveLength(1)
     expect(rest.find((e) => e.startsWith('assistant'))).toMatch(/third question/)
     expect(after.filter((e) => e === 'user: third question')).toHaveLength(1)
     expect(after.filter((e) => e === 'user: first question')).toHaveLength(1)
-    expect((await host.request('sessions.open', { id })).records.some((r) => r.t === 'reset')).toBe(true)
+    expect((await host.request('sessions.open', { id })).records.some((r) => r.t === 'reset')).toBe(false)
+  })
+
+  it("a reopen through session/load keeps Switchboard's view (turn ends, usage) and writes nothing of the replay, however often reopened (issue 36.8, 37)", async () => {
+    const id = await conversationThenRestart({})
+    const before = await shown(id)
+    // The scripted agent's replay has no turn ends: Switchboard's view has one per turn.
+    expect(before.filter((e) => e === 'stop')).toHaveLength(2)
+    const recordsBefore = (await host.request('sessions.open', { id })).records.length
+    for (let reopen = 0; reopen < 2; reopen++) {
+      await host.request('sessions.continue', { id })
+      expect(await shown(id)).toEqual(before)
+      await host.close()
+      host = await openHost(dataDir)
+    }
+    const records = (await host.request('sessions.open', { id })).records
+    // Nothing of the two replays was written: no reset, no replayed message (only session state may be added).
+    expect(records.some((r) => r.t === 'reset')).toBe(false)
+    expect(records.slice(recordsBefore).filter((r) => r.t === 'update' && /chunk|tool_call|plan/.test(r.update.sessionUpdate))).toEqual([])
+    await host.request('sessions.prompt', { id, text: 'third question' })
+    expect((await shown(id)).filter((e) => e.startsWith('user'))).toEqual(['user: first question', 'user: second question', 'user: third question'])
   })
 })

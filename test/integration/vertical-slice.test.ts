@@ -86,7 +86,7 @@ describe('one conversation, end to end through the Host', () => {
     const states = await reopened.request('agents.states', {})
     expect(states.find((s) => s.agentId === agent.id)?.status).toBe('stopped')
 
-    // Continue: the agent replays the conversation, which replaces the local view (no duplicates).
+    // Continue: the agent replays the conversation; the view Switchboard recorded is kept (no duplicates, its turn end too).
     const state = await reopened.request('sessions.continue', { id: record.id })
     expect(state.status).toBe('ready')
     const afterLoad = fold((await reopened.request('sessions.open', { id: record.id })).records)

@@ -98,8 +98,9 @@ export class SessionConnector {
       if (useResume) {
         answer = await connection.acp.resumeSession(params, options)
       } else {
-        // The replay replaces the view only once it comes, and only when the load succeeds.
-        registry.beginReplay(live)
+        // A view Switchboard recorded is kept (the replay is not written); an imported session takes the replay,
+        // only once it comes and only when the load succeeds.
+        registry.beginReplay(live, live.thread.entries.length > 0)
         answer = await connection.acp.loadSession(params, options)
         registry.commitReplay(live)
         await registry.replayQuiet(live, REPLAY_QUIET_MS, REPLAY_MAX_MS, signal)

@@ -43,14 +43,26 @@ export interface LiveSession {
 }
 
 /**
- * The replay of a `session/load`. Until the load has answered, the replayed
- * conversation is held aside (`held`): a load that fails leaves the view as it
- * was. Once it has answered, the reset and what was held are written, and
- * updates that still come (Gemini CLI answers before it has finished
- * replaying) are part of the replay until it goes quiet. The reset is written
- * only when a replayed message actually comes.
+ * The replay of a `session/load`. A session whose conversation Switchboard
+ * recorded keeps that view (`keep`): its turn ends, usage, checkpoints,
+ * rewind points and permission answers are Switchboard's own and no agent's
+ * replay has them all (Gemini CLI's prefixes context and grows duplicates),
+ * so the replayed conversation is not written at all: the transcript does not
+ * grow with each reopen. Only a session with no view of its own (imported
+ * from the agent's list) takes the replay as its view. Then, until the load
+ * has answered, the replayed conversation is held aside (`held`): a load that
+ * fails leaves the view as it was. Once it has answered, the reset and what was
+ * held are written, and updates that still come (Gemini CLI answers before it
+ * has finished replaying) are part of the replay until it goes quiet. The
+ * reset is written only when a replayed message actually comes. Either way
+ * the session state the replay carries (modes, options, commands, usage) is
+ * taken.
  */
 interface Replay {
+  /** The view Switchboard recorded is kept: replayed conversation updates are counted and dropped. */
+  keep: boolean
+  /** Replayed conversation updates dropped because the view was kept. */
+  dropped: number
   held: TranscriptRecord[] | null
   resetWritten: boolean
   /** When the last replayed update came (ms). */
@@ -175,15 +187,15 @@ export class SessionRegistry {
     this.options.events.emit('session.records', { id: live.record.id, seq, records: [record] })
   }
 
-  /** A `session/load` is about to be sent: its replay is held until it answers. */
-  beginReplay(live: LiveSession): void {
-    live.replay = { held: [], resetWritten: false, lastAt: Date.now() }
+  /** A `session/load` is about to be sent: its replay is held until it answers, or dropped when the view is kept. */
+  beginReplay(live: LiveSession, keep: boolean): void {
+    live.replay = { keep, dropped: 0, held: keep ? null : [], resetWritten: false, lastAt: Date.now() }
   }
 
   /** The load answered: what was replayed so far replaces the view; later replayed updates follow it. */
   commitReplay(live: LiveSession): void {
     const replay = live.replay
-    if (!replay?.held) return
+    if (!replay || replay.keep || !replay.held) return
     const held = replay.held
     replay.held = null
     replay.lastAt = Date.now()
@@ -227,7 +239,8 @@ export class SessionRegistry {
       return
     }
     replay.lastAt = Date.now()
-    if (replay.held) replay.held.push(record)
+    if (replay.keep) replay.dropped += 1
+    else if (replay.held) replay.held.push(record)
     else this.writeReplayed(live, replay, record)
   }
 
