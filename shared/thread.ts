@@ -26,6 +26,9 @@ export type ThreadEntry =
   | ToolCallEntry
   | { kind: 'plan'; id: string; entries: PlanEntry[] }
   | { kind: 'notice'; id: string; severity: string; title: string; description?: string }
+  | SubagentEntry
+  /** A message between sessions (`session_message`): a subagent's report, or what one session sent another. */
+  | { kind: 'session_message'; id: string; messageId: string; sender?: string; recipient?: string; text: string }
   /** The agent compacting the conversation's context (`compaction_update`, `compaction_summary_chunk`): one entry per compaction, patched in place. */
   | { kind: 'compaction'; id: string; compactionId: string; status: string; summary: string; error?: string }
   | { kind: 'stop'; id: string; stopReason: string; usage?: TurnUsage }
@@ -51,6 +54,25 @@ export type ThreadEntry =
       content?: Record<string, string | number | boolean | string[]>
     }
 
+/**
+ * A subagent: a child session the agent started and owns (`subagent_update`,
+ * ACP's subagents), with its own thread, folded from its updates. Shown
+ * under the tool call that launched it (`toolCallId`, from the launch's
+ * `session_message`), or where it was announced.
+ */
+export interface SubagentEntry {
+  kind: 'subagent'
+  id: string
+  /** The child's ACP session id. */
+  sessionId: string
+  title?: string
+  description?: string
+  /** Its work state as the agent last reported it (`running`, `idle`, `requires_action`, …). */
+  state?: string
+  toolCallId?: string
+  thread: Thread
+}
+
 export interface ToolCallEntry {
   kind: 'tool_call'
   id: string
@@ -64,6 +86,8 @@ export interface ToolCallEntry {
   locations: ToolCallLocation[]
   rawInput?: unknown
   rawOutput?: unknown
+  /** The subagent this call launched (its child session id): shown nested under the call. */
+  subagent?: string
 }
 
 export interface Thread {
@@ -169,7 +193,8 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
       return
     }
     case 'update':
-      applyUpdate(thread, record.update)
+      if (record.child) applyUpdate(subagentOf(thread, record.child).thread, record.update)
+      else applyUpdate(thread, record.update)
       return
     case 'stop':
       // The protocol: a client marks the turn's unfinished tool calls cancelled when it cancels. A call still
@@ -196,9 +221,12 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
     case 'permission':
       if (record.toolCallId && !record.optionKind?.startsWith('allow')) {
         const refused = record.optionId === null ? 'cancelled' : 'rejected'
-        ;(thread.refused ??= {})[record.toolCallId] = refused
-        const call = thread.keyed.get(`tool_call:${record.toolCallId}`)
-        if (call?.kind === 'tool_call' && call.status === 'failed') call.status = refused
+        // The call may be a subagent's (its permission is asked through this session).
+        for (const owner of [thread, ...subagentThreads(thread)]) {
+          ;(owner.refused ??= {})[record.toolCallId] = refused
+          const call = owner.keyed.get(`tool_call:${record.toolCallId}`)
+          if (call?.kind === 'tool_call' && call.status === 'failed') call.status = refused
+        }
       }
       push(thread, {
         kind: 'permission',
@@ -233,6 +261,17 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
 }
 
 export function applyUpdate(thread: Thread, update: SessionUpdate): void {
+  // Subagents and inter-session messages (SDK 2.4's unstable types): read by their fields.
+  const loose = update as unknown as Record<string, unknown> & { sessionUpdate: string }
+  switch (loose.sessionUpdate) {
+    case 'subagent_update':
+      applySubagentUpdate(thread, loose)
+      return
+    case 'session_message':
+    case 'session_message_chunk':
+      applySessionMessage(thread, loose)
+      return
+  }
   switch (update.sessionUpdate) {
     case 'user_message_chunk':
       appendChunk(thread, 'user', update.messageId, contentToText([update.content]))
@@ -310,6 +349,71 @@ export function applyUpdate(thread: Thread, update: SessionUpdate): void {
     }
     default:
       return
+  }
+}
+
+/** The subagent entry for a child session: the first word of it fixes its place in the thread. */
+function subagentOf(thread: Thread, sessionId: string): SubagentEntry {
+  const key = `subagent:${sessionId}`
+  const existing = thread.keyed.get(key)
+  if (existing?.kind === 'subagent') return existing
+  push(thread, { kind: 'subagent', id: key, sessionId, thread: createThread() }, key)
+  return thread.keyed.get(key) as SubagentEntry
+}
+
+/** The threads of the subagents a thread holds (of the one child session `sessionId`, when given). */
+export function subagentThreads(thread: Thread, sessionId?: string): Thread[] {
+  const threads: Thread[] = []
+  for (const entry of thread.keyed.values())
+    if (entry.kind === 'subagent' && (!sessionId || entry.sessionId === sessionId)) threads.push(entry.thread)
+  return threads
+}
+
+/** `subagent_update`: a child session announced, or its title, description or work state changed (omitted keeps, null clears). */
+function applySubagentUpdate(thread: Thread, update: Record<string, unknown>): void {
+  if (typeof update.sessionId !== 'string') return
+  const entry = subagentOf(thread, update.sessionId)
+  const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() ? value : undefined)
+  if (update.title !== undefined) entry.title = text(update.title)
+  if (update.description !== undefined) entry.description = text(update.description)
+  if (update.state !== undefined) {
+    const state = (update.state as { state?: unknown } | null)?.state
+    entry.state = typeof state === 'string' ? state : undefined
+  }
+}
+
+/**
+ * `session_message` (an upsert) and `session_message_chunk`: a message between
+ * sessions. One that launched a subagent from a tool call (its messageId is
+ * the call's id, sent to the child) links the two: the call shows the
+ * subagent. Any other is an entry of its own (a subagent's report, the
+ * instructions a child received).
+ */
+function applySessionMessage(thread: Thread, update: Record<string, unknown>): void {
+  if (typeof update.messageId !== 'string') return
+  const messageId = update.messageId
+  const recipient = typeof update.recipientSessionId === 'string' ? update.recipientSessionId : undefined
+  const call = thread.keyed.get(`tool_call:${messageId}`)
+  if (call?.kind === 'tool_call' && recipient && recipient !== call.subagent) {
+    const child = subagentOf(thread, recipient)
+    call.subagent = child.sessionId
+    child.toolCallId = call.toolCallId
+    return
+  }
+  const key = `session_message:${messageId}`
+  let entry = thread.keyed.get(key)
+  if (entry?.kind !== 'session_message') {
+    push(thread, { kind: 'session_message', id: key, messageId, text: '' }, key)
+    entry = thread.keyed.get(key)
+  }
+  if (entry?.kind !== 'session_message') return
+  if (typeof update.senderSessionId === 'string') entry.sender = update.senderSessionId
+  if (recipient) entry.recipient = recipient
+  if (update.sessionUpdate === 'session_message_chunk') {
+    const block = update.content as ContentBlock | undefined
+    if (block && typeof block === 'object') entry.text += contentToText([block])
+  } else if (update.content !== undefined) {
+    entry.text = Array.isArray(update.content) ? contentToText(update.content as ContentBlock[]) : ''
   }
 }
 

@@ -22,7 +22,8 @@ export type TranscriptRecord =
   | TranscriptHeader
   /** `steered`: handed to the running turn through the agent's steering, not a turn of its own. */
   | { t: 'prompt'; at: string; content: ContentBlock[]; steered?: boolean }
-  | { t: 'update'; at: string; update: SessionUpdate }
+  /** `child`: the update is for a subagent's child session (its ACP session id), shown nested in this one. */
+  | { t: 'update'; at: string; update: SessionUpdate; child?: string }
   /** A turn's end; `usage`: the tokens the agent counted for the turn (its prompt response's `usage`). */
   | { t: 'stop'; at: string; stopReason: string; usage?: TurnUsage }
   /** Something went wrong; `endsTurn`: the turn failed with it (older transcripts leave it out), else a refusal mid-turn. */

@@ -617,6 +617,13 @@ export function entryText(entry: ThreadEntry): string | null {
     case 'notice':
       text = [entry.title, entry.description ?? ''].join('\n')
       break
+    case 'session_message':
+      text = entry.text
+      break
+    case 'subagent':
+      // A subagent is found by its title, what it is for and what it said and did.
+      text = [entry.title ?? '', entry.description ?? '', ...entry.thread.entries.map((child) => entryText(child) ?? '')].join('\n')
+      break
     default:
       return null
   }

@@ -262,7 +262,9 @@ function sessionStateAnswer(session: Session): Record<string, unknown> {
 }
 
 const sessions = new Map<string, Session>()
-let clientCapabilities: ClientCapabilities = {}
+let clientCapabilities: ClientCapabilities & { subagents?: unknown } = {}
+/** The client's `subagents` capability as sent (see the stream set up at the end). */
+let rawSubagents: unknown
 
 function historyFile(sessionId: string): string | null {
   return stateDir ? join(stateDir, `${sessionId}.json`) : null
@@ -457,6 +459,81 @@ class TurnRunner {
       }
       await this.message(pieces[i])
     }
+  }
+
+  /**
+   * A subagent launched from a tool call (ACP's subagents, RFD form, as
+   * claude-agent-acp sends it): the launch's `tool_call`, the child announced
+   * (`subagent_update`), the parent's outgoing `session_message` with the
+   * call's id; then on the child's own session id a message and a completed
+   * read, with `ask` a permission request for a command, then its state idle,
+   * its report to the parent and the launch completed. Only for a client that
+   * announced `subagents`. The child's updates are not replayed by a load.
+   */
+  private async subagent(title: string, ask: boolean): Promise<void> {
+    if (!clientCapabilities.subagents) {
+      await this.message('subagent: the client does not take subagents')
+      return
+    }
+    const launch = this.nextToolCallId()
+    const child = `${this.session.id}-sub-${launch}`
+    const loose = (update: Record<string, unknown>): SessionUpdate => update as unknown as SessionUpdate
+    await this.send({ sessionUpdate: 'tool_call', toolCallId: launch, title: `Agent: ${title}`, kind: 'other', status: 'in_progress' })
+    await this.send(
+      loose({ sessionUpdate: 'subagent_update', sessionId: child, title, description: `Looks into ${title}`, state: { state: 'running' } })
+    )
+    await this.send(
+      loose({
+        sessionUpdate: 'session_message',
+        messageId: launch,
+        senderSessionId: this.session.id,
+        recipientSessionId: child,
+        recipientMessageId: launch,
+        content: [{ type: 'text', text: `Find out about ${title}` }]
+      })
+    )
+    await this.peer.update(child, {
+      sessionUpdate: 'agent_message_chunk',
+      messageId: `${child}-m1`,
+      content: { type: 'text', text: `Looking into ${title}.` }
+    })
+    await this.peer.update(child, {
+      sessionUpdate: 'tool_call',
+      toolCallId: `${child}-read`,
+      title: 'Read notes.md',
+      kind: 'read',
+      status: 'completed'
+    })
+    let asked = ''
+    if (ask) {
+      const toolCall = { toolCallId: `${child}-run`, title: `Check ${title}`, kind: 'execute' as const, status: 'pending' as const }
+      await this.peer.update(child, { sessionUpdate: 'tool_call', ...toolCall })
+      const response = await this.peer.requestPermission({
+        sessionId: child,
+        toolCall,
+        options: [
+          { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+          { optionId: 'reject', name: 'Reject', kind: 'reject_once' }
+        ]
+      })
+      asked = response.outcome.outcome === 'selected' ? response.outcome.optionId : 'cancelled'
+      await this.peer.update(child, {
+        sessionUpdate: 'tool_call_update',
+        toolCallId: toolCall.toolCallId,
+        status: asked === 'allow' ? 'completed' : 'failed'
+      })
+    }
+    await this.send(loose({ sessionUpdate: 'subagent_update', sessionId: child, state: { state: 'idle' } }))
+    await this.send(
+      loose({
+        sessionUpdate: 'session_message',
+        messageId: `${launch}:reply`,
+        senderSessionId: child,
+        recipientSessionId: this.session.id,
+        content: [{ type: 'text', text: `${title}: found it${asked ? ` (permission: ${asked})` : ''}` }]
+      })
+    )
+    await this.send({ sessionUpdate: 'tool_call_update', toolCallId: launch, status: 'completed' })
   }
 
   /** What was steered into this turn, said at its next step (as Claude Code takes a steer between steps). */
@@ -711,6 +788,10 @@ class TurnRunner {
         this.thoughtId = null
         return
       }
+      case 'subagent':
+        // /subagent [ask] TITLE: a subagent launched from a tool call, as claude-agent-acp's RFD form does it.
+        await this.subagent(arg.replace(/^ask\s+/, ''), /^ask\s/.test(arg))
+        return
       case 'client-caps':
         // /client-caps: the client's capabilities, as its initialize announced them.
         await this.message(`clientCapabilities=${JSON.stringify(clientCapabilities)}`)
@@ -1302,7 +1383,8 @@ let app = agent({ name: agentName })
       process.exit(3)
     }
     if (initMode === 'hang') return new Promise<never>(() => undefined)
-    clientCapabilities = params.clientCapabilities ?? {}
+    // The stable schema drops `subagents` (SDK 2.4 has it in its unstable types): taken from the raw request.
+    clientCapabilities = { ...(params.clientCapabilities ?? {}), ...(rawSubagents ? { subagents: rawSubagents } : {}) }
     return {
       protocolVersion,
       agentCapabilities: {
@@ -1900,10 +1982,20 @@ async function runLogin(): Promise<void> {
 if (process.argv.includes('--login')) {
   void runLogin()
 } else {
-  const stdio = ndJsonStream(
-    Writable.toWeb(process.stdout) as WritableStream<Uint8Array>,
-    Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>
-  )
+  const wire = ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>)
+  // The client's `subagents` capability, read off the raw initialize request before the SDK's schema drops it.
+  const stdio = {
+    writable: wire.writable,
+    readable: wire.readable.pipeThrough(
+      new TransformStream({
+        transform(message, controller) {
+          const m = message as { method?: string; params?: { clientCapabilities?: { subagents?: unknown } } }
+          if (m.method === 'initialize') rawSubagents = m.params?.clientCapabilities?.subagents ?? undefined
+          controller.enqueue(message)
+        }
+      })
+    )
+  }
   // With version 2, a router answers each client in the version it asks for (version 1 stays exactly as above).
   const connection = speaksV2 ? v2.agentProtocolRouter().withV1(app).withV2(v2Agent).connect(rewriteInitializeAnswer(stdio)) : app.connect(stdio)
   void connection.closed.then(

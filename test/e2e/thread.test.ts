@@ -340,6 +340,34 @@ describe('the thread view', () => {
     }
   })
 
+  it('shows a subagent nested under the tool call that launched it, live, with its own permission, in light and dark', async () => {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const context = await newContext(colorScheme)
+      const page = await context.newPage()
+      const problems = watchConsole(page)
+      await newSession(page)
+      await send(page, '/subagent ask the flaky test')
+      await page.getByTestId('permission-option').first().waitFor()
+      const launch = page.getByTestId('entry-tool-call').filter({ hasText: 'Agent: the flaky test' }).first()
+      const subagent = launch.getByTestId('subagent')
+      // Open while it works: its own thread, its tool call waiting for the answer.
+      expect(await subagent.getAttribute('open')).not.toBeNull()
+      expect(await subagent.getByTestId('subagent-state').textContent()).toContain('Working')
+      expect(await subagent.getByTestId('entry-assistant').textContent()).toContain('Looking into the flaky test.')
+      const asked = subagent.getByTestId('entry-tool-call').filter({ hasText: 'Check the flaky test' })
+      expect(await asked.getByTestId('tool-call-status').textContent()).toBe('Needs your answer')
+      console.log(`screenshot: ${await screenshot(page, `thread-subagent-${colorScheme}`)}`)
+      await page.getByTestId('permission-option').first().click()
+      await turns(page, 1)
+      expect(await subagent.getByTestId('subagent-state').textContent()).toBe('Done')
+      expect(await asked.getByTestId('tool-call-status').textContent()).toBe('Done')
+      expect(await page.getByTestId('entry-session-message').textContent()).toContain('the flaky test: found it (permission: allow)')
+      expect(await page.getByTestId('session-message-from').textContent()).toBe('From the subagent the flaky test')
+      expect(problems).toEqual([])
+      await context.close()
+    }
+  })
+
   it('keeps a long thread light: only what is in view is rendered; it follows the stream, or keeps the reader’s place', async () => {
     const context = await newContext()
     const page = await context.newPage()

@@ -96,3 +96,58 @@ describe('cancel reads as cancel (issue 36.4)', () => {
     expect(status(await threadAfterRestart(session.id))).toBe('cancelled')
   })
 })
+
+describe('subagents (issue 36.6)', () => {
+  const subagentOfThread = (thread: ReturnType<typeof fold>) => {
+    const call = entriesOf(thread, 'tool_call').find((e) => e.kind === 'tool_call' && e.title === 'Agent: the flaky test') as
+      (ThreadEntry & { subagent?: string; status: string; toolCallId: string }) | undefined
+    const entry = call?.subagent ? thread.keyed.get(`subagent:${call.subagent}`) : undefined
+    return { call, entry: entry?.kind === 'subagent' ? entry : undefined }
+  }
+
+  it("announces subagents; a child session's updates are nested under the tool call that launched it, live, and kept with its parent", async () => {
+    const session = await host.request('sessions.new', { projectId, agentId })
+    await host.request('sessions.prompt', { id: session.id, text: '/subagent the flaky test' })
+    for (const thread of [await threadOf(session.id), await threadAfterRestart(session.id)]) {
+      const { call, entry } = subagentOfThread(thread)
+      expect(call?.status).toBe('completed')
+      expect(entry).toMatchObject({ title: 'the flaky test', description: 'Looks into the flaky test', state: 'idle', toolCallId: call?.toolCallId })
+      // The child's own thread: its message and its tool call; none of it in the parent's.
+      expect(entry?.thread.entries.map((e) => e.kind)).toEqual(['assistant', 'tool_call'])
+      expect(entriesOf(thread, 'assistant').map((e) => (e as { text: string }).text)).not.toContain('Looking into the flaky test.')
+      // Its report to the parent is a message of its own.
+      expect(entriesOf(thread, 'session_message')).toEqual([expect.objectContaining({ text: 'the flaky test: found it' })])
+    }
+  })
+
+  it("a subagent's permission request is asked through its parent (the card, the inbox) and its answer reaches the child", async () => {
+    const session = await host.request('sessions.new', { projectId, agentId })
+    const turn = host.request('sessions.prompt', { id: session.id, text: '/subagent ask the flaky test' })
+    const asked = await waitUntil('the permission card', async () => (await host.request('sessions.open', { id: session.id })).state.permissions?.[0])
+    expect(asked.title).toBe('Check the flaky test')
+    const inbox = await host.request('inbox.list', {})
+    expect(JSON.stringify(inbox)).toContain('Check the flaky test')
+    await host.request('sessions.respondPermission', { id: session.id, requestId: asked.requestId, optionId: 'reject' })
+    await turn
+    const { entry } = subagentOfThread(await threadOf(session.id))
+    expect(entriesOf(entry!.thread, 'tool_call').at(-1)).toMatchObject({ title: 'Check the flaky test', status: 'rejected' })
+    expect(entriesOf(await threadOf(session.id), 'session_message')).toEqual([
+      expect.objectContaining({ text: 'the flaky test: found it (permission: reject)' })
+    ])
+  })
+})
+
+describe('a subagent is found by search (issue 36.6)', () => {
+  it('finds what a subagent said, after a restart too', async () => {
+    const session = await host.request('sessions.new', { projectId, agentId })
+    await host.request('sessions.prompt', { id: session.id, text: '/subagent the quasar parser' })
+    const found = async () => {
+      const results = await host.request('search.query', { q: 'Looking into the quasar' })
+      return JSON.stringify(results).includes(session.id)
+    }
+    await waitUntil('the subagent to be found', found)
+    await host.close()
+    host = await openHost(dataDir)
+    await waitUntil('the subagent to be found after a restart', found)
+  })
+})

@@ -81,7 +81,9 @@ export class V1Protocol implements WireProtocol {
         auth: { terminal: this.options.terminalAuth },
         elicitation: { form: {}, url: {} },
         // Notices are shown as notices (dismissable, with their severity) and compactions as such (shared/thread.ts).
-        session: { notices: {}, compaction: {} }
+        session: { notices: {}, compaction: {} },
+        // Subagents' child sessions are shown nested under the tool call that launched them (shared/thread.ts).
+        subagents: {}
       },
       clientInfo: { name: 'switchboard', title: 'Switchboard', version: this.options.clientVersion }
     })

@@ -57,6 +57,18 @@ function problemWith(update: unknown): string | null {
     case 'session_info_update':
     case 'compaction_update':
       return null
+    // Subagents (ACP's subagents: child sessions the agent owns) and the messages between sessions.
+    case 'subagent_update':
+      return typeof update.sessionId === 'string' && update.sessionId ? null : 'subagent_update without a sessionId'
+    case 'session_message':
+      return typeof update.messageId === 'string' &&
+        (update.content == null || (Array.isArray(update.content) && update.content.every(isContentBlock)))
+        ? null
+        : 'session_message without a messageId, or with malformed content'
+    case 'session_message_chunk':
+      return typeof update.messageId === 'string' && isContentBlock(update.content)
+        ? null
+        : 'session_message_chunk without a messageId and a content block'
     default:
       return `an update kind this version of Switchboard does not know ('${kind}')`
   }

@@ -7,6 +7,7 @@ import { confinePath, PathRefusedError, readTextFile, writeTextFile } from '../f
 import type { LiveSession, SessionRegistry } from '../sessions/registry'
 import { confineRemote, readRemoteTextFile, writeRemoteTextFile } from '../ssh/remote-files'
 import type { Terminals } from '../terminals'
+import { subagentThreads, type Thread } from '../../../shared/thread'
 
 /**
  * The client side of ACP: what the Host answers when an agent calls back into
@@ -112,10 +113,14 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
       // A permission for a tool call never announced (Gemini CLI asks first and announces after): the call is
       // shown from the request, so it can end as the turn does (e.g. cancelled) rather than not exist at all.
       const { toolCall } = params
-      if (!live.thread.keyed.has(`tool_call:${toolCall.toolCallId}`)) {
+      // A subagent's request is asked through its parent session; its tool call is in the subagent's thread.
+      const child = params.sessionId !== live.record.acpSessionId ? params.sessionId : undefined
+      const owner = (): Thread => (child ? (subagentThreads(live.thread, child)[0] ?? live.thread) : live.thread)
+      if (!owner().keyed.has(`tool_call:${toolCall.toolCallId}`)) {
         registry.append(live, {
           t: 'update',
           at: new Date().toISOString(),
+          ...(child ? { child } : {}),
           update: {
             sessionUpdate: 'tool_call',
             toolCallId: toolCall.toolCallId,
@@ -132,7 +137,7 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
       return broker.askPermission(live.record, params, signal, {
         folders: rootsOf(live),
         announced: () => {
-          const announced = live.thread.keyed.get(`tool_call:${toolCall.toolCallId}`)
+          const announced = owner().keyed.get(`tool_call:${toolCall.toolCallId}`)
           return announced?.kind === 'tool_call' ? announced : undefined
         }
       })

@@ -70,7 +70,16 @@ interface Replay {
 }
 
 /** Updates that are the conversation itself (a replay of them replaces the view); the rest is session state. */
-const CONVERSATION_UPDATES = new Set(['user_message_chunk', 'agent_message_chunk', 'agent_thought_chunk', 'tool_call', 'tool_call_update', 'plan'])
+const CONVERSATION_UPDATES = new Set([
+  'user_message_chunk',
+  'agent_message_chunk',
+  'agent_thought_chunk',
+  'tool_call',
+  'tool_call_update',
+  'plan',
+  'session_message',
+  'session_message_chunk'
+])
 
 export interface RegistryOptions {
   transcriptDir: string
@@ -88,6 +97,8 @@ const MAX_EARLY_SESSIONS = 16
 export class SessionRegistry {
   private readonly live = new Map<string, LiveSession>()
   private readonly byAcpSession = new Map<string, LiveSession>()
+  /** Subagents' child sessions (by agent and ACP session id) → the session that owns them. */
+  private readonly children = new Map<string, LiveSession>()
   private readonly earlyUpdates = new Map<string, CheckedNotification[]>()
   private readonly states = new Map<string, SessionState>()
   /** Sessions being let go: their last writes finish before the transcript is read again. */
@@ -142,6 +153,8 @@ export class SessionRegistry {
   /** Links the session to its agent's connection: the agent's updates for it are routed here from now on. */
   attach(live: LiveSession, connection: AgentConnection): void {
     live.connection = connection
+    // Its subagents' child sessions (known from its thread) are routed to it too.
+    for (const child of subagentThreadsOf(live)) this.children.set(acpKey(live.record.agentId, child), live)
     if (!live.record.acpSessionId) return
     const key = acpKey(live.record.agentId, live.record.acpSessionId)
     this.byAcpSession.set(key, live)
@@ -152,6 +165,7 @@ export class SessionRegistry {
   /** Unlinks the session from its agent (the record and transcript stay), and lets it go from memory when nothing holds it. */
   detach(live: LiveSession): void {
     if (live.record.acpSessionId) this.byAcpSession.delete(acpKey(live.record.agentId, live.record.acpSessionId))
+    for (const [key, parent] of this.children) if (parent === live) this.children.delete(key)
     live.connection = null
     this.options.onDetach(live.record.id)
     this.releaseIfUnused(live)
@@ -265,6 +279,12 @@ export class SessionRegistry {
       this.apply(live, checked)
       return live
     }
+    // A subagent's child session: its updates are kept in its parent's transcript, nested.
+    const parent = this.children.get(key)
+    if (parent) {
+      this.apply(parent, checked, checked.sessionId)
+      return parent
+    }
     const early = this.earlyUpdates.get(key) ?? []
     if (early.length < MAX_EARLY_UPDATES) early.push(checked)
     this.earlyUpdates.set(key, early)
@@ -274,7 +294,9 @@ export class SessionRegistry {
 
   /** The live session an agent's request names; an agent cannot reach a session that is not its own. */
   forAgentRequest(agentId: string, acpSessionId: string): LiveSession {
-    const live = this.byAcpSession.get(acpKey(agentId, acpSessionId))
+    // A subagent's requests (files, commands, permissions) are its parent session's, confined as the parent is.
+    const key = acpKey(agentId, acpSessionId)
+    const live = this.byAcpSession.get(key) ?? this.children.get(key)
     if (!live) throw new RequestError(-32002, `Unknown session '${acpSessionId}'`)
     return live
   }
@@ -335,7 +357,7 @@ export class SessionRegistry {
     )
   }
 
-  private apply(live: LiveSession, checked: CheckedNotification): void {
+  private apply(live: LiveSession, checked: CheckedNotification, child?: string): void {
     const at = new Date().toISOString()
     if ('terminal' in checked) {
       // An agent-owned terminal (ACP v2): shown like the ones the client runs.
@@ -347,7 +369,13 @@ export class SessionRegistry {
       return
     }
     const update = checked.update
-    this.appendFromAgent(live, { t: 'update', at, update })
+    this.appendFromAgent(live, { t: 'update', at, update, ...(child ? { child } : {}) })
+    if (child) return
+    // A subagent announced: its child session's updates and requests are this session's from now on.
+    const announced = update as unknown as { sessionUpdate: string; sessionId?: unknown }
+    if (announced.sessionUpdate === 'subagent_update' && typeof announced.sessionId === 'string') {
+      this.children.set(acpKey(live.record.agentId, announced.sessionId), live)
+    }
     const title = update.sessionUpdate === 'session_info_update' && typeof update.title === 'string' ? update.title.trim() : ''
     if (title && live.record.titleSource !== 'user') {
       live.record.title = title
@@ -355,6 +383,11 @@ export class SessionRegistry {
       this.options.records.saveSoon(live.record)
     }
   }
+}
+
+/** The child session ids of the subagents a live session's thread holds. */
+function subagentThreadsOf(live: LiveSession): string[] {
+  return live.thread.entries.flatMap((entry) => (entry.kind === 'subagent' ? [entry.sessionId] : []))
 }
 
 function acpKey(agentId: string, acpSessionId: string): string {

@@ -1,5 +1,5 @@
 import type { ComputedRef, InjectionKey } from 'vue'
-import type { TerminalView } from '../../../../shared/thread'
+import type { SubagentEntry, TerminalView } from '../../../../shared/thread'
 
 /** The open session's terminals, for tool call cards that show one. */
 export const terminalsKey: InjectionKey<ComputedRef<Record<string, TerminalView>>> = Symbol('terminals')
@@ -29,3 +29,6 @@ export function displayPath(path: string, root: string): string {
 
 /** Asks to restore the session's files to a checkpoint (the user's message of that turn offers it). */
 export const rewindKey: InjectionKey<(checkpoint: number) => void> = Symbol('rewind')
+
+/** The open session's subagents, by child session id: a tool call that launched one shows it nested. */
+export const subagentsKey: InjectionKey<(sessionId: string) => SubagentEntry | undefined> = Symbol('subagents')
