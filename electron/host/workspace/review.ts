@@ -84,7 +84,7 @@ export class Review {
         const chosen = pick(patch, hunk, path)
         const kept = applyPatch(baseText, { ...patch, hunks: [chosen] })
         if (kept === false) throw new HostError('review_stale', `That change to ${path} no longer applies; the view has been refreshed.`)
-        const oid = await gitText(['hash-object', '-w', '--stdin'], { ...ws.run, input: kept })
+        const oid = await gitText(['hash-object', '-w', '--no-filters', '--stdin'], { ...ws.run, input: kept })
         const mode = (await entryIn(ws, base, topPath))?.mode ?? (await modeOnDisk(ws, topPath))
         next = { mode, oid }
       } else {

@@ -79,7 +79,7 @@ export class WorkspaceService {
 
   /** A worktree made for a session the agent then refused: removed with its branch (nothing was done in it). */
   async discardWorktree(worktree: SessionWorktree): Promise<void> {
-    await git(['worktree', 'remove', '--force', worktree.path], { cwd: worktree.repo }).catch(() => undefined)
+    await git(['worktree', 'remove', '--force', worktree.path], { cwd: worktree.repo, configFrom: worktree.path }).catch(() => undefined)
     await git(['branch', '-D', worktree.branch], { cwd: worktree.repo }).catch(() => undefined)
   }
 

@@ -95,7 +95,9 @@ export async function createWorktree(cwd: string, branch: string, worktreesRoot:
 
 /** Files with uncommitted changes in a worktree (untracked ones included), as `git status` names them. */
 export async function uncommitted(path: string): Promise<string[]> {
-  const out = (await git(['status', '--porcelain=v1', '-z', '--untracked-files=all'], { cwd: path })).stdout.toString('utf8')
+  // Not into submodules: their own configuration is not the one whose drivers git.ts switches off.
+  const args = ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=all']
+  const out = (await git(args, { cwd: path })).stdout.toString('utf8')
   return out
     .split('\0')
     .filter(Boolean)
@@ -117,7 +119,7 @@ export async function removeWorktree(worktree: SessionWorktree, discardChanges: 
       `The worktree on '${worktree.branch}' has ${dirty.length} uncommitted change${dirty.length === 1 ? '' : 's'} (${list}). Commit or merge them first, or delete again choosing to discard them.`
     )
   }
-  await git(['worktree', 'remove', ...(dirty.length > 0 ? ['--force'] : []), worktree.path], { cwd: worktree.repo })
+  await git(['worktree', 'remove', ...(dirty.length > 0 ? ['--force'] : []), worktree.path], { cwd: worktree.repo, configFrom: worktree.path })
   return `Its worktree was removed; branch '${worktree.branch}' is kept${dirty.length > 0 ? ` (${dirty.length} uncommitted change${dirty.length === 1 ? '' : 's'} discarded)` : ''}.`
 }
 
