@@ -5,6 +5,7 @@ import type { MergeResult, ProjectGitInfo, SessionWorktree, WorktreeInfo } from 
 import { HostError } from '../errors'
 import { git, GitError, gitText } from './git'
 import { workTreeAt } from './repo'
+import { PRIVATE_FOLDER_MODE, privateFolder } from '../private-files'
 
 /**
  * A git worktree per session: a new branch checked out in its own folder
@@ -87,8 +88,10 @@ export async function createWorktree(cwd: string, branch: string, worktreesRoot:
   )
   const inTheWay = await fs.readdir(folder).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? null : []))
   if (inTheWay !== null) throw new HostError('worktree_in_the_way', `A folder is already at ${folder}; remove it or choose another branch name.`)
-  await fs.mkdir(join(folder, '..'), { recursive: true })
+  await privateFolder(join(folder, '..'))
   await git(['worktree', 'add', '--quiet', '-b', branch, folder, repo.head], { cwd: repo.top })
+  // The checkout's files keep git's modes (they are the user's project); its folder, in the data folder, is the user's alone.
+  if (process.platform !== 'win32') await fs.chmod(folder, PRIVATE_FOLDER_MODE)
   const worktree: SessionWorktree = { path: folder, branch, baseBranch: repo.branch, repo: repo.top }
   return { worktree, cwd: repo.prefix ? join(folder, repo.prefix) : folder }
 }
