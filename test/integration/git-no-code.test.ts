@@ -3,7 +3,9 @@ import { existsSync } from 'node:fs'
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Host } from '../../electron/host/host'
+import type { ConfirmCommand } from '../../electron/host/confirmations'
+import { Host } from '../../electron/host/host'
+import type { CommandChange } from '../../shared/confirmation'
 import { filePatch, hunkHeader } from '../../shared/workspace'
 import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
 
@@ -186,6 +188,43 @@ describe("Switchboard's own git runs no code from the repository", () => {
     gitIn(projectDir, 'add', '-A')
     gitIn(projectDir, '-c', 'commit.gpgSign=false', 'commit', '--quiet', '-m', 'armed')
     expect(await ran()).toEqual(expect.arrayContaining(['fsmonitor', 'clean', 'hook-pre-commit', 'hook-post-commit', 'hook-reference-transaction']))
+  })
+
+  it("runs the repository's hooks on commit only once the user turned them on for the project, confirmed; never its filters", async () => {
+    await host.close()
+    const asked: CommandChange[] = []
+    const confirm: ConfirmCommand = async (change) => {
+      asked.push(change)
+      return { confirmed: true }
+    }
+    host = await Host.open({ dataDir: join(root, 'data-2'), version: 'test', presets: [], initializeTimeoutMs: 20_000, confirmCommand: confirm })
+    agentId = (await host.request('agents.add', scriptedAgent(join(root, 'agent-state')))).id
+    asked.length = 0
+    const projectId = (await host.request('projects.add', { cwd: projectDir })).id
+    const session = await host.request('sessions.new', { projectId, agentId, isolation: 'worktree', branch: 'hooks' })
+    const commit = async (text: string) => {
+      await say(session.id, `/disk a.txt ${text}\\n`)
+      return host.request('changes.commit', { id: session.id, message: text })
+    }
+    expect((await host.request('changes.list', { id: session.id })).worktree?.gitHooks).toBe(false)
+    await commit('off by default')
+    expect(await ran()).toEqual([])
+
+    const project = await host.request('projects.setGitHooks', { projectId, enabled: true })
+    expect(project.gitHooks).toBe(true)
+    expect(asked).toEqual([expect.objectContaining({ action: expect.stringContaining('git hooks'), confirm: 'Run its hooks' })])
+    expect((await host.request('changes.list', { id: session.id })).worktree?.gitHooks).toBe(true)
+    await commit('hooks on')
+    const hooksOn = await ran()
+    expect(hooksOn).toEqual(expect.arrayContaining(['hook-pre-commit', 'hook-prepare-commit-msg', 'hook-commit-msg', 'hook-post-commit']))
+    // Hooks only: no fsmonitor, filter or other program of the repository's.
+    expect(hooksOn.filter((name) => !name.startsWith('hook-'))).toEqual([])
+
+    await rm(markers)
+    expect((await host.request('projects.setGitHooks', { projectId, enabled: false })).gitHooks).toBeUndefined()
+    expect(asked).toHaveLength(1) // turning them off asks nothing
+    await commit('off again')
+    expect(await ran()).toEqual([])
   })
 
   it("ignores git's variables in the Host's environment: GIT_DIR, GIT_WORK_TREE, GIT_CONFIG_PARAMETERS, GIT_CONFIG_COUNT", async () => {

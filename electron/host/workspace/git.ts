@@ -35,6 +35,8 @@ export interface GitOptions {
   okCodes?: number[]
   timeoutMs?: number
   env?: Record<string, string>
+  /** The repository's own hooks run (a commit or merge the user asked for, in a project where they turned hooks on). */
+  userHooks?: boolean
   /** Where the configuration whose drivers are switched off is read, when git will also read another's (a worktree's own, for `worktree remove`). */
   configFrom?: string
 }
@@ -85,13 +87,13 @@ function hooksPath(): string {
  * repository's, the user's, the system's): nothing that would run a program
  * named by configuration runs. See docs/ARCHITECTURE.md for each.
  */
-function safeConfig(): string[] {
+function safeConfig(userHooks = false): string[] {
   return [
     'core.quotepath=off',
     // An fsmonitor "hook" is any command; false makes git stat the files itself.
     'core.fsmonitor=false',
     // No hook at all (post-checkout, post-commit, prepare-commit-msg, reference-transaction, post-index-change, pre-auto-gc…).
-    `core.hooksPath=${hooksPath()}`,
+    ...(userHooks ? [] : [`core.hooksPath=${hooksPath()}`]),
     // Nothing is fetched: every transport (ext::, ssh, file, http) is refused, so no ssh command, proxy, remote helper or credential helper runs.
     'protocol.allow=never',
     'credential.helper=',
@@ -210,7 +212,7 @@ function run(args: string[], options: GitOptions, drivers: string[]): Promise<Gi
   return new Promise((resolve, reject) => {
     const child = execFile(
       'git',
-      [...safeConfig().flatMap((setting) => ['-c', setting]), ...drivers, ...args],
+      [...safeConfig(options.userHooks).flatMap((setting) => ['-c', setting]), ...drivers, ...args],
       { cwd: options.cwd, env, encoding: 'buffer', maxBuffer: 512 * 1024 * 1024, timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS },
       (error, stdout, stderr) => {
         // The spawn itself failed: no git on PATH (an exit code is a number, a spawn error a string).

@@ -98,6 +98,11 @@ export class WorkspaceService {
     await this.checkpoints.forget(record.id, record.worktree?.repo ?? record.cwd).catch(() => undefined)
   }
 
+  /** The user turned the repository's hooks on for the session's project (`projects.setGitHooks`). */
+  private userHooks(record: SessionRecord): boolean {
+    return this.options.records.store.project(record.projectId)?.gitHooks === true
+  }
+
   /** The host a session's project is on, when it is not this computer. */
   private hostOf(record: SessionRecord): string | undefined {
     return this.options.records.store.project(record.projectId)?.sshHost
@@ -122,7 +127,8 @@ export class WorkspaceService {
         const record = local(id)
         const result = await this.review.changes({ sessionId: id, cwd: record.cwd, from, to })
         if (!record.worktree) return result
-        return { ...result, worktree: { ...record.worktree, uncommitted: await uncommitted(record.worktree.path).catch(() => []) } }
+        const gitHooks = this.userHooks(record)
+        return { ...result, worktree: { ...record.worktree, uncommitted: await uncommitted(record.worktree.path).catch(() => []), gitHooks } }
       },
       'changes.keep': async ({ id, path, hunk }) => {
         await this.review.keep(id, local(id).cwd, path, hunk)
@@ -137,8 +143,8 @@ export class WorkspaceService {
         return {}
       },
       'changes.rewind': ({ id, checkpoint }) => this.rewind(local(id).id, checkpoint),
-      'changes.commit': ({ id, message }) => commitWorktree(worktreeOf(id), message),
-      'changes.merge': ({ id }) => mergeWorktree(worktreeOf(id)),
+      'changes.commit': ({ id, message }) => commitWorktree(worktreeOf(id), message, this.userHooks(records.session(id))),
+      'changes.merge': ({ id }) => mergeWorktree(worktreeOf(id), this.userHooks(records.session(id))),
       'worktrees.list': async ({ projectId }) => {
         const { cwd, sshHost } = records.project(projectId)
         // The new-session form offers a worktree only in a repository on this computer.

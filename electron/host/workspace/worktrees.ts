@@ -126,13 +126,16 @@ export async function removeWorktree(worktree: SessionWorktree, discardChanges: 
   return `Its worktree was removed; branch '${worktree.branch}' is kept${dirty.length > 0 ? ` (${dirty.length} uncommitted change${dirty.length === 1 ? '' : 's'} discarded)` : ''}.`
 }
 
-/** Commits everything in the worktree (tracked and untracked, not ignored) on its branch, as the user. */
-export async function commitWorktree(worktree: SessionWorktree, message: string): Promise<{ commit: string; files: number }> {
+/**
+ * Commits everything in the worktree (tracked and untracked, not ignored) on its branch, as the user. The repository's
+ * hooks run only when the user turned them on for the project (`userHooks`); its filters never do.
+ */
+export async function commitWorktree(worktree: SessionWorktree, message: string, userHooks = false): Promise<{ commit: string; files: number }> {
   const dirty = await uncommitted(worktree.path)
   if (dirty.length === 0) throw new Error(`Nothing to commit on '${worktree.branch}'`)
   await git(['add', '-A'], { cwd: worktree.path })
   try {
-    await git(['commit', '--quiet', '--no-verify', '-m', message], { cwd: worktree.path })
+    await git(['commit', '--quiet', ...(userHooks ? [] : ['--no-verify']), '-m', message], { cwd: worktree.path, userHooks })
   } catch (error) {
     if (error instanceof GitError && /Please tell me who you are|empty ident/i.test(error.stderr)) {
       throw new Error('git does not know who you are: set user.name and user.email (git config --global user.name "…") and commit again')
@@ -149,7 +152,7 @@ export async function commitWorktree(worktree: SessionWorktree, message: string)
  * folder where that branch is checked out (which must have no uncommitted
  * changes), or written straight to the branch when none has it checked out.
  */
-export async function mergeWorktree(worktree: SessionWorktree): Promise<MergeResult> {
+export async function mergeWorktree(worktree: SessionWorktree, userHooks = false): Promise<MergeResult> {
   const into = worktree.baseBranch
   if (!into)
     return { merged: false, into: null, conflicts: [], message: 'The session started from a detached HEAD, so there is no branch to merge into.' }
@@ -191,7 +194,7 @@ export async function mergeWorktree(worktree: SessionWorktree): Promise<MergeRes
         message: `'${into}' is checked out in ${checkedOut.path} with ${dirty.length} uncommitted change${dirty.length === 1 ? '' : 's'}; commit or stash them, then merge again.`
       }
     }
-    await git(['merge', '--no-ff', '--no-edit', '--quiet', worktree.branch], { cwd: checkedOut.path })
+    await git(['merge', '--no-ff', '--no-edit', '--quiet', worktree.branch], { cwd: checkedOut.path, userHooks })
   } else {
     const tree = treeLine?.trim() ?? ''
     const base = await gitText(['rev-parse', `refs/heads/${into}`], run)
