@@ -107,9 +107,10 @@ export async function loadWindowState(file: string): Promise<WindowState | null>
 
 /** Written to a temporary file and renamed, so a crash never leaves half a file. */
 export async function saveWindowState(file: string, state: WindowState): Promise<void> {
-  await fs.mkdir(dirname(file), { recursive: true })
+  await fs.mkdir(dirname(file), { recursive: true, mode: 0o700 })
   const temporary = `${file}.${process.pid}.tmp`
-  await fs.writeFile(temporary, JSON.stringify(state, null, 2))
+  // In the data folder, which is the user's alone (host/private-files.ts).
+  await fs.writeFile(temporary, JSON.stringify(state, null, 2), { mode: 0o600 })
   await fs.rename(temporary, file)
 }
 

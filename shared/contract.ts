@@ -85,6 +85,8 @@ export const requestParams = {
   'projects.pickFolder': z.object({}),
   'projects.setAdditionalDirectories': z.object({ projectId: id, directories: z.array(z.string().min(1).max(4096)).max(50) }),
   'projects.rename': z.object({ projectId: id, name: z.string().trim().min(1, 'A project needs a name').max(200) }),
+  /** Whether commit and merge from the Changes view run the repository's git hooks; turning it on is confirmed like a command. */
+  'projects.setGitHooks': z.object({ projectId: id, enabled: z.boolean(), ...confirmationCodeParam }),
   /** Takes the project and its sessions out of Switchboard; transcripts are kept (deleted-transcripts/), the folder is not touched. */
   'projects.remove': z.object({ projectId: id }),
   /** The sidebar's order: every project id once. */
@@ -298,6 +300,7 @@ export interface RequestResults extends McpRequestResults, RegistryRequestResult
   'projects.pickFolder': { path: string | null }
   'projects.setAdditionalDirectories': Project
   'projects.rename': Project
+  'projects.setGitHooks': Project
   'projects.remove': { removedSessions: number }
   'projects.reorder': Project[]
   'agents.list': AgentDefinition[]

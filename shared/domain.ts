@@ -22,6 +22,12 @@ export interface Project {
    * given). Only agents over SSH to that host work in it (`agentFitsProject`).
    */
   sshHost?: string
+  /**
+   * Commit and merge from the Changes view run the repository's own git hooks
+   * (the user turned it on, confirmed outside the page; off by default: an
+   * agent can write hooks). Nothing else of the repository's ever runs.
+   */
+  gitHooks?: boolean
   createdAt: string
 }
 

@@ -60,7 +60,11 @@ export interface ChangesResult {
   /** More files changed than are listed. */
   truncated: boolean
   /** For a worktree session: its branch and the uncommitted files in it. */
-  worktree?: SessionWorktree & { uncommitted: string[] }
+  worktree?: SessionWorktree & {
+    uncommitted: string[]
+    /** Commit and merge run the repository's git hooks (the project's setting). */
+    gitHooks: boolean
+  }
 }
 
 /** A hunk named by its place and its header, so a stale view is refused instead of acting on other lines. */

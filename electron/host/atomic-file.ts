@@ -21,10 +21,10 @@ export class AtomicTextFile {
   private queued: Promise<void> | null = null
   private queuedText: string | null = null
 
-  /** `mode`: the file's permissions (e.g. 0o600, owner only), set before anything is written to it. */
+  /** `mode`: the file's permissions, set before anything is written to it: the owner's alone unless told (the data folder is private, private-files.ts). */
   constructor(
     readonly file: string,
-    private readonly mode?: number
+    private readonly mode: number | undefined = 0o600
   ) {
     this.temp = join(dirname(file), `.${basename(file)}.tmp`)
   }
@@ -61,7 +61,7 @@ export class AtomicTextFile {
     const handle = await fs.open(this.temp, 'w', this.mode)
     try {
       // A temporary file left by a crash keeps its old mode through open: set it before writing.
-      if (this.mode !== undefined) await handle.chmod(this.mode)
+      if (this.mode !== undefined && process.platform !== 'win32') await handle.chmod(this.mode)
       await handle.writeFile(text, 'utf8')
       await handle.sync()
     } finally {

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
+import { PRIVATE_FILE_MODE } from './private-files'
 
 /**
  * One writer per data folder: the app and `npm run serve` on the same folder
@@ -27,7 +28,7 @@ export async function acquireDataLock(dataDir: string): Promise<DataLock> {
   const owner: LockOwner = { pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString() }
   for (let attempt = 0; ; attempt++) {
     try {
-      await fs.writeFile(file, JSON.stringify(owner), { flag: 'wx' })
+      await fs.writeFile(file, JSON.stringify(owner), { flag: 'wx', mode: PRIVATE_FILE_MODE })
       break
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error

@@ -48,6 +48,7 @@ import { Turns } from './sessions/turns'
 import { Store } from './store'
 import { Terminals } from './terminals'
 import { WorkspaceService } from './workspace/service'
+import { makeDataFolderPrivate, privateFolder } from './private-files'
 
 export { HostError } from './errors'
 export type { HostOptions } from './host-options'
@@ -233,9 +234,11 @@ export class Host {
 
   static async open(options: HostOptions): Promise<Host> {
     const dataDir = resolve(options.dataDir)
-    await fs.mkdir(join(dataDir, 'transcripts'), { recursive: true })
+    await privateFolder(join(dataDir, 'transcripts'))
     const lock = await acquireDataLock(dataDir)
     try {
+      // What an older version (or another program) left readable by others becomes the user's alone (private-files.ts).
+      await makeDataFolderPrivate(dataDir)
       // Before the presets: which agents are installed depends on the PATH the user's shell sets.
       const environment = await hostEnvironment(options.loginShell)
       const { store, warnings } = await Store.open(dataDir, options.presets ?? (await defaultAgentPresets(environment)))

@@ -6,6 +6,7 @@ import type { McpProfile } from '../../shared/mcp'
 import { AtomicTextFile } from './atomic-file'
 import { dbText, parseRest, readDbFile, type DbRead, type SessionsLayout } from './db-file'
 import { readTranscriptSummaries } from './transcripts'
+import { makeFilePrivate, privateFolder } from './private-files'
 
 /**
  * The metadata store: db.json under the data folder, through lowdb with our
@@ -187,7 +188,7 @@ export class Store {
       const file = join(this.dataDir, 'db.json')
       const aside = join(this.dataDir, `db.corrupt-${timestampForFileName()}.json`)
       // Never written again before it is kept: without the copy, nothing is saved (each save fails with this).
-      await fs.copyFile(file, aside).catch((error: Error) => {
+      await copyPrivately(file, aside).catch((error: Error) => {
         throw new Error(`db.json's older sessions could not be read (${problem}), nor the file copied aside to keep it: ${error.message}`)
       })
       const recovered: DbData = { ...this.data, projects: [...this.data.projects], sessions: [] }
@@ -208,7 +209,7 @@ export class Store {
   }
 
   static async open(dataDir: string, presets: AgentDefinition[]): Promise<OpenedStore> {
-    await fs.mkdir(dataDir, { recursive: true })
+    await privateFolder(dataDir)
     const file = join(dataDir, 'db.json')
     const warnings: string[] = []
     const db = new Low<DbData>(new DbFile(file), emptyData(presets))
@@ -255,7 +256,7 @@ export class Store {
       // A migration changes every record: all of them first.
       await store.whole()
       // Keep the file as it was before changing it.
-      await fs.copyFile(file, join(dataDir, `db.v${version}.backup.json`))
+      await copyPrivately(file, join(dataDir, `db.v${version}.backup.json`))
       warnings.push(...migrate(db.data as unknown as Record<string, unknown>, version))
       await db.write()
     }
@@ -338,4 +339,10 @@ async function recoverFromTranscripts(dir: string, data: DbData): Promise<number
 
 function timestampForFileName(): string {
   return new Date().toISOString().replace(/[:.]/g, '-')
+}
+
+/** A copy of a file of the data folder, as private as everything there. */
+async function copyPrivately(from: string, to: string): Promise<void> {
+  await fs.copyFile(from, to)
+  await makeFilePrivate(to)
 }

@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { TranscriptHeader, TranscriptRecord } from '../../shared/transcript'
 import { syncFolder } from './atomic-file'
+import { PRIVATE_FILE_MODE } from './private-files'
 
 /**
  * One append-only JSONL file per session: a header line, then one record per
@@ -382,7 +383,7 @@ export class TranscriptWriter<R = TranscriptRecord> {
   }
 
   private async write(text: string): Promise<void> {
-    const handle = await fs.open(this.file, 'a')
+    const handle = await fs.open(this.file, 'a', PRIVATE_FILE_MODE)
     let sizeBefore = -1
     try {
       sizeBefore = (await handle.stat()).size

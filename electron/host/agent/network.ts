@@ -1,4 +1,4 @@
-import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs'
+import { createWriteStream, readFileSync, type WriteStream } from 'node:fs'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { Readable } from 'node:stream'
@@ -9,6 +9,7 @@ import { createWebSocketStream, type WebSocketConstructor } from '@agentclientpr
 import WebSocket from 'ws'
 import type { AgentDefinition } from '../../../shared/domain'
 import { agentLogPath, tapOutgoing, type AgentLink, type RunOptions } from './link'
+import { PRIVATE_FILE_MODE, privateFolderSync } from '../private-files'
 
 /**
  * One connection to an agent over the network: the SDK's client transport
@@ -62,8 +63,8 @@ export class NetworkLink implements AgentLink {
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve))
     this.exited = new Promise<never>((_, reject) => (this.rejectExited = reject))
     this.exited.catch(() => undefined)
-    mkdirSync(options.logDir, { recursive: true })
-    this.log = createWriteStream(agentLogPath(options.logDir, options.logName ?? definition.id), { flags: 'a' })
+    privateFolderSync(options.logDir)
+    this.log = createWriteStream(agentLogPath(options.logDir, options.logName ?? definition.id), { flags: 'a', mode: PRIVATE_FILE_MODE })
     this.log.on('error', () => undefined)
     const headerNames = Object.keys(options.headers)
     this.writeLog(

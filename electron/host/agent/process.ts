@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createWriteStream, existsSync, mkdirSync, type WriteStream } from 'node:fs'
+import { createWriteStream, existsSync, type WriteStream } from 'node:fs'
 import { homedir } from 'node:os'
 import { Readable, Writable } from 'node:stream'
 import { ndJsonStream, type AnyMessage, type Stream } from '@agentclientprotocol/sdk'
@@ -8,6 +8,7 @@ import { explainingLines, lastLines } from '../../../shared/stderr-lines'
 import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from '../processes'
 import { LineGuard } from './line-guard'
 import { agentLogPath, tapOutgoing, type RunOptions } from './link'
+import { PRIVATE_FILE_MODE, privateFolderSync } from '../private-files'
 
 /**
  * One run of an agent's process: spawned at construction, its stderr logged
@@ -94,8 +95,8 @@ export class AgentRun {
     const def = definition
     this.mark = newProcessMark(options.markPrefix)
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve))
-    mkdirSync(options.logDir, { recursive: true })
-    this.log = createWriteStream(agentLogPath(options.logDir, options.logName ?? def.id), { flags: 'a' })
+    privateFolderSync(options.logDir)
+    this.log = createWriteStream(agentLogPath(options.logDir, options.logName ?? def.id), { flags: 'a', mode: PRIVATE_FILE_MODE })
     this.log.on('error', () => undefined)
     this.writeLog(`\n--- ${new Date().toISOString()} starting ${launch?.describe ?? `${def.command} ${def.args.join(' ')}`}\n`)
 

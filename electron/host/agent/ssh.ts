@@ -1,4 +1,4 @@
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs'
+import { createWriteStream, type WriteStream } from 'node:fs'
 import { homedir } from 'node:os'
 import type { AnyMessage, Stream } from '@agentclientprotocol/sdk'
 import type { AgentDefinition, SshTarget } from '../../../shared/domain'
@@ -9,6 +9,7 @@ import type { SshHosts, SshSettings } from '../ssh/options'
 import { lifelineScript, NO_FOLDER_LINE } from '../ssh/script'
 import { agentLogPath, type AgentLink, type RunOptions } from './link'
 import { AgentRun } from './process'
+import { PRIVATE_FILE_MODE, privateFolderSync } from '../private-files'
 
 /**
  * An agent on another host, over SSH: one shared connection to the host
@@ -67,8 +68,8 @@ export class SshLink implements AgentLink {
     this.exited = new Promise<never>((_, reject) => (this.rejectExited = reject))
     this.exited.catch(() => undefined)
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve))
-    mkdirSync(options.logDir, { recursive: true })
-    this.log = createWriteStream(agentLogPath(options.logDir, options.logName ?? definition.id), { flags: 'a' })
+    privateFolderSync(options.logDir)
+    this.log = createWriteStream(agentLogPath(options.logDir, options.logName ?? definition.id), { flags: 'a', mode: PRIVATE_FILE_MODE })
     this.log.on('error', () => undefined)
     this.remoteMark = newProcessMark(options.markPrefix)
     this.endpoint = new SshEndpoint(target, {

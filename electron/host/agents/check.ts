@@ -9,6 +9,7 @@ import type { AgentConnection } from '../agent/connection'
 import { AtomicTextFile } from '../atomic-file'
 import { remoteScratch, removeRemoteScratch } from '../ssh/remote-files'
 import type { AgentSupervisor } from './supervisor'
+import { privateFolder } from '../private-files'
 
 /**
  * What an agent really does, found by asking it: a run of its own (apart from
@@ -89,7 +90,7 @@ export class AgentChecks {
   private async probe(definition: AgentDefinition): Promise<AgentCheckReport> {
     const started = Date.now()
     const scratch = join(this.options.dataDir, 'tmp', `check-${randomUUID()}`)
-    await fs.mkdir(scratch, { recursive: true })
+    await privateFolder(scratch)
     const lines: CheckLine[] = []
     let connection: AgentConnection | null = null
     let scratchOnHost: string | null = null
@@ -117,7 +118,7 @@ export class AgentChecks {
       durationMs: Date.now() - started,
       lines
     }
-    await fs.mkdir(this.dir, { recursive: true })
+    await privateFolder(this.dir)
     await new AtomicTextFile(this.fileOf(definition.id)).write(JSON.stringify(report, null, 2))
     return report
   }

@@ -64,6 +64,27 @@ export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }:
       await records.saved('projects')
       return project
     },
+    'projects.setGitHooks': async ({ projectId, enabled }, request) => {
+      const project = records.project(projectId)
+      if (project.sshHost) throw new Error(`'${project.name}' is on ${project.sshHost}: Switchboard commits only in repositories on this computer`)
+      if (enabled && !project.gitHooks) {
+        await request.confirm({
+          action: `Run the git hooks of “${project.name}” when you commit or merge from the Changes view`,
+          confirm: 'Run its hooks',
+          programs: [
+            {
+              label: 'Whatever hooks the repository has when you commit (an agent working there can change them)',
+              commandLine: `${project.cwd}/.git/hooks/*`,
+              env: []
+            }
+          ]
+        })
+      }
+      if (enabled) project.gitHooks = true
+      else delete project.gitHooks
+      await records.saved('projects')
+      return project
+    },
     'projects.rename': async ({ projectId, name }) => {
       const project = records.project(projectId)
       project.name = name

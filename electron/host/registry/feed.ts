@@ -4,6 +4,7 @@ import { z } from 'zod'
 import { registryAgentSchema, registryFeedSchema, type RegistryAgent, type RegistrySnapshot } from '../../../shared/registry'
 import { AtomicTextFile } from '../atomic-file'
 import { causeOf, get } from './http'
+import { privateFolder } from '../private-files'
 
 /**
  * The registry's feed: fetched with a timeout, kept in the data folder
@@ -93,7 +94,7 @@ export class RegistryFeed {
     }
     const icons = await fetchIcons(agents, cached?.snapshot.icons ?? {})
     const snapshot: RegistrySnapshot = { url, fetchedAt: new Date().toISOString(), agents, icons }
-    await fs.mkdir(join(this.options.dataDir, 'registry'), { recursive: true })
+    await privateFolder(join(this.options.dataDir, 'registry'))
     await this.file.write(JSON.stringify(snapshot))
     this.kept = { snapshot, skipped: [] }
     return { snapshot, source: 'network', skipped }

@@ -6,6 +6,7 @@ import type { PlatformKey, RegistryAgent } from '../../../shared/registry'
 import { HostError } from '../errors'
 import type { UserEnvironment } from '../environment'
 import { archiveFormat, download, unpack } from './archive'
+import { makeTreePrivate, privateFolder } from '../private-files'
 
 /**
  * Turns a registry entry into what an agent definition runs: `npx` and `uvx`
@@ -132,7 +133,7 @@ export async function installDistribution(
   const installDir = join(folder, safeName(agent.version))
   const staging = join(folder, `.staging-${randomUUID()}`)
   const archive = join(folder, `.download-${randomUUID()}`)
-  await fs.mkdir(staging, { recursive: true })
+  await privateFolder(staging)
   try {
     const format = archiveFormat(target.archive)
     await download(target.archive, archive, (received, total) => options.onProgress('downloading', received, total))
@@ -152,7 +153,9 @@ export async function installDistribution(
         `${agent.name}'s archive has no '${target.cmd}' in it (the command the registry names). Nothing was installed.`
       )
     }
-    if (process.platform !== 'win32') await fs.chmod(staged, stat.mode | 0o755)
+    if (process.platform !== 'win32') await fs.chmod(staged, (stat.mode & 0o700) | 0o700)
+    // The data folder is private: what the archive unpacked too (its programs runnable by the user alone).
+    await makeTreePrivate(staging)
     await fs.rm(installDir, { recursive: true, force: true })
     await fs.rename(staging, installDir)
     return {

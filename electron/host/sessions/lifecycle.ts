@@ -20,6 +20,7 @@ import type { SessionDeps } from './connector'
 import { directoriesFor, sessionMcp, sessionStateFrom } from './records'
 import type { Turns } from './turns'
 import type { WorkspaceService } from '../workspace/service'
+import { privateFolder } from '../private-files'
 
 /**
  * A session's life outside its turns: created (new, fork, imported from the
@@ -356,7 +357,7 @@ export class SessionLifecycle {
     const file = registry.transcriptFile(id)
     if (keepTranscript) {
       // Kept out of transcripts/ so a rebuilt db.json does not bring the session back.
-      await fs.mkdir(join(this.deps.dataDir, 'deleted-transcripts'), { recursive: true })
+      await privateFolder(join(this.deps.dataDir, 'deleted-transcripts'))
       await fs.rename(file, join(this.deps.dataDir, 'deleted-transcripts', `${id}.jsonl`)).catch(() => undefined)
     } else {
       await fs.rm(file, { force: true })

@@ -188,7 +188,10 @@ export interface ChangedPath {
 
 /** The paths that differ between two trees or commits inside the session's folder, with both sides' blobs (one `diff-tree --raw`). */
 export async function changedPaths(ws: Workspace, from: string, to: string): Promise<ChangedPath[]> {
-  const out = await git(['diff-tree', '-r', '-z', '--no-renames', '--raw', '--full-index', from, to, '--', scope(ws)], ws.run)
+  const out = await git(
+    ['diff-tree', '-r', '-z', '--no-renames', '--no-ext-diff', '--no-textconv', '--raw', '--full-index', from, to, '--', scope(ws)],
+    ws.run
+  )
   const parts = splitZ(out.stdout)
   const changes: ChangedPath[] = []
   // Each change is `:<old mode> <new mode> <old oid> <new oid> <status>` then its path.

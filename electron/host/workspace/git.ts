@@ -1,14 +1,25 @@
 import { execFile } from 'node:child_process'
+import { existsSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { usersVariables } from '../environment'
 import { HostError } from '../errors'
 
 /**
- * The one way the Host runs git: the user's own `git` from PATH (the same
- * program, config and hooks-free plumbing the user's repositories know), never
- * a prompt (GIT_TERMINAL_PROMPT=0), messages in English so they can be read
- * (LC_ALL=C), and nothing inherited that would point git at another repository
- * or index. Every caller passes its repository explicitly (`cwd`, or `gitDir`
- * and `workTree` for a shadow repository).
+ * The one way the Host runs git: the user's own `git` from PATH, never a
+ * prompt (GIT_TERMINAL_PROMPT=0), messages in English so they can be read
+ * (LC_ALL=C). Every caller passes its repository explicitly (`cwd`, or
+ * `gitDir` and `workTree` for a shadow repository).
+ *
+ * The repositories it runs on are ones an agent can write to (`.git/config`,
+ * `.gitattributes`, `.git/hooks`), so nothing git would run on a repository's
+ * say ever runs: see "Switchboard's own git runs no code from a repository" in
+ * docs/ARCHITECTURE.md. Every call gets `SAFE_CONFIG` on its command line
+ * (which wins over every config file); a call that may convert or merge file
+ * contents also gets every filter, diff and merge driver the repository's
+ * configuration names switched off (`driverOverrides`); and the environment is
+ * built here: the user's variables without any `GIT_*` one, then only the
+ * `GIT_*` variables set below.
  */
 
 export interface GitOptions {
@@ -24,6 +35,10 @@ export interface GitOptions {
   okCodes?: number[]
   timeoutMs?: number
   env?: Record<string, string>
+  /** The repository's own hooks run (a commit or merge the user asked for, in a project where they turned hooks on). */
+  userHooks?: boolean
+  /** Where the configuration whose drivers are switched off is read, when git will also read another's (a worktree's own, for `worktree remove`). */
+  configFrom?: string
 }
 
 export interface GitResult {
@@ -53,32 +68,151 @@ const IDENTITY = {
   GIT_COMMITTER_EMAIL: 'switchboard@localhost'
 }
 
-/** Variables that would redirect git to another repository, index or work tree than the one a caller names. */
-const INHERITED = [
-  'GIT_DIR',
-  'GIT_WORK_TREE',
-  'GIT_INDEX_FILE',
-  'GIT_OBJECT_DIRECTORY',
-  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
-  'GIT_PREFIX',
-  'GIT_COMMON_DIR'
-]
-
 const DEFAULT_TIMEOUT_MS = 120_000
 
-export function git(args: string[], options: GitOptions): Promise<GitResult> {
-  // The user's variables (what git runs, a hook or a credential helper, sees them), none of Switchboard's own (environment.ts).
-  const env: NodeJS.ProcessEnv = usersVariables(process.env)
-  for (const name of INHERITED) delete env[name]
-  Object.assign(env, { GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C', GIT_OPTIONAL_LOCKS: '0' }, options.env)
+/**
+ * Where hooks are looked for: a place that can hold none. On POSIX `/dev/null`
+ * (`/dev/null/pre-commit` can never exist); on Windows an empty folder of this
+ * process's own, made private by mkdtemp in the user's own temporary folder.
+ */
+let noHooks: string | undefined
+function hooksPath(): string {
+  if (process.platform !== 'win32') return '/dev/null'
+  if (!noHooks || !existsSync(noHooks)) noHooks = mkdtempSync(join(tmpdir(), 'switchboard-no-hooks-'))
+  return noHooks
+}
+
+/**
+ * What every call sets on its command line, over any config file (the
+ * repository's, the user's, the system's): nothing that would run a program
+ * named by configuration runs. See docs/ARCHITECTURE.md for each.
+ */
+function safeConfig(userHooks = false): string[] {
+  return [
+    'core.quotepath=off',
+    // An fsmonitor "hook" is any command; false makes git stat the files itself.
+    'core.fsmonitor=false',
+    // No hook at all (post-checkout, post-commit, prepare-commit-msg, reference-transaction, post-index-change, pre-auto-gc…).
+    ...(userHooks ? [] : [`core.hooksPath=${hooksPath()}`]),
+    // Nothing is fetched: every transport (ext::, ssh, file, http) is refused, so no ssh command, proxy, remote helper or credential helper runs.
+    'protocol.allow=never',
+    'credential.helper=',
+    'core.askPass=',
+    'submodule.recurse=false',
+    // No signing and no verifying: gpg.program (any command) never runs.
+    'commit.gpgSign=false',
+    'tag.gpgSign=false',
+    'merge.verifySignatures=false',
+    // No pager, no editor (GIT_PAGER and GIT_EDITOR below win over these anyway).
+    'core.pager=cat',
+    'core.editor=:',
+    'sequence.editor=:'
+  ]
+}
+
+/**
+ * Commands that never convert, diff or merge file contents, so no filter,
+ * textconv or merge driver can run in them: they skip the driver listing. Any
+ * other command gets every driver switched off, including every command that
+ * writes an index (`write-tree`, `read-tree`): writing one re-reads racily
+ * clean files through their clean filter.
+ */
+const CONTENT_FREE = new Set([
+  'rev-parse',
+  'for-each-ref',
+  'update-ref',
+  'commit-tree',
+  'symbolic-ref',
+  'show-ref',
+  'check-ref-format',
+  'cat-file',
+  'ls-tree',
+  'init',
+  'config',
+  'branch'
+])
+
+/** A merge driver's stand-in: git's own three-way text merge (a conflict exits non-zero, as a driver must). */
+const TEXT_MERGE = 'git merge-file --marker-size=%L %A %O %B'
+
+/**
+ * `-c` settings that switch off every filter (clean, smudge, process), diff
+ * (textconv, command) and merge driver the configuration git would read for
+ * this call defines: a `.gitattributes` line only names a driver, the program
+ * is in the configuration, and a driver without a program runs nothing. The
+ * configuration is read with the same repository, environment and
+ * `SAFE_CONFIG` as the call (includes followed, as git does).
+ */
+export async function driverOverrides(options: GitOptions): Promise<string[]> {
+  const listing = await run(['config', '--list', '-z'], { ...options, cwd: options.configFrom ?? options.cwd, input: undefined, okCodes: [0] }, [])
+  const filters = new Set<string>()
+  const diffs = new Set<string>()
+  const merges = new Set<string>()
+  for (const entry of splitZ(listing.stdout)) {
+    const key = entry.split('\n', 1)[0] ?? ''
+    const driver = /^(filter|diff|merge)\.(.+)\.([^.]+)$/s.exec(key)
+    if (!driver) continue
+    const [, section = '', name = '', variable = ''] = driver
+    if (section === 'filter' && ['clean', 'smudge', 'process', 'required'].includes(variable)) filters.add(name)
+    else if (section === 'diff' && ['textconv', 'command'].includes(variable)) diffs.add(name)
+    else if (section === 'merge' && ['driver', 'recursive'].includes(variable)) merges.add(name)
+  }
+  const overrides: string[] = []
+  const add = (section: string, name: string, settings: [string, string][]) => {
+    // `-c` splits at the first '=': a name with one (or a line break) cannot be switched off there, so nothing runs at all.
+    if (/[=\n]/.test(name)) {
+      throw new Error(
+        `The git configuration of ${options.workTree ?? options.cwd} defines a ${section} driver named '${name.replace(/\n/g, '\\n')}', which Switchboard cannot switch off, so it runs no git command there. Remove that section from the repository's .git/config.`
+      )
+    }
+    for (const [variable, value] of settings) overrides.push('-c', `${section}.${name}.${variable}=${value}`)
+  }
+  for (const name of filters)
+    add('filter', name, [
+      ['clean', ''],
+      ['smudge', ''],
+      ['process', ''],
+      ['required', 'false']
+    ])
+  for (const name of diffs)
+    add('diff', name, [
+      ['textconv', ''],
+      ['command', '']
+    ])
+  for (const name of merges)
+    add('merge', name, [
+      ['driver', TEXT_MERGE],
+      ['recursive', 'text']
+    ])
+  return overrides
+}
+
+export async function git(args: string[], options: GitOptions): Promise<GitResult> {
+  const drivers = CONTENT_FREE.has(args[0] ?? '') ? [] : await driverOverrides(options)
+  return run(args, options, drivers)
+}
+
+/** The environment of every git Switchboard runs: the user's variables without any of git's, then only what is set here. */
+function gitEnvironment(options: GitOptions): NodeJS.ProcessEnv {
+  // The user's variables (PATH, HOME for the user's own config), none of Switchboard's own (environment.ts), and no GIT_* at all:
+  // GIT_DIR, GIT_WORK_TREE, GIT_CONFIG_PARAMETERS, GIT_CONFIG_COUNT, GIT_EXEC_PATH, GIT_SSH_COMMAND, GIT_EXTERNAL_DIFF… would redirect it or run a program.
+  const env: NodeJS.ProcessEnv = {}
+  for (const [name, value] of Object.entries(usersVariables(process.env))) if (!/^GIT_/i.test(name)) env[name] = value
+  Object.assign(env, { GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C', GIT_OPTIONAL_LOCKS: '0', GIT_PAGER: 'cat', GIT_EDITOR: ':' })
+  for (const [name, value] of Object.entries(options.env ?? {})) env[name] = value
   if (options.gitDir) env.GIT_DIR = options.gitDir
   if (options.workTree) env.GIT_WORK_TREE = options.workTree
   if (options.indexFile) env.GIT_INDEX_FILE = options.indexFile
+  return env
+}
+
+function run(args: string[], options: GitOptions, drivers: string[]): Promise<GitResult> {
+  const env = gitEnvironment(options)
   const okCodes = options.okCodes ?? [0]
   return new Promise((resolve, reject) => {
     const child = execFile(
       'git',
-      ['-c', 'core.quotepath=off', ...args],
+      [...safeConfig(options.userHooks).flatMap((setting) => ['-c', setting]), ...drivers, ...args],
       { cwd: options.cwd, env, encoding: 'buffer', maxBuffer: 512 * 1024 * 1024, timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS },
       (error, stdout, stderr) => {
         // The spawn itself failed: no git on PATH (an exit code is a number, a spawn error a string).

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { basename, dirname, isAbsolute, join } from 'node:path'
 import { git, gitText, type GitOptions } from './git'
+import { makeFilePrivate, privateFolder, writePrivateFile } from '../private-files'
 
 /**
  * Where a session's folder keeps its checkpoints: the folder's own git
@@ -51,18 +52,18 @@ export async function locateWorkspace(cwd: string, shadowRoot: string, scratch: 
 }
 
 async function ensureShadow(gitDir: string, cwd: string): Promise<void> {
-  try {
-    await fs.access(join(gitDir, 'HEAD'))
+  if (await exists(join(gitDir, 'HEAD'))) {
+    // One made by an older version: from now on git keeps what it writes there private too.
+    await git(['config', 'core.sharedRepository', '0600'], { cwd, gitDir })
     return
-  } catch {
-    // not made yet
   }
-  await fs.mkdir(gitDir, { recursive: true })
-  await git(['init', '--bare', '--quiet', gitDir], { cwd })
+  await privateFolder(gitDir)
+  // In the private data folder: git makes what it writes there the user's alone (0600 files, 0700 folders), whatever the umask; no template (no sample hooks).
+  await git(['init', '--bare', '--quiet', '--template=', '--shared=0600', gitDir], { cwd })
   // The folder's own .gitignore files apply; these heavy folders are left out even where nothing ignores them.
-  await fs.mkdir(join(gitDir, 'info'), { recursive: true })
-  await fs.writeFile(join(gitDir, 'info', 'exclude'), SHADOW_EXCLUDES)
-  await fs.writeFile(join(gitDir, 'switchboard-folder'), cwd + '\n')
+  await privateFolder(join(gitDir, 'info'))
+  await writePrivateFile(join(gitDir, 'info', 'exclude'), SHADOW_EXCLUDES)
+  await writePrivateFile(join(gitDir, 'switchboard-folder'), cwd + '\n')
 }
 
 /** The pathspec that keeps a command inside the session's folder (git runs at the work tree's top). */
@@ -80,12 +81,15 @@ export function scope(ws: Workspace): string {
  */
 export async function snapshotTree(ws: Workspace): Promise<string> {
   if (ws.seedIndex && !(await exists(ws.index))) {
-    await fs.mkdir(dirname(ws.index), { recursive: true })
+    await privateFolder(dirname(ws.index))
     await copyWithTimes(ws.seedIndex, ws.index)
   }
   const run = { ...ws.run, indexFile: ws.index }
   await git(['add', '-A', '--ignore-errors', '--', scope(ws)], { ...run, okCodes: [0, 1], timeoutMs: SNAPSHOT_TIMEOUT_MS })
-  return gitText(['write-tree'], run)
+  const tree = await gitText(['write-tree'], run)
+  // git writes an index as the repository's settings and the umask say; this one is Switchboard's, in its private data folder.
+  await makeFilePrivate(ws.index)
+  return tree
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -100,6 +104,7 @@ async function copyWithTimes(from: string, to: string): Promise<void> {
   const temporary = `${to}.${randomUUID()}`
   try {
     await fs.copyFile(from, temporary)
+    await makeFilePrivate(temporary)
     const stat = await fs.stat(from)
     await fs.utimes(temporary, stat.atime, stat.mtime)
     await fs.rename(temporary, to)

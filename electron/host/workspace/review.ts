@@ -8,6 +8,7 @@ import { describeError, HostError } from '../errors'
 import { changedPaths, entryIn, type ChangedPath, onDisk, readBlob, relativeToFolder, writeFromTree, type Checkpoints } from './checkpoints'
 import { commitTree, git, gitText } from './git'
 import type { Workspace } from './repo'
+import { privateFolder } from '../private-files'
 
 /**
  * The Changes view's work: what changed since the review base (or between two
@@ -84,7 +85,7 @@ export class Review {
         const chosen = pick(patch, hunk, path)
         const kept = applyPatch(baseText, { ...patch, hunks: [chosen] })
         if (kept === false) throw new HostError('review_stale', `That change to ${path} no longer applies; the view has been refreshed.`)
-        const oid = await gitText(['hash-object', '-w', '--stdin'], { ...ws.run, input: kept })
+        const oid = await gitText(['hash-object', '-w', '--no-filters', '--stdin'], { ...ws.run, input: kept })
         const mode = (await entryIn(ws, base, topPath))?.mode ?? (await modeOnDisk(ws, topPath))
         next = { mode, oid }
       } else {
@@ -135,7 +136,7 @@ export class Review {
 
   /** A commit like `base` with one path changed (or removed). */
   private async withEntry(ws: Workspace, base: string, topPath: string, entry: { mode: string; oid: string } | null): Promise<string> {
-    await fs.mkdir(this.scratch, { recursive: true })
+    await privateFolder(this.scratch)
     const index = join(this.scratch, `review-${randomUUID()}`)
     try {
       const run = { ...ws.run, indexFile: index }

@@ -79,7 +79,7 @@ export class WorkspaceService {
 
   /** A worktree made for a session the agent then refused: removed with its branch (nothing was done in it). */
   async discardWorktree(worktree: SessionWorktree): Promise<void> {
-    await git(['worktree', 'remove', '--force', worktree.path], { cwd: worktree.repo }).catch(() => undefined)
+    await git(['worktree', 'remove', '--force', worktree.path], { cwd: worktree.repo, configFrom: worktree.path }).catch(() => undefined)
     await git(['branch', '-D', worktree.branch], { cwd: worktree.repo }).catch(() => undefined)
   }
 
@@ -96,6 +96,11 @@ export class WorkspaceService {
   async forget(record: SessionRecord): Promise<void> {
     // A worktree's refs live in its repository, which outlives the worktree's folder.
     await this.checkpoints.forget(record.id, record.worktree?.repo ?? record.cwd).catch(() => undefined)
+  }
+
+  /** The user turned the repository's hooks on for the session's project (`projects.setGitHooks`). */
+  private userHooks(record: SessionRecord): boolean {
+    return this.options.records.store.project(record.projectId)?.gitHooks === true
   }
 
   /** The host a session's project is on, when it is not this computer. */
@@ -122,7 +127,8 @@ export class WorkspaceService {
         const record = local(id)
         const result = await this.review.changes({ sessionId: id, cwd: record.cwd, from, to })
         if (!record.worktree) return result
-        return { ...result, worktree: { ...record.worktree, uncommitted: await uncommitted(record.worktree.path).catch(() => []) } }
+        const gitHooks = this.userHooks(record)
+        return { ...result, worktree: { ...record.worktree, uncommitted: await uncommitted(record.worktree.path).catch(() => []), gitHooks } }
       },
       'changes.keep': async ({ id, path, hunk }) => {
         await this.review.keep(id, local(id).cwd, path, hunk)
@@ -137,8 +143,8 @@ export class WorkspaceService {
         return {}
       },
       'changes.rewind': ({ id, checkpoint }) => this.rewind(local(id).id, checkpoint),
-      'changes.commit': ({ id, message }) => commitWorktree(worktreeOf(id), message),
-      'changes.merge': ({ id }) => mergeWorktree(worktreeOf(id)),
+      'changes.commit': ({ id, message }) => commitWorktree(worktreeOf(id), message, this.userHooks(records.session(id))),
+      'changes.merge': ({ id }) => mergeWorktree(worktreeOf(id), this.userHooks(records.session(id))),
       'worktrees.list': async ({ projectId }) => {
         const { cwd, sshHost } = records.project(projectId)
         // The new-session form offers a worktree only in a repository on this computer.

@@ -5,6 +5,7 @@ import type { MergeResult, ProjectGitInfo, SessionWorktree, WorktreeInfo } from 
 import { HostError } from '../errors'
 import { git, GitError, gitText } from './git'
 import { workTreeAt } from './repo'
+import { PRIVATE_FOLDER_MODE, privateFolder } from '../private-files'
 
 /**
  * A git worktree per session: a new branch checked out in its own folder
@@ -87,15 +88,19 @@ export async function createWorktree(cwd: string, branch: string, worktreesRoot:
   )
   const inTheWay = await fs.readdir(folder).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? null : []))
   if (inTheWay !== null) throw new HostError('worktree_in_the_way', `A folder is already at ${folder}; remove it or choose another branch name.`)
-  await fs.mkdir(join(folder, '..'), { recursive: true })
+  await privateFolder(join(folder, '..'))
   await git(['worktree', 'add', '--quiet', '-b', branch, folder, repo.head], { cwd: repo.top })
+  // The checkout's files keep git's modes (they are the user's project); its folder, in the data folder, is the user's alone.
+  if (process.platform !== 'win32') await fs.chmod(folder, PRIVATE_FOLDER_MODE)
   const worktree: SessionWorktree = { path: folder, branch, baseBranch: repo.branch, repo: repo.top }
   return { worktree, cwd: repo.prefix ? join(folder, repo.prefix) : folder }
 }
 
 /** Files with uncommitted changes in a worktree (untracked ones included), as `git status` names them. */
 export async function uncommitted(path: string): Promise<string[]> {
-  const out = (await git(['status', '--porcelain=v1', '-z', '--untracked-files=all'], { cwd: path })).stdout.toString('utf8')
+  // Not into submodules: their own configuration is not the one whose drivers git.ts switches off.
+  const args = ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=all']
+  const out = (await git(args, { cwd: path })).stdout.toString('utf8')
   return out
     .split('\0')
     .filter(Boolean)
@@ -117,17 +122,20 @@ export async function removeWorktree(worktree: SessionWorktree, discardChanges: 
       `The worktree on '${worktree.branch}' has ${dirty.length} uncommitted change${dirty.length === 1 ? '' : 's'} (${list}). Commit or merge them first, or delete again choosing to discard them.`
     )
   }
-  await git(['worktree', 'remove', ...(dirty.length > 0 ? ['--force'] : []), worktree.path], { cwd: worktree.repo })
+  await git(['worktree', 'remove', ...(dirty.length > 0 ? ['--force'] : []), worktree.path], { cwd: worktree.repo, configFrom: worktree.path })
   return `Its worktree was removed; branch '${worktree.branch}' is kept${dirty.length > 0 ? ` (${dirty.length} uncommitted change${dirty.length === 1 ? '' : 's'} discarded)` : ''}.`
 }
 
-/** Commits everything in the worktree (tracked and untracked, not ignored) on its branch, as the user. */
-export async function commitWorktree(worktree: SessionWorktree, message: string): Promise<{ commit: string; files: number }> {
+/**
+ * Commits everything in the worktree (tracked and untracked, not ignored) on its branch, as the user. The repository's
+ * hooks run only when the user turned them on for the project (`userHooks`); its filters never do.
+ */
+export async function commitWorktree(worktree: SessionWorktree, message: string, userHooks = false): Promise<{ commit: string; files: number }> {
   const dirty = await uncommitted(worktree.path)
   if (dirty.length === 0) throw new Error(`Nothing to commit on '${worktree.branch}'`)
   await git(['add', '-A'], { cwd: worktree.path })
   try {
-    await git(['commit', '--quiet', '--no-verify', '-m', message], { cwd: worktree.path })
+    await git(['commit', '--quiet', ...(userHooks ? [] : ['--no-verify']), '-m', message], { cwd: worktree.path, userHooks })
   } catch (error) {
     if (error instanceof GitError && /Please tell me who you are|empty ident/i.test(error.stderr)) {
       throw new Error('git does not know who you are: set user.name and user.email (git config --global user.name "…") and commit again')
@@ -144,7 +152,7 @@ export async function commitWorktree(worktree: SessionWorktree, message: string)
  * folder where that branch is checked out (which must have no uncommitted
  * changes), or written straight to the branch when none has it checked out.
  */
-export async function mergeWorktree(worktree: SessionWorktree): Promise<MergeResult> {
+export async function mergeWorktree(worktree: SessionWorktree, userHooks = false): Promise<MergeResult> {
   const into = worktree.baseBranch
   if (!into)
     return { merged: false, into: null, conflicts: [], message: 'The session started from a detached HEAD, so there is no branch to merge into.' }
@@ -186,7 +194,7 @@ export async function mergeWorktree(worktree: SessionWorktree): Promise<MergeRes
         message: `'${into}' is checked out in ${checkedOut.path} with ${dirty.length} uncommitted change${dirty.length === 1 ? '' : 's'}; commit or stash them, then merge again.`
       }
     }
-    await git(['merge', '--no-ff', '--no-edit', '--quiet', worktree.branch], { cwd: checkedOut.path })
+    await git(['merge', '--no-ff', '--no-edit', '--quiet', worktree.branch], { cwd: checkedOut.path, userHooks })
   } else {
     const tree = treeLine?.trim() ?? ''
     const base = await gitText(['rev-parse', `refs/heads/${into}`], run)

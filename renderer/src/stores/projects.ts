@@ -179,6 +179,11 @@ export const useProjectsStore = defineStore('projects', () => {
     upsertProject(await host().request('projects.setAdditionalDirectories', { projectId, directories }))
   }
 
+  /** Whether the Changes view's commit and merge run the repository's git hooks (turning it on is confirmed outside the page). */
+  async function setGitHooks(projectId: string, enabled: boolean): Promise<void> {
+    upsertProject(await host().request('projects.setGitHooks', { projectId, enabled }))
+  }
+
   /** Renames a project; throws the Host's message for the field. */
   async function rename(projectId: string, name: string): Promise<void> {
     upsertProject(await host().request('projects.rename', { projectId, name }))
@@ -297,6 +302,7 @@ export const useProjectsStore = defineStore('projects', () => {
     add,
     pickAndAdd,
     setAdditionalDirectories,
+    setGitHooks,
     rename,
     remove,
     move,
