@@ -450,9 +450,17 @@ export type FirstScreenRenderer = (input: { request: (method: string, params: un
 
 /**
  * What a renderer needs from a transport: send a request, receive event
- * batches. The preload exposes exactly this; the WebSocket client implements it.
+ * batches, and hear when the link to the Host went down and came back. The
+ * preload exposes exactly this; the WebSocket client implements it.
  */
 export interface HostTransport {
   request(method: string, params: unknown): Promise<WireResponse>
   onEvents(listener: (events: HostEvent[]) => void): () => void
+  /**
+   * The link to the Host went down (`reconnecting`, with what the window's banner says) or is up again
+   * (`connected`: a Host restarted after a crash, or the same one on a new port or socket). A `connected`
+   * after a `reconnecting` makes the window re-read everything it shows, since events were missed meanwhile
+   * (renderer/src/stores/app.ts, `resync`). A transport whose link never drops may leave this out.
+   */
+  onConnection?(listener: (state: 'connected' | 'reconnecting', detail?: string) => void): () => void
 }

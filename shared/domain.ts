@@ -295,6 +295,12 @@ export interface SessionRecord {
   queueHeld?: string
   /** How the last turn ended, until a window has shown the session or the user dismissed it from the inbox. */
   unseen?: UnseenTurn
+  /**
+   * Set while a turn is under way: what it waits for (`your permission (“…”)`, `your answer (“…”)`, or '' while
+   * the agent works). A Host that stops without closing (killed, crashed) finds it at its next start and lists
+   * that turn as cut short, as a closing Host does (electron/host/inbox/inbox.ts).
+   */
+  underWay?: string
 }
 
 /** A turn's end the user has not seen yet: it finished (`stopReason`), or ended in an error (`error`). */

@@ -43,15 +43,16 @@ const FIRST_READ_BYTES = 256 * 1024
 /**
  * The records the window's first load reads: each group's newest `FIRST_PAGE`
  * (`sessions.summary`, which the sidebar asks for no more of per group), those
- * with a turn unseen (`inbox.list`) and those with prompts queued (the queue
- * shown, held, as the Host opens). Every group has its newest among them.
+ * with a turn unseen (`inbox.list`), those whose turn was under way when the
+ * last Host stopped (listed as cut short as the Host opens) and those with
+ * prompts queued (the queue shown, held, as the Host opens). Every group has its newest among them.
  */
 function firstPartOf(sessions: readonly SessionRecord[]): Set<SessionRecord> {
   const first = new Set<SessionRecord>()
   // By project, then agent: two short keys hash faster than one joined string, 100,000 times over.
   const groups = new Map<string, Map<string, SessionRecord[]>>()
   for (const record of sessions) {
-    if (record.unseen || record.queue?.length) first.add(record)
+    if (record.unseen || record.underWay !== undefined || record.queue?.length) first.add(record)
     let agents = groups.get(record.projectId)
     if (!agents) groups.set(record.projectId, (agents = new Map<string, SessionRecord[]>()))
     const group = agents.get(record.agentId)

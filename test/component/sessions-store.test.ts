@@ -232,3 +232,28 @@ describe('deleting the session a pane shows', () => {
     expect(useProjectsStore().sessionById('parent')?.title).toBe('The original')
   })
 })
+
+describe('reading every state again (a reconnect)', () => {
+  it('replaces the states: a session the Host no longer lists is idle, one that changed meanwhile keeps its newer state', async () => {
+    const sessions = useSessionsStore()
+    const permission = { requestId: 'r1', toolCallId: 't1', title: 'Run dangerous command', options: [] }
+    sessions.receiveState({ id: 's1', status: 'running', permissions: [permission] })
+    sessions.receiveState({ id: 's2', status: 'running' })
+    sessions.receiveState({ id: 's3', status: 'ready' })
+    let answer: (states: { id: string; status: 'ready' | 'running' }[]) => void = () => undefined
+    const read = sessions.readStates(new Promise((resolve) => (answer = resolve)))
+    // While the answer is on its way, s3's turn starts: that event is newer than the answer.
+    sessions.receiveState({ id: 's3', status: 'running' })
+    answer([
+      { id: 's2', status: 'ready' },
+      { id: 's3', status: 'ready' }
+    ])
+    await read
+    expect(sessions.stateOf('s1')).toEqual({ id: 's1', status: 'idle' })
+    expect(sessions.stateOf('s2')).toEqual({ id: 's2', status: 'ready' })
+    expect(sessions.stateOf('s3')).toEqual({ id: 's3', status: 'running' })
+    // Later events apply as ever.
+    sessions.receiveState({ id: 's3', status: 'ready' })
+    expect(sessions.stateOf('s3').status).toBe('ready')
+  })
+})

@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises'
+import { cp, mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { HostEvent } from '../../shared/contract'
@@ -169,5 +169,53 @@ describe('the inbox', () => {
     await host.close()
     host = await openHost(dataDir)
     expect(await list()).toEqual([])
+  })
+
+  it('lists a turn cut short by a Host that stopped without closing (killed, crashed) once, and ends it in the thread', async () => {
+    const id = await session('app', 'Wipe the cache')
+    const waiting = host.request('sessions.prompt', { id, text: '/permission' }).catch((error: Error) => error)
+    await waitUntil('the permission request', async () => (await list()).find((i) => i.kind === 'permission'))
+    // What a Host killed now leaves on disk: its data folder as it is (a copy, opened while this Host runs on;
+    // the copy's lock names this process, alive, where a killed Host's names a dead one: it is left out).
+    const recordOf = async (dir: string): Promise<Record<string, unknown> | undefined> =>
+      (JSON.parse(await readFile(join(dir, 'db.json'), 'utf8')) as { sessions: Record<string, unknown>[] }).sessions.find((s) => s.id === id)
+    await waitUntil('the turn under way in db.json', async () => (await recordOf(dataDir))?.underWay)
+    const crashed = join(root, 'crashed')
+    await cp(dataDir, crashed, { recursive: true, filter: (source) => !source.endsWith('switchboard.lock') })
+
+    let next = await openHost(crashed)
+    try {
+      const cut = (await next.request('inbox.list', {})).filter((i) => i.session?.id === id)
+      expect(cut).toMatchObject([
+        {
+          kind: 'error',
+          message:
+            'Switchboard stopped unexpectedly while Scripted waited for your permission (“Run dangerous command”), so that turn was cut short and can no longer be answered. Send again to go on.'
+        }
+      ])
+      expect((await next.request('sessions.states', {})).filter((s) => s.id === id)).toEqual([])
+      // The thread ends with that turn's error, written once.
+      const snapshot = await waitUntil('the error in the transcript', async () => {
+        const opened = await next.request('sessions.open', { id })
+        return opened.records.at(-1)?.t === 'error' ? opened : null
+      })
+      expect(snapshot.records.at(-1)).toMatchObject({ t: 'error', endsTurn: true, message: cut[0].kind === 'error' ? cut[0].message : '' })
+      expect(await recordOf(crashed)).not.toHaveProperty('underWay')
+      await next.close()
+      // Listed once: the next start finds nothing under way.
+      next = await openHost(crashed)
+      expect((await next.request('inbox.list', {})).filter((i) => i.session?.id === id)).toHaveLength(1)
+      const reopened = await next.request('sessions.open', { id })
+      expect(reopened.records.filter((r) => r.t === 'error')).toHaveLength(1)
+    } finally {
+      await next.close()
+    }
+
+    // The Host that went on: once the turn is over, nothing is left marked under way.
+    const [asked] = (await host.request('sessions.states', {})).find((s) => s.id === id)?.permissions ?? []
+    await host.request('sessions.respondPermission', { id, requestId: asked.requestId, optionId: 'allow' })
+    await waiting
+    await waitUntil('the mark cleared in db.json', async () => !('underWay' in ((await recordOf(dataDir)) ?? { underWay: 'unread' })))
+    expect(await recordOf(dataDir)).not.toHaveProperty('underWay')
   })
 })

@@ -105,6 +105,14 @@ describe("db.json's layout", () => {
     expect(rest.find((r) => r.id === 'p1a-0')).toEqual(data.sessions[0])
   })
 
+  it('puts a session whose turn was under way when the last Host stopped without closing in the first part: it is listed as the Host opens', () => {
+    const data = history()
+    data.sessions[3].underWay = 'your permission (“rm -rf build/”)'
+    const first = (readDbText(dbText(data)).data as DbData).sessions
+    expect(ids(first)).toContain('p1a-3')
+    expect(ids(first)).not.toContain('p1a-4')
+  })
+
   it('is read whole when the file is laid out otherwise (an older Switchboard’s, or edited by hand)', () => {
     const data = history()
     for (const text of [JSON.stringify(data), JSON.stringify(data, null, 2), dbText(data).replace(`"${LAYOUT_KEY}":`, '"other":')]) {

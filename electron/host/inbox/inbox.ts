@@ -24,7 +24,7 @@ import type { Thread } from '../../../shared/thread'
 export interface InboxDeps {
   records: Records
   events: EventBus
-  registry: Pick<SessionRegistry, 'allStates' | 'get'>
+  registry: Pick<SessionRegistry, 'allStates' | 'get' | 'appendAlways'>
   broker: Pick<AskBroker, 'pendingElicitations' | 'answerPermission' | 'answerElicitation'>
   supervisor: Pick<AgentSupervisor, 'stateOf'>
   turns: Pick<Turns, 'turnEnded'>
@@ -54,11 +54,15 @@ export class Inbox {
   /** Sign-ins the user put aside, by agent: the time of the problem put aside (a new one shows again). */
   private readonly setAside = new Map<string, string>()
 
+  /** Sessions whose record says a turn is under way (`underWay`), as this Host last wrote it. */
+  private readonly markedUnderWay = new Set<string>()
+
   constructor(private readonly deps: InboxDeps) {
     deps.turns.turnEnded = (id, end) => this.turnEnded(id, end)
     deps.events.tap((event) => {
       if (CHANGES.has(event.type)) this.schedule()
     })
+    this.listCutShortByStop()
   }
 
   /** Everything that waits on the user, most pressing first, oldest first within each kind. */
@@ -141,14 +145,9 @@ export class Inbox {
   close(): void {
     this.closing = true
     const now = new Date().toISOString()
-    const asked = new Map<string, string>()
-    for (const e of this.deps.broker.pendingElicitations()) if (e.sessionId) asked.set(e.sessionId, `your answer (“${cutText(e.message, 200)}”)`)
-    for (const state of this.deps.registry.allStates()) {
-      const permission = state.permissions?.[0]
-      if (permission) asked.set(state.id, `your permission (“${cutText(permission.title, 200)}”)`)
-      else if (state.status === 'running' && !asked.has(state.id)) asked.set(state.id, '')
-    }
-    for (const [id, what] of asked) {
+    for (const id of this.markedUnderWay) delete this.deps.records.store.session(id)?.underWay
+    this.markedUnderWay.clear()
+    for (const [id, what] of this.underWay()) {
       const record = this.deps.records.store.session(id)
       if (!record) continue
       const agent = this.agent(record.agentId).name
@@ -159,6 +158,70 @@ export class Inbox {
           : `Switchboard was closed while ${agent} was working, so that turn was cut short. Send again to go on.`
       }
     }
+  }
+
+  /** The sessions whose turn is under way, each with what it waits for from the user ('' while its agent works). */
+  private underWay(): Map<string, string> {
+    const asked = new Map<string, string>()
+    for (const e of this.deps.broker.pendingElicitations()) if (e.sessionId) asked.set(e.sessionId, `your answer (“${cutText(e.message, 200)}”)`)
+    for (const state of this.deps.registry.allStates()) {
+      const permission = state.permissions?.[0]
+      if (permission) asked.set(state.id, `your permission (“${cutText(permission.title, 200)}”)`)
+      else if (state.status === 'running' && !asked.has(state.id)) asked.set(state.id, '')
+    }
+    return asked
+  }
+
+  /**
+   * Each turn under way, and what it waits for, written in its session's record as it changes: a Host that
+   * stops without closing (killed, crashed: `close` never runs) leaves them for the next one to list.
+   */
+  private markUnderWay(): void {
+    if (this.closing) return
+    const { records } = this.deps
+    const now = this.underWay()
+    let changed = false
+    for (const [id, what] of now) {
+      const record = records.store.session(id)
+      if (!record || record.underWay === what) continue
+      record.underWay = what
+      this.markedUnderWay.add(id)
+      changed = true
+    }
+    for (const id of this.markedUnderWay) {
+      if (now.has(id)) continue
+      this.markedUnderWay.delete(id)
+      const record = records.store.session(id)
+      if (record?.underWay === undefined) continue
+      delete record.underWay
+      changed = true
+    }
+    // Host-side only: the windows are told what waits by the states and this list, not by the mark.
+    if (changed) void records.store.save()
+  }
+
+  /**
+   * At start: turns the last Host left under way (it stopped without closing) were cut short, as a close cuts
+   * them short, and are listed so; their records are in db.json's first part (db-file.ts), read by now. The
+   * thread says so too, as the turn's error: its transcript ended mid-turn, and nothing else will end it.
+   */
+  private listCutShortByStop(): void {
+    const { records, registry } = this.deps
+    const now = new Date().toISOString()
+    const cut = records.data.sessions.filter((record) => record.underWay !== undefined)
+    for (const record of cut) {
+      const what = record.underWay
+      delete record.underWay
+      const agent = this.agent(record.agentId).name
+      const error = what
+        ? `Switchboard stopped unexpectedly while ${agent} waited for ${what}, so that turn was cut short and can no longer be answered. Send again to go on.`
+        : `Switchboard stopped unexpectedly while ${agent} was working, so that turn was cut short. Send again to go on.`
+      record.unseen = { at: now, error }
+      registry.appendAlways(record, { t: 'error', at: now, message: error, endsTurn: true }).catch((failure: unknown) => {
+        console.error(`Could not write to the transcript of “${record.title}” that its turn was cut short`, failure)
+      })
+    }
+    if (cut.length > 0) records.saveSoon(...cut)
   }
 
   handlers(): HandlerSlice<'inbox'> {
@@ -204,6 +267,7 @@ export class Inbox {
     this.scheduled = true
     setImmediate(() => {
       this.scheduled = false
+      this.markUnderWay()
       const items = this.items()
       const json = JSON.stringify(items)
       if (json === this.told) return

@@ -34,11 +34,22 @@ export type ConnectionState = 'connecting' | 'connected' | 'reconnecting' | 'ref
 export interface TransportHooks {
   /** Something from the Host had to be ignored; the user should know. */
   problem(message: string): void
-  /** The link to the Host came up (first time or again) or went down; `detail` says what to do. */
+  /**
+   * The link to the Host came up (first time or again) or went down; `detail` says what to do. A `connected`
+   * after `reconnecting` or `refused` is the window's signal to re-read what it shows (app store, `resync`),
+   * whichever transport raised it: the WebSocket when it reopens, the preload's bridge when it says so
+   * (`HostTransport.onConnection`, e.g. a Host restarted after a crash handing the window a new port).
+   */
   connection(state: ConnectionState, detail?: string): void
 }
 
 export const LOST_CONNECTION = 'Lost the connection to the Switchboard host'
+const UNREACHABLE = 'Cannot reach the Switchboard host'
+
+/** A message a request failed with because the link was down (it may be carried in a longer one): moot once it is back. */
+export function aboutLostConnection(message: string): boolean {
+  return message.includes(LOST_CONNECTION) || message.includes(UNREACHABLE)
+}
 
 /** The preload's transport, with the same checks the WebSocket gets. */
 function checkedBridge(bridge: HostTransport, hooks: TransportHooks, early: EarlyBridge | null): WindowTransport {
@@ -55,6 +66,8 @@ function checkedBridge(bridge: HostTransport, hooks: TransportHooks, early: Earl
   let earlyAnswers = early && early.answers.map((answer, index) => checked(early.requests[index][0], answer))
   // Taken by the first load; until then a failure is not an unhandled rejection.
   for (const answer of earlyAnswers ?? []) answer.catch(() => undefined)
+  // A bridge that can lose its Host (the app's main process restarts a Host that died) says when: the same signal the WebSocket gives.
+  bridge.onConnection?.((state, detail) => hooks.connection(state, detail ?? (state === 'reconnecting' ? `${LOST_CONNECTION}; reconnecting…` : '')))
   return {
     request: (method, params) => checked(method, bridge.request(method, params)),
     earlyAnswers() {
@@ -281,7 +294,7 @@ class WebSocketTransport implements WindowTransport {
     this.refused = accepted === false
     if (this.refused) return refusedDetail(this.token)
     if (this.everConnected) return `${LOST_CONNECTION}; reconnecting…`
-    return 'Cannot reach the Switchboard host. Is it still running, and was this page opened with the address it printed? Retrying…'
+    return `${UNREACHABLE}. Is it still running, and was this page opened with the address it printed? Retrying…`
   }
 
   /** True or false as the host says; null when it cannot be reached. */

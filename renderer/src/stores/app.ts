@@ -4,7 +4,7 @@ import type { AppInfo } from '../../../shared/domain'
 import { host, messageOf } from '../host/client'
 import { routeEvents } from '../event-router'
 import { askFirstLoad } from '../ask-first-load'
-import type { ConnectionState } from '../host/transport'
+import { aboutLostConnection, type ConnectionState } from '../host/transport'
 import { useAgentsStore } from './agents'
 import { useElicitationsStore } from './elicitations'
 import { useInboxStore } from './inbox'
@@ -14,7 +14,7 @@ import { usePermissionsStore } from './permissions'
 import { useProjectsStore } from './projects'
 import { useSessionsStore } from './sessions'
 import { useSettingsStore } from './settings'
-import { useThreadsStore } from './threads'
+import { useSpendStore } from './spend'
 
 /**
  * The app as a whole: what the Host says about itself, the link to it, and
@@ -44,20 +44,25 @@ export const useAppStore = defineStore('app', () => {
     host().releaseEvents()
   }
 
-  /** Everything the sidebar needs (first-load.ts); again after a reconnect, since events were missed meanwhile. */
+  /**
+   * Everything the sidebar needs (first-load.ts); again after a reconnect, since events were missed meanwhile.
+   * Each answer replaces what its store held (a session the Host no longer lists as busy is not shown busy).
+   */
   async function load(): Promise<void> {
     let answered = false
     try {
-      const [appInfo, projects, summary, sessionStates, agents, agentStates, rules, elicitations, checks, mcp, inbox, settings] =
-        await askFirstLoad(host())
+      const asked = askFirstLoad(host())
+      // A reload mid-turn still shows which sessions are running; after a restart, none is.
+      const states = useSessionsStore().readStates(asked.then((answers) => answers[3]))
+      states.catch(() => undefined)
+      const [appInfo, projects, summary, , agents, agentStates, rules, elicitations, checks, mcp, inbox, settings] = await asked
       await useSettingsStore().load(settings)
       const firstTime = info.value === null
       info.value = appInfo
       useProjectsStore().setAll(projects, summary)
       useAgentsStore().setAll(agents, agentStates)
       useAgentsStore().setChecks(checks)
-      // A reload mid-turn still shows which sessions are running.
-      for (const state of sessionStates) useSessionsStore().receiveState(state)
+      await states
       usePermissionsStore().rules = rules
       useElicitationsStore().pending = elicitations
       useInboxStore().receive(inbox)
@@ -79,10 +84,23 @@ export const useAppStore = defineStore('app', () => {
     if (state === 'reconnecting' || state === 'refused') wasDisconnected = true
     if (state === 'connected' && wasDisconnected) {
       wasDisconnected = false
-      void load()
-      useThreadsStore().reloadAll()
+      void resync()
     }
   }
 
-  return { info, ready, connection, connectionDetail, start, listen, load, setConnection }
+  /**
+   * The link is back (the Host restarted, or the same Host on a new socket or port): no event sequence
+   * survives that, so everything the window shows is read again, as its first load did, plus what its panes
+   * show (each kept thread and its session's state, pending asks and queue with it). The messages of requests
+   * that failed because the link was down go: the banner showed that, and what is read now shows what
+   * became of them.
+   */
+  async function resync(): Promise<void> {
+    useNoticesStore().withdraw(aboutLostConnection)
+    const sessions = useSessionsStore()
+    await Promise.all([load(), sessions.reloadOpen()])
+    useSpendStore().receiveChanged()
+  }
+
+  return { info, ready, connection, connectionDetail, start, listen, load, resync, setConnection }
 })

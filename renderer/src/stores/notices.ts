@@ -21,6 +21,11 @@ export const useNoticesStore = defineStore('notices', () => {
     errors.value = []
   }
 
+  /** Takes back the messages that are no longer true (e.g. those about a lost link, once it is back). */
+  function withdraw(moot: (message: string) => boolean): void {
+    if (errors.value.some(moot)) errors.value = errors.value.filter((message) => !moot(message))
+  }
+
   /** Runs a request whose failure the user must see, without throwing into the view. */
   async function attempt<T>(run: () => Promise<T>): Promise<T | undefined> {
     try {
@@ -31,5 +36,5 @@ export const useNoticesStore = defineStore('notices', () => {
     }
   }
 
-  return { errors, report, dismiss, dismissAll, attempt }
+  return { errors, report, dismiss, dismissAll, withdraw, attempt }
 })

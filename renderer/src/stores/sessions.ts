@@ -47,6 +47,8 @@ export const useSessionsStore = defineStore('sessions', () => {
 
   /** Sessions whose snapshot is on its way; a state that arrives meanwhile is newer than the snapshot's. */
   const stateSinceOpen = new Set<string>()
+  /** While every state is asked for again (`readStates`): the sessions whose state arrived meanwhile, newer than the answer's. */
+  let stateSinceRead: Set<string> | null = null
 
   const openSession = computed<SessionRecord | null>(() => (openId.value ? (projects.sessionById(openId.value) ?? null) : null))
 
@@ -93,10 +95,40 @@ export const useSessionsStore = defineStore('sessions', () => {
     entryToReveal.value = { sessionId, entry }
   }
 
+  /**
+   * Every session's state as the Host has it now (`sessions.states`), in place of what this window had: a
+   * session the Host does not list is idle (after a restart, none is running or waiting on the user). What
+   * `answer` gives replaces the states, except those that arrived as events while it was on its way (newer).
+   */
+  async function readStates(answer: Promise<SessionState[]>): Promise<void> {
+    const since = new Set<string>()
+    stateSinceRead = since
+    try {
+      const list = await answer
+      const next: Record<string, SessionState> = {}
+      for (const state of list) next[state.id] = state
+      for (const id of since) if (states.value[id]) next[id] = states.value[id]
+      states.value = next
+      for (const state of list) if (!since.has(state.id)) noticeBusy(state)
+    } finally {
+      if (stateSinceRead === since) stateSinceRead = null
+    }
+  }
+
+  /** After a reconnect: each thread this window keeps is read again, with its session's state (its snapshot's). */
+  async function reloadOpen(): Promise<void> {
+    await Promise.all(Object.keys(threads.threads).map((id) => load(id)))
+  }
+
   function receiveState(state: SessionState): void {
     states.value[state.id] = state
     stateSinceOpen.add(state.id)
-    // A busy session is listed (and named in a notification) even when it is not in the pages the window has.
+    stateSinceRead?.add(state.id)
+    noticeBusy(state)
+  }
+
+  /** A busy session is listed (and named in a notification) even when it is not in the pages the window has. */
+  function noticeBusy(state: SessionState): void {
     if (atWorkOrWaiting(state) && !projects.sessionById(state.id)) void projects.fetchSessions([state.id]).catch(() => undefined)
   }
 
@@ -286,6 +318,8 @@ export const useSessionsStore = defineStore('sessions', () => {
     openInNewPane,
     revealEntry,
     load,
+    readStates,
+    reloadOpen,
     receiveState,
     forget,
     create,

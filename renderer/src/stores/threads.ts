@@ -235,15 +235,10 @@ export const useThreadsStore = defineStore('threads', () => {
     }
   }
 
-  /** After a reconnect: events were missed, so every kept thread is fetched again. */
-  function reloadAll(): void {
-    for (const id of Object.keys(threads.value)) void load(id)
-  }
-
   function forget(id: string): void {
     delete threads.value[id]
     delete loadErrors.value[id]
   }
 
-  return { threads, loadErrors, load, loaded, loadEarlier, receiveRecords, flushRecords, reloadAll, forget }
+  return { threads, loadErrors, load, loaded, loadEarlier, receiveRecords, flushRecords, forget }
 })
