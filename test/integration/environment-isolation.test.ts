@@ -88,7 +88,7 @@ beforeAll(async () => {
     const upper = side.toUpperCase()
     const cwd = join(root, `project-${side}`)
     await mkdir(cwd)
-    const project = await host.request('projects.add', { cwd })
+    const project = await confirmed('projects.add', { cwd })
     await confirmed('mcp.save', {
       name: `tiny-${side}`,
       transport: 'stdio',
