@@ -646,6 +646,10 @@ class TurnRunner {
         // /run COMMAND: asks permission for the command, then runs it in a client terminal when allowed
         await this.runAsked(arg)
         return
+      case 'run-racing':
+        // /run-racing COMMAND: asks permission for the command and, without waiting for the answer, runs it
+        await this.runAsked(arg, true)
+        return
       case 'terminal-env': {
         // /terminal-env NAME=VALUE COMMAND: the request carries the variable (terminal/create's `env`)
         const m = /^([^=\s]+)=(\S*)\s+(.*)$/s.exec(arg)
@@ -1205,11 +1209,11 @@ class TurnRunner {
    * raw input is `{ command }`), then, when allowed, runs it in a client
    * terminal shown in that tool call: the order agents that ask first use.
    */
-  private async runAsked(command: string): Promise<void> {
+  private async runAsked(command: string, racing = false): Promise<void> {
     const toolCallId = this.nextToolCallId()
     const toolCall = { toolCallId, title: `Run ${command}`, kind: 'execute' as const, status: 'pending' as const, rawInput: { command } }
     await this.send({ sessionUpdate: 'tool_call', ...toolCall })
-    const response = await this.peer.requestPermission({
+    const asking = this.peer.requestPermission({
       sessionId: this.session.id,
       toolCall,
       options: [
@@ -1218,6 +1222,13 @@ class TurnRunner {
         { optionId: 'reject', name: 'Reject', kind: 'reject_once' }
       ]
     })
+    if (racing) {
+      // Sends terminal/create while its permission request is still unanswered.
+      const [response] = await Promise.all([asking, this.terminal(command, null, null, [], toolCallId)])
+      await this.message(` permission: ${response.outcome.outcome === 'selected' ? response.outcome.optionId : 'cancelled'}`)
+      return
+    }
+    const response = await asking
     const outcome = response.outcome.outcome === 'selected' ? response.outcome.optionId : 'cancelled'
     await this.message(`permission: ${outcome}`)
     if (outcome === 'allow' || outcome === 'allow-always') await this.terminal(command, null, null, [], toolCallId)

@@ -152,6 +152,29 @@ describe('a command the agent runs through terminal/create', () => {
     expect(existsSync(again)).toBe(false)
   })
 
+  it('sent while the permission request for it is still unanswered, waits for that answer: one question, then it runs or is refused', async () => {
+    for (const [optionId, runs] of [
+      ['allow', true],
+      ['reject', false]
+    ] as const) {
+      const marker = join(projectDir, `raced-${optionId}.txt`)
+      const turn = start(`/run-racing touch ${marker}`)
+      const asked = await waitForQuestion()
+      expect(asked.title).toBe(`Run touch ${marker}`)
+      expect(existsSync(marker)).toBe(false)
+      await host.request('sessions.respondPermission', { id: sessionId, requestId: asked.requestId, optionId })
+      const said = await turn.done
+      expect(said).toMatch(runs ? /^exit=0 / : /^terminal refused: The user rejected running this command/)
+      expect(said.endsWith(` permission: ${optionId}`)).toBe(true)
+      expect(existsSync(marker)).toBe(runs)
+      await waitUntil('the windows told', () => shown.has(asked.requestId))
+    }
+    expect([...shown.values()].map((p) => p.title)).toEqual([
+      `Run touch ${join(projectDir, 'raced-allow.txt')}`,
+      `Run touch ${join(projectDir, 'raced-reject.txt')}`
+    ])
+  })
+
   it('is answered by an "always" rule for exactly that command, without a question; another command is asked', async () => {
     const marker = join(projectDir, 'ran.txt')
     const first = start(`/terminal touch ${marker}`)

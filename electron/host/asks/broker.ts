@@ -74,6 +74,8 @@ interface PendingAsk {
   reject(error: unknown): void
   /** Stops listening for the request's cancellation. */
   release(): void
+  /** Settles once the request is answered, however. */
+  settled: Promise<void>
 }
 
 export class AskBroker {
@@ -131,9 +133,12 @@ export class AskBroker {
         judgements: 0,
         resolve,
         reject,
-        release: () => signal.removeEventListener('abort', onAbort)
+        release: () => signal.removeEventListener('abort', onAbort),
+        settled: Promise.resolve()
       })
     })
+    const held = this.permissions.get(session.id)?.get(requestId)
+    if (held) held.settled = answered.then(noop, noop)
     signal.addEventListener('abort', onAbort, { once: true })
     if (signal.aborted) onAbort()
     this.judgeNow(session.id, requestId)
@@ -245,6 +250,21 @@ export class AskBroker {
     const decision = decisionOf(ask.params.options.find((o) => o.optionId === optionId))
     const key = decision && requestCommandKey(ask.params.toolCall, ask.context.announced())
     if (decision && key) this.approvals.note(ask.session.id, key, decision)
+  }
+
+  /**
+   * Settles once no request of the session for exactly this command is
+   * pending: an agent that sends `terminal/create` before its permission
+   * request for the command is answered waits for that answer, not a second card.
+   */
+  async commandAsked(sessionId: string, key: CommandKey): Promise<void> {
+    for (;;) {
+      const pending = [...(this.permissions.get(sessionId)?.values() ?? [])].filter(
+        (ask) => !ask.context.forTerminal && requestCommandKey(ask.params.toolCall, ask.context.announced()) === key
+      )
+      if (pending.length === 0) return
+      await Promise.all(pending.map((ask) => ask.settled))
+    }
   }
 
   /** The answer the user gave this session for exactly this command since its turn began, if any; used once. */
@@ -363,3 +383,5 @@ export class AskBroker {
     await this.options.records.saved('permissions')
   }
 }
+
+function noop(): void {}

@@ -57,13 +57,15 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
   /**
    * Resolves once the command may run: the user allowed exactly this command
    * in the permission request the agent made for it this turn (that answer
-   * is used up), or else allows it now, asked in the thread and the inbox
+   * is used up; a request still pending is waited for), or else allows it now, asked in the thread and the inbox
    * (where an "always" rule may answer at once). Throws, with nothing run,
    * when it is rejected or the question is cancelled.
    */
   const approveCommand = async (live: LiveSession, params: CreateTerminalRequest, cwd: string, signal: AbortSignal): Promise<void> => {
     const line = terminalCommandLine(params)
-    const earlier = broker.takeCommandAnswer(live.record.id, terminalCommandKey(params))
+    const key = terminalCommandKey(params)
+    await broker.commandAsked(live.record.id, key)
+    const earlier = broker.takeCommandAnswer(live.record.id, key)
     if (earlier === 'allow') return
     if (earlier === 'reject') throw new RequestError(-32001, `The user rejected running this command, so it was not run: ${line}`, { command: line })
     const response = await broker.askPermission(live.record, terminalAsk(params.sessionId, params, cwd, live.record.cwd), signal, {
