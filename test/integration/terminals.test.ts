@@ -178,8 +178,11 @@ describe('a command the agent runs through terminal/create', () => {
   it('is answered by an "always" rule for exactly that command, without a question; another command is asked', async () => {
     const marker = join(projectDir, 'ran.txt')
     const first = start(`/terminal touch ${marker}`)
-    await host.request('sessions.respondPermission', { id: sessionId, requestId: (await waitForQuestion()).requestId, optionId: 'allow-always' })
+    const card = await waitForQuestion()
+    await host.request('sessions.respondPermission', { id: sessionId, requestId: card.requestId, optionId: 'allow-always' })
     await first.done
+    // Counted below: every question shown so far has reached the windows.
+    await waitUntil('the windows told of the first question', () => shown.has(card.requestId))
     expect(existsSync(marker)).toBe(true)
     const rules = await host.request('permissions.list', {})
     expect(rules).toMatchObject([{ decision: 'allow', toolKind: 'execute', scope: { kind: 'command', command: `touch ${marker}` } }])
