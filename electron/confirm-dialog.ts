@@ -17,10 +17,13 @@ export const CONFIRM = 1
 /** The message box for a change: its title, what would run, Cancel first and default. */
 export function confirmationBox(change: CommandChange): MessageBoxOptions {
   const [action, ...programs] = changeLines(change)
-  const detail = [...programs.slice(programs[0] === '' ? 1 : 0), '', 'Switchboard will run this with your rights. Cancel if you did not ask for it.']
+  const warning = change.programs.length
+    ? 'Switchboard will run this with your rights. Cancel if you did not ask for it.'
+    : 'Agents get this with your rights. Cancel if you did not ask for it.'
+  const detail = [...programs.slice(programs[0] === '' ? 1 : 0), '', warning]
   return {
     type: 'warning',
-    title: 'Confirm a command',
+    title: change.programs.length ? 'Confirm a command' : 'Confirm a change',
     message: `${action}?`,
     detail: detail.join('\n'),
     buttons: ['Cancel', change.confirm],

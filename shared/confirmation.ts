@@ -2,8 +2,9 @@ import { z } from 'zod'
 
 /**
  * A change that would make Switchboard run a program (an agent's command, an
- * MCP stdio server, a sign-in command, a registry download) is never made on
- * the window's word alone: the user confirms it outside the page, in a dialog
+ * MCP stdio server, a sign-in command, a registry download), or widen what
+ * agents reach (a project folder, extra folders, another tool's MCP file, the
+ * registry agents are installed from), is never made on the window's word alone: the user confirms it outside the page, in a dialog
  * of the Electron main process or, under `npm run serve`, by typing a code
  * that only `serve`'s console shows. This is what such a confirmation shows,
  * and how it is written, the same in both places.
@@ -30,6 +31,12 @@ export interface CommandChange {
   /** The confirming button's words: `Add agent`. */
   confirm: string
   programs: ProgramToRun[]
+  /**
+   * What else the change gives agents, one sentence each (a folder they may
+   * read, write and run commands in; a file another tool reads): a change that
+   * widens what agents reach is confirmed like one that runs a program.
+   */
+  reach?: string[]
 }
 
 /** Its schema is with the wire envelope that carries it (shared/wire-envelope.ts, zod/mini: it is in the window's first script). */
@@ -108,7 +115,8 @@ export function programLines(program: ProgramToRun): string[] {
   return lines
 }
 
-/** The whole confirmation as text: the action, then each program. */
+/** The whole confirmation as text: the action, what it gives agents, then each program. */
 export function changeLines(change: CommandChange): string[] {
-  return [visible(change.action), ...change.programs.flatMap((p) => ['', ...programLines(p)])]
+  const reach = change.reach?.length ? ['', ...change.reach.map(visible)] : []
+  return [visible(change.action), ...reach, ...change.programs.flatMap((p) => ['', ...programLines(p)])]
 }

@@ -81,9 +81,18 @@ export const requestParams = {
   }),
   'projects.list': z.object({}),
   /** `agentId`: an agent over SSH, whose host the folder is on (checked there); absent: a folder on this computer. */
-  'projects.add': z.object({ cwd: z.string().min(1).max(4096), name: z.string().max(200).optional(), agentId: id.optional() }),
+  'projects.add': z.object({
+    cwd: z.string().min(1).max(4096),
+    name: z.string().max(200).optional(),
+    agentId: id.optional(),
+    ...confirmationCodeParam
+  }),
   'projects.pickFolder': z.object({}),
-  'projects.setAdditionalDirectories': z.object({ projectId: id, directories: z.array(z.string().min(1).max(4096)).max(50) }),
+  'projects.setAdditionalDirectories': z.object({
+    projectId: id,
+    directories: z.array(z.string().min(1).max(4096)).max(50),
+    ...confirmationCodeParam
+  }),
   'projects.rename': z.object({ projectId: id, name: z.string().trim().min(1, 'A project needs a name').max(200) }),
   /** Whether commit and merge from the Changes view run the repository's git hooks; turning it on is confirmed like a command. */
   'projects.setGitHooks': z.object({ projectId: id, enabled: z.boolean(), ...confirmationCodeParam }),

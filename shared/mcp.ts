@@ -240,7 +240,7 @@ export const mcpRequestParams = {
     /** Needed when a stdio server is among those imported. */
     ...confirmationCodeParam
   }),
-  'mcp.export': z.object({ path: z.string().min(1).max(4096), profileIds: z.array(id).min(1).max(500) })
+  'mcp.export': z.object({ path: z.string().min(1).max(4096), profileIds: z.array(id).min(1).max(500), ...confirmationCodeParam })
 } as const
 
 export interface McpRequestResults {
@@ -253,7 +253,8 @@ export interface McpRequestResults {
   'mcp.importPreview': McpImportPreview
   'mcp.importApply': { imported: McpProfileView[] }
   /** `secretPlaceholders`: secret values written as `${NAME}` for the other app to fill from its environment. */
-  'mcp.export': { path: string; written: string[]; secretPlaceholders: string[] }
+  /** `backup`: where the file's earlier content was copied, when it had any. */
+  'mcp.export': { path: string; written: string[]; secretPlaceholders: string[]; backup?: string }
 }
 
 // ---- validation ------------------------------------------------------------------

@@ -133,7 +133,7 @@ export const registryRequestParams = {
   /** The registry's agents: from the cache when it is under a day old, else fetched (`refresh` fetches anyway). */
   'registry.list': z.object({ refresh: z.boolean().default(false) }),
   /** Sets the feed's URL (empty: the default); the next listing fetches it. */
-  'registry.setUrl': z.object({ url: z.string().max(4096) }),
+  'registry.setUrl': z.object({ url: z.string().max(4096), ...confirmationCodeParam }),
   /** Installs an agent from the registry (the best distribution for this machine unless one is named). */
   'registry.install': z.object({ registryId: z.string().min(1).max(200), kind: z.enum(distributionKinds).optional(), ...confirmationCodeParam }),
   /** Moves an installed registry agent to the version the registry lists now. */

@@ -37,7 +37,8 @@ export const commandChangeSchema = z.object({
       env: z.array(z.object({ name: z.string(), value: z.string(), secret: z.optional(z.enum(['new', 'kept'])) })),
       download: optionalString
     })
-  )
+  ),
+  reach: z.optional(z.array(z.string()))
 })
 
 const hostEventSchema = z.object({ type: z.string(), payload: z.unknown() })

@@ -132,3 +132,28 @@ export function freePort(): Promise<number> {
     })
   })
 }
+
+/**
+ * The user allowing, once each, every command an agent runs through
+ * `terminal/create` that nothing approved before (each is asked:
+ * asks/command-approvals.ts): for tests about what a command does, not
+ * about whether it may run. Returns the commands' questions answered.
+ */
+export function allowCommands(host: Host): string[] {
+  const answered: string[] = []
+  const seen = new Set<string>()
+  host.events.subscribe((batch) => {
+    for (const event of batch) {
+      if (event.type !== 'session.state') continue
+      for (const permission of event.payload.permissions ?? []) {
+        if (seen.has(permission.requestId) || !permission.title.startsWith('Run the command ')) continue
+        seen.add(permission.requestId)
+        answered.push(permission.title)
+        host
+          .request('sessions.respondPermission', { id: event.payload.id, requestId: permission.requestId, optionId: 'allow' })
+          .catch((error: unknown) => console.error(`Could not allow ${permission.title}: ${(error as Error).message}`))
+      }
+    }
+  })
+  return answered
+}

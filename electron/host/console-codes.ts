@@ -93,7 +93,7 @@ export class ConsoleCodes {
     while (this.pending.size > MAX_PENDING) this.pending.delete(this.pending.keys().next().value as string)
     const print = this.options.print
     print('')
-    print('The Switchboard page asks to confirm a change that runs a program:')
+    print(`The Switchboard page asks to confirm a change that ${change.programs.length ? 'runs a program' : 'widens what agents reach'}:`)
     for (const line of changeLines(change)) print(line ? `  ${line}` : '')
     print(`To confirm, type this code in the page: ${code.slice(0, 3)}-${code.slice(3)}  (for this change only, once, within 5 minutes)`)
     print('If you did not ask for this, do not type it.')

@@ -740,6 +740,14 @@ class TurnRunner {
       case 'terminal':
         await this.terminal(arg, null, null)
         return
+      case 'run':
+        // /run COMMAND: asks permission for the command, then runs it in a client terminal when allowed
+        await this.runAsked(arg)
+        return
+      case 'run-racing':
+        // /run-racing COMMAND: asks permission for the command and, without waiting for the answer, runs it
+        await this.runAsked(arg, true)
+        return
       case 'terminal-env': {
         // /terminal-env NAME=VALUE COMMAND: the request carries the variable (terminal/create's `env`)
         const m = /^([^=\s]+)=(\S*)\s+(.*)$/s.exec(arg)
@@ -1140,9 +1148,10 @@ class TurnRunner {
     command: string,
     outputByteLimit: number | null,
     killAfterMs: number | null,
-    env: { name: string; value: string }[] = []
+    env: { name: string; value: string }[] = [],
+    asked: string | null = null
   ): Promise<void> {
-    const toolCallId = this.nextToolCallId()
+    const toolCallId = asked ?? this.nextToolCallId()
     if (!this.peer.v1) return this.ownTerminal(toolCallId, command)
     if (!clientCapabilities.terminal) {
       await this.message('terminal failed: the client has no terminal capability')
@@ -1150,9 +1159,17 @@ class TurnRunner {
     }
     const client = this.peer.v1
     const request: CreateTerminalRequest = { sessionId: this.session.id, command, outputByteLimit, env }
-    const { terminalId } = await client.request(methods.client.terminal.create, request)
+    let terminalId: string
+    try {
+      terminalId = (await client.request(methods.client.terminal.create, request)).terminalId
+    } catch (error) {
+      if (this.cancelled) throw new Cancelled()
+      if (asked) await this.toolFailed(asked, errorMessage(error))
+      await this.message(`terminal refused: ${errorMessage(error)}`)
+      return
+    }
     await this.send({
-      sessionUpdate: 'tool_call',
+      sessionUpdate: asked ? 'tool_call_update' : 'tool_call',
       toolCallId,
       title: `Run ${command}`,
       kind: 'execute',
@@ -1294,6 +1311,38 @@ class TurnRunner {
     if (outcome.startsWith('allow')) await this.toolDone(toolCallId, [{ type: 'content', content: { type: 'text', text: `ran ${call.title}` } }])
     else await this.toolFailed(toolCallId, `permission refused (${outcome})`)
     await this.message(`permission: ${outcome}`)
+  }
+
+  /**
+   * Asks permission for running COMMAND (a tool call of kind `execute` whose
+   * raw input is `{ command }`), then, when allowed, runs it in a client
+   * terminal shown in that tool call: the order agents that ask first use.
+   */
+  private async runAsked(command: string, racing = false): Promise<void> {
+    const toolCallId = this.nextToolCallId()
+    const toolCall = { toolCallId, title: `Run ${command}`, kind: 'execute' as const, status: 'pending' as const, rawInput: { command } }
+    await this.send({ sessionUpdate: 'tool_call', ...toolCall })
+    const asking = this.peer.requestPermission({
+      sessionId: this.session.id,
+      toolCall,
+      options: [
+        { optionId: 'allow-always', name: 'Always allow', kind: 'allow_always' },
+        { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+        { optionId: 'reject', name: 'Reject', kind: 'reject_once' }
+      ]
+    })
+    if (racing) {
+      // Sends terminal/create while its permission request is still unanswered.
+      const [response] = await Promise.all([asking, this.terminal(command, null, null, [], toolCallId)])
+      await this.message(` permission: ${response.outcome.outcome === 'selected' ? response.outcome.optionId : 'cancelled'}`)
+      return
+    }
+    const response = await asking
+    const outcome = response.outcome.outcome === 'selected' ? response.outcome.optionId : 'cancelled'
+    await this.message(`permission: ${outcome}`)
+    if (outcome === 'allow' || outcome === 'allow-always') await this.terminal(command, null, null, [], toolCallId)
+    else if (env.SCRIPTED_AGENT_RUN_ANYWAY === '1') await this.terminal(command, null, null)
+    else await this.toolFailed(toolCallId, `permission refused (${outcome})`)
   }
 
   private async permission(kind: ToolKind = 'execute', withAlways = false): Promise<void> {

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
-import { launchBrowser, resetWindowSettings, RestartableHost, screenshot, watchConsole, whileHostRestarts } from './browser'
+import { launchBrowser, resetWindowSettings, RestartableHost, screenshot, typeConsoleCode, watchConsole, whileHostRestarts } from './browser'
 
 /**
  * The vertical slice by clicking and typing: the built renderer in headless
@@ -57,6 +57,9 @@ describe('a conversation in the browser', () => {
 
     await page.getByTestId('add-project-path').fill(projectDir)
     await page.getByTestId('add-project-submit').click()
+    // A folder agents may work in is confirmed with the code serve printed, the dialog saying what agents get.
+    await expect.poll(() => page.getByTestId('code-reach').textContent()).toContain(`may read and write files in ${projectDir}`)
+    await typeConsoleCode(page, first)
     const project = page.getByTestId('project').filter({ hasText: 'my-project' })
     await project.waitFor()
     await project.getByTestId('new-session').click()
@@ -66,6 +69,10 @@ describe('a conversation in the browser', () => {
       page,
       '/think weighing the options\n/tool Format the code\n/say **Hello** from the `scripted` agent\n/stream 10\n/terminal echo "build ok"'
     )
+    // The command is asked before it runs: the user allows it on its card.
+    const card = page.getByTestId('permission')
+    await expect.poll(() => card.textContent()).toContain('Run the command echo "build ok"')
+    await card.getByTestId('permission-option').filter({ hasText: 'Allow once' }).click()
     await page.getByTestId('entry-stop').first().waitFor()
     expect(await page.getByTestId('entry-stop').first().textContent()).toContain('end_turn')
     expect(await page.getByTestId('entry-user').count()).toBe(1)

@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Locator, Page } from 'playwright-core'
-import { fold, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { allowCommands, fold, removeDir, scriptedAgent, tempDir } from '../helpers'
 import { launchBrowser, RestartableHost, screenshot, watchConsole } from './browser'
 
 /**
@@ -98,6 +98,7 @@ describe('a first launch, in the browser', () => {
     const agent = (await app.host.request('agents.list', {}))[0]
     const projectId = (await app.host.request('projects.list', {}))[0].id
     const session = await app.host.request('sessions.new', { projectId, agentId: agent.id })
+    allowCommands(app.host)
     await app.host.request('sessions.prompt', { id: session.id, text: '/terminal seq 1 5\n/terminal seq 1 40' })
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } })

@@ -125,6 +125,8 @@ describe('a window that opens fast', () => {
 
       // A diff and a terminal: each fetched when the tool call shows one.
       await send(page, "/diff src/example.ts\n/terminal printf '\\033[1;32mPASS\\033[0m lazy\\n'\n/say Done.")
+      // The command is asked before it runs: the user allows it on its card.
+      await page.getByTestId('permission').getByTestId('permission-option').filter({ hasText: 'Allow once' }).click()
       await page.getByTestId('tool-call-diff').first().waitFor({ timeout: 60_000 })
       await expect.poll(() => page.getByTestId('diff-path').first().textContent(), { timeout: 30_000 }).toContain('example.ts')
       const terminal = page.getByTestId('terminal').first()

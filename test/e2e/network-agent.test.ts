@@ -210,6 +210,7 @@ describe('an agent over SSH in the window', () => {
     await expect.poll(() => details.getByTestId('ssh-project-error').textContent()).toMatch(/not found on 127\.0\.0\.1:\d+/)
     await details.getByTestId('ssh-project-path').fill(hostProject)
     await details.getByTestId('ssh-project-add').click()
+    await typeConsoleCode(page, server)
     await expect.poll(() => details.getByTestId('ssh-project').textContent()).toContain(hostProject)
     await details.getByTestId('agent-restart').click()
     await expect.poll(() => details.getByTestId('agent-info').textContent(), { timeout: 60_000 }).toMatch(/scripted-agent/)

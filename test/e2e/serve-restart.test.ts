@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
-import { removeDir, tempDir } from '../helpers'
+import { removeDir, tempDir, waitUntil } from '../helpers'
 import { launchBrowser, rendererDir, screenshot, watchConsole, whileHostRestarts } from './browser'
 
 /**
@@ -51,6 +51,7 @@ async function startServe(...args: string[]): Promise<{ url: string; output: str
   const url = await new Promise<string>((resolve, reject) => {
     const read = (chunk: Buffer): void => {
       output += chunk.toString()
+      if (serving?.child === child) serving.output = output
       const match = /^Open (http:\/\/\S+)$/m.exec(output)
       if (match) resolve(match[1])
     }
@@ -60,6 +61,19 @@ async function startServe(...args: string[]): Promise<{ url: string; output: str
   })
   serving = { child, url, output }
   return { url, output }
+}
+
+/** Answers the page's code dialog with the code serve printed on its console, as the user would. */
+async function typeServeCode(page: Page): Promise<void> {
+  const dialog = page.getByTestId('code-dialog')
+  await dialog.waitFor()
+  const code = await waitUntil(
+    'the code on the console',
+    () => /type this code in the page: ([A-Z0-9]{3}-[A-Z0-9]{3})/.exec(serving?.output ?? '')?.[1]
+  )
+  await dialog.getByTestId('code-input').fill(code)
+  await dialog.getByTestId('code-confirm').click()
+  await dialog.waitFor({ state: 'hidden' })
 }
 
 async function stopServe(): Promise<void> {
@@ -87,6 +101,7 @@ describe('a restarted serve', () => {
     // The user's settings: a project whose picker is on Gemini CLI, the dark theme, two panes.
     await page.getByTestId('add-project-path').fill(projectDir)
     await page.getByTestId('add-project-submit').click()
+    await typeServeCode(page)
     const project = page.getByTestId('project').filter({ hasText: 'shop' })
     await project.getByTestId('new-session-agent').selectOption('gemini')
     await page.getByTestId('theme-dark').click()

@@ -7,7 +7,7 @@ import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { makeDataset } from '../../bench/data'
 import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, serve, watchConsole } from './browser'
+import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, serve, typeConsoleCode, watchConsole } from './browser'
 
 /**
  * The sidebar by mouse and keyboard: projects added, renamed, reordered and
@@ -56,9 +56,11 @@ async function menu(page: Page, target: Locator, testid: 'session-menu' | 'proje
   await page.getByTestId(`menu-${choice}`).click()
 }
 
+/** Adds a project by its path, confirmed with the code serve printed, as the user does. */
 async function addProject(page: Page, path: string): Promise<void> {
   await page.getByTestId('add-project-path').fill(path)
   await page.getByTestId('add-project-submit').click()
+  await typeConsoleCode(page, server)
 }
 
 describe('the sidebar', () => {

@@ -102,6 +102,8 @@ describe('the thread view', () => {
     const problems = watchConsole(page)
     await newSession(page)
     await send(page, richTurn)
+    // The command is asked before it runs: the user allows it on its card.
+    await page.getByTestId('permission').getByTestId('permission-option').filter({ hasText: 'Allow once' }).click()
     await turns(page, 1)
 
     // Code: highlighted, and copied by its control.

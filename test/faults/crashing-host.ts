@@ -6,7 +6,7 @@
  * Usage: node --import tsx crashing-host.ts DATADIR PROJECTDIR STATEDIR PIDFILE
  */
 import { Host } from '../../electron/host/host'
-import { confirmEverything, scriptedAgent } from '../helpers'
+import { allowCommands, confirmEverything, scriptedAgent } from '../helpers'
 
 const [dataDir, projectDir, stateDir, pidFile] = process.argv.slice(2)
 
@@ -15,6 +15,7 @@ async function main(): Promise<void> {
   const project = await host.request('projects.add', { cwd: projectDir })
   const agent = await host.request('agents.add', scriptedAgent(stateDir))
   const record = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
+  allowCommands(host)
   await host.request('sessions.prompt', { id: record.id, text: `/terminal-leave sh -c 'echo $$ > ${pidFile}; exec sleep 600'` })
   process.stdout.write('ready\n')
   setInterval(() => undefined, 60_000)

@@ -5,7 +5,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import { scriptedAgentCommand } from '../agent/spawn'
-import { confirmEverything, entriesOf, fold, isProcessRunning, removeDir, tempDir } from '../helpers'
+import { allowCommands, confirmEverything, entriesOf, fold, isProcessRunning, removeDir, tempDir } from '../helpers'
 import { Host as HostClass } from '../../electron/host/host'
 import { heapPeak, report, retainedHeapMB } from './figures'
 
@@ -278,6 +278,7 @@ describe.skipIf(process.platform === 'win32')('hostile agents', () => {
     const record = await host.request('sessions.new', { projectId, agentId })
     const pidList = join(root, 'terminal.pids')
     await writeFile(join(root, 'tree.sh'), TREE)
+    allowCommands(host)
     await host.request('sessions.prompt', { id: record.id, text: `/terminal-leave sh ${join(root, 'tree.sh')} 2 3 ${pidList}` })
     await expect.poll(async () => (existsSync(pidList) ? (await readFile(pidList, 'utf8')).split('\n').filter(Boolean).length : 0)).toBe(13)
     const pids = (await readFile(pidList, 'utf8')).split('\n').filter(Boolean).map(Number)

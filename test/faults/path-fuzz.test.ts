@@ -3,7 +3,7 @@ import { mkdir, readdir, readFile, realpath, symlink, writeFile } from 'node:fs/
 import { join, relative } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
-import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { allowCommands, openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
 import { report } from './figures'
 
 /**
@@ -252,6 +252,8 @@ describe('path fuzzing', () => {
     await mkdir(stateDir, { recursive: true })
     const batch = join(stateDir, 'batch.json')
     await writeFile(batch, JSON.stringify(requests))
+    // The user allows every command (the question is not what this checks: the folder it runs in is).
+    allowCommands(host)
     await host.request('sessions.prompt', { id: session.id, text: `/fs-batch ${batch}` })
     const results = JSON.parse(await readFile(`${batch}.out.json`, 'utf8')) as {
       op: Op

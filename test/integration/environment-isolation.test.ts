@@ -7,7 +7,7 @@ import { markPrefixFor, PROCESS_MARK_ENV } from '../../electron/host/processes'
 import { SERVE_STATE_FILE, startServing, type Serving } from '../../electron/host/serving'
 import { TEST_RUN_ENV } from '../leak-check'
 import { tinyServerCommand } from '../mcp/tiny-server'
-import { confirmEverything, entriesOf, fold, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
+import { allowCommands, confirmEverything, entriesOf, fold, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 import type { z } from 'zod'
 import type { RequestMethod, RequestResult, requestParams } from '../../shared/contract'
 
@@ -88,7 +88,7 @@ beforeAll(async () => {
     const upper = side.toUpperCase()
     const cwd = join(root, `project-${side}`)
     await mkdir(cwd)
-    const project = await host.request('projects.add', { cwd })
+    const project = await confirmed('projects.add', { cwd })
     await confirmed('mcp.save', {
       name: `tiny-${side}`,
       transport: 'stdio',
@@ -164,6 +164,7 @@ describe.skipIf(process.platform === 'win32')('what the programs Switchboard sta
 
   it('a terminal an agent starts: the user’s environment, the agent’s variables and the request’s; not the agent’s secrets', async () => {
     const node = `'${process.execPath.replace(/'/g, `'\\''`)}'`
+    allowCommands(host)
     const text = await reply(sessions.a, `/terminal-env ISOLATION_REQUEST_VAR=asked ${node} -e 'process.stdout.write(JSON.stringify(process.env))'`)
     const output = /^exit=0 signal=none truncated=false output=(.*)$/s.exec(text)
     expect(output, text).not.toBeNull()

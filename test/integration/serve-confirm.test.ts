@@ -1,4 +1,5 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -6,16 +7,18 @@ import WebSocket from 'ws'
 import { startServing, type Serving } from '../../electron/host/serving'
 import { commandLineOf, type CommandChange } from '../../shared/confirmation'
 import type { HostEvent, WireError } from '../../shared/contract'
-import type { AgentDefinition } from '../../shared/domain'
+import type { AgentDefinition, Project } from '../../shared/domain'
 import { RegistryFixture } from '../registry/fixture'
-import { removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
+import { readDbJson, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 
 /**
  * `npm run serve` as a page reaches it, over the WebSocket: a change that
  * would run a program (an agent added or changed, an MCP stdio server saved or
  * imported, a terminal sign-in, a registry install, a preset) is refused until
  * it is confirmed with the code serve printed on its console; a wrong code is
- * refused; nothing is saved, downloaded or started meanwhile.
+ * refused; nothing is saved, downloaded or started meanwhile. So is a change
+ * that widens what agents reach: a project folder, extra folders, MCP servers
+ * written into Claude Code's project file, the registry agents come from.
  */
 
 const PLATFORM = 'linux-x86_64' as const
@@ -157,7 +160,8 @@ describe('serve: a page-side change that runs a program is refused until confirm
   it('agents.login.start: the sign-in program does not run until confirmed; then it runs in its terminal', async () => {
     const projectDir = join(root, 'project')
     await mkdir(projectDir)
-    const project = await result<{ id: string }>('projects.add', { cwd: projectDir })
+    asked(await call('projects.add', { cwd: projectDir }))
+    const project = await result<{ id: string }>('projects.add', { cwd: projectDir, confirmationCode: printedCode() })
     // The agent asks for a sign-in: its methods are known now.
     expect(await call('sessions.new', { projectId: project.id, agentId: agent.id })).toMatchObject({ ok: false, error: { code: 'auth_required' } })
 
@@ -239,5 +243,109 @@ describe('serve: a page-side change that runs a program is refused until confirm
     expect(confirmation).toMatchObject({ action: 'Add the agent “Codex”', programs: [{ commandLine: commandLineOf(codex.command, codex.args) }] })
     expect((await result<AgentDefinition[]>('agents.list', {})).some((a) => a.id === 'codex')).toBe(false)
     expect(await result('agents.addPreset', { presetId: 'codex', confirmationCode: printedCode() })).toMatchObject({ id: 'codex' })
+  })
+})
+
+describe('serve: a page-side change that widens what agents reach is refused until confirmed with the console code', () => {
+  const projects = (): Promise<Project[]> => result<Project[]>('projects.list', {})
+
+  it('projects.add: the folder is not added without the code nor with a wrong one; with it, it is', async () => {
+    const folder = join(root, 'secrets-folder')
+    await mkdir(folder)
+    const before = await projects()
+    const confirmation = asked(await call('projects.add', { cwd: folder }))
+    expect(confirmation).toMatchObject({ action: `Add the project folder ${folder}`, confirm: 'Add project', programs: [] })
+    expect(confirmation.reach?.[0]).toContain(`may read and write files in ${folder}`)
+    expect(printed.join('\n')).toContain('The Switchboard page asks to confirm a change that widens what agents reach:')
+    expect(await projects()).toEqual(before)
+    expect(await call('projects.add', { cwd: folder, confirmationCode: wrongFor(printedCode()) })).toMatchObject({
+      ok: false,
+      error: { code: 'confirmation_refused' }
+    })
+    expect(await projects()).toEqual(before)
+    expect(await result('projects.add', { cwd: folder, confirmationCode: printedCode() })).toMatchObject({ cwd: folder })
+    expect((await projects()).map((p) => p.cwd)).toContain(folder)
+    // Already there: nothing changes, nothing is asked.
+    expect(await result('projects.add', { cwd: folder })).toMatchObject({ cwd: folder })
+  })
+
+  it('projects.setAdditionalDirectories: a new folder waits for the code; taking one away does not ask', async () => {
+    const project = (await projects()).find((p) => p.cwd.endsWith('secrets-folder'))!
+    const extra = join(root, 'home-like')
+    await mkdir(extra)
+    const confirmation = asked(await call('projects.setAdditionalDirectories', { projectId: project.id, directories: [extra] }))
+    expect(confirmation).toMatchObject({ confirm: 'Add folder', programs: [] })
+    expect(confirmation.reach?.[0]).toContain(`may read and write files in ${extra}`)
+    expect((await projects()).find((p) => p.id === project.id)?.additionalDirectories ?? []).toEqual([])
+    expect(
+      await call('projects.setAdditionalDirectories', { projectId: project.id, directories: [extra], confirmationCode: wrongFor(printedCode()) })
+    ).toMatchObject({
+      ok: false
+    })
+    expect((await projects()).find((p) => p.id === project.id)?.additionalDirectories ?? []).toEqual([])
+    await result('projects.setAdditionalDirectories', { projectId: project.id, directories: [extra], confirmationCode: printedCode() })
+    expect((await projects()).find((p) => p.id === project.id)?.additionalDirectories).toEqual([extra])
+    expect(await result('projects.setAdditionalDirectories', { projectId: project.id, directories: [] })).toMatchObject({ additionalDirectories: [] })
+  })
+
+  it("mcp.export: only into a project's .mcp.json, confirmed with the servers it would start; the file's servers are kept and a copy made", async () => {
+    const profiles = (await result<{ profiles: { id: string; name: string }[] }>('mcp.list', {})).profiles
+    const files = profiles.find((p) => p.name === 'files')!
+    const project = (await projects()).find((p) => p.cwd.endsWith('secrets-folder'))!
+    // Anywhere else (another tool's user file, a shell profile, a folder that is not a project's) is refused, nothing written.
+    for (const path of [
+      join(root, '.mcp.json'),
+      join(project.cwd, 'sub', '.mcp.json'),
+      join(project.cwd, 'settings.json'),
+      join(root, 'home-like', '.bashrc')
+    ]) {
+      const refused = await call('mcp.export', { path, profileIds: [files.id] })
+      expect(refused, path).toMatchObject({
+        ok: false,
+        error: { message: expect.stringContaining("exports MCP servers only into Claude Code's project file") }
+      })
+      expect(existsSync(path)).toBe(false)
+    }
+    // A link named .mcp.json is not written through.
+    const target = join(project.cwd, '.mcp.json')
+    await writeFile(join(root, 'elsewhere.json'), '{}\n')
+    await symlink(join(root, 'elsewhere.json'), target)
+    expect(await call('mcp.export', { path: target, profileIds: [files.id] })).toMatchObject({
+      ok: false,
+      error: { message: expect.stringContaining('is a link') }
+    })
+    expect(await readFile(join(root, 'elsewhere.json'), 'utf8')).toBe('{}\n')
+    await rm(target)
+    await writeFile(target, `${JSON.stringify({ mcpServers: { mine: { command: 'my-server' } }, other: true })}\n`)
+    const confirmation = asked(await call('mcp.export', { path: target, profileIds: [files.id] }))
+    expect(confirmation).toMatchObject({
+      action: `Write an MCP server into ${target}`,
+      confirm: 'Export',
+      programs: [{ commandLine: `npx -y server-files ${root}` }]
+    })
+    expect(JSON.parse(await readFile(target, 'utf8'))).toEqual({ mcpServers: { mine: { command: 'my-server' } }, other: true })
+    expect(await call('mcp.export', { path: target, profileIds: [files.id], confirmationCode: wrongFor(printedCode()) })).toMatchObject({ ok: false })
+    expect(JSON.parse(await readFile(target, 'utf8'))).toEqual({ mcpServers: { mine: { command: 'my-server' } }, other: true })
+    const exported = await result<{ backup?: string }>('mcp.export', { path: target, profileIds: [files.id], confirmationCode: printedCode() })
+    const written = JSON.parse(await readFile(target, 'utf8')) as { mcpServers: Record<string, unknown>; other: boolean }
+    expect(Object.keys(written.mcpServers).sort()).toEqual(['files', 'mine'])
+    expect(written.other).toBe(true)
+    expect(exported.backup).toMatch(/\.mcp\.json\..*\.bak$/)
+    expect(JSON.parse(await readFile(exported.backup!, 'utf8'))).toEqual({ mcpServers: { mine: { command: 'my-server' } }, other: true })
+    expect((await readdir(project.cwd)).filter((f) => f.endsWith('.bak'))).toHaveLength(1)
+  })
+
+  it('registry.setUrl: another registry waits for the code; going back to the default does not ask', async () => {
+    const saved = async (): Promise<unknown> => ((await readDbJson(join(root, 'data'))).settings as { registryUrl?: string } | undefined)?.registryUrl
+    const url = 'https://registry.example.com/registry.json'
+    const confirmation = asked(await call('registry.setUrl', { url }))
+    expect(confirmation).toMatchObject({ action: `Install agents from the registry at ${url}`, confirm: 'Use this registry', programs: [] })
+    expect(await saved()).toBeUndefined()
+    expect(await call('registry.setUrl', { url, confirmationCode: wrongFor(printedCode()) })).toMatchObject({ ok: false })
+    expect(await saved()).toBeUndefined()
+    expect(await result('registry.setUrl', { url, confirmationCode: printedCode() })).toEqual({ url })
+    await waitUntil('the new address saved', async () => (await saved()) === url)
+    expect(await result('registry.setUrl', { url: '' })).not.toEqual({ url })
+    await waitUntil('the address forgotten', async () => (await saved()) === undefined || null)
   })
 })

@@ -8,7 +8,17 @@ import { Host } from '../../electron/host/host'
 import type { RequestParams } from '../../shared/contract'
 import type { SshTarget } from '../../shared/domain'
 import { scriptedAgentCommand } from '../agent/spawn'
-import { confirmEverything, sessionMethodsReceived, entriesOf, fold, processesWithEnv, removeDir, tempDir, waitUntil } from '../helpers'
+import {
+  allowCommands,
+  confirmEverything,
+  sessionMethodsReceived,
+  entriesOf,
+  fold,
+  processesWithEnv,
+  removeDir,
+  tempDir,
+  waitUntil
+} from '../helpers'
 import { startSshd, type TestSshd } from '../ssh/sshd'
 
 /**
@@ -83,6 +93,8 @@ describe('an agent over SSH', () => {
     const tag = randomUUID()
     const secret = `s3cret-${randomUUID()}`
     const host = await startHost()
+    // Its command runs on the host once the user allows it.
+    allowCommands(host)
     const agent = await host.request('agents.add', sshAgent(sshd.target(), tag, { secretEnv: { SB_TOKEN: secret } }))
     expect(agent.ssh).toEqual(sshd.target())
     const project = await host.request('projects.add', { cwd: projectDir, agentId: agent.id })

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Host } from '../../electron/host/host'
 import { scriptedAgentCommand } from '../agent/spawn'
-import { confirmEverything, entriesOf, fold, removeDir, tempDir } from '../helpers'
+import { allowCommands, confirmEverything, entriesOf, fold, removeDir, tempDir } from '../helpers'
 import { tinyServerCommand, TINY_SERVER_NAME } from '../mcp/tiny-server'
 
 /**
@@ -95,6 +95,7 @@ describe.skipIf(process.platform === 'win32')('the login shell’s environment, 
     expect((await host.request('agents.states', {})).find((s) => s.agentId === agent.id)).toMatchObject({ installed: true })
     const project = await host.request('projects.add', { cwd: projectDir })
     const session = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
+    allowCommands(host)
     const text = await reply(session.id, '/env FROM_PROFILE\n/env PATH\n/terminal printenv FROM_PROFILE; command -v fake-agent')
     expect(text).toContain('FROM_PROFILE=set by the profile')
     expect(text).toContain(`PATH=${bin}:${MINIMAL_PATH}`)

@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { MessageBoxOptions } from 'electron'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -86,6 +87,43 @@ describe('the confirmation dialog of the desktop app', () => {
       noLink: true
     })
     expect(await fromWindow('agents.list', {})).toEqual({ ok: true, result: [] })
+  })
+
+  it('a project folder added from the window is asked, with what agents get (Cancel adds nothing); one chosen in the native picker is not asked again', async () => {
+    const folder = join(root, 'project')
+    await mkdir(folder)
+    electron.showMessageBox.mockResolvedValueOnce({ response: CANCEL, checkboxChecked: false })
+    expect(await fromWindow('projects.add', { cwd: folder })).toMatchObject({ ok: false, error: { code: 'confirmation_refused' } })
+    expect(box()).toMatchObject({
+      title: 'Confirm a change',
+      message: `Add the project folder ${folder}?`,
+      buttons: ['Cancel', 'Add project'],
+      defaultId: CANCEL
+    })
+    expect(box().detail).toContain(`may read and write files in ${folder}`)
+    expect(box().detail).toContain('Agents get this with your rights. Cancel if you did not ask for it.')
+    expect(await fromWindow('projects.list', {})).toEqual({ ok: true, result: [] })
+
+    const picking = await Host.open({
+      dataDir: join(root, 'picking'),
+      version: 'test',
+      presets: [],
+      confirmCommand: dialogConfirmation(() => window),
+      pickFolder: async () => folder
+    })
+    try {
+      expect(await picking.handle('projects.pickFolder', {})).toEqual({ ok: true, result: { path: folder } })
+      expect(await picking.handle('projects.add', { cwd: folder })).toMatchObject({ ok: true, result: { cwd: folder } })
+      expect(electron.showMessageBox).toHaveBeenCalledTimes(1)
+      // The choice stands for one add of that folder: another is asked.
+      const other = join(root, 'other')
+      await mkdir(other)
+      electron.showMessageBox.mockResolvedValueOnce({ response: CANCEL, checkboxChecked: false })
+      expect(await picking.handle('projects.add', { cwd: other })).toMatchObject({ ok: false, error: { code: 'confirmation_refused' } })
+      expect(electron.showMessageBox).toHaveBeenCalledTimes(2)
+    } finally {
+      await picking.close()
+    }
   })
 
   it('the confirming button adds it; a code the page sends does not stand in for the dialog', async () => {

@@ -260,7 +260,14 @@ describe('export to .mcp.json', () => {
         headers: [{ name: 'X-Api-Key', value: '', secret: true }]
       })
     ])
-    expect(result).toEqual({ path, written: ['api', 'remote'], secretPlaceholders: ['API_KEY', 'X_API_KEY'] })
+    expect(result).toEqual({
+      path,
+      written: ['api', 'remote'],
+      secretPlaceholders: ['API_KEY', 'X_API_KEY'],
+      backup: expect.stringMatching(/\.mcp\.json\..*\.bak$/)
+    })
+    // The file as it was, kept beside it.
+    expect(JSON.parse(await readFile(result.backup!, 'utf8'))).toMatchObject({ mcpServers: { other: { command: 'keep-me' } }, extra: 1 })
     const written = JSON.parse(await readFile(path, 'utf8'))
     expect(written).toEqual({
       mcpServers: {

@@ -36,7 +36,8 @@ export interface ClientHandlers {
   requestPermission(agentId: string, params: RequestPermissionRequest, signal: AbortSignal): Promise<RequestPermissionResponse>
   /** `elicitation/create`: a form or a URL for the user, answered when they do (or cancelled with the request). */
   elicit(agentId: string, params: CreateElicitationRequest, signal: AbortSignal): Promise<CreateElicitationResponse>
-  createTerminal(agentId: string, params: CreateTerminalRequest): Promise<CreateTerminalResponse>
+  /** `terminal/create`: the command starts once approved (it may wait for the user: `signal` ends the wait with the request). */
+  createTerminal(agentId: string, params: CreateTerminalRequest, signal: AbortSignal): Promise<CreateTerminalResponse>
   terminalOutput(agentId: string, params: TerminalOutputRequest): Promise<TerminalOutputResponse>
   waitForTerminalExit(agentId: string, params: WaitForTerminalExitRequest): Promise<WaitForTerminalExitResponse>
   killTerminal(agentId: string, params: KillTerminalRequest): Promise<void>

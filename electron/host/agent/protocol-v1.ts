@@ -56,7 +56,7 @@ export class V1Protocol implements WireProtocol {
       .onRequest(methods.client.elicitation.create, ({ params, signal }) => handlers.elicit(agentId, params, signal))
       // A URL elicitation's flow finished on the agent's side: nothing is waiting for it here any more.
       .onNotification(methods.client.elicitation.complete, () => undefined)
-      .onRequest(methods.client.terminal.create, ({ params }) => handlers.createTerminal(agentId, params))
+      .onRequest(methods.client.terminal.create, ({ params, signal }) => handlers.createTerminal(agentId, params, signal))
       .onRequest(methods.client.terminal.output, ({ params }) => handlers.terminalOutput(agentId, params))
       .onRequest(methods.client.terminal.waitForExit, ({ params }) => handlers.waitForTerminalExit(agentId, params))
       .onRequest(methods.client.terminal.kill, async ({ params }) => {

@@ -12,6 +12,7 @@ import type { TranscriptRecord } from '../../../shared/transcript'
 import type { EventBus } from '../events'
 import { Elicitations, type ElicitationAction } from '../elicitation'
 import type { Records } from '../records'
+import { CommandApprovals, decisionOf, requestCommandKey, type CommandKey, type Decision as CommandDecision } from './command-approvals'
 import {
   PERMISSION_TEXT,
   alwaysDecision,
@@ -51,6 +52,8 @@ export interface PermissionContext {
   folders: string[]
   /** The tool call as the session's thread has it now (read again when the agent announces it after asking). */
   announced(): ToolCallEntry | undefined
+  /** Asked for a `terminal/create` nothing approved (command-approvals.ts): its answer is for that command alone, not kept for another. */
+  forTerminal?: boolean
 }
 
 interface PendingAsk {
@@ -71,12 +74,16 @@ interface PendingAsk {
   reject(error: unknown): void
   /** Stops listening for the request's cancellation. */
   release(): void
+  /** Settles once the request is answered, however. */
+  settled: Promise<void>
 }
 
 export class AskBroker {
   /** By our session id, then by requestId, in the order asked. */
   private readonly permissions = new Map<string, Map<string, PendingAsk>>()
   private readonly elicitations: Elicitations
+  /** Answers to requests that named a command, for the agent's `terminal/create` of it. */
+  private readonly approvals = new CommandApprovals()
 
   constructor(private readonly options: BrokerOptions) {
     this.elicitations = new Elicitations(
@@ -126,9 +133,12 @@ export class AskBroker {
         judgements: 0,
         resolve,
         reject,
-        release: () => signal.removeEventListener('abort', onAbort)
+        release: () => signal.removeEventListener('abort', onAbort),
+        settled: Promise.resolve()
       })
     })
+    const held = this.permissions.get(session.id)?.get(requestId)
+    if (held) held.settled = answered.then(noop, noop)
     signal.addEventListener('abort', onAbort, { once: true })
     if (signal.aborted) onAbort()
     this.judgeNow(session.id, requestId)
@@ -206,7 +216,8 @@ export class AskBroker {
       requestId,
       title: ask.title,
       options: offered.map((o) => ({ optionId: o.optionId, name: cutText(o.name, PERMISSION_TEXT.option), kind: o.kind })),
-      toolCallId: params.toolCall.toolCallId,
+      // A terminal's own question has no tool call in the thread to show.
+      ...(context.forTerminal ? {} : { toolCallId: params.toolCall.toolCallId }),
       ...(always ? { always } : {})
     }
     if (ask.shown && JSON.stringify(view) === JSON.stringify(ask.view)) return
@@ -231,7 +242,42 @@ export class AskBroker {
       ask.reject(error)
       return
     }
+    this.noteCommandAnswer(ask, response)
     ask.resolve(response)
+  }
+
+  /** The user's (or a rule's) answer to a request that named a command: what the agent's `terminal/create` of that command is answered with. */
+  private noteCommandAnswer(ask: PendingAsk, response: RequestPermissionResponse): void {
+    if (ask.context.forTerminal || response.outcome.outcome !== 'selected') return
+    const { optionId } = response.outcome
+    const decision = decisionOf(ask.params.options.find((o) => o.optionId === optionId))
+    const key = decision && requestCommandKey(ask.params.toolCall, ask.context.announced())
+    if (decision && key) this.approvals.note(ask.session.id, key, decision)
+  }
+
+  /**
+   * Settles once no request of the session for exactly this command is
+   * pending: an agent that sends `terminal/create` before its permission
+   * request for the command is answered waits for that answer, not a second card.
+   */
+  async commandAsked(sessionId: string, key: CommandKey): Promise<void> {
+    for (;;) {
+      const pending = [...(this.permissions.get(sessionId)?.values() ?? [])].filter(
+        (ask) => !ask.context.forTerminal && requestCommandKey(ask.params.toolCall, ask.context.announced()) === key
+      )
+      if (pending.length === 0) return
+      await Promise.all(pending.map((ask) => ask.settled))
+    }
+  }
+
+  /** The answer the user gave this session for exactly this command since its turn began, if any; used once. */
+  takeCommandAnswer(sessionId: string, key: CommandKey): CommandDecision | null {
+    return this.approvals.take(sessionId, key)
+  }
+
+  /** The session's turn is over: answers its agent did not use for a command are void. */
+  turnEnded(sessionId: string): void {
+    this.approvals.forget(sessionId)
   }
 
   /**
@@ -304,6 +350,7 @@ export class AskBroker {
   /** Everything a session asked is cancelled (its turn was cancelled, it closed, its agent stopped). */
   cancelFor(sessionId: string): void {
     for (const requestId of [...(this.permissions.get(sessionId)?.keys() ?? [])]) this.end(sessionId, requestId, (ask) => this.answered(ask, null))
+    this.approvals.forget(sessionId)
     this.elicitations.cancelWhere((e) => e.sessionId === sessionId)
   }
 
@@ -344,3 +391,5 @@ export class AskBroker {
     await this.options.records.saved('permissions')
   }
 }
+
+function noop(): void {}

@@ -1,7 +1,14 @@
-import { RequestError, type ReadTextFileRequest, type TerminalExitStatus, type WriteTextFileRequest } from '@agentclientprotocol/sdk'
+import {
+  RequestError,
+  type CreateTerminalRequest,
+  type ReadTextFileRequest,
+  type TerminalExitStatus,
+  type WriteTextFileRequest
+} from '@agentclientprotocol/sdk'
 import type { ClientHandlers } from '../agent/client-handlers'
 import { readsMissingFileAsEmpty } from '../agent/quirks'
 import type { AskBroker } from '../asks/broker'
+import { TERMINAL_OPTIONS, terminalAsk, terminalCommandKey, terminalCommandLine } from '../asks/command-approvals'
 import { ElicitationError } from '../elicitation'
 import { confinePath, PathRefusedError, readTextFile, writeTextFile } from '../fs-boundary'
 import type { LiveSession, SessionRegistry } from '../sessions/registry'
@@ -13,7 +20,8 @@ import { subagentThreads, type Thread } from '../../../shared/thread'
  * The client side of ACP: what the Host answers when an agent calls back into
  * it. Session updates go to the registry; files are read and written, and
  * commands run, only inside the session's folders (on the agent's host, for
- * an agent over SSH: ssh/remote-files.ts); questions for the user go to the
+ * an agent over SSH: ssh/remote-files.ts); a command runs only once the user
+ * allowed it (asks/command-approvals.ts); questions for the user go to the
  * broker. An agent reaches only its own sessions and terminals.
  */
 
@@ -45,6 +53,32 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
       registry.append(live, { t: 'error', at: new Date().toISOString(), message: `The agent asked to ${verb} ${what}. ${error.message}` })
       throw new RequestError(-32602, error.message)
     }
+  }
+
+  /**
+   * Resolves once the command may run: the user allowed exactly this command
+   * in the permission request the agent made for it this turn (that answer
+   * is used up; a request still pending is waited for), or else allows it now, asked in the thread and the inbox
+   * (where an "always" rule may answer at once). Throws, with nothing run,
+   * when it is rejected or the question is cancelled.
+   */
+  const approveCommand = async (live: LiveSession, params: CreateTerminalRequest, cwd: string, signal: AbortSignal): Promise<void> => {
+    const line = terminalCommandLine(params)
+    const key = terminalCommandKey(params)
+    await broker.commandAsked(live.record.id, key)
+    const earlier = broker.takeCommandAnswer(live.record.id, key)
+    if (earlier === 'allow') return
+    if (earlier === 'reject') throw new RequestError(-32001, `The user rejected running this command, so it was not run: ${line}`, { command: line })
+    const response = await broker.askPermission(live.record, terminalAsk(params.sessionId, params, cwd, live.record.cwd), signal, {
+      folders: rootsOf(live),
+      announced: () => undefined,
+      forTerminal: true
+    })
+    const outcome = response.outcome
+    if (outcome.outcome === 'selected' && (outcome.optionId === TERMINAL_OPTIONS.allow || outcome.optionId === TERMINAL_OPTIONS.always)) return
+    if (outcome.outcome === 'cancelled')
+      throw RequestError.requestCancelled({ command: line }, `the question to run this command was cancelled, so it was not run: ${line}`)
+    throw new RequestError(-32001, `The user rejected running this command, so it was not run: ${line}`, { command: line })
   }
 
   const handlers: ClientHandlers = {
@@ -80,9 +114,10 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
         throw fileError(error, params.path)
       }
     },
-    createTerminal: async (agentId, params) => {
+    createTerminal: async (agentId, params, signal) => {
       const live = registry.forAgentRequest(agentId, params.sessionId)
       const cwd = params.cwd ? await confine(live, params.cwd, 'run a command in') : live.record.cwd
+      await approveCommand(live, params, cwd, signal)
       const command = [params.command, ...(params.args ?? [])].join(' ')
       const at = (): string => new Date().toISOString()
       const events = {

@@ -10,7 +10,7 @@ import type { RequestContext } from '../handlers'
 import type { SecretStore } from '../secrets'
 import type { Store } from '../store'
 import { prepareServers, type PreparedServer } from './acp-servers'
-import { exportToMcpJson } from './export'
+import { exportTarget, exportToMcpJson } from './export'
 import { importInputs, knownImportSources, previewImport, readMcpConfig, type Places } from './import'
 import { McpProfiles, type McpProfileChange } from './profiles'
 import { testMcpConnection } from './test-connection'
@@ -117,11 +117,24 @@ export class McpService {
       for (const input of inputs) imported.push(await this.profiles.save(input))
       return { imported }
     },
-    'mcp.export': async (p) =>
-      exportToMcpJson(
-        p.path,
-        p.profileIds.map((id) => this.profiles.profile(id))
-      )
+    // Into another tool's file, whose servers that tool starts: only its known file, confirmed outside the page like a server added here.
+    'mcp.export': async (p, request) => {
+      const local = this.options.store.data.projects.filter((project) => !project.sshHost).map((project) => project.cwd)
+      const path = await exportTarget(p.path, local)
+      const profiles = p.profileIds.map((id) => this.profiles.profile(id))
+      const stdio = profiles.filter((profile) => profile.transport === 'stdio')
+      await request.confirm({
+        action: `Write ${profiles.length === 1 ? 'an MCP server' : `${profiles.length} MCP servers`} into ${path}`,
+        confirm: 'Export',
+        reach: [
+          `Claude Code, and other tools that read ${path}, will start ${profiles.length === 1 ? 'this server' : 'these servers'} for agents in that project.`,
+          `The servers already in the file are kept (one of the same name is replaced), and the file is copied beside itself first.`,
+          ...profiles.filter((profile) => profile.transport !== 'stdio').map((profile) => `MCP server “${profile.name}” at ${profile.url}`)
+        ],
+        programs: stdio.map((profile) => programToRun(`MCP server “${profile.name}”`, { ...profile, env: plainEnv(profile.env) }))
+      })
+      return exportToMcpJson(path, profiles)
+    }
   }
 }
 

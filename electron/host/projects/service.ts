@@ -13,6 +13,12 @@ import { checkRemoteFolder } from '../ssh/remote-files'
  * order. A project on another host is added for an agent over SSH: its
  * folder is checked there, and the project keeps the host (`sshHost`), not
  * the agent: any agent over SSH to that host works in it.
+ *
+ * A folder added (a project, or a project's extra folder) is one agents may
+ * read, write and run commands in: it is added only once the user confirmed
+ * it outside the page (confirmations.ts), as a change that runs a program is.
+ * A folder the user just chose in the native folder picker is confirmed by
+ * that choice.
  */
 
 export interface ProjectsServiceOptions {
@@ -25,6 +31,8 @@ export interface ProjectsServiceOptions {
 }
 
 export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }: ProjectsServiceOptions): HandlerSlice<'projects'> {
+  /** Folders the user chose in the native picker, each confirming one `projects.add` of it. */
+  const picked = new Set<string>()
   /** A folder a project names, checked where the project is (on its host, or here). */
   const checked = (project: Pick<Project, 'sshHost'>, typed: string, what: string, notAbsolute: (got: string) => string): Promise<string> =>
     project.sshHost
@@ -32,7 +40,7 @@ export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }:
       : checkedFolder(typed, notAbsolute)
   return {
     'projects.list': async () => records.data.projects,
-    'projects.add': async ({ cwd, name, agentId }) => {
+    'projects.add': async ({ cwd, name, agentId }, request) => {
       const agent = agentId ? records.agent(agentId) : undefined
       if (agent && !agent.ssh) throw new Error(`${agent.name} runs on this computer, not over SSH: add the folder without choosing an agent`)
       const sshHost = agent?.ssh ? sshHostOf(agent.ssh) : undefined
@@ -41,6 +49,14 @@ export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }:
         : await checkedFolder(cwd, (got) => `The project folder must be an absolute path, like /home/you/code/app (got '${got}')`)
       const existing = records.data.projects.find((p) => p.cwd === folder && p.sshHost === sshHost)
       if (existing) return existing
+      if (!picked.delete(cwd) || sshHost) {
+        await request.confirm({
+          action: `Add the project folder ${folder}${sshHost ? ` on ${sshHost}` : ''}`,
+          confirm: 'Add project',
+          programs: [],
+          reach: [folderReach(folder, sshHost)]
+        })
+      }
       const project: Project = {
         id: randomUUID(),
         name: name?.trim() || basename(folder) || folder,
@@ -52,13 +68,27 @@ export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }:
       await records.saved('projects')
       return project
     },
-    'projects.pickFolder': async () => ({ path: pickFolder ? await pickFolder() : null }),
-    'projects.setAdditionalDirectories': async ({ projectId, directories }) => {
+    'projects.pickFolder': async () => {
+      const path = pickFolder ? await pickFolder() : null
+      if (path) picked.add(path)
+      return { path }
+    },
+    'projects.setAdditionalDirectories': async ({ projectId, directories }, request) => {
       const project = records.project(projectId)
       const folders: string[] = []
       for (const directory of directories) {
         const folder = await checked(project, directory, 'Additional folder', (got) => `Additional folders must be absolute paths (got '${got}')`)
         if (folder !== project.cwd && !folders.includes(folder)) folders.push(folder)
+      }
+      // Taking folders away narrows what agents reach: only new ones are confirmed.
+      const added = folders.filter((f) => !(project.additionalDirectories ?? []).includes(f))
+      if (added.length) {
+        await request.confirm({
+          action: `Give ${project.name} ${added.length === 1 ? 'an extra folder' : `${added.length} extra folders`}`,
+          confirm: added.length === 1 ? 'Add folder' : 'Add folders',
+          programs: [],
+          reach: added.map((f) => folderReach(f, project.sshHost))
+        })
       }
       project.additionalDirectories = folders
       await records.saved('projects')
@@ -113,4 +143,9 @@ export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }:
       return records.data.projects
     }
   }
+}
+
+/** What adding a folder gives agents, as the confirmation says it. */
+function folderReach(folder: string, sshHost: string | undefined): string {
+  return `Agents you start in this project may read and write files in ${folder}${sshHost ? ` on ${sshHost}` : ''} and run the commands you allow there.`
 }

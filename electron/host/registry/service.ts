@@ -60,9 +60,18 @@ export class RegistryService {
     const { records } = this.options
     return {
       'registry.list': ({ refresh }) => this.list(refresh),
-      'registry.setUrl': async ({ url }) => {
+      // Where agents are installed from decides what runs: another address is confirmed outside the page (going back to the default is not).
+      'registry.setUrl': async ({ url }, request) => {
         const trimmed = url.trim()
         if (trimmed) checkRegistryUrl(trimmed)
+        if (trimmed && trimmed !== this.url) {
+          await request.confirm({
+            action: `Install agents from the registry at ${trimmed}`,
+            confirm: 'Use this registry',
+            programs: [],
+            reach: [`Agents you install or update from the registry will be the programs ${trimmed} lists, downloaded from where it says.`]
+          })
+        }
         const settings = { ...records.data.settings }
         if (trimmed) settings.registryUrl = trimmed
         else delete settings.registryUrl

@@ -185,6 +185,8 @@ export class Turns {
       if (over) {
         // Before the session may leave memory: how the turn ended is read from its thread.
         if (end) this.turnEnded?.(id, end)
+        // What the user allowed in this turn is for this turn's commands only.
+        this.deps.broker.turnEnded(id)
         registry.releaseIfUnused(live)
         const hold = live.turnHold
         live.turnHold = null
