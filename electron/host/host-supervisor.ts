@@ -125,6 +125,7 @@ export class HostSupervisor {
     let lastPong = Date.now()
     let pings = 0
     let killedAsHung = false
+    let closed = false
     /** Until its first answer the Host is loading its code: it gets START_GRACE_MS, not deadAfterMs. */
     let answered = false
     this.note(`starting the Host (process ${child.pid ?? '?'})`)
@@ -151,6 +152,7 @@ export class HostSupervisor {
         child.kill()
       } else if (message.type === 'closed') {
         // Closed as asked (its agents stopped, its files written): nothing more to wait for.
+        closed = true
         child.kill()
       } else {
         this.options.onMessage?.(child, message)
@@ -161,11 +163,13 @@ export class HostSupervisor {
       this.pingTimer = null
       if (this.child === child) this.child = null
       if (this.current === child) this.current = null
-      const how = killedAsHung
-        ? `it did not answer for ${Math.round(this.deadAfterMs / 1000)} s and was stopped`
-        : signal
-          ? `it was killed (${signal})`
-          : `it exited with code ${code}`
+      const how = closed
+        ? 'it closed as asked'
+        : killedAsHung
+          ? `it did not answer for ${Math.round(this.deadAfterMs / 1000)} s and was stopped`
+          : signal
+            ? `it was killed (${signal})`
+            : `it exited with code ${code}`
       this.note(`the Host's process ended: ${how}`)
       const cleaned = this.cleanUp(child.pid)
       if (cleaned > 0) this.note(`stopped ${cleaned} process${cleaned === 1 ? '' : 'es'} the Host had left running`)
