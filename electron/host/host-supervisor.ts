@@ -144,7 +144,7 @@ export class HostSupervisor {
         ready = true
         this.startFailures = 0
         this.current = child
-        this.note('the Host is open')
+        this.note(`the Host (process ${child.pid ?? '?'}) is open`)
         this.options.onUp?.(child, message)
       } else if (message.type === 'failed') {
         failed = message.message
