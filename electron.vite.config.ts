@@ -118,6 +118,8 @@ export default defineConfig({
       rolldownOptions: {
         input: {
           index: resolve('electron/main.ts'),
+          // The Host's own process in the desktop app (an Electron utilityProcess, supervised by main.ts).
+          'host-process': resolve('electron/host-process.ts'),
           serve: resolve('electron/host/serve.ts'),
           'first-screen': resolve('renderer/src/first-screen.ts')
         }

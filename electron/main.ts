@@ -1,20 +1,40 @@
 import { dirname, extname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { app, BrowserWindow, dialog, Menu, protocol, screen, shell, session } from 'electron'
+import {
+  app,
+  BrowserWindow,
+  dialog,
+  ipcMain,
+  Menu,
+  MessageChannelMain,
+  protocol,
+  screen,
+  shell,
+  session,
+  utilityProcess,
+  type IpcMainEvent,
+  type MessagePortMain
+} from 'electron'
 import type { AppCommand } from '../shared/app-commands'
+import { ipcChannels } from '../shared/ipc'
 import { APP_INDEX_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, isRendererPageUrl, opensInBrowser, serveAppRequest } from './app-scheme'
 import { dialogConfirmation } from './confirm-dialog'
 import { wantsLoginShell } from './host/environment'
-import { firstScreenBeside } from './host/first-screen-module'
-import { Host } from './host/host'
-import { bridgeHost } from './ipc-bridge'
+import type { FromHost, ShellCall } from './host/host-channel'
+import { HostSupervisor, type HostFailure, type HostProcess } from './host/host-supervisor'
 import { buildMenuTemplate } from './menu'
 import { SafeStorageSecretStore } from './secret-store'
+import { isTrustedSender } from './trusted-sender'
 import { debounce, loadWindowState, restoreBounds, saveWindowState, type WindowState } from './window-state'
 
 /**
- * The Electron shell: app lifecycle, the one window, the menu. Everything the
- * app does lives in the Host; this file only wires it to a window.
+ * The Electron shell: app lifecycle, the one window, the menu, and what only
+ * Electron can do for the Host (native dialogs, the keychain, the badge).
+ * The Host runs in a process of its own (host-process.ts, an Electron
+ * `utilityProcess`), supervised here (host/host-supervisor.ts: started
+ * again when it dies or hangs, an error page when it cannot start); the
+ * window talks to it over a port this process hands it. Nothing here waits
+ * on the Host's work: menus, window moves and dialogs stay responsive.
  */
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -25,17 +45,21 @@ const devServerUrl = !app.isPackaged ? process.env.ELECTRON_RENDERER_URL : undef
 // Before `ready`, as Electron requires: the scheme gets a real origin and a secure context.
 protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: APP_SCHEME_PRIVILEGES }])
 
-let host: Host | null = null
-/** The Host while it opens the data folder (the window loads meanwhile); null once open or failed. */
-let hostOpening: Promise<Host> | null = null
+let supervisor: HostSupervisor | null = null
+let hostStopped = false
 let mainWindow: BrowserWindow | null = null
-let unbridge: (() => void) | null = null
-let hostClosed = false
+/** The windows whose page asked for a port to the Host: each gets a new one when a new Host is open. */
+const connectedWindows = new Set<BrowserWindow>()
+/** Set once the Host will not be started again: windows show why. */
+let failure: HostFailure | null = null
 let savedWindowState: WindowState | null = null
 
 const WINDOW_DEFAULTS = { width: 1280, height: 820, minWidth: 720, minHeight: 480 }
 const dataDirectory = (): string => process.env.SWITCHBOARD_DATA_DIR ?? app.getPath('userData')
 const windowStateFile = (): string => join(dataDirectory(), 'window-state.json')
+/** How often the Host is pinged, and how long without an answer before it counts as dead (tests shorten them). */
+const pingEveryMs = Number(process.env.SWITCHBOARD_HOST_PING_MS) || undefined
+const deadAfterMs = Number(process.env.SWITCHBOARD_HOST_DEAD_MS) || undefined
 
 if (!app.requestSingleInstanceLock()) {
   app.quit()
@@ -65,7 +89,7 @@ if (!app.requestSingleInstanceLock()) {
     })
 
   app.on('activate', () => {
-    if (host && BrowserWindow.getAllWindows().length === 0) openWindow(host)
+    if (supervisor && BrowserWindow.getAllWindows().length === 0) openWindow()
   })
 
   app.on('window-all-closed', () => {
@@ -73,19 +97,13 @@ if (!app.requestSingleInstanceLock()) {
   })
 
   app.on('before-quit', (event) => {
-    const closing = host ?? hostOpening
-    if (!closing || hostClosed) return
-    // Stop every agent (and its children) before the process goes away; a Host still opening is closed once open.
+    if (!supervisor || hostStopped) return
+    // Stop every agent (and its children) before the process goes away: the Host closes, then the app quits.
     event.preventDefault()
-    host = null
-    hostOpening = null
-    void Promise.resolve(closing)
-      .then((opened) => opened.close())
-      .catch(() => undefined)
-      .finally(() => {
-        hostClosed = true
-        app.quit()
-      })
+    void supervisor.stop().finally(() => {
+      hostStopped = true
+      app.quit()
+    })
   })
 }
 
@@ -113,56 +131,151 @@ async function start(): Promise<void> {
   })
   savedWindowState = await loadWindowState(windowStateFile())
   const dataDir = dataDirectory()
-  // The window loads while the Host opens the data folder: its first requests wait for the Host (ipc-bridge.ts).
-  const opening = (hostOpening = Host.open({
-    dataDir,
-    version: app.getVersion(),
-    secrets: new SafeStorageSecretStore(dataDir),
-    // Started from the Dock or a desktop menu, the app has a minimal PATH: agents get the login shell's environment.
-    loginShell: wantsLoginShell(),
-    pickFolder: async () => {
-      const options = { title: 'Add a project folder', properties: ['openDirectory' as const, 'createDirectory' as const] }
-      const result = mainWindow ? await dialog.showOpenDialog(mainWindow, options) : await dialog.showOpenDialog(options)
-      return result.canceled ? null : (result.filePaths[0] ?? null)
-    },
-    // Shown, never opened: a path the agent named must not run anything when clicked.
-    revealPath: (path) => shell.showItemInFolder(path),
-    // A change that would run a program is confirmed in a native dialog, never on the page's word alone.
-    confirmCommand: dialogConfirmation(() => mainWindow),
-    // The window's first screen, drawn here as the window starts (out/main/first-screen.js).
-    firstScreen: firstScreenBeside(import.meta.url)
-  }))
-  openWindow(opening)
-  try {
-    const opened = await opening
-    // Quit while it opened: before-quit closes it.
-    if (hostOpening !== opening) return
-    host = opened
-  } catch (error) {
-    if (hostOpening !== opening) return // quitting already
-    // Not opened (another Switchboard holds the folder, a newer database…): the error is shown without the window.
-    mainWindow?.destroy()
-    throw error
-  } finally {
-    if (hostOpening === opening) hostOpening = null
+  const secrets = new SafeStorageSecretStore(dataDir)
+  // A change that would run a program is confirmed in a native dialog, never on the page's word alone.
+  const confirmCommand = dialogConfirmation(() => mainWindow)
+  /** What the Host asks of the shell (host-channel.ts), answered here. */
+  const answer = async (call: ShellCall): Promise<unknown> => {
+    switch (call.name) {
+      case 'confirmCommand':
+        return confirmCommand(call.change, undefined)
+      case 'pickFolder': {
+        const options = { title: 'Add a project folder', properties: ['openDirectory' as const, 'createDirectory' as const] }
+        const result = mainWindow ? await dialog.showOpenDialog(mainWindow, options) : await dialog.showOpenDialog(options)
+        return result.canceled ? null : (result.filePaths[0] ?? null)
+      }
+      case 'revealPath':
+        // Shown, never opened: a path the agent named must not run anything when clicked.
+        shell.showItemInFolder(call.path)
+        return null
+      case 'secrets.get':
+        return secrets.get(call.key)
+      case 'secrets.set':
+        await secrets.set(call.key, call.value)
+        return null
+      case 'secrets.delete':
+        await secrets.delete(call.key)
+        return null
+    }
   }
-  Menu.setApplicationMenu(buildMenu())
-  showInboxOnBadge(host)
-}
-
-/** The dock or taskbar badge counts what waits in the inbox (the Host's `inbox.changed`), where the platform shows one. */
-function showInboxOnBadge(activeHost: Host): void {
-  activeHost.events.subscribe((events) => {
-    const last = events.findLast((e) => e.type === 'inbox.changed')
-    if (last?.type === 'inbox.changed') app.setBadgeCount(last.payload.length)
+  const onMessage = (host: HostProcess, message: FromHost): void => {
+    if (message.type === 'badge') {
+      // The dock or taskbar badge counts what waits in the inbox, where the platform shows one.
+      app.setBadgeCount(message.count)
+    } else if (message.type === 'call') {
+      void answer(message.call).then(
+        (value) => sendTo(host, { type: 'reply', id: message.id, ok: true, value }),
+        (error: Error) => sendTo(host, { type: 'reply', id: message.id, ok: false, message: error.message })
+      )
+    }
+  }
+  supervisor = new HostSupervisor({
+    open: {
+      dataDir,
+      version: app.getVersion(),
+      // Started from the Dock or a desktop menu, the app has a minimal PATH: agents get the login shell's environment.
+      loginShell: wantsLoginShell(),
+      shell: 'desktop',
+      secretsPersistent: secrets.persistent
+    },
+    start: startHostProcess,
+    pingEveryMs,
+    deadAfterMs,
+    onMessage,
+    onUp: () => {
+      for (const window of connectedWindows) handPort(window)
+    },
+    onDown: (reason) => {
+      for (const window of connectedWindows) if (!window.isDestroyed()) window.webContents.send(ipcChannels.down, reason)
+    },
+    onGaveUp: (gaveUp) => {
+      failure = gaveUp
+      if (!mainWindow) openWindow()
+      else showFailure(mainWindow, gaveUp)
+    }
   })
-  void activeHost.request('inbox.list', {}).then(
-    (items) => app.setBadgeCount(items.length),
-    (error: Error) => console.error(`Could not read the inbox for the badge: ${error.message}`)
-  )
+  // The window asks for its port as its preload starts; only our renderer's page, in our window's main frame, gets one.
+  ipcMain.on(ipcChannels.connect, (event: IpcMainEvent) => {
+    const window = BrowserWindow.fromWebContents(event.sender)
+    if (!window || !isTrustedSender(event, window, isOurRendererUrl)) return
+    connectedWindows.add(window)
+    handPort(window)
+  })
+  // The window loads while the Host opens the data folder: its first requests wait for their port (port-client.ts).
+  await supervisor.start()
+  openWindow()
+  Menu.setApplicationMenu(buildMenu())
 }
 
-function openWindow(activeHost: Host | Promise<Host>): void {
+/** The Host's own process, as the supervisor drives it. */
+function startHostProcess(): HostProcess {
+  const child = utilityProcess.fork(join(here, 'host-process.js'), [], { serviceName: 'Switchboard Host', stdio: 'pipe' })
+  let pid: number | undefined = child.pid
+  child.once('spawn', () => (pid = child.pid))
+  return {
+    get pid() {
+      return pid
+    },
+    send: (message, transfer) => child.postMessage(message, transfer as MessagePortMain[] | undefined),
+    onMessage: (listener) => child.on('message', (message: FromHost) => listener(message)),
+    onExit: (listener) => child.once('exit', (code) => listener(code, null)),
+    onOutput: (listener) => {
+      child.stdout?.on('data', listener)
+      child.stderr?.on('data', listener)
+    },
+    kill: () => {
+      // SIGKILL: a hung or stopped Host does not act on SIGTERM (utilityProcess.kill's).
+      if (pid === undefined || !trySigkill(pid)) child.kill()
+    }
+  }
+}
+
+function trySigkill(pid: number): boolean {
+  try {
+    process.kill(pid, 'SIGKILL')
+    return true
+  } catch {
+    return false
+  }
+}
+
+function sendTo(host: HostProcess, message: Parameters<HostProcess['send']>[0], transfer?: MessagePortMain[]): void {
+  try {
+    host.send(message, transfer)
+  } catch (error) {
+    console.error(`Could not reach the Switchboard host: ${(error as Error).message}`)
+  }
+}
+
+/** A new port between the window and the open Host (none while the Host is starting: it follows once it is open). */
+function handPort(window: BrowserWindow): void {
+  const host = supervisor?.current
+  if (window.isDestroyed()) {
+    connectedWindows.delete(window)
+    return
+  }
+  if (!host || !isOurRendererUrl(window.webContents.getURL())) return
+  const { port1, port2 } = new MessageChannelMain()
+  sendTo(host, { type: 'connect' }, [port1])
+  window.webContents.postMessage(ipcChannels.port, null, [port2])
+}
+
+/** The page that says why the Host will not start again, and where its log is, in place of the window's page. */
+function showFailure(window: BrowserWindow, { cause, logFile }: HostFailure): void {
+  connectedWindows.delete(window)
+  const escape = (text: string): string =>
+    text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c)
+  const html = `<!doctype html><html><head><meta charset="utf-8"><title>Switchboard could not start</title>
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<style>body{font:14px system-ui,sans-serif;margin:3em;max-width:50em;color:#222}pre{white-space:pre-wrap;background:#f4f4f4;padding:1em}</style></head>
+<body><h1>Switchboard could not start its host</h1><p>The part of Switchboard that runs your agents and keeps your data stopped, and was not started again.</p>
+<pre id="cause">${escape(cause)}</pre><p>Its log: <code id="log">${escape(logFile)}</code></p>
+<p>Fix what the log names (or move the file it names aside), then open Switchboard again.</p></body></html>`
+  void window.loadURL(`data:text/html;charset=utf-8,${encodeURIComponent(html)}`)
+  window.show()
+}
+
+function openWindow(): void {
   // The primary display first: a window whose place is gone opens there.
   const primary = screen.getPrimaryDisplay()
   const displays = [primary, ...screen.getAllDisplays().filter((d) => d.id !== primary.id)]
@@ -189,16 +302,16 @@ function openWindow(activeHost: Host | Promise<Host>): void {
     }
   })
   mainWindow = window
-  unbridge?.()
-  unbridge = bridgeHost(activeHost, window, isOurRendererUrl)
   if (savedWindowState?.maximized) window.maximize()
   if (savedWindowState?.fullScreen) window.setFullScreen(true)
   rememberWindowState(window)
   window.once('ready-to-show', () => window.show())
   window.on('closed', () => {
+    connectedWindows.delete(window)
     if (mainWindow === window) mainWindow = null
   })
-  void window.loadURL(devServerUrl ?? APP_INDEX_URL)
+  if (failure) showFailure(window, failure)
+  else void window.loadURL(devServerUrl ?? APP_INDEX_URL)
 }
 
 /** Our renderer's page: app://switchboard/index.html, or the dev server's page under `npm run dev`. */
@@ -228,16 +341,16 @@ function rememberWindowState(window: BrowserWindow): void {
   })
 }
 
-/** A menu item's command goes to the renderer as an `app.command` event, through the same path as the Host's events. */
+/** A menu item's command goes to the renderer as an `app.command` event, through the Host: the same path as its events. */
 function sendCommand(command: AppCommand): void {
-  if (!host) return
   if (!mainWindow) {
-    openWindow(host)
+    openWindow()
     return
   }
   if (mainWindow.isMinimized()) mainWindow.restore()
   mainWindow.focus()
-  host.events.emit('app.command', { command })
+  const host = supervisor?.current
+  if (host) sendTo(host, { type: 'command', command })
 }
 
 function buildMenu(): Menu {

@@ -1,20 +1,27 @@
 import { contextBridge, ipcRenderer, type IpcRendererEvent } from 'electron'
-import type { HostEvent, HostTransport, WireResponse } from '../shared/contract'
+import type { BridgeTransport } from '../shared/ipc'
 import { ipcChannels } from '../shared/ipc'
+import { PortClient, type WebPort } from './port-client'
 
 /**
- * Exposes the contract's transport and nothing else: one request function and
- * one event subscription. No Node or Electron object reaches the page.
+ * Exposes the contract's transport and nothing else: one request function,
+ * one event subscription, and the link's state. No Node or Electron object
+ * reaches the page. Requests and events travel on a port to the Host's own
+ * process, which the main process hands this window (and hands again after
+ * the Host was started again); port-client.ts keeps it.
  */
-const transport: HostTransport = {
-  request: (method: string, params: unknown): Promise<WireResponse> => ipcRenderer.invoke(ipcChannels.request, { method, params }),
-  onEvents: (listener: (events: HostEvent[]) => void): (() => void) => {
-    const handler = (_event: IpcRendererEvent, events: HostEvent[]): void => listener(events)
-    ipcRenderer.on(ipcChannels.events, handler)
-    return () => {
-      ipcRenderer.removeListener(ipcChannels.events, handler)
-    }
-  }
+const client = new PortClient()
+ipcRenderer.on(ipcChannels.port, (event: IpcRendererEvent) => {
+  const port = event.ports[0] as unknown as WebPort | undefined
+  if (port) client.usePort(port)
+})
+ipcRenderer.on(ipcChannels.down, (_event: IpcRendererEvent, reason: unknown) => client.hostDown(String(reason)))
+ipcRenderer.send(ipcChannels.connect)
+
+const transport: BridgeTransport = {
+  request: (method, params) => client.request(method, params),
+  onEvents: (listener) => client.onEvents(listener),
+  onConnection: (listener) => client.onConnection(listener)
 }
 
 contextBridge.exposeInMainWorld('switchboard', transport)

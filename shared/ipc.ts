@@ -1,8 +1,25 @@
+import type { HostTransport } from './contract'
+
 /**
- * Names of the Electron IPC channels, shared by the preload and the bridge.
- * Kept free of imports so the sandboxed preload bundle stays tiny.
+ * Names of the Electron IPC channels, shared by the preload and the main
+ * process. Kept free of runtime imports so the sandboxed preload bundle stays tiny.
+ *
+ * The window does not send its requests through the main process: it asks for
+ * a port (`connect`), and the main process hands it one end of a
+ * `MessageChannelMain` whose other end goes to the Host's process (`port`).
+ * When the Host goes away, the main process says so (`down`, with a sentence)
+ * and hands a new port once a new Host is open.
  */
 export const ipcChannels = {
-  request: 'switchboard:request',
-  events: 'switchboard:events'
+  connect: 'switchboard:connect',
+  port: 'switchboard:port',
+  down: 'switchboard:host-down'
 } as const
+
+/** The state of the window's link to the Host, as the preload reports it. */
+export type BridgeState = 'connected' | 'reconnecting'
+
+/** What the preload exposes as `window.switchboard`: the contract's transport, and when its link goes down or comes back. */
+export interface BridgeTransport extends HostTransport {
+  onConnection(listener: (state: BridgeState, detail?: string) => void): () => void
+}

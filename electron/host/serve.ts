@@ -1,3 +1,4 @@
+import { fork } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -5,15 +6,23 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { LOGIN_SHELL_ENV } from './environment'
 import { firstScreenBeside } from './first-screen-module'
-import { startServing } from './serving'
+import type { FromHost, ToHost } from './host-channel'
+import { runHostProcess } from './host-child'
+import { HostSupervisor, type HostProcess } from './host-supervisor'
 import { readVersion } from './version'
 
 /**
  * `npm run serve`: the Host without Electron, serving the built renderer and
- * the contract over a loopback WebSocket. Prints the URL (with its token) to
+ * the contract over a loopback WebSocket. The Host and its server run in a
+ * process of their own that this one supervises (host-supervisor.ts, as the
+ * desktop app does): a Host that dies or hangs is started again on the same
+ * port and token, so open pages reconnect. Prints the URL (with its token) to
  * open in a browser. The port and the token are those of the last run on the
  * same data folder (serving.ts), so a page left open reconnects by itself.
  */
+
+/** Set in the environment of the Host's process that serve forks (this script again). */
+const SERVE_HOST_ENV = 'SWITCHBOARD_SERVE_HOST'
 
 const USAGE = `Usage: node out/main/serve.js [--data-dir DIR] [--port N] [--new-token] [--renderer-dir DIR]
   --data-dir      where db.json, transcripts and logs live (default: $SWITCHBOARD_DATA_DIR or ~/.switchboard)
@@ -47,32 +56,97 @@ async function main(): Promise<void> {
   }
 
   // Started from a terminal or by a script that set its environment on purpose: the login shell's is read only when asked.
-  const { host, server, notes, close } = await startServing({
+  const open = {
     dataDir,
-    rendererDir,
     version: readVersion(),
-    port,
-    newToken: values['new-token'],
-    host: { loginShell: process.env[LOGIN_SHELL_ENV] === '1', firstScreen: firstScreenBeside(import.meta.url) }
-  })
-  for (const warning of (await host.request('app.info', {})).warnings) console.warn(`warning: ${warning}`)
-  for (const note of notes) console.log(note)
-  console.log(`Switchboard is serving ${dataDir}`)
-  console.log(`Open ${server.url}`)
-  console.log('A change that would run a program (an agent, an MCP server, a sign-in) is confirmed with a code printed here.')
-
+    loginShell: process.env[LOGIN_SHELL_ENV] === '1',
+    shell: 'serve' as const,
+    serve: { rendererDir, port, newToken: values['new-token'] }
+  }
+  const script = fileURLToPath(import.meta.url)
+  let started = false
   let stopping = false
-  const stop = async (): Promise<void> => {
+  // The Host and its WebSocket server run in a process of their own, supervised here as the desktop app's main
+  // process supervises its utility process (host-supervisor.ts): started again when it dies or hangs.
+  const supervisor = new HostSupervisor({
+    open,
+    start: () => forkedHost(script),
+    onUp: (_host, ready) => {
+      if (started) {
+        console.log('The Switchboard host was started again; open pages reconnect by themselves.')
+        return
+      }
+      started = true
+      // A restart keeps the address and token it has now (also when --port 0 chose a free port): pages opened with it reconnect.
+      open.serve.newToken = false
+      if (ready.url) open.serve.port = Number(new URL(ready.url).port)
+      for (const warning of ready.warnings) console.warn(`warning: ${warning}`)
+      for (const note of ready.notes ?? []) console.log(note)
+      console.log(`Switchboard is serving ${dataDir}`)
+      console.log(`Open ${ready.url}`)
+      console.log('A change that would run a program (an agent, an MCP server, a sign-in) is confirmed with a code printed here.')
+    },
+    onDown: (reason) => console.error(reason),
+    onGaveUp: ({ cause, logFile }) => {
+      console.error(`switchboard serve: ${cause}`)
+      console.error(`The host's log: ${logFile}`)
+      void stop(1)
+    },
+    pingEveryMs: Number(process.env.SWITCHBOARD_HOST_PING_MS) || undefined,
+    deadAfterMs: Number(process.env.SWITCHBOARD_HOST_DEAD_MS) || undefined
+  })
+  const stop = async (code: number): Promise<void> => {
     if (stopping) return
     stopping = true
-    await close()
-    process.exit(0)
+    await supervisor.stop()
+    process.exit(code)
   }
-  process.on('SIGINT', () => void stop())
-  process.on('SIGTERM', () => void stop())
+  process.on('SIGINT', () => void stop(0))
+  process.on('SIGTERM', () => void stop(0))
+  await supervisor.start()
 }
 
-main().catch((error: Error) => {
-  console.error(`switchboard serve: ${error.message}`)
-  process.exit(1)
-})
+/** The Host's process under serve: this script again, told so by its environment, with an IPC channel to this one. */
+function forkedHost(script: string): HostProcess {
+  const child = fork(script, [], {
+    env: { ...process.env, [SERVE_HOST_ENV]: '1' },
+    // stdout is the console's (the confirmation codes are printed there, never logged); stderr goes to the log.
+    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+    serialization: 'advanced'
+  })
+  return {
+    pid: child.pid,
+    send: (message) => {
+      if (child.connected) child.send(message)
+    },
+    onMessage: (listener) => child.on('message', (message: FromHost) => listener(message)),
+    onExit: (listener) => child.once('exit', (code, signal) => listener(code, signal)),
+    onOutput: (listener) => child.stderr?.on('data', listener),
+    kill: () => child.kill('SIGKILL')
+  }
+}
+
+/** In the Host's process: the link to serve's supervisor is Node's IPC channel. */
+function runAsHost(): void {
+  const host = runHostProcess(
+    {
+      send: (message) => {
+        if (process.connected) process.send?.(message)
+      },
+      onMessage: (listener) => process.on('message', (message: ToHost) => listener(message, []))
+    },
+    firstScreenBeside(import.meta.url)
+  )
+  // Ctrl-C reaches every process of the terminal's group: the supervisor asks this one to close.
+  process.on('SIGINT', () => undefined)
+  process.on('SIGTERM', () => undefined)
+  // The supervisor is gone (killed): close, and go too.
+  process.on('disconnect', () => void host.close().finally(() => process.exit(0)))
+}
+
+if (process.env[SERVE_HOST_ENV] === '1') runAsHost()
+else
+  main().catch((error: Error) => {
+    console.error(`switchboard serve: ${error.message}`)
+    process.exit(1)
+  })

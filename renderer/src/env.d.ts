@@ -8,7 +8,7 @@ declare module '*.vue' {
 
 interface Window {
   /** Present inside the Electron app: the transport the preload exposes. */
-  switchboard?: import('../../shared/contract').HostTransport
+  switchboard?: import('../../shared/ipc').BridgeTransport
 }
 
 // highlight.js's package exports give its `lib/*` entries no types; they are the core and language functions.

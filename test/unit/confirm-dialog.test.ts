@@ -1,39 +1,33 @@
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { MessageBoxOptions } from 'electron'
+import type { BrowserWindow, MessageBoxOptions } from 'electron'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { Host } from '../../electron/host/host'
-import { ipcChannels } from '../../shared/ipc'
 import type { WireResponse } from '../../shared/contract'
-import { fakeWindow } from '../host/fake-window'
 import { removeDir, tempDir } from '../helpers'
 
 /**
- * The desktop app's confirmations (electron/confirm-dialog.ts), through the IPC
- * bridge as the window's requests arrive: Electron's dialog and ipcMain are
- * stand-ins (no test launches Electron), the Host is real.
+ * The desktop app's confirmations (electron/confirm-dialog.ts) as the window's
+ * requests reach the Host: Electron's dialog is a stand-in (no test launches
+ * Electron), the Host is real. (In the app the Host asks the main process for
+ * the dialog over its channel: test/shell/desktop-shell.test.ts; a page that
+ * is not our window's gets no port to the Host at all, the same test.)
  */
 
 const electron = vi.hoisted(() => ({
-  showMessageBox: vi.fn<(...args: unknown[]) => Promise<{ response: number; checkboxChecked: boolean }>>(),
-  handlers: new Map<string, (event: unknown, message: unknown) => Promise<WireResponse>>()
+  showMessageBox: vi.fn<(...args: unknown[]) => Promise<{ response: number; checkboxChecked: boolean }>>()
 }))
 
 vi.mock('electron', () => ({
-  dialog: { showMessageBox: electron.showMessageBox },
-  ipcMain: {
-    handle: (channel: string, handler: (event: unknown, message: unknown) => Promise<WireResponse>) => electron.handlers.set(channel, handler),
-    removeHandler: (channel: string) => electron.handlers.delete(channel)
-  }
+  dialog: { showMessageBox: electron.showMessageBox }
 }))
 
-const { bridgeHost } = await import('../../electron/ipc-bridge')
 const { dialogConfirmation, CANCEL, CONFIRM } = await import('../../electron/confirm-dialog')
 
 let root: string
 let host: Host
-let unbridge: () => void
-const { mainFrame, window, fromWindow } = fakeWindow(electron.handlers)
+const window = { isDestroyed: () => false } as unknown as BrowserWindow
+const fromWindow = (method: string, params: unknown): Promise<WireResponse> => host.handle(method, params)
 
 /** The options of the nth message box shown (0: the first). */
 function box(n = 0): MessageBoxOptions {
@@ -46,11 +40,9 @@ beforeEach(async () => {
   root = await tempDir('confirm-dialog')
   electron.showMessageBox.mockReset()
   host = await Host.open({ dataDir: join(root, 'data'), version: 'test', presets: [], confirmCommand: dialogConfirmation(() => window) })
-  unbridge = bridgeHost(host, window, (url) => url === 'app://switchboard/index.html')
 })
 
 afterEach(async () => {
-  unbridge()
   await host.close()
   await removeDir(root)
 })
@@ -170,12 +162,5 @@ describe('the confirmation dialog of the desktop app', () => {
     expect(await first).toMatchObject({ ok: false, error: { code: 'confirmation_refused' } })
     expect(await second).toMatchObject({ ok: true, result: { name: 'Second' } })
     expect(box(1).message).toBe('Add the agent “Second”?')
-  })
-
-  it('a request from anything but our window is refused before any dialog', async () => {
-    const handler = electron.handlers.get(ipcChannels.request)
-    const other = await handler?.({ sender: {}, senderFrame: mainFrame }, { method: 'agents.add', params: { name: 'X', command: 'x' } })
-    expect(other).toMatchObject({ ok: false, error: { code: 'forbidden' } })
-    expect(electron.showMessageBox).not.toHaveBeenCalled()
   })
 })

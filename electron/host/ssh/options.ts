@@ -110,6 +110,9 @@ export function describeSshFailure(stderr: string, target: SshTarget): string | 
   return null
 }
 
+/** The start of the name of a Host's SSH socket folder, followed by its pid and a dash. */
+export const SSH_SOCKETS_PREFIX = 'sb-ssh-'
+
 /**
  * What this Host keeps about its SSH connections: the private folder of their
  * sockets (ControlPath), owner-only, under the system's temporary folder (a
@@ -126,8 +129,9 @@ export class SshHosts {
 
   /** A fresh socket path for one connection. */
   nextSocket(): string {
-    // mkdtemp makes the folder 0700: other users cannot reach the sockets in it.
-    this.dir ??= mkdtempSync(join(tmpdir(), 'sb-ssh-'))
+    // mkdtemp makes the folder 0700: other users cannot reach the sockets in it. Named after this process, so the
+    // supervisor of a Host that died without closing finds it (host-supervisor.ts, cleanUpAfterHost).
+    this.dir ??= mkdtempSync(join(tmpdir(), `${SSH_SOCKETS_PREFIX}${process.pid}-`))
     return join(this.dir, `c${++this.count}`)
   }
 

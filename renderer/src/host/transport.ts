@@ -1,4 +1,5 @@
 import type { HostEvent, HostTransport, WireResponse } from '../../../shared/contract'
+import type { BridgeTransport } from '../../../shared/ipc'
 import { wireServerMessageSchema } from '../../../shared/wire-envelope'
 import { readToken, socketUrl, takeTokenFromHash, type EarlyBridge, type EarlyLink, type EarlySocket } from './early-link'
 import { WireReader, type WireRead } from './wire-reader'
@@ -41,6 +42,11 @@ export interface TransportHooks {
    * (`HostTransport.onConnection`, e.g. a Host restarted after a crash handing the window a new port).
    */
   connection(state: ConnectionState, detail?: string): void
+  /**
+   * The link came back after it was lost (a new port after the Host was started again, a socket opened again):
+   * what the window shows may be stale and should be read again. Not called for the first connection.
+   */
+  reconnected?(): void
 }
 
 export const LOST_CONNECTION = 'Lost the connection to the Switchboard host'
@@ -51,8 +57,17 @@ export function aboutLostConnection(message: string): boolean {
   return message.includes(LOST_CONNECTION) || message.includes(UNREACHABLE)
 }
 
-/** The preload's transport, with the same checks the WebSocket gets. */
-function checkedBridge(bridge: HostTransport, hooks: TransportHooks, early: EarlyBridge | null): WindowTransport {
+/** The preload's transport, with the same checks the WebSocket gets; its link going down and coming back is said as the socket's is. */
+function checkedBridge(bridge: BridgeTransport, hooks: TransportHooks, early: EarlyBridge | null): WindowTransport {
+  let lost = false
+  bridge.onConnection((state, detail) => {
+    hooks.connection(state, state === 'reconnecting' ? `${LOST_CONNECTION}: ${detail ?? ''}`.replace(/: $/, '') : undefined)
+    if (state === 'reconnecting') lost = true
+    else if (lost) {
+      lost = false
+      hooks.reconnected?.()
+    }
+  })
   async function checked(method: string, answer: Promise<WireResponse>): Promise<WireResponse> {
     const response: unknown = await answer
     const wellFormed = checkedAnswer(response)
@@ -276,11 +291,13 @@ class WebSocketTransport implements WindowTransport {
   }
 
   private opened(socket: WebSocket): void {
+    const again = this.everConnected
     this.socket = socket
     this.opening = null
     this.retryDelay = FIRST_RETRY_MS
     this.everConnected = true
     this.hooks.connection('connected')
+    if (again) this.hooks.reconnected?.()
   }
 
   private dropPending(): void {

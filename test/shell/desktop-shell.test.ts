@@ -1,0 +1,204 @@
+import { fork, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { hostLogFile } from '../../electron/host/host-supervisor'
+import { PortClient, type WebPort } from '../../electron/port-client'
+import type { WireResponse } from '../../shared/contract'
+import { ipcChannels } from '../../shared/ipc'
+import { isProcessRunning, removeDir, tempDir, waitUntil } from '../helpers'
+
+/**
+ * The desktop app's main process, as built (out/main/index.js, run `npx electron-vite build` first), under
+ * plain Node with a stand-in for the `electron` module (test/shell/fake-electron/): start-up, the window's
+ * port to the Host's own process, the Host killed and started again, a Host that hangs, a Host that cannot
+ * open, and quitting. This test is the renderer: it asks for the window's port as the preload does, and
+ * talks over it with the preload's own client (electron/port-client.ts).
+ *
+ * What the stand-in does not prove:
+ * - that Electron's real `utilityProcess`, `MessageChannelMain` and `MessagePortMain` behave as the stand-in
+ *   does (it forks a Node child and relays ports over Node's IPC channel, cloning each message as Electron does);
+ * - anything about Chromium: the sandboxed preload (preload.ts) is not run, only the client it wraps; the
+ *   `app://` scheme, the window's page, the CSP and the error page's rendering are not loaded;
+ * - native dialogs, the keychain (safeStorage says no encryption here), menus, the badge on a real dock;
+ * - that a utility process dies with the main process (the stand-in's child exits when its IPC channel closes);
+ * - macOS and Windows: the leftover-process cleanup after a dead Host finds processes through /proc (Linux).
+ */
+
+const built = fileURLToPath(new URL('../../out/main/index.js', import.meta.url))
+const register = fileURLToPath(new URL('./fake-electron/register.mjs', import.meta.url))
+
+type FromMain =
+  | { fake: 'window'; windowId: number }
+  | { fake: 'loadURL'; windowId: number; url: string }
+  | { fake: 'postMessage'; windowId: number; channel: string; portIds: number[] }
+  | { fake: 'send'; windowId: number; channel: string; args: unknown[] }
+  | { fake: 'utility'; pid: number }
+  | { fake: 'quit' | 'badge' | 'errorBox' }
+  | { __port: number; data: unknown }
+  | { __portClose: number }
+
+/** The app's main process, run by the test; `messages` is everything the stand-in told the test, in order. */
+class App {
+  readonly messages: FromMain[] = []
+  readonly hostPids: number[] = []
+  readonly exited: Promise<number | null>
+  private readonly ports = new Map<number, WebPort & { deliver(data: unknown): void; closed: boolean }>()
+  readonly client = new PortClient()
+  private stderr = ''
+
+  constructor(
+    readonly child: ChildProcess,
+    readonly dataDir: string
+  ) {
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)))
+    child.stderr?.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()))
+    child.on('message', (message: FromMain) => this.receive(message))
+  }
+
+  private receive(message: FromMain): void {
+    if ('__port' in message) return this.ports.get(message.__port)?.deliver(message.data)
+    if ('__portClose' in message) {
+      const port = this.ports.get(message.__portClose)
+      if (port) port.closed = true
+      return
+    }
+    this.messages.push(message)
+    if (message.fake === 'utility') this.hostPids.push(message.pid)
+    if (message.fake === 'postMessage' && message.channel === ipcChannels.port) this.client.usePort(this.port(message.portIds[0]))
+    if (message.fake === 'send' && message.channel === ipcChannels.down) this.client.hostDown(String(message.args[0]))
+  }
+
+  /** The window's end of a port the main process handed it, as a web MessagePort. */
+  private port(id: number): WebPort & { deliver(data: unknown): void; closed: boolean } {
+    const port = {
+      onmessage: null as WebPort['onmessage'],
+      closed: false,
+      postMessage: (data: unknown) => this.child.connected && this.child.send({ __port: id, data }),
+      close: () => {
+        port.closed = true
+        if (this.child.connected) this.child.send({ __portClose: id })
+      },
+      deliver: (data: unknown) => port.onmessage?.({ data })
+    }
+    this.ports.set(id, port)
+    return port
+  }
+
+  /** The page's preload asks for its port (from the window's main frame, or from another frame's page), once the page loads. */
+  async askForPort(otherFrame?: string): Promise<void> {
+    await waitUntil('the window to load our page', () => this.loads().includes('app://switchboard/index.html'))
+    this.child.send({ fake: 'ipc-send', windowId: 1, channel: ipcChannels.connect, otherFrame })
+  }
+
+  loads(): string[] {
+    return this.messages.flatMap((m) => ('fake' in m && m.fake === 'loadURL' ? [m.url] : []))
+  }
+
+  portsHanded(): number {
+    return this.messages.filter((m) => 'fake' in m && m.fake === 'postMessage' && m.channel === ipcChannels.port).length
+  }
+
+  output(): string {
+    return this.stderr
+  }
+}
+
+function launch(dataDir: string, env: Record<string, string> = {}): App {
+  const child = fork(built, [], {
+    execArgv: ['--import', register],
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    serialization: 'advanced',
+    env: { ...process.env, SWITCHBOARD_DATA_DIR: dataDir, ...env }
+  })
+  return new App(child, dataDir)
+}
+
+async function answered(app: App, method: string, params: unknown = {}): Promise<WireResponse> {
+  return app.client.request(method, params)
+}
+
+let root: string
+let app: App | null = null
+
+beforeEach(async () => {
+  if (!existsSync(built)) throw new Error('out/main/index.js is not built: run `npx electron-vite build` first')
+  root = await tempDir('desktop-shell')
+})
+
+afterEach(async () => {
+  if (app && app.child.exitCode === null && app.child.signalCode === null) {
+    app.child.kill('SIGKILL')
+    await app.exited
+  }
+  for (const pid of app?.hostPids ?? []) if (isProcessRunning(pid)) process.kill(pid, 'SIGKILL')
+  app = null
+  await removeDir(root)
+})
+
+describe.runIf(process.platform === 'linux')('the desktop shell with the Host in its own process', () => {
+  it('hands the window a port to the Host, starts a killed Host again with a new port, and quits leaving no process', async () => {
+    app = launch(join(root, 'data'))
+    // Asked at once, before the Host is open: the request waits for the port.
+    const first = answered(app, 'app.info')
+    await app.askForPort()
+    expect(await first).toMatchObject({ ok: true, result: { version: '0.0.0-shell-test' } })
+    expect(app.hostPids).toHaveLength(1)
+    const [hostPid] = app.hostPids
+    expect(hostPid).not.toBe(app.child.pid)
+    expect(await answered(app, 'projects.list')).toEqual({ ok: true, result: [] })
+
+    // A page in another frame (or not ours) gets no port: only the window's main frame showing our page.
+    await app.askForPort('https://evil.example/')
+    expect(app.portsHanded()).toBe(1)
+
+    let reconnected = 0
+    app.client.onConnection((state) => state === 'connected' && reconnected++)
+    process.kill(hostPid, 'SIGKILL')
+    await waitUntil('a new Host', () => app!.hostPids.length === 2)
+    await waitUntil('a new port handed to the window', () => app!.portsHanded() === 2)
+    expect(reconnected).toBe(1)
+    expect(await answered(app, 'app.info')).toMatchObject({ ok: true })
+    expect(app.messages.some((m) => 'fake' in m && m.fake === 'send' && m.channel === ipcChannels.down)).toBe(true)
+
+    app.child.send({ fake: 'quit' })
+    expect(await app.exited).toBe(0)
+    for (const pid of app.hostPids) expect(isProcessRunning(pid)).toBe(false)
+    // The Host closed as asked: its lock on the data folder is released.
+    expect(existsSync(join(app.dataDir, 'switchboard.lock'))).toBe(false)
+  })
+
+  it('a Host that stops answering pings is treated as dead: stopped and started again', async () => {
+    app = launch(join(root, 'data'), { SWITCHBOARD_HOST_PING_MS: '200', SWITCHBOARD_HOST_DEAD_MS: '1500' })
+    await app.askForPort()
+    expect(await answered(app, 'app.info')).toMatchObject({ ok: true })
+    const [hostPid] = app.hostPids
+    process.kill(hostPid, 'SIGSTOP')
+    await waitUntil('the hung Host to be stopped', () => !isProcessRunning(hostPid))
+    await waitUntil('a new port handed to the window', () => app!.portsHanded() === 2)
+    expect(await answered(app, 'projects.list')).toEqual({ ok: true, result: [] })
+    await waitUntil('the log to say why', async () => {
+      const { readFile } = await import('node:fs/promises')
+      return (await readFile(hostLogFile(app!.dataDir), 'utf8')).includes('did not answer for')
+    })
+  })
+
+  it('a Host that cannot open its data folder shows an error page with the cause and the log, and is not started again', async () => {
+    const dataDir = join(root, 'data')
+    await mkdir(dataDir, { recursive: true })
+    await writeFile(join(dataDir, 'db.json'), JSON.stringify({ version: 99, projects: [], agents: [], sessions: [] }))
+    app = launch(dataDir)
+    const page = await waitUntil('the error page', () => app!.loads().find((url) => url.startsWith('data:text/html')))
+    const html = decodeURIComponent(page.slice(page.indexOf(',') + 1))
+    expect(html).toContain('was written by a newer Switchboard (database version 99')
+    expect(html).toContain(hostLogFile(dataDir))
+    expect(app.hostPids).toHaveLength(1)
+    await waitUntil('the Host to be gone', () => !isProcessRunning(app!.hostPids[0]))
+    expect(app.portsHanded()).toBe(0)
+    app.child.send({ fake: 'quit' })
+    expect(await app.exited).toBe(0)
+    expect(app.hostPids).toHaveLength(1)
+  })
+})

@@ -1,0 +1,200 @@
+import { fork } from 'node:child_process'
+import { EventEmitter } from 'node:events'
+import { tmpdir } from 'node:os'
+import { fakeChannel, Relay } from './ports.mjs'
+
+/**
+ * A small stand-in for the `electron` module, for running the built main
+ * process (out/main/index.js) under plain Node (test/shell/desktop-shell.test.ts).
+ * The test is the "renderer": it forks this process with an IPC channel and
+ * speaks to it with `{ fake: … }` messages; ports handed to a window are
+ * relayed to it (ports.mjs). `utilityProcess.fork` is `child_process.fork`
+ * with `process.parentPort` added in the child (parent-port.mjs).
+ *
+ * What it does not prove is listed in the test file.
+ */
+
+const toTest = (message) => process.send?.(message)
+const testPorts = new Relay(toTest)
+
+class Emitter extends EventEmitter {}
+
+// ---- app ----------------------------------------------------------------
+export const app = new Emitter()
+let quitting = false
+app.isPackaged = false
+app.requestSingleInstanceLock = () => true
+app.whenReady = () => new Promise((resolve) => setImmediate(() => (app.emit('ready'), resolve())))
+app.getVersion = () => '0.0.0-shell-test'
+app.getPath = (name) => `${tmpdir()}/fake-electron-${name}`
+app.setBadgeCount = (count) => toTest({ fake: 'badge', count })
+app.exit = (code = 0) => process.exit(code)
+app.quit = () => {
+  let prevented = false
+  app.emit('before-quit', { preventDefault: () => (prevented = true) })
+  if (prevented || quitting) return
+  quitting = true
+  for (const window of windows) window.destroy()
+  toTest({ fake: 'quit' })
+  setImmediate(() => process.exit(0))
+}
+
+// ---- windows -------------------------------------------------------------
+const windows = new Set()
+let nextWindowId = 1
+
+export class BrowserWindow extends Emitter {
+  static getAllWindows = () => [...windows]
+  static fromWebContents = (contents) => [...windows].find((w) => w.webContents === contents) ?? null
+
+  constructor(options) {
+    super()
+    this.id = nextWindowId++
+    this.options = options
+    this.destroyed = false
+    const window = this
+    const mainFrame = {
+      url: '',
+      postMessage: (channel, message, ports) => window.webContents.postMessage(channel, message, ports)
+    }
+    this.webContents = Object.assign(new Emitter(), {
+      mainFrame,
+      getURL: () => mainFrame.url,
+      send: (channel, ...args) => toTest({ fake: 'send', windowId: window.id, channel, args }),
+      postMessage: (channel, message, ports = []) => {
+        const portIds = ports.map((port) => testPorts.add(port))
+        toTest({ fake: 'postMessage', windowId: window.id, channel, message, portIds })
+      },
+      setWindowOpenHandler: () => undefined
+    })
+    windows.add(this)
+    app.emit('web-contents-created', {}, this.webContents)
+    toTest({ fake: 'window', windowId: this.id })
+  }
+
+  loadURL(url) {
+    this.webContents.mainFrame.url = url
+    toTest({ fake: 'loadURL', windowId: this.id, url })
+    setImmediate(() => this.emit('ready-to-show'))
+    return Promise.resolve()
+  }
+
+  isDestroyed = () => this.destroyed
+  destroy() {
+    if (this.destroyed) return
+    this.destroyed = true
+    windows.delete(this)
+    this.emit('closed')
+  }
+  show() {}
+  focus() {}
+  restore() {}
+  maximize() {}
+  setFullScreen() {}
+  isMinimized = () => false
+  isMaximized = () => false
+  isFullScreen = () => false
+  getNormalBounds = () => ({ x: 0, y: 0, width: 1280, height: 820 })
+}
+
+// ---- IPC and ports ---------------------------------------------------------
+export const ipcMain = new Emitter()
+ipcMain.handle = () => undefined
+ipcMain.removeHandler = () => undefined
+
+export class MessageChannelMain {
+  constructor() {
+    Object.assign(this, fakeChannel())
+  }
+}
+
+process.on('message', (message) => {
+  if (testPorts.deliver(message)) return
+  if (message.fake === 'ipc-send') {
+    // The page sends on an IPC channel (its preload): from the window's main frame, or from another frame.
+    const window = [...windows].find((w) => w.id === message.windowId)
+    if (!window) return
+    const senderFrame = message.otherFrame ? { url: message.otherFrame } : window.webContents.mainFrame
+    ipcMain.emit(message.channel, { sender: window.webContents, senderFrame }, ...(message.args ?? []))
+  } else if (message.fake === 'quit') {
+    app.quit()
+  }
+})
+
+// ---- the Host's process --------------------------------------------------
+const parentPortShim = new URL('./parent-port.mjs', import.meta.url).href
+
+export const utilityProcess = {
+  fork(modulePath, args = [], options = {}) {
+    const child = fork(modulePath, args, {
+      execArgv: ['--import', parentPortShim],
+      stdio: options.stdio === 'pipe' ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'advanced',
+      env: options.env ?? process.env
+    })
+    const ports = new Relay((message) => child.connected && child.send(message))
+    const utility = Object.assign(new Emitter(), {
+      pid: undefined,
+      stdout: child.stdout,
+      stderr: child.stderr,
+      postMessage(data, transfer = []) {
+        const portIds = transfer.map((port) => ports.add(port))
+        if (child.connected) child.send({ __fake: 'msg', data, portIds })
+      },
+      kill: () => child.kill('SIGTERM')
+    })
+    child.on('spawn', () => {
+      utility.pid = child.pid
+      toTest({ fake: 'utility', pid: child.pid })
+      utility.emit('spawn')
+    })
+    child.on('message', (message) => {
+      if (ports.deliver(message)) return
+      if (message.__fake === 'msg') utility.emit('message', message.data)
+    })
+    child.on('exit', (code, signal) => {
+      ports.closeAll()
+      utility.pid = undefined
+      utility.emit('exit', code ?? (signal ? 128 : 0))
+    })
+    return utility
+  }
+}
+
+// ---- the rest, as far as main.ts uses it ------------------------------------
+export const dialog = {
+  showErrorBox: (title, content) => toTest({ fake: 'errorBox', title, content }),
+  showMessageBox: async () => ({ response: 0, checkboxChecked: false }),
+  showOpenDialog: async () => ({ canceled: true, filePaths: [] })
+}
+export const Menu = { buildFromTemplate: (template) => ({ template }), setApplicationMenu: () => undefined }
+export const protocol = { registerSchemesAsPrivileged: () => undefined, handle: () => undefined }
+export const session = { defaultSession: { setPermissionRequestHandler: () => undefined, on: () => undefined } }
+const display = { id: 1, workArea: { x: 0, y: 0, width: 1920, height: 1080 } }
+export const screen = { getPrimaryDisplay: () => display, getAllDisplays: () => [display] }
+export const shell = { showItemInFolder: () => undefined, openExternal: async () => undefined, openPath: async () => '' }
+export const safeStorage = {
+  isEncryptionAvailable: () => false,
+  encryptString: () => {
+    throw new Error('no encryption in the stand-in')
+  },
+  decryptString: () => {
+    throw new Error('no encryption in the stand-in')
+  }
+}
+export const nativeTheme = new Emitter()
+export default {
+  app,
+  BrowserWindow,
+  ipcMain,
+  MessageChannelMain,
+  utilityProcess,
+  dialog,
+  Menu,
+  protocol,
+  session,
+  screen,
+  shell,
+  safeStorage,
+  nativeTheme
+}

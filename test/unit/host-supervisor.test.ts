@@ -1,0 +1,114 @@
+import { spawn } from 'node:child_process'
+import { existsSync, mkdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { FromHost, ToHost } from '../../electron/host/host-channel'
+import { cleanUpAfterHost, HostSupervisor, MAX_RESTARTS, type HostFailure, type HostProcess } from '../../electron/host/host-supervisor'
+import { markPrefixFor, newProcessMark, PROCESS_MARK_ENV } from '../../electron/host/processes'
+import { SshHosts } from '../../electron/host/ssh/options'
+import { isProcessRunning, removeDir, tempDir, waitUntil } from '../helpers'
+
+/**
+ * The Host's supervisor (electron/host/host-supervisor.ts) with stand-in Host processes: how often a Host
+ * that keeps dying is started again before it gives up, and what it cleans up after a Host that died
+ * (the processes its agents left, its SSH socket folder). The real processes: test/shell/desktop-shell.test.ts
+ * and test/integration/serve-supervised.test.ts.
+ */
+
+let root: string
+beforeEach(async () => {
+  root = await tempDir('host-supervisor')
+})
+afterEach(async () => {
+  await removeDir(root)
+})
+
+/** A Host process that says it is open, and dies when the test says. */
+class FakeHost implements HostProcess {
+  readonly pid = undefined
+  private readonly messageListeners: ((message: FromHost) => void)[] = []
+  private readonly exitListeners: ((code: number | null, signal: string | null) => void)[] = []
+  send(message: ToHost): void {
+    if (message.type === 'open') setImmediate(() => this.messageListeners.forEach((l) => l({ type: 'ready', warnings: [] })))
+    if (message.type === 'close') setImmediate(() => this.messageListeners.forEach((l) => l({ type: 'closed' })))
+  }
+  onMessage(listener: (message: FromHost) => void): void {
+    this.messageListeners.push(listener)
+  }
+  onExit(listener: (code: number | null, signal: string | null) => void): void {
+    this.exitListeners.push(listener)
+  }
+  onOutput(): void {}
+  kill(): void {
+    this.die(null, 'SIGKILL')
+  }
+  die(code: number | null, signal: string | null): void {
+    const listeners = this.exitListeners.splice(0)
+    listeners.forEach((l) => l(code, signal))
+  }
+}
+
+describe('the Host supervisor', () => {
+  it(`starts a Host that dies again, at most ${MAX_RESTARTS} times a minute, then gives up with the cause and the log`, async () => {
+    const started: FakeHost[] = []
+    const downs: string[] = []
+    let failure: HostFailure | null = null
+    const supervisor = new HostSupervisor({
+      open: { dataDir: join(root, 'data'), version: 'test', loginShell: false, shell: 'desktop' },
+      start: () => {
+        const host = new FakeHost()
+        started.push(host)
+        return host
+      },
+      onDown: (reason) => downs.push(reason),
+      onGaveUp: (gaveUp) => (failure = gaveUp),
+      cleanUp: () => 0
+    })
+    await supervisor.start()
+    for (let round = 1; round <= MAX_RESTARTS + 1; round++) {
+      await waitUntil(`Host ${round} open`, () => supervisor.current === started[round - 1])
+      started[round - 1].die(1, null)
+    }
+    await waitUntil('the supervisor to give up', () => failure)
+    expect(started).toHaveLength(MAX_RESTARTS + 1)
+    expect(downs).toHaveLength(MAX_RESTARTS)
+    expect(failure).toEqual({
+      cause: `The Switchboard host stopped ${MAX_RESTARTS + 1} times within a minute; the last time it exited with code 1`,
+      logFile: join(root, 'data', 'logs', 'host.log')
+    })
+    expect(supervisor.current).toBeNull()
+    await supervisor.stop()
+  })
+
+  it.runIf(process.platform === 'linux')(
+    'cleans up after a dead Host: the processes its agents left and its SSH socket folder, not another Host’s',
+    async () => {
+      const dataDir = join(root, 'data')
+      const deadHost = 999_999
+      // What a Host's agent started, marked with the Host's prefix (processes.ts), still running after the Host died.
+      const left = spawn('sleep', ['60'], {
+        env: { ...process.env, [PROCESS_MARK_ENV]: newProcessMark(markPrefixFor(dataDir, deadHost)) },
+        detached: true,
+        stdio: 'ignore'
+      })
+      const exited = new Promise((resolve) => left.once('exit', resolve))
+      // The Host's SSH socket folder is named after its pid (this process stands for the dead Host here).
+      const socket = new SshHosts().nextSocket()
+      const folder = join(socket, '..')
+      expect(folder.startsWith(join(tmpdir(), `sb-ssh-${process.pid}-`))).toBe(true)
+      const another = join(tmpdir(), `sb-ssh-${process.pid}9-other`)
+      mkdirSync(another)
+      try {
+        await waitUntil('the left process to run', () => isProcessRunning(left.pid!))
+        expect(cleanUpAfterHost(dataDir, process.pid)).toBeGreaterThanOrEqual(1)
+        await exited
+        expect(existsSync(folder)).toBe(false)
+        expect(existsSync(another)).toBe(true)
+      } finally {
+        await removeDir(another)
+        if (isProcessRunning(left.pid!)) left.kill('SIGKILL')
+      }
+    }
+  )
+})
