@@ -465,11 +465,4 @@ export type FirstScreenRenderer = (input: { request: (method: string, params: un
 export interface HostTransport {
   request(method: string, params: unknown): Promise<WireResponse>
   onEvents(listener: (events: HostEvent[]) => void): () => void
-  /**
-   * The link to the Host went down (`reconnecting`, with what the window's banner says) or is up again
-   * (`connected`: a Host restarted after a crash, or the same one on a new port or socket). A `connected`
-   * after a `reconnecting` makes the window re-read everything it shows, since events were missed meanwhile
-   * (renderer/src/stores/app.ts, `resync`). A transport whose link never drops may leave this out.
-   */
-  onConnection?(listener: (state: 'connected' | 'reconnecting', detail?: string) => void): () => void
 }

@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 import { afterEach, describe, expect, it } from 'vitest'
-import type { HostTransport } from '../../shared/contract'
+import type { BridgeTransport } from '../../shared/ipc'
 import { connectTransport, LOST_CONNECTION, type ConnectionState } from '../../renderer/src/host/transport'
 
 /**
@@ -16,7 +16,7 @@ afterEach(() => {
 describe("the preload's bridge", () => {
   it('passes on the link going down and coming back, as the window hears it from the WebSocket', () => {
     let tell: (state: 'connected' | 'reconnecting', detail?: string) => void = () => undefined
-    const bridge: HostTransport = {
+    const bridge: BridgeTransport = {
       request: async () => ({ ok: true, result: {} }),
       onEvents: () => () => undefined,
       onConnection: (listener) => {
@@ -32,9 +32,9 @@ describe("the preload's bridge", () => {
     tell('reconnecting', 'The Switchboard host stopped; starting it again…')
     expect(heard).toEqual([
       ['connected', undefined],
-      ['reconnecting', `${LOST_CONNECTION}; reconnecting…`],
-      ['connected', ''],
-      ['reconnecting', 'The Switchboard host stopped; starting it again…']
+      ['reconnecting', LOST_CONNECTION],
+      ['connected', undefined],
+      ['reconnecting', `${LOST_CONNECTION}: The Switchboard host stopped; starting it again…`]
     ])
   })
 })

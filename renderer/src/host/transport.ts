@@ -39,7 +39,7 @@ export interface TransportHooks {
    * The link to the Host came up (first time or again) or went down; `detail` says what to do. A `connected`
    * after `reconnecting` or `refused` is the window's signal to re-read what it shows (app store, `resync`),
    * whichever transport raised it: the WebSocket when it reopens, the preload's bridge when it says so
-   * (`HostTransport.onConnection`, e.g. a Host restarted after a crash handing the window a new port).
+   * (`BridgeTransport.onConnection`, e.g. a Host restarted after a crash handing the window a new port).
    */
   connection(state: ConnectionState, detail?: string): void
   /**
@@ -81,8 +81,6 @@ function checkedBridge(bridge: BridgeTransport, hooks: TransportHooks, early: Ea
   let earlyAnswers = early && early.answers.map((answer, index) => checked(early.requests[index][0], answer))
   // Taken by the first load; until then a failure is not an unhandled rejection.
   for (const answer of earlyAnswers ?? []) answer.catch(() => undefined)
-  // A bridge that can lose its Host (the app's main process restarts a Host that died) says when: the same signal the WebSocket gives.
-  bridge.onConnection?.((state, detail) => hooks.connection(state, detail ?? (state === 'reconnecting' ? `${LOST_CONNECTION}; reconnecting…` : '')))
   return {
     request: (method, params) => checked(method, bridge.request(method, params)),
     earlyAnswers() {
