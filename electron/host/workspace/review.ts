@@ -5,7 +5,18 @@ import { applyPatch, reversePatch, type StructuredPatch } from 'diff'
 import type { ChangesResult, FileChange, HunkRef } from '../../../shared/workspace'
 import { filePatch, hunkHeader } from '../../../shared/workspace'
 import { describeError, HostError } from '../errors'
-import { changedPaths, entryIn, type ChangedPath, onDisk, readBlob, relativeToFolder, writeFromTree, type Checkpoints } from './checkpoints'
+import { readTextFile, replaceFile } from '../fs-boundary'
+import {
+  changedPaths,
+  entryIn,
+  refuseHardLinks,
+  type ChangedPath,
+  onDisk,
+  readBlob,
+  relativeToFolder,
+  writeFromTree,
+  type Checkpoints
+} from './checkpoints'
 import { commitTree, git, gitText } from './git'
 import type { Workspace } from './repo'
 
@@ -103,6 +114,7 @@ export class Review {
       const base = await this.requireBase(ws, sessionId)
       const topPath = ws.prefix + path
       if (!hunk) {
+        await refuseHardLinks(ws, [topPath])
         await writeFromTree(ws, base, topPath)
         return
       }
@@ -110,7 +122,8 @@ export class Review {
       const chosen = pick(patch, hunk, path)
       const reverted = applyPatch(presentText, reversePatch({ ...patch, hunks: [chosen] }))
       if (reverted === false) throw new HostError('review_stale', `That change to ${path} no longer applies; the view has been refreshed.`)
-      await fs.writeFile(await onDisk(ws, topPath), reverted)
+      // Replaced, never written through (a file with more than one name is refused).
+      await replaceFile(await onDisk(ws, topPath), reverted)
     })
   }
 
@@ -127,7 +140,11 @@ export class Review {
   ): Promise<{ baseText: string; presentText: string; patch: StructuredPatch }> {
     const entry = await entryIn(ws, base, topPath)
     const baseText = entry ? (await readBlob(ws, entry.oid)).toString('utf8') : ''
-    const presentText = await fs.readFile(await onDisk(ws, topPath), 'utf8').catch(() => '')
+    // A file with more than one name (a hard link, perhaps to a file outside) is refused, not read.
+    const presentText = await readTextFile(await onDisk(ws, topPath)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return ''
+      throw error
+    })
     const patch = filePatch(baseText, presentText)
     if (!patch) throw new Error(`${relativeToFolder(ws, topPath)} changed too much to take apart by hunk; keep or revert the whole file`)
     return { baseText, presentText, patch }
