@@ -1186,7 +1186,8 @@ class TurnRunner {
       await this.message(`permission failed: ${errorMessage(error)}`)
       return
     }
-    if (outcome.startsWith('allow')) await this.toolDone(toolCallId, [{ type: 'content', content: { type: 'text', text: `ran ${call.title}` } }])
+    const allowed = options.find((o) => o.optionId === outcome)?.kind.startsWith('allow') ?? false
+    if (allowed) await this.toolDone(toolCallId, [{ type: 'content', content: { type: 'text', text: `ran ${call.title}` } }])
     else await this.toolFailed(toolCallId, `permission refused (${outcome})`)
     await this.message(`permission: ${outcome}`)
   }
