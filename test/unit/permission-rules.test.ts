@@ -180,6 +180,14 @@ describe('what "always" covers, exactly', () => {
       undefined
     )
     expect(subject.paths.sort()).toEqual(['/etc/passwd', 'file:///etc/hosts', '~/.ssh/config'])
+    // A web address is not a path: a fetch names no file, and its "always" covers the tool.
+    const fetch = subjectOf(
+      { toolCallId: 't1', kind: 'fetch', title: 'Fetch https://example.com/a', rawInput: { url: 'https://example.com/a' } },
+      undefined
+    )
+    expect(fetch).toMatchObject({ paths: [] })
+    expect(fetch.unknown).toBeUndefined()
+    expect(rememberable(fetch, [], 'app')).toMatchObject({ ok: true, subject: { scope: { kind: 'tool' } } })
   })
 
   it('input nested deeper than the reader looks is unknown', () => {

@@ -62,8 +62,8 @@ const PATH_KEY =
 /** Fields whose text is content, not a place (an edit's old and new text, a file's content, a description). */
 const TEXT_KEY = /^(content|contents|text|new_?string|old_?string|new_?text|old_?text|description|prompt|message|plan|reason|title|instructions)$/i
 
-/** A value that reads as a path wherever it is: absolute, from home, relative up or here, a URI, a Windows drive. */
-const PATH_LIKE = /^(\/|~($|\/)|\.\.?\/|[a-zA-Z]:[\\/]|[a-zA-Z][\w+.-]*:\/\/)/
+/** A value that reads as a path wherever it is: absolute, from home, relative up or here, a `file:` URI, a Windows drive (a web address is not one). */
+const PATH_LIKE = /^(\/|~($|\/)|\.\.?\/|[a-zA-Z]:[\\/]|file:)/i
 
 /** How deep into a tool's input the reader looks; deeper input is not understood, so the request is asked. */
 const MAX_INPUT_DEPTH = 8
@@ -115,10 +115,10 @@ export function subjectOf(toolCall: RequestToolCall, announced: ToolCallEntry | 
   }
 }
 
-/** Paths a text (a title) names as words: absolute ones, from home, Windows drives, URIs. */
+/** Paths a text (a title) names as words: absolute ones, from home, Windows drives, `file:` URIs (not web addresses). */
 function pathsInText(text: string): string[] {
   const found: string[] = []
-  for (const match of text.matchAll(/(?:^|[\s"'`(<[=])((?:\/|~\/|[a-zA-Z][\w+.-]*:\/\/|[a-zA-Z]:[\\/])[^\s"'`)>\]]*)/g)) {
+  for (const match of text.matchAll(/(?:^|[\s"'`(<[=])((?:\/|~\/|file:|[a-zA-Z]:[\\/])[^\s"'`)>\]]*)/gi)) {
     const candidate = (match[1] ?? '').replace(/[.,:;!?]+$/, '')
     if (candidate.length > 1) found.push(candidate)
   }
