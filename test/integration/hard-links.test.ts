@@ -124,6 +124,14 @@ describe('a hard link inside the project to a file outside', () => {
     // Nothing was restored, not even the file that could have been.
     expect(await readFile(join(projectDir, 'b.txt'), 'utf8')).toBe('b changed\n')
 
+    // Review shows the change without the text it would have read through the link.
+    const listed = await host.request('changes.list', { id: session.id })
+    expect(listed.files.find((f) => f.path === 'a.txt')).toMatchObject({
+      oldText: null,
+      newText: null,
+      refused: expect.stringMatching(/'a\.txt' has 2 hard links/)
+    })
+    expect(JSON.stringify(listed)).not.toContain(SECRET)
     await expect(host.request('changes.revert', { id: session.id, path: 'a.txt' })).rejects.toThrow(/'a\.txt' has 2 hard links/)
     expect(await readFile(outside, 'utf8')).toBe(SECRET)
     // Once the link is gone the rewind goes through.

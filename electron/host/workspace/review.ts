@@ -5,7 +5,7 @@ import { applyPatch, reversePatch, type StructuredPatch } from 'diff'
 import type { ChangesResult, FileChange, HunkRef } from '../../../shared/workspace'
 import { filePatch, hunkHeader } from '../../../shared/workspace'
 import { describeError, HostError } from '../errors'
-import { readTextFile, replaceFile } from '../fs-boundary'
+import { hardLinkRefusal, readTextFile, replaceFile } from '../fs-boundary'
 import {
   changedPaths,
   entryIn,
@@ -66,7 +66,7 @@ export class Review {
       const target = ended ?? (query.to === undefined ? await checkpoints.present(ws) : commitOf(list, query.to))
       const changed = await changedPaths(ws, base, target)
       const files: FileChange[] = []
-      for (const change of changed.slice(0, MAX_FILES)) files.push(await fileChange(ws, change))
+      for (const change of changed.slice(0, MAX_FILES)) files.push(await fileChange(ws, change, to === 'present'))
       return { available: true, kind: ws.kind, checkpoints: list, from, to, files, truncated: changed.length > MAX_FILES }
     } catch (error) {
       return { ...unavailable, reason: describeError(error) }
@@ -186,8 +186,17 @@ async function modeOnDisk(ws: Workspace, topPath: string): Promise<string> {
   return stat && stat.mode & 0o111 ? '100755' : '100644'
 }
 
-async function fileChange(ws: Workspace, change: ChangedPath): Promise<FileChange> {
+/** A change as the view shows it; `present`: its new side is the file on disk, which is not shown when it has more than one name. */
+async function fileChange(ws: Workspace, change: ChangedPath, present: boolean): Promise<FileChange> {
   const status = change.status === 'A' ? 'added' : change.status === 'D' ? 'deleted' : 'modified'
+  if (present && change.after) {
+    // A hard link in the folder may be a file outside it: its text (taken into the snapshot through the link) is not shown.
+    const stat = await fs.lstat(join(ws.top, change.path)).catch(() => null)
+    if (stat?.isFile() && stat.nlink > 1) {
+      const path = relativeToFolder(ws, change.path)
+      return { path, status, binary: false, tooLarge: false, oldText: null, newText: null, refused: hardLinkRefusal(path, stat.nlink).message }
+    }
+  }
   const oldData = change.before ? await readBlob(ws, change.before.oid) : null
   const newData = change.after ? await readBlob(ws, change.after.oid) : null
   const tooLarge = (oldData?.length ?? 0) > MAX_TEXT_BYTES || (newData?.length ?? 0) > MAX_TEXT_BYTES
