@@ -240,7 +240,7 @@ export async function existingSingleFile(file: string): Promise<import('node:fs'
  */
 export async function replaceFile(file: string, data: string | Uint8Array, mode?: number): Promise<void> {
   const existing = await existingSingleFile(file)
-  const temporary = path.join(path.dirname(file), `.${path.basename(file).slice(0, 200)}.switchboard-${randomUUID()}.tmp`)
+  const temporary = path.join(path.dirname(file), `.${path.basename(file).slice(0, 40)}.switchboard-${randomUUID()}.tmp`)
   const handle = await fs.open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW, 0o666)
   try {
     try {
