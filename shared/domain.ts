@@ -341,6 +341,8 @@ export interface PermissionOptionView {
   optionId: string
   name: string
   kind: string
+  /** An "always" the agent offers for this session only ("Allow for this session"): remembered for the session, in memory. */
+  forSession?: true
 }
 
 export interface PendingPermission {

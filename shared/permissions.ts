@@ -6,8 +6,9 @@
  * A rule is Switchboard's, never the agent's: it names one tool (the agent's
  * own name for it, e.g. Claude Code's `Bash`, `Edit`, `Write`) and
  *
- * - `command`: that exact command line, and no other;
- * - `files`: that tool on any file inside the project's folders;
+ * - `command`: that exact command line, its arguments included, and no other;
+ * - `mcp`: that tool of that MCP server (an MCP tool is named by its server and its name);
+ * - `files`: that tool on files inside the project's folders, when every path it names is known and inside;
  * - `tool`: that tool when it names no file outside the project's folders
  *   (a tool that named no file when it was remembered: a web fetch, an MCP tool).
  *
@@ -15,7 +16,7 @@
  * folders is always asked.
  */
 
-export type PermissionScope = { kind: 'command'; command: string } | { kind: 'files' } | { kind: 'tool' }
+export type PermissionScope = { kind: 'command'; command: string } | { kind: 'mcp'; server: string } | { kind: 'files' } | { kind: 'tool' }
 
 export interface RuleSubject {
   /** The agent's name for the tool (Claude Code: Bash, Edit, Write, …), else the tool its title names. */
@@ -37,6 +38,7 @@ export function shortCommand(command: string): string {
 export function describeScope(subject: RuleSubject, project: string): string {
   const { tool, scope } = subject
   if (scope.kind === 'command') return `${tool}, only the command “${shortCommand(scope.command)}”`
+  if (scope.kind === 'mcp') return `the MCP tool ${tool} of the server ${scope.server}, and no other`
   if (scope.kind === 'files') return `${tool} on any file inside ${project}`
   return `${tool}, when it names no file outside ${project}`
 }

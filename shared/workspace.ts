@@ -41,8 +41,10 @@ export interface FileChange {
   tooLarge: boolean
   /** The text before (null when added, binary or too large). */
   oldText: string | null
-  /** The text now (null when deleted, binary or too large). */
+  /** The text now (null when deleted, binary, too large or refused). */
   newText: string | null
+  /** Why neither text is shown: the file on disk has more than one name (a hard link, perhaps to a file outside the project). */
+  refused?: string
 }
 
 export interface ChangesResult {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { constants, promises as fs } from 'node:fs'
 import path from 'node:path'
 
@@ -11,6 +12,14 @@ import path from 'node:path'
  * elsewhere is refused too. The comparison with each folder ignores case
  * where the file system does (Windows, and a case-insensitive macOS or Linux
  * volume, found by looking), and only there.
+ *
+ * A path cannot show a hard link: a file inside the project may be another
+ * name of a file outside it. So a regular file with more than one link is
+ * never read, written or restored through (the count is taken on the opened
+ * file, not the path), and a write never goes through the file it replaces:
+ * the text goes to a new file in the same folder, renamed over the old name,
+ * so a link made in a race between the check and the write is cut, and what
+ * it leads to is left as it was.
  *
  * The checks on the form are pure functions of a path flavour, so the
  * Windows rules are tested on any machine.
@@ -184,13 +193,69 @@ const NO_BLOCK = constants.O_NONBLOCK ?? 0
 /** Largest file an agent may read through us in one request. */
 export const MAX_READ_BYTES = 64 * 1024 * 1024
 
-/** A regular file, or a PathRefusedError saying what it is instead. */
-async function requireRegularFile(handle: fs.FileHandle, file: string): Promise<number> {
+/** The refusal of a regular file with `links` names (hard links): it may be a file outside the folders under another name. */
+export function hardLinkRefusal(file: string, links: number): PathRefusedError {
+  return new PathRefusedError(
+    `Refused: '${file}' has ${links} hard links, so it may be a file outside the project under another name; Switchboard does not read, write or restore files with more than one link`
+  )
+}
+
+/** A regular file with one name, or a PathRefusedError saying what it is instead. */
+async function requireRegularFile(handle: fs.FileHandle, file: string): Promise<import('node:fs').Stats> {
   const stat = await handle.stat()
   if (!stat.isFile()) {
     throw new PathRefusedError(`Refused: '${file}' is not a regular file (${stat.isDirectory() ? 'a folder' : 'a device, pipe or socket'})`)
   }
-  return stat.size
+  if (stat.nlink > 1) throw hardLinkRefusal(file, stat.nlink)
+  return stat
+}
+
+/**
+ * The file as it is (opened without following a link in its last place), or
+ * null when it does not exist; refused when it is not a regular file with
+ * one name. Its mode is what a replacement keeps.
+ */
+export async function existingSingleFile(file: string): Promise<import('node:fs').Stats | null> {
+  let handle: fs.FileHandle
+  try {
+    handle = await fs.open(file, constants.O_RDONLY | NO_FOLLOW | NO_BLOCK)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return null
+    if (code === 'ELOOP') throw new PathRefusedError(`Refused: '${file}' is a symbolic link`)
+    throw error
+  }
+  try {
+    return await requireRegularFile(handle, file)
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
+ * Writes `data` as the file's new content by replacement: a new file beside
+ * it, flushed, renamed over it. An existing file must be a regular file with
+ * one name (its permissions are kept); the rename replaces the name, never
+ * writing through whatever the name leads to.
+ */
+export async function replaceFile(file: string, data: string | Uint8Array, mode?: number): Promise<void> {
+  const existing = await existingSingleFile(file)
+  const temporary = path.join(path.dirname(file), `.${path.basename(file).slice(0, 40)}.switchboard-${randomUUID()}.tmp`)
+  const handle = await fs.open(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NO_FOLLOW, 0o666)
+  try {
+    try {
+      await handle.writeFile(data)
+      const keep = mode ?? (existing ? existing.mode & 0o7777 : undefined)
+      if (keep !== undefined) await handle.chmod(keep)
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    await fs.rename(temporary, file)
+  } catch (error) {
+    await fs.rm(temporary, { force: true })
+    throw error
+  }
 }
 
 /** `fs/read_text_file` semantics: optional 1-based start line and line limit. */
@@ -198,7 +263,7 @@ export async function readTextFile(file: string, line?: number | null, limit?: n
   const handle = await fs.open(file, constants.O_RDONLY | NO_FOLLOW | NO_BLOCK)
   let text: string
   try {
-    const size = await requireRegularFile(handle, file)
+    const { size } = await requireRegularFile(handle, file)
     if (size > MAX_READ_BYTES) {
       throw new PathRefusedError(`Refused: '${file}' is ${Math.round(size / 1048576)} MB; files of at most ${MAX_READ_BYTES / 1048576} MB are read`)
     }
@@ -218,14 +283,8 @@ export function linesOf(text: string, line?: number | null, limit?: number | nul
   return lines.slice(start, end).join('\n')
 }
 
+/** `fs/write_text_file`: missing folders are made; the file is replaced (replaceFile), never written through a link. */
 export async function writeTextFile(file: string, content: string): Promise<void> {
   await fs.mkdir(path.dirname(file), { recursive: true })
-  const handle = await fs.open(file, constants.O_WRONLY | constants.O_CREAT | NO_FOLLOW | NO_BLOCK, 0o666)
-  try {
-    await requireRegularFile(handle, file)
-    await handle.truncate(0)
-    await handle.writeFile(content, 'utf8')
-  } finally {
-    await handle.close()
-  }
+  await replaceFile(file, content)
 }

@@ -1,6 +1,8 @@
 import { promises as fs } from 'node:fs'
 import { join, relative, sep } from 'node:path'
-import { confinePath, PathRefusedError } from './fs-boundary'
+import { fileURLToPath } from 'node:url'
+import type { Attachment } from '../../shared/attachment'
+import { confinePath, hardLinkRefusal, PathRefusedError } from './fs-boundary'
 
 /**
  * The files of a project, for @-mentions in the composer (`files.list`), and
@@ -143,4 +145,26 @@ export async function existingPathInside(path: string, roots: string[]): Promise
     throw new Error(`Cannot show ${path}: it does not exist (any more)`)
   }
   return real
+}
+
+/**
+ * Refuses a prompt whose file links (@-mentions, `resource_link`s to
+ * `file:` URIs on this computer) name a regular file with more than one name:
+ * a hard link in the project may be a file outside it, which the agent would
+ * then read on the user's word. Throws a sentence naming the file.
+ */
+export async function refuseLinkedMentions(attachments: Attachment[]): Promise<void> {
+  for (const attachment of attachments) {
+    if (attachment.type !== 'resource_link' || !/^file:/i.test(attachment.uri)) continue
+    let file: string
+    try {
+      file = fileURLToPath(attachment.uri)
+    } catch {
+      continue // not a path on this computer: nothing here to look at
+    }
+    const stat = await fs.lstat(file).catch(() => null)
+    if (stat?.isFile() && stat.nlink > 1) {
+      throw new Error(`${hardLinkRefusal(file, stat.nlink).message.replace(/^Refused: /, 'Not sent: ')}; mention another file or remove the link`)
+    }
+  }
 }

@@ -1270,10 +1270,14 @@ class TurnRunner {
       ...(call.locations ? { locations: call.locations.map((path) => ({ path })) } : {}),
       ...(call.rawInput ? { rawInput: call.rawInput } : {})
     }
-    const announce = (): Promise<void> => this.send({ sessionUpdate: 'tool_call', ...toolCall, ...(_meta ? { _meta } : {}) })
+    const announce = async (): Promise<void> => {
+      if (call.announced === false) return
+      await this.send({ sessionUpdate: 'tool_call', ...toolCall, ...(call.announced ?? {}), ...(_meta ? { _meta } : {}) })
+    }
     if (call.announceAfterMs === undefined) await announce()
-    const options: RequestPermissionRequest['options'] =
-      call.options === 'four'
+    const options: RequestPermissionRequest['options'] = Array.isArray(call.options)
+      ? call.options
+      : call.options === 'four'
         ? [
             { optionId: 'allow-always', name: 'Always allow', kind: 'allow_always' },
             { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
@@ -1308,7 +1312,8 @@ class TurnRunner {
       await this.message(`permission failed: ${errorMessage(error)}`)
       return
     }
-    if (outcome.startsWith('allow')) await this.toolDone(toolCallId, [{ type: 'content', content: { type: 'text', text: `ran ${call.title}` } }])
+    const allowed = options.find((o) => o.optionId === outcome)?.kind.startsWith('allow') ?? false
+    if (allowed) await this.toolDone(toolCallId, [{ type: 'content', content: { type: 'text', text: `ran ${call.title}` } }])
     else await this.toolFailed(toolCallId, `permission refused (${outcome})`)
     await this.message(`permission: ${outcome}`)
   }
@@ -1399,7 +1404,9 @@ interface PermissionCall {
   title: string
   locations?: string[]
   rawInput?: Record<string, unknown>
-  options?: 'claude' | 'four' | 'always-only'
+  options?: 'claude' | 'four' | 'always-only' | RequestPermissionRequest['options']
+  /** The tool call as announced, where it differs from the request (a hostile agent shows one command and asks for another); `false`: never announced (as Codex asks for MCP tools). */
+  announced?: { title?: string; rawInput?: Record<string, unknown> } | false
 }
 
 function describeBlock(block: ContentBlock): string {

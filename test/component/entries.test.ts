@@ -402,6 +402,38 @@ describe('permission card', () => {
     wrapper.unmount()
   })
 
+  it('names an MCP rule by its server and tool, and an agent\'s "for this session" for what it is', () => {
+    const codex = {
+      requestId: 'r2',
+      title: 'Approve MCP tool call',
+      options: [
+        { optionId: 'approved', name: 'Allow', kind: 'allow_once' },
+        { optionId: 'approved-for-session', name: 'Allow for this session', kind: 'allow_always', forSession: true as const },
+        { optionId: 'approved-always', name: "Allow and don't ask again", kind: 'allow_always' },
+        { optionId: 'cancel', name: 'Cancel', kind: 'reject_once' }
+      ],
+      always: {
+        remembered: true as const,
+        tool: 'search_docs',
+        toolKind: 'other',
+        scope: { kind: 'mcp' as const, server: 'docs' },
+        project: 'app',
+        description: 'the MCP tool search_docs of the server docs, and no other'
+      }
+    }
+    const wrapper = mount(PermissionCard, { props: { permission: codex } })
+    expect(wrapper.findAll('[data-testid=permission-option]').map((b) => b.text())).toEqual([
+      '1 Allow',
+      '2 Allow for this session',
+      '3 Always allow',
+      '4 Cancel'
+    ])
+    expect(wrapper.find('[data-testid=permission-always]').text()).toMatch(
+      /^“Always” remembers the MCP tool search_docs of the server docs, and no other, for this agent only; “for this session” the same, in this session only, until Switchboard closes\./
+    )
+    wrapper.unmount()
+  })
+
   it('says why there is no "always", and keeps the agent\'s names when nothing is remembered', async () => {
     const outside = {
       ...permission,

@@ -252,6 +252,62 @@ describe('a conversation in the browser', () => {
     await context.close()
   })
 
+  it('names a Codex MCP rule by its server and tool, and its "for this session" for what it is, on the card and in the rules', async () => {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme })
+      const page = await context.newPage()
+      const problems = watchConsole(page)
+      await page.goto(app.server.url)
+      const project = page.getByTestId('project').filter({ hasText: 'my-project' })
+      await project.getByTestId('new-session-agent').selectOption({ label: 'Scripted' })
+      await project.getByTestId('new-session').click()
+      // As codex-acp asks: every MCP approval titled alike, the server and tool only in the raw input.
+      const spec = {
+        kind: 'other',
+        title: 'Approve MCP tool call',
+        announced: false,
+        rawInput: {
+          server_name: 'docs',
+          id: 'mcp_tool_call_approval_call-1',
+          request: {
+            mode: 'form',
+            _meta: { codex_approval_kind: 'mcp_tool_call', persist: ['session', 'always'] },
+            message: 'Allow the docs MCP server to run tool "search_docs"?'
+          }
+        },
+        options: [
+          { optionId: 'approved', name: 'Allow', kind: 'allow_once' },
+          { optionId: 'approved-for-session', name: 'Allow for this session', kind: 'allow_always' },
+          { optionId: 'approved-always', name: "Allow and don't ask again", kind: 'allow_always' },
+          { optionId: 'cancel', name: 'Cancel', kind: 'reject_once' }
+        ]
+      }
+      await send(page, `/permission-call ${JSON.stringify(spec)}`)
+      await page.getByTestId('permission-always').waitFor()
+      expect(await page.getByTestId('permission-option').allTextContents()).toEqual([
+        '1 Allow',
+        '2 Allow for this session',
+        '3 Always allow',
+        '4 Cancel'
+      ])
+      expect(await page.getByTestId('permission-always').textContent()).toContain(
+        '“Always” remembers the MCP tool search_docs of the server docs, and no other, for this agent only; “for this session” the same'
+      )
+      console.log(`screenshot: ${await screenshot(page, `e2e-permission-mcp-${colorScheme}`)}`)
+      await page.keyboard.press('3')
+      await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('permission: approved')
+      await page.getByTestId('permission-rules').locator('summary').click()
+      expect(await page.getByTestId('permission-rule').allTextContents()).toEqual([
+        expect.stringContaining('Always allow the MCP tool search_docs of the server docs, and no other')
+      ])
+      console.log(`screenshot: ${await screenshot(page, `e2e-permission-mcp-rule-${colorScheme}`)}`)
+      await page.getByTestId('revoke-permission').click()
+      await expect.poll(() => page.getByTestId('permission-rules').count()).toBe(0)
+      expect(problems).toEqual([])
+      await context.close()
+    }
+  })
+
   it('says what "always" covers for a Claude Code tool, offers none for a file outside the project, and lists each rule with its scope', async () => {
     for (const colorScheme of ['light', 'dark'] as const) {
       const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme })

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises'
+import { link, mkdir, readFile, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { HostEvent } from '../../shared/contract'
@@ -314,6 +314,149 @@ describe('what "always" covers', () => {
     expect(only.asked?.options.map((o) => o.optionId)).toEqual(['allow_always', 'reject'])
     expect(only.said).toBe('permission: allow_always')
     expect((await host.request('permissions.list', { projectId })).map((r) => r.tool)).toEqual(['Bash'])
+  })
+})
+
+/** Codex's MCP tool approval as codex-acp sends it: every one titled alike, the server and tool only in its raw input (the elicitation event). */
+const codexMcp = (server: string, tool: string, params: Record<string, unknown> = {}): string =>
+  call({
+    kind: 'other',
+    title: 'Approve MCP tool call',
+    announced: false,
+    rawInput: {
+      turn_id: 'turn-1',
+      server_name: server,
+      id: 'mcp_tool_call_approval_call-1',
+      request: {
+        mode: 'form',
+        _meta: { codex_approval_kind: 'mcp_tool_call', persist: ['session', 'always'], tool_params: params },
+        message: `Allow the ${server} MCP server to run tool "${tool}"?`,
+        requested_schema: { type: 'object', properties: {} }
+      }
+    },
+    options: [
+      { optionId: 'approved', name: 'Allow', kind: 'allow_once' },
+      { optionId: 'approved-for-session', name: 'Allow for this session', kind: 'allow_always' },
+      { optionId: 'approved-always', name: "Allow and don't ask again", kind: 'allow_always' },
+      { optionId: 'cancel', name: 'Cancel', kind: 'reject_once' }
+    ]
+  })
+
+describe('"always" covers exactly what the card said', () => {
+  const outsideFile = (): string => join(root, 'elsewhere', 'secret.txt')
+  const cases: [string, (outside: string) => string, RegExp][] = [
+    ['no path at all', () => call({ tool: 'Edit', kind: 'edit', title: 'Edit', rawInput: { old_string: 'a', new_string: 'b' } }), /names no file/],
+    [
+      'a path only in the title',
+      (outside) => call({ tool: 'Edit', kind: 'edit', title: `Edit ${outside}`, rawInput: { old_string: 'a', new_string: 'b' } }),
+      /its title names .*secret\.txt, which the request itself does not/
+    ],
+    [
+      'a path in a field not on the list',
+      (outside) => call({ tool: 'Edit', kind: 'edit', title: 'Edit', locations: [join(project, 'a.md')], rawInput: { target: outside } }),
+      /it names .*secret\.txt, outside project's folders/
+    ],
+    [
+      'a path deeper than the reader looks',
+      (outside) =>
+        call({
+          tool: 'Edit',
+          kind: 'edit',
+          title: 'Edit',
+          locations: [join(project, 'a.md')],
+          rawInput: { a: { b: { c: { d: { e: { f: { g: { h: { i: { j: { file_path: outside } } } } } } } } } } }
+        }),
+      /nested deeper than Switchboard looks/
+    ],
+    [
+      'a file:// URI',
+      (outside) => call({ tool: 'Edit', kind: 'edit', title: 'Edit', rawInput: { file_path: `file://${outside}` } }),
+      /it names file:\/\/.*, outside project's folders/
+    ],
+    [
+      'a hard link inside to a file outside',
+      () => edit(join(project, 'linked.md')),
+      /linked\.md \(a file with 2 hard links\), outside project's folders/
+    ]
+  ]
+
+  it.each(cases)('"always" for Edit on files inside does not answer a request with %s', async (_what, text, reason) => {
+    const { id } = await host.request('sessions.new', { projectId, agentId })
+    await promptAsking(id, edit(join(project, 'a.md')), 'allow_always')
+    const outside = outsideFile()
+    await mkdir(join(root, 'elsewhere'))
+    await writeFile(outside, 'secret')
+    await link(outside, join(project, 'linked.md'))
+    const asked = await promptAsking(id, text(outside), 'reject')
+    expect(asked.asked).not.toBeNull()
+    expect(asked.asked?.always).toMatchObject({ remembered: false, reason: expect.stringMatching(reason) })
+    expect(asked.said).toBe('permission: reject')
+    // A file inside, named where the reader looks, is still covered.
+    expect((await promptAsking(id, edit(join(project, 'b.md')), null)).asked).toBeNull()
+  })
+
+  it('a command rule covers the command with its arguments only, and a request whose announced call shows another command is asked, saying both', async () => {
+    const { id } = await host.request('sessions.new', { projectId, agentId })
+    const terminal = (args: string[], extra: Record<string, unknown> = {}): string =>
+      call({ tool: 'Bash', kind: 'execute', title: 'rm', rawInput: { command: 'rm', args }, ...extra })
+    const first = await promptAsking(id, terminal(['build/out.txt']), 'allow_always')
+    expect(first.asked?.always).toMatchObject({ remembered: true, scope: { kind: 'command', command: 'rm build/out.txt' } })
+    // Other arguments: another command.
+    const other = await promptAsking(id, terminal(['-rf', 'src']), 'reject')
+    expect(other.asked?.always).toMatchObject({ remembered: true, scope: { kind: 'command', command: 'rm -rf src' } })
+    // The same arguments: answered by the rule.
+    expect((await promptAsking(id, terminal(['build/out.txt']), null)).asked).toBeNull()
+
+    // Announced as the harmless command, asked for another (same toolCallId): asked, the difference said.
+    const swapped = await promptAsking(
+      id,
+      bash('rm -rf ~', { announced: { title: 'rm build/out.txt', rawInput: { command: 'rm', args: ['build/out.txt'] } } }),
+      'reject'
+    )
+    expect(swapped.asked).not.toBeNull()
+    expect(swapped.asked?.always).toEqual({
+      remembered: false,
+      reason: 'the agent announced the command “rm build/out.txt” but asks for “rm -rf ~”, so it is asked each time'
+    })
+    expect(await host.request('permissions.list', { projectId })).toHaveLength(1)
+  })
+
+  it('an MCP rule names the server and the tool (Codex titles them all alike), and its "for this session" stays in this session, in memory', async () => {
+    const { id } = await host.request('sessions.new', { projectId, agentId })
+    const first = await promptAsking(id, codexMcp('docs', 'search_docs', { query: 'x' }), 'approved-always')
+    expect(first.said).toBe('permission: approved')
+    expect(first.asked?.always).toMatchObject({ remembered: true, tool: 'search_docs', scope: { kind: 'mcp', server: 'docs' } })
+    expect(first.asked?.options.map((o) => [o.optionId, o.forSession ?? false])).toEqual([
+      ['approved', false],
+      ['approved-for-session', true],
+      ['approved-always', false],
+      ['cancel', false]
+    ])
+    expect(await host.request('permissions.list', { projectId })).toMatchObject([{ tool: 'search_docs', scope: { kind: 'mcp', server: 'docs' } }])
+    // The same tool of the same server: answered by the rule.
+    expect((await promptAsking(id, codexMcp('docs', 'search_docs', { query: 'y' }), null)).said).toBe('permission: approved')
+    // Another tool of that server, the same tool name on another server: asked.
+    expect((await promptAsking(id, codexMcp('docs', 'delete_docs'), 'cancel')).asked).not.toBeNull()
+    expect((await promptAsking(id, codexMcp('mail', 'search_docs'), 'cancel')).asked).not.toBeNull()
+
+    // "Allow for this session" on another tool: remembered for this session only, never in db.json.
+    const session = await promptAsking(id, codexMcp('mail', 'send'), 'approved-for-session')
+    expect(session.said).toBe('permission: approved')
+    expect(await lastPermissionEntry(id)).toMatchObject({
+      answer: 'Allow for this session',
+      rule: expect.stringMatching(/send of the server mail.*, for this session$/)
+    })
+    expect((await promptAsking(id, codexMcp('mail', 'send'), null)).said).toBe('permission: approved')
+    expect(await host.request('permissions.list', { projectId })).toHaveLength(1)
+    expect(JSON.stringify(await readDbJson(dataDir))).not.toContain('"send"')
+    // Another session of the same agent and project is asked.
+    const other = await host.request('sessions.new', { projectId, agentId })
+    expect((await promptAsking(other.id, codexMcp('mail', 'send'), 'cancel')).asked).not.toBeNull()
+    // After a restart the session is asked again; the lasting rule still answers.
+    await host.close()
+    host = await openHost(dataDir)
+    expect((await promptAsking(id, codexMcp('mail', 'send'), 'cancel')).asked).not.toBeNull()
+    expect((await promptAsking(id, codexMcp('docs', 'search_docs'), null)).asked).toBeNull()
   })
 })
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
-import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
+import { link, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -161,6 +161,40 @@ describe('an agent over SSH', () => {
     await waitUntil('the agent and what it started gone from the host', () => processesWithEnv(`SB_SSH_TEST=${tag}`).length === 0)
     const db = await readFile(join(root, 'data', 'db.json'), 'utf8')
     expect(db).not.toContain(secret)
+  })
+})
+
+describe('a hard link on the host', () => {
+  it('inside the project to a file outside is neither read nor written through; a write replaces the file, keeping its mode', async () => {
+    const host = await startHost()
+    const agent = await host.request('agents.add', sshAgent(sshd.target(), randomUUID()))
+    const project = await host.request('projects.add', { cwd: projectDir, agentId: agent.id })
+    const record = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
+    const outside = join(root, 'secret.txt')
+    await writeFile(outside, 'SECRET-over-ssh')
+    await link(outside, join(projectDir, 'linked.txt'))
+    await writeFile(join(projectDir, 'plain.sh'), 'old', { mode: 0o751 })
+    const { ino } = await stat(join(projectDir, 'plain.sh'))
+    const linked = join(projectDir, 'linked.txt')
+    await host.request('sessions.prompt', {
+      id: record.id,
+      text: `/read ${linked}\n/write ${linked} overwritten\n/write ${join(projectDir, 'plain.sh')} new`
+    })
+    const said = entriesOf(fold((await host.request('sessions.open', { id: record.id })).records), 'assistant').map(
+      (e) => (e as { text: string }).text
+    )
+    expect(said.join('\n')).not.toContain('SECRET-over-ssh')
+    const refusal = /Refused: '.*linked\.txt' has 2 hard links, so it may be a file outside the project under another name on 127\.0\.0\.1:\d+/
+    expect(said.find((m) => m.startsWith('read failed:'))).toMatch(refusal)
+    expect(said.find((m) => m.startsWith('write failed:'))).toMatch(refusal)
+    expect(await readFile(outside, 'utf8')).toBe('SECRET-over-ssh')
+    // A file with one name is written by replacement: a new file moved over it, with the old one's mode.
+    expect(said).toContain('wrote 3 chars')
+    expect(await readFile(join(projectDir, 'plain.sh'), 'utf8')).toBe('new')
+    const after = await stat(join(projectDir, 'plain.sh'))
+    expect(after.ino).not.toBe(ino)
+    expect(after.mode & 0o777).toBe(0o751)
+    expect((await readdir(projectDir)).sort()).toEqual(['linked.txt', 'plain.sh'])
   })
 })
 

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, symlink, truncate, writeFile } from 'node:fs/promises'
+import { link, mkdir, readFile, readdir, stat, symlink, truncate, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { confinePath, isInside, MAX_READ_BYTES, normaliseRequest, readTextFile, writeTextFile } from '../../electron/host/fs-boundary'
@@ -105,7 +105,7 @@ describe('the file boundary on disk', () => {
   it('refuses a loop of links with a message, and writes nothing through a link swapped in last', async () => {
     await symlink(join(project, 'loop'), join(project, 'loop'))
     await expect(confinePath(join(project, 'loop', 'x'), [project])).rejects.toThrow(/loop of symbolic links/)
-    await expect(writeTextFile(join(project, 'link-out'), 'overwritten')).rejects.toThrow(/ELOOP/)
+    await expect(writeTextFile(join(project, 'link-out'), 'overwritten')).rejects.toThrow(/'.*link-out' is a symbolic link/)
     expect(await readFile(join(root, 'secret.txt'), 'utf8')).toBe('secret')
     await expect(readTextFile(join(project, 'link-out'))).rejects.toThrow(/ELOOP/)
   })
@@ -119,6 +119,24 @@ describe('the file boundary on disk', () => {
 })
 
 describe('what is read and written', () => {
+  it('refuses a file with a second name (a hard link, perhaps to a file outside), to read or to write, naming it', async () => {
+    const linked = join(project, 'src', 'linked.txt')
+    await link(join(root, 'secret.txt'), linked)
+    const refusal = /^Refused: '.*linked\.txt' has 2 hard links, so it may be a file outside the project under another name/
+    await expect(readTextFile(linked)).rejects.toThrow(refusal)
+    await expect(writeTextFile(linked, 'overwritten')).rejects.toThrow(refusal)
+    expect(await readFile(join(root, 'secret.txt'), 'utf8')).toBe('secret')
+  })
+
+  it('writes by replacing the file: a new file renamed over it, its mode kept, nothing left beside it', async () => {
+    const file = join(project, 'src', 'a.txt')
+    const { ino } = await stat(file)
+    await writeTextFile(file, 'replaced')
+    expect(await readFile(file, 'utf8')).toBe('replaced')
+    expect((await stat(file)).ino).not.toBe(ino)
+    expect(await readdir(join(project, 'src'))).toEqual(['a.txt'])
+  })
+
   it.skipIf(process.platform === 'win32')(
     'refuses a pipe at once (opening it must not wait for a writer), a folder, and a file too large',
     async () => {

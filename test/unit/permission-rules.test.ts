@@ -1,9 +1,9 @@
-import { mkdir, symlink } from 'node:fs/promises'
+import { link, mkdir, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { pathsOutside, rememberable, ruleMatches, subjectOf } from '../../electron/host/asks/permission-rules'
+import { pathsOutside, rememberable, ruleMatches, sessionScoped, subjectOf } from '../../electron/host/asks/permission-rules'
 import type { PermissionRule } from '../../shared/domain'
-import { describeRule, describeScope } from '../../shared/permissions'
+import { describeRule, describeScope, type RuleSubject } from '../../shared/permissions'
 import type { ToolCallEntry } from '../../shared/thread'
 import { removeDir, tempDir } from '../helpers'
 
@@ -138,5 +138,140 @@ describe('what "always" remembers and matches', () => {
     expect(describeScope({ tool: 'WebFetch', toolKind: 'fetch', scope: { kind: 'tool' } }, 'app')).toBe('WebFetch, when it names no file outside app')
     const long = describeScope({ tool: 'Bash', toolKind: 'execute', scope: { kind: 'command', command: `echo ${'x'.repeat(200)}\nls` } }, 'app')
     expect(long).toMatch(/^Bash, only the command “echo x+…”$/)
+  })
+})
+
+describe('what "always" covers, exactly', () => {
+  const edit = { toolCallId: 't1', kind: 'edit' as const, _meta: { claudeCode: { toolName: 'Edit' } } }
+  const files = { tool: 'Edit', toolKind: 'edit', scope: { kind: 'files' as const } }
+  const rule = (subject: RuleSubject): PermissionRule => {
+    const made: PermissionRule = { id: 'r', agentId: 'a', projectId: 'p', decision: 'allow', createdAt: '', ...subject }
+    return made
+  }
+  const remembered = (r: ReturnType<typeof rememberable>): RuleSubject => {
+    if (!r.ok) throw new Error(`not remembered: ${r.reason}`)
+    return r.subject
+  }
+
+  it('a tool that works on files and names none is not remembered, and a files rule does not match it', () => {
+    const subject = subjectOf({ ...edit, title: 'Edit', rawInput: { old_string: 'a', new_string: 'b' } }, undefined)
+    expect(subject.paths).toEqual([])
+    expect(rememberable(subject, [], 'app')).toEqual({
+      ok: false,
+      reason: 'it names no file, so what it would touch is not known; it is asked each time'
+    })
+    expect(ruleMatches(rule(files), { tool: 'Edit', toolKind: 'edit', scope: { kind: 'tool' } })).toBe(false)
+  })
+
+  it('a path only in the title makes what the request touches unknown', () => {
+    const subject = subjectOf({ ...edit, title: 'Edit /etc/passwd', rawInput: { old_string: 'a' } }, undefined)
+    expect(subject.unknown).toBe('its title names /etc/passwd, which the request itself does not')
+    // Named in the request too: known.
+    expect(subjectOf({ ...edit, title: 'Edit /p/a.md', locations: [{ path: '/p/a.md' }] }, undefined).unknown).toBeUndefined()
+  })
+
+  it('takes a path-like value from any field, not only the listed ones, and leaves text fields alone', () => {
+    const subject = subjectOf(
+      {
+        ...edit,
+        title: 'Edit',
+        rawInput: { target: '/etc/passwd', list: ['~/.ssh/config'], uri: 'file:///etc/hosts', new_string: '/* a comment */' }
+      },
+      undefined
+    )
+    expect(subject.paths.sort()).toEqual(['/etc/passwd', 'file:///etc/hosts', '~/.ssh/config'])
+    // A web address is not a path: a fetch names no file, and its "always" covers the tool.
+    const fetch = subjectOf(
+      { toolCallId: 't1', kind: 'fetch', title: 'Fetch https://example.com/a', rawInput: { url: 'https://example.com/a' } },
+      undefined
+    )
+    expect(fetch).toMatchObject({ paths: [] })
+    expect(fetch.unknown).toBeUndefined()
+    expect(rememberable(fetch, [], 'app')).toMatchObject({ ok: true, subject: { scope: { kind: 'tool' } } })
+  })
+
+  it('input nested deeper than the reader looks is unknown', () => {
+    let deep: Record<string, unknown> = { file_path: '/p/a' }
+    for (let i = 0; i < 10; i++) deep = { deeper: deep }
+    expect(subjectOf({ ...edit, title: 'Edit', locations: [{ path: '/p/a' }], rawInput: deep }, undefined).unknown).toMatch(
+      /nested deeper than Switchboard looks/
+    )
+  })
+
+  it('a command takes its arguments (an args array), and differs from the one announced for the same call at its peril', () => {
+    expect(subjectOf({ toolCallId: 't1', kind: 'execute', rawInput: { command: 'rm', args: ['-rf', 'my dir'] } }, undefined).command).toBe(
+      "rm -rf 'my dir'"
+    )
+    const command = (c: string) => ({ tool: 'Bash', toolKind: 'execute', scope: { kind: 'command' as const, command: c } })
+    expect(ruleMatches(rule(command('rm')), command('rm -rf /'))).toBe(false)
+    const swapped = subjectOf(
+      { toolCallId: 't1', kind: 'execute', rawInput: { command: 'rm -rf ~' } },
+      announced({ toolKind: 'execute', rawInput: { command: 'ls' } })
+    )
+    expect(swapped.unknown).toBe('the agent announced the command “ls” but asks for “rm -rf ~”')
+    expect(rememberable(swapped, [], 'app')).toMatchObject({ ok: false })
+  })
+
+  it("names an MCP tool by its server and name, from Codex's approval or the announced invocation", () => {
+    const codex = (server: string, tool: string) => ({
+      toolCallId: 'call-1',
+      title: 'Approve MCP tool call',
+      rawInput: {
+        server_name: server,
+        request: { mode: 'form', _meta: { codex_approval_kind: 'mcp_tool_call' }, message: `Allow the ${server} MCP server to run tool "${tool}"?` }
+      }
+    })
+    const subject = subjectOf(codex('docs', 'search'), undefined)
+    expect(subject).toMatchObject({ tool: 'search', mcpServer: 'docs' })
+    const rememberedSearch = rememberable(subject, [], 'app')
+    expect(rememberedSearch).toEqual({ ok: true, subject: { tool: 'search', toolKind: 'other', scope: { kind: 'mcp', server: 'docs' } } })
+    const docsSearch = rule(remembered(rememberedSearch))
+    for (const [server, tool] of [
+      ['docs', 'delete'],
+      ['mail', 'search']
+    ]) {
+      expect(ruleMatches(docsSearch, remembered(rememberable(subjectOf(codex(server, tool), undefined), [], 'app')))).toBe(false)
+    }
+    // The announced invocation names it too; a tool the request does not name is not remembered.
+    expect(
+      subjectOf({ toolCallId: 'c', title: 'Tool: docs/search' }, announced({ rawInput: { server: 'docs', tool: 'search', arguments: {} } }))
+    ).toMatchObject({
+      tool: 'search',
+      mcpServer: 'docs'
+    })
+    const unnamed = subjectOf(
+      { toolCallId: 'c', title: 'Approve MCP tool call', rawInput: { server_name: 'docs', request: { message: 'Allow?' } } },
+      undefined
+    )
+    expect(unnamed.unknown).toBe('it does not say which tool of the MCP server docs it runs')
+    expect(describeScope({ tool: 'search', toolKind: 'other', scope: { kind: 'mcp', server: 'docs' } }, 'app')).toBe(
+      'the MCP tool search of the server docs, and no other'
+    )
+  })
+
+  it('knows an agent\'s "for this session" option', () => {
+    expect(sessionScoped({ optionId: 'approved-for-session', name: 'Allow for this session', kind: 'allow_always' })).toBe(true)
+    expect(sessionScoped({ optionId: 'x', name: "Yes, and don't ask again for this command in this session", kind: 'allow_always' })).toBe(true)
+    expect(sessionScoped({ optionId: 'allow_always', name: 'Always Allow all Edit', kind: 'allow_always' })).toBe(false)
+  })
+})
+
+describe('paths a request names that cannot be shown inside', () => {
+  let root: string
+  beforeEach(async () => {
+    root = await tempDir('rules-links')
+    await mkdir(join(root, 'project'), { recursive: true })
+    await writeFile(join(root, 'secret.txt'), 'secret')
+    await link(join(root, 'secret.txt'), join(root, 'project', 'linked.txt'))
+    await writeFile(join(root, 'project', 'plain.txt'), 'plain')
+  })
+  afterEach(() => removeDir(root))
+
+  it('a file:// URI and a hard link count as outside', async () => {
+    const project = join(root, 'project')
+    expect(await pathsOutside([`file://${project}/plain.txt`, join(project, 'linked.txt'), join(project, 'plain.txt')], [project], project)).toEqual([
+      `file://${project}/plain.txt`,
+      `${join(project, 'linked.txt')} (a file with 2 hard links)`
+    ])
   })
 })

@@ -5,7 +5,7 @@ import type {
   RequestPermissionRequest,
   RequestPermissionResponse
 } from '@agentclientprotocol/sdk'
-import type { ElicitationValue, PendingElicitation, PendingPermission, SessionRecord } from '../../../shared/domain'
+import type { ElicitationValue, PendingElicitation, PendingPermission, PermissionRule, SessionRecord } from '../../../shared/domain'
 import { describeScope, type PermissionAlways, type RuleSubject } from '../../../shared/permissions'
 import type { ToolCallEntry } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
@@ -23,6 +23,7 @@ import {
   rememberable,
   ruleMatches,
   sameSubject,
+  sessionScoped,
   subjectOf,
   type Decision
 } from './permission-rules'
@@ -81,6 +82,8 @@ interface PendingAsk {
 export class AskBroker {
   /** By our session id, then by requestId, in the order asked. */
   private readonly permissions = new Map<string, Map<string, PendingAsk>>()
+  /** Rules from an agent's "for this session" option: by our session id, in memory only (never in db.json), gone with the Host. */
+  private readonly sessionRules = new Map<string, PermissionRule[]>()
   private readonly elicitations: Elicitations
   /** Answers to requests that named a command, for the agent's `terminal/create` of it. */
   private readonly approvals = new CommandApprovals()
@@ -184,7 +187,7 @@ export class AskBroker {
     if (this.permissions.get(sessionId)?.get(requestId) !== ask || ask.judgements !== judgement) return
     const remember = rememberable(subject, outside, project)
     const rule = remember.ok
-      ? this.options.records.data.permissionRules.find(
+      ? [...this.options.records.data.permissionRules, ...(this.sessionRules.get(sessionId) ?? [])].find(
           (r) => r.agentId === session.agentId && r.projectId === session.projectId && ruleMatches(r, remember.subject)
         )
       : undefined
@@ -215,7 +218,12 @@ export class AskBroker {
     const view: PendingPermission = {
       requestId,
       title: ask.title,
-      options: offered.map((o) => ({ optionId: o.optionId, name: cutText(o.name, PERMISSION_TEXT.option), kind: o.kind })),
+      options: offered.map((o) => ({
+        optionId: o.optionId,
+        name: cutText(o.name, PERMISSION_TEXT.option),
+        kind: o.kind,
+        ...(alwaysDecision(o.kind) && sessionScoped(o) ? { forSession: true as const } : {})
+      })),
       // A terminal's own question has no tool call in the thread to show.
       ...(context.forTerminal ? {} : { toolCallId: params.toolCall.toolCallId }),
       ...(always ? { always } : {})
@@ -296,17 +304,19 @@ export class AskBroker {
     const decision = alwaysDecision(picked.kind)
     if (decision && remember) {
       const sent = onceOption(params.options, decision) ?? picked
-      const rule = describeScope(remember.subject, remember.project)
-      this.options.record(
-        session.id,
-        permissionRecord(
-          title,
-          sent,
-          { remembered: false, name: decision === 'allow' ? 'Always allow' : 'Always reject', kind: picked.kind, rule },
-          params.toolCall.toolCallId
-        )
-      )
-      void this.remember(session, remember.subject, decision)
+      // The agent's "for this session" stays that: kept in memory for this session, never saved.
+      const forSession = sessionScoped(picked)
+      const rule = `${describeScope(remember.subject, remember.project)}${forSession ? ', for this session' : ''}`
+      const name = forSession
+        ? decision === 'allow'
+          ? 'Allow for this session'
+          : 'Reject for this session'
+        : decision === 'allow'
+          ? 'Always allow'
+          : 'Always reject'
+      this.options.record(session.id, permissionRecord(title, sent, { remembered: false, name, kind: picked.kind, rule }, params.toolCall.toolCallId))
+      if (forSession) this.rememberForSession(session, remember.subject, decision)
+      else void this.remember(session, remember.subject, decision)
       return { outcome: { outcome: 'selected', optionId: sent.optionId } }
     }
     this.options.record(session.id, permissionRecord(title, picked, { remembered: false }, params.toolCall.toolCallId))
@@ -372,6 +382,20 @@ export class AskBroker {
     let pending = this.permissions.get(sessionId)
     if (!pending) this.permissions.set(sessionId, (pending = new Map<string, PendingAsk>()))
     return pending
+  }
+
+  /** The user's "for this session": a rule for this session alone, in memory (replacing one for the same subject). */
+  private rememberForSession(session: SessionRecord, subject: RuleSubject, decision: Decision): void {
+    const rules = (this.sessionRules.get(session.id) ?? []).filter((r) => !sameSubject(r, subject))
+    rules.push({
+      id: randomUUID(),
+      agentId: session.agentId,
+      projectId: session.projectId,
+      ...subject,
+      decision,
+      createdAt: new Date().toISOString()
+    })
+    this.sessionRules.set(session.id, rules)
   }
 
   /** The user's "always": a rule for this agent, project and subject (replacing one for the same subject). */

@@ -1,5 +1,5 @@
 import path from 'node:path'
-import { isInside, linesOf, MAX_READ_BYTES, normaliseRequest, PathRefusedError } from '../fs-boundary'
+import { hardLinkRefusal, isInside, linesOf, MAX_READ_BYTES, normaliseRequest, PathRefusedError } from '../fs-boundary'
 import { MAX_FILES, SKIPPED, type FileListing, type ProjectFile } from '../project-files'
 import type { SshEndpoint } from './endpoint'
 import { shQuote } from './script'
@@ -12,13 +12,19 @@ import { shQuote } from './script'
  * deepest existing part, so a link there that leads out is followed), then
  * compared here with the session's folders resolved the same way. Case is
  * never folded (a host whose file system ignores case is refused more, not
- * less). Reads take regular files of at most 64 MB; a write makes missing
- * folders and never writes through a link. Errors carry the errno codes the
+ * less). Reads take regular files of at most 64 MB and one name (a hard
+ * link may be a file outside under another name: refused, as here); a write
+ * makes missing folders, refuses such a file, and replaces the file (a new
+ * file beside it, moved over it), so it never writes through a link, even one
+ * made after the check. Errors carry the errno codes the
  * local answers do (ENOENT, EISDIR, EACCES), so both are answered alike.
  */
 
 /** Exit codes of the scripts below: what they found instead of what was asked. */
-const EXIT = { missing: 111, folder: 112, notRegular: 113, tooLarge: 114, denied: 115, noFolder: 116, noRealpath: 120 } as const
+const EXIT = { missing: 111, folder: 112, notRegular: 113, tooLarge: 114, denied: 115, noFolder: 116, hardLink: 117, noRealpath: 120 } as const
+
+/** Exits with EXIT.hardLink, the count on stderr, when the regular file "$f" has more than one name (POSIX find, no GNU or BSD stat needed). */
+const REFUSE_HARD_LINK = `[ -n "$(find "$f" -prune -type f -links +1 2>/dev/null)" ] && { ls -ld -- "$f" | awk '{print $2}' >&2; exit ${EXIT.hardLink}; }`
 
 const REALPATH = [
   `command -v realpath >/dev/null 2>&1 || { echo 'switchboard-ssh: realpath is missing' >&2; exit ${EXIT.noRealpath}; }; `,
@@ -56,6 +62,7 @@ export async function readRemoteTextFile(endpoint: SshEndpoint, file: string, li
     `[ -e "$f" ] || exit ${EXIT.missing}`,
     `[ -f "$f" ] || exit ${EXIT.notRegular}`,
     `[ -r "$f" ] || exit ${EXIT.denied}`,
+    REFUSE_HARD_LINK,
     `s=$(wc -c < "$f") || exit ${EXIT.denied}`,
     `[ "$s" -le ${MAX_READ_BYTES} ] || { echo "$s" >&2; exit ${EXIT.tooLarge}; }`,
     `exec cat -- "$f"`
@@ -65,17 +72,32 @@ export async function readRemoteTextFile(endpoint: SshEndpoint, file: string, li
   return linesOf(result.stdout.toString('utf8'), line, limit)
 }
 
-/** `fs/write_text_file` on the host: a resolved path; missing folders are made; never through a link. */
+/**
+ * `fs/write_text_file` on the host: a resolved path; missing folders are made;
+ * an existing file must be a regular file with one name (its mode is kept). The
+ * text goes to a new file in the same folder, moved over the old name: never
+ * written through a link.
+ */
 export async function writeRemoteTextFile(endpoint: SshEndpoint, file: string, content: string): Promise<void> {
   const script = [
     `f=${shQuote(file)}`,
     `[ -L "$f" ] && exit ${EXIT.notRegular}`,
     `[ -d "$f" ] && exit ${EXIT.folder}`,
     `{ [ -e "$f" ] && [ ! -f "$f" ]; } && exit ${EXIT.notRegular}`,
+    REFUSE_HARD_LINK,
     `d=\${f%/*}`,
     `mkdir -p -- "\${d:-/}" 2>/dev/null || exit ${EXIT.noFolder}`,
     `{ [ -e "$f" ] && [ ! -w "$f" ]; } && exit ${EXIT.denied}`,
-    `exec cat > "$f"`
+    `t=$(mktemp "\${d:-}/.switchboard-XXXXXXXX") || exit ${EXIT.noFolder}`,
+    `trap 'rm -f -- "$t"' EXIT`,
+    `cat > "$t" || exit ${EXIT.denied}`,
+    // The old file's permission bits, read from ls (stat's options differ between GNU and BSD); a new file's from the umask.
+    `if [ -f "$f" ]; then m=$(ls -ld -- "$f" | awk '{m=0; for(i=2;i<=10;i++){m=m*2+(substr($1,i,1)~/[rwxst]/)} printf "%o", m}'); else m=$(printf '%o' $((0666 & ~$(umask)))); fi`,
+    `chmod "$m" "$t" 2>/dev/null`,
+    // A link or folder put there since the checks is not followed.
+    `{ [ -L "$f" ] || [ -d "$f" ]; } && exit ${EXIT.notRegular}`,
+    `mv -f -- "$t" "$f" || exit ${EXIT.denied}`,
+    `trap - EXIT`
   ].join('; ')
   const result = await endpoint.run('write', script, Buffer.from(content, 'utf8'))
   if (result.code !== 0) throw fileFailure(result.code, result.stderr, file, endpoint)
@@ -145,6 +167,8 @@ function fileFailure(code: number | null, stderr: string, file: string, endpoint
       return new PathRefusedError(
         `Refused: '${file}' is ${Math.round(Number(stderr.trim()) / 1048576)} MB; files of at most ${MAX_READ_BYTES / 1048576} MB are read`
       )
+    case EXIT.hardLink:
+      return new PathRefusedError(hardLinkRefusal(file, Number(stderr.trim()) || 2).message.replace(/; Switchboard/, ` ${on}; Switchboard`))
     case EXIT.denied:
       return Object.assign(new Error(`Permission denied: ${file} ${on}`), { code: 'EACCES' })
     case EXIT.noFolder:

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import type { CheckpointView } from '../../../shared/workspace'
-import { confinePath } from '../fs-boundary'
+import { confinePath, hardLinkRefusal, replaceFile } from '../fs-boundary'
 import { commitTree, git, gitText, splitZ } from './git'
 import { locateWorkspace, RepoLocks, scope, snapshotTree, type Workspace } from './repo'
 
@@ -141,6 +141,12 @@ export class Checkpoints {
     return this.exclusive(ws, async () => {
       const target = (await this.listIn(ws, sessionId)).find((c) => c.index === index)
       if (!target) throw new Error(`This session has no checkpoint ${index}`)
+      // Nothing is put back while a file it would write is a hard link: it may be a file outside under another name.
+      const before = await changedPaths(ws, await this.presentLocked(ws), target.commit)
+      await refuseHardLinks(
+        ws,
+        before.filter((c) => c.after).map((c) => c.path)
+      )
       const undo = await this.takeLocked(ws, sessionId, 'rewind', index)
       const changed = await changedPaths(ws, undo.commit, target.commit)
       for (const { path, after } of changed) await writeEntryAt(ws, path, after)
@@ -260,8 +266,28 @@ async function writeEntry(ws: Workspace, file: string, entry: TreeEntry): Promis
     await fs.symlink(data.toString('utf8'), file)
     return
   }
-  await fs.writeFile(file, data)
-  await fs.chmod(file, entry.mode === '100755' ? 0o755 : 0o644)
+  // Replaced, never written through: a hard link (refused first, or made in a race) is cut, what it leads to untouched.
+  await replaceFile(file, data, entry.mode === '100755' ? 0o755 : 0o644)
+}
+
+/**
+ * Refuses, naming them, the paths (from the top) whose file on disk has more
+ * than one name: a hard link inside the folder may lead to a file outside it,
+ * so it is neither restored nor read.
+ */
+export async function refuseHardLinks(ws: Workspace, topPaths: string[]): Promise<void> {
+  const linked: string[] = []
+  let links = 0
+  for (const topPath of topPaths) {
+    const stat = await fs.lstat(join(ws.top, topPath)).catch(() => null)
+    if (stat?.isFile() && stat.nlink > 1) {
+      linked.push(relativeToFolder(ws, topPath))
+      links = Math.max(links, stat.nlink)
+    }
+  }
+  if (linked.length === 0) return
+  const more = linked.length > 1 ? ` (and ${linked.length - 1} more: ${linked.slice(1, 6).join(', ')}${linked.length > 6 ? ', …' : ''})` : ''
+  throw new Error(hardLinkRefusal(linked[0] ?? '', links).message.replace(/^Refused: /, 'Nothing was changed: ') + more)
 }
 
 async function removeEmptyParents(folder: string, stopAt: string): Promise<void> {

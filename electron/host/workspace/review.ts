@@ -5,7 +5,18 @@ import { applyPatch, reversePatch, type StructuredPatch } from 'diff'
 import type { ChangesResult, FileChange, HunkRef } from '../../../shared/workspace'
 import { filePatch, hunkHeader } from '../../../shared/workspace'
 import { describeError, HostError } from '../errors'
-import { changedPaths, entryIn, type ChangedPath, onDisk, readBlob, relativeToFolder, writeFromTree, type Checkpoints } from './checkpoints'
+import { hardLinkRefusal, readTextFile, replaceFile } from '../fs-boundary'
+import {
+  changedPaths,
+  entryIn,
+  refuseHardLinks,
+  type ChangedPath,
+  onDisk,
+  readBlob,
+  relativeToFolder,
+  writeFromTree,
+  type Checkpoints
+} from './checkpoints'
 import { commitTree, git, gitText } from './git'
 import type { Workspace } from './repo'
 import { privateFolder } from '../private-files'
@@ -56,7 +67,7 @@ export class Review {
       const target = ended ?? (query.to === undefined ? await checkpoints.present(ws) : commitOf(list, query.to))
       const changed = await changedPaths(ws, base, target)
       const files: FileChange[] = []
-      for (const change of changed.slice(0, MAX_FILES)) files.push(await fileChange(ws, change))
+      for (const change of changed.slice(0, MAX_FILES)) files.push(await fileChange(ws, change, to === 'present'))
       return { available: true, kind: ws.kind, checkpoints: list, from, to, files, truncated: changed.length > MAX_FILES }
     } catch (error) {
       return { ...unavailable, reason: describeError(error) }
@@ -104,6 +115,7 @@ export class Review {
       const base = await this.requireBase(ws, sessionId)
       const topPath = ws.prefix + path
       if (!hunk) {
+        await refuseHardLinks(ws, [topPath])
         await writeFromTree(ws, base, topPath)
         return
       }
@@ -111,7 +123,8 @@ export class Review {
       const chosen = pick(patch, hunk, path)
       const reverted = applyPatch(presentText, reversePatch({ ...patch, hunks: [chosen] }))
       if (reverted === false) throw new HostError('review_stale', `That change to ${path} no longer applies; the view has been refreshed.`)
-      await fs.writeFile(await onDisk(ws, topPath), reverted)
+      // Replaced, never written through (a file with more than one name is refused).
+      await replaceFile(await onDisk(ws, topPath), reverted)
     })
   }
 
@@ -128,7 +141,11 @@ export class Review {
   ): Promise<{ baseText: string; presentText: string; patch: StructuredPatch }> {
     const entry = await entryIn(ws, base, topPath)
     const baseText = entry ? (await readBlob(ws, entry.oid)).toString('utf8') : ''
-    const presentText = await fs.readFile(await onDisk(ws, topPath), 'utf8').catch(() => '')
+    // A file with more than one name (a hard link, perhaps to a file outside) is refused, not read.
+    const presentText = await readTextFile(await onDisk(ws, topPath)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return ''
+      throw error
+    })
     const patch = filePatch(baseText, presentText)
     if (!patch) throw new Error(`${relativeToFolder(ws, topPath)} changed too much to take apart by hunk; keep or revert the whole file`)
     return { baseText, presentText, patch }
@@ -170,8 +187,17 @@ async function modeOnDisk(ws: Workspace, topPath: string): Promise<string> {
   return stat && stat.mode & 0o111 ? '100755' : '100644'
 }
 
-async function fileChange(ws: Workspace, change: ChangedPath): Promise<FileChange> {
+/** A change as the view shows it; `present`: its new side is the file on disk, which is not shown when it has more than one name. */
+async function fileChange(ws: Workspace, change: ChangedPath, present: boolean): Promise<FileChange> {
   const status = change.status === 'A' ? 'added' : change.status === 'D' ? 'deleted' : 'modified'
+  if (present && change.after) {
+    // A hard link in the folder may be a file outside it: its text (taken into the snapshot through the link) is not shown.
+    const stat = await fs.lstat(join(ws.top, change.path)).catch(() => null)
+    if (stat?.isFile() && stat.nlink > 1) {
+      const path = relativeToFolder(ws, change.path)
+      return { path, status, binary: false, tooLarge: false, oldText: null, newText: null, refused: hardLinkRefusal(path, stat.nlink).message }
+    }
+  }
   const oldData = change.before ? await readBlob(ws, change.before.oid) : null
   const newData = change.after ? await readBlob(ws, change.after.oid) : null
   const tooLarge = (oldData?.length ?? 0) > MAX_TEXT_BYTES || (newData?.length ?? 0) > MAX_TEXT_BYTES
