@@ -421,6 +421,12 @@ describe('the installer writes only inside its folder, and only so much', () => 
         tarball([...AGENT_FILES, ...chain.slice(0, 3), { path: 'x', type: 'Link', linkpath: 'd/l2/../etc' }]),
         './fixture/fixture-agent'
       ],
+      // A hard link whose target reads inside (d/outside-tool) but passes through d/l1 → .. first.
+      [
+        'hardlink-through.tar.gz',
+        tarball([...AGENT_FILES, ...chain.slice(0, 2), { path: 'x', type: 'Link', linkpath: 'd/l1/../outside-tool' }]),
+        './fixture/fixture-agent'
+      ],
       [
         'chain.zip',
         await zipArchive([
