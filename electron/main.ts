@@ -23,6 +23,7 @@ import { wantsLoginShell } from './host/environment'
 import type { FromHost, ShellCall } from './host/host-channel'
 import { HostSupervisor, type HostFailure, type HostProcess } from './host/host-supervisor'
 import { buildMenuTemplate } from './menu'
+import { configureSpellcheck, spellcheckOn } from './spellcheck'
 import { SafeStorageSecretStore } from './secret-store'
 import { isTrustedSender } from './trusted-sender'
 import { debounce, loadWindowState, restoreBounds, saveWindowState, type WindowState } from './window-state'
@@ -110,6 +111,8 @@ if (!app.requestSingleInstanceLock()) {
 async function start(): Promise<void> {
   // The app's own files, and nothing else, are answered on app://switchboard/.
   protocol.handle(APP_SCHEME, (request) => serveAppRequest(rendererDir, request))
+  // Spelling is checked by the system's own spellchecker (macOS), else not at all: no dictionary is ever downloaded.
+  configureSpellcheck(session.defaultSession, process.platform)
   // Every permission a page asks for is denied, except notifications for our own window
   // (a turn that ended, or a permission request waiting, while the window is in the background).
   session.defaultSession.setPermissionRequestHandler((contents, permission, callback) =>
@@ -298,7 +301,7 @@ function openWindow(): void {
       webSecurity: true,
       // No middle-click (auxclick) events: nothing uses them, and they are one more way to open a window.
       disableBlinkFeatures: 'Auxclick',
-      spellcheck: true
+      spellcheck: spellcheckOn(process.platform)
     }
   })
   mainWindow = window
@@ -357,6 +360,8 @@ function buildMenu(): Menu {
   return Menu.buildFromTemplate(
     buildMenuTemplate({
       platform: process.platform,
+      // Reload and DevTools only while developing: in the packaged app a page reloaded loses what is being typed, and DevTools runs code in the window.
+      development: !app.isPackaged,
       send: sendCommand,
       openDataFolder: () => void shell.openPath(dataDirectory()),
       openExternal: openInBrowser

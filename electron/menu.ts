@@ -15,6 +15,8 @@ import type { AppCommand } from '../shared/app-commands'
 
 export interface MenuActions {
   platform: NodeJS.Platform
+  /** Not the packaged app: the View menu has Reload, Force Reload and Toggle Developer Tools (and their shortcuts). */
+  development: boolean
   /** Runs an app command in the window. */
   send: (command: AppCommand) => void
   openDataFolder: () => void
@@ -50,10 +52,9 @@ export function buildMenuTemplate(actions: MenuActions): MenuItemConstructorOpti
     {
       label: 'View',
       submenu: [
-        { role: 'reload' },
-        { role: 'forceReload' },
-        { role: 'toggleDevTools' },
-        { type: 'separator' },
+        ...(actions.development
+          ? [{ role: 'reload' as const }, { role: 'forceReload' as const }, { role: 'toggleDevTools' as const }, { type: 'separator' as const }]
+          : []),
         { role: 'resetZoom' },
         { role: 'zoomIn' },
         { role: 'zoomOut' },

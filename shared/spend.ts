@@ -87,8 +87,9 @@ export type SpendGrouping = 'sessions' | 'projects' | 'agents'
 /**
  * The rows of one grouping as CSV (RFC 4180: CRLF lines, a header, text quoted
  * with inner quotes doubled). A text that a spreadsheet would run as a formula
- * (it starts with =, +, -, @ or a tab) is given a leading apostrophe: titles
- * come from prompts and from agents. Costs are plain decimals, one column per
+ * (it starts with =, +, -, @, their full-width forms ＝＋－＠ that some spreadsheets
+ * read as them, `|` (DDE), or a space, tab, CR or LF that a spreadsheet may skip
+ * before one) is given a leading apostrophe: titles come from prompts and from agents. Costs are plain decimals, one column per
  * currency; a UTF-8 byte order mark lets spreadsheets read names as written.
  */
 export function spendCsv(report: { currencies: string[] } & Partial<Record<SpendGrouping, SpendRow[]>>, grouping: SpendGrouping): string {
@@ -120,8 +121,10 @@ export function spendCsv(report: { currencies: string[] } & Partial<Record<Spend
   return '\uFEFF' + lines.map((cells) => cells.join(',')).join('\r\n') + '\r\n'
 }
 
+const FORMULA_START = /^[=+\-@|\t\r\n \uFF1D\uFF0B\uFF0D\uFF20]/
+
 function csvText(value: string): string {
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value
+  const safe = FORMULA_START.test(value) ? `'${value}` : value
   return `"${safe.replace(/"/g, '""')}"`
 }
 

@@ -146,6 +146,8 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
     case 'prompt': {
       const checkpoint = thread.pendingCheckpoint
       thread.pendingCheckpoint = undefined
+      // A new turn: a messageId of an earlier one no longer joins its message (an agent restarted counts from 1 again).
+      for (const key of thread.keyed.keys()) if (/^(user|assistant|thought):/.test(key)) thread.keyed.delete(key)
       // What Switchboard told the agent on the user's behalf (a rewind, an earlier conversation) is said by its notice, not in the bubble.
       const said = record.content.filter((block) => !isSwitchboardNote(block))
       push(thread, {
@@ -567,7 +569,9 @@ function appendChunk(thread: Thread, kind: 'user' | 'assistant' | 'thought', mes
       existing.text += text
       return
     }
-    push(thread, { kind, id: key, text }, key)
+    // The id an earlier turn's message already has (the same messageId again) is not taken twice: this one is named after its record.
+    const id = thread.entries.some((entry) => entry.id === key) ? `${key}~${localId(thread)}` : key
+    push(thread, { kind, id, text }, key)
     return
   }
   const last = thread.entries[thread.entries.length - 1]

@@ -1,5 +1,6 @@
 import { access, readFile } from 'node:fs/promises'
 import { isAbsolute, posix } from 'node:path'
+import { isIP } from 'node:net'
 import type { ProgramToRun } from '../../shared/confirmation'
 import { sshHostOf, type AgentDefinition, type SshTarget } from '../../shared/domain'
 import { programToRun } from './confirmations'
@@ -102,6 +103,11 @@ export async function checkAgentInput(input: AgentInput, previous?: AgentDefinit
   }
 }
 
+/** A query parameter named as a credential is: `token`, `api_key`, `access_token`, `sig`, `password`… */
+const SECRET_PARAM = /(token|key|secret|passw|pwd|auth|sig|credential|session|bearer|jwt)/i
+/** A value that looks like one whatever its name: a long run of token characters with letters and digits. */
+const CREDENTIAL_LIKE = /^(?=.*\d)(?=.*[A-Za-z])[\w\-.~+/=]{24,}$/
+
 /** An HTTP header's name (RFC 9110's token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
@@ -123,6 +129,15 @@ async function checkRemoteAgent(
     throw new Error(`The agent's address must start with ws://, wss://, http:// or https:// (got ${url.protocol}//)`)
   }
   if (url.username || url.password) throw new Error("Put the agent's credentials in a header (Authorization), not in its address")
+  // The address is kept in db.json and shown in logs, states and check reports: a secret in it would be too.
+  for (const [name, value] of url.searchParams) {
+    if (SECRET_PARAM.test(name) || CREDENTIAL_LIKE.test(value)) {
+      throw new Error(
+        `The agent's address carries what looks like a credential in its query ('${name}'): put it in a header (Authorization), which is kept in the secret store, not in the address`
+      )
+    }
+  }
+  url.hash = ''
   const kept = new Set((previous?.remote?.secretHeaders ?? []).map((h) => h.toLowerCase()))
   const headerValues: Record<string, string> = {}
   const secretHeaders: string[] = []
@@ -216,9 +231,10 @@ export function agentProgram(checked: CheckedAgent, previous?: AgentDefinition):
   if (remote) {
     // Nothing runs here, but the agent will: it reads and writes files and runs commands through Switchboard.
     const headers = Object.fromEntries((remote.secretHeaders ?? []).map((h) => [h, h in checked.headerValues ? 'new' : 'kept'] as const))
+    const inClear = sentInClear(remote.url, remote.secretHeaders ?? [])
     return {
       ...programToRun(
-        `Agent “${name}” over the network (it can read and write files in its sessions' folders and run commands here)`,
+        `Agent “${name}” over the network (it can read and write files in its sessions' folders and run commands here)${inClear}`,
         {
           command: remote.url,
           args: [],
@@ -234,6 +250,20 @@ export function agentProgram(checked: CheckedAgent, previous?: AgentDefinition):
   // Over SSH the command runs there; it reads and writes files and runs commands there through Switchboard.
   const label = ssh ? `Agent “${name}” on ${sshHostOf(ssh)} over SSH${sshDetails(ssh)}` : `Agent “${name}”`
   return programToRun(label, { command, args, cwd, env }, secrets)
+}
+
+/**
+ * What the confirmation must say when secret headers would travel unencrypted (ws:// or http://) to a host other
+ * than this computer: confirming is then confirming that too. Empty otherwise.
+ */
+export function sentInClear(address: string, secretHeaders: readonly string[]): string {
+  if (secretHeaders.length === 0) return ''
+  const url = new URL(address)
+  if (url.protocol !== 'ws:' && url.protocol !== 'http:') return ''
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  const loopback = host === 'localhost' || (isIP(host) === 4 && host.startsWith('127.')) || host === '::1'
+  if (loopback) return ''
+  return `. UNENCRYPTED: its secret headers (${secretHeaders.join(', ')}) are sent in the clear over ${url.protocol}// to ${url.host}, where anyone on the network between can read them; confirm only if that network is yours, else use ${url.protocol === 'ws:' ? 'wss' : 'https'}://`
 }
 
 /**

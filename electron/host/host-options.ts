@@ -7,6 +7,7 @@ import type { ConfirmCommand } from './confirmations'
 import type { LoginShellOptions } from './environment'
 import type { SearchHooks } from './search'
 import type { SecretStore } from './secrets'
+import type { RegistryLimits } from './registry/limits'
 
 /** How a Host is made: what the shell around it supplies (a folder picker, dialogs, the secret store) and what tests change. */
 
@@ -32,8 +33,14 @@ export interface HostOptions {
   onAgentMessage?: (agentId: string, direction: 'in' | 'out', message: unknown) => void
   /** Starts agents in place of spawning them (fast Host tests use an in-process stub agent). */
   connectAgent?: ConnectAgent
-  /** The ACP Registry: the feed's URL when the user set none, the snapshot served offline, the platform (tests). */
-  registry?: { url?: string; snapshot?: RegistrySnapshot; platform?: PlatformKey | null; timeoutMs?: number }
+  /** The ACP Registry: the feed's URL when the user set none, the snapshot served offline, the platform, its size limits (tests). */
+  registry?: {
+    url?: string
+    snapshot?: RegistrySnapshot
+    platform?: PlatformKey | null
+    timeoutMs?: number
+    limits?: Partial<RegistryLimits>
+  }
   /**
    * Read the user's login shell's environment at start and give it to every process the Host starts
    * (see environment.ts; the shell decides with `wantsLoginShell`). Without it, the Host's own environment.

@@ -172,7 +172,8 @@ export class Host {
       snapshot: options.registry?.snapshot ?? bundledRegistry(),
       defaultUrl: options.registry?.url,
       platform: options.registry?.platform,
-      feedTimeoutMs: options.registry?.timeoutMs
+      feedTimeoutMs: options.registry?.timeoutMs,
+      limits: options.registry?.limits
     })
     const connector = new SessionConnector({ records, registry, supervisor, mcp })
     this.reconnector = new Reconnector({ records, registry, connector, delaysMs: options.reconnectDelaysMs })

@@ -77,13 +77,25 @@ export async function startWsServer(options: WsServerOptions): Promise<RunningSe
   let port = 0
   const hostForUrl = bindAddress.includes(':') ? `[${bindAddress}]` : bindAddress
   const http = createServer((req, res) => {
+    // Nothing a request carries may end the process: a throw here is answered, never left to Node.
+    try {
+      handleRequest(req, res)
+    } catch (error) {
+      answerFailure(res, error)
+    }
+  })
+  const handleRequest = (req: IncomingMessage, res: ServerResponse): void => {
     // A page on another site that rebinds its name to 127.0.0.1 still sends its own name as Host: refused.
     if (!isOwnHost(req.headers.host, port, hostForUrl)) {
       res.writeHead(421, { 'Content-Type': 'text/plain' }).end('Misdirected request')
       return
     }
-    const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname
-    if (path === '/auth') {
+    const target = requestTarget(req.url)
+    if (!target) {
+      res.writeHead(400, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-store' }).end('Bad request')
+      return
+    }
+    if (target.path === '/auth') {
       const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? ''
       // 200 either way: a page asking is not an error worth a line in its console.
       res
@@ -91,17 +103,25 @@ export async function startWsServer(options: WsServerOptions): Promise<RunningSe
         .end(JSON.stringify({ accepted: tokenMatches(given, token) }))
       return
     }
-    void serveStatic(rendererDir, req, res, options.themeChoice ?? (() => themeChoiceOf(host)))
-  })
+    serveStatic(rendererDir, target.path, req, res, options.themeChoice ?? (() => themeChoiceOf(host))).catch((error: unknown) =>
+      answerFailure(res, error)
+    )
+  }
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES })
 
   http.on('upgrade', (req, socket, head) => {
-    const refusal = checkUpgrade(req, token, port, hostForUrl)
-    if (refusal) {
-      socket.end(`HTTP/1.1 ${refusal}\r\nConnection: close\r\n\r\n`)
-      return
+    // A socket reset while it is refused or upgraded is that client's end, not the server's.
+    socket.on('error', () => undefined)
+    try {
+      const refusal = checkUpgrade(req, token, port, hostForUrl)
+      if (refusal) {
+        socket.end(`HTTP/1.1 ${refusal}\r\nConnection: close\r\n\r\n`)
+        return
+      }
+      wss.handleUpgrade(req, socket, head, (ws) => serveSocket(ws, host, options.confirmCommand))
+    } catch {
+      socket.destroy()
     }
-    wss.handleUpgrade(req, socket, head, (ws) => serveSocket(ws, host, options.confirmCommand))
   })
 
   await new Promise<void>((resolveListen, reject) => {
@@ -119,16 +139,51 @@ export async function startWsServer(options: WsServerOptions): Promise<RunningSe
 
 /** Returns an HTTP status line when the upgrade must be refused. */
 function checkUpgrade(req: IncomingMessage, token: string, port: number, hostForUrl: string): string | null {
-  const url = new URL(req.url ?? '/', 'http://127.0.0.1')
   if (!isOwnHost(req.headers.host, port, hostForUrl)) return '421 Misdirected Request'
-  if (url.pathname !== '/ws') return '404 Not Found'
-  if (!tokenMatches(url.searchParams.get('token') ?? '', token)) return '401 Unauthorized'
+  const target = requestTarget(req.url)
+  if (!target) return '400 Bad Request'
+  if (target.path !== '/ws') return '404 Not Found'
+  if (!tokenMatches(target.query.get('token') ?? '', token)) return '401 Unauthorized'
   const origin = req.headers.origin
   if (origin !== undefined) {
     const allowed = [`http://127.0.0.1:${port}`, `http://localhost:${port}`, `http://[::1]:${port}`, `http://${hostForUrl}:${port}`]
     if (!allowed.includes(origin)) return '403 Forbidden'
   }
   return null
+}
+
+/**
+ * A request's target as this server takes it: origin-form only (`/path?query`), its path decoded. Anything else is
+ * null, answered 400: an absolute-form target (`GET http://elsewhere/`, which only a proxy takes), an authority that
+ * `//` would make of the path, an escape that is not UTF-8 (`/%`, `/%C0%AF`, `/%E0%A4%A`), a NUL.
+ */
+export function requestTarget(raw: string | undefined): { path: string; query: URLSearchParams } | null {
+  if (!raw || !raw.startsWith('/') || raw.startsWith('//')) return null
+  let url: URL
+  try {
+    url = new URL(raw, 'http://127.0.0.1')
+  } catch {
+    return null
+  }
+  if (url.host !== '127.0.0.1') return null
+  let path: string
+  try {
+    path = decodeURIComponent(url.pathname)
+  } catch {
+    return null
+  }
+  if (path.includes('\0') || path.startsWith('//')) return null
+  return { path, query: url.searchParams }
+}
+
+/** An answer for a request whose handling threw: 500 when nothing was sent yet, else the connection is cut. */
+function answerFailure(res: ServerResponse, error: unknown): void {
+  console.error(`switchboard serve: a request failed: ${error instanceof Error ? error.message : String(error)}`)
+  if (res.headersSent) {
+    res.destroy()
+    return
+  }
+  res.writeHead(500, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-store' }).end('Internal error')
 }
 
 /** Compared in constant time: how long a guess took says nothing of the token. */
@@ -203,12 +258,17 @@ function serveSocket(ws: WebSocket, host: OpeningHost, confirmCommand: ConfirmCo
   })
 }
 
-async function serveStatic(root: string, req: IncomingMessage, res: ServerResponse, themeChoice: () => Promise<string | undefined>): Promise<void> {
+async function serveStatic(
+  root: string,
+  pathname: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  themeChoice: () => Promise<string | undefined>
+): Promise<void> {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.writeHead(405).end()
     return
   }
-  const pathname = decodeURIComponent(new URL(req.url ?? '/', 'http://127.0.0.1').pathname)
   const relative = normalize(pathname === '/' ? '/index.html' : pathname).replace(/^([\\/])+/, '')
   const file = join(root, relative)
   if (file !== root && !file.startsWith(root + sep)) {

@@ -292,3 +292,74 @@ describe('checking what is typed', () => {
     expect(await host.request('agents.list', {})).toEqual([])
   })
 })
+
+describe('secrets of a network agent', () => {
+  const add = (host: Host, url: string, headers: Record<string, string> = {}) =>
+    host.request('agents.add', { name: 'Net', command: '', args: [], env: {}, secretEnv: {}, remote: { url, headers } }).then(
+      (agent) => agent.id,
+      (error: Error) => `refused: ${error.message}`
+    )
+
+  it('refuses a credential in the address (userinfo or query) without repeating it, and keeps none in db.json', async () => {
+    const host = await startHost()
+    const secrets = ['sk_live_4eC39HqLyjWDarjtT1zdp7dc', 'hunter2-password', 'abc123']
+    for (const url of [
+      `wss://agents.example.com/acp?token=${secrets[2]}`,
+      `wss://agents.example.com/acp?api_key=${secrets[2]}`,
+      `https://agents.example.com/acp?Signature=${secrets[2]}&x=1`,
+      `wss://agents.example.com/acp?x=${secrets[0]}`,
+      `wss://me:${secrets[1]}@agents.example.com/acp`
+    ]) {
+      const answer = await add(host, url)
+      expect(answer, url).toMatch(/^refused: .*(credentials in a header|looks like a credential in its query)/)
+      for (const secret of secrets) expect(answer, url).not.toContain(secret)
+    }
+    expect(await host.request('agents.list', {})).toEqual([])
+    // A plain query stays; a fragment (never sent) is not kept.
+    expect(await add(host, 'wss://agents.example.com/acp?model=small#frag')).not.toMatch(/^refused/)
+    expect((await host.request('agents.list', {}))[0].remote?.url).toBe('wss://agents.example.com/acp?model=small')
+    const db = await readFile(join(dataDir, 'db.json'), 'utf8')
+    for (const secret of secrets) expect(db).not.toContain(secret)
+  })
+
+  it('asks before sending secret headers unencrypted to another computer, and saves nothing when not confirmed', async () => {
+    const asked: string[] = []
+    let answer = false
+    const host = await HostClass.open({
+      dataDir,
+      version: 'test',
+      presets: [],
+      confirmCommand: async (change) => {
+        asked.push(change.programs.map((p) => p.label).join('\n'))
+        return answer ? { confirmed: true } : { confirmed: false, code: 'confirmation_refused', message: 'Not confirmed' }
+      }
+    })
+    hosts.push(host)
+    const token = { Authorization: `Bearer ${TOKEN}` }
+    expect(await add(host, 'http://agents.example.com/acp', token)).toMatch(/^refused: Not confirmed/)
+    expect(asked.at(-1)).toMatch(
+      /UNENCRYPTED: its secret headers \(Authorization\) are sent in the clear over http:\/\/ to agents\.example\.com, .*else use https:\/\//
+    )
+    expect(await add(host, 'ws://10.0.0.7:8080/acp', token)).toMatch(/^refused: Not confirmed/)
+    expect(asked.at(-1)).toMatch(/UNENCRYPTED: .* over ws:\/\/ to 10\.0\.0\.7:8080, .*else use wss:\/\//)
+    expect(await host.request('agents.list', {})).toEqual([])
+    const db = await readFile(join(dataDir, 'db.json'), 'utf8').catch(() => '')
+    expect(db).not.toContain(TOKEN)
+
+    // Encrypted, on this computer, or with no secret to send: the confirmation says nothing of it.
+    answer = true
+    for (const [url, headers] of [
+      ['wss://agents.example.com/acp', token],
+      ['ws://127.0.0.1:9/acp', token],
+      ['http://localhost:9/acp', token],
+      ['http://[::1]:9/acp', token],
+      ['http://agents.example.com/plain', {}]
+    ] as const) {
+      expect(await add(host, url, headers), url).not.toMatch(/^refused/)
+      expect(asked.at(-1), url).not.toMatch(/UNENCRYPTED/)
+    }
+    // Confirmed, it is saved (the user's choice).
+    expect(await add(host, 'http://agents.example.com/acp', token)).not.toMatch(/^refused/)
+    expect(asked.at(-1)).toMatch(/UNENCRYPTED/)
+  })
+})

@@ -1,11 +1,13 @@
 import { existsSync, readdirSync, statSync } from 'node:fs'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { randomBytes } from 'node:crypto'
+import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Host, type HostOptions } from '../../electron/host/host'
 import type { RegistrySnapshot } from '../../shared/registry'
 import { confirmEverything, entriesOf, fold, removeDir, tempDir, waitUntil } from '../helpers'
-import { ICON, RegistryFixture, tarball, zipArchive } from '../registry/fixture'
+import { stagedCommand } from '../../electron/host/registry/install'
+import { ICON, launcherScript, RegistryFixture, tarball, zipArchive } from '../registry/fixture'
 
 /**
  * Agents from the ACP Registry, against a registry served on 127.0.0.1:
@@ -33,6 +35,7 @@ beforeEach(async () => {
   fixture.agents = [fixture.binaryAgent('1.0.0', PLATFORM)]
   fixture.feedOverride = null
   fixture.cut.clear()
+  fixture.streams.clear()
   fixture.requests = []
 })
 
@@ -367,4 +370,195 @@ it('a damaged cache file is fetched again rather than trusted', async () => {
   await writeFile(join(dataDir, 'registry', 'feed.json'), '{"url": 5')
   const listing = await host.request('registry.list', {})
   expect(listing.source).toBe('network')
+})
+
+/** An entry for the fixture agent whose archive is `/dl/<name>` and whose command is `cmd`. */
+function agentFor(name: string, cmd = './fixture/fixture-agent') {
+  return {
+    ...fixture.binaryAgent('1.0.0', PLATFORM),
+    id: name.replace(/\W/g, '-'),
+    distribution: { binary: { [PLATFORM]: { archive: `${fixture.base}/dl/${name}`, cmd, args: [], env: {} } } }
+  }
+}
+
+/** The fixture agent's own files, so that an archive the old code took would install and run. */
+const AGENT_FILES = [
+  { path: 'fixture/', type: 'Directory' as const },
+  { path: 'fixture/fixture-agent', type: 'File' as const, body: launcherScript('1.0.0'), mode: 0o755 }
+]
+
+describe('the installer writes only inside its folder, and only so much', () => {
+  it('refuses a chain of links that each look inside but lead out, and a command through them; the file outside stays as it was', async () => {
+    // Staging is <root>/data/agents/<id>/.staging-…: five levels of `..` from d/ reach <root>.
+    const outsideTool = join(root, 'outside-tool')
+    await writeFile(outsideTool, '#!/bin/sh\necho pwned\n', { mode: 0o644 })
+    await chmod(outsideTool, 0o644)
+    const chain = [
+      { path: 'd/', type: 'Directory' as const },
+      { path: 'd/l1', type: 'SymbolicLink' as const, linkpath: '..' },
+      { path: 'd/l2', type: 'SymbolicLink' as const, linkpath: 'l1/..' },
+      { path: 'd/l3', type: 'SymbolicLink' as const, linkpath: 'l2/..' },
+      { path: 'd/l4', type: 'SymbolicLink' as const, linkpath: 'l3/..' },
+      { path: 'd/l5', type: 'SymbolicLink' as const, linkpath: 'l4/..' }
+    ]
+    const archives: [string, Buffer, string][] = [
+      ['chain.tar.gz', tarball([...AGENT_FILES, ...chain]), './d/l5/outside-tool'],
+      // Made the other way round: the link that leads out is made first, the one it goes through after.
+      [
+        'chain-late.tar.gz',
+        tarball([
+          ...AGENT_FILES,
+          { path: 'd/', type: 'Directory' },
+          { path: 'd/e/', type: 'Directory' },
+          { path: 'd/out', type: 'SymbolicLink', linkpath: 'up/../../..' },
+          { path: 'd/up', type: 'SymbolicLink', linkpath: 'e/..' },
+          { path: 'd/e', type: 'SymbolicLink', linkpath: '..' }
+        ]),
+        './fixture/fixture-agent'
+      ],
+      [
+        'chain-hardlink.tar.gz',
+        tarball([...AGENT_FILES, ...chain.slice(0, 3), { path: 'x', type: 'Link', linkpath: 'd/l2/../etc' }]),
+        './fixture/fixture-agent'
+      ],
+      // A hard link whose target reads inside (d/outside-tool) but passes through d/l1 → .. first.
+      [
+        'hardlink-through.tar.gz',
+        tarball([...AGENT_FILES, ...chain.slice(0, 2), { path: 'x', type: 'Link', linkpath: 'd/l1/../outside-tool' }]),
+        './fixture/fixture-agent'
+      ],
+      [
+        'chain.zip',
+        await zipArchive([
+          { path: 'fixture/fixture-agent', body: launcherScript('1.0.0'), mode: 0o100755 },
+          ...chain.slice(1).map((link) => ({ path: link.path, body: link.linkpath ?? '', mode: 0o120777 }))
+        ]),
+        './d/l5/outside-tool'
+      ]
+    ]
+    for (const [name, body] of archives) fixture.files.set(`/dl/${name}`, body)
+    fixture.agents = archives.map(([name, , cmd]) => agentFor(name, cmd))
+    host = await open()
+    await host.request('registry.list', {})
+    for (const [name] of archives) {
+      const result = await host.handle('registry.install', { registryId: name.replace(/\W/g, '-') })
+      expect(result, name).toMatchObject({ ok: false, error: { code: 'archive_refused' } })
+      expect(!result.ok && result.error.message, name).toMatch(
+        /^The archive was refused: its entry '.*' is a link that points outside the folder.*Nothing was installed\.$/
+      )
+    }
+    expect(await host.request('agents.list', {})).toEqual([])
+    expect(statSync(outsideTool).mode & 0o777).toBe(0o644)
+    for (const folder of readdirSync(join(dataDir, 'agents'))) expect(readdirSync(join(dataDir, 'agents', folder))).toEqual([])
+  })
+
+  it('marks executable only a regular file inside the folder, after every link', async () => {
+    const staging = join(root, 'staging')
+    const outsideTool = join(root, 'outside-tool')
+    await mkdir(join(staging, 'bin'), { recursive: true })
+    await writeFile(outsideTool, 'x', { mode: 0o644 })
+    await writeFile(join(staging, 'bin', 'real'), 'x')
+    await symlink('../../outside-tool', join(staging, 'bin', 'tool'))
+    await symlink('..', join(staging, 'bin', 'up'))
+    await symlink('real', join(staging, 'bin', 'inner'))
+    await expect(stagedCommand(staging, 'bin/tool', 'Evil')).rejects.toThrow(
+      "Evil's command 'bin/tool' points outside its folder. Nothing was installed."
+    )
+    await expect(stagedCommand(staging, 'bin/up/../outside-tool', 'Evil')).rejects.toThrow('points outside its folder')
+    await expect(stagedCommand(staging, 'bin', 'Evil')).rejects.toThrow("Evil's archive has no 'bin' in it")
+    expect(await stagedCommand(staging, 'bin/inner', 'Fine')).toMatchObject({ path: join(staging, 'bin', 'real') })
+  })
+
+  it('stops a download at its limit while it streams, and installs nothing', async () => {
+    fixture.streams.set('/dl/endless.tar.gz', { bytes: 256 * 1024 * 1024, sent: 0 })
+    fixture.agents = [agentFor('endless.tar.gz')]
+    host = await open({ registry: { url: fixture.feedUrl, platform: PLATFORM, snapshot: bundledForTests(), limits: { downloadBytes: 1024 * 1024 } } })
+    await host.request('registry.list', {})
+    const result = await host.handle('registry.install', { registryId: 'endless-tar-gz' })
+    expect(result).toMatchObject({
+      ok: false,
+      error: {
+        code: 'download_failed',
+        message: 'The download of endless.tar.gz was stopped: it is larger than 1 MB, more than an agent should be. Nothing was installed.'
+      }
+    })
+    // The server could write no more than the limit and what the sockets between hold, not the 256 MB it had.
+    expect(fixture.streams.get('/dl/endless.tar.gz')!.sent).toBeLessThan(32 * 1024 * 1024)
+    expect(readdirSync(join(dataDir, 'agents', 'endless-tar-gz'))).toEqual([])
+  })
+
+  it('stops reading a feed and an icon at their limits while they stream', async () => {
+    fixture.streams.set('/endless-feed.json', { bytes: 256 * 1024 * 1024, sent: 0 })
+    fixture.streams.set('/endless-icon.svg', { bytes: 256 * 1024 * 1024, sent: 0 })
+    fixture.agents = [{ ...fixture.binaryAgent('1.0.0', PLATFORM), icon: `${fixture.base}/endless-icon.svg` }]
+    const limits = { feedBytes: 1024 * 1024, iconBytes: 64 * 1024 }
+    host = await open({ registry: { url: `${fixture.base}/endless-feed.json`, platform: PLATFORM, snapshot: bundledForTests(), limits } })
+    const listing = await host.request('registry.list', {})
+    expect(listing.source).toBe('snapshot')
+    expect(listing.problem).toMatch(
+      /^The registry at http:\/\/127\.0\.0\.1:\d+\/endless-feed\.json sent more than 1 MB, more than a registry should; nothing more was read\./
+    )
+    expect(fixture.streams.get('/endless-feed.json')!.sent).toBeLessThan(32 * 1024 * 1024)
+
+    await host.request('registry.setUrl', { url: fixture.feedUrl })
+    const listed = await host.request('registry.list', { refresh: true })
+    expect(listed.source).toBe('network')
+    expect(listed.agents[0].icon).toBeUndefined()
+    expect(fixture.streams.get('/endless-icon.svg')!.sent).toBeLessThan(32 * 1024 * 1024)
+  })
+
+  it('refuses a zip bomb and a tar bomb by their ratio, and an archive by its unpacked size, before filling the disk', async () => {
+    const zeros = Buffer.alloc(64 * 1024 * 1024)
+    const bombs: [string, Buffer][] = [
+      [
+        'bomb.zip',
+        await zipArchive([
+          { path: 'fixture/fixture-agent', body: launcherScript('1.0.0'), mode: 0o100755 },
+          { path: 'fixture/zeros', body: zeros.toString('latin1') }
+        ])
+      ],
+      ['bomb.tar.gz', tarball([...AGENT_FILES, { path: 'fixture/zeros', type: 'File', body: zeros.toString('latin1') }])]
+    ]
+    for (const [name, body] of bombs) fixture.files.set(`/dl/${name}`, body)
+    fixture.agents = bombs.map(([name]) => agentFor(name))
+    host = await open()
+    await host.request('registry.list', {})
+    for (const [name, body] of bombs) {
+      expect(body.length, name).toBeLessThan(1024 * 1024)
+      const result = await host.handle('registry.install', { registryId: name.replace(/\W/g, '-') })
+      expect(result, name).toMatchObject({ ok: false, error: { code: 'archive_refused' } })
+      expect(!result.ok && result.error.message, name).toMatch(
+        /^The archive was refused: its entry 'fixture\/zeros' is 64 MB packed into .*, more than 100 times: a zip bomb\. Nothing was installed\.$/
+      )
+    }
+    await host.close()
+
+    // Random bytes do not compress: refused by the size they unpack to.
+    const noise = randomBytes(6 * 1024 * 1024).toString('latin1')
+    fixture.files.set(
+      '/dl/big.zip',
+      await zipArchive([
+        { path: 'fixture/fixture-agent', body: launcherScript('1.0.0'), mode: 0o100755 },
+        { path: 'fixture/noise', body: noise }
+      ])
+    )
+    fixture.files.set('/dl/big.tar.gz', tarball([...AGENT_FILES, { path: 'fixture/noise', type: 'File', body: noise }]))
+    fixture.agents = [agentFor('big.zip'), agentFor('big.tar.gz')]
+    host = await open({
+      registry: { url: fixture.feedUrl, platform: PLATFORM, snapshot: bundledForTests(), limits: { unpackedBytes: 4 * 1024 * 1024 } }
+    })
+    await host.request('registry.list', { refresh: true })
+    for (const name of ['big.zip', 'big.tar.gz']) {
+      const result = await host.handle('registry.install', { registryId: name.replace(/\W/g, '-') })
+      expect(result, name).toMatchObject({
+        ok: false,
+        error: {
+          code: 'archive_refused',
+          message:
+            "The archive was refused: its entry 'fixture/noise' is more than the 4 MB an archive may unpack to (a zip bomb?). Nothing was installed."
+        }
+      })
+    }
+    expect(await host.request('agents.list', {})).toEqual([])
+  })
 })

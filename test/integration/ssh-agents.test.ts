@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { link, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises'
@@ -252,11 +253,22 @@ describe('a connection to the host', () => {
       )
       return { message, state: (await host.request('agents.states', {})).find((s) => s.agentId === agent.id)?.message }
     }
-    const changed = await attempt('Changed key', sshd.target({ knownHostsFile: sshd.wrongKnownHosts }))
+    // The agent's own known_hosts, a copy: the command the message gives is run on it.
+    const changedHosts = join(root, `changed-${randomUUID()}`, 'wrong_known_hosts')
+    await mkdir(join(changedHosts, '..'))
+    await writeFile(changedHosts, readFileSync(sshd.wrongKnownHosts))
+    const changed = await attempt('Changed key', sshd.target({ knownHostsFile: changedHosts }))
     expect(changed.message).toMatch(
       /^Agent 'Changed key' could not connect to 127\.0\.0\.1:\d+ over SSH: the host key 127\.0\.0\.1:\d+ sent is not the one .*wrong_known_hosts has for it \(it changed\)/
     )
-    expect(changed.message).toMatch(/replace the old one \(ssh-keygen -R 127\.0\.0\.1\)/)
+    const command = /replace the old one \((ssh-keygen .*?)\); otherwise/.exec(changed.message)?.[1] ?? ''
+    const entry = `[127.0.0.1]:${sshd.target().port}`
+    expect(command).toBe(`ssh-keygen -f '${changedHosts}' -R '${entry}'`)
+    const known = (): boolean => spawnSync('ssh-keygen', ['-F', entry, '-f', changedHosts]).status === 0
+    expect(known()).toBe(true)
+    // Pasted into a terminal, it removes the entry ssh refused.
+    expect(spawnSync('sh', ['-c', command], { encoding: 'utf8' })).toMatchObject({ status: 0 })
+    expect(known()).toBe(false)
     const unknown = await attempt('Unknown host', sshd.target({ knownHostsFile: sshd.emptyKnownHosts }))
     expect(unknown.message).toMatch(
       /127\.0\.0\.1:\d+ is not a known host: its key is not in .*empty_known_hosts\. Connect once with ssh in a terminal/

@@ -339,8 +339,27 @@ describe('a worktree per session', () => {
       ok: false,
       error: { code: 'worktree_in_the_way' }
     })
+    // Names git takes but that mislead: one that reads as another (bidi, invisible, odd spaces), or a full ref.
+    const misleading = [
+      'main\u202E', // right-to-left override
+      'fix\u2066-x\u2069', // isolates
+      'ma\u200Bin', // zero-width space
+      'feature\u200D', // zero-width joiner
+      'ma\uFEFFin', // byte order mark (at either end, the request's trim takes it away)
+      'tab\u00A0name', // no-break space
+      'blank\u3164', // Hangul filler
+      'refs/heads/evil',
+      'refs/tags/v1',
+      'heads/main'
+    ]
+    for (const branch of misleading) {
+      const refused = await host.handle('sessions.new', { projectId, agentId, isolation: 'worktree', branch })
+      expect(refused, JSON.stringify(branch)).toMatchObject({ ok: false })
+      expect(!refused.ok && refused.error.message, JSON.stringify(branch)).toMatch(/^The branch name '.*' (has a character|starts like a full ref)/s)
+    }
     // Nothing was left behind by the refusals: no new branch, no new worktree.
     expect(gitIn(repo, 'branch', '--list', '--format=%(refname:short)').split('\n').sort()).toEqual(['main', 'taken'])
+    expect(gitIn(repo, 'for-each-ref', '--format=%(refname)')).not.toMatch(/refs\/heads\/(refs|heads)\//)
   })
 })
 

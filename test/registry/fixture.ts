@@ -86,6 +86,11 @@ export class RegistryFixture {
   /** Paths whose download is cut after half of the bytes. */
   readonly cut = new Set<string>()
   requests: string[] = []
+  /**
+   * Paths answered with this many zero bytes, streamed a chunk at a time as the client reads them (no
+   * content-length): `sent` counts what the server managed to write before the client stopped reading.
+   */
+  readonly streams = new Map<string, { bytes: number; sent: number }>()
   private server: Server | null = null
   private port = 0
 
@@ -104,6 +109,24 @@ export class RegistryFixture {
       if (path === '/registry.json') {
         res.writeHead(200, { 'content-type': 'application/json' })
         res.end(this.feedOverride ?? JSON.stringify({ version: '1.0.0', agents: this.agents }))
+        return
+      }
+      const stream = this.streams.get(path)
+      if (stream) {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' })
+        const chunk = Buffer.alloc(64 * 1024)
+        const more = (): void => {
+          while (stream.sent < stream.bytes && !res.destroyed) {
+            stream.sent += chunk.length
+            if (!res.write(chunk)) {
+              res.once('drain', more)
+              return
+            }
+          }
+          if (!res.destroyed) res.end()
+        }
+        res.on('error', () => undefined)
+        more()
         return
       }
       const file = this.files.get(path)

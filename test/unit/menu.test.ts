@@ -5,11 +5,12 @@ import { buildMenuTemplate } from '../../electron/menu'
 
 /** The native menu's template (built without Electron): the usual roles, and app items that send commands to the window. */
 
-function build(platform: NodeJS.Platform) {
+function build(platform: NodeJS.Platform, development = true) {
   const sent: AppCommand[] = []
   const opened: string[] = []
   const template = buildMenuTemplate({
     platform,
+    development,
     send: (c) => sent.push(c),
     openDataFolder: () => opened.push('data'),
     openExternal: (u) => opened.push(u)
@@ -47,6 +48,23 @@ describe('the application menu', () => {
         .map((i) => i.role)
         .filter(Boolean)
     ).toEqual(['reload', 'forceReload', 'toggleDevTools', 'resetZoom', 'zoomIn', 'zoomOut', 'togglefullscreen'])
+  })
+
+  it('has no Reload, Force Reload or Developer Tools in the packaged app, on any platform (they stay while developing)', () => {
+    const roles = (template: MenuItemConstructorOptions[]): string[] =>
+      template.flatMap((menu) => [menu.role ?? '', ...items(menu).map((i) => i.role ?? '')]).filter(Boolean)
+    for (const platform of ['darwin', 'linux', 'win32'] as const) {
+      const packaged = roles(build(platform, false).template)
+      for (const role of ['reload', 'forceReload', 'toggleDevTools']) expect(packaged, `${platform}: ${role}`).not.toContain(role)
+      expect(packaged).toContain('resetZoom')
+      const development = roles(build(platform, true).template)
+      for (const role of ['reload', 'forceReload', 'toggleDevTools']) expect(development, `${platform}: ${role}`).toContain(role)
+    }
+    expect(
+      items(build('linux', false).template[2])
+        .map((i) => i.role ?? i.type)
+        .filter(Boolean)
+    ).toEqual(['resetZoom', 'zoomIn', 'zoomOut', 'separator', 'togglefullscreen'])
   })
 
   it('sends each app command to the window, showing the shortcut the page handles', () => {

@@ -163,4 +163,19 @@ describe('CSV', () => {
     const lines = spendCsv({ currencies: ['USD', 'EUR'], sessions: [row] }, 'sessions').split('\r\n')
     expect(lines[1]).toBe(`"'=HYPERLINK(""http://x"",""click"")","a,b","line\nbreak",0.3,,3,2,1,0,0,0,"2025-06-01T00:00:00.000Z",`)
   })
+
+  it('neutralises a leading space, tab, CR, LF, pipe and the full-width formula signs too', () => {
+    const starts = [' =1+1', '\t=1+1', '\r=1+1', '\n=1+1', '|cmd', '＝1+1', '＋1', '－1', '＠SUM(A1)', '=1', '+1', '-1', '@A1']
+    const rows: SpendRow[] = starts.map((name, i) => ({
+      id: `s${i}`,
+      name,
+      cost: {},
+      tokens: { total: 0, input: 0, output: 0, thought: 0, cachedRead: 0, cachedWrite: 0 },
+      last: '2025-06-01T00:00:00.000Z'
+    }))
+    const csv = spendCsv({ currencies: [], agents: rows }, 'agents')
+    for (const name of starts) expect(csv, JSON.stringify(name)).toContain(`\r\n"'${name}",`)
+    // Text that starts otherwise is left as written.
+    expect(spendCsv({ currencies: [], agents: [{ ...rows[0], name: 'Fix = bug' }] }, 'agents')).toContain('\r\n"Fix = bug",')
+  })
 })

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
-import { describeSshFailure } from '../../electron/host/ssh/options'
+import { describeSshFailure, forgetHostKeyCommand } from '../../electron/host/ssh/options'
 import { lifelineScript } from '../../electron/host/ssh/script'
 import { isProcessRunning, waitUntil } from '../helpers'
 
@@ -51,6 +51,14 @@ describe('the lifeline script', () => {
 
 describe('ssh failures', () => {
   const target = { destination: 'me@devbox', knownHostsFile: '/keys/known_hosts' }
+  it("give the command that removes a changed key: the host without user@, [host]:port off port 22, the agent's own file", () => {
+    expect(forgetHostKeyCommand(target)).toBe("ssh-keygen -f '/keys/known_hosts' -R 'devbox'")
+    expect(forgetHostKeyCommand({ destination: 'me@devbox', port: 22 })).toBe("ssh-keygen -R 'devbox'")
+    expect(forgetHostKeyCommand({ destination: 'me@10.0.0.5', port: 2222 })).toBe("ssh-keygen -R '[10.0.0.5]:2222'")
+    expect(forgetHostKeyCommand({ destination: 'devbox', port: 2222, knownHostsFile: "/o'brien/known hosts" })).toBe(
+      "ssh-keygen -f '/o'\\''brien/known hosts' -R '[devbox]:2222'"
+    )
+  })
   it('say what happened and what to do', () => {
     expect(describeSshFailure('WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!\nHost key verification failed.\n', target)).toMatch(
       /^the host key me@devbox sent is not the one \/keys\/known_hosts has for it \(it changed\)/

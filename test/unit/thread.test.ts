@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { SessionUpdate } from '@agentclientprotocol/sdk'
-import { applyRecord, applyRecordAt, applyRecordsAt, createThread, modelsShown, modesShown, turnUsageOf } from '../../shared/thread'
+import { applyRecord, applyRecordAt, applyRecordsAt, createThread, foldTail, modelsShown, modesShown, turnUsageOf } from '../../shared/thread'
 import type { TranscriptRecord } from '../../shared/transcript'
 
 const at = '2026-01-01T00:00:00.000Z'
@@ -72,6 +72,44 @@ describe('the thread fold', () => {
       ['r24', 'replayed prompt'],
       ['r26', '']
     ])
+  })
+
+  it('starts a new message when a messageId of an earlier turn comes again (an agent restarted, counting from 1), live and reopened alike', () => {
+    const chunk = (kind: 'agent_message_chunk' | 'agent_thought_chunk', t: string, messageId: string) =>
+      update({ sessionUpdate: kind, content: text(t), messageId })
+    const records: TranscriptRecord[] = [
+      { t: 'prompt', at, content: [text('first')] },
+      chunk('agent_thought_chunk', 'thinking once', '1'),
+      chunk('agent_message_chunk', 'First ', '1'),
+      chunk('agent_message_chunk', 'answer', '1'),
+      { t: 'stop', at, stopReason: 'end_turn' },
+      { t: 'prompt', at, content: [text('second')] },
+      chunk('agent_thought_chunk', 'thinking again', '1'),
+      chunk('agent_message_chunk', 'Second ', '1'),
+      chunk('agent_message_chunk', 'answer', '1'),
+      { t: 'stop', at, stopReason: 'end_turn' }
+    ]
+    // Live: one record at a time as they are written; reopened: the transcript's tail folded at once.
+    const live = createThread()
+    records.forEach((record, i) => applyRecordAt(live, record, i))
+    const reopened = foldTail(records, records.length)
+    expect(reopened.entries).toEqual(live.entries)
+    expect(live.entries.map((e) => [e.kind, 'text' in e ? e.text : ''])).toEqual([
+      ['user', 'first'],
+      ['thought', 'thinking once'],
+      ['assistant', 'First answer'],
+      ['stop', ''],
+      ['user', 'second'],
+      ['thought', 'thinking again'],
+      ['assistant', 'Second answer'],
+      ['stop', '']
+    ])
+    const ids = live.entries.map((e) => e.id)
+    expect(new Set(ids).size).toBe(ids.length)
+    // One record at a time without seqs (the plain fold) agrees too.
+    expect(fold(records).entries.map((e) => [e.kind, 'text' in e ? e.text : ''])).toEqual(
+      live.entries.map((e) => [e.kind, 'text' in e ? e.text : ''])
+    )
   })
 
   it('appends chunks without messageId to the last entry of the same kind only', () => {

@@ -3,7 +3,8 @@ import { join } from 'node:path'
 import { z } from 'zod'
 import { registryAgentSchema, registryFeedSchema, type RegistryAgent, type RegistrySnapshot } from '../../../shared/registry'
 import { AtomicTextFile } from '../atomic-file'
-import { causeOf, get } from './http'
+import { causeOf, get, readCapped, TooLarge } from './http'
+import { bytesText, registryLimits, type RegistryLimits } from './limits'
 import { privateFolder } from '../private-files'
 
 /**
@@ -20,6 +21,8 @@ export interface FeedOptions {
   snapshot: RegistrySnapshot
   /** How long a fetch of the feed may take (default 10 s). */
   timeoutMs?: number
+  /** The feed's and each icon's size limits (limits.ts; tests lower them). */
+  limits?: Partial<RegistryLimits>
 }
 
 export interface FeedResult {
@@ -30,8 +33,6 @@ export interface FeedResult {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000
-const MAX_FEED_BYTES = 8 * 1024 * 1024
-const MAX_ICON_BYTES = 64 * 1024
 const ICON_TIMEOUT_MS = 5000
 const ICON_CONCURRENCY = 6
 
@@ -55,7 +56,10 @@ export class RegistryFeed {
   /** The copy kept, as read from the file once (undefined: not read yet; null: none). */
   private kept: Kept | null | undefined
 
+  private readonly limits: RegistryLimits
+
   constructor(private readonly options: FeedOptions) {
+    this.limits = registryLimits(options.limits)
     this.file = new AtomicTextFile(join(options.dataDir, 'registry', 'feed.json'))
   }
 
@@ -74,7 +78,7 @@ export class RegistryFeed {
     let agents: RegistryAgent[]
     let skipped: string[]
     try {
-      ;({ agents, skipped } = parseFeed(await fetchText(url, this.options.timeoutMs ?? 10_000, MAX_FEED_BYTES), url))
+      ;({ agents, skipped } = parseFeed(await fetchText(url, this.options.timeoutMs ?? 10_000, this.limits.feedBytes), url))
     } catch (error) {
       const problem = error instanceof Error ? error.message : String(error)
       if (cached)
@@ -92,7 +96,7 @@ export class RegistryFeed {
         problem: `${problem} Showing the list bundled with Switchboard (${snapshot.fetchedAt.slice(0, 10)}).`
       }
     }
-    const icons = await fetchIcons(agents, cached?.snapshot.icons ?? {})
+    const icons = await fetchIcons(agents, cached?.snapshot.icons ?? {}, this.limits.iconBytes)
     const snapshot: RegistrySnapshot = { url, fetchedAt: new Date().toISOString(), agents, icons }
     await privateFolder(join(this.options.dataDir, 'registry'))
     await this.file.write(JSON.stringify(snapshot))
@@ -161,7 +165,7 @@ function checkAgents(entries: unknown[]): { agents: RegistryAgent[]; skipped: st
   return { agents, skipped }
 }
 
-/** GETs a URL's text with a deadline and a size limit; throws a sentence that names the URL. */
+/** GETs a URL's text with a deadline and a size limit (checked as it arrives); throws a sentence that names the URL. */
 async function fetchText(url: string, timeoutMs: number, maxBytes: number): Promise<string> {
   checkRegistryUrl(url)
   let response: Response
@@ -176,19 +180,23 @@ async function fetchText(url: string, timeoutMs: number, maxBytes: number): Prom
     throw new Error(`Could not reach the registry at ${url} (${why}).`)
   }
   if (!response.ok) throw new Error(`The registry at ${url} answered ${response.status} ${response.statusText}.`.replace(' .', '.'))
-  const body = Buffer.from(await response.arrayBuffer())
-  if (body.length > maxBytes) throw new Error(`The registry at ${url} sent ${body.length} bytes, more than a registry should be.`)
-  return body.toString('utf8')
+  try {
+    return (await readCapped(response, maxBytes)).toString('utf8')
+  } catch (error) {
+    if (error instanceof TooLarge)
+      throw new Error(`The registry at ${url} sent more than ${bytesText(maxBytes)}, more than a registry should; nothing more was read.`)
+    throw new Error(`The registry at ${url} stopped sending (${causeOf(error)?.message ?? (error as Error).message}).`)
+  }
 }
 
 /** Each agent's icon (SVG, small), fetched a few at a time; an icon that fails keeps the one cached, or none. */
-async function fetchIcons(agents: RegistryAgent[], previous: Record<string, string>): Promise<Record<string, string>> {
+async function fetchIcons(agents: RegistryAgent[], previous: Record<string, string>, maxBytes: number): Promise<Record<string, string>> {
   const icons: Record<string, string> = {}
   const queue = agents.flatMap((a) => (a.icon ? [{ id: a.id, icon: a.icon }] : []))
   const worker = async (): Promise<void> => {
     for (let agent = queue.shift(); agent; agent = queue.shift()) {
       try {
-        const svg = await fetchText(agent.icon, ICON_TIMEOUT_MS, MAX_ICON_BYTES)
+        const svg = await fetchText(agent.icon, ICON_TIMEOUT_MS, maxBytes)
         if (/^\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<svg[\s>]/i.test(svg)) icons[agent.id] = svg
       } catch {
         if (previous[agent.id]) icons[agent.id] = previous[agent.id]

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { promises as fs } from 'node:fs'
-import { join, relative, resolve, sep } from 'node:path'
+import { isAbsolute, join, relative, resolve, sep } from 'node:path'
 import type { AgentDefinition, AgentOrigin, DistributionKind } from '../../../shared/domain'
 import type { PlatformKey, RegistryAgent } from '../../../shared/registry'
 import { HostError } from '../errors'
 import type { UserEnvironment } from '../environment'
 import { archiveFormat, download, unpack } from './archive'
 import { makeTreePrivate, privateFolder } from '../private-files'
+import { REGISTRY_LIMITS, type RegistryLimits } from './limits'
 
 /**
  * Turns a registry entry into what an agent definition runs: `npx` and `uvx`
@@ -23,6 +24,8 @@ export interface InstallerOptions {
   /** Where npx and uvx are looked up: the PATH agents start with. */
   environment: UserEnvironment
   platform: PlatformKey | null
+  /** How much a download and its archive may be (limits.ts). */
+  limits?: RegistryLimits
   onProgress: (phase: 'downloading' | 'extracting', received: number, total: number | null) => void
 }
 
@@ -136,39 +139,61 @@ export async function installDistribution(
   await privateFolder(staging)
   try {
     const format = archiveFormat(target.archive)
-    await download(target.archive, archive, (received, total) => options.onProgress('downloading', received, total))
+    const limits = options.limits ?? REGISTRY_LIMITS
+    await download(target.archive, archive, (received, total) => options.onProgress('downloading', received, total), limits.downloadBytes)
     options.onProgress('extracting', 0, null)
     const cmdName = commandName(agent, target.cmd)
-    await unpack(archive, format, staging, cmdName)
+    await unpack(archive, format, staging, cmdName, limits)
     const relativeCmd = format === 'raw' ? cmdName : target.cmd
-    const staged = resolve(staging, relativeCmd)
-    const rel = relative(staging, staged)
-    if (!rel || rel.startsWith('..') || rel.startsWith(`..${sep}`)) {
-      throw new HostError('archive_refused', `${agent.name}'s command '${target.cmd}' points outside its folder. Nothing was installed.`)
-    }
-    const stat = await fs.stat(staged).catch(() => null)
-    if (!stat?.isFile()) {
-      throw new HostError(
-        'archive_refused',
-        `${agent.name}'s archive has no '${target.cmd}' in it (the command the registry names). Nothing was installed.`
-      )
-    }
-    if (process.platform !== 'win32') await fs.chmod(staged, (stat.mode & 0o700) | 0o700)
-    // The data folder is private: what the archive unpacked too (its programs runnable by the user alone).
+    const executable = await stagedCommand(staging, relativeCmd, agent.name, target.cmd)
+    // Runnable by the user alone: the data folder is private, so is what the archive unpacked.
+    if (process.platform !== 'win32') await fs.chmod(executable.path, (executable.mode & 0o700) | 0o700)
+    const inFolder = relative(await fs.realpath(staging), executable.path)
     await makeTreePrivate(staging)
     await fs.rm(installDir, { recursive: true, force: true })
     await fs.rename(staging, installDir)
     return {
-      command: resolve(installDir, relativeCmd),
+      // The file checked and marked executable, not a path that passes through links to it.
+      command: join(installDir, inFolder),
       args: [...target.args],
       env: { ...target.env },
       installHint: `reinstall ${agent.name} from the ACP Registry`,
       origin: { ...origin, installDir }
     }
   } finally {
-    await fs.rm(staging, { recursive: true, force: true }).catch(() => undefined)
+    // A refused tar may still have a write or two of node-tar's under way: a folder that fills again while it is
+    // removed (ENOTEMPTY) is removed again.
+    await fs.rm(staging, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 }).catch(() => undefined)
     await fs.rm(archive, { force: true }).catch(() => undefined)
   }
+}
+
+/**
+ * The file `relativeCmd` names in `staging`, where it really is: after every link (realpath), it must be a regular
+ * file inside the folder, or nothing is marked executable and the archive is refused.
+ */
+export async function stagedCommand(
+  staging: string,
+  relativeCmd: string,
+  agentName: string,
+  cmd = relativeCmd
+): Promise<{ path: string; mode: number }> {
+  const outside = () => new HostError('archive_refused', `${agentName}'s command '${cmd}' points outside its folder. Nothing was installed.`)
+  if (!isInside(staging, resolve(staging, relativeCmd))) throw outside()
+  const missing = () =>
+    new HostError('archive_refused', `${agentName}'s archive has no '${cmd}' in it (the command the registry names). Nothing was installed.`)
+  // Not normalised first: `link/..` is where the link leads, then up, as the system will take it.
+  const real = await fs.realpath(`${staging}${sep}${relativeCmd}`).catch(() => null)
+  if (real === null) throw missing()
+  if (!isInside(await fs.realpath(staging), real)) throw outside()
+  const stat = await fs.lstat(real)
+  if (!stat.isFile()) throw missing()
+  return { path: real, mode: stat.mode }
+}
+
+function isInside(folder: string, path: string): boolean {
+  const rel = relative(folder, path)
+  return rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel)
 }
 
 /** Removes what was downloaded for an agent (all its versions); only ever inside `<data>/agents/`. */

@@ -16,6 +16,7 @@ import { programToRun } from '../confirmations'
 import type { HandlerSlice, RequestContext } from '../handlers'
 import type { Records } from '../records'
 import { checkRegistryUrl, RegistryFeed } from './feed'
+import { registryLimits, type RegistryLimits } from './limits'
 import { installDistribution, plannedRun, platformKey, removeInstalled, requireTool, usableKinds } from './install'
 
 /**
@@ -39,6 +40,8 @@ export interface RegistryServiceOptions {
   /** This machine's platform key (tests may pretend another). */
   platform?: ReturnType<typeof platformKey>
   feedTimeoutMs?: number
+  /** How much a download, an archive, the feed and an icon may be (limits.ts; tests lower them). */
+  limits?: Partial<RegistryLimits>
 }
 
 export class RegistryService {
@@ -48,7 +51,7 @@ export class RegistryService {
   private readonly busy = new Set<string>()
 
   constructor(private readonly options: RegistryServiceOptions) {
-    this.feed = new RegistryFeed({ dataDir: options.dataDir, snapshot: options.snapshot, timeoutMs: options.feedTimeoutMs })
+    this.feed = new RegistryFeed({ dataDir: options.dataDir, snapshot: options.snapshot, timeoutMs: options.feedTimeoutMs, limits: options.limits })
     this.platform = options.platform === undefined ? platformKey() : options.platform
   }
 
@@ -233,6 +236,7 @@ export class RegistryService {
       dataDir: this.options.dataDir,
       environment: this.options.environment,
       platform: this.platform,
+      limits: registryLimits(this.options.limits),
       onProgress: (phase: 'downloading' | 'extracting', received: number, total: number | null) =>
         this.options.events.emit('registry.progress', { registryId, phase, received, total })
     }

@@ -78,6 +78,22 @@ export function checkDestination(typed: string): string {
 }
 
 /**
+ * The command that removes the host's entry from the known_hosts file ssh read: the entry is the host alone
+ * (no `user@`), `[host]:port` on a port other than 22, and the agent's own file (`-f`) when it has one; quoted
+ * for a POSIX shell, to be pasted into a terminal.
+ */
+export function forgetHostKeyCommand(target: SshTarget): string {
+  const hostName = target.destination.replace(/^.*@/, '')
+  const entry = target.port && target.port !== 22 ? `[${hostName}]:${target.port}` : hostName
+  const file = target.knownHostsFile ? ` -f ${shellQuoted(target.knownHostsFile)}` : ''
+  return `ssh-keygen${file} -R ${shellQuoted(entry)}`
+}
+
+function shellQuoted(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`
+}
+
+/**
  * What ssh's stderr says about a connection that failed or ended, as a
  * sentence with what to do; null when it says nothing ssh-like (the remote
  * command's own output).
@@ -86,7 +102,7 @@ export function describeSshFailure(stderr: string, target: SshTarget): string | 
   const host = sshHostOf(target)
   const knownHosts = target.knownHostsFile ?? 'your ~/.ssh/known_hosts'
   if (/REMOTE HOST IDENTIFICATION HAS CHANGED|Host key for .* has changed/.test(stderr)) {
-    return `the host key ${host} sent is not the one ${knownHosts} has for it (it changed), so Switchboard did not connect. If the host was reinstalled, check its new key and replace the old one (ssh-keygen -R ${target.destination}); otherwise someone may be between you and the host`
+    return `the host key ${host} sent is not the one ${knownHosts} has for it (it changed), so Switchboard did not connect. If the host was reinstalled, check its new key and replace the old one (${forgetHostKeyCommand(target)}); otherwise someone may be between you and the host`
   }
   if (/Host key verification failed|host key is known for|No .* host key is known/.test(stderr)) {
     return `${host} is not a known host: its key is not in ${knownHosts}. Connect once with ssh in a terminal to check and accept its key${target.knownHostsFile ? ', or add it to that file' : ''}, then try again`

@@ -74,9 +74,31 @@ export function defaultBranchName(agentName: string, sessionId: string): string 
   return `switchboard/${slug || 'agent'}-${sessionId.slice(0, 6)}`
 }
 
+/**
+ * Characters git takes in a branch name but a reader cannot see, or sees other than they are: bidirectional
+ * controls (a name that reads `main` and is not), zero-width and other format characters, spaces other than
+ * the ASCII one git already refuses, and the Hangul fillers that draw as blanks.
+ */
+const UNSEEN = /[\p{Cf}\p{Cc}\p{Z}\u115F\u1160\u3164\uFFA0\u034F\u17B4\u17B5\u180B-\u180F\uFE00-\uFE0F]/u
+
+/** Throws a sentence for a branch name git would take but that misleads: a `refs/` prefix, or a character not seen. */
+export function checkBranchName(branch: string): void {
+  const unseen = UNSEEN.exec(branch)
+  if (unseen) {
+    const code = `U+${(unseen[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`
+    throw new Error(
+      `The branch name '${branch}' has a character that does not show or changes how the name reads (${code}); type the name with letters, digits, '-', '_', '.' and '/'.`
+    )
+  }
+  if (/^refs\//i.test(branch) || /^(heads|remotes|tags)\//.test(branch)) {
+    throw new Error(`The branch name '${branch}' starts like a full ref ('refs/…', 'heads/…'); give the branch's own name, without that prefix.`)
+  }
+}
+
 /** Makes the worktree: checks the branch name, that it is new, and that nothing stands where the folder would go. */
 export async function createWorktree(cwd: string, branch: string, worktreesRoot: string): Promise<{ worktree: SessionWorktree; cwd: string }> {
   const repo = await repositoryAt(cwd)
+  checkBranchName(branch)
   const valid = await gitText(['check-ref-format', '--branch', branch], { cwd: repo.top, okCodes: [0, 1, 128] })
   if (!valid) throw new Error(`'${branch}' is not a valid branch name`)
   const exists = await git(['show-ref', '--verify', '--quiet', `refs/heads/${branch}`], { cwd: repo.top, okCodes: [0, 1] })
