@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { basename } from 'node:path'
 import { sshHostOf, type Project } from '../../../shared/domain'
+import { confirmSkippingMode } from '../agents/skip-confirm'
 import type { AgentSupervisor } from '../agents/supervisor'
 import { checkedFolder } from '../folders'
 import type { HandlerSlice } from '../handlers'
@@ -61,6 +62,20 @@ export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }:
         if (folder !== project.cwd && !folders.includes(folder)) folders.push(folder)
       }
       project.additionalDirectories = folders
+      await records.saved('projects')
+      return project
+    },
+    'projects.setStartingMode': async ({ projectId, agentId, modeId, confirmSkip }) => {
+      const project = records.project(projectId)
+      const definition = records.agent(agentId)
+      const modes = { ...project.startingModes }
+      if (modeId === null) delete modes[agentId]
+      else {
+        await confirmSkippingMode(records, definition, modeId, confirmSkip)
+        modes[agentId] = modeId
+      }
+      if (Object.keys(modes).length) project.startingModes = modes
+      else delete project.startingModes
       await records.saved('projects')
       return project
     },
