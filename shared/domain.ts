@@ -359,6 +359,8 @@ export interface PendingPermission {
 export interface SessionState {
   id: string
   status: SessionStatus
+  /** The live session's mode lets the agent act without asking (shared/modes.ts): its name and what it skips. */
+  modeSkips?: { mode: string; skip: 'edits' | 'all' }
   error?: string
   /** `error` is the last turn's failure, shown in the thread as its error entry: the window does not repeat it. Cleared by any new `error`. */
   errorInThread?: boolean

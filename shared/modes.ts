@@ -6,6 +6,8 @@
  * a mode that skips permissions is marked wherever the session is shown.
  */
 
+import type { SessionConfigOption, SessionModeState } from '@agentclientprotocol/sdk'
+
 export interface ModeLike {
   id: string
   name?: string
@@ -71,4 +73,17 @@ export function startingModeOf(offered: readonly ModeLike[], currentModeId: stri
     if (found) return choose(found.id)
   }
   return null
+}
+
+/** The session's current mode as the header shows it: the config option of category `mode` where there is one, else `modes`. */
+export function currentModeOf(thread: { modes?: SessionModeState; configOptions?: SessionConfigOption[] }): ModeLike | null {
+  const option = thread.configOptions?.find((o) => o.category === 'mode' && o.type === 'select')
+  if (option && option.type === 'select') {
+    const value = String(option.currentValue)
+    const choice = option.options.flatMap((o) => ('options' in o ? o.options : [o])).find((o) => o.value === value)
+    return { id: value, name: choice?.name ?? value }
+  }
+  const modes = thread.modes
+  if (!modes?.currentModeId) return null
+  return { id: modes.currentModeId, name: modes.availableModes.find((m) => m.id === modes.currentModeId)?.name ?? modes.currentModeId }
 }

@@ -92,8 +92,16 @@ describe('the mode a session starts in', () => {
       error: { code: 'skip_permissions_unconfirmed', message: expect.stringContaining('acts without asking') }
     })
     expect(await modeOf(id)).toEqual({ shown: 'default', agent: 'default' })
+    const stateOf = async () => (await host.request('sessions.states', {})).find((s) => s.id === id)
+    expect((await stateOf())?.modeSkips).toBeUndefined()
     await host.request('sessions.setMode', { id, modeId: 'bypassPermissions', confirmSkip: true })
     expect(await modeOf(id)).toEqual({ shown: 'bypassPermissions', agent: 'bypassPermissions' })
+    // The session's state marks it (the sidebar shows it), until the mode asks again.
+    expect((await stateOf())?.modeSkips).toEqual({ mode: 'bypassPermissions', skip: 'all' })
+    await host.request('sessions.setMode', { id, modeId: 'acceptEdits' })
+    expect((await stateOf())?.modeSkips).toEqual({ mode: 'acceptEdits', skip: 'edits' })
+    await host.request('sessions.setMode', { id, modeId: 'default' })
+    expect((await stateOf())?.modeSkips).toBeUndefined()
     expect((await host.request('agents.list', {})).find((a) => a.id === agentId)?.skipPermissionsConfirmed).toBe(true)
   })
 
