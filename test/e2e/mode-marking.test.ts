@@ -2,13 +2,14 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser } from 'playwright-core'
-import { removeDir, scriptedAgent, tempDir } from '../helpers'
+import { fold, removeDir, scriptedAgent, tempDir } from '../helpers'
 import { launchBrowser, RestartableHost, screenshot, watchConsole } from './browser'
 
 /**
  * The session's mode in the window: a new session starts in the mode that asks (the scripted agent
  * announces Claude Code 0.101's modes and starts in `auto`, as it does); choosing a mode that skips
- * permissions asks once for the agent, and the header and the sidebar row then mark it, light and dark.
+ * permissions asks once for the agent, and the header and the sidebar row then mark it, light and dark;
+ * the mode a session is in can be made the agent's starting mode.
  */
 
 let root: string
@@ -86,6 +87,16 @@ describe('the mode a session is in', () => {
     await select.selectOption('default')
     await expect.poll(() => page.getByTestId('mode-skips').count()).toBe(0)
     await expect.poll(() => page.getByTestId('session-mode-skips').count()).toBe(0)
+
+    // "Start new sessions in this mode": the agent's next session starts in it.
+    await select.selectOption('plan')
+    await expect.poll(() => select.inputValue()).toBe('plan')
+    await page.getByTestId('mode-start-here').click()
+    await expect.poll(() => page.getByTestId('mode-start-here').count()).toBe(0)
+    expect((await app.host.request('agents.list', {})).find((a) => a.id === agent.id)?.startingMode).toBe('plan')
+    const next = await app.host.request('sessions.new', { projectId: project.id, agentId: agent.id })
+    const { records } = await app.host.request('sessions.open', { id: next.id })
+    expect(fold(records).modes?.currentModeId).toBe('plan')
     expect(problems).toEqual([])
     await dark.close()
     await context.close()
