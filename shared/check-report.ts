@@ -4,7 +4,11 @@
  * does not carry zod's classic API; shared/registry.ts re-exports it.
  */
 
-export type CheckOutcome = 'worked' | 'failed' | 'needs sign-in' | 'not tried'
+/**
+ * - `not offered`: the agent does not announce the method, and calling it did not work (not a failure of the agent)
+ * - `needs history`: the method works on a conversation with a prompt in it, and the check sends none; what the agent answered is the detail
+ */
+export type CheckOutcome = 'worked' | 'failed' | 'needs sign-in' | 'not tried' | 'not offered' | 'needs history'
 
 export interface CheckLine {
   /** The method or item probed, e.g. `session/list`. */

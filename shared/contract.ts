@@ -93,6 +93,13 @@ export const requestParams = {
     directories: z.array(z.string().min(1).max(4096)).max(50),
     ...confirmationCodeParam
   }),
+  /** The mode the agent's sessions start in in this project; null: the agent's own starting mode. A mode that skips permissions needs `confirmSkip` once per agent. */
+  'projects.setStartingMode': z.object({
+    projectId: id,
+    agentId: id,
+    modeId: z.string().min(1).max(200).nullable(),
+    confirmSkip: z.boolean().optional()
+  }),
   'projects.rename': z.object({ projectId: id, name: z.string().trim().min(1, 'A project needs a name').max(200) }),
   /** Whether commit and merge from the Changes view run the repository's git hooks; turning it on is confirmed like a command. */
   'projects.setGitHooks': z.object({ projectId: id, enabled: z.boolean(), ...confirmationCodeParam }),
@@ -142,6 +149,8 @@ export const requestParams = {
   }),
   /** The ACP protocol version to ask the agent for (2: the draft, with a fallback to 1); applied at its next start. */
   'agents.setProtocol': z.object({ agentId: id, protocol: protocolVersion }),
+  /** The mode the agent's sessions start in; null: its mode that asks. A mode that skips permissions needs `confirmSkip` once per agent. */
+  'agents.setStartingMode': z.object({ agentId: id, modeId: z.string().min(1).max(200).nullable(), confirmSkip: z.boolean().optional() }),
   'agents.remove': z.object({ agentId: id }),
   /** Stops the agent's process if it runs, and starts it again (with its current definition). */
   'agents.restart': z.object({ agentId: id }),
@@ -199,8 +208,14 @@ export const requestParams = {
   /** A held queue goes on: its first prompt is sent when no turn runs. */
   'sessions.resumeQueue': z.object({ id }),
   'sessions.respondPermission': z.object({ id, requestId: id, optionId: z.string().min(1).nullable() }),
-  'sessions.setMode': z.object({ id, modeId: z.string().min(1).max(200) }),
-  'sessions.setConfigOption': z.object({ id, configId: z.string().min(1).max(200), value: z.union([z.string().max(1000), z.boolean()]) }),
+  /** A mode that skips permissions needs `confirmSkip` the first time one is chosen for the agent (error `skip_permissions_unconfirmed`). */
+  'sessions.setMode': z.object({ id, modeId: z.string().min(1).max(200), confirmSkip: z.boolean().optional() }),
+  'sessions.setConfigOption': z.object({
+    id,
+    configId: z.string().min(1).max(200),
+    value: z.union([z.string().max(1000), z.boolean()]),
+    confirmSkip: z.boolean().optional()
+  }),
   'sessions.setModel': z.object({ id, modelId: z.string().min(1).max(200) }),
   'sessions.import': z.object({ projectId: id, agentId: id }),
   'sessions.close': z.object({ id }),
@@ -308,6 +323,7 @@ export interface RequestResults extends McpRequestResults, RegistryRequestResult
   'projects.add': Project
   'projects.pickFolder': { path: string | null }
   'projects.setAdditionalDirectories': Project
+  'projects.setStartingMode': Project
   'projects.rename': Project
   'projects.setGitHooks': Project
   'projects.remove': { removedSessions: number }
@@ -316,6 +332,7 @@ export interface RequestResults extends McpRequestResults, RegistryRequestResult
   'agents.add': AgentDefinition
   'agents.update': AgentDefinition
   'agents.setProtocol': AgentDefinition
+  'agents.setStartingMode': AgentDefinition
   'agents.remove': Record<string, never>
   'agents.restart': AgentRuntimeState
   'agents.log': AgentLog

@@ -28,6 +28,8 @@ export interface Project {
    * agent can write hooks). Nothing else of the repository's ever runs.
    */
   gitHooks?: boolean
+  /** The mode each agent's new and reopened sessions start in here (agent id → mode id), over the agent's own `startingMode`. */
+  startingModes?: Record<string, string>
   createdAt: string
 }
 
@@ -49,6 +51,14 @@ export interface AgentDefinition {
   apiKeySignIn?: string[]
   /** How to install the command, told to the user when it cannot be found. */
   installHint?: string
+  /**
+   * The mode (id) Switchboard puts a new or reopened session in, right after
+   * `session/new`/`session/load`; absent: the agent's mode that asks before
+   * edits and commands (shared/modes.ts startingModeOf). A project may override it.
+   */
+  startingMode?: string
+  /** The user confirmed once that this agent may be put in a mode that skips permissions (asked the first time one is chosen). */
+  skipPermissionsConfirmed?: boolean
   /**
    * The ACP protocol version to ask the agent for: 1 (the stable protocol, the
    * default) or 2 (the draft, through the SDK's experimental entry). An agent
@@ -266,6 +276,8 @@ export interface SessionRecord {
   projectId: string
   /** Absolute cwd the session was started in. */
   cwd: string
+  /** The mode the user put this session in (set again when it is reopened, over the starting mode). */
+  chosenMode?: string
   /** The additional folders the session was started with (sent to the agent only when it announces them). */
   additionalDirectories?: string[]
   title: string
@@ -368,6 +380,8 @@ export interface PendingPermission {
 export interface SessionState {
   id: string
   status: SessionStatus
+  /** The live session's mode lets the agent act without asking (shared/modes.ts): its name and what it skips. */
+  modeSkips?: { mode: string; skip: 'edits' | 'all' }
   error?: string
   /** `error` is the last turn's failure, shown in the thread as its error entry: the window does not repeat it. Cleared by any new `error`. */
   errorInThread?: boolean

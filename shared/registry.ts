@@ -129,6 +129,20 @@ export interface RegistryProgress {
 export type { AgentCheckReport, CheckLine, CheckOutcome } from './check-report'
 export { checkReportMarkdown, checkSummary } from './check-report'
 
+/** An agent set up from a preset and run through npx: the version it runs and what it could run. */
+export interface PresetVersionView {
+  agentId: string
+  npxPackage: string
+  /** The version it runs; null: none named, so npx runs whatever the npm registry serves that day. */
+  runs: string | null
+  /** The version this Switchboard was tested with (the preset's pin). */
+  tested: string
+  /** A version newer than the one it runs, offered: the ACP Registry's, else the tested one; null when there is none. */
+  newer: string | null
+  /** Where `newer` comes from. */
+  newerFrom?: 'registry' | 'tested'
+}
+
 export const registryRequestParams = {
   /** The registry's agents: from the cache when it is under a day old, else fetched (`refresh` fetches anyway). */
   'registry.list': z.object({ refresh: z.boolean().default(false) }),
@@ -140,6 +154,14 @@ export const registryRequestParams = {
   'registry.update': z.object({ agentId: z.string().min(1).max(200), ...confirmationCodeParam }),
   /** Keeps an installed registry agent at its version (no update offered), or lets it follow the registry again. */
   'registry.pin': z.object({ agentId: z.string().min(1).max(200), pinned: z.boolean() }),
+  /** Which version each agent set up from a preset runs through npx, the tested one, and a newer one the registry lists. */
+  'registry.presetVersions': z.object({ refresh: z.boolean().default(false) }),
+  /** Moves an agent set up from a preset to another version of its npm package (the tested one, or one the registry lists); the check runs after. */
+  'registry.updatePreset': z.object({
+    agentId: z.string().min(1).max(200),
+    version: z.string().regex(/^\d+\.\d+\.\d+[0-9A-Za-z.+-]*$/, 'A version such as 1.2.3'),
+    ...confirmationCodeParam
+  }),
   /** Starts the agent apart, in a scratch folder, and probes what it does (no prompt is sent). */
   'agents.check': z.object({ agentId: z.string().min(1).max(200) }),
   /** The last check of each agent that has one. */
@@ -152,6 +174,8 @@ export interface RegistryRequestResults {
   'registry.install': AgentDefinition
   'registry.update': AgentDefinition
   'registry.pin': AgentDefinition
+  'registry.presetVersions': PresetVersionView[]
+  'registry.updatePreset': AgentDefinition
   'agents.check': AgentCheckReport
   'agents.checks': AgentCheckReport[]
 }

@@ -4,7 +4,11 @@ import { UserEnvironment } from './environment'
 /**
  * The agents a new database starts with. Where an agent's ACP command is
  * installed (on PATH) it is run directly; otherwise through npx, which
- * downloads the adapter on first use (and needs the network then).
+ * downloads the adapter on first use (and needs the network then), at the
+ * version pinned here: the one package.json's devDependencies install and the
+ * real-agent suites test (test/unit/presets.test.ts fails when they differ).
+ * To move a preset to a newer version: `npm install -D <package>@<version>`,
+ * run the real-agent suites, and set the same version here.
  */
 
 interface Preset {
@@ -13,8 +17,10 @@ interface Preset {
   /** The installed command, if the user has it. */
   binary: string
   binaryArgs: string[]
-  /** The npm package to run through npx otherwise. */
+  /** The npm package to run through npx otherwise, */
   npxPackage: string
+  /** at this version (tested: the devDependency's). */
+  version: string
   env: Record<string, string>
   installHint: string
 }
@@ -26,8 +32,9 @@ const PRESETS: Preset[] = [
     binary: 'claude-agent-acp',
     binaryArgs: [],
     npxPackage: '@agentclientprotocol/claude-agent-acp',
+    version: '0.101.0',
     env: {},
-    installHint: 'npm install -g @agentclientprotocol/claude-agent-acp'
+    installHint: 'npm install -g @agentclientprotocol/claude-agent-acp@0.101.0'
   },
   {
     id: 'gemini',
@@ -35,18 +42,21 @@ const PRESETS: Preset[] = [
     binary: 'gemini',
     binaryArgs: ['--acp'],
     npxPackage: '@google/gemini-cli',
+    version: '0.61.0',
     // Gemini CLI re-spawns itself otherwise.
     env: { GEMINI_CLI_NO_RELAUNCH: 'true' },
-    installHint: 'npm install -g @google/gemini-cli'
+    installHint: 'npm install -g @google/gemini-cli@0.61.0'
   },
   {
     id: 'codex',
     name: 'Codex',
     binary: 'codex-acp',
     binaryArgs: [],
+    // Not yet its successor @agentclientprotocol/codex-acp 2.x, which does not pass real-codex.test.ts (README).
     npxPackage: '@zed-industries/codex-acp',
+    version: '0.16.0',
     env: {},
-    installHint: 'npm install -g @zed-industries/codex-acp'
+    installHint: 'npm install -g @zed-industries/codex-acp@0.16.0'
   }
 ]
 
@@ -63,11 +73,39 @@ export async function presetCatalog(environment: UserEnvironment): Promise<{ def
         id: preset.id,
         name: preset.name,
         command: installed ? preset.binary : 'npx',
-        args: installed ? preset.binaryArgs : ['-y', preset.npxPackage, ...preset.binaryArgs],
+        args: installed ? preset.binaryArgs : ['-y', `${preset.npxPackage}@${preset.version}`, ...preset.binaryArgs],
         env: { ...preset.env },
         installHint: preset.installHint
       }
       return { definition, installed }
     })
   )
+}
+
+/** Each preset's npm package and the version it pins. */
+export const PRESET_PACKAGES: readonly { presetId: string; npxPackage: string; version: string; binaryArgs: readonly string[] }[] = PRESETS.map(
+  ({ id, npxPackage, version, binaryArgs }) => ({ presetId: id, npxPackage, version, binaryArgs })
+)
+
+/**
+ * Which preset package and version an agent runs through npx (`npx -y <package>[@<version>]`), or null:
+ * version null when it runs whatever npx serves that day (a definition from before presets were pinned).
+ */
+export function presetRunOf(
+  definition: Pick<AgentDefinition, 'command' | 'args'>
+): { presetId: string; npxPackage: string; version: string | null; tested: string } | null {
+  if (definition.command !== 'npx') return null
+  for (const arg of definition.args) {
+    if (arg.startsWith('-')) continue
+    const preset = PRESET_PACKAGES.find((p) => arg === p.npxPackage || arg.startsWith(`${p.npxPackage}@`))
+    if (!preset) return null
+    const version = arg === preset.npxPackage ? null : arg.slice(preset.npxPackage.length + 1)
+    return { presetId: preset.presetId, npxPackage: preset.npxPackage, version: version || null, tested: preset.version }
+  }
+  return null
+}
+
+/** The definition's npx arguments with the preset's package at another version. */
+export function withPresetVersion(definition: Pick<AgentDefinition, 'args'>, npxPackage: string, version: string): string[] {
+  return definition.args.map((arg) => (arg === npxPackage || arg.startsWith(`${npxPackage}@`) ? `${npxPackage}@${version}` : arg))
 }

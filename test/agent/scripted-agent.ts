@@ -207,10 +207,20 @@ interface Session {
   turnTokens: { input: number; output: number } | null
 }
 
-const availableModes = [
-  { id: 'ask', name: 'Ask', description: 'Answers questions, changes nothing' },
-  { id: 'code', name: 'Code', description: 'Edits files' }
-]
+/**
+ * SCRIPTED_AGENT_MODES (with SCRIPTED_AGENT_SESSION_STATE): `<start>:<id>,<id>…`, the modes sessions offer
+ * and the one they start in (as Claude Code 0.101 starts in `auto`); default `ask:ask,code`.
+ */
+const [startingModeId, ...modeIds] = (() => {
+  const [start, list] = (env.SCRIPTED_AGENT_MODES ?? '').split(':')
+  return start && list ? [start, ...list.split(',')] : ['ask']
+})()
+const availableModes = modeIds.length
+  ? modeIds.map((id) => ({ id, name: id, description: `The ${id} mode` }))
+  : [
+      { id: 'ask', name: 'Ask', description: 'Answers questions, changes nothing' },
+      { id: 'code', name: 'Code', description: 'Edits files' }
+    ]
 const availableModels = [
   { modelId: 'scripted-small', name: 'Scripted Small' },
   { modelId: 'scripted-large', name: 'Scripted Large' }
@@ -226,7 +236,7 @@ function newSessionState(id: string, cwd: string, history: SessionUpdate[] = [])
     history,
     toolCounter: countToolCalls(history),
     turn: null,
-    modeId: 'ask',
+    modeId: startingModeId!,
     config: { model: 'fast', verbose: false },
     modelId: 'scripted-small',
     costs: {},

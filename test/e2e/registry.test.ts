@@ -139,7 +139,7 @@ describe('the ACP Registry on the Agents page', () => {
     const report = page.getByTestId('agent-check-report')
     await report.waitFor({ timeout: 30_000 })
     await expect.poll(() => report.locator('[data-check-line="session/load"]').textContent()).toMatch(/yes\s*worked/)
-    await expect.poll(() => report.locator('[data-check-line="session/fork"]').textContent()).toMatch(/no\s*failed/)
+    await expect.poll(() => report.locator('[data-check-line="session/fork"]').textContent()).toMatch(/no\s*not offered/)
     await page.getByTestId('agent-check').scrollIntoViewIfNeeded()
     console.log(`screenshot: ${await screenshot(page, 'e2e-agent-check-light')}`)
     // Exported as markdown for a bug report.

@@ -8,7 +8,7 @@ import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
 /**
  * The Check action: the agent started apart in a scratch folder and probed
  * method by method, no prompt sent. The scripted agent in several
- * configurations shows each outcome (worked, failed, needs sign-in, not tried,
+ * configurations shows each outcome (worked, failed, needs sign-in, not tried, not offered,
  * and a start that fails).
  */
 
@@ -37,16 +37,16 @@ function line(report: AgentCheckReport, id: string): Pick<CheckLine, 'announced'
 }
 
 describe('the capability check', () => {
-  it('an agent with only session/load: load works, what it does not announce fails with the agent’s error', async () => {
+  it('an agent with only session/load: load works, what it does not announce is not offered (with the agent’s answer), not failed', async () => {
     const report = await check({})
     expect(report).toMatchObject({ agentName: 'Scripted', agentVersion: '1.0.0', protocolVersion: 1 })
     expect(line(report, 'initialize')).toMatchObject({ outcome: 'worked', detail: expect.stringContaining('agent scripted-agent 1.0.0') })
     expect(line(report, 'session/new')).toMatchObject({ announced: null, outcome: 'worked' })
     expect(line(report, 'session/load')).toMatchObject({ announced: true, outcome: 'worked' })
     for (const id of ['session/list', 'session/resume', 'session/fork', 'session/close', 'session/delete']) {
-      expect(line(report, id), id).toMatchObject({ announced: false, outcome: 'failed', detail: expect.stringContaining('(-32601)') })
+      expect(line(report, id), id).toMatchObject({ announced: false, outcome: 'not offered', detail: expect.stringContaining('(-32601)') })
     }
-    expect(line(report, 'logout')).toMatchObject({ announced: false, outcome: 'not tried' })
+    expect(line(report, 'logout')).toMatchObject({ announced: false, outcome: 'not offered' })
     expect(checkSummary(report)).toBe('checked: load')
     // No prompt went out: the scratch session's history holds nothing the user said.
     const histories = readdirSync(join(root, 'state-Scripted')).filter((f) => f.startsWith('sess-'))
@@ -78,6 +78,19 @@ describe('the capability check', () => {
     expect(checkSummary(report)).toBe('checked: needs sign-in')
   })
 
+  it('an agent signed in with a key held in the app is checked signed in, as its sessions run', async () => {
+    const agent = await host.request(
+      'agents.add',
+      scriptedAgent(join(root, 'state-keyed'), { SCRIPTED_AGENT_AUTH: '1', SCRIPTED_AGENT_KEY_META: '1' }, 'Keyed')
+    )
+    // The key is given to the agent in authenticate and kept in its process only (as Gemini CLI does).
+    await host.request('agents.authenticate', { agentId: agent.id, methodId: 'pasted-key', values: { 'api-key': 'sekret' } })
+    const report = await host.request('agents.check', { agentId: agent.id })
+    expect(line(report, 'session/new')).toMatchObject({ outcome: 'worked' })
+    expect(line(report, 'session/load')).toMatchObject({ announced: true, outcome: 'worked' })
+    expect(checkSummary(report)).toBe('checked: load')
+  })
+
   it('an agent that cannot start: the report says how it ended, with its stderr', async () => {
     const report = await check({ SCRIPTED_AGENT_INIT: 'exit' })
     expect(report.lines).toHaveLength(1)
@@ -100,6 +113,6 @@ describe('the capability check', () => {
     const markdown = checkReportMarkdown(report)
     expect(markdown).toContain('# Kept 1.0.0: what it does')
     expect(markdown).toContain('| List sessions | yes | worked |')
-    expect(markdown).toContain('| Fork a session | no | failed |')
+    expect(markdown).toContain('| Fork a session | no | not offered |')
   })
 })

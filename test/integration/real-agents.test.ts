@@ -194,8 +194,12 @@ describe('the capability check of the three presets, offline', () => {
         expect(line(id), id).toMatchObject({ announced: true, outcome: 'worked' })
       }
       // A session nothing was said in has no history on disk yet: Claude Code announces fork and delete,
-      // but cannot find such a session for them (the report says so; a session with a turn forks).
-      expect(line('session/fork')).toMatchObject({ announced: true, outcome: 'failed', detail: expect.stringContaining('(-32002)') })
+      // but cannot find such a session for them; the report says it needs history (a session with a turn forks), not that it failed.
+      expect(line('session/fork')).toMatchObject({
+        announced: true,
+        outcome: 'needs history',
+        detail: expect.stringMatching(/^works on a conversation with history.*\(-32002\)/)
+      })
       expect(line('modes')).toMatchObject({ outcome: 'worked' })
       expect(line('configOptions').detail).toContain('Model =')
     } finally {

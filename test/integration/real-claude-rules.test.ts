@@ -130,10 +130,10 @@ describe('"always" with real Claude Code', () => {
     await writeFile(other, 'old line\n')
     await writeFile(secret, 'old line\n')
 
-    // Claude Code offers "Always Allow …" for the Edit; the card says what Switchboard will remember instead.
+    // Claude Code offers "Yes, allow all edits during this session" for the Edit; the card says what Switchboard will remember instead.
     const [edit] = await turn(id, `EDIT ${notes} old line => new line`, () => 'allow_always')
     expect(edit.title).toBe('Edit notes.md')
-    expect(edit.options.find((o) => o.kind === 'allow_always')?.name).toMatch(/^Always Allow /)
+    expect(edit.options.find((o) => o.kind === 'allow_always')?.name).toBe('Yes, allow all edits during this session')
     expect(edit.always).toMatchObject({
       remembered: true,
       tool: 'Edit',
@@ -142,8 +142,8 @@ describe('"always" with real Claude Code', () => {
       description: 'Edit on any file inside project'
     })
     expect(await readFile(notes, 'utf8')).toBe('new line\n')
-    // Claude Code was told "allow" (its once option), not its "always".
-    expect((await answers(id)).at(-1)).toMatchObject({ optionId: 'allow', optionKind: 'allow_always', remembered: false })
+    // Claude Code was told "allow-once" (its once option), not its "always".
+    expect((await answers(id)).at(-1)).toMatchObject({ optionId: 'allow-once', optionKind: 'allow_always', remembered: false })
 
     // A Write outside the project (Claude Code offers "Always Allow access to <folder>"): asked, and not written when refused.
     const evil = join(outside, 'evil.txt')
@@ -158,7 +158,7 @@ describe('"always" with real Claude Code', () => {
     expect(await readFile(other, 'utf8')).toBe('new line\n')
     expect((await answers(id)).at(-1)).toMatchObject({
       title: 'Edit other.md',
-      optionId: 'allow',
+      optionId: 'allow-once',
       remembered: true,
       rule: 'Edit on any file inside project'
     })
@@ -183,7 +183,7 @@ describe('"always" with real Claude Code', () => {
     expect(asked.title).toBe(first)
     expect(asked.always).toMatchObject({ remembered: true, tool: 'Bash', toolKind: 'execute', scope: { kind: 'command', command: first } })
     expect(await readFile(join(project, 'first.txt'), 'utf8')).toBe('x')
-    expect((await answers(id)).at(-1)).toMatchObject({ optionId: 'allow', remembered: false, rule: `Bash, only the command “${first}”` })
+    expect((await answers(id)).at(-1)).toMatchObject({ optionId: 'allow-once', remembered: false, rule: `Bash, only the command “${first}”` })
 
     // Another node -e command: asked, and it does not run when refused.
     expect((await turn(id, `BASH ${second}`, () => 'reject_once')).map((p) => p.title)).toEqual([second])
@@ -192,7 +192,7 @@ describe('"always" with real Claude Code', () => {
     // The same command again: Claude Code asks (it kept no "Bash(node -e:*)" of its own); answered with its once option.
     expect(await turn(id, `BASH ${first}`, never)).toEqual([])
     expect(await readFile(join(project, 'first.txt'), 'utf8')).toBe('xx')
-    expect((await answers(id)).at(-1)).toMatchObject({ title: first, optionId: 'allow', optionKind: 'allow_once', remembered: true })
+    expect((await answers(id)).at(-1)).toMatchObject({ title: first, optionId: 'allow-once', optionKind: 'allow_once', remembered: true })
 
     // The rule list shows the command; revoked, the command is asked again.
     const rules = await host.request('permissions.list', { projectId })

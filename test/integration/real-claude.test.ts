@@ -100,6 +100,25 @@ describe('real Claude Code through the Host, offline against a fake Anthropic AP
     expect(stop).toMatchObject({ kind: 'stop', stopReason: 'end_turn', usage: { inputTokens: INPUT_TOKENS, outputTokens: OUTPUT_TOKENS } })
   }, 60_000)
 
+  it("a new session starts in the mode that asks (Manual, not 0.101's own 'auto'): its first Write is asked", async () => {
+    const id = await newSession()
+    const { records } = await host.request('sessions.open', { id })
+    const thread = fold(records)
+    expect(thread.configOptions?.find((o) => o.category === 'mode')).toMatchObject({ currentValue: 'default' })
+    const fresh = join(project, 'first.md')
+    const turn = host.request('sessions.prompt', { id, text: `A new file.\nWRITE ${fresh} first\\n` })
+    const permission = await pendingPermission(id)
+    expect(permission.title).toBe('Write first.md')
+    expect(existsSync(fresh)).toBe(false)
+    await host.request('sessions.respondPermission', {
+      id,
+      requestId: permission.requestId,
+      optionId: permission.options.find((o) => o.kind === 'allow_once')!.optionId
+    })
+    expect((await turn).stopReason).toBe('end_turn')
+    expect(await readFile(fresh, 'utf8')).toBe('first\n')
+  }, 60_000)
+
   it('a Bash command asks permission: allowed, it runs; rejected, it does not', async () => {
     const id = await newSession()
     const allowed = join(project, 'allowed.txt')
@@ -191,18 +210,24 @@ describe('real Claude Code through the Host, offline against a fake Anthropic AP
       { title: `touch ${never}`, allowed: false }
     ])
     const cancelledCall = async (): Promise<ToolCallEntry | undefined> => (await toolCalls(id)).find((c) => c.toolCallId === permission.toolCallId)
-    expect(await cancelledCall(), JSON.stringify(await toolCalls(id))).toMatchObject({ status: 'cancelled' })
+    /**
+     * Not run, and ended: claude-agent-acp 0.101 ends the call `failed` (marked `_meta.claudeCode.nonExecutionKind:
+     * "user-rejected"` when it reads the cancelled answer before the cancel, "Tool use aborted" otherwise), which
+     * the thread is to read as cancelled (issue 36, point 4); 0.49 ended it `cancelled`.
+     */
+    const readsCancelled = async (): Promise<boolean> => ['cancelled', 'failed'].includes((await cancelledCall())?.status ?? '')
+    expect(await readsCancelled(), JSON.stringify(await toolCalls(id))).toBe(true)
 
     // The session goes on.
     expect((await host.request('sessions.prompt', { id, text: 'Still there?' })).stopReason).toBe('end_turn')
     expect(said(await entries(id)).slice(-2)).toEqual(['user: Still there?', 'assistant: Echo: Still there?'])
-    expect(await cancelledCall()).toMatchObject({ status: 'cancelled' })
+    expect(await readsCancelled()).toBe(true)
 
     // Read again from the transcript after a restart: the partial reply is kept, the call still reads cancelled.
     await host.close()
     host = await openHost(dataDir)
     expect(said(await entries(id))).toContain(partial)
-    expect(await cancelledCall()).toMatchObject({ status: 'cancelled' })
+    expect(await readsCancelled()).toBe(true)
     expect(existsSync(never)).toBe(false)
   }, 90_000)
 
@@ -230,8 +255,11 @@ describe('real Claude Code through the Host, offline against a fake Anthropic AP
       expect(said(list).filter((l) => l.includes(FAIL_MESSAGE))).toEqual([])
       // The state says so, as the thread does.
       expect(await stateOf(id), marker).toMatchObject({ status: 'error', error: errors.at(-1)?.message })
-      // One attempt (CLAUDE_CODE_MAX_RETRIES=0).
-      expect(api.main().filter((r) => promptOf(r).trim() === marker)).toHaveLength(1)
+      // One attempt at a server error (CLAUDE_CODE_MAX_RETRIES=0). A refused request (400) Claude Code 0.3.x sends
+      // again a few times with other request features (its tool list grows from 13 to 24 tools) before giving up.
+      const attempts = api.main().filter((r) => promptOf(r).trim() === marker).length
+      if (marker === 'FAIL500') expect(attempts).toBe(1)
+      else expect(attempts).toSatisfy((n: number) => n >= 1 && n <= 6)
     }
 
     // The session goes on, and its state is ready again.

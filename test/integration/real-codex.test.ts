@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
+import { currentModeOf, permissionSkipOf } from '../../shared/modes'
 import type { ThreadEntry, ToolCallEntry } from '../../shared/thread'
 import { entriesOf, fold, openHost, processesWithEnv, removeDir, tempDir, waitUntil } from '../helpers'
 import { said, threadReader } from '../real/thread'
@@ -148,6 +149,10 @@ describe.skipIf(!existsSync(codexBinary))('real Codex through the Host, offline 
 
   it('a shell command asks permission: allowed, it runs; rejected, it does not', async () => {
     const id = await newSession()
+    // The new session is not in a mode that skips permissions. (codex-acp 0.16 announces no modes with this
+    // config.toml: its `approval_policy = "untrusted"` is what makes it ask.)
+    const mode = currentModeOf(fold((await host.request('sessions.open', { id })).records))
+    expect(permissionSkipOf(mode), JSON.stringify(mode)).toBeNull()
     const allowed = join(project, 'allowed.txt')
     const turn = host.request('sessions.prompt', { id, text: `Please run it.\nSHELL touch ${allowed}` })
     const permission = await answer(id, 'allow')

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
+import { currentModeOf, permissionSkipOf } from '../../shared/modes'
 import type { ThreadEntry, ToolCallEntry } from '../../shared/thread'
 import { entriesOf, fold, openHost, processesWithEnv, removeDir, tempDir, waitUntil } from '../helpers'
 import { said, threadReader } from '../real/thread'
@@ -119,6 +120,11 @@ describe('real Gemini CLI through the Host, offline against a fake Gemini API', 
     const next = (await host.request('sessions.new', { projectId, agentId })).id
     expect(await host.request('sessions.prompt', { id: next, text: 'Still me' })).toEqual({ stopReason: 'end_turn' })
     expect(api.streamed().at(-1)?.apiKey).toBe('key-typed-in-the-app')
+    // The Check's run apart is given the key too: signed in, not reported as needing sign-in.
+    const report = await host.request('agents.check', { agentId })
+    expect(report.lines.find((l) => l.id === 'session/new')).toMatchObject({ outcome: 'worked' })
+    // What Gemini CLI does not announce is not offered, not failed.
+    expect(report.lines.find((l) => l.id === 'session/fork')).toMatchObject({ announced: false, outcome: 'not offered' })
   }, 90_000)
 
   it('streams a text reply into one assistant entry', async () => {
@@ -137,6 +143,10 @@ describe('real Gemini CLI through the Host, offline against a fake Gemini API', 
 
   it('a shell command asks permission: allowed, it runs; rejected, it does not', async () => {
     const id = await newSession()
+    // The new session is in a mode that asks (the starting mode Switchboard sets), so the command below is asked.
+    const mode = currentModeOf(fold((await host.request('sessions.open', { id })).records))
+    expect(mode).not.toBeNull()
+    expect(permissionSkipOf(mode), JSON.stringify(mode)).toBeNull()
     const allowed = join(project, 'allowed.txt')
     const turn = host.request('sessions.prompt', { id, text: `Please run it.\nSHELL touch ${allowed}` })
     const permission = await answer(id, 'allow')

@@ -8,6 +8,7 @@ import type { RegistrySnapshot } from '../../shared/registry'
 import { confirmEverything, entriesOf, fold, removeDir, tempDir, waitUntil } from '../helpers'
 import { stagedCommand } from '../../electron/host/registry/install'
 import { ICON, launcherScript, RegistryFixture, tarball, zipArchive } from '../registry/fixture'
+import { PRESET_PACKAGES } from '../../electron/host/presets'
 
 /**
  * Agents from the ACP Registry, against a registry served on 127.0.0.1:
@@ -327,6 +328,65 @@ describe('installing from the registry', () => {
     })
     expect(await converse(agent.id)).toContain('You said: hello registry')
     expect((await host.request('agents.states', {})).find((s) => s.agentId === agent.id)?.agentInfo?.name).toBe('fixture-agent-npx-3.0.0')
+  })
+
+  it('an agent set up from a preset says which version it runs, is offered a newer one the registry lists (or the tested one), and is checked after an update', async () => {
+    fixture.agents = [
+      {
+        id: 'gemini',
+        name: 'Gemini CLI',
+        version: '99.0.0',
+        description: 'A newer Gemini CLI',
+        authors: [],
+        distribution: { npx: { package: '@google/gemini-cli@99.0.0', args: ['--acp'], env: {} } }
+      }
+    ]
+    host = await open()
+    // npx stays offline here: an update's check fails to start it, and says so.
+    const env = { npm_config_offline: 'true', npm_config_cache: join(root, 'npm-cache') }
+    const add = (name: string, args: string[]) => host.request('agents.add', { name, command: 'npx', args, env })
+    const gemini = await add('Gemini CLI', ['-y', '@google/gemini-cli@0.27.0', '--acp'])
+    const claude = await add('Claude Code', ['-y', '@agentclientprotocol/claude-agent-acp'])
+    const codex = await add('Codex', ['-y', `@zed-industries/codex-acp@${PRESET_PACKAGES[2]!.version}`])
+    await add('Other', ['-y', 'some-agent@1.0.0'])
+    const versions = await host.request('registry.presetVersions', {})
+    expect(versions).toEqual([
+      {
+        agentId: gemini.id,
+        npxPackage: '@google/gemini-cli',
+        runs: '0.27.0',
+        tested: PRESET_PACKAGES[1]!.version,
+        newer: '99.0.0',
+        newerFrom: 'registry'
+      },
+      {
+        agentId: claude.id,
+        npxPackage: '@agentclientprotocol/claude-agent-acp',
+        runs: null,
+        tested: PRESET_PACKAGES[0]!.version,
+        newer: PRESET_PACKAGES[0]!.version,
+        newerFrom: 'tested'
+      },
+      {
+        agentId: codex.id,
+        npxPackage: '@zed-industries/codex-acp',
+        runs: PRESET_PACKAGES[2]!.version,
+        tested: PRESET_PACKAGES[2]!.version,
+        newer: null
+      }
+    ])
+    // Only the tested version or the one offered.
+    await expect(host.request('registry.updatePreset', { agentId: gemini.id, version: '98.0.0' })).rejects.toThrow(/neither the tested version/)
+    const updated = await host.request('registry.updatePreset', { agentId: gemini.id, version: '99.0.0' })
+    expect(updated.args).toEqual(['-y', '@google/gemini-cli@99.0.0', '--acp'])
+    expect((await host.request('agents.list', {})).find((a) => a.id === gemini.id)?.args).toEqual(updated.args)
+    expect((await host.request('registry.presetVersions', {})).find((v) => v.agentId === gemini.id)).toMatchObject({ runs: '99.0.0', newer: null })
+    await waitUntil('the check after the update', async () => (await host.request('agents.checks', {})).find((r) => r.agentId === gemini.id))
+    await host.request('registry.updatePreset', { agentId: claude.id, version: PRESET_PACKAGES[0]!.version })
+    expect((await host.request('agents.list', {})).find((a) => a.id === claude.id)?.args).toEqual([
+      '-y',
+      `@agentclientprotocol/claude-agent-acp@${PRESET_PACKAGES[0]!.version}`
+    ])
   })
 
   it('a uvx distribution without uv installed says how to get uv', async () => {

@@ -131,9 +131,9 @@ describe('modes, configuration options and models', () => {
     expect(fold((await host.request('sessions.open', { id: record.id })).records).modes?.currentModeId).toBe('code')
     await host.request('sessions.continue', { id: record.id })
     await host.request('sessions.prompt', { id: record.id, text: '/state' })
-    // The scripted agent forgets modes across processes; its load answer is what counts now.
-    expect(fold((await host.request('sessions.open', { id: record.id })).records).modes?.currentModeId).toBe('ask')
-    expect(await lastText(record.id)).toContain('mode=ask')
+    // The scripted agent forgets modes across processes (its load answers 'ask'): the mode the user chose is set again.
+    expect(fold((await host.request('sessions.open', { id: record.id })).records).modes?.currentModeId).toBe('code')
+    expect(await lastText(record.id)).toContain('mode=code')
   })
 })
 

@@ -1,9 +1,11 @@
+import { readFileSync } from 'node:fs'
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { UserEnvironment } from '../../electron/host/environment'
 import { findExecutable } from '../../electron/host/executables'
-import { defaultAgentPresets } from '../../electron/host/presets'
+import { defaultAgentPresets, PRESET_PACKAGES, presetRunOf, withPresetVersion } from '../../electron/host/presets'
 import { removeDir, tempDir } from '../helpers'
 
 let dir: string
@@ -26,7 +28,7 @@ describe.skipIf(process.platform === 'win32')('agent presets', () => {
     expect(presets.map((p) => [p.id, p.command, p.args])).toEqual([
       ['claude-code', 'claude-agent-acp', []],
       ['gemini', 'gemini', ['--acp']],
-      ['codex', 'npx', ['-y', '@zed-industries/codex-acp']]
+      ['codex', 'npx', ['-y', `@zed-industries/codex-acp@${PRESET_PACKAGES[2]!.version}`]]
     ])
     expect(presets[1].env).toEqual({ GEMINI_CLI_NO_RELAUNCH: 'true' })
     expect(presets.every((p) => p.installHint?.startsWith('npm install -g '))).toBe(true)
@@ -40,5 +42,42 @@ describe.skipIf(process.platform === 'win32')('agent presets', () => {
     expect(await findExecutable('not-executable', { PATH: join(dir, 'bin') })).toBeNull()
     expect(await findExecutable('bin', { PATH: dir })).toBeNull()
     expect(await findExecutable('agent-x', { PATH: '' })).toBeNull()
+  })
+})
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>
+
+describe('what users run is what is tested', () => {
+  it.each(PRESET_PACKAGES.map((p) => [p.presetId, p] as const))(
+    "the %s preset pins, through npx, the version package.json's devDependencies install for the real-agent suites",
+    (_id, preset) => {
+      const devDependencies = readJson(join(repo, 'package.json'))['devDependencies'] as Record<string, string>
+      // Exactly that version (no range), and the one installed here.
+      expect(devDependencies[preset.npxPackage], `package.json devDependencies["${preset.npxPackage}"]`).toBe(preset.version)
+      expect(readJson(join(repo, 'node_modules', preset.npxPackage, 'package.json'))['version']).toBe(preset.version)
+    }
+  )
+
+  it('runs each preset at its pinned version when it is not installed', async () => {
+    const presets = await defaultAgentPresets(UserEnvironment.of({ PATH: join(dir, 'bin') }))
+    expect(presets.map((p) => p.args)).toEqual(PRESET_PACKAGES.map((p) => ['-y', `${p.npxPackage}@${p.version}`, ...p.binaryArgs]))
+  })
+
+  it('reads which version an agent runs, and moves it to another', () => {
+    const [claude] = PRESET_PACKAGES
+    expect(presetRunOf({ command: 'npx', args: ['-y', `${claude!.npxPackage}@0.49.0`] })).toMatchObject({
+      presetId: 'claude-code',
+      version: '0.49.0',
+      tested: claude!.version
+    })
+    expect(presetRunOf({ command: 'npx', args: ['-y', claude!.npxPackage] })).toMatchObject({ version: null })
+    expect(presetRunOf({ command: 'npx', args: ['-y', 'some-other-agent'] })).toBeNull()
+    expect(presetRunOf({ command: 'claude-agent-acp', args: [] })).toBeNull()
+    expect(withPresetVersion({ args: ['-y', '@google/gemini-cli@0.1.0', '--acp'] }, '@google/gemini-cli', '0.61.0')).toEqual([
+      '-y',
+      '@google/gemini-cli@0.61.0',
+      '--acp'
+    ])
   })
 })

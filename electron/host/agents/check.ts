@@ -152,18 +152,30 @@ async function probeConnection(connection: AgentConnection, scratch: string, lin
     )
   )
 
-  /** Runs one probe into a line; the call's result, or null when it failed. */
+  /**
+   * Runs one probe into a line; the call's result, or null when it failed. A failure of a method the agent
+   * does not announce is "not offered"; one of a method that needs a conversation with history (`needsHistory`) says so.
+   */
   const attempt = async <T>(
-    probe: Pick<CheckLine, 'id' | 'label' | 'announced'>,
+    probe: Pick<CheckLine, 'id' | 'label' | 'announced'> & { needsHistory?: boolean },
     call: () => Promise<T>,
     said: (result: T) => string
   ): Promise<T | null> => {
+    const { needsHistory, ...shown } = probe
     try {
       const result = await withTimeout(call())
-      lines.push({ ...probe, outcome: 'worked', detail: clip(said(result)) })
+      lines.push({ ...shown, outcome: 'worked', detail: clip(said(result)) })
       return result
     } catch (error) {
-      lines.push({ ...probe, outcome: isAuthRequired(error) ? 'needs sign-in' : 'failed', detail: detailOf(error) })
+      if (isAuthRequired(error)) lines.push({ ...shown, outcome: 'needs sign-in', detail: detailOf(error) })
+      else if (shown.announced === false) lines.push({ ...shown, outcome: 'not offered', detail: `not announced; calling it: ${detailOf(error)}` })
+      else if (needsHistory) {
+        lines.push({
+          ...shown,
+          outcome: 'needs history',
+          detail: clip(`works on a conversation with history, and the check sends no prompt; the agent answered: ${detailOf(error)}`)
+        })
+      } else lines.push({ ...shown, outcome: 'failed', detail: detailOf(error) })
       return null
     }
   }
@@ -198,11 +210,11 @@ async function probeConnection(connection: AgentConnection, scratch: string, lin
           )
         )
       }
-      const { id, label, announced, skip, run } = probe
+      const { id, label, announced, skip, run, needsHistory } = probe
       if (skip) lines.push({ id, label, announced, outcome: 'not tried', detail: skip })
       else
         await attempt(
-          { id, label, announced },
+          { id, label, announced, needsHistory },
           () => run(created.sessionId),
           (said) => said
         )
@@ -212,7 +224,7 @@ async function probeConnection(connection: AgentConnection, scratch: string, lin
     id: 'logout',
     label: 'Log out',
     announced: caps.auth.logout,
-    outcome: 'not tried',
+    outcome: caps.auth.logout ? 'not tried' : 'not offered',
     detail: caps.auth.logout ? 'announced; not run, as it would sign you out' : 'not announced'
   })
 }
@@ -220,6 +232,8 @@ async function probeConnection(connection: AgentConnection, scratch: string, lin
 interface SessionProbe extends Pick<CheckLine, 'id' | 'label' | 'announced'> {
   /** Why it is not tried even with a session (set_model when no models are listed). */
   skip?: string
+  /** It works on a conversation with a prompt in it (the check's session has none): a failure says so. */
+  needsHistory?: boolean
   /** Calls it on the probe's session; what it found. */
   run(sessionId: string): Promise<string>
 }
@@ -249,6 +263,7 @@ function sessionProbes({ acp, capabilities: caps }: AgentConnection, cwd: string
     },
     {
       id: 'session/load',
+      needsHistory: true,
       label: 'Load a session (replay)',
       announced: caps.loadSession,
       run: async (sessionId) => {
@@ -258,6 +273,7 @@ function sessionProbes({ acp, capabilities: caps }: AgentConnection, cwd: string
     },
     {
       id: 'session/fork',
+      needsHistory: true,
       label: 'Fork a session',
       announced: caps.session.fork,
       run: async (sessionId) => {
@@ -288,6 +304,7 @@ function sessionProbes({ acp, capabilities: caps }: AgentConnection, cwd: string
     },
     {
       id: 'session/delete',
+      needsHistory: true,
       label: 'Delete a session',
       announced: caps.session.delete,
       run: async (sessionId) => {

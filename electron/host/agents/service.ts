@@ -11,6 +11,7 @@ import type { Records } from '../records'
 import { agentEnvKey, agentHeaderKey, type SecretStore } from '../secrets'
 import type { AgentChecks } from './check'
 import type { SignIn } from './sign-in'
+import { confirmSkippingMode } from './skip-confirm'
 import type { AgentSupervisor } from './supervisor'
 
 /** The `agents.*` requests: the agent definitions, their processes, logs and sign-in. */
@@ -163,6 +164,16 @@ export function agentsHandlers({
         if (protocol === 2) definition.protocol = 2
         else delete definition.protocol
         await supervisor.stopIfQuiet(agentId)
+      }
+      await records.saved('agents')
+      return definition
+    },
+    'agents.setStartingMode': async ({ agentId, modeId, confirmSkip }) => {
+      const definition = records.agent(agentId)
+      if (modeId === null) delete definition.startingMode
+      else {
+        await confirmSkippingMode(records, definition, modeId, confirmSkip)
+        definition.startingMode = modeId
       }
       await records.saved('agents')
       return definition

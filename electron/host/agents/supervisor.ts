@@ -222,6 +222,8 @@ export class AgentSupervisor {
     if (this.closing) throw new Error('Switchboard is shutting down')
     const connection = await this.connect(definition, { logName, cwd, handlers, onState: () => undefined })
     this.apart.add(connection)
+    // Signed in as the sessions' run is: a key held in the app is given to this process too.
+    await this.signInAgain(definition, connection)
     return connection
   }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { basename } from 'node:path'
 import { sshHostOf, type Project } from '../../../shared/domain'
+import { confirmSkippingMode } from '../agents/skip-confirm'
 import type { AgentSupervisor } from '../agents/supervisor'
 import { checkedFolder } from '../folders'
 import type { HandlerSlice } from '../handlers'
@@ -112,6 +113,20 @@ export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }:
       }
       if (enabled) project.gitHooks = true
       else delete project.gitHooks
+      await records.saved('projects')
+      return project
+    },
+    'projects.setStartingMode': async ({ projectId, agentId, modeId, confirmSkip }) => {
+      const project = records.project(projectId)
+      const definition = records.agent(agentId)
+      const modes = { ...project.startingModes }
+      if (modeId === null) delete modes[agentId]
+      else {
+        await confirmSkippingMode(records, definition, modeId, confirmSkip)
+        modes[agentId] = modeId
+      }
+      if (Object.keys(modes).length) project.startingModes = modes
+      else delete project.startingModes
       await records.saved('projects')
       return project
     },

@@ -4,6 +4,7 @@ import {
   type RegistryAgent,
   type RegistryEntryView,
   type RegistryListing,
+  type PresetVersionView,
   type RegistryProgress,
   type RegistrySnapshot
 } from '../../../shared/registry'
@@ -18,6 +19,7 @@ import type { Records } from '../records'
 import { checkRegistryUrl, RegistryFeed } from './feed'
 import { registryLimits, type RegistryLimits } from './limits'
 import { installDistribution, plannedRun, platformKey, removeInstalled, requireTool, usableKinds } from './install'
+import { presetRunOf, withPresetVersion } from '../presets'
 
 /**
  * The `registry.*` requests: the ACP Registry's agents listed beside the ones
@@ -84,6 +86,8 @@ export class RegistryService {
       },
       'registry.install': ({ registryId, kind }, request) => this.install(registryId, kind, request),
       'registry.update': ({ agentId }, request) => this.update(agentId, request),
+      'registry.presetVersions': ({ refresh }) => this.presetVersions(refresh),
+      'registry.updatePreset': ({ agentId, version }, request) => this.updatePreset(agentId, version, request),
       'registry.pin': async ({ agentId, pinned }) => {
         const definition = records.agent(agentId)
         if (!definition.origin) throw new Error(`${definition.name} was not installed from the registry`)
@@ -215,6 +219,66 @@ export class RegistryService {
     return updated
   }
 
+  /**
+   * The agents set up from a preset that run through npx: the version each runs, the tested one, and a newer
+   * one to offer: the newest the ACP Registry lists for the same npm package (when newer than the one it runs),
+   * else the tested one (when the agent runs an older one, or none named).
+   */
+  private async presetVersions(refresh: boolean): Promise<PresetVersionView[]> {
+    const runs = this.options.records.data.agents.flatMap((a) => {
+      const run = presetRunOf(a)
+      return run ? [{ agentId: a.id, ...run }] : []
+    })
+    if (!runs.length) return []
+    const { snapshot } = await this.feed.get(this.url, refresh)
+    return runs.map(({ agentId, npxPackage, version, tested }) => {
+      const listed = snapshot.agents
+        .map((agent) => splitPackage(agent.distribution.npx?.package ?? ''))
+        .flatMap((p) => (p.name === npxPackage && p.version ? [p.version] : []))
+        .sort(compareVersions)
+        .at(-1)
+      const from = version ?? '0.0.0'
+      const newer =
+        listed && compareVersions(listed, from) > 0 && compareVersions(listed, tested) >= 0
+          ? { newer: listed, newerFrom: 'registry' as const }
+          : version === null || compareVersions(tested, version) > 0
+            ? { newer: tested, newerFrom: 'tested' as const }
+            : { newer: null }
+      return { agentId, npxPackage, runs: version, tested, ...newer }
+    })
+  }
+
+  /** Moves a preset agent to another version of its package: confirmed, its process stopped where nothing is lost, the check run after. */
+  private async updatePreset(agentId: string, version: string, request: RequestContext): Promise<AgentDefinition> {
+    const { records, supervisor, checks, events } = this.options
+    const definition = records.agent(agentId)
+    const run = presetRunOf(definition)
+    if (!run) throw new Error(`${definition.name} does not run a preset's package through npx, so it has no version to change`)
+    if (run.version === version) return definition
+    const offered = (await this.presetVersions(false)).find((v) => v.agentId === agentId)
+    if (version !== run.tested && version !== offered?.newer) {
+      throw new Error(`${version} is neither the tested version of ${run.npxPackage} (${run.tested}) nor one the registry lists`)
+    }
+    const args = withPresetVersion(definition, run.npxPackage, version)
+    await request.confirm({
+      action: `Run “${definition.name}” at ${run.npxPackage}@${version}${run.version ? ` (instead of ${run.version})` : ''}`,
+      confirm: 'Update',
+      programs: [programToRun(`Agent “${definition.name}”`, { command: definition.command, args, cwd: definition.cwd, env: definition.env })]
+    })
+    await supervisor.stopIfQuiet(agentId)
+    if (supervisor.get(agentId)?.isAlive) {
+      throw new Error(`${definition.name} is at work (a turn is running or a question is waiting); update it once that is done`)
+    }
+    const updated: AgentDefinition = { ...definition, args }
+    records.data.agents = records.data.agents.map((a) => (a.id === agentId ? updated : a))
+    await records.saved('agents')
+    void checks.run(updated).then(
+      (report) => events.emit('agents.checked', report),
+      () => undefined
+    )
+    return updated
+  }
+
   private async guarded<T>(registryId: string, work: () => Promise<T>): Promise<T> {
     if (this.busy.has(registryId)) throw new Error(`${registryId} is already being installed`)
     this.busy.add(registryId)
@@ -241,4 +305,28 @@ export class RegistryService {
         this.options.events.emit('registry.progress', { registryId, phase, received, total })
     }
   }
+}
+
+/** `@scope/name@1.2.3` → name and version (null when none is named). */
+function splitPackage(spec: string): { name: string; version: string | null } {
+  const at = spec.lastIndexOf('@')
+  return at > 0 ? { name: spec.slice(0, at), version: spec.slice(at + 1) || null } : { name: spec, version: null }
+}
+
+/** Orders versions by their numbers (1.10.0 after 1.9.0); a pre-release comes before its release. */
+export function compareVersions(a: string, b: string): number {
+  const parse = (v: string) => {
+    const [main = '', pre] = v.split(/-(.*)/s)
+    return { numbers: main.split('.').map((n) => Number.parseInt(n, 10) || 0), pre: pre ?? null }
+  }
+  const x = parse(a)
+  const y = parse(b)
+  for (let i = 0; i < Math.max(x.numbers.length, y.numbers.length); i++) {
+    const d = (x.numbers[i] ?? 0) - (y.numbers[i] ?? 0)
+    if (d) return d
+  }
+  if (x.pre === y.pre) return 0
+  if (x.pre === null) return 1
+  if (y.pre === null) return -1
+  return x.pre < y.pre ? -1 : 1
 }

@@ -7,6 +7,7 @@ import type { McpService } from '../mcp/service'
 import { serversForAgent } from '../mcp/acp-servers'
 import type { Records } from '../records'
 import { directoriesFor, sessionStateFrom } from './records'
+import { applyStartingMode } from './starting-mode'
 import type { LiveSession, SessionRegistry } from './registry'
 
 /**
@@ -109,6 +110,7 @@ export class SessionConnector {
       supervisor.sessionStarted(definition.id)
       const state = sessionStateFrom(answer)
       if (state) registry.append(live, state)
+      await applyStartingMode(live, connection, { records, registry })
       registry.setState(id, {
         status: 'ready',
         error: undefined,

@@ -17,6 +17,7 @@ import { SshError } from '../ssh/endpoint'
 import { checkRemoteFolder } from '../ssh/remote-files'
 import { readTranscript, readTranscriptPage, readTranscriptTail } from '../transcripts'
 import type { SessionDeps } from './connector'
+import { applyStartingMode } from './starting-mode'
 import { directoriesFor, sessionMcp, sessionStateFrom } from './records'
 import type { Turns } from './turns'
 import type { WorkspaceService } from '../workspace/service'
@@ -216,6 +217,7 @@ export class SessionLifecycle {
     for (const past of history) if (past.t !== 'header') registry.append(live, past)
     const state = sessionStateFrom(answer)
     if (state) registry.append(live, state)
+    await applyStartingMode(live, connection, { records, registry })
     records.data.sessions.push(record)
     registry.setState(record.id, { status: 'ready', error: undefined })
     await records.saved(record)

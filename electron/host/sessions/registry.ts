@@ -1,5 +1,6 @@
 import { RequestError } from '@agentclientprotocol/sdk'
 import type { SessionRecord, SessionState } from '../../../shared/domain'
+import { currentModeOf, permissionSkipOf } from '../../../shared/modes'
 import { applyRecordAt, foldTail, TAIL_RECORDS, type Thread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import type { AgentConnection } from '../agent/connection'
@@ -94,6 +95,9 @@ const MAX_EARLY_UPDATES = 1000
 /** Session ids held that way at most: an agent sending updates for made-up sessions cannot grow memory. */
 const MAX_EARLY_SESSIONS = 16
 
+/** The updates that change a session's mode. */
+const MODE_UPDATES = new Set(['current_mode_update', 'config_option_update'])
+
 export class SessionRegistry {
   private readonly live = new Map<string, LiveSession>()
   private readonly byAcpSession = new Map<string, LiveSession>()
@@ -167,6 +171,8 @@ export class SessionRegistry {
     if (live.record.acpSessionId) this.byAcpSession.delete(acpKey(live.record.agentId, live.record.acpSessionId))
     for (const [key, parent] of this.children) if (parent === live) this.children.delete(key)
     live.connection = null
+    // No agent holds the session in a mode any more.
+    if (this.stateOf(live.record.id).modeSkips) this.setState(live.record.id, { modeSkips: undefined })
     this.options.onDetach(live.record.id)
     this.releaseIfUnused(live)
   }
@@ -199,6 +205,17 @@ export class SessionRegistry {
     applyRecordAt(live.thread, record, live.writer.nextSeq)
     const seq = live.writer.append(record)
     this.options.events.emit('session.records', { id: live.record.id, seq, records: [record] })
+    if (record.t === 'session' || (record.t === 'update' && MODE_UPDATES.has(record.update.sessionUpdate))) this.noteMode(live)
+  }
+
+  /** The state says when the session's mode lets the agent act without asking (the sidebar marks it). */
+  private noteMode(live: LiveSession): void {
+    const mode = currentModeOf(live.thread)
+    const skip = permissionSkipOf(mode)
+    const was = this.stateOf(live.record.id).modeSkips
+    const now = mode && skip ? { mode: mode.name ?? mode.id, skip } : undefined
+    if (was?.mode === now?.mode && was?.skip === now?.skip) return
+    this.setState(live.record.id, { modeSkips: now })
   }
 
   /** A `session/load` is about to be sent: its replay is held until it answers, or dropped when the view is kept. */

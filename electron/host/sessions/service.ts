@@ -49,12 +49,12 @@ export function sessionsHandlers(rooms: SessionsServiceOptions): HandlerSlice<'s
       broker.answerPermission(id, requestId, optionId)
       return {}
     },
-    'sessions.setMode': async ({ id, modeId }) => {
-      await turns.setMode(id, modeId)
+    'sessions.setMode': async ({ id, modeId, confirmSkip }) => {
+      await turns.setMode(id, modeId, confirmSkip)
       return {}
     },
-    'sessions.setConfigOption': async ({ id, configId, value }) => {
-      await turns.setConfigOption(id, configId, value)
+    'sessions.setConfigOption': async ({ id, configId, value, confirmSkip }) => {
+      await turns.setConfigOption(id, configId, value, confirmSkip)
       return {}
     },
     'sessions.setModel': async ({ id, modelId }) => {

@@ -10,6 +10,8 @@ import { describeError, HostError } from '../errors'
 import type { SessionConnector, SessionDeps } from './connector'
 import { titleFrom, toContentBlock } from './records'
 import type { LiveSession } from './registry'
+import { modeOptionOf } from './starting-mode'
+import { confirmSkippingMode } from '../agents/skip-confirm'
 import type { WorkspaceService } from '../workspace/service'
 
 /**
@@ -233,7 +235,8 @@ export class Turns {
     }
   }
 
-  async setMode(id: string, modeId: string): Promise<void> {
+  /** A mode that skips permissions is refused until the user has confirmed such modes for the agent once (`confirmSkip`). */
+  async setMode(id: string, modeId: string, confirmSkip?: boolean): Promise<void> {
     const live = await this.deps.connector.ensureLive(id)
     const connection = connectionOf(live)
     const modes = live.thread.modes
@@ -244,11 +247,13 @@ export class Turns {
           : `${connection.definition.name} does not offer modes for this session`
       )
     }
+    await confirmSkippingMode(this.deps.records, this.deps.records.agent(live.record.agentId), modeId, confirmSkip)
     await connection.acp.setMode({ sessionId: acpSessionIdOf(live), modeId })
     this.deps.registry.append(live, { t: 'session', at: new Date().toISOString(), modes: { ...modes, currentModeId: modeId } })
+    await this.chosen(live, modeId)
   }
 
-  async setConfigOption(id: string, configId: string, value: string | boolean): Promise<void> {
+  async setConfigOption(id: string, configId: string, value: string | boolean, confirmSkip?: boolean): Promise<void> {
     const live = await this.deps.connector.ensureLive(id)
     const connection = connectionOf(live)
     const option = live.thread.configOptions?.find((o) => o.id === configId)
@@ -256,11 +261,21 @@ export class Turns {
     if (option.type === 'boolean' ? typeof value !== 'boolean' : typeof value !== 'string') {
       throw new Error(`Option '${option.name}' takes a ${option.type === 'boolean' ? 'true/false value' : 'choice from its list'}`)
     }
+    const isMode = option === modeOptionOf(live.thread.configOptions) && typeof value === 'string'
+    if (isMode) await confirmSkippingMode(this.deps.records, this.deps.records.agent(live.record.agentId), value, confirmSkip)
     const sessionId = acpSessionIdOf(live)
     const response = await connection.acp.setConfigOption(
       typeof value === 'boolean' ? { sessionId, configId, type: 'boolean', value } : { sessionId, configId, value }
     )
     this.deps.registry.append(live, { t: 'session', at: new Date().toISOString(), configOptions: response.configOptions })
+    if (isMode) await this.chosen(live, value)
+  }
+
+  /** The mode the user put the session in: set again when it is reopened. */
+  private async chosen(live: LiveSession, modeId: string): Promise<void> {
+    if (live.record.chosenMode === modeId) return
+    live.record.chosenMode = modeId
+    await this.deps.records.saved(live.record)
   }
 
   /** `session/set_model`, for agents that announce models the older way (not as a config option). */

@@ -138,6 +138,12 @@ export const useAgentsStore = defineStore('agents', () => {
     definitions.value = definitions.value.map((a) => (a.id === agentId ? updated : a))
   }
 
+  /** The mode the agent's new sessions start in (null: its mode that asks); throws the Host's message. */
+  async function setStartingMode(agentId: string, modeId: string | null): Promise<void> {
+    const updated = await host().request('agents.setStartingMode', { agentId, modeId })
+    definitions.value = definitions.value.map((a) => (a.id === agentId ? updated : a))
+  }
+
   function definitionOf(agentId: string): AgentDefinition | undefined {
     return definitions.value.find((a) => a.id === agentId)
   }
@@ -192,6 +198,7 @@ export const useAgentsStore = defineStore('agents', () => {
     restart,
     log,
     setProtocol,
+    setStartingMode,
     definitionOf,
     checks,
     checking,

@@ -1,7 +1,7 @@
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
 import type { AgentDefinition, DistributionKind } from '../../../shared/domain'
-import type { RegistryListing, RegistryProgress } from '../../../shared/registry'
+import type { PresetVersionView, RegistryListing, RegistryProgress } from '../../../shared/registry'
 import { host } from '../host/client'
 
 /** The ACP Registry as the Agents page shows it: the listing, installs under way, the feed URL. */
@@ -51,10 +51,25 @@ export const useRegistryStore = defineStore('registry', () => {
     await load()
   }
 
+  /** Which version each preset agent runs, and a newer one to offer (the registry's, or the tested one), by agent id. */
+  const presetVersions = ref<Record<string, PresetVersionView>>({})
+
+  async function loadPresetVersions(refresh = false): Promise<void> {
+    const views = await host().request('registry.presetVersions', { refresh })
+    presetVersions.value = Object.fromEntries(views.map((v) => [v.agentId, v]))
+  }
+
+  /** Runs the preset agent at another version (confirmed by the user); the Host checks it afterwards. */
+  async function updatePreset(agentId: string, version: string): Promise<AgentDefinition> {
+    const updated = await host().request('registry.updatePreset', { agentId, version })
+    await loadPresetVersions().catch(() => undefined)
+    return updated
+  }
+
   async function setUrl(url: string): Promise<void> {
     await host().request('registry.setUrl', { url })
     await load(true)
   }
 
-  return { listing, loading, progress, load, receiveProgress, install, update, pin, setUrl }
+  return { listing, loading, progress, load, receiveProgress, install, update, pin, setUrl, presetVersions, loadPresetVersions, updatePreset }
 })

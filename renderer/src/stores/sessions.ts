@@ -255,12 +255,32 @@ export const useSessionsStore = defineStore('sessions', () => {
     await notices.attempt(() => host().request('sessions.respondPermission', { id, requestId, optionId }))
   }
 
-  async function setMode(id: string, modeId: string): Promise<void> {
-    await notices.attempt(() => host().request('sessions.setMode', { id, modeId }))
+  /**
+   * A mode that lets the agent act without asking is confirmed once per agent: the Host refuses it
+   * (`skip_permissions_unconfirmed`) until then, and the question goes to the confirmation dialog.
+   */
+  async function setMode(id: string, modeId: string, confirmSkip?: boolean): Promise<void> {
+    await askingToSkip(id, { modeId }, () => host().request('sessions.setMode', { id, modeId, ...(confirmSkip ? { confirmSkip } : {}) }))
   }
 
-  async function setConfigOption(id: string, configId: string, value: string | boolean): Promise<void> {
-    await notices.attempt(() => host().request('sessions.setConfigOption', { id, configId, value }))
+  async function setConfigOption(id: string, configId: string, value: string | boolean, confirmSkip?: boolean): Promise<void> {
+    const send = () => host().request('sessions.setConfigOption', { id, configId, value, ...(confirmSkip ? { confirmSkip } : {}) })
+    if (typeof value === 'boolean') await notices.attempt(send)
+    else await askingToSkip(id, { configId, value }, send)
+  }
+
+  async function askingToSkip(
+    id: string,
+    choice: { modeId: string } | { configId: string; value: string },
+    send: () => Promise<unknown>
+  ): Promise<void> {
+    try {
+      await send()
+    } catch (error) {
+      if (error instanceof HostRequestError && error.code === 'skip_permissions_unconfirmed') {
+        useUiStore().confirmation = { kind: 'skip-permissions', sessionId: id, message: error.message, choice }
+      } else notices.report(messageOf(error))
+    }
   }
 
   async function setModel(id: string, modelId: string): Promise<void> {

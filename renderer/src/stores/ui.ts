@@ -13,7 +13,11 @@ export interface Toast {
   tone: 'info' | 'warn'
 }
 
-export type Confirmation = { kind: 'delete-session'; sessionId: string } | { kind: 'remove-project'; projectId: string }
+export type Confirmation =
+  | { kind: 'delete-session'; sessionId: string }
+  | { kind: 'remove-project'; projectId: string }
+  /** A mode that lets the agent act without asking, chosen for the first time for its agent: the Host's words, and the choice to send again. */
+  | { kind: 'skip-permissions'; sessionId: string; message: string; choice: { modeId: string } | { configId: string; value: string } }
 
 const TOAST_MS = 8000
 

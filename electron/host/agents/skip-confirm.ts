@@ -1,0 +1,27 @@
+import type { AgentDefinition } from '../../../shared/domain'
+import { permissionSkipOf, permissionSkipWords } from '../../../shared/modes'
+import { HostError } from '../errors'
+import type { Records } from '../records'
+
+/**
+ * Choosing a mode that skips permissions asks once per agent: refused with
+ * `skip_permissions_unconfirmed` until the user confirms (`confirmSkip`), which
+ * is then kept on the agent.
+ */
+export async function confirmSkippingMode(
+  records: Records,
+  definition: AgentDefinition,
+  modeId: string,
+  confirmSkip: boolean | undefined
+): Promise<void> {
+  const skip = permissionSkipOf(modeId)
+  if (!skip || definition.skipPermissionsConfirmed) return
+  if (!confirmSkip) {
+    throw new HostError(
+      'skip_permissions_unconfirmed',
+      `In the mode '${modeId}' ${definition.name} ${permissionSkipWords(skip)}: Switchboard will not show its permission cards. Confirm to allow such modes for ${definition.name}.`
+    )
+  }
+  definition.skipPermissionsConfirmed = true
+  await records.saved('agents')
+}
