@@ -95,8 +95,14 @@ export interface SearchSources extends SearchHooks {
 const MINISEARCH_OPTIONS: Options<IndexedDoc> = {
   fields: ['title', 'text'],
   tokenize,
-  searchOptions: { boost: { title: 3 } }
+  searchOptions: { boost: { title: 3 } },
+  // MiniSearch's own vacuuming walks the index in batches, waiting between them, and a document added meanwhile
+  // can split a node it is walking: it then throws where nothing catches it (lucaong/minisearch#306), which
+  // stops the Host. The index starts it itself instead, and adds nothing while it runs (`vacuumSoon`).
+  autoVacuum: false
 }
+/** When the index is vacuumed: MiniSearch's own thresholds (of discarded documents, in number and in share). */
+const VACUUM_AT = { dirtCount: 20, dirtFactor: 0.1 }
 
 const FLUSH_MS = 250
 /** A build that read at least this many transcripts is saved soon after (reading them again would cost more than writing the file). */
@@ -125,6 +131,11 @@ export class SearchIndex {
   /** Something changed since the index was loaded or last saved. */
   private unsaved = false
   private timer: NodeJS.Timeout | null = null
+  private vacuumTimer: NodeJS.Immediate | null = null
+  /** A vacuum under way: nothing is added to the index meanwhile (events that would are held, the flush waits). */
+  private vacuuming: Promise<void> | null = null
+  private held: HostEvent[] = []
+  private buildRunning = false
   private saveTimer: NodeJS.Timeout | null = null
   /** The last save (saves run one after another, each taking the index as it is when it starts). */
   private saving: Promise<void> = Promise.resolve()
@@ -168,6 +179,18 @@ export class SearchIndex {
   }
 
   private async buildAll(): Promise<void> {
+    // A build adds as it goes: it waits for a vacuum under way, and none starts until it is done.
+    this.buildRunning = true
+    try {
+      if (this.vacuuming) await this.vacuuming
+      await this.buildSteps()
+    } finally {
+      this.buildRunning = false
+      this.vacuumSoon()
+    }
+  }
+
+  private async buildSteps(): Promise<void> {
     const { onBuildStep: step } = this.sources
     const abandoned = (): boolean => this.closed
     this.progress = { done: 0, total: this.sources.sessions().length }
@@ -259,6 +282,11 @@ export class SearchIndex {
   /** Follows an event the Host emits, at the moment it is emitted. */
   noteEvent(event: HostEvent): void {
     if (this.closed) return
+    // While the index is vacuumed, what would add to it waits, in order (removals too, to keep that order).
+    if (this.vacuuming && (event.type === 'session.record' || event.type === 'session.removed' || event.type === 'projects.changed')) {
+      this.held.push(event)
+      return
+    }
     switch (event.type) {
       case 'session.records':
         this.noteRecords(event.payload.id, event.payload.seq, event.payload.records.length)
@@ -308,6 +336,8 @@ export class SearchIndex {
   flush(): void {
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
+    // Nothing is added while the index is vacuumed: the vacuum's end flushes.
+    if (this.vacuuming) return
     for (const sessionId of this.dirty) {
       // removeSession takes a removed session out of the dirty ones; this check is only a guard.
       const thread = this.sources.threadOf(sessionId)
@@ -324,7 +354,7 @@ export class SearchIndex {
     for (const [entryId, before] of docs.texts) {
       const now = texts.get(entryId)
       if (!now || now.text !== before.text) {
-        this.mini.discard(entryDocId(sessionId, entryId))
+        this.discard(entryDocId(sessionId, entryId))
         docs.texts.delete(entryId)
       }
     }
@@ -333,6 +363,39 @@ export class SearchIndex {
       this.mini.add({ id: entryDocId(sessionId, entryId), title: '', text: now.text })
       docs.texts.set(entryId, now)
     }
+  }
+
+  /** Takes a document out of the index; what it leaves there is vacuumed once there is enough of it. */
+  private discard(docId: string): void {
+    this.mini.discard(docId)
+    this.vacuumSoon()
+  }
+
+  /**
+   * Vacuums the index once what discarded documents left reaches MiniSearch's
+   * thresholds, in MiniSearch's batches (the Host answers between them), but
+   * never while a build runs, and with nothing added meanwhile (see
+   * MINISEARCH_OPTIONS): the events that would add are held and the flush
+   * waits, then both follow.
+   */
+  private vacuumSoon(): void {
+    if (this.vacuumTimer || this.vacuuming || this.closed) return
+    this.vacuumTimer = setImmediate(() => {
+      this.vacuumTimer = null
+      const mini = this.mini
+      if (this.vacuuming || this.buildRunning || this.closed) return
+      if (mini.dirtCount < VACUUM_AT.dirtCount || mini.dirtFactor < VACUUM_AT.dirtFactor) return
+      this.vacuuming = mini
+        .vacuum()
+        .catch((error: Error) => console.warn(`search: the index could not be vacuumed: ${error.message}`))
+        .finally(() => {
+          this.vacuuming = null
+          const held = this.held
+          this.held = []
+          for (const event of held) this.noteEvent(event)
+          if (this.dirty.size > 0 && !this.closed) this.flush()
+        })
+    })
   }
 
   private docsOf(sessionId: string): SessionDocs {
@@ -348,7 +411,7 @@ export class SearchIndex {
     const docs = this.docsOf(record.id)
     const id = sessionDocId(record.id)
     if (docs.title === record.title && this.mini.has(id)) return
-    if (this.mini.has(id)) this.mini.discard(id)
+    if (this.mini.has(id)) this.discard(id)
     this.mini.add({ id, title: record.title, text: '' })
     docs.title = record.title
     this.unsaved = true
@@ -356,9 +419,9 @@ export class SearchIndex {
 
   private removeSession(sessionId: string): void {
     const id = sessionDocId(sessionId)
-    if (this.mini.has(id)) this.mini.discard(id)
+    if (this.mini.has(id)) this.discard(id)
     const docs = this.perSession.get(sessionId)
-    if (docs) for (const entryId of docs.texts.keys()) this.mini.discard(entryDocId(sessionId, entryId))
+    if (docs) for (const entryId of docs.texts.keys()) this.discard(entryDocId(sessionId, entryId))
     this.perSession.delete(sessionId)
     this.dirty.delete(sessionId)
     this.live.delete(sessionId)
@@ -371,7 +434,7 @@ export class SearchIndex {
     for (const id of [...this.projectDocs.keys()]) {
       if (keep.has(id)) continue
       const docId = projectDocId(id)
-      if (this.mini.has(docId)) this.mini.discard(docId)
+      if (this.mini.has(docId)) this.discard(docId)
       this.projectDocs.delete(id)
       this.unsaved = true
     }
@@ -379,7 +442,7 @@ export class SearchIndex {
       const id = projectDocId(project.id)
       const before = this.projectDocs.get(project.id)
       if (before && before.name === project.name && before.cwd === project.cwd && this.mini.has(id)) continue
-      if (this.mini.has(id)) this.mini.discard(id)
+      if (this.mini.has(id)) this.discard(id)
       this.mini.add({ id, title: project.name, text: project.cwd })
       this.projectDocs.set(project.id, { name: project.name, cwd: project.cwd })
       this.unsaved = true
@@ -536,7 +599,10 @@ export class SearchIndex {
     this.quiet.cancel()
     if (this.saveTimer) clearTimeout(this.saveTimer)
     this.saveTimer = null
+    if (this.vacuumTimer) clearImmediate(this.vacuumTimer)
+    this.vacuumTimer = null
     await this.building
+    await this.vacuuming
   }
 
   /**
