@@ -17,10 +17,12 @@ import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
  */
 
 const SESSIONS = 6
+/** Long replies each session streams in turn. */
+const TURNS = 3
 /** Chunks per reply, each of WORDS_PER_CHUNK distinct words, a pause between them: the reply grows over a few seconds. */
-const CHUNKS = 80
-const WORDS_PER_CHUNK = 60
-const PAUSE_MS = 30
+const CHUNKS = 150
+const WORDS_PER_CHUNK = 25
+const PAUSE_MS = 40
 
 let root: string
 let host: Host
@@ -74,9 +76,15 @@ describe('search while six agents stream', () => {
     // One search: the index is built, and from then on follows every reply as it grows.
     await expect.poll(async () => (await host.request('search.query', { q: 'anything' })).indexing).toBeNull()
 
-    const replies = ids.map((_, i) => longReply(i + 1))
-    const turns = ids.map((id, i) => host.request('sessions.prompt', { id, text: replies[i].prompt }))
-    await Promise.all(turns)
+    // Each session streams TURNS long replies one after another, the six side by side: each vacuum that starts while
+    // they grow is a chance for the crash, and on the old code one run in two met it with a single reply each.
+    const replies = ids.map((_, i) => longReply(i + 1 + SESSIONS * (TURNS - 1)))
+    await Promise.all(
+      ids.map(async (id, i) => {
+        for (let turn = 0; turn < TURNS - 1; turn++) await host.request('sessions.prompt', { id, text: longReply(i + 1 + SESSIONS * turn).prompt })
+        await host.request('sessions.prompt', { id, text: replies[i].prompt })
+      })
+    )
 
     expect(unhandled).toEqual([])
     for (const [i, id] of ids.entries()) {
