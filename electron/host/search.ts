@@ -80,6 +80,8 @@ export interface SearchHooks {
   onBuildStep?: (step: BuildStep) => void | Promise<void>
   /** Build only when a search asks (tests decide when; no timer does). */
   buildOnSearchOnly?: boolean
+  /** Called as each flush starts, with the sessions it re-indexes: a test throws from it, as a broken index would. */
+  onFlush?: (sessionIds: string[]) => void
 }
 
 export interface SearchSources extends SearchHooks {
@@ -90,6 +92,11 @@ export interface SearchSources extends SearchHooks {
   threadOf(sessionId: string): Thread | undefined
   /** Where the index is kept (read at start, saved); without it, every transcript is read at start and nothing is saved. */
   file?: string
+  /**
+   * An error nothing above caught (a timer's, the vacuum's, a flush's): the Host reports it (RoomErrors) and calls
+   * `rebuild`. Without it, the error is logged and the index rebuilt.
+   */
+  onError?: (error: unknown) => void
 }
 
 const MINISEARCH_OPTIONS: Options<IndexedDoc> = {
@@ -146,6 +153,8 @@ export class SearchIndex {
   private building: Promise<void> | null = null
   private progress: { done: number; total: number } | null = null
   private closed = false
+  /** Counts rebuilds: a build or vacuum of an index that was since reset gives up (`rebuild`). */
+  private generation = 0
 
   constructor(private readonly sources: SearchSources) {
     this.mini = new MiniSearch<IndexedDoc>(MINISEARCH_OPTIONS)
@@ -180,28 +189,32 @@ export class SearchIndex {
 
   private async buildAll(): Promise<void> {
     // A build adds as it goes: it waits for a vacuum under way, and none starts until it is done.
+    const generation = this.generation
     this.buildRunning = true
     try {
       if (this.vacuuming) await this.vacuuming
-      await this.buildSteps()
+      await this.buildSteps(generation)
     } finally {
-      this.buildRunning = false
-      this.vacuumSoon()
+      if (generation === this.generation) {
+        this.buildRunning = false
+        this.vacuumSoon()
+      }
     }
   }
 
-  private async buildSteps(): Promise<void> {
+  private async buildSteps(generation: number): Promise<void> {
     const { onBuildStep: step } = this.sources
-    const abandoned = (): boolean => this.closed
+    // Closed, or the index was reset meanwhile (a rebuild after an error runs its own build).
+    const abandoned = (): boolean => this.closed || generation !== this.generation
     this.progress = { done: 0, total: this.sources.sessions().length }
     await step?.({ step: 'start' })
     let reads = 0
     let stored: StoredIndex | null = null
-    if (this.file && !this.closed) stored = await readIndexFile(this.file.file, MINISEARCH_OPTIONS, abandoned)
-    if (this.closed) return
+    if (this.file && !abandoned()) stored = await readIndexFile(this.file.file, MINISEARCH_OPTIONS, abandoned)
+    if (abandoned()) return
     if (stored) this.adopt(stored)
     await step?.({ step: 'file', found: stored !== null })
-    if (this.closed) return
+    if (abandoned()) return
     this.syncProjects(this.sources.projects())
     const sessions = this.sources.sessions()
     const progress = (this.progress = { done: 0, total: sessions.length })
@@ -210,7 +223,7 @@ export class SearchIndex {
     for (let start = 0; start < sessions.length; start += STAT_BATCH) {
       const batch = sessions.slice(start, start + STAT_BATCH)
       const signatures = await Promise.all(batch.map((s) => signatureOf(transcriptPath(this.sources.transcriptDir, s.id))))
-      if (this.closed) return
+      if (abandoned()) return
       for (let i = 0; i < batch.length; i++) {
         const record = batch[i]
         // A session deleted while its transcript was looked at is gone from the index already.
@@ -223,12 +236,12 @@ export class SearchIndex {
             await this.readSession(record.id, signatures[i])
             reads++
           }
-          if (this.closed) return
+          if (abandoned()) return
         }
         progress.done++
       }
       await step?.({ step: 'batch', done: progress.done, total: progress.total })
-      if (this.closed) return
+      if (abandoned()) return
     }
     this.progress = null
     this.complete = true
@@ -327,7 +340,7 @@ export class SearchIndex {
     docs.scanned = thread.entries.length
     this.dirty.add(sessionId)
     if (!this.timer) {
-      this.timer = setTimeout(() => this.flush(), FLUSH_MS)
+      this.timer = setTimeout(() => this.flushOrRebuild(), FLUSH_MS)
       this.timer.unref?.()
     }
   }
@@ -338,6 +351,7 @@ export class SearchIndex {
     this.timer = null
     // Nothing is added while the index is vacuumed: the vacuum's end flushes.
     if (this.vacuuming) return
+    this.sources.onFlush?.([...this.dirty])
     for (const sessionId of this.dirty) {
       // removeSession takes a removed session out of the dirty ones; this check is only a guard.
       const thread = this.sources.threadOf(sessionId)
@@ -345,6 +359,51 @@ export class SearchIndex {
       this.indexEntries(sessionId, textsOf(thread))
     }
     this.dirty.clear()
+  }
+
+  /** A flush where nothing above would catch what it throws (a timer, the end of a vacuum): an error rebuilds the index. */
+  private flushOrRebuild(): void {
+    try {
+      this.flush()
+    } catch (error) {
+      this.failed(error)
+    }
+  }
+
+  /** An internal error: reported (the Host's RoomErrors, which calls `rebuild`), or logged and rebuilt. */
+  private failed(error: unknown): void {
+    if (this.closed) return
+    if (this.sources.onError) return this.sources.onError(error)
+    console.error('search: internal error; the index is rebuilt', error)
+    this.rebuild()
+  }
+
+  /**
+   * Starts the index again after an internal error: emptied, then built as at
+   * start (the file, db.json, the transcripts; live sessions follow their next
+   * records, folded whole). A build or vacuum under way on the old index gives
+   * up or ends unseen; nothing is saved until the new build completes.
+   */
+  rebuild(): void {
+    if (this.closed) return
+    this.generation++
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = null
+    if (this.vacuumTimer) clearImmediate(this.vacuumTimer)
+    this.vacuumTimer = null
+    this.mini = new MiniSearch<IndexedDoc>(MINISEARCH_OPTIONS)
+    this.perSession = new Map()
+    this.projectDocs = new Map()
+    this.live.clear()
+    this.dirty.clear()
+    this.held = []
+    this.vacuuming = null
+    this.buildRunning = false
+    this.complete = false
+    this.progress = null
+    this.unsaved = true
+    this.building = null
+    void this.build()
   }
 
   /** Makes the indexed entries of a session equal to `texts`: changed ones replaced, gone ones dropped. */
@@ -385,16 +444,26 @@ export class SearchIndex {
       const mini = this.mini
       if (this.vacuuming || this.buildRunning || this.closed) return
       if (mini.dirtCount < VACUUM_AT.dirtCount || mini.dirtFactor < VACUUM_AT.dirtFactor) return
+      const generation = this.generation
       this.vacuuming = mini
         .vacuum()
-        .catch((error: Error) => console.warn(`search: the index could not be vacuumed: ${error.message}`))
-        .finally(() => {
-          this.vacuuming = null
-          const held = this.held
-          this.held = []
-          for (const event of held) this.noteEvent(event)
-          if (this.dirty.size > 0 && !this.closed) this.flush()
-        })
+        .then(
+          () => {
+            // Reset meanwhile: that index is gone, and what was held with it.
+            if (generation !== this.generation) return
+            this.vacuuming = null
+            const held = this.held
+            this.held = []
+            for (const event of held) this.noteEvent(event)
+            if (this.dirty.size > 0 && !this.closed) this.flush()
+          },
+          (error: unknown) => {
+            if (generation !== this.generation) return
+            this.vacuuming = null
+            throw error
+          }
+        )
+        .catch((error: unknown) => this.failed(error))
     })
   }
 
@@ -458,7 +527,7 @@ export class SearchIndex {
    */
   query(q: string, limit = 30): SearchResults {
     if (!this.building && !this.closed) void this.build()
-    this.flush()
+    this.flushOrRebuild()
     const indexing = this.progress ? { ...this.progress } : null
     const trimmed = q.trim()
     const quoted = /^"(.+)"$/s.exec(trimmed)
