@@ -195,7 +195,13 @@ export class Host {
       cancelGraceMs: cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS
     }))
     const lifecycle = new SessionLifecycle({ records, registry, supervisor, mcp, turns, dataDir, workspace })
-    const queue = new PromptQueue({ records, registry, turns })
+    const queue: PromptQueue = new PromptQueue({
+      records,
+      registry,
+      turns,
+      onError: (error, record) =>
+        rooms.report('The prompt queue', error, { says: 'its state is shown as the Host holds it', run: () => queue.publish(record) })
+    })
     const inbox = (this.inbox = new Inbox({ records, events, registry, broker, supervisor, turns }))
     const rebuildSearch = { says: 'it is rebuilding', run: () => this.search.rebuild() }
     this.search = new SearchIndex({
