@@ -31,6 +31,7 @@ import { defaultAgentPresets } from './presets'
 import { killLeftovers, markPrefixFor } from './processes'
 import { projectsHandlers } from './projects/service'
 import { Records } from './records'
+import { RoomErrors } from './room-errors'
 import { RegistryService } from './registry/service'
 import { bundledRegistry } from './registry/snapshot'
 import { SEARCH_INDEX_FILE, SearchIndex } from './search'
@@ -120,6 +121,8 @@ export class Host {
     this.confirmCommand = options.confirmCommand ?? refuseCommands
     const transcriptDir = join(dataDir, 'transcripts')
     const events = this.events
+    // Where an error nothing else caught in a room ends: logged, a warning, told to the windows, the room reset.
+    const rooms = new RoomErrors({ events, warnings })
     const records = new Records(store, events)
     // The records the window's first load does not read: a second after the open, by when the first load is answered (or at the first request that needs them).
     this.readRestSoon = setTimeout(() => void this.wholeRecords().catch(() => undefined), READ_REST_AFTER_MS)
@@ -194,17 +197,27 @@ export class Host {
       cancelGraceMs: cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS
     }))
     const lifecycle = new SessionLifecycle({ records, registry, supervisor, mcp, turns, dataDir, workspace })
-    const queue = new PromptQueue({ records, registry, turns })
+    const queue: PromptQueue = new PromptQueue({
+      records,
+      registry,
+      turns,
+      onError: (error, record) =>
+        rooms.report('The prompt queue', error, { says: 'its state is shown as the Host holds it', run: () => queue.publish(record) })
+    })
     const inbox = (this.inbox = new Inbox({ records, events, registry, broker, supervisor, turns }))
+    const rebuildSearch = { says: 'it is rebuilding', run: () => this.search.rebuild() }
     this.search = new SearchIndex({
       transcriptDir,
       projects: () => store.data.projects,
       sessions: () => store.data.sessions,
       threadOf: (id) => registry.get(id)?.thread,
       file: join(dataDir, SEARCH_INDEX_FILE),
+      onError: (error) => rooms.report('Search', error, rebuildSearch),
       ...options.search
     })
-    events.tap((event) => this.search.noteEvent(event))
+    events.tap((event) => {
+      if (event.type !== 'app.warning') rooms.guarded('Search', () => this.search.noteEvent(event), rebuildSearch)
+    })
     // The index covers every session: it waits for every record to be read.
     void store.wholeRead.then(() => {
       if (!this.closed) this.search.buildWhenQuiet()

@@ -80,6 +80,8 @@ export interface SearchHooks {
   onBuildStep?: (step: BuildStep) => void | Promise<void>
   /** Build only when a search asks (tests decide when; no timer does). */
   buildOnSearchOnly?: boolean
+  /** Called as each flush starts, with the sessions it re-indexes: a test throws from it, as a broken index would. */
+  onFlush?: (sessionIds: string[]) => void
 }
 
 export interface SearchSources extends SearchHooks {
@@ -90,13 +92,24 @@ export interface SearchSources extends SearchHooks {
   threadOf(sessionId: string): Thread | undefined
   /** Where the index is kept (read at start, saved); without it, every transcript is read at start and nothing is saved. */
   file?: string
+  /**
+   * An error nothing above caught (a timer's, the vacuum's, a flush's): the Host reports it (RoomErrors) and calls
+   * `rebuild`. Without it, the error is logged and the index rebuilt.
+   */
+  onError?: (error: unknown) => void
 }
 
 const MINISEARCH_OPTIONS: Options<IndexedDoc> = {
   fields: ['title', 'text'],
   tokenize,
-  searchOptions: { boost: { title: 3 } }
+  searchOptions: { boost: { title: 3 } },
+  // MiniSearch's own vacuuming walks the index in batches, waiting between them, and a document added meanwhile
+  // can split a node it is walking: it then throws where nothing catches it (lucaong/minisearch#306), which
+  // stops the Host. The index starts it itself instead, and adds nothing while it runs (`vacuumSoon`).
+  autoVacuum: false
 }
+/** When the index is vacuumed: MiniSearch's own thresholds (of discarded documents, in number and in share). */
+const VACUUM_AT = { dirtCount: 20, dirtFactor: 0.1 }
 
 const FLUSH_MS = 250
 /** A build that read at least this many transcripts is saved soon after (reading them again would cost more than writing the file). */
@@ -125,6 +138,11 @@ export class SearchIndex {
   /** Something changed since the index was loaded or last saved. */
   private unsaved = false
   private timer: NodeJS.Timeout | null = null
+  private vacuumTimer: NodeJS.Immediate | null = null
+  /** A vacuum under way: nothing is added to the index meanwhile (events that would are held, the flush waits). */
+  private vacuuming: Promise<void> | null = null
+  private held: HostEvent[] = []
+  private buildRunning = false
   private saveTimer: NodeJS.Timeout | null = null
   /** The last save (saves run one after another, each taking the index as it is when it starts). */
   private saving: Promise<void> = Promise.resolve()
@@ -135,6 +153,8 @@ export class SearchIndex {
   private building: Promise<void> | null = null
   private progress: { done: number; total: number } | null = null
   private closed = false
+  /** Counts rebuilds: a build or vacuum of an index that was since reset gives up (`rebuild`). */
+  private generation = 0
 
   constructor(private readonly sources: SearchSources) {
     this.mini = new MiniSearch<IndexedDoc>(MINISEARCH_OPTIONS)
@@ -168,17 +188,33 @@ export class SearchIndex {
   }
 
   private async buildAll(): Promise<void> {
+    // A build adds as it goes: it waits for a vacuum under way, and none starts until it is done.
+    const generation = this.generation
+    this.buildRunning = true
+    try {
+      if (this.vacuuming) await this.vacuuming
+      await this.buildSteps(generation)
+    } finally {
+      if (generation === this.generation) {
+        this.buildRunning = false
+        this.vacuumSoon()
+      }
+    }
+  }
+
+  private async buildSteps(generation: number): Promise<void> {
     const { onBuildStep: step } = this.sources
-    const abandoned = (): boolean => this.closed
+    // Closed, or the index was reset meanwhile (a rebuild after an error runs its own build).
+    const abandoned = (): boolean => this.closed || generation !== this.generation
     this.progress = { done: 0, total: this.sources.sessions().length }
     await step?.({ step: 'start' })
     let reads = 0
     let stored: StoredIndex | null = null
-    if (this.file && !this.closed) stored = await readIndexFile(this.file.file, MINISEARCH_OPTIONS, abandoned)
-    if (this.closed) return
+    if (this.file && !abandoned()) stored = await readIndexFile(this.file.file, MINISEARCH_OPTIONS, abandoned)
+    if (abandoned()) return
     if (stored) this.adopt(stored)
     await step?.({ step: 'file', found: stored !== null })
-    if (this.closed) return
+    if (abandoned()) return
     this.syncProjects(this.sources.projects())
     const sessions = this.sources.sessions()
     const progress = (this.progress = { done: 0, total: sessions.length })
@@ -187,7 +223,7 @@ export class SearchIndex {
     for (let start = 0; start < sessions.length; start += STAT_BATCH) {
       const batch = sessions.slice(start, start + STAT_BATCH)
       const signatures = await Promise.all(batch.map((s) => signatureOf(transcriptPath(this.sources.transcriptDir, s.id))))
-      if (this.closed) return
+      if (abandoned()) return
       for (let i = 0; i < batch.length; i++) {
         const record = batch[i]
         // A session deleted while its transcript was looked at is gone from the index already.
@@ -200,12 +236,12 @@ export class SearchIndex {
             await this.readSession(record.id, signatures[i])
             reads++
           }
-          if (this.closed) return
+          if (abandoned()) return
         }
         progress.done++
       }
       await step?.({ step: 'batch', done: progress.done, total: progress.total })
-      if (this.closed) return
+      if (abandoned()) return
     }
     this.progress = null
     this.complete = true
@@ -259,6 +295,11 @@ export class SearchIndex {
   /** Follows an event the Host emits, at the moment it is emitted. */
   noteEvent(event: HostEvent): void {
     if (this.closed) return
+    // While the index is vacuumed, what would add to it waits, in order (removals too, to keep that order).
+    if (this.vacuuming && (event.type === 'session.record' || event.type === 'session.removed' || event.type === 'projects.changed')) {
+      this.held.push(event)
+      return
+    }
     switch (event.type) {
       case 'session.records':
         this.noteRecords(event.payload.id, event.payload.seq, event.payload.records.length)
@@ -299,7 +340,7 @@ export class SearchIndex {
     docs.scanned = thread.entries.length
     this.dirty.add(sessionId)
     if (!this.timer) {
-      this.timer = setTimeout(() => this.flush(), FLUSH_MS)
+      this.timer = setTimeout(() => this.flushOrRebuild(), FLUSH_MS)
       this.timer.unref?.()
     }
   }
@@ -308,6 +349,9 @@ export class SearchIndex {
   flush(): void {
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
+    // Nothing is added while the index is vacuumed: the vacuum's end flushes.
+    if (this.vacuuming) return
+    this.sources.onFlush?.([...this.dirty])
     for (const sessionId of this.dirty) {
       // removeSession takes a removed session out of the dirty ones; this check is only a guard.
       const thread = this.sources.threadOf(sessionId)
@@ -317,6 +361,51 @@ export class SearchIndex {
     this.dirty.clear()
   }
 
+  /** A flush where nothing above would catch what it throws (a timer, the end of a vacuum): an error rebuilds the index. */
+  private flushOrRebuild(): void {
+    try {
+      this.flush()
+    } catch (error) {
+      this.failed(error)
+    }
+  }
+
+  /** An internal error: reported (the Host's RoomErrors, which calls `rebuild`), or logged and rebuilt. */
+  private failed(error: unknown): void {
+    if (this.closed) return
+    if (this.sources.onError) return this.sources.onError(error)
+    console.error('search: internal error; the index is rebuilt', error)
+    this.rebuild()
+  }
+
+  /**
+   * Starts the index again after an internal error: emptied, then built as at
+   * start (the file, db.json, the transcripts; live sessions follow their next
+   * records, folded whole). A build or vacuum under way on the old index gives
+   * up or ends unseen; nothing is saved until the new build completes.
+   */
+  rebuild(): void {
+    if (this.closed) return
+    this.generation++
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = null
+    if (this.vacuumTimer) clearImmediate(this.vacuumTimer)
+    this.vacuumTimer = null
+    this.mini = new MiniSearch<IndexedDoc>(MINISEARCH_OPTIONS)
+    this.perSession = new Map()
+    this.projectDocs = new Map()
+    this.live.clear()
+    this.dirty.clear()
+    this.held = []
+    this.vacuuming = null
+    this.buildRunning = false
+    this.complete = false
+    this.progress = null
+    this.unsaved = true
+    this.building = null
+    void this.build()
+  }
+
   /** Makes the indexed entries of a session equal to `texts`: changed ones replaced, gone ones dropped. */
   private indexEntries(sessionId: string, texts: Map<string, EntryText>, seqs?: Map<string, number>): void {
     const docs = this.docsOf(sessionId)
@@ -324,7 +413,7 @@ export class SearchIndex {
     for (const [entryId, before] of docs.texts) {
       const now = texts.get(entryId)
       if (!now || now.text !== before.text) {
-        this.mini.discard(entryDocId(sessionId, entryId))
+        this.discard(entryDocId(sessionId, entryId))
         docs.texts.delete(entryId)
       }
     }
@@ -333,6 +422,49 @@ export class SearchIndex {
       this.mini.add({ id: entryDocId(sessionId, entryId), title: '', text: now.text })
       docs.texts.set(entryId, now)
     }
+  }
+
+  /** Takes a document out of the index; what it leaves there is vacuumed once there is enough of it. */
+  private discard(docId: string): void {
+    this.mini.discard(docId)
+    this.vacuumSoon()
+  }
+
+  /**
+   * Vacuums the index once what discarded documents left reaches MiniSearch's
+   * thresholds, in MiniSearch's batches (the Host answers between them), but
+   * never while a build runs, and with nothing added meanwhile (see
+   * MINISEARCH_OPTIONS): the events that would add are held and the flush
+   * waits, then both follow.
+   */
+  private vacuumSoon(): void {
+    if (this.vacuumTimer || this.vacuuming || this.closed) return
+    this.vacuumTimer = setImmediate(() => {
+      this.vacuumTimer = null
+      const mini = this.mini
+      if (this.vacuuming || this.buildRunning || this.closed) return
+      if (mini.dirtCount < VACUUM_AT.dirtCount || mini.dirtFactor < VACUUM_AT.dirtFactor) return
+      const generation = this.generation
+      this.vacuuming = mini
+        .vacuum()
+        .then(
+          () => {
+            // Reset meanwhile: that index is gone, and what was held with it.
+            if (generation !== this.generation) return
+            this.vacuuming = null
+            const held = this.held
+            this.held = []
+            for (const event of held) this.noteEvent(event)
+            if (this.dirty.size > 0 && !this.closed) this.flush()
+          },
+          (error: unknown) => {
+            if (generation !== this.generation) return
+            this.vacuuming = null
+            throw error
+          }
+        )
+        .catch((error: unknown) => this.failed(error))
+    })
   }
 
   private docsOf(sessionId: string): SessionDocs {
@@ -348,7 +480,7 @@ export class SearchIndex {
     const docs = this.docsOf(record.id)
     const id = sessionDocId(record.id)
     if (docs.title === record.title && this.mini.has(id)) return
-    if (this.mini.has(id)) this.mini.discard(id)
+    if (this.mini.has(id)) this.discard(id)
     this.mini.add({ id, title: record.title, text: '' })
     docs.title = record.title
     this.unsaved = true
@@ -356,9 +488,9 @@ export class SearchIndex {
 
   private removeSession(sessionId: string): void {
     const id = sessionDocId(sessionId)
-    if (this.mini.has(id)) this.mini.discard(id)
+    if (this.mini.has(id)) this.discard(id)
     const docs = this.perSession.get(sessionId)
-    if (docs) for (const entryId of docs.texts.keys()) this.mini.discard(entryDocId(sessionId, entryId))
+    if (docs) for (const entryId of docs.texts.keys()) this.discard(entryDocId(sessionId, entryId))
     this.perSession.delete(sessionId)
     this.dirty.delete(sessionId)
     this.live.delete(sessionId)
@@ -371,7 +503,7 @@ export class SearchIndex {
     for (const id of [...this.projectDocs.keys()]) {
       if (keep.has(id)) continue
       const docId = projectDocId(id)
-      if (this.mini.has(docId)) this.mini.discard(docId)
+      if (this.mini.has(docId)) this.discard(docId)
       this.projectDocs.delete(id)
       this.unsaved = true
     }
@@ -379,7 +511,7 @@ export class SearchIndex {
       const id = projectDocId(project.id)
       const before = this.projectDocs.get(project.id)
       if (before && before.name === project.name && before.cwd === project.cwd && this.mini.has(id)) continue
-      if (this.mini.has(id)) this.mini.discard(id)
+      if (this.mini.has(id)) this.discard(id)
       this.mini.add({ id, title: project.name, text: project.cwd })
       this.projectDocs.set(project.id, { name: project.name, cwd: project.cwd })
       this.unsaved = true
@@ -395,7 +527,7 @@ export class SearchIndex {
    */
   query(q: string, limit = 30): SearchResults {
     if (!this.building && !this.closed) void this.build()
-    this.flush()
+    this.flushOrRebuild()
     const indexing = this.progress ? { ...this.progress } : null
     const trimmed = q.trim()
     const quoted = /^"(.+)"$/s.exec(trimmed)
@@ -536,7 +668,10 @@ export class SearchIndex {
     this.quiet.cancel()
     if (this.saveTimer) clearTimeout(this.saveTimer)
     this.saveTimer = null
+    if (this.vacuumTimer) clearImmediate(this.vacuumTimer)
+    this.vacuumTimer = null
     await this.building
+    await this.vacuuming
   }
 
   /**

@@ -55,6 +55,11 @@ async function main(): Promise<void> {
     throw new Error(`--port must be a port number (got '${values.port}')`)
   }
 
+  // The last resort: an error that got past the rooms (each reports and resets its own, room-errors.ts) is logged with
+  // its stack and the Host goes on, as it would have without that room, instead of stopping every agent and window.
+  process.on('uncaughtException', (error) => console.error('switchboard serve: an error nothing caught (the Host goes on):', error))
+  process.on('unhandledRejection', (reason) => console.error('switchboard serve: a promise failed and nothing caught it (the Host goes on):', reason))
+
   // Started from a terminal or by a script that set its environment on purpose: the login shell's is read only when asked.
   const open = {
     dataDir,

@@ -82,6 +82,10 @@ export function routeEvents(events: HostEvent[]): void {
         case 'app.command':
           runAppCommand(event.payload.command)
           break
+        case 'app.warning':
+          // A room of the Host had an internal error and was reset (the message says how): the Host goes on.
+          useNoticesStore().report(event.payload.message)
+          break
       }
     } catch (error) {
       console.error('Could not apply an event from the host', event, error)

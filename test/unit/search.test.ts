@@ -298,6 +298,40 @@ describe('when the index is built', () => {
   })
 })
 
+describe('the index under churn', () => {
+  it('keeps up with answers that change while it is vacuumed: no crash, and the newest text found', async () => {
+    // Many distinct words, so that vacuuming the index takes more than one of MiniSearch's batches.
+    let seed = 7
+    const word = (): string =>
+      Array.from(
+        { length: 3 + ((seed = (seed * 16807) % 2147483647) % 8) },
+        () => 'abcdefghijklmnopqrstuvwxyz'[(seed = (seed * 16807) % 2147483647) % 26]
+      ).join('')
+    const words = (n: number): string => Array.from({ length: n }, word).join(' ')
+    sessions = Array.from({ length: 20 }, (_, i) => session(`s${i}`, `Session ${i}`))
+    for (const s of sessions) await writeTranscript(s.id, [header(s.id), prompt(words(400))])
+    await openIndex().build()
+    const unhandled: unknown[] = []
+    const note = (reason: unknown): number => unhandled.push(reason)
+    process.on('unhandledRejection', note)
+    try {
+      // Each round, every session's answer grows: its entry is replaced (discarded, added again).
+      for (let round = 0; round < 120; round++) {
+        for (const [i, s] of sessions.entries())
+          append(s.id, 2 + round, chunk(` ${words(6)}${round === 119 ? ` marker${'abcdefghijklmnopqrst'[i].repeat(4)}` : ''}`))
+        index.flush()
+        await new Promise((resolve) => setTimeout(resolve, 3))
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    } finally {
+      process.off('unhandledRejection', note)
+    }
+    expect(unhandled).toEqual([])
+    // Found once a vacuum under way is done (the index adds nothing meanwhile).
+    await vi.waitFor(() => expect(index.query('markerhhhh').entries.map((e) => e.sessionId)).toEqual(['s7']), { timeout: 10_000 })
+  })
+})
+
 describe('the index kept on disk', () => {
   it('takes in what a live session appended while the file was being read, and what was indexed before', async () => {
     const file = join(dir, '..', 'search-index.json')

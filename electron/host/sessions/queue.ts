@@ -21,6 +21,11 @@ export interface PromptQueueDeps {
   records: Records
   registry: SessionRegistry
   turns: Turns
+  /**
+   * A change no request awaits (a turn's end holding the queue, a queued prompt sent) failed: the Host reports it
+   * (RoomErrors) and calls `publish` again. Without it, it is logged.
+   */
+  onError?: (error: unknown, record: SessionRecord) => void
 }
 
 /** Queued prompts a session keeps at most. */
@@ -155,7 +160,7 @@ export class PromptQueue {
     if (hold) {
       if (record.queueHeld) return
       record.queueHeld = hold
-      void this.changed(record)
+      this.changedUnawaited(record)
       return
     }
     this.kick(id)
@@ -187,7 +192,7 @@ export class PromptQueue {
         if (registry.isBusy(id) || registry.get(id)?.inTurn) return
         if (!record.queue?.length) return
         record.queueHeld = `The next prompt could not be sent: ${describeError(error)}`
-        void this.changed(record)
+        this.changedUnawaited(record)
       })
   }
 
@@ -195,7 +200,7 @@ export class PromptQueue {
   private take(record: SessionRecord, queuedId: string): void {
     record.queue = (record.queue ?? []).filter((q) => q.id !== queuedId)
     if (record.queue.length === 0) record.queueHeld = undefined
-    void this.changed(record)
+    this.changedUnawaited(record)
   }
 
   private find(record: SessionRecord, queuedId: string): QueuedPrompt {
@@ -216,7 +221,16 @@ export class PromptQueue {
     await this.deps.records.saved(record)
   }
 
-  private publish(record: SessionRecord): void {
+  /** `changed`, where no request awaits it (a turn's end, a prompt sent from the queue): a failure is reported, never left to the process. */
+  private changedUnawaited(record: SessionRecord): void {
+    this.changed(record).catch((error: unknown) => {
+      if (this.deps.onError) this.deps.onError(error, record)
+      else console.error(`The prompt queue of ${record.id} could not be saved`, error)
+    })
+  }
+
+  /** The session's queue, as the record holds it, in its state (every window follows). */
+  publish(record: SessionRecord): void {
     this.deps.registry.setState(record.id, { queue: [...(record.queue ?? [])], queueHeld: record.queueHeld })
   }
 
