@@ -32,6 +32,11 @@ export interface WindowPort {
 
 /** Returns `close`: the Host closed (its agents stopped, its files written), once, then `closed` is said. */
 export function runHostProcess(parent: ParentLink, firstScreen: FirstScreenRenderer | undefined): { close(): Promise<void> } {
+  // The last resort, in the Host's own process (the app's utility process, serve's child): an error that got past
+  // the rooms (each reports and resets its own, room-errors.ts) goes to the Host's log (its stderr) with its stack,
+  // and the Host goes on instead of stopping every agent; a Host truly broken stops answering pings and is restarted.
+  process.on('uncaughtException', (error) => console.error('switchboard host: an error nothing caught (the Host goes on):', error))
+  process.on('unhandledRejection', (reason) => console.error('switchboard host: a promise failed and nothing caught it (the Host goes on):', reason))
   let host: Host | null = null
   let close: (() => Promise<void>) | null = null
   let closing = false
