@@ -51,8 +51,13 @@ export function describeError(error: unknown): string {
  */
 export function agentReason(error: unknown): string {
   const [message, ...parts] = said(error)
-  return withoutFullStop(parts.length && GENERIC.test(message) ? parts.join('; ') : describeError(error))
+  const reason = parts.length && GENERIC.test(message) ? parts.join('; ') : describeError(error)
+  // "Internal error: <the cause>" (claude-agent-acp 0.101 puts the cause in the message): the cause is the reason.
+  return withoutFullStop(reason.replace(GENERIC_PREFIX, '') || reason)
 }
+
+/** A generic message used as a prefix to the real one. */
+const GENERIC_PREFIX = /^(internal error|unknown error|server error|error)\s*:\s*(?=\S)/i
 
 /** The messages JSON-RPC and the SDKs use for a kind of error, which say nothing of this one. */
 const GENERIC = /^(internal error|unknown error|server error|error)[.!]?$/i

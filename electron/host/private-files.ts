@@ -70,7 +70,12 @@ async function chmodIfNeeded(path: string, mode: number, wanted: number): Promis
  * is left as it is, and what it points to is not touched). `opaque(path)`
  * names folders made private themselves but not descended into.
  */
-export async function makeTreePrivate(root: string, opaque: (relativePath: string) => boolean = () => false): Promise<void> {
+export async function makeTreePrivate(
+  root: string,
+  opaque: (relativePath: string) => boolean = () => false,
+  /** Files left as they are: their owner checks and fixes their mode itself. */
+  leave: (relativePath: string) => boolean = () => false
+): Promise<void> {
   if (!POSIX) return
   const rootStat = await fs.lstat(root).catch(() => null)
   if (!rootStat?.isDirectory()) return
@@ -87,7 +92,7 @@ export async function makeTreePrivate(root: string, opaque: (relativePath: strin
       if (stat.isDirectory()) {
         await chmodIfNeeded(path, stat.mode, PRIVATE_FOLDER_MODE)
         if (!opaque(relative(root, path))) pending.push(path)
-      } else if (stat.isFile()) {
+      } else if (stat.isFile() && !leave(relative(root, path))) {
         await chmodIfNeeded(path, stat.mode, privateFileMode(stat.mode))
       }
     }
@@ -102,8 +107,14 @@ export async function makeTreePrivate(root: string, opaque: (relativePath: strin
  */
 export async function makeDataFolderPrivate(dataDir: string): Promise<void> {
   await privateFolder(dataDir)
-  await makeTreePrivate(dataDir, isWorktreeCheckout)
+  await makeTreePrivate(dataDir, isWorktreeCheckout, (path) => path === SERVE_STATE)
 }
+
+/**
+ * serve.json (serving.ts) holds serve's token: one that others could read is no longer trusted, so serve must see
+ * its mode as it was; it makes a new token and writes the file owner-only itself.
+ */
+const SERVE_STATE = 'serve.json'
 
 /** `worktrees/<repo>-<hash>/<branch>`: a worktree's own folder. */
 export function isWorktreeCheckout(relativePath: string): boolean {

@@ -231,7 +231,8 @@ describe('first contact with an agent that cannot start a session', () => {
         const panel = page.getByTestId('agent-problem-panel')
         expect(await panel.getByTestId('agent-problem-title').textContent()).toBe('Claude as root could not start a session')
         expect(await panel.getByTestId('agent-problem-sentence').textContent()).toBe(
-          'It answered with an error: Claude Code process exited with code 1.'
+          // claude-agent-acp 0.101 gives the cause in its message ("Internal error: <cause>"); older ones only the exit.
+          'It answered with an error: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons.'
         )
         expect(await panel.getByTestId('agent-problem-hint').textContent()).toMatch(/refuses to run as root with IS_SANDBOX=yes.*IS_SANDBOX=1/)
         expect(await page.locator('body').innerText()).not.toContain('Internal error')
@@ -241,7 +242,9 @@ describe('first contact with an agent that cannot start a session', () => {
         console.log(`screenshot: ${await screenshot(page, `e2e-first-contact-claude-root-${scheme}`)}`)
         if (scheme === 'light') {
           expect(await rowStatus(page, 'Claude as root')).toBe('failing')
-          expect(await page.getByTestId('agent-details-status').textContent()).toContain('failing: Claude Code process exited with code 1')
+          expect(await page.getByTestId('agent-details-status').textContent()).toContain(
+            'failing: --dangerously-skip-permissions cannot be used with root'
+          )
         }
         expect(problems).toEqual([])
         await page.context().close()

@@ -58,7 +58,9 @@ async function prepare(name: string, scripts: Record<string, string>): Promise<{
 async function startServe(dataDir: string): Promise<string> {
   const child = spawn(process.execPath, ['--import', tsx, serveScript, '--data-dir', dataDir, '--renderer-dir', rendererDir], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, SWITCHBOARD_DATA_DIR: '' }
+    env: { ...process.env, SWITCHBOARD_DATA_DIR: '' },
+    // A group of its own: a kill -9 takes serve's supervisor and the Host it runs at once, as a crash of both would.
+    detached: true
   })
   let output = ''
   const url = await new Promise<string>((resolve, reject) => {
@@ -81,7 +83,10 @@ async function stopServe(signal: NodeJS.Signals): Promise<void> {
   serving = null
   if (child.exitCode !== null || child.signalCode !== null) return
   const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill(signal)
+  // SIGKILL: the whole group (the supervisor and its Host), so the Host cannot close as it does when only its
+  // supervisor goes; any other signal goes to serve, which closes its Host.
+  if (signal === 'SIGKILL' && child.pid) process.kill(-child.pid, 'SIGKILL')
+  else child.kill(signal)
   await exited
 }
 

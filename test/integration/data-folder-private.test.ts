@@ -109,6 +109,9 @@ describe.skipIf(!posix)('the data folder is private', () => {
     expect((await host.request('search.query', { q: 'marmalade' })).entries.length).toBeGreaterThan(0)
     await host.request('agents.check', { agentId: agent.id })
     await host.request('settings.set', { theme: 'dark' })
+    // The spend book is written once past transcripts are read (when the Host is quiet, or at the Spend page's first
+    // report): asked for here, so its file is there however soon the Host closes.
+    await expect.poll(async () => (await host!.request('spend.report', {})).currencies).toEqual(['USD'])
     const deleted = await host.request('sessions.new', { projectId: inPlain.id, agentId: agent.id })
     await host.request('sessions.prompt', { id: deleted.id, text: 'hello' })
     await host.request('sessions.delete', { id: deleted.id, keepTranscript: true })

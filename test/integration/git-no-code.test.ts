@@ -199,8 +199,9 @@ describe("Switchboard's own git runs no code from the repository", () => {
     }
     host = await Host.open({ dataDir: join(root, 'data-2'), version: 'test', presets: [], initializeTimeoutMs: 20_000, confirmCommand: confirm })
     agentId = (await host.request('agents.add', scriptedAgent(join(root, 'agent-state')))).id
-    asked.length = 0
     const projectId = (await host.request('projects.add', { cwd: projectDir })).id
+    // Adding the folder was confirmed too (issue 34.7); what follows counts the hooks' confirmation alone.
+    asked.length = 0
     const session = await host.request('sessions.new', { projectId, agentId, isolation: 'worktree', branch: 'hooks' })
     const commit = async (text: string) => {
       await say(session.id, `/disk a.txt ${text}\\n`)

@@ -257,7 +257,8 @@ describe('as for a local agent', () => {
     expect(outcome('session/new')).toBe('worked')
     expect(outcome('session/resume')).toBe('worked')
     expect(outcome('session/load')).toBe('worked')
-    expect(outcome('session/fork')).toBe('failed')
+    // Not announced: "not offered", not a failure (issue 36.7).
+    expect(outcome('session/fork')).toBe('not offered')
     expect(server.connections).toBe(2)
     expect((await host.request('agents.states', {})).find((s) => s.agentId === agent.id)?.status).toBe('ready')
   })

@@ -144,7 +144,8 @@ describe('real Claude Code through the Host, offline against a fake Anthropic AP
     // Not shown as run, nor as still waiting; the model was told it was refused.
     const shown = (entriesOf(thread, 'tool_call') as ToolCallEntry[]).filter((c) => c.toolCallId === refused.toolCallId)
     expect(shown).not.toEqual([])
-    for (const call of shown) expect(['failed', 'cancelled']).toContain(call.status)
+    // Refused by the user: it reads so, whatever status Claude Code ends it with (issue 36.4).
+    for (const call of shown) expect(call.status).toBe('rejected')
     expect(said(thread.entries).at(-1)).toMatch(/^assistant: The Bash call failed: /)
     expect((await stateOf(id))?.permissions ?? []).toEqual([])
     expect(entriesOf(thread, 'error')).toEqual([])

@@ -53,6 +53,10 @@ describe('what an agent said, inside a sentence of ours', () => {
     expect(agentReason(new RequestError(-32603, 'Internal error', { details: 'Claude Code process exited with code 1' }))).toBe(
       'Claude Code process exited with code 1'
     )
+    // claude-agent-acp 0.101 puts the cause in the message itself, after a generic "Internal error: ".
+    expect(agentReason(new RequestError(-32603, 'Internal error: --dangerously-skip-permissions cannot be used with root/sudo privileges.'))).toBe(
+      '--dangerously-skip-permissions cannot be used with root/sudo privileges'
+    )
     // Gemini CLI ends its sentence with a full stop: ours goes after the parenthesis, once (not ".).").
     expect(agentReason(new RequestError(-32000, 'Gemini API key is missing or not configured.'))).toBe('Gemini API key is missing or not configured')
     expect(`(${agentReason(new RequestError(-32000, 'Gemini API key is missing or not configured.'))}).`).not.toContain('.).')
@@ -75,6 +79,9 @@ describe('causes an agent does not pass on', () => {
     )
     // The agent's own variables win over the app's.
     expect(knownCause(claude, said, { IS_SANDBOX: 'true' }, {}, 0)).toMatch(/IS_SANDBOX=true/)
+    // claude-agent-acp 0.101 passes the CLI's words on: the same hint.
+    const newer = '--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons'
+    expect(knownCause(claude, newer, {}, { IS_SANDBOX: 'yes' }, 0)).toMatch(/refuses to run as root with IS_SANDBOX=yes/)
   })
 
   it('no hint where it does not apply: another user, IS_SANDBOX=1 or none, another agent or another failure', () => {

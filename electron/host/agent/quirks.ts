@@ -30,7 +30,8 @@ export function readsMissingFileAsEmpty(agentName: string | undefined): boolean 
  * is exactly `1` ("--dangerously-skip-permissions cannot be used with
  * root/sudo privileges for security reasons"); the adapter does not pass the
  * CLI's stderr on, so all the Host hears is "Claude Code process exited with
- * code 1". (Without IS_SANDBOX the adapter does not ask, and Claude Code runs.)
+ * code 1" (0.101 passes the CLI's own words on, which say the cause but not
+ * the way out). (Without IS_SANDBOX the adapter does not ask, and Claude Code runs.)
  */
 export function knownCause(
   agentName: string | undefined,
@@ -39,7 +40,8 @@ export function knownCause(
   env: NodeJS.ProcessEnv = process.env,
   uid = process.getuid?.()
 ): string | undefined {
-  if (agentName === '@agentclientprotocol/claude-agent-acp' && /Claude Code process exited with code 1\b/.test(said)) {
+  const refusedRoot = /Claude Code process exited with code 1\b|--dangerously-skip-permissions cannot be used with root/.test(said)
+  if (agentName === '@agentclientprotocol/claude-agent-acp' && refusedRoot) {
     const sandbox = agentEnv.IS_SANDBOX ?? env.IS_SANDBOX
     if (uid === 0 && sandbox !== undefined && sandbox !== '1') {
       return `Claude Code refuses to run as root with IS_SANDBOX=${sandbox}: it allows the root user only IS_SANDBOX=1. Give the agent the variable IS_SANDBOX=1 (in a container or sandbox), or run Switchboard as a normal user.`

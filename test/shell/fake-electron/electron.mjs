@@ -169,7 +169,14 @@ export const dialog = {
 }
 export const Menu = { buildFromTemplate: (template) => ({ template }), setApplicationMenu: () => undefined }
 export const protocol = { registerSchemesAsPrivileged: () => undefined, handle: () => undefined }
-export const session = { defaultSession: { setPermissionRequestHandler: () => undefined, on: () => undefined } }
+export const session = {
+  defaultSession: {
+    setPermissionRequestHandler: () => undefined,
+    on: () => undefined,
+    setSpellCheckerEnabled: () => undefined,
+    setSpellCheckerDictionaryDownloadURL: () => undefined
+  }
+}
 const display = { id: 1, workArea: { x: 0, y: 0, width: 1920, height: 1080 } }
 export const screen = { getPrimaryDisplay: () => display, getAllDisplays: () => [display] }
 export const shell = { showItemInFolder: () => undefined, openExternal: async () => undefined, openPath: async () => '' }
