@@ -1,3 +1,4 @@
+import { pathToFileURL } from 'node:url'
 import { spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -196,6 +197,25 @@ describe('a hard link on the host', () => {
     expect(after.ino).not.toBe(ino)
     expect(after.mode & 0o777).toBe(0o751)
     expect((await readdir(projectDir)).sort()).toEqual(['linked.txt', 'plain.sh'])
+
+    // Nor is it sent as an @-mention: the prompt is refused on the host's word, naming the file; a file with one name goes.
+    const before = said.length
+    await expect(
+      host.request('sessions.prompt', {
+        id: record.id,
+        text: 'look at @linked.txt',
+        attachments: [{ type: 'resource_link', uri: pathToFileURL(linked).href, name: 'linked.txt' }]
+      })
+    ).rejects.toThrow(
+      /Not sent: '.*linked\.txt' has 2 hard links, so it may be a file outside the project under another name on 127\.0\.0\.1:\d+; .*mention another file or remove the link/
+    )
+    await host.request('sessions.prompt', {
+      id: record.id,
+      text: 'look at @plain.sh',
+      attachments: [{ type: 'resource_link', uri: pathToFileURL(join(projectDir, 'plain.sh')).href, name: 'plain.sh' }]
+    })
+    const after2 = entriesOf(fold((await host.request('sessions.open', { id: record.id })).records), 'assistant')
+    expect(after2).toHaveLength(before + 1)
   })
 })
 

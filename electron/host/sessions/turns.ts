@@ -1,4 +1,5 @@
 import { refuseLinkedMentions } from '../project-files'
+import { refuseRemoteLinkedMentions } from '../ssh/remote-files'
 import type { ContentBlock } from '@agentclientprotocol/sdk'
 import type { Attachment } from '../../../shared/contract'
 import type { UnseenTurn } from '../../../shared/domain'
@@ -113,8 +114,9 @@ export class Turns {
     if (running && !joining) {
       throw new Error('A turn is already running in this session; wait for it to end or cancel it')
     }
-    // A mention of a hard link (perhaps to a file outside the project) is not sent (local folders; a host's are listed there).
-    if (!connection.sshHost) await refuseLinkedMentions(attachments)
+    // A mention of a hard link (perhaps to a file outside the project) is not sent, here or on an SSH agent's host.
+    if (connection.sshHost) await refuseRemoteLinkedMentions(connection.sshHost, attachments)
+    else await refuseLinkedMentions(attachments)
     const note = joining ? undefined : live.record.rewindNote
     const content: ContentBlock[] = [
       ...(note ? [{ type: 'text' as const, text: note, _meta: SWITCHBOARD_NOTE_META }] : []),

@@ -104,6 +104,33 @@ export async function writeRemoteTextFile(endpoint: SshEndpoint, file: string, c
 }
 
 /**
+ * Refuses a prompt whose file links (@-mentions: `resource_link`s to `file:`
+ * URIs, which name paths on the host for a project there) name a regular file
+ * with more than one name on the host, as refuseLinkedMentions does here: a
+ * hard link in the project may be a file outside it, which the agent would
+ * then read on the user's word. Throws a sentence naming the file.
+ */
+export async function refuseRemoteLinkedMentions(endpoint: SshEndpoint, attachments: { type: string; uri?: string }[]): Promise<void> {
+  for (const attachment of attachments) {
+    if (attachment.type !== 'resource_link' || !attachment.uri || !/^file:/i.test(attachment.uri)) continue
+    let file: string
+    try {
+      file = decodeURIComponent(new URL(attachment.uri).pathname)
+    } catch {
+      continue // not a path: nothing on the host to look at
+    }
+    const result = await endpoint.run('mention', [`f=${shQuote(file)}`, REFUSE_HARD_LINK].join('; '))
+    if (result.code === EXIT.hardLink) {
+      const links = Number(result.stderr.trim()) || 2
+      const refusal = hardLinkRefusal(file, links)
+        .message.replace(/^Refused: /, 'Not sent: ')
+        .replace(/; Switchboard/, ` on ${endpoint.host}; Switchboard`)
+      throw new Error(`${refusal}; mention another file or remove the link`)
+    }
+  }
+}
+
+/**
  * A project folder on the host, for @-mentions: its files without following
  * links, the same folders skipped as here, at most MAX_FILES (then `truncated`).
  */
