@@ -147,6 +147,25 @@ describe('checkpoints: a snapshot of the files as each turn starts', () => {
     expect((await host.request('changes.list', { id: session.id })).files).toEqual([])
     expect(await readFile(join(projectDir, 'src', 'main.txt'), 'utf8')).toBe('main changed\n')
   })
+
+  it('a turn whose end was not kept (the Host stopped before it could save it) still ends where the next turn began, not now', async () => {
+    await repository(projectDir, { 'a.txt': 'a\n' })
+    const projectId = (await host.request('projects.add', { cwd: projectDir })).id
+    const session = await newSession(projectId)
+    await say(session.id, '/disk one.txt turn one\n')
+    await say(session.id, '/disk two.txt turn two\n')
+    // Turn 1's end is lost, as when the Host was killed before saving it.
+    gitIn(projectDir, 'update-ref', '-d', `refs/switchboard/${session.id}/turn-ends/1`)
+    await writeFile(join(projectDir, 'mine.txt'), 'the user, later\n')
+    const turn1 = await host.request('changes.list', { id: session.id, from: 1 })
+    expect(turn1.to).toBe('turn-end')
+    expect(turn1.files.map((f) => `${f.status} ${f.path}`)).toEqual(['added one.txt'])
+    // The last turn with no end and nothing after it runs to now (it may still be running).
+    gitIn(projectDir, 'update-ref', '-d', `refs/switchboard/${session.id}/turn-ends/2`)
+    const turn2 = await host.request('changes.list', { id: session.id, from: 2 })
+    expect(turn2.to).toBe('present')
+    expect(turn2.files.map((f) => `${f.status} ${f.path}`).sort()).toEqual(['added mine.txt', 'added two.txt'])
+  })
 })
 
 describe('review: keep or revert per file and per hunk', () => {

@@ -62,7 +62,10 @@ export class Review {
         return { ...unavailable, kind: ws.kind, checkpoints: list, reason: 'No checkpoint yet: the first one is taken when the first turn starts.' }
       }
       // A turn's own changes end where the turn ended: what the user reverted or kept afterwards is not the turn's.
-      const ended = query.to === undefined && typeof from === 'number' ? list.find((c) => c.index === from)?.ended : undefined
+      // A turn whose end was not kept (the Host stopped before it saved it) ended no later than the next checkpoint
+      // was taken; only the last turn with nothing after it (perhaps running) runs to now.
+      const turnOf = query.to === undefined && typeof from === 'number' ? list.find((c) => c.index === from) : undefined
+      const ended = turnOf?.label === 'turn' ? (turnOf.ended ?? list.find((c) => c.index > turnOf.index)?.commit) : undefined
       if (ended) to = 'turn-end'
       const target = ended ?? (query.to === undefined ? await checkpoints.present(ws) : commitOf(list, query.to))
       const changed = await changedPaths(ws, base, target)

@@ -58,7 +58,7 @@ export class WorkspaceService {
     }
   }
 
-  /** Keeps the files as a turn left them, against the checkpoint it started with (best effort: without it, "this turn only" runs to now). */
+  /** Keeps the files as a turn left them, against the checkpoint it started with (best effort: without it, "this turn only" ends at the next checkpoint, or runs to now for the last turn). */
   async afterTurn(record: SessionRecord, checkpoint: number): Promise<void> {
     await this.checkpoints.endTurn(record.id, record.cwd, checkpoint).catch(() => undefined)
   }
