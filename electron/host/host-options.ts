@@ -1,4 +1,5 @@
 import type { FirstScreenRenderer } from '../../shared/contract'
+import type { TranscriptRecord } from '../../shared/transcript'
 import type { AgentDefinition } from '../../shared/domain'
 import type { PlatformKey, RegistrySnapshot } from '../../shared/registry'
 import type { ConnectAgent } from './agent/connection'
@@ -50,6 +51,8 @@ export interface HostOptions {
   confirmCommand?: ConfirmCommand
   /** Tests: the transcripts the search index reads, its build held at a step or started by a search only (search.ts). */
   search?: SearchHooks
+  /** Test-only seams the contract cannot reach: faults put where they would be a bug. */
+  faults?: { onFold?: (record: TranscriptRecord) => void }
   /** The waits between attempts to reconnect a network or SSH agent's sessions after its connection was lost (sessions/reconnect.ts). */
   reconnectDelaysMs?: number[]
   /**

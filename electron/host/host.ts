@@ -145,7 +145,9 @@ export class Host {
       onDetach: (id) => {
         terminals.releaseAll(id)
         broker.cancelFor(id)
-      }
+      },
+      foldFailed: (room, error, reset) => rooms.report(room, error, reset),
+      onFold: options.faults?.onFold
     }))
     const supervisor = (this.supervisor = new AgentSupervisor({
       dataDir,

@@ -43,6 +43,12 @@ beforeEach(async () => {
         breakNextFlush = false
         throw new Error('the index broke (test)')
       }
+    },
+    faults: {
+      // A bug in the fold, for one record: a message saying "the view breaks here".
+      onFold: (record) => {
+        if (record.t === 'update' && JSON.stringify(record.update).includes('the view breaks here')) throw new Error('the fold broke (test)')
+      }
     }
   })
   events = recordEvents(host)
@@ -76,6 +82,25 @@ describe('an error in a room of the Host', () => {
     expect(uncaught).toEqual([])
     // Rebuilt from the transcripts: the reply is found, and the Host goes on answering.
     await expect.poll(async () => (await host.request('search.query', { q: 'zebra crossing' })).entries.map((e) => e.sessionId)).toContain(id)
+    expect((await host.request('sessions.prompt', { id, text: '/say still here' })).stopReason).toBe('end_turn')
+  })
+
+  it("a session's view: a record its fold cannot take is kept in the transcript, the error logged, warned and told, the view read again; the turn and the Host go on", async () => {
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined)
+    const projectId = (await host.request('projects.add', { cwd: join(root, 'project') })).id
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'agent')))
+    const { id } = await host.request('sessions.new', { projectId, agentId: agent.id })
+    const turn = await host.request('sessions.prompt', { id, text: '/say before\n/say the view breaks here\n/say after' })
+    expect(turn.stopReason).toBe('end_turn')
+    const warning = (await host.request('app.info', {})).warnings.find((w) => w.includes('the fold broke (test)'))
+    expect(warning).toMatch(/^The conversation .* had an internal error; its view is read again from the transcript: the fold broke \(test\)$/)
+    await expect.poll(() => events.some((e) => e.type === 'app.warning' && e.payload.message === warning)).toBe(true)
+    expect(logged.mock.calls.some(([line]) => String(line).includes('Error: the fold broke (test)\n    at '))).toBe(true)
+    expect(uncaught).toEqual([])
+    // Nothing the agent sent was lost: the transcript has the record the fold could not take.
+    const { records } = await host.request('sessions.open', { id })
+    expect(records.some((r) => r.t === 'update' && JSON.stringify(r.update).includes('the view breaks here'))).toBe(true)
+    expect(records.some((r) => r.t === 'update' && JSON.stringify(r.update).includes('after'))).toBe(true)
     expect((await host.request('sessions.prompt', { id, text: '/say still here' })).stopReason).toBe('end_turn')
   })
 })

@@ -1,7 +1,7 @@
 import { RequestError } from '@agentclientprotocol/sdk'
 import type { SessionRecord, SessionState } from '../../../shared/domain'
 import { currentModeOf, permissionSkipOf } from '../../../shared/modes'
-import { applyRecordAt, foldTail, TAIL_RECORDS, type Thread } from '../../../shared/thread'
+import { applyRecordAt, createThread, foldTail, TAIL_RECORDS, type Thread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import type { AgentConnection } from '../agent/connection'
 import type { CheckedNotification } from '../agent/updates'
@@ -88,6 +88,13 @@ export interface RegistryOptions {
   events: EventBus
   /** What else ends with a session's link to its agent (its terminals, the questions it asked). */
   onDetach: (sessionId: string) => void
+  /**
+   * A record the session's view could not take (a bug in the fold, whatever the agent sent): reported where the
+   * Host's rooms report (room-errors.ts), with the reset that reads the view again from the transcript.
+   */
+  foldFailed?: (room: string, error: unknown, reset: { says: string; run: () => void }) => void
+  /** Test-only: called with each record as it is folded into a live session's view (a throw stands for a bug in the fold). */
+  onFold?: (record: TranscriptRecord) => void
 }
 
 /** Updates for a session id the Host has not registered yet (they can race session/new's answer). */
@@ -200,12 +207,45 @@ export class SessionRegistry {
     this.states.delete(id)
   }
 
-  /** Appends to the transcript, folds into the thread, and tells the windows. */
+  /**
+   * Appends to the transcript, folds into the thread, and tells the windows. The record is written first: one the
+   * view cannot take is still kept, the error reported, and the view read again from the transcript without it.
+   */
   append(live: LiveSession, record: TranscriptRecord): void {
-    applyRecordAt(live.thread, record, live.writer.nextSeq)
+    const at = live.writer.nextSeq
     const seq = live.writer.append(record)
+    try {
+      this.options.onFold?.(record)
+      applyRecordAt(live.thread, record, at)
+    } catch (error) {
+      this.foldFailed(live, error)
+    }
     this.options.events.emit('session.records', { id: live.record.id, seq, records: [record] })
     if (record.t === 'session' || (record.t === 'update' && MODE_UPDATES.has(record.update.sessionUpdate))) this.noteMode(live)
+  }
+
+  /** A record the live view could not take: reported, and the view folded again from the transcript, skipping what throws. */
+  private foldFailed(live: LiveSession, error: unknown): void {
+    const refold = async (): Promise<void> => {
+      await live.writer.flush()
+      const tail = await readTranscriptTail(this.transcriptFile(live.record.id), { limit: TAIL_RECORDS })
+      const thread = createThread()
+      tail.records.forEach((record, i) => {
+        try {
+          this.options.onFold?.(record)
+          applyRecordAt(thread, record, tail.nextSeq - tail.records.length + i)
+        } catch {
+          // The record that could not be folded stays in the transcript; the view goes on without it.
+        }
+      })
+      Object.assign(live.thread, thread)
+    }
+    const reset = { says: 'its view is read again from the transcript', run: () => void refold().catch(() => undefined) }
+    if (this.options.foldFailed) this.options.foldFailed(`The conversation “${live.record.title}”`, error, reset)
+    else {
+      console.error(error)
+      reset.run()
+    }
   }
 
   /** The state says when the session's mode lets the agent act without asking (the sidebar marks it). */
