@@ -35,8 +35,15 @@ export function runHostProcess(parent: ParentLink, firstScreen: FirstScreenRende
   // The last resort, in the Host's own process (the app's utility process, serve's child): an error that got past
   // the rooms (each reports and resets its own, room-errors.ts) goes to the Host's log (its stderr) with its stack,
   // and the Host goes on instead of stopping every agent; a Host truly broken stops answering pings and is restarted.
-  process.on('uncaughtException', (error) => console.error('switchboard host: an error nothing caught (the Host goes on):', error))
-  process.on('unhandledRejection', (reason) => console.error('switchboard host: a promise failed and nothing caught it (the Host goes on):', reason))
+  // Once the Host is open, that is its RoomErrors: logged with its stack, a warning in app.info, told to the windows.
+  process.on('uncaughtException', (error) => {
+    if (host) host.rooms.report('The Switchboard host', error)
+    else console.error('switchboard host: an error nothing caught (the Host goes on):', error)
+  })
+  process.on('unhandledRejection', (reason) => {
+    if (host) host.rooms.report('The Switchboard host', reason)
+    else console.error('switchboard host: a promise failed and nothing caught it (the Host goes on):', reason)
+  })
   let host: Host | null = null
   let close: (() => Promise<void>) | null = null
   let closing = false

@@ -92,6 +92,8 @@ function answeredFromFirstPart(method: RequestMethod, params: unknown): boolean 
 
 export class Host {
   readonly events = new EventBus()
+  /** Where an error nothing else caught ends (room-errors.ts); the Host's process hands it what got past every room. */
+  readonly rooms: RoomErrors
   private readonly registry: SessionRegistry
   private readonly supervisor: AgentSupervisor
   private readonly broker: AskBroker
@@ -122,7 +124,7 @@ export class Host {
     const transcriptDir = join(dataDir, 'transcripts')
     const events = this.events
     // Where an error nothing else caught in a room ends: logged, a warning, told to the windows, the room reset.
-    const rooms = new RoomErrors({ events, warnings })
+    const rooms = (this.rooms = new RoomErrors({ events, warnings }))
     const records = new Records(store, events)
     // The records the window's first load does not read: a second after the open, by when the first load is answered (or at the first request that needs them).
     this.readRestSoon = setTimeout(() => void this.wholeRecords().catch(() => undefined), READ_REST_AFTER_MS)
