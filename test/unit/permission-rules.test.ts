@@ -31,8 +31,12 @@ describe('the subject of a request', () => {
     // Codex: "Edit /path"; Gemini: "Writing to notes.md".
     expect(subjectOf(toolCall, undefined).tool).toBe('Edit')
     expect(subjectOf({ toolCallId: 't1', title: 'Writing to notes.md', kind: 'edit' }, undefined).tool).toBe('Writing')
-    // A title that does not start with a word names itself.
-    expect(subjectOf({ toolCallId: 't1', title: 'notes.md: a => b', kind: 'edit' }, undefined).tool).toBe('notes.md: a => b')
+    // A title that does not start with a tool's word (Gemini CLI's edits: "hello.txt: hello => hello, edited") is named by
+    // its kind, so an "always" on it covers the next edit too, not only that exact one (issue 36.8).
+    expect(subjectOf({ toolCallId: 't1', title: 'hello.txt: hello => hello, edited', kind: 'edit' }, undefined).tool).toBe('Edit')
+    expect(subjectOf({ toolCallId: 't2', title: 'notes.md: x => y', kind: 'edit' }, undefined).tool).toBe('Edit')
+    // A kind that says nothing of the tool: the title names itself (a rule covers only the same request).
+    expect(subjectOf({ toolCallId: 't1', title: 'notes.md: a => b', kind: 'other' }, undefined).tool).toBe('notes.md: a => b')
   })
 
   it('knows the command line: rawInput.command (a string, or arguments quoted where needed), else an execute title', () => {

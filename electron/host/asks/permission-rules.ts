@@ -148,8 +148,13 @@ export function mcpToolIn(raw: unknown): { server: string; tool: string | null }
 /** The tool a title names when the agent gives no tool name ("Edit notes.md" → Edit); else the whole title, else the kind. */
 function titleTool(title: string, kind: string): string {
   const first = /^([A-Za-z][\w-]*)\s+\S/.exec(title.trim())
-  return first?.[1] ?? (title.trim() || kind)
+  if (first?.[1]) return first[1]
+  // A title that is not "Tool what" (Gemini CLI titles an edit "hello.txt: old => new") names no tool: the kind does.
+  return KIND_TOOLS[kind] ?? (title.trim() || kind)
 }
+
+/** The tool a request of a kind is, when its title names none. */
+const KIND_TOOLS: Record<string, string> = { read: 'Read', edit: 'Edit', delete: 'Delete', move: 'Move', search: 'Search', fetch: 'Fetch' }
 
 /** A word of a command line, quoted for a POSIX shell where needed. */
 function quoteWord(word: string): string {
