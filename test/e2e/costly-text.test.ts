@@ -98,6 +98,7 @@ function domChars(locator: Locator): Promise<number> {
 interface NotingPage {
   copySaid: (string | null)[]
   MutationObserver: new (changed: () => void) => { observe(node: unknown, options: object): void }
+  document: { body: unknown; querySelectorAll(selector: string): ArrayLike<{ textContent: string | null }> }
 }
 
 const finalMessage = (page: Page, kind: string): Locator => page.getByTestId('entry-assistant').filter({ hasText: `payload ${kind}:` })
@@ -153,15 +154,14 @@ describe('costly agent text', () => {
         // "Copied" shows for 1.5 s. This process runs the Host and Playwright's side too, and under load it can be held
         // up that long (a second and more, measured), so a poll from here could look before and after it: what the
         // button says is noted in the page, as it changes, and read from there.
+        // Noted from the whole page, not from one button: the thread may draw the entry again (a new button) meanwhile.
         const copy = entry.getByTestId('plain-copy')
-        await copy.evaluate((button: { textContent: string | null }) => {
+        await page.evaluate(() => {
           const window = globalThis as unknown as NotingPage
           window.copySaid = []
-          new window.MutationObserver(() => window.copySaid.push(button.textContent)).observe(button, {
-            characterData: true,
-            childList: true,
-            subtree: true
-          })
+          new window.MutationObserver(() => {
+            for (const button of Array.from(window.document.querySelectorAll('[data-testid="plain-copy"]'))) window.copySaid.push(button.textContent)
+          }).observe(window.document.body, { characterData: true, childList: true, subtree: true })
         })
         await copy.click()
         await expect.poll(() => page.evaluate('window.copySaid')).toContain('Copied')
