@@ -1,5 +1,5 @@
 import type { HostEvent, WireResponse } from '../shared/contract'
-import type { BridgeState, BridgeTransport } from '../shared/ipc'
+import type { BridgeState, BridgeTransport } from '../shared/contract'
 
 /**
  * The window's side of its port to the Host (the preload's transport,

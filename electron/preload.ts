@@ -1,5 +1,5 @@
 import { contextBridge, ipcRenderer, type IpcRendererEvent } from 'electron'
-import type { BridgeTransport } from '../shared/ipc'
+import type { BridgeTransport } from '../shared/contract'
 import { ipcChannels } from '../shared/ipc'
 import { PortClient, type WebPort } from './port-client'
 

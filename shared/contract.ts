@@ -489,3 +489,11 @@ export interface HostTransport {
   request(method: string, params: unknown): Promise<WireResponse>
   onEvents(listener: (events: HostEvent[]) => void): () => void
 }
+
+/** The state of the window's link to the Host, as the preload reports it. */
+export type BridgeState = 'connected' | 'reconnecting'
+
+/** What the preload exposes as `window.switchboard`: the contract's transport, and when its link goes down or comes back. */
+export interface BridgeTransport extends HostTransport {
+  onConnection(listener: (state: BridgeState, detail?: string) => void): () => void
+}

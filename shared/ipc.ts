@@ -1,5 +1,3 @@
-import type { HostTransport } from './contract'
-
 /**
  * Names of the Electron IPC channels, shared by the preload and the main
  * process. Kept free of runtime imports so the sandboxed preload bundle stays tiny.
@@ -15,11 +13,3 @@ export const ipcChannels = {
   port: 'switchboard:port',
   down: 'switchboard:host-down'
 } as const
-
-/** The state of the window's link to the Host, as the preload reports it. */
-export type BridgeState = 'connected' | 'reconnecting'
-
-/** What the preload exposes as `window.switchboard`: the contract's transport, and when its link goes down or comes back. */
-export interface BridgeTransport extends HostTransport {
-  onConnection(listener: (state: BridgeState, detail?: string) => void): () => void
-}

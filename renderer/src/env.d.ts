@@ -8,7 +8,7 @@ declare module '*.vue' {
 
 interface Window {
   /** Present inside the Electron app: the transport the preload exposes. */
-  switchboard?: import('../../shared/ipc').BridgeTransport
+  switchboard?: import('../../shared/contract').BridgeTransport
 }
 
 // highlight.js's package exports give its `lib/*` entries no types; they are the core and language functions.

@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 import { afterEach, describe, expect, it } from 'vitest'
-import type { BridgeTransport } from '../../shared/ipc'
+import type { BridgeTransport } from '../../shared/contract'
 import { connectTransport, LOST_CONNECTION, type ConnectionState } from '../../renderer/src/host/transport'
 
 /**

@@ -1,5 +1,4 @@
-import type { HostEvent, HostTransport, WireResponse } from '../../../shared/contract'
-import type { BridgeTransport } from '../../../shared/ipc'
+import type { BridgeTransport, HostEvent, HostTransport, WireResponse } from '../../../shared/contract'
 import { wireServerMessageSchema } from '../../../shared/wire-envelope'
 import { readToken, socketUrl, takeTokenFromHash, type EarlyBridge, type EarlyLink, type EarlySocket } from './early-link'
 import { WireReader, type WireRead } from './wire-reader'
