@@ -1,10 +1,9 @@
-import { execFileSync } from 'node:child_process'
 import { chmod, lstat, mkdir, readdir, symlink, writeFile } from 'node:fs/promises'
 import { join, relative } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import { isWorktreeCheckout } from '../../electron/host/private-files'
-import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { gitIn, openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
 
 /**
  * The data folder is the user's alone (issue 34, point 8): with a umask that
@@ -39,14 +38,6 @@ afterEach(async () => {
   host = undefined
   await removeDir(root)
 })
-
-function gitIn(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@x' }
-  }).trim()
-}
 
 interface Entry {
   path: string

@@ -7,7 +7,7 @@ import type { ConfirmCommand } from '../../electron/host/confirmations'
 import { Host } from '../../electron/host/host'
 import type { CommandChange } from '../../shared/confirmation'
 import { filePatch, hunkHeader } from '../../shared/workspace'
-import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { gitIn, openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
 
 /**
  * Switchboard's own git runs no code a repository names (issue 34, point 1).
@@ -38,14 +38,6 @@ const HOOKS = [
   'pre-auto-gc',
   'post-rewrite'
 ]
-
-function gitIn(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@x' }
-  }).trim()
-}
 
 /** A program that notes it ran (its name) in the markers file, and with `passThrough` copies its input to its output (as a filter must). */
 async function trap(name: string, body = ''): Promise<string> {

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { chmod, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -6,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import { buildDiff } from '../../renderer/src/diff-model'
 import { reviewCommentsPrompt } from '../../shared/workspace'
-import { entriesOf, fold, openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { entriesOf, fold, gitIn, openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
 
 /**
  * Isolation, checkpoints, review and rewind, with the scripted agent writing
@@ -19,14 +18,6 @@ let host: Host
 let projectDir: string
 let dataDir: string
 let agentId: string
-
-function gitIn(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@x' }
-  }).trim()
-}
 
 async function repository(dir: string, files: Record<string, string | Buffer>): Promise<void> {
   await mkdir(dir, { recursive: true })

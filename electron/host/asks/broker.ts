@@ -387,14 +387,7 @@ export class AskBroker {
   /** The user's "for this session": a rule for this session alone, in memory (replacing one for the same subject). */
   private rememberForSession(session: SessionRecord, subject: RuleSubject, decision: Decision): void {
     const rules = (this.sessionRules.get(session.id) ?? []).filter((r) => !sameSubject(r, subject))
-    rules.push({
-      id: randomUUID(),
-      agentId: session.agentId,
-      projectId: session.projectId,
-      ...subject,
-      decision,
-      createdAt: new Date().toISOString()
-    })
+    rules.push(newRule(session, subject, decision))
     this.sessionRules.set(session.id, rules)
   }
 
@@ -403,17 +396,15 @@ export class AskBroker {
     const rules = this.options.records.data.permissionRules.filter(
       (r) => !(r.agentId === session.agentId && r.projectId === session.projectId && sameSubject(r, subject))
     )
-    rules.push({
-      id: randomUUID(),
-      agentId: session.agentId,
-      projectId: session.projectId,
-      ...subject,
-      decision,
-      createdAt: new Date().toISOString()
-    })
+    rules.push(newRule(session, subject, decision))
     this.options.records.data.permissionRules = rules
     await this.options.records.saved('permissions')
   }
 }
 
 function noop(): void {}
+
+/** A rule of the session's agent and project for `subject`, made now. */
+function newRule(session: SessionRecord, subject: RuleSubject, decision: Decision): PermissionRule {
+  return { id: randomUUID(), agentId: session.agentId, projectId: session.projectId, ...subject, decision, createdAt: new Date().toISOString() }
+}

@@ -114,24 +114,14 @@ export class PromptQueue {
     const item = this.find(record, queuedId)
     if (this.starting.get(id) === queuedId) return { queue: [...(record.queue ?? [])] }
     const live = registry.get(id)
-    if (registry.stateOf(id).status !== 'running' && !live?.inTurn) {
-      record.queue = [item, ...(record.queue ?? []).filter((q) => q !== item)]
-      record.queueHeld = undefined
-      await this.changed(record)
-      this.kick(id)
-      return { queue: [...(record.queue ?? [])] }
-    }
+    if (registry.stateOf(id).status !== 'running' && !live?.inTurn) return this.sendFirst(record, item)
     if (live?.connection?.capabilities.steering) {
       // The agent's steering hands it to the running turn; a turn that ended meanwhile takes it as the next prompt.
       if ((await turns.steer(id, item.text, item.attachments)) === 'injected') {
         this.take(record, queuedId)
         return { queue: [...(record.queue ?? [])] }
       }
-      record.queue = [item, ...(record.queue ?? []).filter((q) => q !== item)]
-      record.queueHeld = undefined
-      await this.changed(record)
-      this.kick(id)
-      return { queue: [...(record.queue ?? [])] }
+      return this.sendFirst(record, item)
     }
     if (!live?.connection?.capabilities.promptQueueing) {
       throw new Error(`${this.agentName(record)} does not take prompts while a turn runs; this one is sent when the turn ends`)
@@ -148,6 +138,15 @@ export class PromptQueue {
         // Once started, the turn's end says what became of it (afterTurn).
         .catch(reject)
     })
+    return { queue: [...(record.queue ?? [])] }
+  }
+
+  /** Nothing runs (or the steer found the turn over): the prompt goes first, and the queue goes on. */
+  private async sendFirst(record: SessionRecord, item: QueuedPrompt): Promise<{ queue: QueuedPrompt[] }> {
+    record.queue = [item, ...(record.queue ?? []).filter((q) => q !== item)]
+    record.queueHeld = undefined
+    await this.changed(record)
+    this.kick(record.id)
     return { queue: [...(record.queue ?? [])] }
   }
 
