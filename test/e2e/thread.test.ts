@@ -394,6 +394,9 @@ describe('the thread view', () => {
     await send(page, '/stream 150')
     await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('chunk 10 ')
     await page.getByTestId('thread-scroll').evaluate((el: any) => (el.scrollTop = el.scrollHeight / 2))
+    // The virtual list draws the rows of the new place on its next frames: measure once it has (under load, a look
+    // before that saw a row of the old place, 10,000 px down, and the check below failed on it).
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
     // The first entry wholly in view, and where it is.
     const firstInView = () =>
       page.getByTestId('thread-scroll').evaluate((scroller: any) => {
