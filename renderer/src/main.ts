@@ -14,7 +14,8 @@ import './styles.css'
  * first load, so its first frame looks the same and works. It waits at most
  * FIRST_LOAD_WAIT_MS (a second): a Host slow to answer (or not there) gets the window
  * mounted without them, filled in as they come (or saying what is wrong with
- * the link).
+ * the link); a drawing that comes while the window's code still loads is put
+ * in place all the same.
  */
 const FIRST_LOAD_WAIT_MS = 1000
 const SETTINGS = FIRST_LOAD.findIndex(([method]) => method === 'settings.get')
@@ -60,13 +61,15 @@ function putInPlace(app: HTMLElement, html: string): void {
   app.replaceChildren(template.content)
 }
 
+// A drawing that comes after the wait, while the window's code is still loading, is still put in place: the window
+// starts (and the drawing is no longer wanted) once that code has come.
 void waited
-  .then(() => {
-    windowStarted = true
-    return import('./open-window')
-  })
+  .then(() => import('./open-window'))
   .then(
-    ({ openWindow }) => openWindow(early.link, answered),
+    ({ openWindow }) => {
+      windowStarted = true
+      return openWindow(early.link, answered)
+    },
     (error: unknown) => {
       console.error('Could not load the window', error)
       const message = document.createElement('p')

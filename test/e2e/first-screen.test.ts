@@ -1,5 +1,5 @@
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest'
 import type { Browser, Page, Route } from 'playwright-core'
 import { Host } from '../../electron/host/host'
 import { firstScreenModule } from '../../electron/host/first-screen-module'
@@ -58,9 +58,12 @@ async function openHeld(page: Page): Promise<() => void> {
 describe("the window's first screen", () => {
   it("is painted from the Host's drawing before the window's code runs, escaped, then the window mounts over it and works", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    // Closed even when a check fails: a page left open keeps asking the Host, and the later tests count what is asked.
+    onTestFinished(() => context.close())
     const page = await context.newPage()
     const problems = watchConsole(page)
     const handle = vi.spyOn(host, 'handle')
+    onTestFinished(() => handle.mockRestore())
     const release = await openHeld(page)
 
     // The window's code has not run (Vue marks the element it mounts on); the sidebar and its rows are there.
@@ -96,18 +99,36 @@ describe("the window's first screen", () => {
       ).toHaveLength(1)
     // Nothing refused by the page's CSP (a style attribute in the Host's drawing would be), nothing thrown.
     expect(problems).toEqual([])
-    await context.close()
+  })
+
+  it("is put in place when the Host answers after the window's wait, while the window's code still loads", async () => {
+    // A Host slow to answer (a loaded machine): the window stops waiting after a second, yet its code is still coming.
+    const handle = host.handle.bind(host)
+    const slow = vi.spyOn(host, 'handle').mockImplementation(async (method, params) => {
+      if (method === 'app.firstScreen') await new Promise((resolve) => setTimeout(resolve, 1500))
+      return handle(method, params)
+    })
+    onTestFinished(() => slow.mockRestore())
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+    onTestFinished(() => context.close())
+    const page = await context.newPage()
+    const release = await openHeld(page)
+    await expect.poll(() => page.getByTestId('session-item').count()).toBe(2)
+    expect(await page.locator('#app[data-v-app]').count()).toBe(0)
+    release()
+    await page.locator('#app[data-v-app]').waitFor()
+    await expect.poll(() => page.getByTestId('session-item').count()).toBe(2)
   })
 
   it('is drawn in the dark theme on a dark system before the window runs', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'dark' })
+    onTestFinished(() => context.close())
     const page = await context.newPage()
     const release = await openHeld(page)
     await page.getByTestId('session-item').first().waitFor()
     expect(await page.locator('html').getAttribute('data-theme')).toBe('dark')
     await screenshot(page, 'first-screen-drawn-dark')
     release()
-    await context.close()
   })
 
   it("comes with the window's first load, answered once: the drawing asks for nothing again", async () => {
