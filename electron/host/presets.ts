@@ -52,11 +52,10 @@ const PRESETS: Preset[] = [
     name: 'Codex',
     binary: 'codex-acp',
     binaryArgs: [],
-    // Not yet its successor @agentclientprotocol/codex-acp 2.x, which does not pass real-codex.test.ts (README).
-    npxPackage: '@zed-industries/codex-acp',
-    version: '0.16.0',
+    npxPackage: '@agentclientprotocol/codex-acp',
+    version: '2.6.0',
     env: {},
-    installHint: 'npm install -g @zed-industries/codex-acp@0.16.0'
+    installHint: 'npm install -g @agentclientprotocol/codex-acp@2.6.0'
   }
 ]
 

@@ -347,7 +347,7 @@ describe('installing from the registry', () => {
     const add = (name: string, args: string[]) => host.request('agents.add', { name, command: 'npx', args, env })
     const gemini = await add('Gemini CLI', ['-y', '@google/gemini-cli@0.27.0', '--acp'])
     const claude = await add('Claude Code', ['-y', '@agentclientprotocol/claude-agent-acp'])
-    const codex = await add('Codex', ['-y', `@zed-industries/codex-acp@${PRESET_PACKAGES[2]!.version}`])
+    const codex = await add('Codex', ['-y', `@agentclientprotocol/codex-acp@${PRESET_PACKAGES[2]!.version}`])
     await add('Other', ['-y', 'some-agent@1.0.0'])
     const versions = await host.request('registry.presetVersions', {})
     expect(versions).toEqual([
@@ -369,7 +369,7 @@ describe('installing from the registry', () => {
       },
       {
         agentId: codex.id,
-        npxPackage: '@zed-industries/codex-acp',
+        npxPackage: '@agentclientprotocol/codex-acp',
         runs: PRESET_PACKAGES[2]!.version,
         tested: PRESET_PACKAGES[2]!.version,
         newer: null
