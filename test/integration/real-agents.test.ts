@@ -118,6 +118,14 @@ describe('real ACP agents from npm, offline', () => {
     }
   )
 
+  it.skipIf(!existsSync(codexAdapter))('Codex: the API key typed into its sign-in signs it in (codex-acp 2.x reads it as {apiKey})', async () => {
+    const agentId = await addAgent('Codex', process.execPath, [codexAdapter])
+    expect(await host.handle('sessions.new', { projectId, agentId })).toMatchObject({ ok: false, error: { code: 'auth_required' } })
+    await host.request('agents.authenticate', { agentId, methodId: 'api-key', values: { 'api-key': 'sk-test-key' } })
+    const result = await host.handle('sessions.new', { projectId, agentId })
+    expect(result, JSON.stringify(result)).toMatchObject({ ok: true })
+  })
+
   it('Gemini CLI (--acp, no relaunch): announces load only and refuses a session without a key', async () => {
     const agentId = await addAgent('Gemini CLI', process.execPath, [join(modules, '@google', 'gemini-cli', 'bundle', 'gemini.js'), '--acp'], {
       GEMINI_CLI_NO_RELAUNCH: 'true'

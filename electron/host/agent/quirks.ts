@@ -23,6 +23,20 @@ export function readsMissingFileAsEmpty(agentName: string | undefined): boolean 
 }
 
 /**
+ * Agents that announce an API-key sign-in alike (`_meta: {"api-key":
+ * {provider}}` on the method) but read the key from `authenticate`'s
+ * `_meta["api-key"]` differently: Gemini CLI (0.61) as a string, codex-acp
+ * 2.x as an object `{apiKey}` (a string it does not read, and refuses with
+ * "CODEX_API_KEY or OPENAI_API_KEY is not set").
+ */
+const API_KEY_IN_OBJECT = new Set(['@agentclientprotocol/codex-acp'])
+
+/** `authenticate`'s `_meta` carrying an API key, as the agent reads it. */
+export function apiKeyMeta(agentName: string | undefined, key: string): { 'api-key': string | { apiKey: string } } {
+  return { 'api-key': agentName !== undefined && API_KEY_IN_OBJECT.has(agentName) ? { apiKey: key } : key }
+}
+
+/**
  * Causes of a failure that an agent does not pass on, recognised by the
  * agent's name and what it did say.
  *
