@@ -208,7 +208,7 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
       if (record.endsTurn) {
         // The turn is over: nothing of it is still waiting or running, and what it streamed of its failure is said once.
         endUnfinishedToolCalls(thread, 'failed')
-        dropEchoedError(thread, record.message)
+        dropEchoedError(thread, record.message, record.echo)
       }
       push(thread, { kind: 'error', id: localId(thread), message: record.message })
       return
@@ -586,13 +586,23 @@ function appendChunk(thread: Thread, kind: 'user' | 'assistant' | 'thought', mes
 /**
  * An agent that streams its failure as text and then fails the turn with the
  * same words (Claude Code: "API Error: 500 …" as a message, then an internal
- * error carrying it) would show it twice: the error entry says it once.
+ * error carrying it) would show it twice: the error entry says it once. So
+ * does one whose failure the Host read from the text it streamed (`echo`,
+ * Codex 2.x: an HTTP error body): that text ends the last reply, and is taken
+ * off it.
  */
-function dropEchoedError(thread: Thread, message: string): void {
+function dropEchoedError(thread: Thread, message: string, echo?: string): void {
   const last = thread.entries[thread.entries.length - 1]
   if (last?.kind !== 'assistant') return
-  const said = last.text.trim()
-  if (said.length < 8 || !message.includes(said)) return
+  const echoed = echo?.trim()
+  if (echoed && last.text.trimEnd().endsWith(echoed)) {
+    // What the reply said before the failure stays.
+    last.text = last.text.trimEnd().slice(0, -echoed.length).trimEnd()
+    if (last.text.trim()) return
+  } else {
+    const said = last.text.trim()
+    if (said.length < 8 || !message.includes(said)) return
+  }
   thread.entries.pop()
   for (const [key, entry] of thread.keyed) if (entry === last) thread.keyed.delete(key)
 }

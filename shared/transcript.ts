@@ -26,8 +26,11 @@ export type TranscriptRecord =
   | { t: 'update'; at: string; update: SessionUpdate; child?: string }
   /** A turn's end; `usage`: the tokens the agent counted for the turn (its prompt response's `usage`). */
   | { t: 'stop'; at: string; stopReason: string; usage?: TurnUsage }
-  /** Something went wrong; `endsTurn`: the turn failed with it (older transcripts leave it out), else a refusal mid-turn. */
-  | { t: 'error'; at: string; message: string; endsTurn?: boolean }
+  /**
+   * Something went wrong; `endsTurn`: the turn failed with it (older transcripts leave it out), else a refusal mid-turn.
+   * `echo`: the text the agent streamed of the failure as if it were its reply (Codex 2.x), which this error says instead.
+   */
+  | { t: 'error'; at: string; message: string; endsTurn?: boolean; echo?: string }
   /**
    * This session continues another the agent could not reopen: the conversation
    * above (copied from it) goes to the agent as context with the next prompt.

@@ -56,6 +56,17 @@ export function agentReason(error: unknown): string {
   return withoutFullStop(reason.replace(GENERIC_PREFIX, '') || reason)
 }
 
+/**
+ * A failure an agent streamed as text (Codex 2.x, see quirks.ts): an HTTP
+ * error body (`{"error":{"message":…}}`) read for what it explains, else the
+ * text itself; trimmed.
+ */
+export function failureText(text: string): string {
+  const body = jsonObject(text)
+  const parts = body ? [...new Set(explanations(body))] : []
+  return parts.length ? parts.join('; ') : text.trim()
+}
+
 /** A generic message used as a prefix to the real one. */
 const GENERIC_PREFIX = /^(internal error|unknown error|server error|error)\s*:\s*(?=\S)/i
 

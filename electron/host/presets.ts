@@ -23,6 +23,8 @@ interface Preset {
   version: string
   env: Record<string, string>
   installHint: string
+  /** The npm packages it ran as before (an agent set up with one is offered the tested version of this one). */
+  formerly?: string[]
 }
 
 const PRESETS: Preset[] = [
@@ -52,11 +54,12 @@ const PRESETS: Preset[] = [
     name: 'Codex',
     binary: 'codex-acp',
     binaryArgs: [],
-    // Not yet its successor @agentclientprotocol/codex-acp 2.x, which does not pass real-codex.test.ts (README).
-    npxPackage: '@zed-industries/codex-acp',
-    version: '0.16.0',
+    npxPackage: '@agentclientprotocol/codex-acp',
+    version: '2.6.0',
     env: {},
-    installHint: 'npm install -g @zed-industries/codex-acp@0.16.0'
+    installHint: 'npm install -g @agentclientprotocol/codex-acp@2.6.0',
+    // The adapter before 2.x, under Zed's name.
+    formerly: ['@zed-industries/codex-acp']
   }
 ]
 
@@ -82,30 +85,46 @@ export async function presetCatalog(environment: UserEnvironment): Promise<{ def
   )
 }
 
-/** Each preset's npm package and the version it pins. */
-export const PRESET_PACKAGES: readonly { presetId: string; npxPackage: string; version: string; binaryArgs: readonly string[] }[] = PRESETS.map(
-  ({ id, npxPackage, version, binaryArgs }) => ({ presetId: id, npxPackage, version, binaryArgs })
-)
+/** Each preset's npm package, the version it pins, and the packages it ran as before. */
+export const PRESET_PACKAGES: readonly {
+  presetId: string
+  npxPackage: string
+  version: string
+  binaryArgs: readonly string[]
+  formerly: readonly string[]
+}[] = PRESETS.map(({ id, npxPackage, version, binaryArgs, formerly }) => ({
+  presetId: id,
+  npxPackage,
+  version,
+  binaryArgs,
+  formerly: formerly ?? []
+}))
 
 /**
  * Which preset package and version an agent runs through npx (`npx -y <package>[@<version>]`), or null:
  * version null when it runs whatever npx serves that day (a definition from before presets were pinned).
+ * `npxPackage` is the package it runs, which may be one the preset ran as before; `tested` is a version of
+ * the preset's package now (`testedPackage`).
  */
 export function presetRunOf(
   definition: Pick<AgentDefinition, 'command' | 'args'>
-): { presetId: string; npxPackage: string; version: string | null; tested: string } | null {
+): { presetId: string; npxPackage: string; version: string | null; tested: string; testedPackage: string } | null {
   if (definition.command !== 'npx') return null
   for (const arg of definition.args) {
     if (arg.startsWith('-')) continue
-    const preset = PRESET_PACKAGES.find((p) => arg === p.npxPackage || arg.startsWith(`${p.npxPackage}@`))
-    if (!preset) return null
-    const version = arg === preset.npxPackage ? null : arg.slice(preset.npxPackage.length + 1)
-    return { presetId: preset.presetId, npxPackage: preset.npxPackage, version: version || null, tested: preset.version }
+    for (const preset of PRESET_PACKAGES) {
+      const runs = [preset.npxPackage, ...preset.formerly].find((name) => arg === name || arg.startsWith(`${name}@`))
+      if (!runs) continue
+      const version = arg === runs ? null : arg.slice(runs.length + 1)
+      return { presetId: preset.presetId, npxPackage: runs, version: version || null, tested: preset.version, testedPackage: preset.npxPackage }
+    }
+    return null
   }
   return null
 }
 
-/** The definition's npx arguments with the preset's package at another version. */
+/** The definition's npx arguments with the preset's package at another version (in place of a package it ran as before, too). */
 export function withPresetVersion(definition: Pick<AgentDefinition, 'args'>, npxPackage: string, version: string): string[] {
-  return definition.args.map((arg) => (arg === npxPackage || arg.startsWith(`${npxPackage}@`) ? `${npxPackage}@${version}` : arg))
+  const names = [npxPackage, ...(PRESET_PACKAGES.find((p) => p.npxPackage === npxPackage)?.formerly ?? [])]
+  return definition.args.map((arg) => (names.some((name) => arg === name || arg.startsWith(`${name}@`)) ? `${npxPackage}@${version}` : arg))
 }

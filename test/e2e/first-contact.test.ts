@@ -22,7 +22,7 @@ import { closeBrowserHost, launchBrowser, resetWindowSettings, screenshot, serve
 const modules = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules')
 const claudeAdapter = join(modules, '@agentclientprotocol', 'claude-agent-acp', 'dist', 'index.js')
 const geminiBundle = join(modules, '@google', 'gemini-cli', 'bundle', 'gemini.js')
-const codexBinary = join(modules, '@zed-industries', `codex-acp-${process.platform}-${process.arch}`, 'bin', 'codex-acp')
+const codexAdapter = join(modules, '@agentclientprotocol', 'codex-acp', 'dist', 'index.js')
 const asRoot = process.getuid?.() === 0
 /** Each real agent starts twice (light and dark) on a machine shared with other work. */
 const SLOW = 360_000
@@ -147,8 +147,13 @@ describe('first contact with an agent that cannot start a session', () => {
     }
   })
 
-  it.skipIf(!existsSync(codexBinary))('Codex without a key: its ways to sign in, once, each variable a field', { timeout: SLOW }, async () => {
-    const codex = await host.request('agents.add', { name: 'Codex', command: codexBinary, args: [], env: { HOME: home, USERPROFILE: home } })
+  it.skipIf(!existsSync(codexAdapter))('Codex without a key: its ways to sign in, once, the API key a field', { timeout: SLOW }, async () => {
+    const codex = await host.request('agents.add', {
+      name: 'Codex',
+      command: process.execPath,
+      args: [codexAdapter],
+      env: { HOME: home, USERPROFILE: home }
+    })
     for (const scheme of ['light', 'dark'] as const) {
       const { page, problems } = await newPage(scheme)
       await startSession(page, codex.id)
@@ -156,10 +161,11 @@ describe('first contact with an agent that cannot start a session', () => {
       const panel = page.getByTestId('agent-problem-panel')
       expect(await panel.getByTestId('agent-problem-title').textContent()).toBe('Sign in to Codex')
       expect(await panel.getByTestId('agent-problem-sentence').textContent()).toBe('Codex needs you to sign in first.')
+      // An API key, ChatGPT in the browser, ChatGPT with a device code.
       expect(await panel.getByTestId('sign-in-method').count()).toBe(3)
-      expect(await panel.getByTestId('sign-in-var-CODEX_API_KEY').isVisible()).toBe(true)
-      expect(await panel.getByTestId('sign-in-var-OPENAI_API_KEY').isVisible()).toBe(true)
-      expect(await panel.getByTestId('sign-in-chatgpt').textContent()).toContain('Sign in')
+      expect(await panel.getByTestId('sign-in-key-api-key').isVisible()).toBe(true)
+      expect(await panel.getByTestId('sign-in-api-key').textContent()).toContain('Save and sign in')
+      expect(await panel.getByTestId('sign-in-chat-gpt').textContent()).toContain('Sign in')
       // Codex's warning about PATH is not the explanation of a sign-in.
       expect(await panel.getByTestId('agent-problem-lines').count()).toBe(0)
       console.log(`screenshot: ${await screenshot(page, `e2e-first-contact-codex-${scheme}`)}`)

@@ -17,13 +17,7 @@ import { entriesOf, fold, openHost, processesWithEnv, removeDir, tempDir } from 
  */
 
 const modules = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules')
-const codexBinary = join(
-  modules,
-  '@zed-industries',
-  `codex-acp-${process.platform}-${process.arch}`,
-  'bin',
-  process.platform === 'win32' ? 'codex-acp.exe' : 'codex-acp'
-)
+const codexAdapter = join(modules, '@agentclientprotocol', 'codex-acp', 'dist', 'index.js')
 
 let root: string
 let home: string
@@ -98,21 +92,38 @@ describe('real ACP agents from npm, offline', () => {
     unsubscribe()
   })
 
-  it.skipIf(!existsSync(codexBinary))('Codex (codex-acp, its native binary): auth_required with env_var sign-in methods', async () => {
-    const agentId = await addAgent('Codex', codexBinary, [])
+  it.skipIf(!existsSync(codexAdapter))(
+    'Codex (codex-acp 2.x, its Codex app-server): auth_required with an API key and a ChatGPT sign-in',
+    async () => {
+      const agentId = await addAgent('Codex', process.execPath, [codexAdapter])
+      const result = await host.handle('sessions.new', { projectId, agentId })
+      expect(result).toMatchObject({
+        ok: false,
+        error: { code: 'auth_required', message: expect.stringMatching(/^Codex needs you to sign in first/) }
+      })
+      const state = await stateOf(agentId)
+      expect(state.agentInfo).toMatchObject({ name: '@agentclientprotocol/codex-acp', title: 'Codex' })
+      expect(state.capabilities).toMatchObject({
+        loadSession: true,
+        mcp: { http: true, sse: false },
+        session: { list: true, resume: true, close: true, fork: true },
+        auth: { logout: true }
+      })
+      expect(state.authMethods).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ id: 'api-key', type: 'agent', apiKey: { provider: 'openai' } }),
+          expect.objectContaining({ id: 'chat-gpt', type: 'agent' })
+        ])
+      )
+    }
+  )
+
+  it.skipIf(!existsSync(codexAdapter))('Codex: the API key typed into its sign-in signs it in (codex-acp 2.x reads it as {apiKey})', async () => {
+    const agentId = await addAgent('Codex', process.execPath, [codexAdapter])
+    expect(await host.handle('sessions.new', { projectId, agentId })).toMatchObject({ ok: false, error: { code: 'auth_required' } })
+    await host.request('agents.authenticate', { agentId, methodId: 'api-key', values: { 'api-key': 'sk-test-key' } })
     const result = await host.handle('sessions.new', { projectId, agentId })
-    expect(result).toMatchObject({ ok: false, error: { code: 'auth_required', message: expect.stringMatching(/^Codex needs you to sign in first/) } })
-    const state = await stateOf(agentId)
-    expect(state.agentInfo).toMatchObject({ name: 'codex-acp', title: 'Codex' })
-    expect(state.capabilities).toMatchObject({
-      loadSession: true,
-      mcp: { http: true, sse: false },
-      session: { list: true, resume: true, close: true, fork: false },
-      auth: { logout: true }
-    })
-    expect(state.authMethods).toEqual(
-      expect.arrayContaining([expect.objectContaining({ id: 'codex-api-key', type: 'env_var', vars: ['CODEX_API_KEY'] })])
-    )
+    expect(result, JSON.stringify(result)).toMatchObject({ ok: true })
   })
 
   it('Gemini CLI (--acp, no relaunch): announces load only and refuses a session without a key', async () => {
@@ -207,8 +218,8 @@ describe('the capability check of the three presets, offline', () => {
     }
   })
 
-  it.skipIf(!existsSync(codexBinary))('Codex: session/new needs sign-in, logout announced', async () => {
-    const agentId = await addAgent('Codex', codexBinary, [])
+  it.skipIf(!existsSync(codexAdapter))('Codex: session/new needs sign-in, logout announced', async () => {
+    const agentId = await addAgent('Codex', process.execPath, [codexAdapter])
     const line = await checked(agentId, 'codex')
     expect(line('session/new')).toMatchObject({ outcome: 'needs sign-in' })
     expect(line('session/list')).toMatchObject({ announced: true, outcome: 'not tried' })

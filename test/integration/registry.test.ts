@@ -347,7 +347,9 @@ describe('installing from the registry', () => {
     const add = (name: string, args: string[]) => host.request('agents.add', { name, command: 'npx', args, env })
     const gemini = await add('Gemini CLI', ['-y', '@google/gemini-cli@0.27.0', '--acp'])
     const claude = await add('Claude Code', ['-y', '@agentclientprotocol/claude-agent-acp'])
-    const codex = await add('Codex', ['-y', `@zed-industries/codex-acp@${PRESET_PACKAGES[2]!.version}`])
+    const codex = await add('Codex', ['-y', `@agentclientprotocol/codex-acp@${PRESET_PACKAGES[2]!.version}`])
+    // Set up from the preset before Codex's adapter moved to @agentclientprotocol (2.x).
+    const oldCodex = await add('Codex (before 2.x)', ['-y', '@zed-industries/codex-acp@0.16.0'])
     await add('Other', ['-y', 'some-agent@1.0.0'])
     const versions = await host.request('registry.presetVersions', {})
     expect(versions).toEqual([
@@ -369,10 +371,18 @@ describe('installing from the registry', () => {
       },
       {
         agentId: codex.id,
-        npxPackage: '@zed-industries/codex-acp',
+        npxPackage: '@agentclientprotocol/codex-acp',
         runs: PRESET_PACKAGES[2]!.version,
         tested: PRESET_PACKAGES[2]!.version,
         newer: null
+      },
+      {
+        agentId: oldCodex.id,
+        npxPackage: '@zed-industries/codex-acp',
+        runs: '0.16.0',
+        tested: PRESET_PACKAGES[2]!.version,
+        newer: PRESET_PACKAGES[2]!.version,
+        newerFrom: 'tested'
       }
     ])
     // Only the tested version or the one offered.
@@ -382,6 +392,17 @@ describe('installing from the registry', () => {
     expect((await host.request('agents.list', {})).find((a) => a.id === gemini.id)?.args).toEqual(updated.args)
     expect((await host.request('registry.presetVersions', {})).find((v) => v.agentId === gemini.id)).toMatchObject({ runs: '99.0.0', newer: null })
     await waitUntil('the check after the update', async () => (await host.request('agents.checks', {})).find((r) => r.agentId === gemini.id))
+    // The agent on the former package moves to the preset's package at the tested version.
+    await host.request('registry.updatePreset', { agentId: oldCodex.id, version: PRESET_PACKAGES[2]!.version })
+    expect((await host.request('agents.list', {})).find((a) => a.id === oldCodex.id)?.args).toEqual([
+      '-y',
+      `@agentclientprotocol/codex-acp@${PRESET_PACKAGES[2]!.version}`
+    ])
+    expect((await host.request('registry.presetVersions', {})).find((v) => v.agentId === oldCodex.id)).toMatchObject({
+      npxPackage: '@agentclientprotocol/codex-acp',
+      newer: null
+    })
+    await waitUntil('the check after its update', async () => (await host.request('agents.checks', {})).find((r) => r.agentId === oldCodex.id))
     await host.request('registry.updatePreset', { agentId: claude.id, version: PRESET_PACKAGES[0]!.version })
     expect((await host.request('agents.list', {})).find((a) => a.id === claude.id)?.args).toEqual([
       '-y',

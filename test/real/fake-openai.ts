@@ -8,7 +8,9 @@ import { eventStream, json, parseBody, pause, startFakeApiServer } from './fake-
  * (`base_url` = this url + `/v1`, `wire_api = "responses"`). A line of the
  * user's latest message drives the model:
  *
- * - `SHELL <command>`: a call of Codex's `exec_command` tool (a function call);
+ * - `SHELL <command>`: a call of Codex's `exec_command` tool (a function call)
+ *   asking to run outside the sandbox (`sandbox_permissions: "require_escalated"`),
+ *   as a model does for a command that writes when the sandbox is read-only;
  * - `ADD <absolute path> <text>`: a call of Codex's `apply_patch` tool (a
  *   freeform custom tool call) adding that file with that one line;
  * - `EDIT <absolute path> <old line> => <new line>`: an `apply_patch` call
@@ -57,6 +59,8 @@ export interface FakeOpenAI {
   unknown: OpenAIRequest[]
   /** The model requests (`POST /v1/responses`) only. */
   responses: () => OpenAIRequest[]
+  /** The main conversation's model requests: not Codex's own on the side (a title for the thread), which ask for structured output. */
+  main: () => OpenAIRequest[]
   close: () => Promise<void>
 }
 
@@ -89,8 +93,15 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     ...server,
     requests,
     unknown,
-    responses: () => requests.filter((r) => r.method === 'POST' && r.path === '/v1/responses')
+    responses: () => requests.filter((r) => r.method === 'POST' && r.path === '/v1/responses'),
+    main: () => requests.filter((r) => r.method === 'POST' && r.path === '/v1/responses' && !isStructured(r.body))
   }
+}
+
+/** A request for structured output (`text.format` a JSON schema): Codex asking for a thread title, not the conversation. */
+function isStructured(body: OpenAIRequest['body']): boolean {
+  const text = body['text'] as { format?: { type?: unknown } } | undefined
+  return text?.format?.type === 'json_schema'
 }
 
 /** The text of an input item (a message's text parts, or a tool's output). */
@@ -123,7 +134,12 @@ function replyTo(input: InputItem[]): Reply {
   const said = textOfItem(lastUser)
   for (const line of said.split('\n').map((l) => l.trim())) {
     let m: RegExpExecArray | null
-    if ((m = /^SHELL (.+)$/.exec(line))) return { kind: 'function', name: 'exec_command', args: { cmd: m[1] } }
+    if ((m = /^SHELL (.+)$/.exec(line)))
+      return {
+        kind: 'function',
+        name: 'exec_command',
+        args: { cmd: m[1], sandbox_permissions: 'require_escalated', justification: 'The user asked to run it.' }
+      }
     if ((m = /^ADD (\S+) (.*)$/.exec(line))) return patch(`*** Add File: ${m[1]}\n+${m[2]}\n`)
     if ((m = /^EDIT (\S+) (.*) => (.*)$/.exec(line))) return patch(`*** Update File: ${m[1]}\n@@\n-${m[2]}\n+${m[3]}\n`)
     if (line === 'SLOW') {

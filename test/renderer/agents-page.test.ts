@@ -45,9 +45,9 @@ const presets: AgentPresetView[] = [
     id: 'codex',
     name: 'Codex',
     command: 'npx',
-    args: ['-y', '@zed-industries/codex-acp'],
+    args: ['-y', '@agentclientprotocol/codex-acp'],
     installed: false,
-    installHint: 'npm install -g @zed-industries/codex-acp',
+    installHint: 'npm install -g @agentclientprotocol/codex-acp',
     added: false
   }
 ]
@@ -89,7 +89,7 @@ beforeEach(() => {
       command: 'npx',
       args: [],
       env: {},
-      installHint: 'npm install -g @zed-industries/codex-acp'
+      installHint: 'npm install -g @agentclientprotocol/codex-acp'
     }),
     'agents.restart': ({ agentId }) => ({ ...ready, agentId, pid: 5151 }),
     'agents.remove': () => {
@@ -123,7 +123,7 @@ describe('the Agents page', () => {
     expect(fake.sent('agents.log')).toEqual([{ agentId: 'claude-code' }])
     // Presets already set up are not offered again; the others say how to install them.
     expect(wrapper.findAll('[data-testid=preset-row]').map((r) => r.text())).toEqual([
-      expect.stringContaining('Codexruns through npx (downloaded on first use)npm install -g @zed-industries/codex-acp')
+      expect.stringContaining('Codexruns through npx (downloaded on first use)npm install -g @agentclientprotocol/codex-acp')
     ])
   })
 

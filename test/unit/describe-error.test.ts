@@ -1,7 +1,7 @@
 import { RequestError } from '@agentclientprotocol/sdk'
 import { describe, expect, it } from 'vitest'
 import { knownCause } from '../../electron/host/agent/quirks'
-import { agentReason, describeError, withoutFullStop } from '../../electron/host/errors'
+import { agentReason, describeError, failureText, withoutFullStop } from '../../electron/host/errors'
 
 describe('an agent error says what the agent explained, once', () => {
   it("Codex's data.message (its codex_error_info code left out)", () => {
@@ -45,6 +45,20 @@ describe('an agent error says what the agent explained, once', () => {
     expect(describeError(new RequestError(-32603, 'Internal error.', { codex_error_info: 'other' }))).toBe(
       'Internal error (the agent gave no details)'
     )
+  })
+})
+
+describe('a failure an agent streamed as text (Codex 2.x)', () => {
+  it('an HTTP error body is read for its message; other words are kept as they are, trimmed', () => {
+    const body = JSON.stringify({
+      error: { message: 'The model `gpt-x` does not exist.', type: 'invalid_request_error', code: 'model_not_found', param: null }
+    })
+    expect(failureText(`${body}\n\n`)).toBe('The model `gpt-x` does not exist.')
+    expect(failureText('We’re currently experiencing high demand, which may cause temporary errors.\n\n')).toBe(
+      'We’re currently experiencing high demand, which may cause temporary errors.'
+    )
+    expect(failureText('{not json\n')).toBe('{not json')
+    expect(failureText('')).toBe('')
   })
 })
 

@@ -97,6 +97,43 @@ describe('a session with an in-process agent', () => {
     expect((await stateOf(record.id)).permissions).toEqual([])
   })
 
+  it("a turn the agent says failed mid-turn and answers end_turn (Codex 2.x's systemError) fails, its reason said once", async () => {
+    const status = (type: string) => ({ sessionUpdate: 'session_info_update' as const, _meta: { codex: { threadStatus: { type } } } })
+    const say = (text: string, messageId?: string) => ({
+      sessionUpdate: 'agent_message_chunk' as const,
+      content: { type: 'text' as const, text },
+      ...(messageId ? { messageId } : {})
+    })
+    const body = '{"error":{"message":"The model refuses this.","type":"invalid_request_error","code":null,"param":null}}\n\n'
+    const agentId = await start({
+      turn: async (turn) => {
+        turn.update(status('active'))
+        if (turn.text === 'fail') {
+          turn.update(say('Half an answer', 'm1'))
+          turn.update(status('systemError'))
+          turn.update(say(body))
+        } else if (turn.text === 'recover') {
+          // A failure the thread recovers from within the turn: the turn goes on, its text is the reply's.
+          turn.update(status('systemError'))
+          turn.update(status('active'))
+          turn.update(say('Recovered.', 'm2'))
+        } else turn.update(say(`heard: ${turn.text}`, 'm3'))
+      }
+    })
+    const record = await host.request('sessions.new', { projectId, agentId })
+    const failed = await host.handle('sessions.prompt', { id: record.id, text: 'fail' })
+    expect(failed).toMatchObject({ ok: false, error: { code: 'turn_failed', message: 'Stub failed the turn: The model refuses this.' } })
+    expect(await stateOf(record.id)).toMatchObject({ status: 'error', errorInThread: true })
+    const shown = async () =>
+      fold((await host.request('sessions.open', { id: record.id })).records).entries.map((e) =>
+        e.kind === 'assistant' || e.kind === 'error' || e.kind === 'user' ? `${e.kind}: ${e.kind === 'error' ? e.message : e.text}` : e.kind
+      )
+    expect(await shown()).toEqual(['user: fail', 'assistant: Half an answer', 'error: Stub failed the turn: The model refuses this.'])
+    expect(await host.request('sessions.prompt', { id: record.id, text: 'recover' })).toEqual({ stopReason: 'end_turn' })
+    expect(await host.request('sessions.prompt', { id: record.id, text: 'next' })).toEqual({ stopReason: 'end_turn' })
+    expect((await shown()).slice(3)).toEqual(['user: recover', 'assistant: Recovered.', 'stop', 'user: next', 'assistant: heard: next', 'stop'])
+  })
+
   it('cancelling a turn answers every pending request cancelled and ends the turn', async () => {
     const agentId = await start({
       turn: async (turn) => {

@@ -28,7 +28,7 @@ describe.skipIf(process.platform === 'win32')('agent presets', () => {
     expect(presets.map((p) => [p.id, p.command, p.args])).toEqual([
       ['claude-code', 'claude-agent-acp', []],
       ['gemini', 'gemini', ['--acp']],
-      ['codex', 'npx', ['-y', `@zed-industries/codex-acp@${PRESET_PACKAGES[2]!.version}`]]
+      ['codex', 'npx', ['-y', `@agentclientprotocol/codex-acp@${PRESET_PACKAGES[2]!.version}`]]
     ])
     expect(presets[1].env).toEqual({ GEMINI_CLI_NO_RELAUNCH: 'true' })
     expect(presets.every((p) => p.installHint?.startsWith('npm install -g '))).toBe(true)

@@ -179,6 +179,23 @@ describe('the thread fold', () => {
     expect(other.entries.map((e) => e.kind)).toEqual(['user', 'assistant', 'error'])
   })
 
+  it("a failure the Host read from the agent's reply (Codex 2.x's HTTP error body, its echo) is taken off the reply, live and reopened", () => {
+    const body = '{"error":{"message":"The model refuses this.","type":"invalid_request_error","code":null,"param":null}}\n\n'
+    const failed = (before: ReturnType<typeof update>[]) =>
+      fold([
+        { t: 'prompt', at, content: [text('hi')] },
+        ...before,
+        update({ sessionUpdate: 'agent_message_chunk', content: text(body) }),
+        { t: 'error', at, message: 'Codex failed the turn: The model refuses this.', endsTurn: true, echo: body }
+      ])
+    expect(failed([]).entries.map((e) => e.kind)).toEqual(['user', 'error'])
+    // A reply of its own before the failure stays; so does a warning the failure's text was streamed after.
+    const replied = failed([update({ sessionUpdate: 'agent_message_chunk', messageId: 'm1', content: text('Half an answer') })])
+    expect(replied.entries.map((e) => (e.kind === 'assistant' ? e.text : e.kind))).toEqual(['user', 'Half an answer', 'error'])
+    const warned = failed([update({ sessionUpdate: 'agent_message_chunk', content: text('Warning: model metadata not found.\n\n') })])
+    expect(warned.entries.map((e) => (e.kind === 'assistant' ? e.text : e.kind))).toEqual(['user', 'Warning: model metadata not found.', 'error'])
+  })
+
   it('a usage update without a cost (as Claude Code sends while a turn runs) keeps the last cost', () => {
     const usage = (used: number, cost?: number) =>
       update({ sessionUpdate: 'usage_update', used, size: 1000, ...(cost === undefined ? {} : { cost: { amount: cost, currency: 'USD' } }) })

@@ -1,3 +1,5 @@
+import type { SessionUpdate } from '@agentclientprotocol/sdk'
+
 /**
  * What the Host does differently for agents that misread a part of the
  * protocol, named by the `agentInfo.name` they give in `initialize`. Each entry
@@ -18,6 +20,20 @@ const MISSING_FILE_AS_EMPTY = new Set(['gemini-cli'])
 
 export function readsMissingFileAsEmpty(agentName: string | undefined): boolean {
   return agentName !== undefined && MISSING_FILE_AS_EMPTY.has(agentName)
+}
+
+/**
+ * Agents that announce an API-key sign-in alike (`_meta: {"api-key":
+ * {provider}}` on the method) but read the key from `authenticate`'s
+ * `_meta["api-key"]` differently: Gemini CLI (0.61) as a string, codex-acp
+ * 2.x as an object `{apiKey}` (a string it does not read, and refuses with
+ * "CODEX_API_KEY or OPENAI_API_KEY is not set").
+ */
+const API_KEY_IN_OBJECT = new Set(['@agentclientprotocol/codex-acp'])
+
+/** `authenticate`'s `_meta` carrying an API key, as the agent reads it. */
+export function apiKeyMeta(agentName: string | undefined, key: string): { 'api-key': string | { apiKey: string } } {
+  return { 'api-key': agentName !== undefined && API_KEY_IN_OBJECT.has(agentName) ? { apiKey: key } : key }
 }
 
 /**
@@ -48,4 +64,23 @@ export function knownCause(
     }
   }
   return undefined
+}
+
+/**
+ * How an agent says, mid-turn, that the turn failed when its prompt's answer
+ * will not. Codex (codex-acp 2.x over protocol version 1; its typed failures
+ * need JetBrains' AIR extension, its `stopReason: "error"` protocol version 2)
+ * reports a model request that failed (the API refused it, a server error) as
+ * its thread's status turning `systemError` (`session_info_update`,
+ * `_meta.codex.threadStatus.type`), then the reason as agent text (an HTTP
+ * error body as the JSON text it is, or Codex's own words), and answers the
+ * prompt `end_turn`. 'failed' for that status; 'recovered' when the thread is
+ * active again within the turn; null for any other update.
+ */
+export function turnFailureSignal(update: SessionUpdate): 'failed' | 'recovered' | null {
+  if (update.sessionUpdate !== 'session_info_update') return null
+  const status = (update._meta as { codex?: { threadStatus?: { type?: unknown } } } | null | undefined)?.codex?.threadStatus?.type
+  if (status === 'systemError') return 'failed'
+  if (status === 'active') return 'recovered'
+  return null
 }

@@ -1,6 +1,7 @@
 import { RequestError } from '@agentclientprotocol/sdk'
 import { sshHostOf } from '../../../shared/domain'
 import type { AgentConnection } from '../agent/connection'
+import { apiKeyMeta } from '../agent/quirks'
 import { programToRun } from '../confirmations'
 import type { UserEnvironment } from '../environment'
 import { describeError, HostError, withoutFullStop } from '../errors'
@@ -70,10 +71,10 @@ export class SignIn {
       connection = await supervisor.ensure(definition)
     }
     if (method.apiKey) {
-      // Passed the way such an agent reads it (Gemini CLI: authenticate's `_meta["api-key"]`), and kept to be given again at each start.
+      // Passed the way the agent reads it (authenticate's `_meta["api-key"]`, quirks.ts), and kept to be given again at each start.
       const key = values['api-key']?.trim()
       if (!key) throw new Error(`${method.name} needs an API key`)
-      await connection.acp.authenticate({ methodId, _meta: { 'api-key': key } })
+      await connection.acp.authenticate({ methodId, _meta: apiKeyMeta(connection.state.agentInfo?.name, key) })
       await this.options.secrets.set(agentApiKeyKey(agentId, methodId), key)
       definition.apiKeySignIn = [...new Set([...(definition.apiKeySignIn ?? []), methodId])]
       connection.state.missingSecrets = connection.state.missingSecrets?.filter((name) => name !== apiKeyLabel(method.name))

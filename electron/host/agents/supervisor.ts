@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import { sshHostOf, type AgentDefinition, type AgentProblem, type AgentRuntimeState, type AuthMethodView } from '../../../shared/domain'
 import type { ClientHandlers } from '../agent/client-handlers'
 import { connectAgent, type AgentConnection, type AgentConnectionOptions, type ConnectAgent } from '../agent/connection'
+import { apiKeyMeta } from '../agent/quirks'
 import type { UserEnvironment } from '../environment'
 import type { EventBus } from '../events'
 import { markPrefixFor } from '../processes'
@@ -271,7 +272,7 @@ export class AgentSupervisor {
         continue
       }
       // A refused key shows at the next session (auth_required, with the agent's reason): nothing to stop here.
-      await connection.acp.authenticate({ methodId, _meta: { 'api-key': key } }).catch(() => undefined)
+      await connection.acp.authenticate({ methodId, _meta: apiKeyMeta(connection.state.agentInfo?.name, key) }).catch(() => undefined)
     }
   }
 

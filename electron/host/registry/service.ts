@@ -231,17 +231,19 @@ export class RegistryService {
     })
     if (!runs.length) return []
     const { snapshot } = await this.feed.get(this.url, refresh)
-    return runs.map(({ agentId, npxPackage, version, tested }) => {
+    return runs.map(({ agentId, npxPackage, version, tested, testedPackage }) => {
       const listed = snapshot.agents
         .map((agent) => splitPackage(agent.distribution.npx?.package ?? ''))
         .flatMap((p) => (p.name === npxPackage && p.version ? [p.version] : []))
         .sort(compareVersions)
         .at(-1)
       const from = version ?? '0.0.0'
+      // An agent that runs a package the preset ran as before is offered the tested version of the preset's.
+      const renamed = npxPackage !== testedPackage
       const newer =
-        listed && compareVersions(listed, from) > 0 && compareVersions(listed, tested) >= 0
+        !renamed && listed && compareVersions(listed, from) > 0 && compareVersions(listed, tested) >= 0
           ? { newer: listed, newerFrom: 'registry' as const }
-          : version === null || compareVersions(tested, version) > 0
+          : renamed || version === null || compareVersions(tested, version) > 0
             ? { newer: tested, newerFrom: 'tested' as const }
             : { newer: null }
       return { agentId, npxPackage, runs: version, tested, ...newer }
@@ -254,14 +256,15 @@ export class RegistryService {
     const definition = records.agent(agentId)
     const run = presetRunOf(definition)
     if (!run) throw new Error(`${definition.name} does not run a preset's package through npx, so it has no version to change`)
-    if (run.version === version) return definition
+    if (run.version === version && run.npxPackage === run.testedPackage) return definition
     const offered = (await this.presetVersions(false)).find((v) => v.agentId === agentId)
     if (version !== run.tested && version !== offered?.newer) {
-      throw new Error(`${version} is neither the tested version of ${run.npxPackage} (${run.tested}) nor one the registry lists`)
+      throw new Error(`${version} is neither the tested version of ${run.testedPackage} (${run.tested}) nor one the registry lists`)
     }
-    const args = withPresetVersion(definition, run.npxPackage, version)
+    const args = withPresetVersion(definition, run.testedPackage, version)
+    const was = run.npxPackage === run.testedPackage ? run.version : `${run.npxPackage}${run.version ? `@${run.version}` : ''}`
     await request.confirm({
-      action: `Run “${definition.name}” at ${run.npxPackage}@${version}${run.version ? ` (instead of ${run.version})` : ''}`,
+      action: `Run “${definition.name}” at ${run.testedPackage}@${version}${was ? ` (instead of ${was})` : ''}`,
       confirm: 'Update',
       programs: [programToRun(`Agent “${definition.name}”`, { command: definition.command, args, cwd: definition.cwd, env: definition.env })]
     })

@@ -1,9 +1,10 @@
-import { RequestError } from '@agentclientprotocol/sdk'
+import { RequestError, type SessionUpdate } from '@agentclientprotocol/sdk'
 import type { SessionRecord, SessionState } from '../../../shared/domain'
 import { currentModeOf, permissionSkipOf } from '../../../shared/modes'
-import { applyRecordAt, createThread, foldTail, TAIL_RECORDS, type Thread } from '../../../shared/thread'
+import { applyRecordAt, contentToText, createThread, foldTail, TAIL_RECORDS, type Thread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import type { AgentConnection } from '../agent/connection'
+import { turnFailureSignal } from '../agent/quirks'
 import type { CheckedNotification } from '../agent/updates'
 import type { EventBus } from '../events'
 import type { Records } from '../records'
@@ -37,6 +38,11 @@ export interface LiveSession {
   turnHold: string | null
   /** The checkpoint the running turn started with (none when it could not be taken): its end is kept against it. */
   turnCheckpoint: number | null
+  /**
+   * The agent said mid-turn that the running turn failed (quirks.ts, `turnFailureSignal`): the text it
+   * streamed since, which is the failure's reason; null while it has not.
+   */
+  turnFailure: string | null
   /** Set by a cancel: stops an agent that does not end the turn in time. */
   cancelTimer: NodeJS.Timeout | null
   /** A `session/load` under way or just answered: how its replay is taken in (see beginReplay). */
@@ -401,6 +407,7 @@ export class SessionRegistry {
       promptsInFlight: 0,
       turnHold: null,
       turnCheckpoint: null,
+      turnFailure: null,
       cancelTimer: null,
       replay: null
     }
@@ -428,6 +435,7 @@ export class SessionRegistry {
     const update = checked.update
     this.appendFromAgent(live, { t: 'update', at, update, ...(child ? { child } : {}) })
     if (child) return
+    if (live.inTurn) noteTurnFailure(live, update)
     // A subagent announced: its child session's updates and requests are this session's from now on.
     const announced = update as unknown as { sessionUpdate: string; sessionId?: unknown }
     if (announced.sessionUpdate === 'subagent_update' && typeof announced.sessionId === 'string') {
@@ -440,6 +448,14 @@ export class SessionRegistry {
       this.options.records.saveSoon(live.record)
     }
   }
+}
+
+/** What the agent says of the running turn's failure: that it failed, its reason (the text it streams after), or that it went on. */
+function noteTurnFailure(live: LiveSession, update: SessionUpdate): void {
+  const signal = turnFailureSignal(update)
+  if (signal === 'failed') live.turnFailure = ''
+  else if (signal === 'recovered') live.turnFailure = null
+  else if (live.turnFailure !== null && update.sessionUpdate === 'agent_message_chunk') live.turnFailure += contentToText([update.content])
 }
 
 /** The child session ids of the subagents a live session's thread holds. */

@@ -7,7 +7,7 @@ import { contentToText, isSwitchboardNote, SWITCHBOARD_NOTE_META, turnUsageOf } 
 import type { AgentConnection } from '../agent/connection'
 import { authRequired } from '../agents/sign-in'
 import type { AskBroker } from '../asks/broker'
-import { describeError, HostError } from '../errors'
+import { describeError, failureText, HostError } from '../errors'
 import type { SessionConnector, SessionDeps } from './connector'
 import { titleFrom, toContentBlock } from './records'
 import type { LiveSession } from './registry'
@@ -127,6 +127,7 @@ export class Turns {
     live.promptsInFlight += 1
     if (!joining) {
       live.turnHold = null
+      live.turnFailure = null
       // The files as the turn finds them, before the agent touches anything (what the turn changed is read against it).
       const checkpoint = await this.deps.workspace.beforeTurn(live.record)
       live.turnCheckpoint = checkpoint?.t === 'checkpoint' ? (checkpoint.index ?? null) : null
@@ -146,6 +147,10 @@ export class Turns {
     try {
       const response = await connection.acp.prompt({ sessionId: acpSessionIdOf(live), prompt: content })
       this.deps.supervisor.sessionStarted(live.record.agentId)
+      // The agent said mid-turn that the turn failed, and answers it done (Codex 2.x; quirks.ts): it failed.
+      const reported = live.turnFailure
+      live.turnFailure = null
+      if (reported !== null && response.stopReason === 'end_turn') throw new ReportedTurnFailure(reported)
       const last = live.promptsInFlight === 1
       if (last) await this.keepTurnEnd(live)
       if (!NORMAL_STOPS.has(response.stopReason)) live.turnHold ??= holdReason(response.stopReason, connection.definition.name)
@@ -174,7 +179,8 @@ export class Turns {
       const last = live.promptsInFlight === 1
       if (last) await this.keepTurnEnd(live)
       const at = new Date().toISOString()
-      registry.append(live, { t: 'error', at, message, endsTurn: last })
+      const echo = error instanceof ReportedTurnFailure && error.echo.trim() ? { echo: error.echo } : {}
+      registry.append(live, { t: 'error', at, message, endsTurn: last, ...echo })
       end = { at, error: message }
       // The state agrees with the thread: a failed turn leaves the session in error (a new prompt clears it).
       if (last) registry.setState(id, { status: alive ? 'error' : 'idle', error: message, errorInThread: true })
@@ -290,6 +296,13 @@ export class Turns {
     }
     await connection.acp.setModel({ sessionId: acpSessionIdOf(live), modelId })
     this.deps.registry.append(live, { t: 'session', at: new Date().toISOString(), models: { ...models, currentModelId: modelId } })
+  }
+}
+
+/** A turn the agent answered as done after saying it failed: `echo` is what it streamed of the failure (its reason). */
+class ReportedTurnFailure extends Error {
+  constructor(readonly echo: string) {
+    super(failureText(echo) || 'it gave no reason')
   }
 }
 
