@@ -28,7 +28,8 @@ export function transcriptPath(dir: string, id: string): string {
   return join(dir, `${id}.jsonl`)
 }
 
-export async function readTranscript(file: string): Promise<TranscriptContents> {
+/** The transcript's records; `upTo`: only its first lines (those that were written when that many were). */
+export async function readTranscript(file: string, upTo?: number): Promise<TranscriptContents> {
   let text: string
   try {
     text = await fs.readFile(file, 'utf8')
@@ -38,14 +39,15 @@ export async function readTranscript(file: string): Promise<TranscriptContents> 
     }
     throw error
   }
-  return parseTranscript(text)
+  return parseTranscript(text, upTo)
 }
 
-export function parseTranscript(text: string): TranscriptContents {
+export function parseTranscript(text: string, upTo?: number): TranscriptContents {
   if (text === '') return { records: [], nextSeq: 0, skippedLines: 0, endsClean: true }
   const lines = text.split('\n')
   const endsClean = lines[lines.length - 1] === ''
   if (endsClean) lines.pop()
+  if (upTo !== undefined && lines.length > upTo) lines.splice(upTo)
   const records: TranscriptRecord[] = []
   let skippedLines = 0
   for (const line of lines) {
@@ -64,6 +66,24 @@ function parseLine(line: string): TranscriptRecord | null {
     return null
   }
 }
+
+/**
+ * The records a copy of the conversation takes (a fork's): all but the conversation a later `reset` superseded (a replay written by an earlier version, or an imported session's first). What a reset leaves in the view
+ * (session state, terminals' output) is kept; the header is left out.
+ */
+export function currentView(lines: TranscriptRecord[]): TranscriptRecord[] {
+  const lastReset = lines.map((r) => r.t).lastIndexOf('reset')
+  return lines.filter((record, i) => record.t !== 'header' && (i > lastReset || outlivesReset(record)))
+}
+
+/** A record whose effect a `reset` does not clear (it clears the entries only). */
+function outlivesReset(record: TranscriptRecord): boolean {
+  if (record.t === 'session' || record.t === 'terminal') return true
+  return record.t === 'update' && !record.child && !VIEW_UPDATES.has(record.update.sessionUpdate)
+}
+
+/** Updates that make the conversation's entries (what a reset clears). */
+const VIEW_UPDATES = new Set(['user_message_chunk', 'agent_message_chunk', 'agent_thought_chunk', 'tool_call', 'tool_call_update', 'plan'])
 
 /** What a lost db.json can be rebuilt from: each transcript's header, first prompt and last change. */
 export interface TranscriptSummary {
