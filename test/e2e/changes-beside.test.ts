@@ -193,7 +193,7 @@ describe('the Changes view beside the conversation', () => {
       await items.nth(0).getByTestId('session-open').click()
       await page.getByTestId('composer-input').waitFor()
       await page.getByTestId('changes-toggle').click()
-      await page.getByTestId('changes-panel').waitFor()
+      await page.getByTestId('checkpoints').waitFor()
       console.log(`screenshot: ${await screenshot(page, `e2e-changes-beside-1-pane-${scheme}`)}`)
       for (let n = 1; n < 4; n++) {
         await items.nth(n).getByTestId('session-open').focus()
