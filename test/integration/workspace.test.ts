@@ -338,6 +338,8 @@ describe('a worktree per session', () => {
     expect(gitIn(projectDir, 'branch', '--list', 'feature/done')).toBe('')
     expect((await host.request('sessions.get', { ids: [session.id] }))[0]?.worktree?.removedAt).toEqual(expect.any(String))
     expect(await host.request('changes.list', { id: session.id })).toMatchObject({ available: false, reason: expect.stringContaining('removed') })
+    // Its folder is gone: a prompt is refused with what to do, the conversation stays.
+    await expect(say(session.id, 'one more')).rejects.toThrow(/were removed after the merge.*Start a new session/)
   })
 
   it('reports a merge conflict file by file and changes nothing', async () => {
