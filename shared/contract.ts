@@ -238,6 +238,8 @@ export const requestParams = {
   'changes.rewind': z.object({ id, checkpoint: z.number().int().min(1) }),
   'changes.commit': z.object({ id, message: z.string().trim().min(1, 'A commit needs a message').max(10_000) }),
   'changes.merge': z.object({ id }),
+  /** After a merge: the session's worktree and branch go (refused while it holds uncommitted work or the branch is not merged). */
+  'changes.removeWorktree': z.object({ id }),
   'worktrees.list': z.object({ projectId: id }),
   'sessions.fork': z.object({ id }),
   /** A new session of the same agent and folder, given this conversation as context (its agent could not reopen it). */
@@ -372,6 +374,7 @@ export interface RequestResults extends McpRequestResults, RegistryRequestResult
   'changes.rewind': { undo: CheckpointView; files: string[] }
   'changes.commit': { commit: string; files: number }
   'changes.merge': MergeResult
+  'changes.removeWorktree': { message: string }
   'worktrees.list': ProjectGitInfo
   'sessions.fork': SessionRecord
   'sessions.continueInNew': SessionRecord

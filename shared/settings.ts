@@ -34,6 +34,10 @@ export const paneLayoutSchema = z
   .check(z.refine((layout) => new Set(layout.panes.map((p) => p.id)).size === layout.panes.length, { message: 'Each pane needs its own id' }))
 export type PaneLayout = z.infer<typeof paneLayoutSchema>
 
+/** The share of a pane the Changes view takes beside (or above) the conversation. */
+export const CHANGES_SPLIT = { min: 0.25, max: 0.75, default: 0.5 } as const
+const changesSplit = z.number().check(z.gte(CHANGES_SPLIT.min), z.lte(CHANGES_SPLIT.max))
+
 /** projectId → agent id (a null value in a change forgets the project's choice). */
 const projectAgents = <T extends z.ZodMiniType>(value: T) =>
   z.record(id, value).check(z.refine((map) => Object.keys(map).length <= 10_000, { message: 'At most 10000 projects' }))
@@ -42,6 +46,7 @@ export const userSettingsSchema = z.object({
   theme: z.optional(z.enum(themeChoices)),
   diffMode: z.optional(z.enum(diffModes)),
   panes: z.optional(paneLayoutSchema),
+  changesSplit: z.optional(changesSplit),
   /** The agent each project's New session picker was left on. */
   projectAgents: z.optional(projectAgents(id))
 })
@@ -57,6 +62,7 @@ export const settingsChangeSchema = z.strictObject({
   theme: z.optional(z.enum(themeChoices)),
   diffMode: z.optional(z.enum(diffModes)),
   panes: z.optional(paneLayoutSchema),
+  changesSplit: z.optional(changesSplit),
   projectAgents: z.optional(projectAgents(z.nullable(id)))
 })
 export type SettingsChange = z.infer<typeof settingsChangeSchema>
@@ -67,6 +73,7 @@ export function applySettingsChange(settings: UserSettings, change: SettingsChan
   if (change.theme !== undefined) next.theme = change.theme
   if (change.diffMode !== undefined) next.diffMode = change.diffMode
   if (change.panes !== undefined) next.panes = change.panes
+  if (change.changesSplit !== undefined) next.changesSplit = change.changesSplit
   if (change.projectAgents !== undefined) {
     const merged = { ...next.projectAgents }
     for (const [projectId, agentId] of Object.entries(change.projectAgents)) {

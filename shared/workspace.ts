@@ -14,6 +14,8 @@ export interface SessionWorktree {
   baseBranch: string | null
   /** The repository's top folder, where the project lives. */
   repo: string
+  /** When the user removed the worktree and its branch after merging them (`changes.removeWorktree`): the session's folder is gone. */
+  removedAt?: string
 }
 
 /** A snapshot of a session's files, taken when a turn starts or before a rewind. */
@@ -24,6 +26,8 @@ export interface CheckpointView {
   /** `turn`: taken as turn `turn` started; `rewind`: the files as they were just before a rewind to `rewindTo` (so it can be undone). */
   label: 'turn' | 'rewind'
   turn?: number
+  /** For a turn's checkpoint: the first line of that turn's prompt, when the transcript has it. */
+  prompt?: string
   rewindTo?: number
   commit: string
   /** For a turn's checkpoint once that turn is over: the commit of the files as the turn left them. */

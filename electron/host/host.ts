@@ -188,6 +188,7 @@ export class Host {
       records,
       dataDir,
       append: (session, record) => registry.appendAlways(session, record),
+      transcriptOf: (id) => registry.flushedTranscript(id),
       isRunning: (id) => registry.stateOf(id).status === 'running'
     })
     const turns = (this.turns = new Turns({

@@ -1,5 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { dirname, join } from 'node:path'
+import type { ContentBlock } from '@agentclientprotocol/sdk'
+import { contentToText, isSwitchboardNote } from '../../shared/thread'
 import type { TranscriptHeader, TranscriptRecord } from '../../shared/transcript'
 import { syncFolder } from './atomic-file'
 import { PRIVATE_FILE_MODE } from './private-files'
@@ -28,7 +30,8 @@ export function transcriptPath(dir: string, id: string): string {
   return join(dir, `${id}.jsonl`)
 }
 
-export async function readTranscript(file: string): Promise<TranscriptContents> {
+/** The transcript's records; `upTo`: only its first lines (those that were written when that many were). */
+export async function readTranscript(file: string, upTo?: number): Promise<TranscriptContents> {
   let text: string
   try {
     text = await fs.readFile(file, 'utf8')
@@ -38,14 +41,15 @@ export async function readTranscript(file: string): Promise<TranscriptContents> 
     }
     throw error
   }
-  return parseTranscript(text)
+  return parseTranscript(text, upTo)
 }
 
-export function parseTranscript(text: string): TranscriptContents {
+export function parseTranscript(text: string, upTo?: number): TranscriptContents {
   if (text === '') return { records: [], nextSeq: 0, skippedLines: 0, endsClean: true }
   const lines = text.split('\n')
   const endsClean = lines[lines.length - 1] === ''
   if (endsClean) lines.pop()
+  if (upTo !== undefined && lines.length > upTo) lines.splice(upTo)
   const records: TranscriptRecord[] = []
   let skippedLines = 0
   for (const line of lines) {
@@ -63,6 +67,77 @@ function parseLine(line: string): TranscriptRecord | null {
   } catch {
     return null
   }
+}
+
+/**
+ * The records a copy of the conversation takes (a fork's): all but the conversation a later `reset` superseded (a replay written by an earlier version, or an imported session's first). What a reset leaves in the view
+ * (session state, terminals' output) is kept; the header is left out.
+ */
+export function currentView(lines: TranscriptRecord[]): TranscriptRecord[] {
+  const lastReset = lines.map((r) => r.t).lastIndexOf('reset')
+  return lines.filter((record, i) => record.t !== 'header' && (i > lastReset || outlivesReset(record)))
+}
+
+/** A record whose effect a `reset` does not clear (it clears the entries only). */
+function outlivesReset(record: TranscriptRecord): boolean {
+  if (record.t === 'session' || record.t === 'terminal') return true
+  return record.t === 'update' && !record.child && !VIEW_UPDATES.has(record.update.sessionUpdate)
+}
+
+/** Updates that make the conversation's entries (what a reset clears). */
+const VIEW_UPDATES = new Set(['user_message_chunk', 'agent_message_chunk', 'agent_thought_chunk', 'tool_call', 'tool_call_update', 'plan'])
+
+/**
+ * What each checkpoint's turn asked: the first line of the prompt that follows each `checkpoint` record (index →
+ * line; a later record of the same index wins: a fork's own checkpoints come after its parent's copied ones). Kept
+ * per file and read on from where it stopped: a transcript only grows.
+ */
+export class CheckpointPrompts {
+  private readonly files = new Map<string, { offset: number; waiting: number | null; prompts: Map<number, string> }>()
+
+  async of(file: string): Promise<Map<number, string>> {
+    let known = this.files.get(file)
+    let handle: fs.FileHandle
+    try {
+      handle = await fs.open(file, 'r')
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return new Map()
+      throw error
+    }
+    try {
+      const size = (await handle.stat()).size
+      if (!known || size < known.offset) {
+        known = { offset: 0, waiting: null, prompts: new Map() }
+        this.files.set(file, known)
+      }
+      if (size === known.offset) return known.prompts
+      const buffer = Buffer.alloc(size - known.offset)
+      await handle.read(buffer, 0, buffer.length, known.offset)
+      const end = buffer.lastIndexOf(0x0a)
+      if (end < 0) return known.prompts
+      // Only whole lines: a torn or half-written last one is read next time.
+      for (const line of buffer.subarray(0, end).toString('utf8').split('\n')) {
+        if (!line.includes('"t":"checkpoint"') && !line.includes('"t":"prompt"')) continue
+        const record = parseLine(line)
+        if (record?.t === 'checkpoint') known.waiting = record.index ?? null
+        else if (record?.t === 'prompt' && !record.steered) {
+          if (known.waiting !== null) known.prompts.set(known.waiting, firstLineOf(record.content))
+          known.waiting = null
+        }
+      }
+      known.offset += end + 1
+      return known.prompts
+    } finally {
+      await handle.close()
+    }
+  }
+}
+
+/** A prompt's first line as the user wrote it (Switchboard's notes to the agent left out), at most 120 characters. */
+function firstLineOf(content: ContentBlock[]): string {
+  const text = contentToText(content.filter((block) => !isSwitchboardNote(block))).trim()
+  const line = text.split('\n')[0]?.trim() ?? ''
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line
 }
 
 /** What a lost db.json can be rebuilt from: each transcript's header, first prompt and last change. */

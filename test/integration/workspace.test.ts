@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { chmod, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
@@ -303,6 +303,43 @@ describe('a worktree per session', () => {
     expect(existsSync(session.cwd)).toBe(false)
     expect(gitIn(projectDir, 'worktree', 'list').split('\n')).toHaveLength(1)
     expect(gitIn(projectDir, 'for-each-ref', 'refs/switchboard/')).toBe('')
+  })
+
+  it('names each checkpoint by its prompt, keeps what is committed, and after a merge removes the worktree and branch, not while dirty (issue 37)', async () => {
+    await repository(projectDir, { 'a.txt': 'base\n' })
+    const projectId = (await host.request('projects.add', { cwd: projectDir })).id
+    const session = await newSession(projectId, { isolation: 'worktree', branch: 'feature/done' })
+    const tree = session.worktree!.path
+    await say(session.id, 'Change a.txt please\nand nothing else\n/disk a.txt changed\\n')
+    await say(session.id, '/disk b.txt new\\n')
+    const listed = await host.request('changes.list', { id: session.id })
+    expect(listed.checkpoints.map((c) => [c.label, c.turn, c.prompt])).toEqual([
+      ['turn', 1, 'Change a.txt please'],
+      ['turn', 2, '/disk b.txt new\\n']
+    ])
+    expect(listed.files.map((f) => f.path).sort()).toEqual(['a.txt', 'b.txt'])
+
+    // Removing before the merge: the branch has commits main has not.
+    await host.request('changes.commit', { id: session.id, message: 'Both files' })
+    expect((await host.request('changes.list', { id: session.id })).files).toEqual([])
+    await expect(host.request('changes.removeWorktree', { id: session.id })).rejects.toThrow(/has commits that 'main' does not have/)
+    expect((await host.request('changes.merge', { id: session.id })).merged).toBe(true)
+
+    // Dirty: refused, the file named, nothing removed.
+    await writeFile(join(tree, 'stray.txt'), 'left\n')
+    const refused = await host.handle('changes.removeWorktree', { id: session.id })
+    expect(refused).toMatchObject({ ok: false, error: { code: 'worktree_dirty', message: expect.stringContaining('stray.txt') } })
+    expect(existsSync(tree)).toBe(true)
+    await rm(join(tree, 'stray.txt'))
+
+    const removed = await host.request('changes.removeWorktree', { id: session.id })
+    expect(removed.message).toContain("branch 'feature/done' were removed")
+    expect(existsSync(tree)).toBe(false)
+    expect(gitIn(projectDir, 'branch', '--list', 'feature/done')).toBe('')
+    expect((await host.request('sessions.get', { ids: [session.id] }))[0]?.worktree?.removedAt).toEqual(expect.any(String))
+    expect(await host.request('changes.list', { id: session.id })).toMatchObject({ available: false, reason: expect.stringContaining('removed') })
+    // Its folder is gone: a prompt is refused with what to do, the conversation stays.
+    await expect(say(session.id, 'one more')).rejects.toThrow(/were removed after the merge.*Start a new session/)
   })
 
   it('reports a merge conflict file by file and changes nothing', async () => {

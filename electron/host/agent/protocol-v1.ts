@@ -25,6 +25,7 @@ import {
 import { methods as unstableMethods, type ForkSessionRequest, type ForkSessionResponse } from '@agentclientprotocol/sdk/unstable'
 import type { CallOptions, SteerOutcome } from './protocol'
 import type { ProtocolOptions, WireProtocol } from './wire'
+import { tapOutgoing } from './link'
 import { checkNotification } from './updates'
 
 /**
@@ -67,7 +68,18 @@ export class V1Protocol implements WireProtocol {
         await handlers.releaseTerminal(agentId, params)
         return {}
       })
-    this.connection = app.connect(stream)
+    // The requests going out are seen on their way (a fork's id, to know its answer when it comes: forkSession).
+    this.connection = app.connect({ readable: stream.readable, writable: tapOutgoing(stream.writable, (message) => this.sending(message)) })
+  }
+
+  /** Forks asked for, oldest first, waiting for their request to go out; then by request id, waiting for the answer. */
+  private readonly forksToSend: (() => void)[] = []
+  private readonly forksAsked = new Map<string | number, () => void>()
+
+  private sending(message: AnyMessage): void {
+    if (!('method' in message) || message.method !== unstableMethods.agent.session.fork || !('id' in message)) return
+    const answered = this.forksToSend.shift()
+    if (answered && message.id !== null) this.forksAsked.set(message.id, answered)
   }
 
   /** `initialize` with version 1's shape: `clientInfo` and `clientCapabilities` (fs, terminals, terminal sign-in, elicitation, notices, compaction). */
@@ -95,6 +107,12 @@ export class V1Protocol implements WireProtocol {
    * would only parse each again to hand it to a handler that ignores it.
    */
   receive(message: AnyMessage): boolean {
+    if (!('method' in message) && 'id' in message && message.id !== null && this.forksAsked.size > 0) {
+      const answered = this.forksAsked.get(message.id)
+      this.forksAsked.delete(message.id)
+      answered?.()
+      return false
+    }
     if (!('method' in message) || message.method !== methods.client.session.update || 'id' in message) return false
     const checked = checkNotification(message.params)
     if (checked) this.options.handlers.sessionUpdate(this.options.agentId, checked) // no sessionId: nothing to attach it to
@@ -129,7 +147,9 @@ export class V1Protocol implements WireProtocol {
     await this.agent().request(methods.agent.session.delete, params)
   }
 
-  forkSession(params: ForkSessionRequest): Promise<ForkSessionResponse> {
+  forkSession(params: ForkSessionRequest, answered?: () => void): Promise<ForkSessionResponse> {
+    // Requests go out in the order asked: this fork's mark is matched to its request as it is sent (sending, above).
+    this.forksToSend.push(answered ?? (() => undefined))
     return this.agent().request<ForkSessionResponse>(unstableMethods.agent.session.fork, params)
   }
 

@@ -35,7 +35,11 @@ export interface AgentProtocol {
   listSessions(params: ListSessionsRequest): Promise<ListSessionsResponse>
   closeSession(params: CloseSessionRequest): Promise<void>
   deleteSession(params: DeleteSessionRequest): Promise<void>
-  forkSession(params: ForkSessionRequest): Promise<ForkSessionResponse>
+  /**
+   * `answered` is called as the agent's answer comes in, before any message the agent sent after it is taken in: what
+   * the client holds of the session at that moment is what the agent's fork holds (a running turn's updates included).
+   */
+  forkSession(params: ForkSessionRequest, answered?: () => void): Promise<ForkSessionResponse>
   /** Runs one turn: resolves when the turn has ended, with why. */
   prompt(params: PromptRequest): Promise<PromptResponse>
   /**

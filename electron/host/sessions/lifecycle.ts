@@ -15,7 +15,7 @@ import { assertDirectory } from '../folders'
 import { serversForAgent, type PreparedServer } from '../mcp/acp-servers'
 import { SshError } from '../ssh/endpoint'
 import { checkRemoteFolder } from '../ssh/remote-files'
-import { readTranscript, readTranscriptPage, readTranscriptTail } from '../transcripts'
+import { currentView, readTranscript, readTranscriptPage, readTranscriptTail } from '../transcripts'
 import type { SessionDeps } from './connector'
 import { applyStartingMode } from './starting-mode'
 import { directoriesFor, sessionMcp, sessionStateFrom } from './records'
@@ -94,7 +94,6 @@ export class SessionLifecycle {
       throw new Error(`${definition.name} cannot fork sessions (it does not announce session/fork)`)
     }
     if (!parent.acpSessionId) throw new Error('This session was never created by its agent and cannot be forked')
-    const history = (await readTranscript(await registry.flushedTranscript(id))).records
     const servers = serversForAgent(prepared, connection.capabilities, definition.name)
     const params: ForkSessionRequest = {
       sessionId: parent.acpSessionId,
@@ -102,7 +101,14 @@ export class SessionLifecycle {
       mcpServers: servers.mcpServers,
       ...directoriesFor(connection, parent.additionalDirectories ?? [])
     }
-    const response = await connection.acp.forkSession(params)
+    // The view is copied as the agent forked: a running turn's updates that came before its answer are in the agent's
+    // fork and so in this one, those after are the parent's alone (read up to the line the transcript had reached when
+    // the answer came in). A conversation a reset superseded (an earlier version's replay) is not copied.
+    let upTo: number | undefined
+    const response = await connection.acp.forkSession(params, () => {
+      upTo = registry.get(id)?.writer.nextSeq
+    })
+    const history = currentView((await readTranscript(await registry.flushedTranscript(id), upTo)).records)
     const now = new Date().toISOString()
     const record: SessionRecord = {
       id: randomUUID(),

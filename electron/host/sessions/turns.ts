@@ -104,6 +104,12 @@ export class Turns {
     options: { midTurn?: boolean; onStart?: () => void }
   ): Promise<{ stopReason: string }> {
     const { registry, records } = this.deps
+    const gone = records.session(id).worktree
+    if (gone?.removedAt) {
+      throw new Error(
+        `This session's worktree and branch '${gone.branch}' were removed after the merge; its conversation stays to read. Start a new session to go on.`
+      )
+    }
     const live = await this.deps.connector.ensureLive(id)
     const connection = connectionOf(live)
     const running = registry.stateOf(id).status === 'running' || live.inTurn

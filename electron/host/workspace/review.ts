@@ -87,6 +87,21 @@ export class Review {
     })
   }
 
+  /**
+   * What a commit holds is kept: its tree becomes the review base (a worktree's Commit takes every file, so what it
+   * committed no longer shows as not yet kept; a merge needs a clean worktree, so its branch's head is the files).
+   * Nothing to do before the session's first checkpoint.
+   */
+  async keepCommitted(sessionId: string, cwd: string, commit: string): Promise<void> {
+    const ws = await this.checkpoints.workspace(cwd)
+    await this.checkpoints.exclusive(ws, async () => {
+      const base = await this.checkpoints.reviewBase(ws, sessionId)
+      if (!base) return
+      const tree = await gitText(['rev-parse', '--verify', `${commit}^{tree}`], ws.run)
+      await this.checkpoints.setReviewBase(ws, sessionId, await commitTree(tree, [base], 'review: committed', ws.run), base)
+    })
+  }
+
   /** Moves a file's change (or one hunk of it) into the review base: it no longer shows as a change. */
   async keep(sessionId: string, cwd: string, path: string, hunk?: HunkRef): Promise<void> {
     const ws = await this.checkpoints.workspace(cwd)

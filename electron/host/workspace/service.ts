@@ -2,11 +2,12 @@ import { join } from 'node:path'
 import type { SessionRecord } from '../../../shared/domain'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import type { CheckpointView, SessionWorktree } from '../../../shared/workspace'
-import { describeError } from '../errors'
+import { describeError, HostError } from '../errors'
 import type { HandlerSlice } from '../handlers'
 import type { Records } from '../records'
+import { CheckpointPrompts } from '../transcripts'
 import { Checkpoints } from './checkpoints'
-import { git } from './git'
+import { git, gitText } from './git'
 import { Review } from './review'
 import { commitWorktree, createWorktree, defaultBranchName, mergeWorktree, projectGitInfo, removeWorktree, uncommitted } from './worktrees'
 
@@ -24,6 +25,8 @@ export interface WorkspaceServiceOptions {
   dataDir: string
   /** Appends a record to a session's transcript (and its thread, and the window's), loaded or not. */
   append: (session: SessionRecord, record: TranscriptRecord) => Promise<void>
+  /** The session's transcript file, what was written so far on disk (checkpoints are named by their turn's prompt). */
+  transcriptOf: (sessionId: string) => Promise<string>
   /** A turn is running in the session (its files are not rewound under the agent's feet). */
   isRunning: (sessionId: string) => boolean
 }
@@ -31,6 +34,7 @@ export interface WorkspaceServiceOptions {
 export class WorkspaceService {
   readonly checkpoints: Checkpoints
   private readonly review: Review
+  private readonly prompts = new CheckpointPrompts()
 
   constructor(private readonly options: WorkspaceServiceOptions) {
     const scratch = join(options.dataDir, 'tmp')
@@ -92,6 +96,46 @@ export class WorkspaceService {
     return removeWorktree(worktree, discardChanges)
   }
 
+  /**
+   * After a merge, the session's worktree and branch go: refused while a turn runs, while the worktree holds
+   * uncommitted work (named), while another session works in it, or while the branch has commits its base does not.
+   * The session stays, to read; it is marked as having no folder any more.
+   */
+  async removeMerged(id: string): Promise<{ message: string }> {
+    const { records } = this.options
+    const record = records.session(id)
+    const { worktree } = record
+    if (!worktree) throw new Error(`'${record.title}' works in the project folder, not in a worktree of its own`)
+    if (worktree.removedAt) throw new Error(`The worktree of '${record.title}' was already removed`)
+    if (this.options.isRunning(id)) throw new Error('A turn is running in this session; wait for it to end or cancel it, then remove its worktree')
+    const base = worktree.baseBranch
+    if (!base) throw new Error('The session started from a detached HEAD: there is no branch its work was merged into, so its branch is kept')
+    const merged = await git(['merge-base', '--is-ancestor', `refs/heads/${worktree.branch}`, `refs/heads/${base}`], {
+      cwd: worktree.repo,
+      okCodes: [0, 1]
+    })
+    if (merged.code !== 0) {
+      throw new Error(`'${worktree.branch}' has commits that '${base}' does not have: merge it first. Nothing was removed.`)
+    }
+    const sharing = records.data.sessions.filter((s) => s.id !== record.id && s.worktree?.path === worktree.path && !s.worktree.removedAt)
+    if (sharing.length > 0) {
+      throw new Error(`${sharing.length} other session${sharing.length === 1 ? ' works' : 's work'} in this worktree (a fork); nothing was removed.`)
+    }
+    const dirty = await uncommitted(worktree.path).catch(() => [])
+    if (dirty.length > 0) {
+      const list = dirty.slice(0, 8).join(', ') + (dirty.length > 8 ? `, and ${dirty.length - 8} more` : '')
+      throw new HostError(
+        'worktree_dirty',
+        `The worktree on '${worktree.branch}' has ${dirty.length} uncommitted change${dirty.length === 1 ? '' : 's'} (${list}): commit and merge them, or revert them, first. Nothing was removed.`
+      )
+    }
+    await removeWorktree(worktree, false)
+    await git(['branch', '-D', worktree.branch], { cwd: worktree.repo })
+    worktree.removedAt = new Date().toISOString()
+    await records.saved(record)
+    return { message: `The worktree and branch '${worktree.branch}' were removed; '${base}' has their commits.` }
+  }
+
   /** Forgets a deleted session's checkpoints (best effort: a folder gone or git missing leaves nothing to forget). */
   async forget(record: SessionRecord): Promise<void> {
     // A worktree's refs live in its repository, which outlives the worktree's folder.
@@ -125,7 +169,17 @@ export class WorkspaceService {
     return {
       'changes.list': async ({ id, from, to }) => {
         const record = local(id)
+        if (record.worktree?.removedAt) {
+          const reason = `Its worktree and branch '${record.worktree.branch}' were removed after the merge into '${record.worktree.baseBranch ?? '—'}'.`
+          return { available: false, reason, checkpoints: [], from: from ?? 'review', to: to ?? 'present', files: [], truncated: false }
+        }
         const result = await this.review.changes({ sessionId: id, cwd: record.cwd, from, to })
+        // Each turn's checkpoint is named by what was asked (best effort: an unreadable transcript names none).
+        const prompts = await this.prompts.of(await this.options.transcriptOf(id)).catch(() => new Map<number, string>())
+        for (const checkpoint of result.checkpoints) {
+          const prompt = checkpoint.label === 'turn' ? prompts.get(checkpoint.index) : undefined
+          if (prompt) checkpoint.prompt = prompt
+        }
         if (!record.worktree) return result
         const gitHooks = this.userHooks(record)
         return { ...result, worktree: { ...record.worktree, uncommitted: await uncommitted(record.worktree.path).catch(() => []), gitHooks } }
@@ -143,8 +197,23 @@ export class WorkspaceService {
         return {}
       },
       'changes.rewind': ({ id, checkpoint }) => this.rewind(local(id).id, checkpoint),
-      'changes.commit': ({ id, message }) => commitWorktree(worktreeOf(id), message, this.userHooks(records.session(id))),
-      'changes.merge': ({ id }) => mergeWorktree(worktreeOf(id), this.userHooks(records.session(id))),
+      'changes.commit': async ({ id, message }) => {
+        const done = await commitWorktree(worktreeOf(id), message, this.userHooks(records.session(id)))
+        // What is committed is kept: no longer "not yet kept", no Revert on it.
+        await this.review.keepCommitted(id, records.session(id).cwd, done.commit).catch(() => undefined)
+        return done
+      },
+      'changes.merge': async ({ id }) => {
+        const worktree = worktreeOf(id)
+        const result = await mergeWorktree(worktree, this.userHooks(records.session(id)))
+        // A merge needs a clean worktree: its branch's head is the files, all of them now kept (a commit made outside included).
+        if (result.merged) {
+          const head = await gitText(['rev-parse', 'HEAD'], { cwd: worktree.path })
+          await this.review.keepCommitted(id, records.session(id).cwd, head).catch(() => undefined)
+        }
+        return result
+      },
+      'changes.removeWorktree': ({ id }) => this.removeMerged(id),
       'worktrees.list': async ({ projectId }) => {
         const { cwd, sshHost } = records.project(projectId)
         // The new-session form offers a worktree only in a repository on this computer.

@@ -1,0 +1,105 @@
+import { appendFile, mkdir, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { SessionUpdate } from '@agentclientprotocol/sdk'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Host } from '../../electron/host/host'
+import type { TranscriptRecord } from '../../shared/transcript'
+import { fold, openHost, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
+
+/**
+ * What a fork's view holds (issue 37): the conversation once, as it is now
+ * shown (not a replay a reset superseded), and, taken mid-turn, what the
+ * agent's own fork holds.
+ */
+
+let root: string
+let dataDir: string
+let stateDir: string
+let host: Host
+let projectId: string
+
+beforeEach(async () => {
+  root = await tempDir('fork-view')
+  dataDir = join(root, 'data')
+  stateDir = join(root, 'agent-state')
+  const projectDir = join(root, 'project')
+  await mkdir(projectDir)
+  host = await openHost(dataDir)
+  projectId = (await host.request('projects.add', { cwd: projectDir })).id
+})
+
+afterEach(async () => {
+  await host.close()
+  await removeDir(root)
+})
+
+const recordsOf = async (id: string): Promise<TranscriptRecord[]> => (await host.request('sessions.open', { id })).records
+const texts = (thread: ReturnType<typeof fold>) => thread.entries.map((e) => `${e.kind}${'text' in e ? `: ${e.text}` : ''}`)
+const chunkTexts = (records: TranscriptRecord[]): string[] =>
+  records.flatMap((r) =>
+    r.t === 'update' && r.update.sessionUpdate === 'agent_message_chunk' && r.update.content.type === 'text' ? [r.update.content.text] : []
+  )
+
+describe('a fork copies the view once', () => {
+  it('after two reopens through session/load, the fork holds each message of the conversation once', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_SESSIONS: 'fork' }))
+    const parent = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', { id: parent.id, text: 'first question' })
+    await host.request('sessions.prompt', { id: parent.id, text: 'second question' })
+    for (let reopen = 0; reopen < 2; reopen++) {
+      await host.close()
+      host = await openHost(dataDir)
+      await host.request('sessions.continue', { id: parent.id })
+    }
+    const fork = await host.request('sessions.fork', { id: parent.id })
+    const records = await recordsOf(fork.id)
+    expect(records.filter((r) => r.t === 'prompt')).toHaveLength(2)
+    expect(records.filter((r) => r.t === 'update' && r.update.sessionUpdate === 'user_message_chunk')).toEqual([])
+    expect(records.some((r) => r.t === 'reset')).toBe(false)
+    expect(texts(fold(records))).toEqual(texts(fold(await recordsOf(parent.id))))
+  })
+
+  it('a transcript that holds a replay an earlier version wrote: the fork copies only what the reset left in view', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_SESSIONS: 'fork' }))
+    const parent = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', { id: parent.id, text: 'first question' })
+    await host.close()
+    // What Switchboard wrote at a reopen before it kept its own view: a reset, then the agent's replay of the same conversation.
+    const at = new Date().toISOString()
+    const replay: TranscriptRecord[] = [
+      { t: 'reset', at, reason: 'load' },
+      { t: 'update', at, update: { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'first question' } } },
+      { t: 'update', at, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'You said: first question' } } }
+    ]
+    await appendFile(join(dataDir, 'transcripts', `${parent.id}.jsonl`), replay.map((r) => `${JSON.stringify(r)}\n`).join(''))
+    host = await openHost(dataDir)
+
+    const fork = await host.request('sessions.fork', { id: parent.id })
+    const records = await recordsOf(fork.id)
+    expect(records.some((r) => r.t === 'reset')).toBe(false)
+    expect(records.filter((r) => r.t === 'prompt')).toEqual([])
+    expect(chunkTexts(records)).toEqual(['You said: first question'])
+    expect(texts(fold(records))).toEqual(texts(fold(await recordsOf(parent.id))))
+  })
+})
+
+describe('a fork taken mid-turn', () => {
+  it('holds every chunk the agent’s own fork holds, the ones streamed while the fork was asked for included', async () => {
+    const agent = await host.request(
+      'agents.add',
+      scriptedAgent(stateDir, { SCRIPTED_AGENT_SESSIONS: 'fork', SCRIPTED_AGENT_CHUNK_DELAY_MS: '1', SCRIPTED_AGENT_CHUNKS_PER_DELAY: '2' })
+    )
+    const parent = await host.request('sessions.new', { projectId, agentId: agent.id })
+    const turn = host.request('sessions.prompt', { id: parent.id, text: '/stream 1500' })
+    await waitUntil('the turn to stream', async () => chunkTexts(await recordsOf(parent.id)).length >= 20)
+    const fork = await host.request('sessions.fork', { id: parent.id })
+    await turn
+
+    const agentFork = JSON.parse(await readFile(join(stateDir, `${fork.acpSessionId}.json`), 'utf8')) as SessionUpdate[]
+    const held = agentFork.flatMap((u) => (u.sessionUpdate === 'agent_message_chunk' && u.content.type === 'text' ? [u.content.text] : []))
+    // Mid-turn: the agent's fork holds part of the stream, not all of it.
+    expect(held.length).toBeGreaterThanOrEqual(20)
+    expect(held.length).toBeLessThan(1500)
+    expect(chunkTexts(await recordsOf(fork.id))).toEqual(held)
+  }, 60_000)
+})
