@@ -2,7 +2,7 @@ import * as z from 'zod/mini'
 
 /**
  * The user's settings of the window (theme, pane layout, each project's agent
- * choice, how diffs show), kept by the Host in the data folder
+ * choice, how diffs show, the sidebar's width), kept by the Host in the data folder
  * (`settings.json`), so they follow the data and not the browser's storage:
  * the same in the Electron app and in every tab of `npm run serve`, whatever
  * port it serves on. Every field is optional: an absent one has its default.
@@ -34,6 +34,10 @@ export const paneLayoutSchema = z
   .check(z.refine((layout) => new Set(layout.panes.map((p) => p.id)).size === layout.panes.length, { message: 'Each pane needs its own id' }))
 export type PaneLayout = z.infer<typeof paneLayoutSchema>
 
+/** How wide the sidebar may be made (px), and how wide it is until the user drags it. */
+export const SIDEBAR_WIDTH = { min: 220, max: 560, initial: 300 } as const
+const sidebarWidth = z.int().check(z.gte(SIDEBAR_WIDTH.min), z.lte(SIDEBAR_WIDTH.max))
+
 /** projectId → agent id (a null value in a change forgets the project's choice). */
 const projectAgents = <T extends z.ZodMiniType>(value: T) =>
   z.record(id, value).check(z.refine((map) => Object.keys(map).length <= 10_000, { message: 'At most 10000 projects' }))
@@ -43,7 +47,9 @@ export const userSettingsSchema = z.object({
   diffMode: z.optional(z.enum(diffModes)),
   panes: z.optional(paneLayoutSchema),
   /** The agent each project's New session picker was left on. */
-  projectAgents: z.optional(projectAgents(id))
+  projectAgents: z.optional(projectAgents(id)),
+  /** The sidebar's width (px) as the user left it. */
+  sidebarWidth: z.optional(sidebarWidth)
 })
 export type UserSettings = z.infer<typeof userSettingsSchema>
 
@@ -57,7 +63,8 @@ export const settingsChangeSchema = z.strictObject({
   theme: z.optional(z.enum(themeChoices)),
   diffMode: z.optional(z.enum(diffModes)),
   panes: z.optional(paneLayoutSchema),
-  projectAgents: z.optional(projectAgents(z.nullable(id)))
+  projectAgents: z.optional(projectAgents(z.nullable(id))),
+  sidebarWidth: z.optional(sidebarWidth)
 })
 export type SettingsChange = z.infer<typeof settingsChangeSchema>
 
@@ -67,6 +74,7 @@ export function applySettingsChange(settings: UserSettings, change: SettingsChan
   if (change.theme !== undefined) next.theme = change.theme
   if (change.diffMode !== undefined) next.diffMode = change.diffMode
   if (change.panes !== undefined) next.panes = change.panes
+  if (change.sidebarWidth !== undefined) next.sidebarWidth = change.sidebarWidth
   if (change.projectAgents !== undefined) {
     const merged = { ...next.projectAgents }
     for (const [projectId, agentId] of Object.entries(change.projectAgents)) {
