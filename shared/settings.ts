@@ -35,7 +35,7 @@ export const paneLayoutSchema = z
 export type PaneLayout = z.infer<typeof paneLayoutSchema>
 
 /** How wide the sidebar may be made (px), and how wide it is until the user drags it. */
-export const SIDEBAR_WIDTH = { min: 220, max: 560, initial: 300 } as const
+export const SIDEBAR_WIDTH = { min: 240, max: 560, initial: 300 } as const
 const sidebarWidth = z.int().check(z.gte(SIDEBAR_WIDTH.min), z.lte(SIDEBAR_WIDTH.max))
 
 /** projectId → agent id (a null value in a change forgets the project's choice). */
