@@ -54,6 +54,33 @@ export function checkReportMarkdown(report: AgentCheckReport): string {
   return [...head, ...rows, ''].join('\n')
 }
 
+/** What each optional session method lets the user do, in plain words. */
+const METHOD_WORDS: Record<string, string> = {
+  list: 'list its sessions',
+  resume: 'resume sessions',
+  load: 'load past sessions',
+  fork: 'fork sessions',
+  close: 'close sessions'
+}
+
+/** The check's outcome in plain words, after the agent's name: "can list its sessions and load past sessions (checked …)". */
+export function checkWords(report: AgentCheckReport, when: string): string {
+  const start = report.lines.find((l) => l.id === 'session/new')
+  let words: string
+  if (start && start.outcome === 'needs sign-in') words = 'needs you to sign in before it can start a session'
+  else if (!start || start.outcome !== 'worked') words = 'could not start a session'
+  else {
+    const worked = checkSummary(report)
+      .slice('checked: '.length)
+      .split(', ')
+      .flatMap((m) => METHOD_WORDS[m] ?? [])
+    words = worked.length
+      ? `can ${worked.length > 1 ? `${worked.slice(0, -1).join(', ')} and ${worked[worked.length - 1]}` : worked[0]}`
+      : 'can start sessions, and nothing more was found'
+  }
+  return `${words} (checked ${when})`
+}
+
 /** A short line for the session picker: the optional methods that worked. */
 export function checkSummary(report: AgentCheckReport): string {
   const start = report.lines.find((l) => l.id === 'session/new')

@@ -98,6 +98,12 @@ export interface RegistryEntryView {
   installed?: { agentId: string; version: string; kind: DistributionKind; pinned: boolean }
   /** The registry lists a newer version than the one installed (and it is not pinned). */
   update?: { from: string; to: string }
+  /**
+   * An agent of the user's, not installed from here, that is this entry's agent (a preset, or a command running
+   * the entry's npm package): the version it runs (null: not known), and the registry's newer one when it can
+   * move to it (registry.updatePreset).
+   */
+  configured?: { agentId: string; name: string; version: string | null; update?: string }
 }
 
 export interface RegistryListing {

@@ -2,7 +2,7 @@ import * as z from 'zod/mini'
 
 /**
  * The user's settings of the window (theme, pane layout, each project's agent
- * choice, how diffs show), kept by the Host in the data folder
+ * choice, how diffs show, the sidebar's width), kept by the Host in the data folder
  * (`settings.json`), so they follow the data and not the browser's storage:
  * the same in the Electron app and in every tab of `npm run serve`, whatever
  * port it serves on. Every field is optional: an absent one has its default.
@@ -37,6 +37,9 @@ export type PaneLayout = z.infer<typeof paneLayoutSchema>
 /** The share of a pane the Changes view takes beside (or above) the conversation. */
 export const CHANGES_SPLIT = { min: 0.25, max: 0.75, default: 0.5 } as const
 const changesSplit = z.number().check(z.gte(CHANGES_SPLIT.min), z.lte(CHANGES_SPLIT.max))
+/** How wide the sidebar may be made (px), and how wide it is until the user drags it. */
+export const SIDEBAR_WIDTH = { min: 240, max: 560, initial: 300 } as const
+const sidebarWidth = z.int().check(z.gte(SIDEBAR_WIDTH.min), z.lte(SIDEBAR_WIDTH.max))
 
 /** projectId → agent id (a null value in a change forgets the project's choice). */
 const projectAgents = <T extends z.ZodMiniType>(value: T) =>
@@ -48,7 +51,9 @@ export const userSettingsSchema = z.object({
   panes: z.optional(paneLayoutSchema),
   changesSplit: z.optional(changesSplit),
   /** The agent each project's New session picker was left on. */
-  projectAgents: z.optional(projectAgents(id))
+  projectAgents: z.optional(projectAgents(id)),
+  /** The sidebar's width (px) as the user left it. */
+  sidebarWidth: z.optional(sidebarWidth)
 })
 export type UserSettings = z.infer<typeof userSettingsSchema>
 
@@ -63,7 +68,8 @@ export const settingsChangeSchema = z.strictObject({
   diffMode: z.optional(z.enum(diffModes)),
   panes: z.optional(paneLayoutSchema),
   changesSplit: z.optional(changesSplit),
-  projectAgents: z.optional(projectAgents(z.nullable(id)))
+  projectAgents: z.optional(projectAgents(z.nullable(id))),
+  sidebarWidth: z.optional(sidebarWidth)
 })
 export type SettingsChange = z.infer<typeof settingsChangeSchema>
 
@@ -74,6 +80,7 @@ export function applySettingsChange(settings: UserSettings, change: SettingsChan
   if (change.diffMode !== undefined) next.diffMode = change.diffMode
   if (change.panes !== undefined) next.panes = change.panes
   if (change.changesSplit !== undefined) next.changesSplit = change.changesSplit
+  if (change.sidebarWidth !== undefined) next.sidebarWidth = change.sidebarWidth
   if (change.projectAgents !== undefined) {
     const merged = { ...next.projectAgents }
     for (const [projectId, agentId] of Object.entries(change.projectAgents)) {

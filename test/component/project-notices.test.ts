@@ -42,6 +42,13 @@ function mountBlock(of: Project = project) {
   return mount(ProjectBlock, { props: { project: of, index: 0, count: 1 }, attachTo: document.body })
 }
 const find = (wrapper: ReturnType<typeof mountBlock>, id: string) => wrapper.find(`[data-testid="${id}"]`)
+/** Import, from the project's menu (which opens in the page's body). */
+async function importFromMenu(block: ReturnType<typeof mountBlock>): Promise<void> {
+  await find(block, 'project-menu').trigger('click')
+  await flushPromises()
+  document.querySelector<HTMLButtonElement>('[data-testid="menu-import"]')!.click()
+  await flushPromises()
+}
 
 describe('notices under a project', () => {
   it('a failed start can be dismissed, and goes once the agent runs, or another agent is picked', async () => {
@@ -108,15 +115,13 @@ describe('notices under a project', () => {
     agents.setAll([agent('claude', 'Claude Code')], [state('claude', { status: 'ready', capabilities: caps })])
     fake.answer('sessions.import', () => ({ imported: [] }))
     const block = mountBlock()
-    await find(block, 'import-sessions').trigger('click')
-    await flushPromises()
+    await importFromMenu(block)
     expect(find(block, 'import-note').text()).toBe('No new sessions to import.')
     vi.advanceTimersByTime(11_000)
     await flushPromises()
     expect(find(block, 'import-note').exists()).toBe(false)
 
-    await find(block, 'import-sessions').trigger('click')
-    await flushPromises()
+    await importFromMenu(block)
     await find(block, 'import-note-dismiss').trigger('click')
     expect(find(block, 'import-note').exists()).toBe(false)
   })

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { ConsoleCodes } from '../../electron/host/console-codes'
 import type { Host } from '../../electron/host/host'
+import { SIDEBAR_WIDTH } from '../../shared/settings'
 import { openHost } from '../helpers'
 import { startWsServer, type RunningServer } from '../../electron/host/ws-server'
 
@@ -135,7 +136,8 @@ export async function resetWindowSettings(host: Host): Promise<void> {
     theme: 'system',
     diffMode: 'unified',
     panes: { panes: [{ id: 'pane-first', sessionId: null }], focused: 'pane-first', maximised: null },
-    projectAgents
+    projectAgents,
+    sidebarWidth: SIDEBAR_WIDTH.initial
   })
 }
 

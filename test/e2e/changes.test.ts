@@ -44,6 +44,14 @@ afterAll(async () => {
   await removeDir(root)
 })
 
+/** The project's worktrees, from its menu (a panel under its row; opened again, it stays). */
+async function showWorktrees(page: Page): Promise<void> {
+  if (await page.getByTestId('project-panel-worktrees').count()) return
+  await page.getByTestId('project').first().hover()
+  await page.getByTestId('project-menu').first().click()
+  await page.getByTestId('menu-worktrees').click()
+}
+
 async function send(page: Page, text: string): Promise<void> {
   const stops = await page.getByTestId('entry-stop').count()
   await page.getByTestId('composer-input').fill(text)
@@ -67,6 +75,7 @@ describe('the Changes view', () => {
     await page.getByTestId('composer-input').waitFor()
     await expect.poll(() => page.getByTestId('session-branch').textContent()).toContain('feature/cart')
     await expect.poll(() => page.getByTestId('session-item-branch').textContent()).toContain('feature/cart')
+    await showWorktrees(page)
     await expect.poll(() => page.getByTestId('project-worktree').count()).toBe(1)
 
     const edited = [...LINES]
@@ -169,7 +178,9 @@ describe('the Changes view', () => {
     await page.getByTestId('discard-changes').check()
     await page.getByTestId('confirm-delete').click()
     await expect.poll(() => existsSync(tree)).toBe(false)
-    await expect.poll(() => page.getByTestId('project-worktree').count()).toBe(0)
+    await showWorktrees(page)
+    await expect.poll(() => page.getByTestId('project-panel-worktrees').textContent()).toContain('Worktrees (0)')
+    expect(await page.getByTestId('project-worktree').count()).toBe(0)
     expect(gitIn(repo, 'branch', '--list', 'feature/cart')).toContain('feature/cart')
     expect(problems).toEqual([])
     await context.close()

@@ -190,7 +190,9 @@ describe('a conversation in the browser', () => {
     await page.goto(running.url)
     const project = page.getByTestId('project').filter({ hasText: 'my-project' })
     await project.getByTestId('new-session-agent').selectOption(agent.id)
-    await project.getByTestId('import-sessions').click()
+    await project.hover()
+    await project.getByTestId('project-menu').click()
+    await page.getByTestId('menu-import').click()
     await expect.poll(() => project.getByTestId('import-note').textContent()).toBe('Imported 1 session.')
 
     await page.getByTestId('session-item').filter({ hasText: 'Asked in the terminal' }).click()

@@ -4,6 +4,7 @@ import type { Browser, Page } from 'playwright-core'
 import { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { confirmEverything, removeDir, tempDir } from '../helpers'
+import { PRESET_PACKAGES } from '../../electron/host/presets'
 import { RegistryFixture } from '../registry/fixture'
 import { launchBrowser, resetWindowSettings, screenshot, serve, typeConsoleCode, watchConsole } from './browser'
 
@@ -146,9 +147,12 @@ describe('the ACP Registry on the Agents page', () => {
     const download = page.waitForEvent('download')
     await page.getByTestId('agent-check-save-md').click()
     expect((await download).suggestedFilename()).toMatch(/^fixture-agent-check-\d{4}-\d{2}-\d{2}\.md$/)
-    // Beside the agent in the new-session picker.
+    // Said in plain words in the project's menu, for the agent its new sessions start with.
     await page.getByTestId('nav-agents').click()
-    await expect.poll(() => page.getByTestId('new-session-agent-check').textContent()).toBe('checked: load')
+    await page.getByTestId('project').first().hover()
+    await page.getByTestId('project-menu').first().click()
+    await expect.poll(() => page.getByTestId('menu-note').textContent()).toMatch(/^Fixture Agent can load past sessions \(checked .+\)\.$/)
+    await page.keyboard.press('Escape')
 
     // The registry lists 2.0.0: the update shows old and new; pinned, it is not offered.
     fixture.agents = [fixture.binaryAgent('2.0.0', PLATFORM), ...fixture.agents.slice(1)]
@@ -207,5 +211,108 @@ describe('the ACP Registry on the Agents page', () => {
     expect(problems).toEqual([])
     await context.close()
     await host.request('registry.setUrl', { url: '' })
+  })
+
+  it('shows the agents already set up (the presets) as such, with the version they run, and offers no install', async () => {
+    const runs = (presetId: string) => PRESET_PACKAGES.find((p) => p.presetId === presetId)!
+    const claude = runs('claude-code')
+    const gemini = runs('gemini')
+    // Set up as the presets are where their commands are not installed: through npx, at the pinned version.
+    const added = [
+      await host.request('agents.add', { name: 'Claude Code', command: 'npx', args: ['-y', `${claude.npxPackage}@${claude.version}`], env: {} }),
+      await host.request('agents.add', {
+        name: 'Gemini CLI',
+        command: 'npx',
+        args: ['-y', `${gemini.npxPackage}@${gemini.version}`, '--acp'],
+        env: {}
+      })
+    ]
+    // The list bundled with the app, as offline: it has both, at older versions (Claude's under its old package name).
+    await host.request('registry.setUrl', { url: 'http://127.0.0.1:9/registry.json' })
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    try {
+      await openRegistry(page)
+      await expect
+        .poll(() => entry(page, 'claude-code-acp').getByTestId('registry-configured').textContent())
+        .toContain(`Set up · version ${claude.version}`)
+      await expect.poll(() => entry(page, 'gemini').getByTestId('registry-configured').textContent()).toContain(`Set up · version ${gemini.version}`)
+      for (const id of ['claude-code-acp', 'gemini']) {
+        expect(await entry(page, id).getByTestId('registry-install').count()).toBe(0)
+        expect(await entry(page, id).getByTestId('registry-update').count()).toBe(0)
+      }
+      // One the user has not set up is offered as before.
+      expect(await entry(page, 'auggie').getByTestId('registry-install').count()).toBe(1)
+      await entry(page, 'gemini').scrollIntoViewIfNeeded()
+      console.log(`screenshot: ${await screenshot(page, 'e2e-registry-presets-light')}`)
+      await page.emulateMedia({ colorScheme: 'dark' })
+      console.log(`screenshot: ${await screenshot(page, 'e2e-registry-presets-dark')}`)
+      await page.emulateMedia({ colorScheme: 'light' })
+      // Open goes to the agent's own page.
+      await entry(page, 'gemini').getByTestId('registry-open').click()
+      await expect.poll(() => page.getByTestId('agent-details').textContent()).toContain('Gemini CLI')
+
+      // A registry that lists a newer version of the package a preset runs offers to move to it, old → new.
+      fixture.agents = [
+        {
+          id: 'gemini',
+          name: 'Gemini CLI',
+          version: '99.0.0',
+          description: 'Google’s agent',
+          authors: ['Google'],
+          distribution: { npx: { package: '@google/gemini-cli@99.0.0', args: ['--experimental-acp'], env: {} } }
+        }
+      ]
+      await host.request('registry.setUrl', { url: fixture.feedUrl })
+      // Away from the agent's page (the button leaves the Agents page) and back to the registry.
+      await page.getByTestId('nav-agents').click()
+      await page.getByTestId('nav-agents').click()
+      await page.getByTestId('open-registry').click()
+      await page.getByTestId('registry-refresh').click()
+      await expect.poll(() => entry(page, 'gemini').getByTestId('registry-update').textContent()).toMatch(`Update ${gemini.version} → 99.0.0`)
+      expect(await entry(page, 'gemini').getByTestId('registry-install').count()).toBe(0)
+      expect(problems).toEqual([])
+    } finally {
+      await context.close()
+      await host.request('registry.setUrl', { url: '' })
+      for (const agent of added) await host.request('agents.remove', { agentId: agent.id })
+    }
+  })
+
+  it('adds a custom agent from a command line pasted whole, split for confirmation', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await page.goto(server.url)
+    await page.getByTestId('nav-agents').click()
+    await page.getByTestId('add-agent').click()
+    await page.getByTestId('agent-form-name').fill('Bar agent')
+    await page.getByTestId('agent-form-command-line').fill(`FOO="a b" npx -y @foo/bar@1.2 --acp --flag "x y" --home $HOME`)
+    // What will run, word by word: the program, each argument (one with a space in it), the variable.
+    const split = page.getByTestId('agent-form-split')
+    await expect.poll(() => split.getByTestId('split-command').textContent()).toBe('npx')
+    expect(await split.getByTestId('split-arg').allTextContents()).toEqual(['-y', '@foo/bar@1.2', '--acp', '--flag', 'x y', '--home', '$HOME'])
+    expect(await split.getByTestId('split-env').allTextContents()).toEqual(['FOO=a b'])
+    console.log(`screenshot: ${await screenshot(page, 'e2e-agent-command-line-light')}`)
+    // A line that needs a shell is refused, saying why, and nothing is saved.
+    await page.getByTestId('agent-form-command-line').fill('my-agent --acp | tee log')
+    await expect.poll(() => page.getByTestId('agent-form-command-line-error').textContent()).toContain("'|' needs a shell")
+    await page.getByTestId('agent-form-save').click()
+    await expect.poll(() => page.getByTestId('agent-form-error').textContent()).toContain('The command line cannot be run')
+    expect((await host.request('agents.list', {})).map((a) => a.name)).not.toContain('Bar agent')
+
+    await page.getByTestId('agent-form-command-line').fill(`FOO="a b" npx -y @foo/bar@1.2 --acp --flag "x y"`)
+    await page.getByTestId('agent-form-save').click()
+    await typeConsoleCode(page, server)
+    await expect
+      .poll(async () => (await host.request('agents.list', {})).find((a) => a.name === 'Bar agent'))
+      .toMatchObject({
+        command: 'npx',
+        args: ['-y', '@foo/bar@1.2', '--acp', '--flag', 'x y'],
+        env: { FOO: 'a b' }
+      })
+    expect(problems).toEqual([])
+    await context.close()
   })
 })

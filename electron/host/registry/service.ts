@@ -20,6 +20,7 @@ import { checkRegistryUrl, RegistryFeed } from './feed'
 import { registryLimits, type RegistryLimits } from './limits'
 import { installDistribution, plannedRun, platformKey, removeInstalled, requireTool, usableKinds } from './install'
 import { presetRunOf, withPresetVersion } from '../presets'
+import { compareVersions, configuredAs, splitPackage } from './configured'
 
 /**
  * The `registry.*` requests: the ACP Registry's agents listed beside the ones
@@ -118,7 +119,11 @@ export class RegistryService {
       skipped,
       platform: this.platform,
       uvx,
-      agents: snapshot.agents.map((agent) => this.view(agent, snapshot.icons[agent.id], installed.get(agent.id)))
+      agents: snapshot.agents.map((agent) => {
+        const view = this.view(agent, snapshot.icons[agent.id], installed.get(agent.id))
+        const configured = view.installed ? undefined : configuredAs(agent, this.options.records.data.agents)
+        return configured ? { ...view, configured } : view
+      })
     }
   }
 
@@ -308,28 +313,4 @@ export class RegistryService {
         this.options.events.emit('registry.progress', { registryId, phase, received, total })
     }
   }
-}
-
-/** `@scope/name@1.2.3` → name and version (null when none is named). */
-function splitPackage(spec: string): { name: string; version: string | null } {
-  const at = spec.lastIndexOf('@')
-  return at > 0 ? { name: spec.slice(0, at), version: spec.slice(at + 1) || null } : { name: spec, version: null }
-}
-
-/** Orders versions by their numbers (1.10.0 after 1.9.0); a pre-release comes before its release. */
-export function compareVersions(a: string, b: string): number {
-  const parse = (v: string) => {
-    const [main = '', pre] = v.split(/-(.*)/s)
-    return { numbers: main.split('.').map((n) => Number.parseInt(n, 10) || 0), pre: pre ?? null }
-  }
-  const x = parse(a)
-  const y = parse(b)
-  for (let i = 0; i < Math.max(x.numbers.length, y.numbers.length); i++) {
-    const d = (x.numbers[i] ?? 0) - (y.numbers[i] ?? 0)
-    if (d) return d
-  }
-  if (x.pre === y.pre) return 0
-  if (x.pre === null) return 1
-  if (y.pre === null) return -1
-  return x.pre < y.pre ? -1 : 1
 }

@@ -22,6 +22,8 @@ export interface ProjectView {
   branch: string
   /** The agent whose "not installed" line the user put away (it comes back for another agent). */
   installHintDismissed: string
+  /** The panel opened from the project's menu under its row ('' for none): its worktrees, or its extra folders. */
+  panel: '' | 'worktrees' | 'folders'
 }
 
 export const useProjectViewsStore = defineStore('project-views', () => {
@@ -39,7 +41,8 @@ export const useProjectViewsStore = defineStore('project-views', () => {
         gitAsked: false,
         isolation: 'folder',
         branch: '',
-        installHintDismissed: ''
+        installHintDismissed: '',
+        panel: ''
       }
     }
     return views.value[projectId]

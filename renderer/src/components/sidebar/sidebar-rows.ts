@@ -33,6 +33,12 @@ export interface SidebarRowsInput {
   agentFilter: string
   /** Sessions listed whatever page they are in: open in a pane, or busy. */
   pinned: SessionRecord[]
+  /**
+   * Row key → place, from the rows as they were when the user's pointer or focus came onto the list: while it is
+   * there the groups and sessions keep that order (a session's new turn would move it up under the pointer), and
+   * a row that was not there yet goes after the row it follows now. Projects keep the user's own order anyway.
+   */
+  held?: ReadonlyMap<string, number>
 }
 
 export function sidebarRows(input: SidebarRowsInput): SidebarRow[] {
@@ -44,12 +50,14 @@ export function sidebarRows(input: SidebarRowsInput): SidebarRow[] {
     const projectId = project.id
     rows.push({ projectId, projectIndex, last: false, kind: 'project', key: `project:${projectId}`, project })
     if (!input.collapsed(projectId)) {
-      for (const group of input.groupsOf(projectId)) {
+      const groups = input.groupsOf(projectId)
+      for (const group of input.held ? holdOrder(groups, (g) => `agent:${projectId}:${g.agentId}`, input.held) : groups) {
         if (input.agentFilter && group.agentId !== input.agentFilter) continue
         const agentId = group.agentId
         const loaded = new Set(group.sessions.map((s) => s.id))
         const pinned = input.pinned.filter((s) => s.projectId === projectId && s.agentId === agentId && !loaded.has(s.id))
-        const sessions = pinned.length ? [...group.sessions, ...pinned].sort(newerFirst) : group.sessions
+        const fresh = pinned.length ? [...group.sessions, ...pinned].sort(newerFirst) : group.sessions
+        const sessions = input.held ? holdOrder(fresh, (s) => `session:${s.id}`, input.held) : fresh
         const groupKey = `${projectId}:${agentId}`
         rows.push({ projectId, projectIndex, last: false, kind: 'agent', key: `agent:${groupKey}`, agentId })
         for (const session of sessions) rows.push({ projectId, projectIndex, last: false, kind: 'session', key: `session:${session.id}`, session })
@@ -65,4 +73,20 @@ export function sidebarRows(input: SidebarRowsInput): SidebarRow[] {
     rows[rows.length - 1].last = true
   })
   return rows
+}
+
+/**
+ * `items` in the order `held` gives their keys; an item it does not know keeps its place after the item it
+ * follows in `items` (or first, when it is first there). Stable, and `items` itself is left as it was.
+ */
+export function holdOrder<T>(items: readonly T[], keyOf: (item: T) => string, held: ReadonlyMap<string, number>): T[] {
+  let before = -1
+  const placed = items.map((item, index) => {
+    const rank = held.get(keyOf(item))
+    // A new item goes just after the one it follows: a fraction past its rank, in the order the new ones came.
+    if (rank !== undefined) before = rank
+    return { item, rank: rank ?? before + (index + 1) / (items.length + 1), index }
+  })
+  placed.sort((a, b) => a.rank - b.rank || a.index - b.index)
+  return placed.map((p) => p.item)
 }
