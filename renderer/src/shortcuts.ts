@@ -76,7 +76,19 @@ export const shortcuts: Shortcut[] = [
   },
   { id: 'send', keys: [['Enter']], description: 'Send the message', group: 'Conversation' },
   { id: 'newline', keys: [['Shift', 'Enter']], description: 'New line in the message', group: 'Conversation' },
-  { id: 'permission-pick', keys: [['1'], ['9']], range: true, description: 'Pick that option of the request', group: 'Permission requests' },
+  {
+    id: 'cancel-turn',
+    keys: [['Escape']],
+    description: 'Cancel the running turn (in the thread, or in an empty message box)',
+    group: 'Conversation'
+  },
+  {
+    id: 'permission-pick',
+    keys: [['1'], ['9']],
+    range: true,
+    description: 'Pick that option of the request (the focus in its pane, not in a text field)',
+    group: 'Permission requests'
+  },
   { id: 'permission-dismiss', keys: [['Escape']], description: 'Dismiss the request (the agent is told no)', group: 'Permission requests' },
   // Handled by the inbox itself (InboxDialog.vue); listed here for the overlay.
   {
