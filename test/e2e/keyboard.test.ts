@@ -11,7 +11,9 @@ import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, wat
  * The keyboard, where the focus is: a permission card's keys never act
  * through a dialog (the shortcut list, the delete confirmation) nor from the
  * sidebar; the card focuses "Allow once", a destructive dialog Cancel; Esc
- * cancels a running turn from the thread or an empty composer.
+ * cancels a running turn from the thread or an empty composer; the sidebar's
+ * shortcut, the skip link, the pages that take the focus and give it back;
+ * focus rings on "↓ Latest" and in the shortcut list, light and dark.
  */
 
 let root: string
@@ -167,6 +169,71 @@ describe('the keyboard where the focus is', () => {
     await page.getByTestId('thread-scroll').focus()
     await page.keyboard.press('Escape')
     await expect.poll(() => stops.count()).toBe(2)
+    expect(problems).toEqual([])
+    await close()
+  })
+
+  it('a skip link past the sidebar, a shortcut to it, and pages that take the focus and give it back', async () => {
+    const { page, problems, close } = await openPage()
+    // The first Tab stop skips the sidebar: the focus goes to the main area (here an empty pane).
+    await page.keyboard.press('Tab')
+    expect(await focused(page)).toBe('skip-link')
+    console.log(`screenshot: ${await screenshot(page, 'e2e-keyboard-skip-link')}`)
+    await page.keyboard.press('Enter')
+    expect(await page.evaluate("Boolean(document.activeElement?.closest('main'))")).toBe(true)
+    expect(await focused(page)).toBe('pane')
+
+    // From the composer, the sidebar's shortcut goes to the open conversation's row.
+    await openSession(page, 'Rename the checkout step')
+    await page.getByTestId('composer-input').focus()
+    await page.keyboard.press(`${mod}+Shift+KeyE`)
+    expect(await focused(page)).toBe('session-open')
+    expect(await focusedText(page)).toContain('Rename the checkout step')
+
+    // A page opened by its shortcut has the focus on its heading; Esc gives it back to the composer.
+    await page.getByTestId('composer-input').focus()
+    await page.keyboard.press(`${mod}+Shift+KeyA`)
+    await page.getByTestId('agents-page').waitFor()
+    await expect.poll(() => focused(page)).toBe('h1#agents-title')
+    await page.keyboard.press('Escape')
+    await expect.poll(() => page.getByTestId('agents-page').count()).toBe(0)
+    expect(await focused(page)).toBe('composer-input')
+    // Opened from the sidebar, the same: back on the sidebar's button.
+    await page.getByTestId('nav-spend').click()
+    await expect.poll(() => focused(page)).toBe('h1#spend-title')
+    await page.keyboard.press('Escape')
+    await expect.poll(() => page.getByTestId('spend-page').count()).toBe(0)
+    expect(await focused(page)).toBe('nav-spend')
+    expect(problems).toEqual([])
+    await close()
+  })
+
+  it.each(['light', 'dark'] as const)('shows the focus ring on ↓ Latest and in the shortcut list (%s)', async (scheme) => {
+    const { page, problems, close } = await openPage(scheme)
+    await openSession(page, `A long answer (${scheme})`)
+    await send(page, Array.from({ length: 40 }, (_, i) => `/tool step ${i + 1}`).join('\n'))
+    await expect.poll(() => page.getByTestId('entry-stop').count()).toBe(1)
+    await page.getByTestId('thread-scroll').evaluate((element) => element.scrollTo({ top: 0 }))
+    const latest = page.getByTestId('to-latest')
+    await latest.waitFor()
+    // Reached by the keyboard (the last key pressed, not a click): its ring shows.
+    await page.keyboard.press('Shift')
+    await latest.focus()
+    expect(await focused(page)).toBe('to-latest')
+    expect(await focusedShadow(page)).toContain('0px 0px 0px 4px')
+    console.log(`screenshot: ${await screenshot(page, `e2e-keyboard-latest-${scheme}`)}`)
+
+    // The shortcut list scrolls: Tab reaches the list itself, and its ring shows.
+    await page.keyboard.press('?')
+    await page.getByTestId('shortcuts-overlay').waitFor()
+    expect(await page.evaluate('document.activeElement.getAttribute("aria-label")')).toBe('Close')
+    expect(await focusedShadow(page)).toContain('0px 0px 0px 4px')
+    for (let tab = 0; tab < 4 && (await focused(page)) !== 'shortcuts-overlay'; tab++) await page.keyboard.press('Tab')
+    expect(await focused(page)).toBe('shortcuts-overlay')
+    expect(await focusedShadow(page)).toContain('0px 0px 0px 4px')
+    console.log(`screenshot: ${await screenshot(page, `e2e-keyboard-shortcuts-${scheme}`)}`)
+    await page.keyboard.press('Escape')
+    await expect.poll(() => page.getByTestId('shortcuts-overlay').count()).toBe(0)
     expect(problems).toEqual([])
     await close()
   })
