@@ -195,6 +195,7 @@ describe('the keyboard where the focus is', () => {
     await page.keyboard.press(`${mod}+Shift+KeyA`)
     await page.getByTestId('agents-page').waitFor()
     await expect.poll(() => focused(page)).toBe('h1#agents-title')
+    console.log(`screenshot: ${await screenshot(page, 'e2e-keyboard-agents-page-focused')}`)
     await page.keyboard.press('Escape')
     await expect.poll(() => page.getByTestId('agents-page').count()).toBe(0)
     expect(await focused(page)).toBe('composer-input')
@@ -234,6 +235,34 @@ describe('the keyboard where the focus is', () => {
     console.log(`screenshot: ${await screenshot(page, `e2e-keyboard-shortcuts-${scheme}`)}`)
     await page.keyboard.press('Escape')
     await expect.poll(() => page.getByTestId('shortcuts-overlay').count()).toBe(0)
+
+    // The safe defaults as they look: "Allow" focused on the card, Cancel in the delete dialog.
+    // Sent from the keyboard: the card takes the focus with its ring.
+    await page.getByTestId('composer-input').fill('/permission-always execute')
+    await page.getByTestId('composer-input').press('Enter')
+    await page.getByTestId('permission').waitFor()
+    await expect.poll(() => focusedText(page)).toBe('1 Allow')
+    expect(await focusedShadow(page)).toContain('0px 0px 0px 4px')
+    console.log(`screenshot: ${await screenshot(page, `e2e-keyboard-permission-${scheme}`)}`)
+    await page
+      .getByTestId('session-item')
+      .filter({ hasText: `A long answer (${scheme})` })
+      .getByTestId('session-open')
+      .focus()
+    await page.keyboard.press('Delete')
+    await page.getByTestId('confirm-delete').waitFor()
+    expect(await focused(page)).toBe('confirm-cancel')
+    console.log(`screenshot: ${await screenshot(page, `e2e-keyboard-delete-${scheme}`)}`)
+    await page.keyboard.press('Enter')
+    await expect.poll(() => page.getByTestId('confirm-delete').count()).toBe(0)
+    expect(
+      await page
+        .getByTestId('session-item')
+        .filter({ hasText: `A long answer (${scheme})` })
+        .count()
+    ).toBe(1)
+    await page.getByTestId('permission-option').first().click()
+    await expect.poll(() => page.getByTestId('permission').count()).toBe(0)
     expect(problems).toEqual([])
     await close()
   })
