@@ -13,6 +13,8 @@ import { useSessionsStore } from './stores/sessions'
 import { useSettingsStore } from './stores/settings'
 import { useThemeStore } from './stores/theme'
 import { useMcpStore } from './stores/mcp'
+import { usePanesStore } from './stores/panes'
+import { paneFocusTarget } from './components/window/pane-keys'
 import { useViewStore } from './stores/view'
 
 /**
@@ -56,6 +58,18 @@ export function useDesktop(): void {
       view.show('spend')
     })
   ]
+
+  /**
+   * A notification's session, in the focused pane, with the keyboard in it (its request's safe answer, else its
+   * composer): a page it was over closes, and the focus it gives back to its opener would leave the request's keys
+   * out of reach.
+   */
+  async function openNotified(id: string): Promise<void> {
+    await sessions.open(id)
+    // Once the page has closed and given its focus back.
+    await new Promise((resolve) => setTimeout(resolve))
+    paneFocusTarget(usePanesStore().focused.id)?.target.focus()
+  }
 
   /** In the open session's project with its agent; else the first project and the agent chosen for it, or the first installed. */
   async function newSession(): Promise<void> {
@@ -127,7 +141,7 @@ export function useDesktop(): void {
       createNotifier({
         known: () => inbox.items,
         // A session's item opens the session (its request or question is shown there too); an agent's, the inbox.
-        open: (item) => (item.session ? void sessions.open(item.session.id) : inbox.show(item.id))
+        open: (item) => (item.session ? void openNotified(item.session.id) : inbox.show(item.id))
       })
     )
   )

@@ -1,10 +1,11 @@
 /**
- * The shortcuts for search and panes: the global handler in App.vue matches
+ * The shortcuts for search, panes and the sidebar: the global handler in App.vue matches
  * key presses against this list (by physical key where layouts differ); the
  * shortcut overlay lists them through `shortcuts.ts`. Chosen not to clash with
  * what the browser, Electron's default menu or text editing already use:
  * Ctrl/Cmd+W, +T, +N, +Tab stay the browser's and window's, Ctrl/Cmd+Shift+M is
- * the MCP page, and AltGr combinations (Ctrl+Alt on Windows) that type
+ * the MCP page, Ctrl/Cmd+0 is the menu's Actual Size (so the sidebar is
+ * Ctrl/Cmd+Shift+E, as the Explorer in VS Code), and AltGr combinations (Ctrl+Alt on Windows) that type
  * characters are never taken.
  */
 
@@ -19,13 +20,14 @@ export type ShortcutId =
   | 'focus-pane-2'
   | 'focus-pane-3'
   | 'focus-pane-4'
+  | 'focus-sidebar'
 
 export interface Shortcut {
   id: ShortcutId
   /** How to show it: `Mod` is Ctrl, or ⌘ on macOS (see `keyLabel`). */
   keys: string
   description: string
-  group: 'General' | 'Panes'
+  group: 'General' | 'Panes' | 'Sidebar'
   /** `key` (KeyboardEvent.key, compared case-insensitively) or `code` (physical key), with modifiers. */
   mod: boolean
   shift: boolean
@@ -79,6 +81,16 @@ export const shortcuts: Shortcut[] = [
   },
   { id: 'next-pane', keys: 'Mod+Alt+→', description: 'Next pane', group: 'Panes', mod: true, shift: false, alt: true, key: 'ArrowRight' },
   { id: 'previous-pane', keys: 'Mod+Alt+←', description: 'Previous pane', group: 'Panes', mod: true, shift: false, alt: true, key: 'ArrowLeft' },
+  {
+    id: 'focus-sidebar',
+    keys: 'Mod+Shift+E',
+    description: "Go to the sidebar, on the open conversation's row",
+    group: 'Sidebar',
+    mod: true,
+    shift: true,
+    alt: false,
+    code: 'KeyE'
+  },
   paneFocus(1),
   paneFocus(2),
   paneFocus(3),

@@ -36,8 +36,13 @@ export const shortcuts: Shortcut[] = [
   { id: 'agents', keys: [['Mod', 'Shift', 'A']], description: 'Agents', group: 'General', command: 'agents' },
   { id: 'inbox', keys: [['Mod', 'I']], description: 'Inbox: what waits on you, in every session', group: 'General', command: 'inbox' },
   { id: 'spend', keys: [['Mod', 'Shift', 'S']], description: 'Spend', group: 'General', command: 'spend' },
-  { id: 'close-overlay', keys: [['Escape']], description: 'Close this list, or the Agents or Spend page', group: 'General' },
-  // Search and panes: handled in App.vue with pane-shortcuts.ts (by physical key); listed here for the overlay.
+  {
+    id: 'close-overlay',
+    keys: [['Escape']],
+    description: 'Close this list, a dialog, or the Agents or Spend page (the focus goes back)',
+    group: 'General'
+  },
+  // Search, panes and the sidebar: handled in App.vue with pane-shortcuts.ts (by physical key); listed here for the overlay.
   { id: 'search', keys: [['Mod', 'K']], description: 'Search projects, titles and conversations', group: 'General' },
   { id: 'new-pane', keys: [['Mod', '\\']], description: 'Open a new pane beside the others', group: 'Panes' },
   {
@@ -61,6 +66,12 @@ export const shortcuts: Shortcut[] = [
   },
   { id: 'maximise-pane', keys: [['Mod', 'Shift', 'Enter']], description: 'Maximise the focused pane, or restore the split', group: 'Panes' },
   { id: 'close-pane', keys: [['Mod', 'Alt', 'W']], description: 'Close the focused pane', group: 'Panes' },
+  {
+    id: 'focus-sidebar',
+    keys: [['Mod', 'Shift', 'E']],
+    description: "Go to the sidebar, on the open conversation's row",
+    group: 'Sidebar'
+  },
   { id: 'sidebar-open', keys: [['Enter'], ['Mod', 'Enter']], description: 'Open the focused conversation here, or in a new pane', group: 'Sidebar' },
   { id: 'sidebar-rename', keys: [['F2']], description: 'Rename the focused conversation or project', group: 'Sidebar' },
   { id: 'sidebar-delete', keys: [['Delete']], description: 'Delete the focused conversation (asks first)', group: 'Sidebar' },
@@ -76,7 +87,19 @@ export const shortcuts: Shortcut[] = [
   },
   { id: 'send', keys: [['Enter']], description: 'Send the message', group: 'Conversation' },
   { id: 'newline', keys: [['Shift', 'Enter']], description: 'New line in the message', group: 'Conversation' },
-  { id: 'permission-pick', keys: [['1'], ['9']], range: true, description: 'Pick that option of the request', group: 'Permission requests' },
+  {
+    id: 'cancel-turn',
+    keys: [['Escape']],
+    description: 'Cancel the running turn (in the thread, or in an empty message box)',
+    group: 'Conversation'
+  },
+  {
+    id: 'permission-pick',
+    keys: [['1'], ['9']],
+    range: true,
+    description: 'Pick that option of the request (the focus in its pane, not in a text field)',
+    group: 'Permission requests'
+  },
   { id: 'permission-dismiss', keys: [['Escape']], description: 'Dismiss the request (the agent is told no)', group: 'Permission requests' },
   // Handled by the inbox itself (InboxDialog.vue); listed here for the overlay.
   {

@@ -343,23 +343,59 @@ describe('permission card', () => {
       { optionId: 'no', name: 'Reject', kind: 'reject_once' }
     ]
   }
-  const key = (k: string, target: EventTarget = window) =>
+  /** A key pressed where the focus is (as the browser sends it). */
+  const key = (k: string, target: EventTarget = document.activeElement ?? window) =>
     target.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true }))
 
-  it('numbers its options, takes the focus, and answers with a digit or Esc', async () => {
+  it('numbers its options allow once first, focuses that one, and answers with a digit or Esc', async () => {
     const wrapper = mount(PermissionCard, { props: { permission }, attachTo: document.body })
     await flushPromises()
-    expect(wrapper.findAll('[data-testid=permission-option]').map((b) => b.text())).toEqual(['1 Always allow', '2 Allow', '3 Reject'])
-    expect(document.activeElement).toBe(wrapper.find('button').element)
-    key('2')
+    // The agent sent "Always allow" first: "Allow" once comes first, and has the focus.
+    expect(wrapper.findAll('[data-testid=permission-option]').map((b) => b.text())).toEqual(['1 Allow', '2 Always allow', '3 Reject'])
+    expect(document.activeElement?.textContent).toBe('1 Allow')
+    key('3')
     key('9')
     key('Escape')
     const answers = wrapper.emitted('answer')
-    expect(answers).toEqual([['once'], [null]])
+    expect(answers).toEqual([['no'], [null]])
     // Gone from the page, it hears no more keys.
     wrapper.unmount()
     key('1')
     expect(answers).toHaveLength(2)
+  })
+
+  it('without "Allow once", focuses "Reject once", else itself: never an "always"', async () => {
+    const reject = mount(PermissionCard, {
+      props: { permission: { ...permission, options: permission.options.filter((o) => o.optionId !== 'once') } },
+      attachTo: document.body
+    })
+    await flushPromises()
+    expect(document.activeElement?.textContent).toBe('2 Reject')
+    reject.unmount()
+    const always = { ...permission, options: permission.options.filter((o) => o.optionId === 'always') }
+    const card = mount(PermissionCard, { props: { permission: always }, attachTo: document.body })
+    await flushPromises()
+    expect(document.activeElement).toBe(card.find('[data-testid=permission]').element)
+    // The card has the focus: its keys still answer.
+    key('1')
+    expect(card.emitted('answer')).toEqual([['always']])
+    card.unmount()
+  })
+
+  it('takes no key from outside it, nor from a dialog over the window', async () => {
+    const wrapper = mount(PermissionCard, { props: { permission }, attachTo: document.body })
+    await flushPromises()
+    key('1', document.body)
+    key('Escape', window)
+    const dialog = document.createElement('dialog')
+    const button = document.createElement('button')
+    dialog.appendChild(button)
+    document.body.appendChild(dialog)
+    key('1', button)
+    key('Escape', button)
+    expect(wrapper.emitted('answer')).toBeUndefined()
+    dialog.remove()
+    wrapper.unmount()
   })
 
   it('offers to show the tool call it is about, keeping the focus on the first option', async () => {
@@ -387,11 +423,11 @@ describe('permission card', () => {
     }
     const wrapper = mount(PermissionCard, { props: { permission: claude } })
     const buttons = wrapper.findAll('[data-testid=permission-option]')
-    expect(buttons.map((b) => b.text())).toEqual(['1 Always allow', '2 Allow', '3 Reject'])
-    expect(buttons[0].attributes('title')).toBe(
+    expect(buttons.map((b) => b.text())).toEqual(['1 Allow', '2 Always allow', '3 Reject'])
+    expect(buttons[1].attributes('title')).toBe(
       'The agent offered “Always Allow Bash(rm:*)”. Switchboard remembers only: Bash, only the command “rm -rf build”.'
     )
-    expect(buttons[1].attributes('title')).toBeUndefined()
+    expect(buttons[0].attributes('title')).toBeUndefined()
     expect(wrapper.find('[data-testid=permission-always]').text()).toMatch(
       /^“Always” remembers Bash, only the command rm -rf build, for this agent only\./
     )
@@ -447,7 +483,7 @@ describe('permission card', () => {
     )
     // No description at all (a mode switch): the agent's options as they are, nothing said.
     await wrapper.setProps({ permission })
-    expect(wrapper.findAll('[data-testid=permission-option]').map((b) => b.text())).toEqual(['1 Always allow', '2 Allow', '3 Reject'])
+    expect(wrapper.findAll('[data-testid=permission-option]').map((b) => b.text())).toEqual(['1 Allow', '2 Always allow', '3 Reject'])
     expect(wrapper.find('[data-testid=permission-always]').exists()).toBe(false)
     wrapper.unmount()
   })
@@ -503,6 +539,6 @@ describe('permission card', () => {
     key('1', field)
     expect(wrapper.emitted('answer')).toBeUndefined()
     await wrapper.find('[data-testid=permission-option]').trigger('click')
-    expect(wrapper.emitted('answer')).toEqual([['always']])
+    expect(wrapper.emitted('answer')).toEqual([['once']])
   })
 })

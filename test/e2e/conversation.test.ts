@@ -226,13 +226,15 @@ describe('a conversation in the browser', () => {
     await project.getByTestId('new-session').click()
     await send(page, '/permission-always execute')
     await page.getByTestId('permission-option').first().waitFor()
-    expect(await page.getByTestId('permission-option').allTextContents()).toEqual(['1 Always allow', '2 Allow', '3 Reject', '4 Always reject'])
+    // In one order whatever the agent's ("Always allow" came first): "Allow" once first, and focused.
+    expect(await page.getByTestId('permission-option').allTextContents()).toEqual(['1 Allow', '2 Always allow', '3 Reject', '4 Always reject'])
+    expect(await page.evaluate('document.activeElement?.textContent?.trim()')).toBe('1 Allow')
     expect(await page.getByTestId('permission-always').textContent()).toContain(
       '“Always” remembers Command, only the command Run dangerous command, for this agent only'
     )
     console.log(`screenshot: ${await screenshot(page, 'e2e-permission')}`)
     // The card took the focus: the digit answers at once.
-    await page.keyboard.press('1')
+    await page.keyboard.press('2')
     await expect.poll(() => page.getByTestId('entry-permission').first().textContent()).toContain('Allowed: Run dangerous command')
     expect(await page.getByTestId('entry-permission').first().textContent()).toContain(
       'Always allow, from now on for Command, only the command “Run dangerous command”'
@@ -323,13 +325,13 @@ describe('a conversation in the browser', () => {
       const command = `node -e "require('fs').readdirSync('.').forEach((f) => console.log(f))"`
       await send(page, call({ tool: 'Bash', kind: 'execute', title: command, rawInput: { command } }))
       await page.getByTestId('permission-always').waitFor()
-      expect(await page.getByTestId('permission-option').allTextContents()).toEqual(['1 Always allow', '2 Allow', '3 Reject'])
-      expect(await page.getByTestId('permission-option').first().getAttribute('title')).toContain('The agent offered “Always Allow all Bash”')
+      expect(await page.getByTestId('permission-option').allTextContents()).toEqual(['1 Allow', '2 Always allow', '3 Reject'])
+      expect(await page.getByTestId('permission-option').nth(1).getAttribute('title')).toContain('The agent offered “Always Allow all Bash”')
       expect(await page.getByTestId('permission-always').textContent()).toContain(
         `“Always” remembers Bash, only the command ${command}, for this agent only`
       )
       console.log(`screenshot: ${await screenshot(page, `e2e-permission-command-${colorScheme}`)}`)
-      await page.keyboard.press('1')
+      await page.keyboard.press('2')
       await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('permission: allow')
 
       const notes = join(projectDir, 'notes.md')
@@ -338,7 +340,7 @@ describe('a conversation in the browser', () => {
       expect(await page.getByTestId('permission-always').textContent()).toContain(
         '“Always” remembers Edit on any file inside my-project, for this agent only'
       )
-      await page.keyboard.press('1')
+      await page.keyboard.press('2')
       await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('permission: allow')
 
       // A file outside the project: asked, with no "always" to choose, and why.

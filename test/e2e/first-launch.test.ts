@@ -208,7 +208,8 @@ describe('a first launch, in the browser', () => {
       await page.getByTestId('menu-delete').click()
       const dialog = page.getByTestId('confirm-dialog')
       await expect.poll(() => dialog.evaluate(IS_OPEN)).toBe(true)
-      await expect.poll(() => page.evaluate<string | null>("document.activeElement?.getAttribute('data-testid') ?? null")).toBe('confirm-delete')
+      // Cancel has the focus: a stray Enter deletes nothing.
+      await expect.poll(() => page.evaluate<string | null>("document.activeElement?.getAttribute('data-testid') ?? null")).toBe('confirm-cancel')
       backdrops.push(await dialog.evaluate(BACKDROP))
       expect(new Set(backdrops).size).toBe(1)
       expect(backdrops[0]).not.toMatch(/^rgba\(0, 0, 0, 0\)$|transparent/)

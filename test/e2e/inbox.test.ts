@@ -118,15 +118,16 @@ describe('the inbox', () => {
       ])
     // The oldest request has the keyboard, its options their digits.
     expect(await focusedTestId(page)).toBe('inbox-open')
+    // "Allow" once first, whatever the agent's order ("Always allow" came first).
     expect(await page.getByTestId('inbox-item').first().getByTestId('permission-option').allInnerTexts()).toEqual([
-      '1 Always allow',
-      '2 Allow',
+      '1 Allow',
+      '2 Always allow',
       '3 Reject'
     ])
     console.log(`screenshot: ${await screenshot(page, 'e2e-inbox')}`)
 
     // A permission answered by its digit, in place: no session opened.
-    await page.keyboard.press('2')
+    await page.keyboard.press('1')
     expect(await clean.turn).toEqual({ stopReason: 'end_turn' })
     await expect.poll(() => page.getByTestId('inbox-item').first().getByTestId('inbox-where').innerText()).toContain('Fix the typo in the intro')
     await expect.poll(() => focusedTestId(page)).toBe('inbox-open')

@@ -7,12 +7,14 @@ import type { ComputedRef, InjectionKey } from 'vue'
  */
 export const paneFocusedKey: InjectionKey<ComputedRef<boolean>> = Symbol('paneFocused')
 
-/** A pane's element and where the keyboard goes in it: its pending permission answer, else its composer, else the pane itself. */
+/** Where a permission card takes the focus: its safe option ("Allow once", else "Reject once"), else the card itself. */
+export const PERMISSION_FOCUS = '[data-testid="permission"][data-first-focus], [data-testid="permission"] [data-first-focus]'
+
+/** A pane's element and where the keyboard goes in it: its pending permission's safe answer, else its composer, else the pane itself. */
 export function paneFocusTarget(paneId: string): { pane: HTMLElement; target: HTMLElement } | null {
   const pane = document.querySelector<HTMLElement>(`[data-pane-id="${CSS.escape(paneId)}"]`)
   if (!pane) return null
-  const target =
-    pane.querySelector<HTMLElement>('[data-testid="permission"] button') ?? pane.querySelector<HTMLTextAreaElement>('textarea:not(:disabled)') ?? pane
+  const target = pane.querySelector<HTMLElement>(PERMISSION_FOCUS) ?? pane.querySelector<HTMLTextAreaElement>('textarea:not(:disabled)') ?? pane
   return { pane, target }
 }
 
