@@ -148,7 +148,7 @@ describe('the ACP Registry on the Agents page', () => {
     expect((await download).suggestedFilename()).toMatch(/^fixture-agent-check-\d{4}-\d{2}-\d{2}\.md$/)
     // Beside the agent in the new-session picker.
     await page.getByTestId('nav-agents').click()
-    await expect.poll(() => page.getByTestId('new-session-agent-check').textContent()).toBe('checked: load')
+    await expect.poll(() => page.getByTestId('new-session-agent-check').textContent()).toBe('supports: load')
 
     // The registry lists 2.0.0: the update shows old and new; pinned, it is not offered.
     fixture.agents = [fixture.binaryAgent('2.0.0', PLATFORM), ...fixture.agents.slice(1)]
