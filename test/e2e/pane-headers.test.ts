@@ -1,8 +1,9 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Locator, Page } from 'playwright-core'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
+import { scriptedAgentCommand } from '../agent/spawn'
 import { launchBrowser, RestartableHost, screenshot, watchConsole } from './browser'
 
 /**
@@ -64,7 +65,10 @@ function pane(page: Page, index: number): Locator {
  * ellipsis: those whose right edge is left of where the ellipsis begins.
  */
 function visibleCharacters(element: Locator): Promise<number> {
-  return element.evaluate(`(el) => {
+  // Written as a function's text: the page runs it, and this file is not typed for the DOM.
+  const count = new Function(
+    'el',
+    `
     const box = el.getBoundingClientRect()
     const cut = el.scrollWidth > el.clientWidth
     // The ellipsis is drawn in the element's font at its right edge.
@@ -88,7 +92,9 @@ function visibleCharacters(element: Locator): Promise<number> {
       }
     }
     return shown
-  }`)
+  `
+  ) as (el: unknown) => number
+  return element.evaluate(count)
 }
 
 /** Four sessions of the scripted agent with long titles, made before the window opens (the agent then stopped, as after a restart). */
@@ -192,5 +198,67 @@ describe('pane headers', () => {
     // The working turn ends; the one waiting for a permission ends with the Host.
     await writeFile(gate, '')
     await turns[0]
+  })
+})
+
+describe('a session at rest, and an agent that stops', () => {
+  it('after a restart an idle session looks idle and nothing says "exited"; sending starts the agent, said while it starts; an agent that exits on its own says so with its stderr', async () => {
+    await app.start(dataDir)
+    const project = await app.host.request('projects.add', { cwd: projectDir })
+    // The agent waits at its start until the gate file is there: the test sees it starting, with no timing to guess.
+    const gate = join(root, 'gate')
+    await writeFile(gate, '')
+    const { command, args } = scriptedAgentCommand()
+    const agent = await app.host.request('agents.add', {
+      name: 'Scripted',
+      command: '/bin/sh',
+      args: ['-c', `while [ ! -f '${gate}' ]; do sleep 0.05; done; exec "$0" "$@"`, command, ...args],
+      env: { SCRIPTED_AGENT_STATE_DIR: stateDir }
+    })
+    const record = await app.host.request('sessions.new', { projectId: project.id, agentId: agent.id })
+    await app.host.request('sessions.rename', { id: record.id, title: TITLES[0] })
+    // Quitting mid-turn: Switchboard stops the agent.
+    const turn = app.host.request('sessions.prompt', { id: record.id, text: '/stream 2\n/sleep 60000' }).catch((error: Error) => error.message)
+    await expect.poll(async () => (await app.host.request('sessions.states', {})).find((s) => s.id === record.id)?.status).toBe('running')
+    await app.stop()
+    expect(await turn).toBe('The turn was interrupted: Switchboard stopped Scripted')
+
+    const running = await app.start(dataDir)
+    for (const scheme of ['light', 'dark'] as const) {
+      const { page, problems } = await newPage(running.url, 1280, scheme)
+      await page.locator(`[data-testid=session-item][data-session-id="${record.id}"]`).click()
+      await expect.poll(() => page.getByTestId('session-status').textContent()).toBe('Idle')
+      expect(await page.getByText('Not connected').count()).toBe(0)
+      expect(await page.getByTestId('continue-session').count()).toBe(0)
+      expect(await page.getByTestId('entry-error').count()).toBe(0)
+      expect(await page.getByTestId('agent-notice').count()).toBe(0)
+      expect(await page.getByTestId('thread').textContent()).not.toMatch(/exited/)
+      expect(await page.getByTestId('entry-stop').last().textContent()).toBe('Interrupted: Switchboard stopped the agent')
+      console.log(`screenshot: ${await screenshot(page, `e2e-idle-after-restart-${scheme}`)}`)
+      await page.context().close()
+      expect(problems).toEqual([])
+    }
+
+    const { page, problems } = await newPage(running.url, 1280)
+    await page.locator(`[data-testid=session-item][data-session-id="${record.id}"]`).click()
+    await rm(gate)
+    await page.getByTestId('composer-input').fill('Hello again')
+    await page.getByTestId('send').click()
+    await expect.poll(() => page.getByTestId('session-status').textContent()).toBe('Starting Scripted…')
+    console.log(`screenshot: ${await screenshot(page, 'e2e-idle-starting')}`)
+    await writeFile(gate, '')
+    await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('You said: Hello again')
+    await expect.poll(() => page.getByTestId('entry-stop').last().textContent()).toBe('Finished')
+
+    // On its own, the agent exits: that is said, with what it wrote on stderr.
+    await page.getByTestId('composer-input').fill('/stderr scripted-agent: the quota for this month is used up\n/exit 0')
+    await page.getByTestId('send').click()
+    const error = page.getByTestId('entry-error')
+    await error.waitFor()
+    expect(await error.textContent()).toMatch(/Agent 'Scripted' exited with code 0; stderr: .*the quota for this month is used up/s)
+    await expect.poll(() => page.getByTestId('session-status').textContent()).toBe('Agent exited')
+    console.log(`screenshot: ${await screenshot(page, 'e2e-agent-exited-on-its-own')}`)
+    expect(problems).toEqual([])
+    await page.context().close()
   })
 })

@@ -97,6 +97,8 @@ describe("a session's header badge: calm at rest", () => {
     expect(sessionBadge(asking, 'A')).toEqual({ kind: 'waiting', label: 'Waiting for you', short: 'Needs you' })
     expect(sessionBadge({ ...idle, status: 'error', error: 'x' }, 'A')).toMatchObject({ kind: 'error', label: 'Error' })
     expect(sessionBadge({ ...idle, status: 'error', reopenFailed: 'no' }, 'A')).toMatchObject({ kind: 'error', label: 'Not reopened' })
+    // Idle because its agent exited on its own (what it said is the error): said so; Switchboard's own stops leave no error.
+    expect(sessionBadge({ ...idle, error: "Agent 'A' exited with code 0" }, 'A')).toMatchObject({ kind: 'error', label: 'Agent exited' })
   })
 })
 

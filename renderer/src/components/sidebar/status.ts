@@ -16,7 +16,8 @@ export function sessionBadge(state: SessionState, agentName: string, agentRunnin
   if (state.permissions?.length) return { kind: 'waiting', label: 'Waiting for you', short: 'Needs you' }
   switch (state.status) {
     case 'idle':
-      return { kind: 'idle', label: 'Idle', short: '' }
+      // An agent that exited on its own left the session idle with what it said (Switchboard's own stops leave no error).
+      return state.error ? { kind: 'error', label: 'Agent exited', short: 'Exited' } : { kind: 'idle', label: 'Idle', short: '' }
     case 'starting':
       return { kind: 'starting', label: agentRunning ? 'Reopening…' : `Starting ${agentName}…`, short: 'Starting…' }
     case 'ready':
