@@ -177,7 +177,18 @@ describe('pane headers', () => {
 
       // Two panes, then one, at 1280.
       await page.setViewportSize({ width: 1280, height: 860 })
+      // Three in a row, the narrowest panes there are.
       await pane(page, 3).getByTestId('pane-close').click()
+      await expect.poll(() => page.getByTestId('pane').count()).toBe(3)
+      console.log(`screenshot: ${await screenshot(page, `e2e-pane-headers-3-1280-${scheme}`)}`)
+      // The badges are their coloured dots (their words in tooltip and label), not words cut short.
+      expect(await page.getByTestId('session-status').allTextContents()).toEqual(['', '', ''])
+      expect(await page.getByTestId('session-status').evaluateAll((els) => els.map((el) => el.getAttribute('aria-label')))).toEqual([
+        'Idle',
+        'Working…',
+        'Waiting for you'
+      ])
+      for (let i = 0; i < 3; i++) expect(await visibleCharacters(pane(page, i).getByTestId('session-title'))).toBeGreaterThanOrEqual(12)
       await pane(page, 2).getByTestId('pane-close').click()
       await expect.poll(() => page.getByTestId('pane').count()).toBe(2)
       for (let i = 0; i < 2; i++) expect(await visibleCharacters(pane(page, i).getByTestId('session-title'))).toBeGreaterThanOrEqual(12)
