@@ -267,6 +267,8 @@ describe('a session at rest, and an agent that stops', () => {
     const error = page.getByTestId('entry-error')
     await error.waitFor()
     expect(await error.textContent()).toMatch(/Agent 'Scripted' exited with code 0; stderr: .*the quota for this month is used up/s)
+    // Said once: the notice above the thread offers the agent's log without repeating it.
+    await expect.poll(() => page.getByTestId('agent-notice').textContent()).toMatch(/^\s*Scripted exited\.\s*Open its log\s*$/)
     await expect.poll(() => page.getByTestId('session-status').textContent()).toBe('Agent exited')
     console.log(`screenshot: ${await screenshot(page, 'e2e-agent-exited-on-its-own')}`)
     expect(problems).toEqual([])
