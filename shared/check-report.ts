@@ -49,7 +49,7 @@ export function checkReportMarkdown(report: AgentCheckReport): string {
     '| --- | --- | --- | --- |'
   ]
   const rows = report.lines.map(
-    (l) => `| ${cell(l.label)} | ${l.announced === null ? '—' : l.announced ? 'yes' : 'no'} | ${l.outcome} | ${cell(l.detail)} |`
+    (l) => `| ${cell(l.label)} | ${l.announced === null ? '—' : l.announced ? 'yes' : 'no'} | ${shownOutcome(l)} | ${cell(l.detail)} |`
   )
   return [...head, ...rows, ''].join('\n')
 }
@@ -71,7 +71,7 @@ export function checkWords(report: AgentCheckReport, when: string): string {
   else if (!start || start.outcome !== 'worked') words = 'could not start a session'
   else {
     const worked = checkSummary(report)
-      .slice('checked: '.length)
+      .slice('supports: '.length)
       .split(', ')
       .flatMap((m) => METHOD_WORDS[m] ?? [])
     words = worked.length
@@ -81,12 +81,21 @@ export function checkWords(report: AgentCheckReport, when: string): string {
   return `${words} (checked ${when})`
 }
 
-/** A short line for the session picker: the optional methods that worked. */
+/** A short line for the session picker, in words: what the check found the agent supports beyond new sessions. */
 export function checkSummary(report: AgentCheckReport): string {
   const start = report.lines.find((l) => l.id === 'session/new')
-  if (start && start.outcome === 'needs sign-in') return 'checked: needs sign-in'
-  if (!start || start.outcome !== 'worked') return 'checked: cannot start a session'
+  if (start && start.outcome === 'needs sign-in') return 'needs sign-in'
+  if (!start || start.outcome !== 'worked') return 'cannot start a session'
   const optional = ['session/list', 'session/resume', 'session/load', 'session/fork', 'session/close']
   const worked = report.lines.filter((l) => optional.includes(l.id) && l.outcome === 'worked').map((l) => l.id.slice('session/'.length))
-  return worked.length ? `checked: ${worked.join(', ')}` : 'checked: no optional session methods'
+  return worked.length ? `supports: ${worked.join(', ')}` : 'supports: new sessions only'
+}
+
+/**
+ * The outcome a line is shown with: a method the agent does not announce is
+ * "not offered", whatever calling it did (a report made by an older
+ * Switchboard may say "failed" for it).
+ */
+export function shownOutcome(line: CheckLine): CheckOutcome {
+  return line.announced === false && line.outcome === 'failed' ? 'not offered' : line.outcome
 }

@@ -34,16 +34,20 @@ export function shortCommand(command: string): string {
   return oneLine.length > COMMAND_SHOWN ? `${oneLine.slice(0, COMMAND_SHOWN - 1)}…` : oneLine
 }
 
-/** What the rule covers, without the decision: "Bash, only the command “npm test”". */
+/** The tool's name for a command when the agent names no tool of its own (the rule is still for that one command). */
+export const ANY_COMMAND_TOOL = 'Command'
+
+/** What the rule covers, without the decision, in plain words: "running “npm test” with Bash (that exact command only)". */
 export function describeScope(subject: RuleSubject, project: string): string {
   const { tool, scope } = subject
-  if (scope.kind === 'command') return `${tool}, only the command “${shortCommand(scope.command)}”`
-  if (scope.kind === 'mcp') return `the MCP tool ${tool} of the server ${scope.server}, and no other`
+  if (scope.kind === 'command')
+    return `running “${shortCommand(scope.command)}”${tool === ANY_COMMAND_TOOL ? '' : ` with ${tool}`} (that exact command only)`
+  if (scope.kind === 'mcp') return `the tool ${tool} of the MCP server ${scope.server}, and no other`
   if (scope.kind === 'files') return `${tool} on any file inside ${project}`
-  return `${tool}, when it names no file outside ${project}`
+  return `${tool}, as long as it touches no file outside ${project}`
 }
 
-/** The decision and what it covers: "Always allow Bash, only the command “npm test”". */
+/** The decision and what it covers: "Always allow running “npm test” with Bash (that exact command only)". */
 export function describeRule(subject: RuleSubject & { decision: 'allow' | 'reject' }, project: string): string {
   return `Always ${subject.decision} ${describeScope(subject, project)}`
 }

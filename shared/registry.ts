@@ -133,7 +133,7 @@ export interface RegistryProgress {
 
 // ---- the capability report: its shape and text are in check-report.ts (no zod there: the sidebar shows it on the first screen) ----
 export type { AgentCheckReport, CheckLine, CheckOutcome } from './check-report'
-export { checkReportMarkdown, checkSummary } from './check-report'
+export { checkReportMarkdown, checkSummary, shownOutcome } from './check-report'
 
 /** An agent set up from a preset and run through npx: the version it runs and what it could run. */
 export interface PresetVersionView {

@@ -31,7 +31,7 @@ export type ThreadEntry =
   | { kind: 'session_message'; id: string; messageId: string; sender?: string; recipient?: string; text: string }
   /** The agent compacting the conversation's context (`compaction_update`, `compaction_summary_chunk`): one entry per compaction, patched in place. */
   | { kind: 'compaction'; id: string; compactionId: string; status: string; summary: string; error?: string }
-  | { kind: 'stop'; id: string; stopReason: string; usage?: TurnUsage }
+  | { kind: 'stop'; id: string; stopReason: string; usage?: TurnUsage; bySwitchboard?: true }
   | { kind: 'error'; id: string; message: string }
   | { kind: 'unsupported'; id: string; reason: string; raw: string }
   | {
@@ -202,7 +202,13 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
       // The protocol: a client marks the turn's unfinished tool calls cancelled when it cancels. A call still
       // pending when a turn ends otherwise never ran (its permission was refused and the agent said no more).
       endUnfinishedToolCalls(thread, 'cancelled', record.stopReason === 'cancelled' ? ['pending', 'in_progress'] : ['pending'])
-      push(thread, { kind: 'stop', id: localId(thread), stopReason: record.stopReason, ...(record.usage ? { usage: record.usage } : {}) })
+      push(thread, {
+        kind: 'stop',
+        id: localId(thread),
+        stopReason: record.stopReason,
+        ...(record.usage ? { usage: record.usage } : {}),
+        ...(record.bySwitchboard ? { bySwitchboard: true as const } : {})
+      })
       return
     case 'error':
       if (record.endsTurn) {

@@ -24,8 +24,11 @@ export type TranscriptRecord =
   | { t: 'prompt'; at: string; content: ContentBlock[]; steered?: boolean }
   /** `child`: the update is for a subagent's child session (its ACP session id), shown nested in this one. */
   | { t: 'update'; at: string; update: SessionUpdate; child?: string }
-  /** A turn's end; `usage`: the tokens the agent counted for the turn (its prompt response's `usage`). */
-  | { t: 'stop'; at: string; stopReason: string; usage?: TurnUsage }
+  /**
+   * A turn's end; `usage`: the tokens the agent counted for the turn (its prompt response's `usage`);
+   * `bySwitchboard`: the turn did not end, Switchboard stopped its agent (the app closing, the agent restarted).
+   */
+  | { t: 'stop'; at: string; stopReason: string; usage?: TurnUsage; bySwitchboard?: true }
   /**
    * Something went wrong; `endsTurn`: the turn failed with it (older transcripts leave it out), else a refusal mid-turn.
    * `echo`: the text the agent streamed of the failure as if it were its reply (Codex 2.x), which this error says instead.

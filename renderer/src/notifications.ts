@@ -1,5 +1,6 @@
 import type { HostEvent } from '../../shared/contract'
 import type { InboxItem } from '../../shared/inbox'
+import { stopReasonWords } from '../../shared/stop-reasons'
 import { LIMITS, revealText, shortText } from './agent-text'
 
 /**
@@ -36,7 +37,10 @@ export function notificationText(item: InboxItem): { title: string; body: string
     case 'error':
       return { title: `${agent} stopped with an error`, body: `“${session}”: ${said(item.message)}` }
     case 'finished':
-      return { title: `${agent} finished`, body: `“${session}” is waiting for you` }
+      // Finished, or stopped short (a limit, a refusal): said as the thread says it.
+      return item.stopReason === 'end_turn'
+        ? { title: `${agent} finished`, body: `“${session}” is waiting for you` }
+        : { title: `${agent}: ${stopReasonWords(item.stopReason)}`, body: `“${session}” is waiting for you` }
   }
 }
 

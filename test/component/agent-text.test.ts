@@ -411,7 +411,7 @@ describe('invisible characters and direction', () => {
     const wrapper = mount(RuleScope, {
       props: { subject: { tool: 'T'.repeat(500), toolKind: 'execute', scope: { kind: 'command', command: `rm -rf a\u200Bb` } }, project: 'app' }
     })
-    const [tool, command] = wrapper.findAll('bdi')
+    const [command, tool] = wrapper.findAll('bdi')
     expect(tool.text()).toBe('T'.repeat(80) + '…')
     expect(command.text()).toBe('rm -rf aZWSPb')
   })

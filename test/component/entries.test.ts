@@ -315,11 +315,11 @@ describe('tool calls', () => {
         .find('[data-testid=entry-permission]')
         .text()
     expect(text({})).toBe('Allowed: npm test — Allow')
-    expect(text({ answer: 'Always allow', rule: 'Bash, only the command “npm test”' })).toBe(
-      'Allowed: npm test — Always allow, from now on for Bash, only the command “npm test”'
+    expect(text({ answer: 'Always allow', rule: 'running “npm test” with Bash (that exact command only)' })).toBe(
+      'Allowed: npm test — Always allow, from now on for running “npm test” with Bash (that exact command only)'
     )
-    expect(text({ remembered: true, rule: 'Bash, only the command “npm test”' })).toBe(
-      'Allowed: npm test — remembered answer (Allow) for Bash, only the command “npm test”'
+    expect(text({ remembered: true, rule: 'running “npm test” with Bash (that exact command only)' })).toBe(
+      'Allowed: npm test — remembered answer (Allow) for running “npm test” with Bash (that exact command only)'
     )
     // A transcript from before rules said what they covered.
     expect(text({ remembered: true, answer: 'Always allow' })).toBe('Allowed: npm test — remembered answer (Always allow)')
@@ -414,7 +414,7 @@ describe('permission card', () => {
       toolKind: 'execute',
       scope: { kind: 'command' as const, command: 'rm -rf build' },
       project: 'app',
-      description: 'Bash, only the command “rm -rf build”'
+      description: 'running “rm -rf build” with Bash (that exact command only)'
     }
     const claude = {
       ...permission,
@@ -425,11 +425,11 @@ describe('permission card', () => {
     const buttons = wrapper.findAll('[data-testid=permission-option]')
     expect(buttons.map((b) => b.text())).toEqual(['1 Allow', '2 Always allow', '3 Reject'])
     expect(buttons[1].attributes('title')).toBe(
-      'The agent offered “Always Allow Bash(rm:*)”. Switchboard remembers only: Bash, only the command “rm -rf build”.'
+      'The agent offered “Always Allow Bash(rm:*)”. Switchboard remembers only: running “rm -rf build” with Bash (that exact command only).'
     )
     expect(buttons[0].attributes('title')).toBeUndefined()
     expect(wrapper.find('[data-testid=permission-always]').text()).toMatch(
-      /^“Always” remembers Bash, only the command rm -rf build, for this agent only\./
+      /^“Always” remembers running rm -rf build with Bash \(that exact command only\), for this agent only\./
     )
     expect(wrapper.find('[data-testid=permission-always] code').text()).toBe('rm -rf build')
 
@@ -454,7 +454,7 @@ describe('permission card', () => {
         toolKind: 'other',
         scope: { kind: 'mcp' as const, server: 'docs' },
         project: 'app',
-        description: 'the MCP tool search_docs of the server docs, and no other'
+        description: 'the tool search_docs of the MCP server docs, and no other'
       }
     }
     const wrapper = mount(PermissionCard, { props: { permission: codex } })
@@ -465,7 +465,7 @@ describe('permission card', () => {
       '4 Cancel'
     ])
     expect(wrapper.find('[data-testid=permission-always]').text()).toMatch(
-      /^“Always” remembers the MCP tool search_docs of the server docs, and no other, for this agent only; “for this session” the same, in this session only, until Switchboard closes\./
+      /^“Always” remembers the tool search_docs of the MCP server docs, and no other, for this agent only; “for this session” the same, in this session only, until Switchboard closes\./
     )
     wrapper.unmount()
   })

@@ -74,7 +74,7 @@ describe('a conversation in the browser', () => {
     await expect.poll(() => card.textContent()).toContain('Run the command echo "build ok"')
     await card.getByTestId('permission-option').filter({ hasText: 'Allow once' }).click()
     await page.getByTestId('entry-stop').first().waitFor()
-    expect(await page.getByTestId('entry-stop').first().textContent()).toContain('end_turn')
+    expect(await page.getByTestId('entry-stop').first().textContent()).toBe('Finished')
     expect(await page.getByTestId('entry-user').count()).toBe(1)
     const reply = page.getByTestId('entry-assistant').first()
     expect(await reply.locator('strong').textContent()).toBe('Hello')
@@ -101,7 +101,7 @@ describe('a conversation in the browser', () => {
     })
     await page.getByTestId('session-item').first().click()
     await expect.poll(() => page.getByTestId('entry-user').count()).toBe(2)
-    expect(await page.getByTestId('session-status').textContent()).toMatch(/idle|not connected/i)
+    expect(await page.getByTestId('session-status').textContent()).toBe('Idle')
     await send(page, 'and one more thing')
     await expect.poll(() => page.getByTestId('entry-stop').count()).toBeGreaterThanOrEqual(1)
     await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('You said: and one more thing')
@@ -196,7 +196,10 @@ describe('a conversation in the browser', () => {
     await expect.poll(() => project.getByTestId('import-note').textContent()).toBe('Imported 1 session.')
 
     await page.getByTestId('session-item').filter({ hasText: 'Asked in the terminal' }).click()
-    await page.getByTestId('continue-session').click()
+    // At rest, nothing calls for action: the agent starts from the session's menu (or when a message is sent).
+    expect(await page.getByTestId('continue-session').count()).toBe(0)
+    await page.getByTestId('session-more').click()
+    await page.getByTestId('menu-continue').click()
     await expect.poll(() => page.getByTestId('entry-assistant').first().textContent()).toContain('Run npm test.')
 
     await page.getByTestId('fork-session').click()
@@ -230,25 +233,25 @@ describe('a conversation in the browser', () => {
     expect(await page.getByTestId('permission-option').allTextContents()).toEqual(['1 Allow', '2 Always allow', '3 Reject', '4 Always reject'])
     expect(await page.evaluate('document.activeElement?.textContent?.trim()')).toBe('1 Allow')
     expect(await page.getByTestId('permission-always').textContent()).toContain(
-      '“Always” remembers Command, only the command Run dangerous command, for this agent only'
+      '“Always” remembers running Run dangerous command (that exact command only), for this agent only'
     )
     console.log(`screenshot: ${await screenshot(page, 'e2e-permission')}`)
     // The card took the focus: the digit answers at once.
     await page.keyboard.press('2')
     await expect.poll(() => page.getByTestId('entry-permission').first().textContent()).toContain('Allowed: Run dangerous command')
     expect(await page.getByTestId('entry-permission').first().textContent()).toContain(
-      'Always allow, from now on for Command, only the command “Run dangerous command”'
+      'Always allow, from now on for running “Run dangerous command” (that exact command only)'
     )
     await expect.poll(() => page.getByTestId('permission-rules').textContent()).toContain('1 remembered permission')
 
     await send(page, '/permission-always execute')
     await expect.poll(() => page.getByTestId('entry-permission').count()).toBe(2)
     expect(await page.getByTestId('entry-permission').last().textContent()).toContain(
-      'remembered answer (Allow) for Command, only the command “Run dangerous command”'
+      'remembered answer (Allow) for running “Run dangerous command” (that exact command only)'
     )
     await page.getByTestId('permission-rules').locator('summary').click()
     expect(await page.getByTestId('permission-rule').allTextContents()).toEqual([
-      expect.stringContaining('Always allow Command, only the command Run dangerous command')
+      expect.stringContaining('Always allow running Run dangerous command (that exact command only)')
     ])
     await page.getByTestId('revoke-permission').click()
     await expect.poll(() => page.getByTestId('permission-rules').count()).toBe(0)
@@ -295,14 +298,14 @@ describe('a conversation in the browser', () => {
         '4 Cancel'
       ])
       expect(await page.getByTestId('permission-always').textContent()).toContain(
-        '“Always” remembers the MCP tool search_docs of the server docs, and no other, for this agent only; “for this session” the same'
+        '“Always” remembers the tool search_docs of the MCP server docs, and no other, for this agent only; “for this session” the same'
       )
       console.log(`screenshot: ${await screenshot(page, `e2e-permission-mcp-${colorScheme}`)}`)
       await page.keyboard.press('3')
       await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('permission: approved')
       await page.getByTestId('permission-rules').locator('summary').click()
       expect(await page.getByTestId('permission-rule').allTextContents()).toEqual([
-        expect.stringContaining('Always allow the MCP tool search_docs of the server docs, and no other')
+        expect.stringContaining('Always allow the tool search_docs of the MCP server docs, and no other')
       ])
       console.log(`screenshot: ${await screenshot(page, `e2e-permission-mcp-rule-${colorScheme}`)}`)
       await page.getByTestId('revoke-permission').click()
@@ -328,7 +331,7 @@ describe('a conversation in the browser', () => {
       expect(await page.getByTestId('permission-option').allTextContents()).toEqual(['1 Allow', '2 Always allow', '3 Reject'])
       expect(await page.getByTestId('permission-option').nth(1).getAttribute('title')).toContain('The agent offered “Always Allow all Bash”')
       expect(await page.getByTestId('permission-always').textContent()).toContain(
-        `“Always” remembers Bash, only the command ${command}, for this agent only`
+        `“Always” remembers running ${command} with Bash (that exact command only), for this agent only`
       )
       console.log(`screenshot: ${await screenshot(page, `e2e-permission-command-${colorScheme}`)}`)
       await page.keyboard.press('2')
@@ -353,7 +356,7 @@ describe('a conversation in the browser', () => {
       )
       await page.getByTestId('permission-rules').locator('summary').click()
       expect(await page.getByTestId('permission-rule').allTextContents()).toEqual([
-        expect.stringContaining(`Always allow Bash, only the command ${command}`),
+        expect.stringContaining(`Always allow running ${command} with Bash (that exact command only)`),
         expect.stringContaining('Always allow Edit on any file inside my-project')
       ])
       console.log(`screenshot: ${await screenshot(page, `e2e-permission-outside-${colorScheme}`)}`)

@@ -334,11 +334,11 @@ describe('first contact with an agent that cannot start a session', () => {
 })
 
 describe('an agent is "ready" only where it can start a session', () => {
-  it('the header never says ready next to Not connected; a started agent with no session yet is running', { timeout: SLOW }, async () => {
+  it('the header never says ready next to an idle session; a started agent with no session yet is running', { timeout: SLOW }, async () => {
     const agent = await host.request('agents.add', scriptedAgent(join(root, 'ready-state'), {}, 'Steady'))
     const project = (await host.request('projects.list', {}))[0]
     const earlier = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
-    // A restart leaves the earlier session not connected; a new session proves the new process can start them.
+    // A restart leaves the earlier session idle; a new session proves the new process can start them.
     await host.request('agents.restart', { agentId: agent.id })
     const { page, problems } = await newPage('light')
     expect(await rowStatus(page, 'Steady')).toBe('1.0.0 · running')
@@ -348,7 +348,7 @@ describe('an agent is "ready" only where it can start a session', () => {
 
     await page.keyboard.press('Escape')
     await page.locator(`[data-session-id="${earlier.id}"]`).first().click()
-    await expect.poll(() => page.getByTestId('session-status').textContent()).toBe('Not connected')
+    await expect.poll(() => page.getByTestId('session-status').textContent()).toBe('Idle')
     const agentStatus = await page.getByTestId('agent-status').textContent()
     expect(agentStatus).toContain('running')
     expect(agentStatus).not.toContain('ready')

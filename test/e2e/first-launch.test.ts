@@ -71,7 +71,7 @@ describe('a first launch, in the browser', () => {
     expect(await item(page, 'Older conversation').locator('.time').textContent()).toBe('2d')
 
     await item(page, 'Older conversation').getByTestId('session-open').click()
-    // Not connected since the restart: the change itself reopens it.
+    // Idle since the restart: the change itself reopens it.
     await expect.poll(() => page.getByTestId('mode-select').isEnabled()).toBe(true)
     await page.getByTestId('mode-select').selectOption('code')
     await expect.poll(async () => fold((await app.host.request('sessions.open', { id: older.id })).records).modes?.currentModeId).toBe('code')

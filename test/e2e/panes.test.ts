@@ -90,8 +90,8 @@ describe('panes', () => {
     await pane(page, 1).getByTestId('permission').waitFor()
     expect(await pane(page, 0).getByTestId('entry-assistant').first().textContent()).toContain('chunk 20')
     expect(await pane(page, 1).getByTestId('entry-assistant').first().textContent()).toContain('chunk 30')
-    expect(await pane(page, 0).getByTestId('session-status').textContent()).toBe('Working…')
-    expect(await pane(page, 1).getByTestId('session-status').textContent()).toBe('Working…')
+    expect(await pane(page, 0).getByTestId('session-status').textContent()).toBe('Waiting for you')
+    expect(await pane(page, 1).getByTestId('session-status').textContent()).toBe('Waiting for you')
     // Each pane has only its own agent's stream.
     expect(await pane(page, 0).getByTestId('entry-assistant').first().textContent()).not.toContain('chunk 21')
     // The sidebar says both are waiting for an answer.

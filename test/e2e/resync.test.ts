@@ -144,7 +144,7 @@ describe('a window whose link to the Host comes back', () => {
     const { page, problems } = await openTab(await startServe(dataDir))
     await send(page, 'Clean the build folder')
     await page.getByTestId('pane').getByTestId('permission').waitFor()
-    expect(await paneShows(page)).toMatchObject({ status: 'Working…', working: 1, cards: 1 })
+    expect(await paneShows(page)).toMatchObject({ status: 'Waiting for you', working: 1, cards: 1 })
     // What the Host keeps of the turn under way is on disk (written as the request came), as a crash would find it.
     const record = async (): Promise<Record<string, unknown> | undefined> =>
       (JSON.parse(await readFile(join(dataDir, 'db.json'), 'utf8')) as { sessions: Record<string, unknown>[] }).sessions.find(
@@ -163,8 +163,8 @@ describe('a window whose link to the Host comes back', () => {
       await startServe(dataDir)
       restarted = Date.now()
     })
-    // The same tab, no reload: the link back, the turn shown as ended, the card gone, the session not connected.
-    const took = await untilPaneShows(page, { lost: 0, status: 'Not connected', working: 0, cards: 0, banners: [] }, restarted)
+    // The same tab, no reload: the link back, the turn shown as ended, the card gone, the session idle.
+    const took = await untilPaneShows(page, { lost: 0, status: 'Idle', working: 0, cards: 0, banners: [] }, restarted)
     console.log(`the tab showed the truth ${took} ms after serve printed its address again`)
     // The inbox lists the request cut short, not the request.
     await expect

@@ -47,7 +47,7 @@ describe('the capability check', () => {
       expect(line(report, id), id).toMatchObject({ announced: false, outcome: 'not offered', detail: expect.stringContaining('(-32601)') })
     }
     expect(line(report, 'logout')).toMatchObject({ announced: false, outcome: 'not offered' })
-    expect(checkSummary(report)).toBe('checked: load')
+    expect(checkSummary(report)).toBe('supports: load')
     // No prompt went out: the scratch session's history holds nothing the user said.
     const histories = readdirSync(join(root, 'state-Scripted')).filter((f) => f.startsWith('sess-'))
     for (const file of histories) expect(readFileSync(join(root, 'state-Scripted', file), 'utf8')).not.toContain('user_message_chunk')
@@ -66,7 +66,7 @@ describe('the capability check', () => {
     expect(line(report, 'models')).toMatchObject({ announced: true, outcome: 'worked' })
     expect(line(report, 'configOptions')).toMatchObject({ announced: true, outcome: 'worked' })
     expect(line(report, 'session/set_model').outcome).toBe('worked')
-    expect(checkSummary(report)).toBe('checked: list, resume, load, fork, close')
+    expect(checkSummary(report)).toBe('supports: list, resume, load, fork, close')
   })
 
   it('an agent that needs signing in: session/new answers auth_required, the rest is not tried, logout is announced', async () => {
@@ -75,7 +75,7 @@ describe('the capability check', () => {
     expect(line(report, 'session/new')).toMatchObject({ outcome: 'needs sign-in', detail: expect.stringContaining('(-32000)') })
     expect(line(report, 'session/load')).toMatchObject({ outcome: 'not tried', detail: 'needs a session: sign in first' })
     expect(line(report, 'logout')).toMatchObject({ announced: true, outcome: 'not tried', detail: expect.stringContaining('would sign you out') })
-    expect(checkSummary(report)).toBe('checked: needs sign-in')
+    expect(checkSummary(report)).toBe('needs sign-in')
   })
 
   it('an agent signed in with a key held in the app is checked signed in, as its sessions run', async () => {
@@ -88,14 +88,14 @@ describe('the capability check', () => {
     const report = await host.request('agents.check', { agentId: agent.id })
     expect(line(report, 'session/new')).toMatchObject({ outcome: 'worked' })
     expect(line(report, 'session/load')).toMatchObject({ announced: true, outcome: 'worked' })
-    expect(checkSummary(report)).toBe('checked: load')
+    expect(checkSummary(report)).toBe('supports: load')
   })
 
   it('an agent that cannot start: the report says how it ended, with its stderr', async () => {
     const report = await check({ SCRIPTED_AGENT_INIT: 'exit' })
     expect(report.lines).toHaveLength(1)
     expect(line(report, 'initialize')).toMatchObject({ outcome: 'failed', detail: expect.stringContaining('missing credentials') })
-    expect(checkSummary(report)).toBe('checked: cannot start a session')
+    expect(checkSummary(report)).toBe('cannot start a session')
   })
 
   it('reports are kept across a restart and exported as markdown; the check runs apart from the sessions’ agent', async () => {

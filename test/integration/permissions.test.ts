@@ -99,7 +99,7 @@ describe('permissions', () => {
       answer: 'Always allow',
       allowed: true,
       remembered: false,
-      rule: 'Command, only the command “Run dangerous command”'
+      rule: 'running “Run dangerous command” (that exact command only)'
     })
     host.events.flush()
     expect(events.some((e) => e.type === 'permissions.changed')).toBe(true)
@@ -110,7 +110,7 @@ describe('permissions', () => {
     const thread = fold((await host.request('sessions.open', { id: second.id })).records)
     expect((entriesOf(thread, 'assistant').at(-1) as { text: string }).text).toBe('permission: allow')
     expect(entriesOf(thread, 'permission')).toMatchObject([
-      { answer: 'Allow', allowed: true, remembered: true, rule: 'Command, only the command “Run dangerous command”' }
+      { answer: 'Allow', allowed: true, remembered: true, rule: 'running “Run dangerous command” (that exact command only)' }
     ])
 
     // A different kind of tool still asks.
@@ -292,7 +292,11 @@ describe('what "always" covers', () => {
     const again = host.request('sessions.prompt', { id, text: late })
     await waitUntil('the rule to answer', async () => ((await lastPermissionEntry(id)) as { remembered?: boolean } | undefined)?.remembered)
     await again
-    expect(await lastPermissionEntry(id)).toMatchObject({ remembered: true, answer: 'Allow', rule: `Bash, only the command “${command}”` })
+    expect(await lastPermissionEntry(id)).toMatchObject({
+      remembered: true,
+      answer: 'Allow',
+      rule: `running “${command}” with Bash (that exact command only)`
+    })
     expect((entriesOf(fold((await host.request('sessions.open', { id })).records), 'assistant').at(-1) as { text: string }).text).toBe(
       'permission: allow'
     )
@@ -444,7 +448,7 @@ describe('"always" covers exactly what the card said', () => {
     expect(session.said).toBe('permission: approved')
     expect(await lastPermissionEntry(id)).toMatchObject({
       answer: 'Allow for this session',
-      rule: expect.stringMatching(/send of the server mail.*, for this session$/)
+      rule: expect.stringMatching(/send of the MCP server mail.*, for this session$/)
     })
     expect((await promptAsking(id, codexMcp('mail', 'send'), null)).said).toBe('permission: approved')
     expect(await host.request('permissions.list', { projectId })).toHaveLength(1)

@@ -181,7 +181,11 @@ describe('"always" with real Claude Code', () => {
     expect(asked.title).toBe(first)
     expect(asked.always).toMatchObject({ remembered: true, tool: 'Bash', toolKind: 'execute', scope: { kind: 'command', command: first } })
     expect(await readFile(join(project, 'first.txt'), 'utf8')).toBe('x')
-    expect((await answers(id)).at(-1)).toMatchObject({ optionId: 'allow-once', remembered: false, rule: `Bash, only the command “${first}”` })
+    expect((await answers(id)).at(-1)).toMatchObject({
+      optionId: 'allow-once',
+      remembered: false,
+      rule: `running “${first}” with Bash (that exact command only)`
+    })
 
     // Another node -e command: asked, and it does not run when refused.
     expect((await turn(id, `BASH ${second}`, () => 'reject_once')).map((p) => p.title)).toEqual([second])

@@ -51,3 +51,36 @@ describe('idle agents', () => {
     expect((await turn).stopReason).toBe('end_turn')
   })
 })
+
+describe('an agent Switchboard stops, and one that stops on its own', () => {
+  it('a turn Switchboard interrupts (the agent restarted, the app closing) is said as such: no "exited", the session idle', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state')))
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    const turn = host.request('sessions.prompt', { id: record.id, text: '/stream 2\n/sleep 60000' }).then(
+      () => 'finished',
+      (error: Error) => error.message
+    )
+    await expect.poll(async () => (await host.request('sessions.states', {})).find((s) => s.id === record.id)?.status).toBe('running')
+    await host.request('agents.restart', { agentId: agent.id })
+    expect(await turn).toBe('The turn was interrupted: Switchboard stopped Scripted')
+
+    const { records, state } = await host.request('sessions.open', { id: record.id })
+    const thread = fold(records)
+    expect(entriesOf(thread, 'error')).toEqual([])
+    expect(entriesOf(thread, 'stop')).toMatchObject([{ stopReason: 'cancelled', bySwitchboard: true }])
+    expect(JSON.stringify(records)).not.toContain('exited')
+    expect(state).toMatchObject({ status: 'idle' })
+    expect(state.error).toBeUndefined()
+  })
+
+  it('an agent that exits on its own mid-turn says so, with its last stderr line, in the thread', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state')))
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await expect(host.request('sessions.prompt', { id: record.id, text: '/stderr disk quota exceeded\n/exit 0' })).rejects.toThrow()
+    const thread = fold((await host.request('sessions.open', { id: record.id })).records)
+    expect((entriesOf(thread, 'error') as { message: string }[]).map((e) => e.message)).toEqual([
+      expect.stringMatching(/^Agent 'Scripted' exited with code 0; stderr: .*exiting with 0 mid-turn/s)
+    ])
+    expect(entriesOf(thread, 'stop')).toEqual([])
+  })
+})

@@ -113,6 +113,11 @@ describe('notifications', () => {
     expect(opened).toEqual(['sign_in:a2'])
     expect(notificationText(permission)).toEqual({ title: 'Claude Code asks for permission', body: 'Run rm -rf build — in “Fix the build”' })
     expect(notificationText(finished)).toEqual({ title: 'Claude Code finished', body: '“Fix the build” is waiting for you' })
+    // A turn stopped short says how, in words (never "max_tokens").
+    expect(notificationText({ ...finished, stopReason: 'max_tokens' })).toEqual({
+      title: 'Claude Code: Stopped: token limit',
+      body: '“Fix the build” is waiting for you'
+    })
   })
 
   it('write out an override in the agent’s words and cut what is long: the system shows them as they are', () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { problemLabel, problemSentence, problemTitle, shortReason } from '../../shared/agent-problem'
-import type { AgentProblem, AgentRuntimeState } from '../../shared/domain'
-import { agentStatusKind, agentStatusLabel } from '../../renderer/src/components/sidebar/status'
+import type { AgentProblem, AgentRuntimeState, SessionState } from '../../shared/domain'
+import { stopReasonSentence, stopReasonWords } from '../../shared/stop-reasons'
+import { agentStatusKind, agentStatusLabel, sessionBadge } from '../../renderer/src/components/sidebar/status'
 
 const at = '2026-11-25T10:00:00.000Z'
 const signIn: AgentProblem = {
@@ -77,5 +78,41 @@ describe("an agent's status: ready only where it can start a session", () => {
   it('beside a session that is not connected, a ready agent is only running', () => {
     expect(agentStatusLabel({ ...base, sessionStarted: true }, 'idle')).toBe('running')
     expect(agentStatusLabel({ ...base, sessionStarted: true }, 'ready')).toBe('ready')
+  })
+})
+
+describe("a session's header badge: calm at rest", () => {
+  const idle: SessionState = { id: 's', status: 'idle' }
+
+  it('an idle session is only idle (no fault, no call to action); its agent starting is said by name', () => {
+    expect(sessionBadge(idle, 'Claude Code')).toEqual({ kind: 'idle', label: 'Idle', short: '' })
+    expect(sessionBadge({ ...idle, status: 'starting' }, 'Claude Code')).toMatchObject({ kind: 'starting', label: 'Starting Claude Code…' })
+    expect(sessionBadge({ ...idle, status: 'starting' }, 'Claude Code', true)).toMatchObject({ label: 'Reopening…' })
+  })
+
+  it('work, a question for the user, and failures each have their word', () => {
+    expect(sessionBadge({ ...idle, status: 'ready' }, 'A').label).toBe('Ready')
+    expect(sessionBadge({ ...idle, status: 'running' }, 'A').label).toBe('Working…')
+    const asking = { ...idle, status: 'running' as const, permissions: [{ requestId: 'r', title: 'Run tests', options: [] }] }
+    expect(sessionBadge(asking, 'A')).toEqual({ kind: 'waiting', label: 'Waiting for you', short: 'Needs you' })
+    expect(sessionBadge({ ...idle, status: 'error', error: 'x' }, 'A')).toMatchObject({ kind: 'error', label: 'Error' })
+    expect(sessionBadge({ ...idle, status: 'error', reopenFailed: 'no' }, 'A')).toMatchObject({ kind: 'error', label: 'Not reopened' })
+    // Idle because its agent exited on its own (what it said is the error): said so; Switchboard's own stops leave no error.
+    expect(sessionBadge({ ...idle, error: "Agent 'A' exited with code 0" }, 'A')).toMatchObject({ kind: 'error', label: 'Agent exited' })
+  })
+})
+
+describe('how a turn ended, in words', () => {
+  it('never the protocol’s stop reason as it is', () => {
+    expect(['end_turn', 'cancelled', 'max_tokens', 'max_turn_requests', 'refusal'].map(stopReasonWords)).toEqual([
+      'Finished',
+      'Cancelled',
+      'Stopped: token limit',
+      'Stopped: turn limit',
+      'Refused'
+    ])
+    expect(stopReasonWords('out_of_credit')).toBe('Stopped: out of credit')
+    expect(stopReasonSentence('max_tokens')).toBe('Stopped: it reached its token limit.')
+    expect(stopReasonSentence('end_turn')).toBe('Finished: its answer is waiting for you.')
   })
 })

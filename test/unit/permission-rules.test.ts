@@ -137,11 +137,13 @@ describe('what "always" remembers and matches', () => {
   })
 
   it('says what it covers', () => {
-    expect(describeRule(rule({}), 'app')).toBe('Always allow Bash, only the command “npm test”')
+    expect(describeRule(rule({}), 'app')).toBe('Always allow running “npm test” with Bash (that exact command only)')
     expect(describeScope({ tool: 'Edit', toolKind: 'edit', scope: { kind: 'files' } }, 'app')).toBe('Edit on any file inside app')
-    expect(describeScope({ tool: 'WebFetch', toolKind: 'fetch', scope: { kind: 'tool' } }, 'app')).toBe('WebFetch, when it names no file outside app')
+    expect(describeScope({ tool: 'WebFetch', toolKind: 'fetch', scope: { kind: 'tool' } }, 'app')).toBe(
+      'WebFetch, as long as it touches no file outside app'
+    )
     const long = describeScope({ tool: 'Bash', toolKind: 'execute', scope: { kind: 'command', command: `echo ${'x'.repeat(200)}\nls` } }, 'app')
-    expect(long).toMatch(/^Bash, only the command “echo x+…”$/)
+    expect(long).toMatch(/^running “echo x+…” with Bash \(that exact command only\)$/)
   })
 })
 
@@ -249,7 +251,7 @@ describe('what "always" covers, exactly', () => {
     )
     expect(unnamed.unknown).toBe('it does not say which tool of the MCP server docs it runs')
     expect(describeScope({ tool: 'search', toolKind: 'other', scope: { kind: 'mcp', server: 'docs' } }, 'app')).toBe(
-      'the MCP tool search of the server docs, and no other'
+      'the tool search of the MCP server docs, and no other'
     )
   })
 

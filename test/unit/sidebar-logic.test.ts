@@ -42,7 +42,7 @@ describe('a session’s state in the sidebar', () => {
     expect(sidebarState({ id: 's1', status: 'running' }, record).kind).toBe('running')
     expect(sidebarState({ id: 's1', status: 'starting' }, record).kind).toBe('running')
     expect(sidebarState({ id: 's1', status: 'idle', error: 'The agent exited' }, record)).toMatchObject({ kind: 'error', detail: 'The agent exited' })
-    expect(sidebarState({ id: 's1', status: 'ready' }, { ...record, lastStopReason: 'end_turn' })).toMatchObject({ kind: 'ready', label: 'Done' })
+    expect(sidebarState({ id: 's1', status: 'ready' }, { ...record, lastStopReason: 'end_turn' })).toMatchObject({ kind: 'ready', label: 'Finished' })
     expect(sidebarState({ id: 's1', status: 'idle' }, { ...record, lastStopReason: 'cancelled' })).toMatchObject({ kind: 'done', label: 'Cancelled' })
     expect(sidebarState({ id: 's1', status: 'idle' }, record).kind).toBe('idle')
   })

@@ -319,7 +319,7 @@ function sessionProbes({ acp, capabilities: caps }: AgentConnection, cwd: string
 function listing(id: string, label: string, items: string[], none = 'none listed', separator = ', '): CheckLine {
   return items.length
     ? { id, label, announced: true, outcome: 'worked', detail: clip(items.join(separator)) }
-    : { id, label, announced: false, outcome: 'not tried', detail: none }
+    : { id, label, announced: false, outcome: 'not offered', detail: none }
 }
 
 interface Listed {

@@ -2,7 +2,7 @@ import { promises as fs } from 'node:fs'
 import path from 'node:path'
 import type { PermissionOption, RequestPermissionRequest } from '@agentclientprotocol/sdk'
 import type { PermissionRule } from '../../../shared/domain'
-import { shortCommand, type PermissionScope, type RuleSubject } from '../../../shared/permissions'
+import { ANY_COMMAND_TOOL, shortCommand, type PermissionScope, type RuleSubject } from '../../../shared/permissions'
 import { toolNameOf, type ToolCallEntry } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import { confinePath } from '../fs-boundary'
@@ -92,7 +92,7 @@ export function subjectOf(toolCall: RequestToolCall, announced: ToolCallEntry | 
   }
   const mcpTool = mcpAsked?.tool ?? mcpShown?.tool ?? null
   if (mcp && !mcpTool) unknown.push(`it does not say which tool of the MCP server ${mcp.server} it runs`)
-  const tool = mcpTool ?? toolNameOf(toolCall._meta) ?? announced?.toolName ?? (command !== undefined ? 'Command' : titleTool(title, toolKind))
+  const tool = mcpTool ?? toolNameOf(toolCall._meta) ?? announced?.toolName ?? (command !== undefined ? ANY_COMMAND_TOOL : titleTool(title, toolKind))
   const paths = new Set<string>()
   for (const location of [...(toolCall.locations ?? []), ...(announced?.locations ?? [])]) paths.add(location.path)
   for (const content of [...(toolCall.content ?? []), ...(announced?.content ?? [])]) if (content.type === 'diff') paths.add(content.path)

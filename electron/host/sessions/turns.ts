@@ -173,6 +173,20 @@ export class Turns {
     } catch (error) {
       await connection.settle()
       const alive = connection.isAlive
+      // Switchboard stopped the agent (closing, restarting it): the turn is interrupted, not failed, and nothing "exited".
+      if (!alive && connection.state.status === 'stopped') {
+        const name = connection.definition.name
+        live.turnHold ??= `${name} was stopped, so the queue waits.`
+        const last = live.promptsInFlight === 1
+        if (last) await this.keepTurnEnd(live)
+        const at = new Date().toISOString()
+        if (last) {
+          registry.append(live, { t: 'stop', at, stopReason: 'cancelled', bySwitchboard: true })
+          end = { at, stopReason: 'cancelled' }
+          registry.setState(id, { status: 'idle', error: undefined })
+        }
+        throw new HostError('turn_failed', `The turn was interrupted: Switchboard stopped ${name}`)
+      }
       const auth = authRequired(error, connection, mark)
       // Signed out (or the key refused) after the session started: said in the agent's state too, until a turn works.
       if (auth?.problem) this.deps.supervisor.sessionFailed(auth.problem)

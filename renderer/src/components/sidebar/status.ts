@@ -1,19 +1,31 @@
 import { problemLabel } from '../../../../shared/agent-problem'
+import { stopReasonWords } from '../../../../shared/stop-reasons'
 import type { AgentRuntimeState, SessionRecord, SessionState, SessionStatus } from '../../../../shared/domain'
 
-/** The words for a session's status, the same in the sidebar and the header. */
-export function statusLabel(status: SessionStatus): string {
-  switch (status) {
+export type BadgeKind = 'idle' | 'starting' | 'ready' | 'running' | 'waiting' | 'error'
+
+/**
+ * What a session's header badge says. At rest a session is only "Idle" (no
+ * fault, nothing to do: its agent starts when the user sends); while its agent
+ * starts, that is said by name ("Starting Claude Code…"; "Reopening…" when the
+ * agent runs and only the conversation is being opened); a turn that waits on
+ * the user's answer says so before "Working…". `short`: the words a narrow
+ * pane shows (none at rest: a grey dot), `label` staying in its tooltip.
+ */
+export function sessionBadge(state: SessionState, agentName: string, agentRunning = false): { kind: BadgeKind; label: string; short: string } {
+  if (state.permissions?.length) return { kind: 'waiting', label: 'Waiting for you', short: 'Needs you' }
+  switch (state.status) {
     case 'idle':
-      return 'Not connected'
+      // An agent that exited on its own left the session idle with what it said (Switchboard's own stops leave no error).
+      return state.error ? { kind: 'error', label: 'Agent exited', short: 'Exited' } : { kind: 'idle', label: 'Idle', short: '' }
     case 'starting':
-      return 'Starting…'
+      return { kind: 'starting', label: agentRunning ? 'Reopening…' : `Starting ${agentName}…`, short: 'Starting…' }
     case 'ready':
-      return 'Ready'
+      return { kind: 'ready', label: 'Ready', short: 'Ready' }
     case 'running':
-      return 'Working…'
+      return { kind: 'running', label: 'Working…', short: 'Working…' }
     case 'error':
-      return 'Error'
+      return state.reopenFailed ? { kind: 'error', label: 'Not reopened', short: 'Not reopened' } : { kind: 'error', label: 'Error', short: 'Error' }
   }
 }
 
@@ -64,22 +76,6 @@ export function sidebarState(state: SessionState, record: SessionRecord): { kind
   if (state.status === 'running') return { kind: 'running', label: 'Working…' }
   if (state.status === 'starting') return { kind: 'running', label: 'Starting…' }
   if (state.status === 'error' || state.error) return { kind: 'error', label: 'Error', detail: state.error }
-  if (state.status === 'ready') return { kind: 'ready', label: record.lastStopReason ? stopLabel(record.lastStopReason) : 'Ready' }
-  return record.lastStopReason ? { kind: 'done', label: stopLabel(record.lastStopReason) } : { kind: 'idle', label: 'Not started here yet' }
-}
-
-function stopLabel(reason: string): string {
-  switch (reason) {
-    case 'end_turn':
-      return 'Done'
-    case 'cancelled':
-      return 'Cancelled'
-    case 'max_tokens':
-    case 'max_turn_requests':
-      return 'Stopped at a limit'
-    case 'refusal':
-      return 'The agent refused'
-    default:
-      return `Ended (${reason})`
-  }
+  if (state.status === 'ready') return { kind: 'ready', label: record.lastStopReason ? stopReasonWords(record.lastStopReason) : 'Ready' }
+  return record.lastStopReason ? { kind: 'done', label: stopReasonWords(record.lastStopReason) } : { kind: 'idle', label: 'Not started here yet' }
 }
