@@ -220,6 +220,7 @@ export class SessionLifecycle {
     await applyStartingMode(live, connection, { records, registry })
     records.data.sessions.push(record)
     registry.setState(record.id, { status: 'ready', error: undefined })
+    await this.deps.mcpRun?.attached(record.id, record.mcpServers ?? [], connection, records.agent(record.agentId), record.cwd)
     await records.saved(record)
     return record
   }
