@@ -82,6 +82,14 @@ describe('real Gemini CLI and MCP servers in a folder it does not trust', () => 
     const projectId = (await host.request('projects.add', { cwd: project })).id
     const tiny = tinyServerCommand()
     await host.request('mcp.save', { name: 'tiny', transport: 'stdio', command: tiny.command, args: tiny.args, env: [] })
+    // A server that exits at start (no token): Gemini CLI leaves no trace of it anywhere a client can see.
+    await host.request('mcp.save', {
+      name: 'crashy',
+      transport: 'stdio',
+      command: tiny.command,
+      args: tiny.args,
+      env: [{ name: 'TINY_REQUIRE_TOKEN', value: 'wanted' }]
+    })
     // The user's own rule for another folder, which the app must keep.
     const trustFile = join(home, '.gemini', 'trustedFolders.json')
     await writeFile(trustFile, JSON.stringify({ [join(root, 'elsewhere')]: 'DO_NOT_TRUST' }, null, 2))
@@ -89,8 +97,10 @@ describe('real Gemini CLI and MCP servers in a folder it does not trust', () => 
     const id = (await host.request('sessions.new', { projectId, agentId: agent.id })).id
     const untrusted = await mcpRunOf(id)
     expect(untrusted?.untrustedFolder).toMatchObject({ agent: 'Gemini CLI', folder: project, file: trustFile })
+    const notStarted = { state: 'not_started', reason: expect.stringContaining('Gemini CLI does not start MCP servers in folders it does not trust') }
     expect(untrusted?.servers).toEqual([
-      { name: 'tiny', state: 'not_started', reason: expect.stringContaining('Gemini CLI does not start MCP servers in folders it does not trust') }
+      { name: 'tiny', ...notStarted },
+      { name: 'crashy', ...notStarted }
     ])
     // Indeed: the model is offered no tool of the server.
     expect(await host.request('sessions.prompt', { id, text: 'hello' })).toEqual({ stopReason: 'end_turn' })
@@ -110,12 +120,22 @@ describe('real Gemini CLI and MCP servers in a folder it does not trust', () => 
     const next = (await host.request('sessions.new', { projectId, agentId: agent.id })).id
     const trusted = await mcpRunOf(next)
     expect(trusted?.untrustedFolder).toBeUndefined()
-    expect(trusted?.servers).toEqual([{ name: 'tiny', state: 'not_reported', reason: expect.stringMatching(/^not reported by the agent/) }])
+    const notReported = { state: 'not_reported', reason: expect.stringMatching(/^not reported by the agent/) }
+    expect(trusted?.servers).toEqual([
+      { name: 'tiny', ...notReported },
+      { name: 'crashy', ...notReported }
+    ])
     const turn = host.request('sessions.prompt', { id: next, text: 'CALL mcp_tiny_echo {"text":"hi from the model"}' })
     await answer(next, 'allow')
     expect(await turn).toEqual({ stopReason: 'end_turn' })
     expect(toolsOffered()).toContain('mcp_tiny_echo')
+    expect(toolsOffered().filter((t) => t.startsWith('mcp_crashy'))).toEqual([])
     await waitUntil('the server shown started', async () => (await mcpRunOf(next))?.servers[0]?.state === 'started')
-    expect((await mcpRunOf(next))?.servers).toEqual([{ name: 'tiny', state: 'started', reason: 'its tool echo ran' }])
+    // The server that exited is not claimed started: Gemini CLI 0.61 says nothing of it (stderr, even with --debug,
+    // and ACP alike), so it stays not reported.
+    expect((await mcpRunOf(next))?.servers).toEqual([
+      { name: 'tiny', state: 'started', reason: 'its tool echo ran' },
+      { name: 'crashy', ...notReported }
+    ])
   }, 120_000)
 })
