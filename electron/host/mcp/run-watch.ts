@@ -20,6 +20,8 @@ import { geminiFolderTrust, trustFolderForGemini } from './gemini-trust'
  *   under Gemini CLI in a folder it does not trust (gemini-trust.ts), where
  *   all are `not_started` and the session says so, with the folder and
  *   Gemini CLI's trust file.
+ * - Claude Code's adapter says when a server given in `session/new` failed to
+ *   start or needs authentication (`startupNoticeOf`): `failed`, `not_started`.
  * - Each tool call of a server's tool (Claude Code's `mcp__S__T` tool name,
  *   Gemini CLI's "T (S MCP Server)" title, a raw input naming `server` and
  *   `tool`): one that completes shows it `started`; one that fails with a
@@ -128,6 +130,8 @@ export class McpRunWatch {
   }
 
   private evidence(id: string, update: SessionNotification['update'], servers: SessionMcpRun[]): SessionMcpRun[] | null {
+    const told = startupNoticeOf(update, servers)
+    if (told) return servers.map((s) => (s.name === told.name ? told : s))
     if (update.sessionUpdate !== 'tool_call' && update.sessionUpdate !== 'tool_call_update') return null
     let calls = this.calls.get(id)
     const named = mcpToolOf(update, servers)
@@ -148,6 +152,35 @@ export class McpRunWatch {
       : { name: call.server, state: 'started', reason: `its tool ${call.tool} ${update.status === 'completed' ? 'ran' : 'answered'}` }
     return servers.map((s) => (s.name === call.server ? seen : s))
   }
+}
+
+/**
+ * What Claude Code's adapter (claude-agent-acp) tells of a server given in
+ * `session/new` that its CLI's `system/init` reports `failed` or `needs-auth`:
+ * a `notice` titled 'MCP server "S" failed to start' (or '… needs
+ * authentication'), or, to a client without notices, an agent message with
+ * `_meta.claudeCode` `{ kind: 'mcpServerStatus', server, status }`.
+ */
+export function startupNoticeOf(update: SessionNotification['update'], servers: { name: string }[]): SessionMcpRun | undefined {
+  const loose = update as { sessionUpdate: string; title?: unknown; description?: unknown; _meta?: unknown }
+  let server: string | undefined
+  let status: string | undefined
+  let said = ''
+  const meta = (loose._meta as { claudeCode?: { kind?: unknown; server?: unknown; status?: unknown } } | undefined)?.claudeCode
+  if (meta?.kind === 'mcpServerStatus' && typeof meta.server === 'string' && typeof meta.status === 'string') {
+    server = meta.server
+    status = meta.status
+  } else if (loose.sessionUpdate === 'notice' && typeof loose.title === 'string') {
+    const m = /^MCP server "(.+)" (failed to start|needs authentication)$/.exec(loose.title)
+    server = m?.[1]
+    status = m?.[2] === 'failed to start' ? 'failed' : 'needs-auth'
+    said = [loose.title, typeof loose.description === 'string' ? loose.description : ''].filter(Boolean).join(': ')
+  }
+  const name = server === undefined ? undefined : servers.find((s) => s.name === server)?.name
+  if (!name) return undefined
+  if (status === 'failed') return { name, state: 'failed', reason: `the agent says it failed to start${said ? ` (“${said}”)` : ''}` }
+  if (status === 'needs-auth') return { name, state: 'not_started', reason: 'the agent says it needs authentication (sign in to it in the agent)' }
+  return undefined
 }
 
 /** The given server (and tool) a tool call runs, by the names agents give MCP tools. */
