@@ -60,7 +60,8 @@ export class McpRunWatch {
       this.options.setState(id, { mcpRun: undefined })
       return
     }
-    const untrusted = await this.untrustedFolder(connection, definition, cwd)
+    // What cannot be read of the agent's trust says nothing: the session is not held up by it.
+    const untrusted = await this.untrustedFolder(connection, definition, cwd).catch(() => undefined)
     const servers: SessionMcpRun[] = given.map((s) =>
       untrusted
         ? { name: s.name, state: 'not_started', reason: `${GEMINI_UNTRUSTED} (${untrusted.why})` }
