@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { mcpToolOf, startupNoticeOf } from '../../electron/host/mcp/run-watch'
+import { mcpToolOf, startupLinesOf, startupNoticeOf } from '../../electron/host/mcp/run-watch'
 
 /** How the Host tells which given MCP server an agent's update is about (electron/host/mcp/run-watch.ts). */
 
@@ -47,5 +47,25 @@ describe('startupNoticeOf', () => {
     const unrelated = { ...notice, title: 'Context compacted' }
     expect(startupNoticeOf(other as never, servers)).toBeUndefined()
     expect(startupNoticeOf(unrelated as never, servers)).toBeUndefined()
+  })
+})
+
+describe('startupLinesOf', () => {
+  it('Codex’s startup events in its log (lines as codex-acp 0.137 writes them): ready, or failed with why', () => {
+    const log = [
+      '2026-11-28T18:50:32.812611Z  WARN codex_acp::thread: Received event for unknown submission ID:  McpStartupUpdate(McpStartupUpdateEvent { server: "crashy", status: Starting })',
+      '2026-11-28T18:50:34.959832Z  WARN codex_acp::thread: Received event for unknown submission ID:  McpStartupUpdate(McpStartupUpdateEvent { server: "tiny", status: Ready })',
+      '2026-11-28T18:50:35.203590Z  WARN codex_acp::thread: Received event for unknown submission ID:  McpStartupUpdate(McpStartupUpdateEvent { server: "crashy", status: Failed { error: "MCP client for `crashy` failed to start: MCP startup failed: handshaking with MCP server failed: connection closed: \\"initialize\\" response" } })',
+      '2026-11-28T18:50:35.203622Z  WARN codex_acp::thread: Received event for unknown submission ID:  McpStartupUpdate(McpStartupUpdateEvent { server: "other", status: Ready })'
+    ].join('\n')
+    expect(startupLinesOf(log, [{ name: 'tiny' }, { name: 'crashy' }])).toEqual([
+      { name: 'tiny', state: 'started', reason: 'the agent’s log says it is ready' },
+      {
+        name: 'crashy',
+        state: 'failed',
+        reason:
+          'the agent’s log says it failed: MCP client for `crashy` failed to start: MCP startup failed: handshaking with MCP server failed: connection closed: "initialize" response'
+      }
+    ])
   })
 })

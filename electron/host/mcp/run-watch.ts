@@ -22,6 +22,9 @@ import { geminiFolderTrust, trustFolderForGemini } from './gemini-trust'
  *   Gemini CLI's trust file.
  * - Claude Code's adapter says when a server given in `session/new` failed to
  *   start or needs authentication (`startupNoticeOf`): `failed`, `not_started`.
+ * - Codex writes each server's startup (ready, or failed with why) on its
+ *   stderr (`startupLinesOf`), read from where it was before the session was
+ *   asked for: `started`, `failed`.
  * - Each tool call of a server's tool (Claude Code's `mcp__S__T` tool name,
  *   Gemini CLI's "T (S MCP Server)" title, a raw input naming `server` and
  *   `tool`): one that completes shows it `started`; one that fails with a
@@ -50,16 +53,28 @@ const UNREACHABLE =
 export class McpRunWatch {
   /** Per session: tool call id → the server and tool it runs. */
   private readonly calls = new Map<string, Map<string, { server: string; tool: string }>>()
+  /** Per session: its agent run, and how far its stderr has been read. */
+  private readonly logs = new Map<string, { connection: AgentConnection; mark: number }>()
 
   constructor(private readonly options: McpRunWatchOptions) {}
 
   /** A session was linked to a run of its agent with these servers: what that run is known to start. */
-  async attached(id: string, given: SessionMcpServer[], connection: AgentConnection, definition: AgentDefinition, cwd: string): Promise<void> {
+  async attached(
+    id: string,
+    given: SessionMcpServer[],
+    connection: AgentConnection,
+    definition: AgentDefinition,
+    cwd: string,
+    /** Where the agent's stderr was before the session was asked for (what it says of its servers comes after). */
+    mark = connection.stderrMark()
+  ): Promise<void> {
     this.calls.delete(id)
+    this.logs.delete(id)
     if (!given.length) {
       this.options.setState(id, { mcpRun: undefined })
       return
     }
+    this.logs.set(id, { connection, mark })
     // What cannot be read of the agent's trust says nothing: the session is not held up by it.
     const untrusted = await this.untrustedFolder(connection, definition, cwd).catch(() => undefined)
     const servers: SessionMcpRun[] = given.map((s) =>
@@ -67,12 +82,15 @@ export class McpRunWatch {
         ? { name: s.name, state: 'not_started', reason: `${GEMINI_UNTRUSTED} (${untrusted.why})` }
         : { name: s.name, state: 'not_reported', reason: NOT_REPORTED }
     )
-    this.options.setState(id, { mcpRun: { servers, ...(untrusted ? { untrustedFolder: untrusted } : {}) } })
+    this.options.setState(id, {
+      mcpRun: { servers: untrusted ? servers : this.fromStderr(id, servers), ...(untrusted ? { untrustedFolder: untrusted } : {}) }
+    })
   }
 
   /** The session is no longer linked to its agent: nothing of it runs any more. */
   detached(id: string): void {
     this.calls.delete(id)
+    this.logs.delete(id)
     if (this.options.stateOf(id).mcpRun) this.options.setState(id, { mcpRun: undefined })
   }
 
@@ -80,7 +98,7 @@ export class McpRunWatch {
   noteRecords(id: string, records: TranscriptRecord[]): void {
     const run = this.options.stateOf(id).mcpRun
     if (!run) return
-    let servers = run.servers
+    let servers = run.untrustedFolder ? run.servers : this.fromStderr(id, run.servers)
     for (const record of records) {
       if (record.t !== 'update' || record.child) continue
       const next = this.evidence(id, record.update, servers)
@@ -116,6 +134,20 @@ export class McpRunWatch {
       mcpRun: { servers: run.servers.map((s) => ({ ...s, reason: restart })), untrustedFolder: { ...untrusted, why: restart, restartNeeded: true } }
     })
     return { file }
+  }
+
+  /** What the agent wrote to stderr since last read, about the session's servers (Codex's startup events). */
+  private fromStderr(id: string, servers: SessionMcpRun[]): SessionMcpRun[] {
+    const log = this.logs.get(id)
+    if (!log) return servers
+    const text = log.connection.stderrSince(log.mark)
+    // Whole lines only: the rest is read once its line ends.
+    const end = text.lastIndexOf('\n') + 1
+    if (end === 0) return servers
+    log.mark += end
+    let next = servers
+    for (const seen of startupLinesOf(text.slice(0, end), servers)) next = next.map((s) => (s.name === seen.name ? seen : s))
+    return next
   }
 
   private async untrustedFolder(
@@ -182,6 +214,28 @@ export function startupNoticeOf(update: SessionNotification['update'], servers: 
   if (status === 'failed') return { name, state: 'failed', reason: `the agent says it failed to start${said ? ` (“${said}”)` : ''}` }
   if (status === 'needs-auth') return { name, state: 'not_started', reason: 'the agent says it needs authentication (sign in to it in the agent)' }
   return undefined
+}
+
+/**
+ * What Codex (codex-acp) writes on stderr of each MCP server it starts (its
+ * startup events, logged at WARN, which its default log level shows):
+ * `McpStartupUpdate(McpStartupUpdateEvent { server: "S", status: Ready })`,
+ * or `status: Failed { error: "…" }`.
+ */
+export function startupLinesOf(text: string, servers: { name: string }[]): SessionMcpRun[] {
+  const seen: SessionMcpRun[] = []
+  const event = /McpStartupUpdateEvent \{ server: "((?:[^"\\]|\\.)*)", status: (Ready|Failed \{ error: "((?:[^"\\]|\\.)*)" \})/g
+  for (const m of text.matchAll(event)) {
+    const name = servers.find((s) => s.name === unescapeRust(m[1] ?? ''))?.name
+    if (!name) continue
+    if (m[2] === 'Ready') seen.push({ name, state: 'started', reason: 'the agent’s log says it is ready' })
+    else seen.push({ name, state: 'failed', reason: `the agent’s log says it failed: ${unescapeRust(m[3] ?? '').slice(0, 500)}` })
+  }
+  return seen
+}
+
+function unescapeRust(text: string): string {
+  return text.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c))
 }
 
 /** The given server (and tool) a tool call runs, by the names agents give MCP tools. */

@@ -121,7 +121,7 @@ export class SessionConnector {
         reopenFailed: undefined,
         mcp: { servers: servers.given, leftOut: servers.leftOut }
       })
-      await this.deps.mcpRun?.attached(id, servers.given, connection, definition, record.cwd)
+      await this.deps.mcpRun?.attached(id, servers.given, connection, definition, record.cwd, asked.mark)
     } catch (error) {
       registry.endReplay(live)
       if (live.connection) registry.detach(live)
