@@ -184,6 +184,8 @@ export const requestParams = {
   /** `tail`: only the last records (at least that many, back to the start of a turn); else the whole transcript. */
   'sessions.open': z.object({ id, tail: z.number().int().min(1).max(100_000).optional() }),
   'sessions.continue': z.object({ id }),
+  /** Trusts the session's folder in its agent's own trust file (Gemini CLI's folder trust), confirmed outside the window first. */
+  'sessions.trustFolderForMcp': z.object({ id, ...confirmationCodeParam }),
   'sessions.prompt': z
     .object({ id, text: z.string().max(1_000_000), attachments: z.array(attachmentSchema).max(50).default([]) })
     .refine((p) => p.text.trim() !== '' || p.attachments.length > 0, { message: 'A prompt needs text or an attachment' }),
@@ -350,6 +352,8 @@ export interface RequestResults extends McpRequestResults, RegistryRequestResult
   'sessions.new': SessionRecord
   'sessions.open': SessionSnapshot
   'sessions.continue': SessionState
+  /** `file`: the trust file written. */
+  'sessions.trustFolderForMcp': { file: string }
   'sessions.prompt': { stopReason: string }
   'sessions.cancel': Record<string, never>
   /** The queue after the change, oldest first (the session's state says the same to every window). */

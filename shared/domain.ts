@@ -4,7 +4,7 @@
  */
 
 import type { Attachment } from './attachment'
-import type { SessionMcpLeftOut, SessionMcpServer } from './mcp'
+import type { SessionMcpLeftOut, SessionMcpRunState, SessionMcpServer } from './mcp'
 import type { PermissionAlways, RuleSubject } from './permissions'
 import type { SessionWorktree } from './workspace'
 
@@ -397,6 +397,8 @@ export interface SessionState {
   permissions?: PendingPermission[]
   /** The MCP servers the live connection was given when it was last continued (loaded or resumed); the record keeps those it started with. */
   mcp?: { servers: SessionMcpServer[]; leftOut: SessionMcpLeftOut[] }
+  /** Which of the given servers the agent started, as far as it shows (electron/host/mcp/run-watch.ts); set while it is linked. */
+  mcpRun?: SessionMcpRunState
   /** The prompts waiting to be sent, oldest first (the record keeps them; every window sees the same queue). */
   queue?: QueuedPrompt[]
   /** Set while the queue is held: why, in a sentence the window shows beside Resume and Clear. */

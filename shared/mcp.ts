@@ -86,6 +86,36 @@ export interface SessionMcpServer {
   note?: string
 }
 
+/**
+ * Whether a server the session was given is running inside the agent, from
+ * the best evidence the agent gives (ACP has no message for it): `started`
+ * (one of its tools ran), `failed` (a tool of it failed to reach it; an agent
+ * told), `not_started` (the agent is known not to start it: Gemini CLI in a
+ * folder it does not trust), `not_reported` (nothing known: never shown as
+ * started merely for being given).
+ */
+export type McpRunState = 'started' | 'failed' | 'not_started' | 'not_reported'
+
+export interface SessionMcpRun {
+  name: string
+  state: McpRunState
+  /** What the evidence was, or why nothing is known, in a sentence. */
+  reason: string
+}
+
+/** What the Host knows of a live session's servers inside its agent (`SessionState.mcpRun`). */
+export interface SessionMcpRunState {
+  servers: SessionMcpRun[]
+  /**
+   * The agent is Gemini CLI and does not trust the session's folder, so it
+   * starts none of the servers. `file`: Gemini CLI's trust file, where
+   * `sessions.trustFolderForMcp` can trust the folder (absent when an
+   * environment variable decides and the file cannot help). `restartNeeded`:
+   * the folder was trusted since; the running agent read the file before.
+   */
+  untrustedFolder?: { agent: string; folder: string; why: string; file?: string; restartNeeded?: boolean }
+}
+
 /** A server a session was not given, and why (shown on the session, never silent). */
 export interface SessionMcpLeftOut extends SessionMcpServer {
   reason: string

@@ -41,6 +41,7 @@ import { SessionConnector } from './sessions/connector'
 import { SessionLifecycle } from './sessions/lifecycle'
 import { Reconnector } from './sessions/reconnect'
 import { SessionRegistry } from './sessions/registry'
+import { McpRunWatch } from './mcp/run-watch'
 import { sessionsHandlers } from './sessions/service'
 import { PromptQueue } from './sessions/queue'
 import { readUserSettings, UserSettingsStore, type ReadSettings } from './settings/service'
@@ -147,6 +148,7 @@ export class Host {
       onDetach: (id) => {
         terminals.releaseAll(id)
         broker.cancelFor(id)
+        mcpRun.detached(id)
       },
       foldFailed: (room, error, reset) => rooms.report(room, error, reset),
       onFold: options.faults?.onFold
@@ -182,7 +184,18 @@ export class Host {
       feedTimeoutMs: options.registry?.timeoutMs,
       limits: options.registry?.limits
     })
-    const connector = new SessionConnector({ records, registry, supervisor, mcp })
+    const mcpRun = new McpRunWatch({
+      records,
+      environment,
+      stateOf: (id) => registry.stateOf(id),
+      setState: (id, patch) => registry.setState(id, patch)
+    })
+    // A session's tool calls say which of its MCP servers its agent started.
+    events.tap((event) => {
+      if (event.type === 'session.records')
+        rooms.guarded('MCP servers of sessions', () => mcpRun.noteRecords(event.payload.id, event.payload.records))
+    })
+    const connector = new SessionConnector({ records, registry, supervisor, mcp, mcpRun })
     this.reconnector = new Reconnector({ records, registry, connector, delaysMs: options.reconnectDelaysMs })
     const workspace = new WorkspaceService({
       records,
@@ -201,7 +214,7 @@ export class Host {
       workspace,
       cancelGraceMs: cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS
     }))
-    const lifecycle = new SessionLifecycle({ records, registry, supervisor, mcp, turns, dataDir, workspace })
+    const lifecycle = new SessionLifecycle({ records, registry, supervisor, mcp, mcpRun, turns, dataDir, workspace })
     const queue: PromptQueue = new PromptQueue({
       records,
       registry,
@@ -240,7 +253,7 @@ export class Host {
       ...projectsHandlers({ records, lifecycle, supervisor, pickFolder: options.pickFolder }),
       ...agentsHandlers({ records, secrets, supervisor, signIn, checks, environment, onRemoved: (d) => registryService.forget(d) }),
       ...registryService.handlers(),
-      ...sessionsHandlers({ records, registry, connector, lifecycle, turns, queue, broker }),
+      ...sessionsHandlers({ records, registry, connector, lifecycle, turns, queue, broker, mcpRun }),
       ...asksHandlers(records, broker),
       ...lazyMcpHandlers(() => mcp),
       ...filesHandlers({ records, supervisor, revealPath: options.revealPath }),

@@ -411,6 +411,32 @@ async function connectMcpServer(mcpServers: unknown[], server: string): Promise<
   }
 }
 
+/** Calls TOOL of the session's stdio MCP server SERVER (started for the call, stopped after), with `{ text: 'hi' }`. */
+async function callMcpTool(mcpServers: unknown[], server: string, tool: string): Promise<{ ok: boolean; text: string }> {
+  type Stdio = { name: string; command?: string; args?: string[]; env?: { name: string; value: string }[] }
+  const given = (mcpServers as Stdio[]).find((s) => s.name === server && typeof s.command === 'string')
+  if (!given?.command) return { ok: false, text: `No MCP server '${server}' in this session` }
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js')
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js')
+  const ownEnv = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined))
+  const transport = new StdioClientTransport({
+    command: given.command,
+    args: given.args ?? [],
+    env: { ...ownEnv, ...Object.fromEntries((given.env ?? []).map((v) => [v.name, v.value])) },
+    stderr: 'ignore'
+  })
+  const client = new Client({ name: 'scripted-agent', version: '1.0.0' })
+  try {
+    await client.connect(transport)
+    const result = (await client.callTool({ name: tool, arguments: { text: 'hi' } })) as { content?: { type: string; text?: string }[] }
+    return { ok: true, text: (result.content ?? []).map((c) => c.text ?? '').join('\n') }
+  } catch (error) {
+    return { ok: false, text: `MCP server '${server}': ${errorMessage(error)}` }
+  } finally {
+    await client.close().catch(() => undefined)
+  }
+}
+
 function splitInto(text: string, parts: number): string[] {
   const chars = Array.from(text)
   const size = Math.max(1, Math.ceil(chars.length / parts))
@@ -794,6 +820,22 @@ class TurnRunner {
         // /mcp-connect SERVER: starts the session's stdio MCP server SERVER as agents do, lists its tools, stops it.
         await this.message(await connectMcpServer(this.session.mcpServers, arg))
         return
+      case 'mcp-call': {
+        // /mcp-call SERVER TOOL: a tool call of the session's stdio MCP server SERVER as Claude Code announces one
+        // (tool name mcp__SERVER__TOOL), run by starting the server; failed with the MCP client's words when it cannot be reached.
+        const [server = '', tool = ''] = arg.split(/\s+/)
+        const toolCallId = this.nextToolCallId()
+        const _meta = { claudeCode: { toolName: `mcp__${server}__${tool}` } }
+        await this.send({ sessionUpdate: 'tool_call', toolCallId, title: `${tool} (MCP)`, kind: 'other', status: 'in_progress', _meta })
+        const outcome = await callMcpTool(this.session.mcpServers, server, tool)
+        await this.send({
+          sessionUpdate: 'tool_call_update',
+          toolCallId,
+          status: outcome.ok ? 'completed' : 'failed',
+          content: [{ type: 'content', content: { type: 'text', text: outcome.text } }]
+        })
+        return
+      }
       case 'dirs':
         await this.message(`additionalDirectories=${JSON.stringify(this.session.additionalDirectories)}`)
         return

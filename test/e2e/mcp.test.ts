@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises'
+import { mkdir, readFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
@@ -220,5 +220,81 @@ describe('the MCP page in the browser', () => {
     console.log(`screenshot: ${await screenshot(page, 'e2e-mcp-left-out-dark')}`)
     expect(problems).toEqual([])
     await context.close()
+  }, 180_000)
+
+  it('shows which servers the agent started, failed or did not report, and offers to trust a folder Gemini CLI does not', async () => {
+    await mkdir(join(root, 'run-project'), { recursive: true })
+    const project = await host.request('projects.add', { cwd: join(root, 'run-project') })
+    const tiny = tinyServerCommand()
+    const only = { scope: 'projects' as const, projectIds: [project.id] }
+    await host.request('mcp.save', { name: 'echo-ok', transport: 'stdio', command: tiny.command, args: tiny.args, env: [], ...only })
+    // Exits at start (no token): inside the agent it crashes, with no Test connection run to warn of it.
+    await host.request('mcp.save', {
+      name: 'crashy',
+      transport: 'stdio',
+      command: tiny.command,
+      args: tiny.args,
+      env: [{ name: 'TINY_REQUIRE_TOKEN', value: 'x' }],
+      ...only
+    })
+    // Other tests' servers that reach every project are switched off here.
+    for (const p of (await host.request('mcp.list', {})).profiles) {
+      if (p.name !== 'echo-ok' && p.name !== 'crashy')
+        await host.request('mcp.setProjectEnabled', { projectId: project.id, profileId: p.id, enabled: false })
+    }
+    const plain = await host.request('agents.add', scriptedAgent(join(root, 'run-agent'), {}, 'Plain agent'))
+    const ran = await host.request('sessions.new', { projectId: project.id, agentId: plain.id })
+    await host.request('sessions.prompt', { id: ran.id, text: '/mcp-call echo-ok echo' })
+    await host.request('sessions.prompt', { id: ran.id, text: '/mcp-call crashy echo' })
+    // An agent that answers to the name of Gemini CLI, with a home of its own: no rule trusts the folder there.
+    const geminiHome = join(root, 'gemini-home')
+    const gemini = await host.request(
+      'agents.add',
+      scriptedAgent(join(root, 'gemini-agent'), { SCRIPTED_AGENT_NAME: 'gemini-cli', HOME: geminiHome }, 'Gemini CLI')
+    )
+    const refused = await host.request('sessions.new', { projectId: project.id, agentId: gemini.id })
+
+    for (const scheme of ['light', 'dark'] as const) {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: scheme })
+      const page = await context.newPage()
+      const problems = watchConsole(page)
+      await page.goto(server.url)
+      await page.locator(`[data-session-id="${ran.id}"]`).first().click()
+      const sessionMcp = page.getByTestId('session-mcp')
+      // A failure opens the list by itself.
+      await expect.poll(() => sessionMcp.locator('summary').textContent()).toMatch(/MCP: echo-ok, crashy\s*· 1 failed/)
+      expect(
+        await page.getByTestId('session-mcp-run').evaluateAll((els) => els.map((e) => [e.getAttribute('data-state'), e.textContent?.trim()]))
+      ).toEqual([
+        ['started', 'started'],
+        ['failed', 'failed']
+      ])
+      const crashed = page.getByTestId('session-mcp-given').filter({ hasText: 'crashy' })
+      expect(await crashed.textContent()).toMatch(/its tool echo could not reach it: MCP server 'crashy': .*Connection closed/)
+      console.log(`screenshot: ${await screenshot(page, `e2e-mcp-run-states-${scheme}`)}`)
+
+      await page.locator(`[data-session-id="${refused.id}"]`).first().click()
+      const notice = page.getByTestId('session-mcp-untrusted')
+      await notice.waitFor()
+      expect(await notice.textContent()).toContain('Gemini CLI does not start MCP servers in folders it does not trust')
+      expect(await page.getByTestId('session-mcp-run').evaluateAll((els) => els.map((e) => e.getAttribute('data-state')))).toEqual([
+        'not_started',
+        'not_started'
+      ])
+      console.log(`screenshot: ${await screenshot(page, `e2e-mcp-untrusted-${scheme}`)}`)
+      if (scheme === 'light') {
+        // Trusting is confirmed outside the page (serve's console code), then written to Gemini CLI's own file.
+        const trust = page.getByTestId('session-mcp-trust')
+        await trust.focus()
+        await page.keyboard.press('Enter')
+        await typeConsoleCode(page, server)
+        await page.getByTestId('session-mcp-restart').waitFor()
+        const file = JSON.parse(await readFile(join(geminiHome, '.gemini', 'trustedFolders.json'), 'utf8')) as Record<string, string>
+        expect(file).toEqual({ [join(root, 'run-project')]: 'TRUST_FOLDER' })
+        console.log(`screenshot: ${await screenshot(page, 'e2e-mcp-trusted-restart-light')}`)
+      }
+      expect(problems).toEqual([])
+      await context.close()
+    }
   }, 180_000)
 })

@@ -111,6 +111,10 @@ export class StubConnection implements AgentConnection {
     return this.stderr.length
   }
 
+  stderrSince(mark: number): string {
+    return this.stderr.slice(mark)
+  }
+
   explanation(mark = 0): { lines: string[]; found: boolean } {
     const text = this.stderr.slice(mark)
     const found = explainingLines(text)

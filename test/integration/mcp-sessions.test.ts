@@ -6,7 +6,7 @@ import type { Host } from '../../electron/host/host'
 import { DB_VERSION } from '../../electron/host/store'
 import type { McpProfileInput } from '../../shared/mcp'
 import { entriesOf, fold, openHost, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { startTinyHttpServer } from '../mcp/tiny-server'
+import { startTinyHttpServer, tinyServerCommand } from '../mcp/tiny-server'
 
 /**
  * MCP profiles reaching agents: the exact `mcpServers` the scripted agent
@@ -369,4 +369,37 @@ describe('db.json migration to version 3 and on', () => {
       expect((await host.request('mcp.list', {})).profiles.map((p) => [p.name, p.projectIds])).toEqual([['remote', ['p1']]])
     })
   }
+})
+
+describe('which servers the agent started (SessionState.mcpRun)', () => {
+  const mcpRunOf = async (id: string) => (await host.request('sessions.states', {})).find((s) => s.id === id)?.mcpRun
+
+  it('not reported until a tool of the server runs; a server that exits inside the agent shows failed with the agent’s words', async () => {
+    const tiny = tinyServerCommand()
+    await save({ name: 'tiny', transport: 'stdio', command: tiny.command, args: tiny.args, env: [] })
+    // Exits with code 2 at start: no token.
+    await save({ name: 'crashy', transport: 'stdio', command: tiny.command, args: tiny.args, env: [{ name: 'TINY_REQUIRE_TOKEN', value: 'wanted' }] })
+    const agent = await agentWith()
+    const { id } = await host.request('sessions.new', { projectId, agentId: agent.id })
+    // Given is not started: nothing is claimed before the agent shows it.
+    expect((await mcpRunOf(id))?.servers).toEqual([
+      { name: 'tiny', state: 'not_reported', reason: expect.stringMatching(/^not reported by the agent/) },
+      { name: 'crashy', state: 'not_reported', reason: expect.stringMatching(/^not reported by the agent/) }
+    ])
+    await host.request('sessions.prompt', { id, text: '/mcp-call tiny echo' })
+    await host.request('sessions.prompt', { id, text: '/mcp-call crashy echo' })
+    const run = await mcpRunOf(id)
+    expect(run?.servers).toEqual([
+      { name: 'tiny', state: 'started', reason: 'its tool echo ran' },
+      {
+        name: 'crashy',
+        state: 'failed',
+        reason: expect.stringMatching(/^its tool echo could not reach it: MCP server 'crashy': .*Connection closed/)
+      }
+    ])
+    expect(run?.untrustedFolder).toBeUndefined()
+    // The agent ends: nothing of it runs any more, and nothing is claimed.
+    await host.request('agents.restart', { agentId: agent.id })
+    expect(await mcpRunOf(id)).toBeUndefined()
+  }, 60_000)
 })

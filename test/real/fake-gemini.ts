@@ -10,6 +10,8 @@ import { eventStream, json, parseBody, pause, startFakeApiServer } from './fake-
  *   (`\n` in the text is a newline);
  * - `READ <absolute path>`: a call of `read_file`;
  * - `SHELL <command>`: a call of `run_shell_command`;
+ * - `CALL <tool> <JSON arguments>`: a call of any tool by the name the model was given (an MCP server's tool
+ *   is `mcp_<server>_<tool>` to Gemini CLI);
  * - `SLOW`: a long text streamed in many small, slow chunks (to cancel mid-stream);
  * - `FAIL500`: HTTP 500 with a JSON error body carrying {@link FAIL500_MESSAGE};
  * - anything else: the text `Echo: <the user's last line>` streamed in a few chunks.
@@ -115,6 +117,7 @@ function replyTo(contents: Content[]): Reply {
     if ((m = /^WRITE (\S+) (.*)$/.exec(line))) return call('write_file', { file_path: m[1], content: (m[2] ?? '').replace(/\\n/g, '\n') })
     if ((m = /^READ (\S+)$/.exec(line))) return call('read_file', { file_path: m[1] })
     if ((m = /^SHELL (.+)$/.exec(line))) return call('run_shell_command', { command: m[1], description: `Run ${m[1]}` })
+    if ((m = /^CALL (\S+) (\{.*\})$/.exec(line))) return call(m[1] ?? '', JSON.parse(m[2] ?? '{}') as Record<string, unknown>)
     if (line === 'SLOW') {
       const words = Array.from({ length: 60 }, (_, i) => `slow${i + 1} `)
       return { kind: 'text', chunks: words, delayMs: 150 }

@@ -42,6 +42,8 @@ export interface AgentConnection {
   exitMessage(): string
   /** Where its stderr is now; what it writes after this explains what fails after it (see explanation). */
   stderrMark(): number
+  /** What it wrote to stderr since `mark` (see stderrMark), as much as is kept: what it says of the MCP servers it starts. */
+  stderrSince(mark: number): string
   /** The lines of its stderr since `mark` that explain a failure (found by what they say; else the last ones, `found` false). */
   explanation(mark?: number): { lines: string[]; found: boolean }
   /**
@@ -202,6 +204,10 @@ class LinkedConnection implements AgentConnection {
 
   stderrMark(): number {
     return this.run.stderrMark()
+  }
+
+  stderrSince(mark: number): string {
+    return this.run.stderrSince(mark)
   }
 
   explanation(mark = 0): { lines: string[]; found: boolean } {

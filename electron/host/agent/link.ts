@@ -34,6 +34,8 @@ export interface AgentLink {
   exitSummary(): string
   explanation(mark?: number): { lines: string[]; found: boolean }
   stderrMark(): number
+  /** What it wrote to stderr since `mark` (as much as is kept; none over the network). */
+  stderrSince(mark: number): string
   stderrQuiet(): Promise<void>
   flushLog(): Promise<void>
   stop(): Promise<void>

@@ -114,6 +114,10 @@ export class NetworkLink implements AgentLink {
     return 0
   }
 
+  stderrSince(): string {
+    return ''
+  }
+
   async stderrQuiet(): Promise<void> {}
 
   flushLog(): Promise<void> {

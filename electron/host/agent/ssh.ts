@@ -149,6 +149,10 @@ export class SshLink implements AgentLink {
     return this.run?.stderrMark() ?? 0
   }
 
+  stderrSince(mark: number): string {
+    return this.run?.stderrSince(mark) ?? ''
+  }
+
   async stderrQuiet(): Promise<void> {
     await this.run?.stderrQuiet()
   }

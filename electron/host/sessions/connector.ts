@@ -3,6 +3,7 @@ import { agentFailure, type Asked } from '../agents/problems'
 import { authRequired } from '../agents/sign-in'
 import type { AgentSupervisor } from '../agents/supervisor'
 import { describeError, HostError } from '../errors'
+import type { McpRunWatch } from '../mcp/run-watch'
 import type { McpService } from '../mcp/service'
 import { serversForAgent } from '../mcp/acp-servers'
 import type { Records } from '../records'
@@ -30,6 +31,8 @@ export interface SessionDeps {
   registry: SessionRegistry
   supervisor: AgentSupervisor
   mcp: McpService
+  /** Told when a session is linked to a run of its agent, with the servers given: which of them that run starts. */
+  mcpRun?: McpRunWatch
 }
 
 export class SessionConnector {
@@ -118,6 +121,7 @@ export class SessionConnector {
         reopenFailed: undefined,
         mcp: { servers: servers.given, leftOut: servers.leftOut }
       })
+      await this.deps.mcpRun?.attached(id, servers.given, connection, definition, record.cwd, asked.mark)
     } catch (error) {
       registry.endReplay(live)
       if (live.connection) registry.detach(live)

@@ -60,11 +60,13 @@ export class SessionLifecycle {
     const id = randomUUID()
     const isolated = options.isolation === 'worktree' ? await workspace.worktreeFor(project.cwd, definition.name, id, options.branch) : null
     const cwd = isolated?.cwd ?? project.cwd
-    const { connection, servers, response } = await this.newIn(definition, cwd, prepared, additionalDirectories).catch(async (error: unknown) => {
-      // The agent refused the session (or did not start): the worktree made for it goes too (it holds nothing yet).
-      if (isolated) await workspace.discardWorktree(isolated.worktree)
-      throw error
-    })
+    const { connection, servers, response, mark } = await this.newIn(definition, cwd, prepared, additionalDirectories).catch(
+      async (error: unknown) => {
+        // The agent refused the session (or did not start): the worktree made for it goes too (it holds nothing yet).
+        if (isolated) await workspace.discardWorktree(isolated.worktree)
+        throw error
+      }
+    )
     const now = new Date().toISOString()
     const record: SessionRecord = {
       id,
@@ -80,7 +82,7 @@ export class SessionLifecycle {
       ...sessionMcp(servers),
       ...(isolated ? { worktree: isolated.worktree } : {})
     }
-    return this.register(record, connection, response, [])
+    return this.register(record, connection, response, [], mark)
   }
 
   /** `session/fork`: a new session that starts with this one's history, in the agent and on screen. */
@@ -207,7 +209,7 @@ export class SessionLifecycle {
           throw authRequired(error, connection, asked.mark) ?? error
         })
       supervisor.sessionStarted(definition.id)
-      return { connection, servers, response }
+      return { connection, servers, response, mark: asked.mark }
     } catch (error) {
       const failure = agentFailure(definition, error, asked)
       if (failure instanceof HostError && failure.problem) supervisor.sessionFailed(failure.problem)
@@ -216,7 +218,14 @@ export class SessionLifecycle {
   }
 
   /** A session the agent has just created: in memory and linked, its history copied (a fork's), the answer's state kept, saved. */
-  private async register(record: SessionRecord, connection: AgentConnection, answer: unknown, history: TranscriptRecord[]): Promise<SessionRecord> {
+  private async register(
+    record: SessionRecord,
+    connection: AgentConnection,
+    answer: unknown,
+    history: TranscriptRecord[],
+    /** Where the agent's stderr was before it was asked for the session. */
+    mark?: number
+  ): Promise<SessionRecord> {
     const { records, registry } = this.deps
     const live = registry.create(record)
     registry.attach(live, connection)
@@ -226,6 +235,7 @@ export class SessionLifecycle {
     await applyStartingMode(live, connection, { records, registry })
     records.data.sessions.push(record)
     registry.setState(record.id, { status: 'ready', error: undefined })
+    await this.deps.mcpRun?.attached(record.id, record.mcpServers ?? [], connection, records.agent(record.agentId), record.cwd, mark)
     await records.saved(record)
     return record
   }

@@ -1,5 +1,6 @@
 import type { AskBroker } from '../asks/broker'
 import type { HandlerSlice } from '../handlers'
+import type { McpRunWatch } from '../mcp/run-watch'
 import type { Records } from '../records'
 import type { SessionConnector } from './connector'
 import type { SessionLifecycle } from './lifecycle'
@@ -17,10 +18,11 @@ export interface SessionsServiceOptions {
   turns: Turns
   queue: PromptQueue
   broker: AskBroker
+  mcpRun: McpRunWatch
 }
 
 export function sessionsHandlers(rooms: SessionsServiceOptions): HandlerSlice<'sessions'> & HandlerSlice<'transcripts'> {
-  const { records, registry, connector, lifecycle, turns, queue, broker } = rooms
+  const { records, registry, connector, lifecycle, turns, queue, broker, mcpRun } = rooms
   return {
     ...queue.handlers(),
     'sessions.list': async ({ projectId }) =>
@@ -40,6 +42,7 @@ export function sessionsHandlers(rooms: SessionsServiceOptions): HandlerSlice<'s
       await connector.ensureLive(id)
       return registry.stateOf(id)
     },
+    'sessions.trustFolderForMcp': ({ id }, request) => mcpRun.trustFolder(id, request),
     'sessions.prompt': ({ id, text, attachments }) => turns.prompt(id, text, attachments),
     'sessions.cancel': async ({ id }) => {
       await turns.cancel(id)
