@@ -102,7 +102,7 @@ describe('notices under a project', () => {
       loadSession: true,
       prompt: { image: false, audio: false, embeddedContext: false },
       mcp: { stdio: true, http: false, sse: false },
-      session: { list: true, resume: false, close: false, delete: false, fork: false, additionalDirectories: false },
+      session: { list: true, resume: false, close: false, delete: false, fork: false, additionalDirectories: false, systemPrompt: false },
       auth: { logout: false }
     }
     agents.setAll([agent('claude', 'Claude Code')], [state('claude', { status: 'ready', capabilities: caps })])
