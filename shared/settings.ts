@@ -43,13 +43,15 @@ export const userSettingsSchema = z.object({
   diffMode: z.optional(z.enum(diffModes)),
   panes: z.optional(paneLayoutSchema),
   /** The agent each project's New session picker was left on. */
-  projectAgents: z.optional(projectAgents(id))
+  projectAgents: z.optional(projectAgents(id)),
+  /** The preset each project's New session button was left on (over its agent; absent: the agent). */
+  projectPresets: z.optional(projectAgents(id))
 })
 export type UserSettings = z.infer<typeof userSettingsSchema>
 
 /**
- * A change: each field given replaces the one kept, except `projectAgents`,
- * whose entries are merged into the kept ones (null forgets one), so two
+ * A change: each field given replaces the one kept, except `projectAgents`
+ * and `projectPresets`, whose entries are merged into the kept ones (null forgets one), so two
  * windows choosing agents for different projects do not undo each other.
  * An unknown field is refused (a typo would otherwise be dropped silently).
  */
@@ -57,7 +59,8 @@ export const settingsChangeSchema = z.strictObject({
   theme: z.optional(z.enum(themeChoices)),
   diffMode: z.optional(z.enum(diffModes)),
   panes: z.optional(paneLayoutSchema),
-  projectAgents: z.optional(projectAgents(z.nullable(id)))
+  projectAgents: z.optional(projectAgents(z.nullable(id))),
+  projectPresets: z.optional(projectAgents(z.nullable(id)))
 })
 export type SettingsChange = z.infer<typeof settingsChangeSchema>
 
@@ -67,15 +70,19 @@ export function applySettingsChange(settings: UserSettings, change: SettingsChan
   if (change.theme !== undefined) next.theme = change.theme
   if (change.diffMode !== undefined) next.diffMode = change.diffMode
   if (change.panes !== undefined) next.panes = change.panes
-  if (change.projectAgents !== undefined) {
-    const merged = { ...next.projectAgents }
-    for (const [projectId, agentId] of Object.entries(change.projectAgents)) {
-      if (agentId === null) delete merged[projectId]
-      else merged[projectId] = agentId
-    }
-    next.projectAgents = merged
-  }
+  if (change.projectAgents !== undefined) next.projectAgents = mergedChoices(next.projectAgents, change.projectAgents)
+  if (change.projectPresets !== undefined) next.projectPresets = mergedChoices(next.projectPresets, change.projectPresets)
   return next
+}
+
+/** Per-project choices with a change's entries merged in (null forgets one). */
+function mergedChoices(kept: Record<string, string> | undefined, change: Record<string, string | null>): Record<string, string> {
+  const merged = { ...kept }
+  for (const [projectId, choice] of Object.entries(change)) {
+    if (choice === null) delete merged[projectId]
+    else merged[projectId] = choice
+  }
+  return merged
 }
 
 export const settingsRequestParams = {

@@ -1486,7 +1486,8 @@ let app = agent({ name: agentName })
         loadSession,
         promptCapabilities: promptCapabilities(),
         mcpCapabilities: { http: mcpTransports.has('http'), sse: mcpTransports.has('sse') },
-        sessionCapabilities: { ...Object.fromEntries([...sessionMethods].map((m) => [m, {}])), ...(takesSystemPrompt ? { systemPrompt: {} } : {}) },
+        // systemPrompt is in the SDK's unstable types only: the announcement is built untyped.
+        sessionCapabilities: Object.fromEntries([...sessionMethods, ...(takesSystemPrompt ? ['systemPrompt'] : [])].map((m) => [m, {}])),
         ...(needsAuth ? { auth: { logout: {} } } : {}),
         ...(promptQueueing ? { _meta: { claudeCode: { promptQueueing: true } } } : {})
       },

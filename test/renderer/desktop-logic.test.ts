@@ -192,6 +192,7 @@ describe('capabilities', () => {
       'delete',
       'fork',
       'directories',
+      'system-prompt',
       'image',
       'audio',
       'embedded',
