@@ -26,7 +26,8 @@ import { registryRequestParams, type AgentCheckReport, type RegistryProgress, ty
 import { settingsRequestParams, type SettingsRequestResults, type UserSettings } from './settings'
 import { inboxRequestParams, type InboxItem, type InboxRequestResults } from './inbox'
 import { spendRequestParams, type SpendRequestResults } from './spend'
-import { presetRequestParams, SYSTEM_PROMPT_MAX, type PresetRequestResults, type SessionPreset } from './presets'
+import { presetRequestParams, type PresetRequestResults } from './preset-requests'
+import { SYSTEM_PROMPT_MAX, type SessionPreset } from './presets'
 
 export { ipcChannels } from './ipc'
 

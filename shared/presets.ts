@@ -1,6 +1,3 @@
-import { z } from 'zod'
-import type { SessionRecord } from './domain'
-
 /**
  * Session presets (as JetBrains Air has them): a named starting point for a
  * new session, kept in db.json and edited on the Agents page. A preset names
@@ -9,7 +6,9 @@ import type { SessionRecord } from './domain'
  * session/new where the agent announces `sessionCapabilities.systemPrompt`),
  * MCP servers given besides the project's, and where the session works.
  * (Not to be confused with the built-in agent presets of presets.ts, which
- * are agent definitions.) Types and schemas only.
+ * are agent definitions.) Types only, and no zod: the window imports this
+ * (its CSP has no eval, which zod's classic API probes for); the requests'
+ * schemas are in preset-requests.ts.
  */
 
 export type Isolation = 'folder' | 'worktree'
@@ -33,51 +32,8 @@ export interface SessionPreset {
   updatedAt: string
 }
 
-const id = z.string().min(1).max(200)
 /** The largest system prompt taken (a project's or a preset's). */
 export const SYSTEM_PROMPT_MAX = 100_000
-
-export const presetInputSchema = z.object({
-  name: z.string().trim().min(1, 'A preset needs a name').max(200),
-  agentId: id,
-  model: z.string().trim().max(200).optional(),
-  modeId: z.string().trim().max(200).optional(),
-  configOptions: z
-    .record(z.string().trim().min(1).max(200), z.union([z.string().max(1000), z.boolean()]))
-    .refine((o) => Object.keys(o).length <= 50, { message: 'At most 50 options' })
-    .default({}),
-  systemPrompt: z.string().max(SYSTEM_PROMPT_MAX).optional(),
-  mcpProfileIds: z.array(id).max(100).default([]),
-  isolation: z.enum(['folder', 'worktree']).default('folder'),
-  /** A mode that skips permissions needs it once per agent (as `agents.setStartingMode`). */
-  confirmSkip: z.boolean().optional()
-})
-export type PresetInput = z.input<typeof presetInputSchema>
-
-export const presetRequestParams = {
-  'presets.list': z.object({}),
-  'presets.add': presetInputSchema,
-  'presets.update': presetInputSchema.extend({ presetId: id }),
-  'presets.remove': z.object({ presetId: id }),
-  /**
-   * A new session from a preset in a project: its agent, put in its mode, model and options right after session/new;
-   * `isolation` (and `branch` for a worktree) overrides the preset's.
-   */
-  'presets.start': z.object({
-    presetId: id,
-    projectId: id,
-    isolation: z.enum(['folder', 'worktree']).optional(),
-    branch: z.string().trim().min(1).max(200).optional()
-  })
-} as const
-
-export interface PresetRequestResults {
-  'presets.list': SessionPreset[]
-  'presets.add': SessionPreset
-  'presets.update': SessionPreset
-  'presets.remove': Record<string, never>
-  'presets.start': SessionRecord
-}
 
 /** What a preset sets, in a line (the Agents page, the new-session menu). */
 export function presetSummary(preset: SessionPreset, agentName: string): string {

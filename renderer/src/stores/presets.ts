@@ -1,6 +1,7 @@
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
-import type { PresetInput, SessionPreset } from '../../../shared/presets'
+import type { PresetInput } from '../../../shared/preset-requests'
+import type { SessionPreset } from '../../../shared/presets'
 import { host } from '../host/client'
 
 /**
