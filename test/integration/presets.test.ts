@@ -112,6 +112,28 @@ describe('session presets', () => {
     expect(error).not.toContain('verbose')
   })
 
+  it('give their MCP servers besides the project’s, also when the session is reopened', async () => {
+    const agentId = await addAgent({ SCRIPTED_AGENT_MCP: 'http' })
+    await mkdir(join(root, 'other'))
+    const other = await host.request('projects.add', { cwd: join(root, 'other') })
+    await host.request('mcp.save', { name: 'everywhere', transport: 'http', url: 'https://a.example/mcp' })
+    const elsewhere = await host.request('mcp.save', {
+      name: 'docs',
+      transport: 'http',
+      url: 'https://b.example/mcp',
+      scope: 'projects',
+      projectIds: [other.id]
+    })
+    const plain = await host.request('sessions.new', { projectId, agentId })
+    expect(plain.mcpServers?.map((s) => s.name)).toEqual(['everywhere'])
+    const preset = await host.request('presets.add', { name: 'With docs', agentId, mcpProfileIds: [elsewhere.id] })
+    const record = await host.request('presets.start', { presetId: preset.id, projectId })
+    expect(record.mcpServers?.map((s) => s.name)).toEqual(['everywhere', 'docs'])
+    await host.request('agents.restart', { agentId })
+    await host.request('sessions.continue', { id: record.id })
+    expect(await ask(record.id, '/mcp')).toContain('"name":"docs"')
+  })
+
   it('are checked, listed, changed and removed, and announced to every window', async () => {
     const agentId = await addAgent({ SCRIPTED_AGENT_MODES: 'ask:ask,acceptEdits' })
     const events = recordEvents(host)
