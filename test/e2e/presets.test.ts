@@ -109,9 +109,14 @@ describe('session presets in the browser', () => {
       }
       await page.getByTestId('project').first().waitFor()
 
-      // The shortcut opens the project's New session menu, the focus on the current choice.
-      await page.keyboard.press('Control+Shift+N')
+      // The shortcut opens the project's New session menu, the focus on the current choice; Esc closes it, the focus on the button.
       const menu = page.getByTestId('new-session-options')
+      await page.keyboard.press('Control+Shift+N')
+      await menu.waitFor()
+      await page.keyboard.press('Escape')
+      await menu.waitFor({ state: 'detached' })
+      expect(await focused(page)).toBe('new-session')
+      await page.keyboard.press('ArrowDown')
       await menu.waitFor()
       expect(await page.evaluate("document.activeElement?.getAttribute('aria-checked')")).toBe('true')
       expect(await menu.getByRole('menuitemradio').allTextContents()).toEqual(['Scripted', expect.stringContaining('Careful reviewer')])
