@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
-import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole } from './browser'
+import { chooseAgent, closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole } from './browser'
 
 /**
  * Session presets by keyboard: made on the Agents page's form, chosen in a project's New session split button
@@ -160,6 +160,18 @@ describe('session presets in the browser', () => {
     expect(await page.getByTestId('preset-system-prompt-hint').textContent()).toContain(
       'Plain does not take a system prompt from Switchboard (it does not announce sessionCapabilities.systemPrompt)'
     )
+    await page.getByTestId('preset-cancel').click()
+    await page.keyboard.press('Escape')
+
+    // The project's system prompt (set in the test above) is not sent to it: the session's header says why.
+    const project = page.getByTestId('project').first()
+    await chooseAgent(project, plain.id)
+    await project.getByTestId('new-session').click()
+    await page.getByTestId('composer-input').waitFor()
+    await expect
+      .poll(() => page.getByTestId('session-system-prompt-left-out').textContent())
+      .toContain('Plain does not take a system prompt from Switchboard')
+    console.log(`screenshot: ${await screenshot(page, 'e2e-system-prompt-left-out-light')}`)
     await context.close()
   })
 })
