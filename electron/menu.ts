@@ -36,6 +36,7 @@ export function buildMenuTemplate(actions: MenuActions): MenuItemConstructorOpti
       label: 'File',
       submenu: [
         command('New Session', 'new-session', 'CmdOrCtrl+N'),
+        command('New Session With…', 'new-session-picker', 'CmdOrCtrl+Shift+N'),
         command('Search…', 'search', 'CmdOrCtrl+K'),
         command('Inbox', 'inbox', 'CmdOrCtrl+I'),
         { type: 'separator' },

@@ -3,7 +3,7 @@
  * application menu sends them as the `app.command` event (electron/menu.ts), and
  * the renderer's own keyboard shortcuts run the same ones (renderer/src/commands.ts).
  */
-export const appCommands = ['new-session', 'search', 'shortcuts', 'agents', 'mcp', 'inbox', 'spend'] as const
+export const appCommands = ['new-session', 'new-session-picker', 'search', 'shortcuts', 'agents', 'mcp', 'inbox', 'spend'] as const
 
 export type AppCommand = (typeof appCommands)[number]
 

@@ -26,6 +26,8 @@ import { registryRequestParams, type AgentCheckReport, type RegistryProgress, ty
 import { settingsRequestParams, type SettingsRequestResults, type UserSettings } from './settings'
 import { inboxRequestParams, type InboxItem, type InboxRequestResults } from './inbox'
 import { spendRequestParams, type SpendRequestResults } from './spend'
+import { presetRequestParams, type PresetRequestResults } from './preset-requests'
+import { SYSTEM_PROMPT_MAX, type SessionPreset } from './presets'
 
 export { ipcChannels } from './ipc'
 
@@ -101,6 +103,8 @@ export const requestParams = {
     confirmSkip: z.boolean().optional()
   }),
   'projects.rename': z.object({ projectId: id, name: z.string().trim().min(1, 'A project needs a name').max(200) }),
+  /** Instructions sent as the system prompt of the project's new sessions (where the agent takes one); empty: none. */
+  'projects.setSystemPrompt': z.object({ projectId: id, systemPrompt: z.string().max(SYSTEM_PROMPT_MAX) }),
   /** Whether commit and merge from the Changes view run the repository's git hooks; turning it on is confirmed like a command. */
   'projects.setGitHooks': z.object({ projectId: id, enabled: z.boolean(), ...confirmationCodeParam }),
   /** Takes the project and its sessions out of Switchboard; transcripts are kept (deleted-transcripts/), the folder is not touched. */
@@ -281,6 +285,7 @@ export const requestParams = {
   ...settingsRequestParams,
   ...inboxRequestParams,
   ...spendRequestParams,
+  ...presetRequestParams,
   /** Files of a project matching a query (for @-mentions in the composer). */
   'files.list': z.object({ projectId: id, query: z.string().max(500).default(''), limit: z.number().int().min(1).max(200).default(50) }),
   /** Shows a file or folder of a session's project in the system's file manager, where the shell can. */
@@ -316,7 +321,8 @@ export interface TranscriptPageResult {
   skippedLines: number
 }
 
-export interface RequestResults extends McpRequestResults, RegistryRequestResults, SettingsRequestResults, InboxRequestResults, SpendRequestResults {
+export interface RequestResults
+  extends McpRequestResults, RegistryRequestResults, SettingsRequestResults, InboxRequestResults, SpendRequestResults, PresetRequestResults {
   'app.info': AppInfo
   /**
    * `answers`: one per request, in order, as each would have been answered alone. `html` is null when this Host
@@ -329,6 +335,7 @@ export interface RequestResults extends McpRequestResults, RegistryRequestResult
   'projects.setAdditionalDirectories': Project
   'projects.setStartingMode': Project
   'projects.rename': Project
+  'projects.setSystemPrompt': Project
   'projects.setGitHooks': Project
   'projects.remove': { removedSessions: number }
   'projects.reorder': Project[]
@@ -426,6 +433,8 @@ export interface HostEvents {
   'elicitations.changed': PendingElicitation[]
   /** Every agent definition, after one was added, changed or removed. */
   'agents.changed': AgentDefinition[]
+  /** Every session preset, after one was added, changed or removed. */
+  'presets.changed': SessionPreset[]
   /** Sent by the Electron shell (the native menu), never by the Host: the renderer runs the command. */
   'app.command': { command: AppCommand }
   'mcp.changed': McpState

@@ -30,6 +30,8 @@ export interface Project {
   gitHooks?: boolean
   /** The mode each agent's new and reopened sessions start in here (agent id → mode id), over the agent's own `startingMode`. */
   startingModes?: Record<string, string>
+  /** Instructions sent as the system prompt of its new sessions, where the agent takes one (before a preset's own). */
+  systemPrompt?: string
   createdAt: string
 }
 
@@ -164,6 +166,8 @@ export interface AgentCapabilities {
     delete: boolean
     fork: boolean
     additionalDirectories: boolean
+    /** `sessionCapabilities.systemPrompt` (unstable): session/new, load, resume and fork take a client's system prompt (mode `append`). */
+    systemPrompt: boolean
   }
   auth: { logout: boolean }
   /**
@@ -299,6 +303,12 @@ export interface SessionRecord {
   mcpLeftOut?: SessionMcpLeftOut[]
   /** The session works in a git worktree of its own, on its own branch (its cwd is in there). */
   worktree?: SessionWorktree
+  /** The preset it was started from (its id, and its name then). */
+  preset?: { id: string; name: string }
+  /** The system prompt sent to the agent (session/new, and again at each load, resume and fork). */
+  systemPrompt?: string
+  /** A system prompt applied (the project's, the preset's) but was not sent, and why (the agent does not take one). */
+  systemPromptLeftOut?: string
   /** What the next prompt tells the agent first (e.g. that the files were rewound to a checkpoint); cleared once sent. */
   rewindNote?: string
   /** Prompts written while a turn ran, waiting to be sent one by one as turns end (kept across restarts). */

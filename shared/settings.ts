@@ -53,13 +53,15 @@ export const userSettingsSchema = z.object({
   /** The agent each project's New session picker was left on. */
   projectAgents: z.optional(projectAgents(id)),
   /** The sidebar's width (px) as the user left it. */
-  sidebarWidth: z.optional(sidebarWidth)
+  sidebarWidth: z.optional(sidebarWidth),
+  /** The preset each project's New session button was left on (over its agent; absent: the agent). */
+  projectPresets: z.optional(projectAgents(id))
 })
 export type UserSettings = z.infer<typeof userSettingsSchema>
 
 /**
- * A change: each field given replaces the one kept, except `projectAgents`,
- * whose entries are merged into the kept ones (null forgets one), so two
+ * A change: each field given replaces the one kept, except `projectAgents`
+ * and `projectPresets`, whose entries are merged into the kept ones (null forgets one), so two
  * windows choosing agents for different projects do not undo each other.
  * An unknown field is refused (a typo would otherwise be dropped silently).
  */
@@ -69,7 +71,8 @@ export const settingsChangeSchema = z.strictObject({
   panes: z.optional(paneLayoutSchema),
   changesSplit: z.optional(changesSplit),
   projectAgents: z.optional(projectAgents(z.nullable(id))),
-  sidebarWidth: z.optional(sidebarWidth)
+  sidebarWidth: z.optional(sidebarWidth),
+  projectPresets: z.optional(projectAgents(z.nullable(id)))
 })
 export type SettingsChange = z.infer<typeof settingsChangeSchema>
 
@@ -81,15 +84,19 @@ export function applySettingsChange(settings: UserSettings, change: SettingsChan
   if (change.panes !== undefined) next.panes = change.panes
   if (change.changesSplit !== undefined) next.changesSplit = change.changesSplit
   if (change.sidebarWidth !== undefined) next.sidebarWidth = change.sidebarWidth
-  if (change.projectAgents !== undefined) {
-    const merged = { ...next.projectAgents }
-    for (const [projectId, agentId] of Object.entries(change.projectAgents)) {
-      if (agentId === null) delete merged[projectId]
-      else merged[projectId] = agentId
-    }
-    next.projectAgents = merged
-  }
+  if (change.projectAgents !== undefined) next.projectAgents = mergedChoices(next.projectAgents, change.projectAgents)
+  if (change.projectPresets !== undefined) next.projectPresets = mergedChoices(next.projectPresets, change.projectPresets)
   return next
+}
+
+/** Per-project choices with a change's entries merged in (null forgets one). */
+function mergedChoices(kept: Record<string, string> | undefined, change: Record<string, string | null>): Record<string, string> {
+  const merged = { ...kept }
+  for (const [projectId, choice] of Object.entries(change)) {
+    if (choice === null) delete merged[projectId]
+    else merged[projectId] = choice
+  }
+  return merged
 }
 
 export const settingsRequestParams = {

@@ -43,6 +43,7 @@ import { Reconnector } from './sessions/reconnect'
 import { SessionRegistry } from './sessions/registry'
 import { McpRunWatch } from './mcp/run-watch'
 import { sessionsHandlers } from './sessions/service'
+import { presetsHandlers } from './session-presets/service'
 import { PromptQueue } from './sessions/queue'
 import { readUserSettings, UserSettingsStore, type ReadSettings } from './settings/service'
 import { readSpendBook, SpendService, type ReadSpend } from './spend/service'
@@ -254,6 +255,7 @@ export class Host {
       ...agentsHandlers({ records, secrets, supervisor, signIn, checks, environment, onRemoved: (d) => registryService.forget(d) }),
       ...registryService.handlers(),
       ...sessionsHandlers({ records, registry, connector, lifecycle, turns, queue, broker, mcpRun }),
+      ...presetsHandlers({ records, lifecycle }),
       ...asksHandlers(records, broker),
       ...lazyMcpHandlers(() => mcp),
       ...filesHandlers({ records, supervisor, revealPath: options.revealPath }),

@@ -3,6 +3,9 @@ import type { EventBus } from './events'
 import { SessionListing } from './session-listing'
 import type { Store } from './store'
 
+/** The lists a change is announced for as a whole. */
+type Announced = 'projects' | 'agents' | 'permissions' | 'presets'
+
 /**
  * The metadata every room reads and changes, with the one way to persist a
  * change and tell the windows about it: a room calls `saved(...)` after it
@@ -57,13 +60,13 @@ export class Records {
   }
 
   /** Persists, then tells the windows what changed. */
-  async saved(...changed: ('projects' | 'agents' | 'permissions' | SessionRecord)[]): Promise<void> {
+  async saved(...changed: (Announced | SessionRecord)[]): Promise<void> {
     await this.store.save()
     this.announce(...changed)
   }
 
   /** Starts the save and tells the windows at once (for changes made while an agent streams). */
-  saveSoon(...changed: ('projects' | 'agents' | 'permissions' | SessionRecord)[]): void {
+  saveSoon(...changed: (Announced | SessionRecord)[]): void {
     void this.store.save()
     this.announce(...changed)
   }
@@ -76,11 +79,12 @@ export class Records {
   }
 
   /** Tells the windows what changed, without waiting for the disk (the save is under way or follows). */
-  announce(...changed: ('projects' | 'agents' | 'permissions' | SessionRecord)[]): void {
+  announce(...changed: (Announced | SessionRecord)[]): void {
     for (const what of changed) {
       if (what === 'projects') this.events.emit('projects.changed', this.store.data.projects)
       else if (what === 'agents') this.events.emit('agents.changed', this.store.data.agents)
       else if (what === 'permissions') this.events.emit('permissions.changed', this.store.data.permissionRules)
+      else if (what === 'presets') this.events.emit('presets.changed', this.store.data.presets ?? [])
       else {
         const count = this.listing.changed(what)
         this.events.emit('session.record', what)

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { Low } from 'lowdb'
 import type { AgentDefinition, PermissionRule, Project, SessionRecord, TitleSource } from '../../shared/domain'
 import type { McpProfile } from '../../shared/mcp'
+import type { SessionPreset } from '../../shared/presets'
 import { AtomicTextFile } from './atomic-file'
 import { dbText, parseRest, readDbFile, type DbRead, type SessionsLayout } from './db-file'
 import { readTranscriptSummaries } from './transcripts'
@@ -36,6 +37,8 @@ export interface DbData {
   mcpDisabled: Record<string, string[]>
   /** The user's settings kept by the Host; absent ones have their defaults (no migration needed). */
   settings?: HostSettings
+  /** Session presets (shared/presets.ts); absent in a database from before them: none (no migration needed). */
+  presets?: SessionPreset[]
 }
 
 export interface HostSettings {

@@ -1,5 +1,5 @@
 import { onBeforeUnmount, watchEffect } from 'vue'
-import { agentFitsProject } from '../../shared/domain'
+import { agentFitsProject, type Project } from '../../shared/domain'
 import { onAppCommand, runAppCommand } from './commands'
 import { host, messageOf } from './host/client'
 import { askNotificationPermissionOnFirstGesture, createNotifier } from './notifications'
@@ -8,6 +8,7 @@ import { useAgentsStore } from './stores/agents'
 import { useContactStore } from './stores/contact'
 import { useInboxStore } from './stores/inbox'
 import { useNoticesStore } from './stores/notices'
+import { usePresetsStore } from './stores/presets'
 import { useProjectsStore } from './stores/projects'
 import { useSessionsStore } from './stores/sessions'
 import { useSettingsStore } from './stores/settings'
@@ -15,6 +16,7 @@ import { useThemeStore } from './stores/theme'
 import { useMcpStore } from './stores/mcp'
 import { usePanesStore } from './stores/panes'
 import { paneFocusTarget } from './components/window/pane-keys'
+import { useUiStore } from './stores/ui'
 import { useViewStore } from './stores/view'
 
 /**
@@ -36,6 +38,7 @@ export function useDesktop(): void {
   const sessions = useSessionsStore()
   const settings = useSettingsStore()
   const inbox = useInboxStore()
+  const ui = useUiStore()
 
   const cleanups = [
     onAppCommand('inbox', () => {
@@ -49,6 +52,7 @@ export function useDesktop(): void {
       view.show('agents')
     }),
     onAppCommand('new-session', () => void newSession()),
+    onAppCommand('new-session-picker', () => openNewSessionPicker()),
     onAppCommand('mcp', () => {
       view.shortcutsOpen = false
       useMcpStore().openPage()
@@ -71,12 +75,29 @@ export function useDesktop(): void {
     paneFocusTarget(usePanesStore().focused.id)?.target.focus()
   }
 
+  /** The open session's project, else the first: the one a new session goes to. */
+  function currentProject(): Project | undefined {
+    return projects.projectById(sessions.openSession?.projectId ?? '') ?? projects.projects[0]
+  }
+
+  /** Opens the current project's New session menu (its agents, presets and place), the sidebar showing it. */
+  function openNewSessionPicker(): void {
+    view.shortcutsOpen = false
+    const project = currentProject()
+    view.show('sessions')
+    if (!project) {
+      document.querySelector<HTMLElement>('[data-testid=add-project-path], [data-testid=add-project-submit]')?.focus()
+      return
+    }
+    ui.newSessionPicker = project.id
+  }
+
   /** In the open session's project with its agent; else the first project and the agent chosen for it, or the first installed. */
   async function newSession(): Promise<void> {
     view.shortcutsOpen = false
     if (view.activity) return
     const current = sessions.openSession
-    const project = projects.projectById(current?.projectId ?? '') ?? projects.projects[0]
+    const project = currentProject()
     if (!project) {
       view.show('sessions')
       document.querySelector<HTMLElement>('[data-testid=add-project-path], [data-testid=add-project-submit]')?.focus()
@@ -84,6 +105,21 @@ export function useDesktop(): void {
     }
     // Only an agent that runs where the project is (on its host, over SSH, or here).
     const fitting = agents.definitions.filter((a) => agentFitsProject(a, project))
+    // The project's New session button left on a preset: that preset, as its main part would start it.
+    const presets = usePresetsStore()
+    await presets.ensure().catch(() => undefined)
+    const preset = presets.byId(settings.values.projectPresets?.[project.id])
+    if (preset && fitting.some((a) => a.id === preset.agentId)) {
+      view.activity = `Starting a session from the preset ${preset.name} in ${project.name}…`
+      try {
+        await useContactStore().start(project.id, preset.agentId, { presetId: preset.id })
+      } catch (error) {
+        notices.report(messageOf(error))
+      } finally {
+        view.activity = null
+      }
+      return
+    }
     const agent =
       fitting.find((a) => a.id === current?.agentId) ??
       fitting.find((a) => a.id === settings.values.projectAgents?.[project.id]) ??

@@ -7,6 +7,7 @@ import { useInboxStore } from './stores/inbox'
 import { useMcpStore } from './stores/mcp'
 import { useNoticesStore } from './stores/notices'
 import { usePermissionsStore } from './stores/permissions'
+import { usePresetsStore } from './stores/presets'
 import { useProjectsStore } from './stores/projects'
 import { useRegistryStore } from './stores/registry'
 import { useSessionsStore } from './stores/sessions'
@@ -60,6 +61,9 @@ export function routeEvents(events: HostEvent[]): void {
           break
         case 'agents.changed':
           agents.receiveDefinitions(event.payload)
+          break
+        case 'presets.changed':
+          usePresetsStore().receive(event.payload)
           break
         case 'agents.checked':
           agents.receiveCheck(event.payload)

@@ -33,6 +33,13 @@ export const shortcuts: Shortcut[] = [
     outsideTextFields: true
   },
   { id: 'new-session', keys: [['Mod', 'N']], description: 'New session in the current project', group: 'General', command: 'new-session' },
+  {
+    id: 'new-session-picker',
+    keys: [['Mod', 'Shift', 'N']],
+    description: 'New session in the current project with…: choose the agent, preset and place',
+    group: 'General',
+    command: 'new-session-picker'
+  },
   { id: 'agents', keys: [['Mod', 'Shift', 'A']], description: 'Agents', group: 'General', command: 'agents' },
   { id: 'inbox', keys: [['Mod', 'I']], description: 'Inbox: what waits on you, in every session', group: 'General', command: 'inbox' },
   { id: 'spend', keys: [['Mod', 'Shift', 'S']], description: 'Spend', group: 'General', command: 'spend' },

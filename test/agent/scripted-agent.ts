@@ -119,6 +119,27 @@ const promptQueueing = env.SCRIPTED_AGENT_PROMPT_QUEUEING === '1'
 const steering = env.SCRIPTED_AGENT_STEERING === '1' || env.SCRIPTED_AGENT_STEERING === 'idle'
 /** `1`: sessions offer modes, configuration options (a model select, a boolean) and older-style models. */
 const offerSessionState = env.SCRIPTED_AGENT_SESSION_STATE === '1'
+/**
+ * `1`: announces `sessionCapabilities.systemPrompt: {}` (unstable; `append` mode only) and keeps the
+ * `systemPrompt` each session/new, load, resume and fork carried (`/system` says it). Without it, a
+ * session request that carries one fails with -32602, as the protocol lets an agent that did not announce it.
+ */
+const takesSystemPrompt = env.SCRIPTED_AGENT_SYSTEM_PROMPT === '1'
+/**
+ * What the raw session requests carried as `systemPrompt`, which the SDK's stable schema drops: read off the
+ * wire in arrival order (see the stream set up at the end), taken by each handler as it starts, in the same order.
+ */
+const rawSystemPrompts: { method: string; systemPrompt: unknown }[] = []
+function receivedSystemPrompt(method: string): unknown {
+  const index = rawSystemPrompts.findIndex((r) => r.method === method)
+  const [taken] = index >= 0 ? rawSystemPrompts.splice(index, 1) : []
+  if (taken?.systemPrompt === undefined || taken.systemPrompt === null) return undefined
+  if (!takesSystemPrompt) throw new RequestError(-32602, 'systemPrompt sent, but this agent does not announce sessionCapabilities.systemPrompt')
+  const prompt = taken.systemPrompt as { mode?: unknown; content?: unknown }
+  if (prompt.mode !== 'append') throw new RequestError(-32602, `System prompt mode '${String(prompt.mode)}' is not supported (only append)`)
+  if (!Array.isArray(prompt.content) || prompt.content.length === 0) throw new RequestError(-32602, 'systemPrompt.content must not be empty')
+  return taken.systemPrompt
+}
 /** `1`: also speak ACP protocol version 2 (the draft), to clients that ask for it, with the same sessions and scripts. */
 const speaksV2 = env.SCRIPTED_AGENT_V2 === '1'
 
@@ -196,6 +217,8 @@ interface Session {
   additionalDirectories: string[] | null
   /** The mcpServers of the last session/new, load, resume or fork for this session. */
   mcpServers: unknown[]
+  /** The `systemPrompt` of the last session/new, load, resume or fork (undefined: none sent), as on the wire. */
+  systemPrompt?: unknown
   title: string | null
   /** Modes, configuration and model, when SCRIPTED_AGENT_SESSION_STATE=1. */
   modeId: string
@@ -811,6 +834,12 @@ class TurnRunner {
       case 'blocks':
         // What the prompt was made of, as the agent received it.
         await this.message(`blocks: ${currentPrompt.map(describeBlock).join(', ')}`)
+        return
+      case 'system':
+        // The system prompt the last session/new, load, resume or fork of this session carried, exactly as received.
+        await this.message(
+          this.session.systemPrompt === undefined ? 'systemPrompt: none' : `systemPrompt=${JSON.stringify(this.session.systemPrompt)}`
+        )
         return
       case 'mcp':
         // The MCP servers this session was given, exactly as received.
@@ -1499,7 +1528,8 @@ let app = agent({ name: agentName })
         loadSession,
         promptCapabilities: promptCapabilities(),
         mcpCapabilities: { http: mcpTransports.has('http'), sse: mcpTransports.has('sse') },
-        sessionCapabilities: Object.fromEntries([...sessionMethods].map((m) => [m, {}])),
+        // systemPrompt is in the SDK's unstable types only: the announcement is built untyped.
+        sessionCapabilities: Object.fromEntries([...sessionMethods, ...(takesSystemPrompt ? ['systemPrompt'] : [])].map((m) => [m, {}])),
         ...(needsAuth ? { auth: { logout: {} } } : {}),
         ...(promptQueueing ? { _meta: { claudeCode: { promptQueueing: true } } } : {})
       },
@@ -1527,6 +1557,7 @@ let app = agent({ name: agentName })
     }
   })
   .onRequest(methods.agent.session.new, async ({ params }) => {
+    const systemPrompt = receivedSystemPrompt('session/new')
     if (typeof params.cwd !== 'string' || !isAbsolute(params.cwd)) {
       throw new RequestError(-32602, `cwd must be an absolute path, got '${String(params.cwd)}'`)
     }
@@ -1541,6 +1572,7 @@ let app = agent({ name: agentName })
     const session = newSessionState(`sess-${randomUUID()}`, params.cwd)
     session.additionalDirectories = params.additionalDirectories ?? null
     session.mcpServers = params.mcpServers
+    session.systemPrompt = systemPrompt
     recordMcpServers('session/new', session.id, params.mcpServers)
     sessions.set(session.id, session)
     persist(session)
@@ -1650,12 +1682,14 @@ let app = agent({ name: agentName })
 
 if (loadSession) {
   app = app.onRequest(methods.agent.session.load, async ({ params, client, signal }) => {
+    const systemPrompt = receivedSystemPrompt('session/load')
     const history = readHistory(params.sessionId)
     if (!history) throw unknownSession(params.sessionId)
     // SCRIPTED_AGENT_LOAD_DELAY_MS: a slow load, which the client may cancel ($/cancel_request).
     if (!(await wait(Number(env.SCRIPTED_AGENT_LOAD_DELAY_MS ?? 0), signal))) throw RequestError.requestCancelled()
     const session = restore(params.sessionId, history, params.cwd)
     session.mcpServers = params.mcpServers
+    session.systemPrompt = systemPrompt
     recordMcpServers('session/load', session.id, params.mcpServers)
     // SCRIPTED_AGENT_LOAD_FAIL=<reason>: replays half the history, then fails the load (as Gemini CLI's
     // "No previous sessions found for this project").
@@ -1710,10 +1744,12 @@ if (sessionMethods.has('list')) {
 }
 if (sessionMethods.has('resume')) {
   app = app.onRequest(methods.agent.session.resume, async ({ params }) => {
+    const systemPrompt = receivedSystemPrompt('session/resume')
     const history = readHistory(params.sessionId)
     if (!history) throw unknownSession(params.sessionId)
     const session = restore(params.sessionId, history, params.cwd)
     session.mcpServers = params.mcpServers ?? []
+    session.systemPrompt = systemPrompt
     recordMcpServers('session/resume', session.id, params.mcpServers)
     return sessionStateAnswer(session)
   })
@@ -1764,10 +1800,12 @@ if (sessionMethods.has('fork')) {
     'session/fork',
     (raw) => raw as { sessionId: string; cwd: string; mcpServers?: unknown[] },
     async ({ params }) => {
+      const systemPrompt = receivedSystemPrompt('session/fork')
       const history = readHistory(params.sessionId)
       if (!history) throw unknownSession(params.sessionId)
       const fork = restore(`sess-${randomUUID()}`, history.slice(), params.cwd)
       fork.mcpServers = params.mcpServers ?? []
+      fork.systemPrompt = systemPrompt
       recordMcpServers('session/fork', fork.id, params.mcpServers)
       persist(fork)
       return { sessionId: fork.id, ...sessionStateAnswer(fork) }
@@ -2091,14 +2129,17 @@ if (process.argv.includes('--login')) {
   void runLogin()
 } else {
   const wire = ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>)
-  // The client's `subagents` capability, read off the raw initialize request before the SDK's schema drops it.
+  // The client's `subagents` capability and the sessions' `systemPrompt`, read off the raw requests before the SDK's schema drops them.
   const stdio = {
     writable: wire.writable,
     readable: wire.readable.pipeThrough(
       new TransformStream({
         transform(message, controller) {
-          const m = message as { method?: string; params?: { clientCapabilities?: { subagents?: unknown } } }
+          const m = message as { method?: string; params?: { clientCapabilities?: { subagents?: unknown }; systemPrompt?: unknown } }
           if (m.method === 'initialize') rawSubagents = m.params?.clientCapabilities?.subagents ?? undefined
+          if (m.method && ['session/new', 'session/load', 'session/resume', 'session/fork'].includes(m.method)) {
+            rawSystemPrompts.push({ method: m.method, systemPrompt: m.params?.systemPrompt })
+          }
           controller.enqueue(message)
         }
       })

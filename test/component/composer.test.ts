@@ -23,7 +23,7 @@ function capabilities(image: boolean): AgentCapabilities {
     loadSession: true,
     prompt: { image, audio: false, embeddedContext: true },
     mcp: { stdio: true, http: false, sse: false },
-    session: { list: false, resume: false, close: false, delete: false, fork: false, additionalDirectories: false },
+    session: { list: false, resume: false, close: false, delete: false, fork: false, additionalDirectories: false, systemPrompt: false },
     auth: { logout: false }
   }
 }

@@ -77,7 +77,10 @@ describe('notices under a project', () => {
     await find(block, 'new-session').trigger('click')
     await flushPromises()
     expect(find(block, 'new-session-error').exists()).toBe(true)
-    await find(block, 'new-session-agent').setValue('gemini')
+    await find(block, 'new-session-menu').trigger('click')
+    document.body.querySelector<HTMLElement>('[data-testid=new-session-agent-option][data-agent-id=gemini]')?.click()
+    await flushPromises()
+    expect(find(block, 'new-session-split').attributes('data-choice')).toBe('agent:gemini')
     expect(find(block, 'new-session-error').exists()).toBe(false)
     expect(fake.sent('sessions.new')).toHaveLength(3)
   })
@@ -109,7 +112,7 @@ describe('notices under a project', () => {
       loadSession: true,
       prompt: { image: false, audio: false, embeddedContext: false },
       mcp: { stdio: true, http: false, sse: false },
-      session: { list: true, resume: false, close: false, delete: false, fork: false, additionalDirectories: false },
+      session: { list: true, resume: false, close: false, delete: false, fork: false, additionalDirectories: false, systemPrompt: false },
       auth: { logout: false }
     }
     agents.setAll([agent('claude', 'Claude Code')], [state('claude', { status: 'ready', capabilities: caps })])

@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
-import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole } from './browser'
+import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole, chooseAgent } from './browser'
 
 /**
  * The agent's ACP protocol version in the window: shown beside the agent in the
@@ -53,7 +53,7 @@ describe('the protocol version in the session header', () => {
     const problems = watchConsole(page)
     await page.goto(server.url)
     const project = page.getByTestId('project').filter({ hasText: 'my-project' })
-    await project.getByTestId('new-session-agent').selectOption(agent.id)
+    await chooseAgent(project, agent.id)
     await project.getByTestId('new-session').click()
     await send(page, 'first over version 1')
     await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('You said: first over version 1')
@@ -103,7 +103,7 @@ describe('the protocol version in the session header', () => {
     const problems = watchConsole(page)
     await page.goto(server.url)
     const project = page.getByTestId('project').filter({ hasText: 'my-project' })
-    await project.getByTestId('new-session-agent').selectOption(agent.id)
+    await chooseAgent(project, agent.id)
     await project.getByTestId('new-session').click()
     await send(page, 'hello')
     await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('You said: hello')

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
 import { ConsoleCodes } from '../../electron/host/console-codes'
 import type { Host } from '../../electron/host/host'
 import { SIDEBAR_WIDTH } from '../../shared/settings'
@@ -226,4 +226,29 @@ export function rendererRssMb(): number {
     }
   }
   return kb / 1024
+}
+
+/**
+ * Makes an agent the project's choice for a new session, as a person does: the New session button's arrow
+ * (NewSessionButton.vue), then the agent in its menu, by id or by `{ label }`. The main part then starts it.
+ */
+export async function chooseAgent(project: Locator, agent: string | { label: string }): Promise<void> {
+  await project.getByTestId('new-session-menu').click()
+  const menu = project.page().getByTestId('new-session-options')
+  const item =
+    typeof agent === 'string'
+      ? menu.locator(`[data-testid=new-session-agent-option][data-agent-id="${agent}"]`)
+      : menu.getByRole('menuitemradio', { name: agent.label, exact: true })
+  await item.click()
+  await menu.waitFor({ state: 'detached' })
+}
+
+/** The agents the project's New session menu offers, by name (the menu is opened and closed again). */
+export async function agentChoices(project: Locator): Promise<string[]> {
+  await project.getByTestId('new-session-menu').click()
+  const menu = project.page().getByTestId('new-session-options')
+  const names = await menu.getByTestId('new-session-agent-option').allTextContents()
+  await project.page().keyboard.press('Escape')
+  await menu.waitFor({ state: 'detached' })
+  return names.map((n) => n.trim())
 }

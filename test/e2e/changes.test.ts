@@ -69,7 +69,9 @@ describe('the Changes view', () => {
 
     // A new session in its own worktree, on a branch the user names (the choice shows once the project is reached: it asks git).
     await page.getByTestId('project').first().hover()
-    await page.getByTestId('new-session-isolation').selectOption('worktree')
+    await page.getByTestId('project').first().getByTestId('new-session-menu').click()
+    await page.getByTestId('new-session-place-worktree').click()
+    await page.keyboard.press('Escape')
     await page.getByTestId('new-session-branch').fill('feature/cart')
     await page.getByTestId('new-session').click()
     await page.getByTestId('composer-input').waitFor()

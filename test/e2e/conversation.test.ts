@@ -3,7 +3,16 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
-import { launchBrowser, resetWindowSettings, RestartableHost, screenshot, typeConsoleCode, watchConsole, whileHostRestarts } from './browser'
+import {
+  launchBrowser,
+  resetWindowSettings,
+  RestartableHost,
+  screenshot,
+  typeConsoleCode,
+  watchConsole,
+  whileHostRestarts,
+  chooseAgent
+} from './browser'
 
 /**
  * The vertical slice by clicking and typing: the built renderer in headless
@@ -133,7 +142,7 @@ describe('a conversation in the browser', () => {
     const problems = watchConsole(page)
     await page.goto(running.url)
     const project = page.getByTestId('project').filter({ hasText: 'my-project' })
-    await project.getByTestId('new-session-agent').selectOption(agent.id)
+    await chooseAgent(project, agent.id)
     await project.getByTestId('new-session').click()
     await page.getByTestId('mode-select').waitFor()
     expect(await page.getByTestId('mode-select').inputValue()).toBe('ask')
@@ -189,7 +198,7 @@ describe('a conversation in the browser', () => {
     const problems = watchConsole(page)
     await page.goto(running.url)
     const project = page.getByTestId('project').filter({ hasText: 'my-project' })
-    await project.getByTestId('new-session-agent').selectOption(agent.id)
+    await chooseAgent(project, agent.id)
     await project.hover()
     await project.getByTestId('project-menu').click()
     await page.getByTestId('menu-import').click()
@@ -225,7 +234,7 @@ describe('a conversation in the browser', () => {
     const problems = watchConsole(page)
     await page.goto(app.server.url)
     const project = page.getByTestId('project').filter({ hasText: 'my-project' })
-    await project.getByTestId('new-session-agent').selectOption({ label: 'Scripted' })
+    await chooseAgent(project, { label: 'Scripted' })
     await project.getByTestId('new-session').click()
     await send(page, '/permission-always execute')
     await page.getByTestId('permission-option').first().waitFor()
@@ -266,7 +275,7 @@ describe('a conversation in the browser', () => {
       const problems = watchConsole(page)
       await page.goto(app.server.url)
       const project = page.getByTestId('project').filter({ hasText: 'my-project' })
-      await project.getByTestId('new-session-agent').selectOption({ label: 'Scripted' })
+      await chooseAgent(project, { label: 'Scripted' })
       await project.getByTestId('new-session').click()
       // As codex-acp asks: every MCP approval titled alike, the server and tool only in the raw input.
       const spec = {
@@ -322,7 +331,7 @@ describe('a conversation in the browser', () => {
       const problems = watchConsole(page)
       await page.goto(app.server.url)
       const project = page.getByTestId('project').filter({ hasText: 'my-project' })
-      await project.getByTestId('new-session-agent').selectOption({ label: 'Scripted' })
+      await chooseAgent(project, { label: 'Scripted' })
       await project.getByTestId('new-session').click()
       const call = (spec: Record<string, unknown>): string => `/permission-call ${JSON.stringify(spec)}`
       const command = `node -e "require('fs').readdirSync('.').forEach((f) => console.log(f))"`
@@ -380,7 +389,7 @@ describe('a conversation in the browser', () => {
     const problems = watchConsole(page)
     await page.goto(app.server.url)
     const project = page.getByTestId('project').filter({ hasText: 'my-project' })
-    await project.getByTestId('new-session-agent').selectOption({ label: 'Scripted' })
+    await chooseAgent(project, { label: 'Scripted' })
     await project.getByTestId('new-session').click()
     await send(page, '/permissions 2')
     const cards = page.getByTestId('permission')
@@ -408,7 +417,7 @@ describe('a conversation in the browser', () => {
     const problems = watchConsole(page)
     await page.goto(app.server.url)
     const project = page.getByTestId('project').filter({ hasText: 'my-project' })
-    await project.getByTestId('new-session-agent').selectOption(agent.id)
+    await chooseAgent(project, agent.id)
     await project.getByTestId('new-session').click()
     // The main pane leads into it, once; nothing under the project.
     const panel = page.getByTestId('agent-problem-panel')

@@ -7,7 +7,7 @@ import type { Browser, Page } from 'playwright-core'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { confirmEverything, removeDir, scriptedAgent, tempDir } from '../helpers'
 import { Host } from '../../electron/host/host'
-import { closeBrowserHost, launchBrowser, resetWindowSettings, screenshot, serve, watchConsole } from './browser'
+import { closeBrowserHost, launchBrowser, resetWindowSettings, screenshot, serve, watchConsole, chooseAgent } from './browser'
 
 /**
  * First contact with an agent, as a new user meets it offline: starting a
@@ -80,7 +80,7 @@ async function newPage(scheme: 'light' | 'dark'): Promise<{ page: Page; problems
 /** New session with the agent, from the sidebar; resolves once the main pane says why it could not start. */
 async function startSession(page: Page, agentId: string): Promise<void> {
   const project = page.getByTestId('project').first()
-  await project.getByTestId('new-session-agent').selectOption(agentId)
+  await chooseAgent(project, agentId)
   await project.getByTestId('new-session').click()
   await page.getByTestId('new-session-attempt').getByTestId('agent-problem-panel').waitFor({ timeout: 200_000 })
 }
@@ -183,7 +183,7 @@ describe('first contact with an agent that cannot start a session', () => {
     })
     const { page, problems } = await newPage('light')
     const project = page.getByTestId('project').first()
-    await project.getByTestId('new-session-agent').selectOption(claude.id)
+    await chooseAgent(project, claude.id)
     await project.getByTestId('new-session').click()
     // Claude Code starts a session without checking the sign-in: the conversation opens.
     await page.getByTestId('composer-input').waitFor({ timeout: 200_000 })
@@ -301,7 +301,7 @@ describe('first contact with an agent that cannot start a session', () => {
     for (const scheme of ['light', 'dark'] as const) {
       const { page, problems } = await newPage(scheme)
       const project = page.getByTestId('project').first()
-      await project.getByTestId('new-session-agent').selectOption(MISSING_PRESET.id)
+      await chooseAgent(project, MISSING_PRESET.id)
       // Before anything starts, the sidebar says it is not installed.
       await project.getByTestId('agent-not-installed').waitFor()
       await startSession(page, MISSING_PRESET.id)

@@ -6,7 +6,7 @@ import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { initialJavaScript } from '../../bench/initial-js'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
-import { closeBrowserHost, openBrowserHost, rendererDir, resetWindowSettings, screenshot, watchConsole } from './browser'
+import { closeBrowserHost, openBrowserHost, rendererDir, resetWindowSettings, screenshot, watchConsole, chooseAgent } from './browser'
 
 /**
  * A window that opens fast (renderer/src/lazy.ts, highlight.ts): the first
@@ -102,7 +102,7 @@ describe('a window that opens fast', () => {
       const initial = await initialJavaScript(rendererDir)
       expect(new Set(scripts)).toEqual(new Set(initial.files.map((f) => f.file)))
 
-      await project.getByTestId('new-session-agent').selectOption({ label: 'Scripted' })
+      await chooseAgent(project, { label: 'Scripted' })
       await project.getByTestId('new-session').click()
       await page.getByTestId('composer-input').waitFor()
       await expect.poll(() => page.getByTestId('composer-input').isEnabled()).toBe(true)

@@ -8,7 +8,7 @@ import { startNetworkAgent, type NetworkAgent } from '../agent/network-agent'
 import { scriptedAgentCommand } from '../agent/spawn'
 import { startSshd, type TestSshd } from '../ssh/sshd'
 import { removeDir, tempDir, waitUntil } from '../helpers'
-import { artifactsDir, closeBrowserHost, openBrowserHost, screenshot, typeConsoleCode, watchConsole } from './browser'
+import { artifactsDir, closeBrowserHost, openBrowserHost, screenshot, typeConsoleCode, watchConsole, agentChoices } from './browser'
 
 /**
  * An agent over the network, in the window: added on the Agents page (its
@@ -237,7 +237,7 @@ describe('an agent over SSH in the window', () => {
     expect(await block.getByTestId('project-path').textContent()).toBe(`127.0.0.1:${sshd.port}:${hostProject} (over SSH)`)
     expect(await block.getByTestId('project-head').getAttribute('title')).toContain(`127.0.0.1:${sshd.port}:${hostProject}`)
     const [agent] = (await host.request('agents.list', {})).filter((a) => a.ssh)
-    expect(await block.getByTestId('new-session-agent').locator('option').allTextContents()).toEqual(['Scripted on host'])
+    expect(await agentChoices(block)).toEqual(['Scripted on host'])
     await block.getByTestId('new-session').click()
     await page.getByTestId('composer-input').fill(`/write ${join(hostProject, 'hello.txt')} from the host\n/say done over SSH`)
     await page.getByTestId('send').click()

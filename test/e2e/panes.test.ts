@@ -5,7 +5,7 @@ import type { Browser, Locator, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, serve, watchConsole } from './browser'
+import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, serve, watchConsole, chooseAgent } from './browser'
 
 /**
  * Side by side: two sessions of two different agents, each in its own pane,
@@ -51,7 +51,7 @@ async function send(target: Locator, text: string): Promise<void> {
 
 async function newSession(page: Page, agentId: string): Promise<void> {
   const project = page.getByTestId('project').filter({ hasText: 'acme-api' })
-  await project.getByTestId('new-session-agent').selectOption(agentId)
+  await chooseAgent(project, agentId)
   await project.getByTestId('new-session').click()
 }
 

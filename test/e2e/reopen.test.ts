@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
-import { launchBrowser, RestartableHost, screenshot, watchConsole } from './browser'
+import { launchBrowser, RestartableHost, screenshot, watchConsole, chooseAgent } from './browser'
 
 /**
  * What real agents made go wrong, as the user sees it now: a conversation the
@@ -130,7 +130,7 @@ describe('real agents’ troubles, in the window', () => {
     // The agent that wants an API key: its sign-in asks for the key, and the session starts once it is given.
     const pages = await Promise.all((['light', 'dark'] as const).map((scheme) => newPage(running.url, scheme)))
     for (const [i, { page }] of pages.entries()) {
-      await page.getByTestId('new-session-agent').selectOption(locked.id)
+      await chooseAgent(page.getByTestId('project').first(), locked.id)
       await page.getByTestId('new-session').click()
       await page.getByTestId('sign-in-key-pasted-key').waitFor()
       await screenshot(page, `e2e-sign-in-key-${i === 0 ? 'light' : 'dark'}`)

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import { removeDir, tempDir, waitUntil } from '../helpers'
-import { launchBrowser, rendererDir, screenshot, watchConsole, whileHostRestarts } from './browser'
+import { launchBrowser, rendererDir, screenshot, watchConsole, whileHostRestarts, chooseAgent } from './browser'
 
 /**
  * `npm run serve` restarted on the same data folder, with a tab left open:
@@ -103,7 +103,7 @@ describe('a restarted serve', () => {
     await page.getByTestId('add-project-submit').click()
     await typeServeCode(page)
     const project = page.getByTestId('project').filter({ hasText: 'shop' })
-    await project.getByTestId('new-session-agent').selectOption('gemini')
+    await chooseAgent(project, 'gemini')
     await page.getByTestId('theme-dark').click()
     await expect.poll(() => backgroundColour(page)).toBe(DARK)
     await page.getByTestId('pane-split').first().click()
@@ -124,7 +124,7 @@ describe('a restarted serve', () => {
     expect(second.output).not.toMatch(/taken|new token/)
     expect(await backgroundColour(page)).toBe(DARK)
     expect(await page.getByTestId('pane').count()).toBe(2)
-    expect(await project.getByTestId('new-session-agent').inputValue()).toBe('gemini')
+    expect(await project.getByTestId('new-session-split').getAttribute('data-choice')).toBe('agent:gemini')
     // Still live: a change reaches the restarted Host.
     await page.getByTestId('theme-light').click()
     await expect.poll(async () => (await settings()).theme).toBe('light')
@@ -145,7 +145,9 @@ describe('a restarted serve', () => {
     expect(await tab.evaluate('window.themeBeforeScripts')).toBe('dark')
     expect(await backgroundColour(tab)).toBe(DARK)
     await expect.poll(() => tab.getByTestId('pane').count()).toBe(2)
-    expect(await tab.getByTestId('project').filter({ hasText: 'shop' }).getByTestId('new-session-agent').inputValue()).toBe('gemini')
+    expect(await tab.getByTestId('project').filter({ hasText: 'shop' }).getByTestId('new-session-split').getAttribute('data-choice')).toBe(
+      'agent:gemini'
+    )
 
     // Light chosen in the new tab: the first tab follows.
     await tab.getByTestId('theme-light').click()

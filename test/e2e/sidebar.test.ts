@@ -7,7 +7,7 @@ import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { makeDataset } from '../../bench/data'
 import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, serve, typeConsoleCode, watchConsole } from './browser'
+import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, serve, typeConsoleCode, watchConsole, chooseAgent } from './browser'
 
 /**
  * The sidebar by mouse and keyboard: projects added, renamed, reordered and
@@ -136,7 +136,7 @@ describe('the sidebar', () => {
     await page.goto(server.url)
 
     const alpha = project(page, 'alpha')
-    await alpha.getByTestId('new-session-agent').selectOption(a.id)
+    await chooseAgent(alpha, a.id)
     await alpha.getByTestId('new-session').click()
     await page.getByTestId('composer-input').fill('Plan the release of version two')
     await page.getByTestId('send').click()
@@ -185,7 +185,7 @@ describe('the sidebar', () => {
 
     // Another agent, without session/delete, in the second project.
     const beta = project(page, 'Beta service')
-    await beta.getByTestId('new-session-agent').selectOption(b.id)
+    await chooseAgent(beta, b.id)
     await beta.getByTestId('new-session').click()
     await expect.poll(() => forkPane.getByTestId('agent-status').textContent()).toContain('Scripted agent B')
     await forkPane.getByTestId('composer-input').fill('/title Scratch notes')

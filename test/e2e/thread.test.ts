@@ -5,7 +5,7 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
-import { clipboardText, closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole } from './browser'
+import { clipboardText, closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole, chooseAgent } from './browser'
 
 /**
  * The thread view in Chromium, against `serve` and the scripted agent: code,
@@ -56,7 +56,7 @@ async function newContext(colorScheme: 'light' | 'dark' = 'light'): Promise<Brow
 async function newSession(page: Page, agent = 'Scripted'): Promise<void> {
   await page.goto(server.url)
   const project = page.getByTestId('project').filter({ hasText: 'my-project' })
-  await project.getByTestId('new-session-agent').selectOption({ label: agent })
+  await chooseAgent(project, { label: agent })
   await project.getByTestId('new-session').click()
   await page.getByTestId('composer-input').waitFor()
   await expect.poll(() => page.getByTestId('composer-input').isEnabled()).toBe(true)

@@ -43,7 +43,7 @@ const FULL: AgentCapabilities = {
   loadSession: true,
   prompt: { image: true, audio: true, embeddedContext: true },
   mcp: { stdio: true, http: true, sse: true },
-  session: { list: true, resume: true, close: true, delete: true, fork: false, additionalDirectories: true },
+  session: { list: true, resume: true, close: true, delete: true, fork: false, additionalDirectories: true, systemPrompt: false },
   auth: { logout: false }
 }
 

@@ -69,6 +69,21 @@ describe('settings', () => {
     expect((await h.request('settings.get', {})).settings).toEqual({ theme: 'dark', diffMode: 'split', panes: layout, projectAgents: {} })
   })
 
+  it('keep each project’s preset choice beside its agent, merged per project; a removed project’s goes', async () => {
+    const h = await restart()
+    await mkdir(join(root, 'one'))
+    await mkdir(join(root, 'two'))
+    const one = await h.request('projects.add', { cwd: join(root, 'one') })
+    const two = await h.request('projects.add', { cwd: join(root, 'two') })
+    await h.request('settings.set', { projectAgents: { [one.id]: 'gemini' }, projectPresets: { [one.id]: 'preset-a' } })
+    const after = await h.request('settings.set', { projectPresets: { [two.id]: 'preset-b' } })
+    expect(after).toEqual({ projectAgents: { [one.id]: 'gemini' }, projectPresets: { [one.id]: 'preset-a', [two.id]: 'preset-b' } })
+    // Back to an agent: the preset choice is forgotten, the agent's kept.
+    await h.request('settings.set', { projectPresets: { [one.id]: null } })
+    await h.request('projects.remove', { projectId: two.id })
+    expect((await h.request('settings.get', {})).settings).toEqual({ projectAgents: { [one.id]: 'gemini' }, projectPresets: {} })
+  })
+
   it('refuses a change that does not fit, and keeps what was there', async () => {
     const h = await restart()
     await h.request('settings.set', { theme: 'light' })

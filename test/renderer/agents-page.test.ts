@@ -25,7 +25,7 @@ const ready: AgentRuntimeState = {
     loadSession: true,
     prompt: { image: true, audio: false, embeddedContext: true },
     mcp: { stdio: true, http: true, sse: false },
-    session: { list: true, resume: true, close: false, delete: false, fork: false, additionalDirectories: false },
+    session: { list: true, resume: true, close: false, delete: false, fork: false, additionalDirectories: false, systemPrompt: false },
     auth: { logout: true }
   },
   authMethods: [{ id: 'claude-login', name: 'Log in with Claude', type: 'agent' }]

@@ -175,7 +175,7 @@ describe('capabilities', () => {
       loadSession: true,
       prompt: { image: true, audio: false, embeddedContext: true },
       mcp: { stdio: true, http: true, sse: false },
-      session: { list: true, resume: false, close: false, delete: true, fork: false, additionalDirectories: true },
+      session: { list: true, resume: false, close: false, delete: true, fork: false, additionalDirectories: true, systemPrompt: false },
       auth: { logout: true }
     }
     const rows = capabilityRows(capabilities)
@@ -197,6 +197,7 @@ describe('capabilities', () => {
       'delete',
       'fork',
       'directories',
+      'system-prompt',
       'image',
       'audio',
       'embedded',

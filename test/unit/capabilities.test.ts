@@ -2,6 +2,12 @@ import { describe, expect, it } from 'vitest'
 import { normaliseInitialize } from '../../electron/host/agent/capabilities'
 
 describe('capability normalisation', () => {
+  it('reads sessionCapabilities.systemPrompt (unstable): an object means the agent takes a system prompt; null or absence, not', () => {
+    const of = (systemPrompt: unknown) =>
+      normaliseInitialize({ protocolVersion: 1, agentCapabilities: { sessionCapabilities: { systemPrompt } } }).capabilities.session.systemPrompt
+    expect([of({}), of({ mode: { override: {} } }), of(null), of(undefined)]).toEqual([true, true, false, false])
+  })
+
   it('reads the protocol version 1 shape (as Claude Code’s adapter announces it)', () => {
     const { capabilities, agentInfo, authMethods } = normaliseInitialize({
       protocolVersion: 1,
@@ -23,7 +29,7 @@ describe('capability normalisation', () => {
       loadSession: true,
       prompt: { image: true, audio: false, embeddedContext: true },
       mcp: { stdio: true, http: true, sse: true },
-      session: { list: true, resume: true, close: true, delete: false, fork: true, additionalDirectories: true },
+      session: { list: true, resume: true, close: true, delete: false, fork: true, additionalDirectories: true, systemPrompt: false },
       auth: { logout: true }
     })
     expect(agentInfo).toEqual({ name: 'claude-agent-acp', title: 'Claude Agent', version: '0.101.0' })
@@ -55,7 +61,7 @@ describe('capability normalisation', () => {
       prompt: { image: true, audio: true, embeddedContext: true },
       mcp: { stdio: true, http: true, sse: false },
       // The SDK's version 2 counts list, resume and close in the baseline of `session`.
-      session: { list: true, resume: true, close: true, delete: true, fork: false, additionalDirectories: true },
+      session: { list: true, resume: true, close: true, delete: true, fork: false, additionalDirectories: true, systemPrompt: false },
       auth: { logout: true }
     })
     expect(agentInfo?.title).toBe('My Agent')
@@ -73,7 +79,7 @@ describe('capability normalisation', () => {
     })
     expect(announced.capabilities).toMatchObject({
       loadSession: true,
-      session: { list: true, resume: true, close: true, delete: false, fork: false, additionalDirectories: false },
+      session: { list: true, resume: true, close: true, delete: false, fork: false, additionalDirectories: false, systemPrompt: false },
       auth: { logout: true }
     })
     expect(announced.authMethods).toEqual([
@@ -91,7 +97,15 @@ describe('capability normalisation', () => {
   it('treats absent, null and false as unsupported, and tolerates garbage', () => {
     const bare = normaliseInitialize({ protocolVersion: 1 })
     expect(bare.capabilities.loadSession).toBe(false)
-    expect(bare.capabilities.session).toEqual({ list: false, resume: false, close: false, delete: false, fork: false, additionalDirectories: false })
+    expect(bare.capabilities.session).toEqual({
+      list: false,
+      resume: false,
+      close: false,
+      delete: false,
+      fork: false,
+      additionalDirectories: false,
+      systemPrompt: false
+    })
     expect(bare.agentInfo).toBeUndefined()
     const v2Empty = normaliseInitialize({ protocolVersion: 2, capabilities: { session: {} } })
     expect(v2Empty.capabilities.mcp).toEqual({ stdio: false, http: false, sse: false })

@@ -71,6 +71,7 @@ describe('the application menu', () => {
     const { template, sent } = build('linux')
     const expected: [string, AppCommand, string][] = [
       ['New Session', 'new-session', 'CmdOrCtrl+N'],
+      ['New Session With…', 'new-session-picker', 'CmdOrCtrl+Shift+N'],
       ['Search…', 'search', 'CmdOrCtrl+K'],
       ['Inbox', 'inbox', 'CmdOrCtrl+I'],
       ['Agents', 'agents', 'CmdOrCtrl+Shift+A'],

@@ -97,7 +97,15 @@ function fromV2(c: Json): Omit<AgentCapabilities, 'protocolVersion'> {
     mcp: { stdio: present(mcp.stdio), http: present(mcp.http), sse: present(mcp.sse) },
     // The baseline of the session surface: list, resume and close. session/fork is only in the SDK's
     // unstable version 2 set, which Switchboard does not speak: an agent announcing it cannot be asked.
-    session: { ...methods, list: methods.list || sessions, resume: methods.resume || sessions, close: methods.close || sessions, fork: false },
+    // The system prompt is only in version 1's unstable set, which the version 2 translation does not carry.
+    session: {
+      ...methods,
+      list: methods.list || sessions,
+      resume: methods.resume || sessions,
+      close: methods.close || sessions,
+      fork: false,
+      systemPrompt: false
+    },
     auth: { logout: present(asObject(c.auth).logout) }
   }
 }
@@ -110,7 +118,8 @@ function sessionMethods(session: Json): AgentCapabilities['session'] {
     close: present(session.close),
     delete: present(session.delete),
     fork: present(session.fork),
-    additionalDirectories: present(session.additionalDirectories)
+    additionalDirectories: present(session.additionalDirectories),
+    systemPrompt: present(session.systemPrompt)
   }
 }
 

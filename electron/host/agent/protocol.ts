@@ -15,7 +15,12 @@ import type {
   SetSessionConfigOptionResponse,
   SetSessionModeRequest
 } from '@agentclientprotocol/sdk'
-import type { ForkSessionRequest, ForkSessionResponse } from '@agentclientprotocol/sdk/unstable'
+import type { ForkSessionRequest, ForkSessionResponse, SystemPrompt } from '@agentclientprotocol/sdk/unstable'
+
+/** A system prompt for the session (unstable in SDK 2.4: its stable request types do not have the field yet). */
+export interface WithSystemPrompt {
+  systemPrompt?: SystemPrompt
+}
 
 /**
  * What the Host asks of an agent, whichever ACP protocol version the
@@ -28,10 +33,10 @@ import type { ForkSessionRequest, ForkSessionResponse } from '@agentclientprotoc
 export interface AgentProtocol {
   /** The ACP protocol version this connection speaks. */
   readonly version: 1 | 2
-  newSession(params: NewSessionRequest): Promise<NewSessionResponse>
+  newSession(params: NewSessionRequest & WithSystemPrompt): Promise<NewSessionResponse>
   /** Replays the session's history as updates, then answers (v2: session/resume with replay from the start). */
-  loadSession(params: LoadSessionRequest, options?: CallOptions): Promise<LoadSessionResponse>
-  resumeSession(params: ResumeSessionRequest, options?: CallOptions): Promise<ResumeSessionResponse>
+  loadSession(params: LoadSessionRequest & WithSystemPrompt, options?: CallOptions): Promise<LoadSessionResponse>
+  resumeSession(params: ResumeSessionRequest & WithSystemPrompt, options?: CallOptions): Promise<ResumeSessionResponse>
   listSessions(params: ListSessionsRequest): Promise<ListSessionsResponse>
   closeSession(params: CloseSessionRequest): Promise<void>
   deleteSession(params: DeleteSessionRequest): Promise<void>

@@ -59,10 +59,12 @@ export class McpProfiles {
     }
   }
 
-  /** The profiles a project's sessions get: switched on, global or attached to it, and not switched off there. */
-  forProject(projectId: string): McpProfile[] {
+  /** The profiles a project's sessions get: switched on, global or attached to it, and not switched off there; and a preset's (switched on). */
+  forProject(projectId: string, presetProfileIds: readonly string[] = []): McpProfile[] {
     const off = this.store.data.mcpDisabled[projectId] ?? []
-    return this.profiles.filter((p) => p.enabled && (p.scope === 'global' || p.projectIds.includes(projectId)) && !off.includes(p.id))
+    return this.profiles.filter(
+      (p) => p.enabled && (((p.scope === 'global' || p.projectIds.includes(projectId)) && !off.includes(p.id)) || presetProfileIds.includes(p.id))
+    )
   }
 
   /**

@@ -50,8 +50,8 @@ export class McpService {
    * asked: secrets filled in, commands resolved (a command that cannot be found
    * throws, naming the server).
    */
-  async prepareForProject(projectId: string): Promise<PreparedServer[]> {
-    const unlocked = await Promise.all(this.profiles.forProject(projectId).map((p) => this.profiles.unlock(p)))
+  async prepareForProject(projectId: string, presetProfileIds: readonly string[] = []): Promise<PreparedServer[]> {
+    const unlocked = await Promise.all(this.profiles.forProject(projectId, presetProfileIds).map((p) => this.profiles.unlock(p)))
     return prepareServers(unlocked, this.options.environment, undefined, this.options.store.project(projectId)?.sshHost)
   }
 

@@ -130,6 +130,13 @@ export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }:
       await records.saved('projects')
       return project
     },
+    'projects.setSystemPrompt': async ({ projectId, systemPrompt }) => {
+      const project = records.project(projectId)
+      if (systemPrompt.trim()) project.systemPrompt = systemPrompt
+      else delete project.systemPrompt
+      await records.saved('projects')
+      return project
+    },
     'projects.rename': async ({ projectId, name }) => {
       const project = records.project(projectId)
       project.name = name

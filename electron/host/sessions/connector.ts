@@ -7,7 +7,8 @@ import type { McpRunWatch } from '../mcp/run-watch'
 import type { McpService } from '../mcp/service'
 import { serversForAgent } from '../mcp/acp-servers'
 import type { Records } from '../records'
-import { directoriesFor, sessionStateFrom } from './records'
+import { presetProfilesOf } from './preset-settings'
+import { directoriesFor, sessionStateFrom, systemPromptFor } from './records'
 import { applyStartingMode } from './starting-mode'
 import type { LiveSession, SessionRegistry } from './registry'
 
@@ -75,7 +76,7 @@ export class SessionConnector {
     const definition = records.agent(record.agentId)
     const asked: Asked = {}
     try {
-      const prepared = await mcp.prepareForProject(record.projectId)
+      const prepared = await mcp.prepareForProject(record.projectId, presetProfilesOf(record, records))
       const connection = await supervisor.ensure(definition)
       asked.connection = connection
       asked.mark = connection.stderrMark()
@@ -93,7 +94,9 @@ export class SessionConnector {
         sessionId: record.acpSessionId ?? '',
         cwd: record.cwd,
         mcpServers: servers.mcpServers,
-        ...directoriesFor(connection, record.additionalDirectories ?? [])
+        ...directoriesFor(connection, record.additionalDirectories ?? []),
+        // The same instructions it was created with, as the protocol asks.
+        ...systemPromptFor(connection, record.systemPrompt)
       }
       // Cancelling while this runs sends $/cancel_request for it.
       const options = { cancellationSignal: signal }

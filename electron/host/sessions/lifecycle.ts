@@ -17,8 +17,10 @@ import { SshError } from '../ssh/endpoint'
 import { checkRemoteFolder } from '../ssh/remote-files'
 import { currentView, readTranscript, readTranscriptPage, readTranscriptTail } from '../transcripts'
 import type { SessionDeps } from './connector'
+import type { SessionPreset } from '../../../shared/presets'
 import { applyStartingMode } from './starting-mode'
-import { directoriesFor, sessionMcp, sessionStateFrom } from './records'
+import { applyPresetSettings, presetMode, presetProfilesOf } from './preset-settings'
+import { directoriesFor, sessionMcp, sessionStateFrom, systemPromptFor, systemPromptLeftOut } from './records'
 import type { Turns } from './turns'
 import type { WorkspaceService } from '../workspace/service'
 import { privateFolder } from '../private-files'
@@ -38,6 +40,8 @@ export interface CreateOptions {
   /** `worktree`: the session works in a new git worktree on a new branch. */
   isolation?: 'folder' | 'worktree'
   branch?: string
+  /** Started from this preset: its MCP servers besides the project's, its system prompt after the project's, its settings after session/new. */
+  preset?: SessionPreset
 }
 
 /** session/list pages read at most (a guard against an agent whose cursor never ends). */
@@ -54,19 +58,20 @@ export class SessionLifecycle {
     if (project.sshHost && options.isolation === 'worktree') {
       throw new Error(`A worktree is made with git on this computer; ${project.name} is on ${project.sshHost}: start the session in its folder`)
     }
+    const { preset } = options
     // MCP servers are prepared first: a command that cannot be found stops here, before the agent is asked.
-    const prepared = await mcp.prepareForProject(projectId)
+    const prepared = await mcp.prepareForProject(projectId, preset?.mcpProfileIds)
     const additionalDirectories = project.additionalDirectories ?? []
     const id = randomUUID()
     const isolated = options.isolation === 'worktree' ? await workspace.worktreeFor(project.cwd, definition.name, id, options.branch) : null
     const cwd = isolated?.cwd ?? project.cwd
-    const { connection, servers, response, mark } = await this.newIn(definition, cwd, prepared, additionalDirectories).catch(
-      async (error: unknown) => {
-        // The agent refused the session (or did not start): the worktree made for it goes too (it holds nothing yet).
-        if (isolated) await workspace.discardWorktree(isolated.worktree)
-        throw error
-      }
-    )
+    const systemPrompt = joinedPrompt(project.systemPrompt, preset?.systemPrompt)
+    const created = this.newIn(definition, cwd, prepared, additionalDirectories, systemPrompt)
+    const { connection, servers, response, mark } = await created.catch(async (error: unknown) => {
+      // The agent refused the session (or did not start): the worktree made for it goes too (it holds nothing yet).
+      if (isolated) await workspace.discardWorktree(isolated.worktree)
+      throw error
+    })
     const now = new Date().toISOString()
     const record: SessionRecord = {
       id,
@@ -80,9 +85,11 @@ export class SessionLifecycle {
       createdAt: now,
       updatedAt: now,
       ...sessionMcp(servers),
-      ...(isolated ? { worktree: isolated.worktree } : {})
+      ...(isolated ? { worktree: isolated.worktree } : {}),
+      ...(preset ? { preset: { id: preset.id, name: preset.name } } : {}),
+      ...systemPromptOf(connection, definition, systemPrompt)
     }
-    return this.register(record, connection, response, [], mark)
+    return this.register(record, connection, response, [], mark, preset)
   }
 
   /** `session/fork`: a new session that starts with this one's history, in the agent and on screen. */
@@ -90,7 +97,7 @@ export class SessionLifecycle {
     const { records, registry, supervisor, mcp } = this.deps
     const parent = records.session(id)
     const definition = records.agent(parent.agentId)
-    const prepared = await mcp.prepareForProject(parent.projectId)
+    const prepared = await mcp.prepareForProject(parent.projectId, presetProfilesOf(parent, records))
     const connection = await supervisor.ensure(definition)
     if (!connection.capabilities.session.fork) {
       throw new Error(`${definition.name} cannot fork sessions (it does not announce session/fork)`)
@@ -101,7 +108,8 @@ export class SessionLifecycle {
       sessionId: parent.acpSessionId,
       cwd: parent.cwd,
       mcpServers: servers.mcpServers,
-      ...directoriesFor(connection, parent.additionalDirectories ?? [])
+      ...directoriesFor(connection, parent.additionalDirectories ?? []),
+      ...systemPromptFor(connection, parent.systemPrompt)
     }
     // The view is copied as the agent forked: a running turn's updates that came before its answer are in the agent's
     // fork and so in this one, those after are the parent's alone (read up to the line the transcript had reached when
@@ -125,7 +133,9 @@ export class SessionLifecycle {
       forkedFrom: parent.id,
       createdAt: now,
       updatedAt: now,
-      ...sessionMcp(servers)
+      ...sessionMcp(servers),
+      ...(parent.preset ? { preset: parent.preset } : {}),
+      ...systemPromptOf(connection, definition, parent.systemPrompt)
     }
     return this.register(record, connection, response, history)
   }
@@ -140,8 +150,14 @@ export class SessionLifecycle {
     const parent = records.session(id)
     const definition = records.agent(parent.agentId)
     await this.assertFolder(records.project(parent.projectId), definition, parent.cwd)
-    const prepared = await mcp.prepareForProject(parent.projectId)
-    const { connection, servers, response } = await this.newIn(definition, parent.cwd, prepared, parent.additionalDirectories ?? [])
+    const prepared = await mcp.prepareForProject(parent.projectId, presetProfilesOf(parent, records))
+    const { connection, servers, response } = await this.newIn(
+      definition,
+      parent.cwd,
+      prepared,
+      parent.additionalDirectories ?? [],
+      parent.systemPrompt
+    )
     const history = (await readTranscript(await registry.flushedTranscript(id))).records.filter((r) => r.t !== 'header')
     const earlier = createThread()
     for (const past of history) applyRecord(earlier, past)
@@ -161,6 +177,8 @@ export class SessionLifecycle {
       createdAt: now,
       updatedAt: now,
       ...sessionMcp(servers),
+      ...(parent.preset ? { preset: parent.preset } : {}),
+      ...systemPromptOf(connection, definition, parent.systemPrompt),
       rewindNote: [
         `[Switchboard] This session continues an earlier conversation between the user and you (${definition.name}) that could not be reopened. Here it is, for context:`,
         conversationAsContext(earlier.entries),
@@ -193,7 +211,7 @@ export class SessionLifecycle {
    * `session/new` in a folder, the agent started if it is not running;
    * auth_required comes back as the error that lists how to sign in.
    */
-  private async newIn(definition: AgentDefinition, cwd: string, prepared: PreparedServer[], additionalDirectories: string[]) {
+  private async newIn(definition: AgentDefinition, cwd: string, prepared: PreparedServer[], additionalDirectories: string[], systemPrompt?: string) {
     const { supervisor } = this.deps
     const asked: Asked = {}
     try {
@@ -202,7 +220,12 @@ export class SessionLifecycle {
       asked.mark = connection.stderrMark()
       const servers = serversForAgent(prepared, connection.capabilities, definition.name)
       const response = await connection.acp
-        .newSession({ cwd, mcpServers: servers.mcpServers, ...directoriesFor(connection, additionalDirectories) })
+        .newSession({
+          cwd,
+          mcpServers: servers.mcpServers,
+          ...directoriesFor(connection, additionalDirectories),
+          ...systemPromptFor(connection, systemPrompt)
+        })
         .catch(async (error: unknown) => {
           // An agent that died answering: how it ended is part of what happened.
           await connection.settle()
@@ -224,7 +247,8 @@ export class SessionLifecycle {
     answer: unknown,
     history: TranscriptRecord[],
     /** Where the agent's stderr was before it was asked for the session. */
-    mark?: number
+    mark?: number,
+    preset?: SessionPreset
   ): Promise<SessionRecord> {
     const { records, registry } = this.deps
     const live = registry.create(record)
@@ -232,7 +256,9 @@ export class SessionLifecycle {
     for (const past of history) if (past.t !== 'header') registry.append(live, past)
     const state = sessionStateFrom(answer)
     if (state) registry.append(live, state)
+    const modeNotApplied = preset ? presetMode(live, preset, connection.definition.name) : null
     await applyStartingMode(live, connection, { records, registry })
+    if (preset) await applyPresetSettings(live, connection, preset, { registry, notApplied: modeNotApplied ? [modeNotApplied] : [] })
     records.data.sessions.push(record)
     registry.setState(record.id, { status: 'ready', error: undefined })
     await this.deps.mcpRun?.attached(record.id, record.mcpServers ?? [], connection, records.agent(record.agentId), record.cwd, mark)
@@ -391,6 +417,25 @@ export class SessionLifecycle {
     await this.deps.records.saved(record)
     return record
   }
+}
+
+/** The project's instructions, then the preset's; undefined when neither has any. */
+function joinedPrompt(...parts: (string | undefined)[]): string | undefined {
+  const text = parts
+    .map((p) => p?.trim())
+    .filter(Boolean)
+    .join('\n\n')
+  return text || undefined
+}
+
+/** What the record keeps of a system prompt: the one sent, or why none was. */
+function systemPromptOf(
+  connection: AgentConnection,
+  definition: AgentDefinition,
+  text: string | undefined
+): Pick<SessionRecord, 'systemPrompt' | 'systemPromptLeftOut'> {
+  if (!text) return {}
+  return connection.capabilities.session.systemPrompt ? { systemPrompt: text } : { systemPromptLeftOut: systemPromptLeftOut(definition.name) }
 }
 
 function joined(first: string | undefined, second: string): string {

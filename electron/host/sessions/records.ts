@@ -4,6 +4,7 @@ import type { SessionRecord } from '../../../shared/domain'
 import type { SessionModelState, SessionStateRecord, TranscriptHeader } from '../../../shared/transcript'
 import type { AgentServers } from '../mcp/acp-servers'
 import type { AgentConnection } from '../agent/connection'
+import type { WithSystemPrompt } from '../agent/protocol'
 
 /** What a session's records and transcript lines are made of: pure functions, no state. */
 
@@ -66,6 +67,19 @@ export function toContentBlock(attachment: Attachment, connection: AgentConnecti
  * `additionalDirectories` for a session request: only to an agent that announces
  * them (older agents may reject the unknown field), and only when there are some.
  */
+/**
+ * The system prompt for session/new, load, resume or fork: sent (mode `append`, the one every agent that
+ * announces `sessionCapabilities.systemPrompt` takes) only to such an agent, and never empty.
+ */
+export function systemPromptFor(connection: AgentConnection, text: string | undefined): WithSystemPrompt {
+  return text && connection.capabilities.session.systemPrompt ? { systemPrompt: { mode: 'append', content: [{ type: 'text', text }] } } : {}
+}
+
+/** Why a system prompt was not sent to this agent. */
+export function systemPromptLeftOut(agentName: string): string {
+  return `${agentName} does not take a system prompt from Switchboard (it does not announce sessionCapabilities.systemPrompt), so none was sent`
+}
+
 export function directoriesFor(connection: AgentConnection, directories: string[]): { additionalDirectories?: string[] } {
   return connection.capabilities.session.additionalDirectories && directories.length > 0 ? { additionalDirectories: directories } : {}
 }

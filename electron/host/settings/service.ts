@@ -72,11 +72,15 @@ export class UserSettingsStore {
   }
 
   private withoutGoneProjects(settings: UserSettings): UserSettings {
-    if (!settings.projectAgents) return settings
     const projects = new Set(this.options.projectIds())
-    const kept = Object.entries(settings.projectAgents).filter(([projectId]) => projects.has(projectId))
-    if (kept.length === Object.keys(settings.projectAgents).length) return settings
-    return { ...settings, projectAgents: Object.fromEntries(kept) }
+    let result = settings
+    for (const key of ['projectAgents', 'projectPresets'] as const) {
+      const choices = result[key]
+      if (!choices) continue
+      const kept = Object.entries(choices).filter(([projectId]) => projects.has(projectId))
+      if (kept.length !== Object.keys(choices).length) result = { ...result, [key]: Object.fromEntries(kept) }
+    }
+    return result
   }
 }
 

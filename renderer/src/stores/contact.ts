@@ -16,7 +16,8 @@ export interface SessionAttempt {
   paneId: string
   projectId: string
   agentId: string
-  where: { isolation?: 'folder' | 'worktree'; branch?: string }
+  /** `presetId`: started from that preset (of `agentId`). */
+  where: { isolation?: 'folder' | 'worktree'; branch?: string; presetId?: string }
   status: 'starting' | 'failed'
   problem?: AgentProblem
 }

@@ -159,9 +159,17 @@ export const useSessionsStore = defineStore('sessions', () => {
   }
 
   /** Starts a session with an agent and opens it; throws the Host's message (the sidebar shows it, or a sign-in). */
-  async function create(projectId: string, agentId: string, where: { isolation?: 'folder' | 'worktree'; branch?: string } = {}): Promise<void> {
+  /** A new session with the agent, or from a preset (`where.presetId`, whose agent `agentId` is). */
+  async function create(
+    projectId: string,
+    agentId: string,
+    where: { isolation?: 'folder' | 'worktree'; branch?: string; presetId?: string } = {}
+  ): Promise<void> {
     view.show('sessions')
-    const record = await host().request('sessions.new', { projectId, agentId, ...where })
+    const { presetId, ...place } = where
+    const record = presetId
+      ? await host().request('presets.start', { presetId, projectId, ...place })
+      : await host().request('sessions.new', { projectId, agentId, ...place })
     projects.upsertSession(record)
     await open(record.id)
   }

@@ -103,6 +103,7 @@ function applyChangeToChange(earlier: SettingsChange | null, later: SettingsChan
   if (!earlier) return later
   const merged: SettingsChange = { ...earlier, ...later }
   if (earlier.projectAgents && later.projectAgents) merged.projectAgents = { ...earlier.projectAgents, ...later.projectAgents }
+  if (earlier.projectPresets && later.projectPresets) merged.projectPresets = { ...earlier.projectPresets, ...later.projectPresets }
   return merged
 }
 

@@ -29,6 +29,8 @@ export const useUiStore = defineStore('ui', () => {
   const toasts = ref<Toast[]>([])
   /** A session or project to rename inline in the sidebar (set by a menu or F2). */
   const renaming = ref<{ kind: 'session' | 'project'; id: string } | null>(null)
+  /** The project whose New session menu is to open (the new-session-picker shortcut); its button clears it. */
+  const newSessionPicker = ref<string | null>(null)
   let nextToast = 1
 
   function toast(text: string, tone: Toast['tone'] = 'info'): void {
@@ -41,5 +43,5 @@ export const useUiStore = defineStore('ui', () => {
     toasts.value = toasts.value.filter((t) => t.id !== id)
   }
 
-  return { searchOpen, confirmation, agentFilter, toasts, renaming, toast, dismissToast }
+  return { searchOpen, confirmation, agentFilter, toasts, renaming, newSessionPicker, toast, dismissToast }
 })

@@ -19,6 +19,7 @@ export function capabilityRows(c: AgentCapabilities): CapabilityRow[] {
     { id: 'delete', label: 'Delete sessions', method: 'session/delete', supported: c.session.delete },
     { id: 'fork', label: 'Fork sessions', method: 'session/fork', supported: c.session.fork },
     { id: 'directories', label: 'Additional folders', method: 'additionalDirectories', supported: c.session.additionalDirectories },
+    { id: 'system-prompt', label: 'A system prompt from Switchboard', method: 'sessionCapabilities.systemPrompt', supported: c.session.systemPrompt },
     { id: 'image', label: 'Images in prompts', method: 'promptCapabilities.image', supported: c.prompt.image },
     { id: 'audio', label: 'Audio in prompts', method: 'promptCapabilities.audio', supported: c.prompt.audio },
     { id: 'embedded', label: 'Embedded files in prompts', method: 'promptCapabilities.embeddedContext', supported: c.prompt.embeddedContext },
