@@ -88,7 +88,9 @@ describe('the Changes view beside the conversation', () => {
     await page.goto(server.url)
 
     await page.getByTestId('project').first().hover()
-    await page.getByTestId('new-session-isolation').selectOption('worktree')
+    await page.getByTestId('project').first().getByTestId('new-session-menu').click()
+    await page.getByTestId('new-session-place-worktree').click()
+    await page.keyboard.press('Escape')
     await page.getByTestId('new-session-branch').fill('feature/beside')
     await page.getByTestId('new-session').click()
     await page.getByTestId('composer-input').waitFor()
