@@ -123,8 +123,8 @@ async function auditView(page: Page, where: string): Promise<string[]> {
     return to === 'top' ? was > 0 : el.scrollTop > was
   }
   for (let index = 0; index < areas; index++) {
-    if (await page.evaluate(scroll, { index, to: 'top' })) await note()
-    while (await page.evaluate(scroll, { index, to: 'down' })) await note()
+    if (await page.evaluate(scroll, { index, to: 'top' as const })) await note()
+    while (await page.evaluate(scroll, { index, to: 'down' as const })) await note()
   }
   return [...found]
 }
