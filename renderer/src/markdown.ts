@@ -65,7 +65,8 @@ function configure(markdown: MarkdownRenderer): MarkdownRenderer {
       '<div class="code-block">' +
       `<div class="code-head"><span class="code-lang">${label}</span>` +
       '<span class="code-copy" role="button" tabindex="0" title="Copy the code" aria-label="Copy the code">Copy</span></div>' +
-      `<pre><code class="hljs${language ? ` language-${e(language)}` : ''}">${markHiddenHtml(html, 'path')}</code></pre>` +
+      // A long line scrolls the block sideways: it takes the focus so the keyboard can scroll it too.
+      `<pre tabindex="0"><code class="hljs${language ? ` language-${e(language)}` : ''}">${markHiddenHtml(html, 'path')}</code></pre>` +
       '</div>\n'
     )
   }

@@ -263,6 +263,11 @@ describe('tool calls', () => {
     ])
     expect(wrapper.find('.line.del .word').text()).toBe('1')
     expect(wrapper.find('.line.add .word').text()).toBe('2')
+    // A table of cells to a screen reader; an added or removed line told by its sign and in words, not by colour alone.
+    expect(lines.map((l) => l.findAll('[role=cell]').length)).toEqual([4, 4, 4, 4, 4, 4])
+    expect(lines.map((l) => l.find('.sign').text())).toEqual(['', '−removed', '+added', '', '', '+added'])
+    expect(wrapper.find('.line.del .sign [aria-hidden=true]').text()).toBe('−')
+    expect(wrapper.find('.line.del .sign .visually-hidden').text()).toBe('removed')
 
     await wrapper.find('[data-testid=diff-split]').trigger('click')
     expect(wrapper.findAll('[data-testid=diff-line]')).toHaveLength(0)
@@ -276,6 +281,9 @@ describe('tool calls', () => {
       )
     ).toEqual(['a|a', 'const b = 1|const b = 2', 'c|c', 'd|d', '|e'])
     expect(rows[4].find('.text.empty').exists()).toBe(true)
+    expect(rows.map((r) => r.findAll('[role=cell]').length)).toEqual([6, 6, 6, 6, 6])
+    expect(rows[1].findAll('.sign').map((t) => t.text())).toEqual(['−removed', '+added'])
+    expect(rows[4].findAll('.sign').map((t) => t.text())).toEqual(['', '+added'])
     expect(wrapper.find('[data-testid=diff-split]').attributes('aria-pressed')).toBe('true')
   })
 
