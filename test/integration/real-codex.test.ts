@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import { currentModeOf, permissionSkipOf } from '../../shared/modes'
 import type { ThreadEntry, ToolCallEntry } from '../../shared/thread'
 import { entriesOf, fold, openHost, processesWithEnv, removeDir, tempDir, waitUntil } from '../helpers'
+import { addCodexAgent, codexAdapter, makeCodexHome, type CodexHome } from '../real/codex'
 import { said, threadReader } from '../real/thread'
 import { FAIL400_MESSAGE, startFakeOpenAI, textOfItem, type FakeOpenAI } from '../real/fake-openai'
 
@@ -18,67 +18,31 @@ import { FAIL400_MESSAGE, startFakeOpenAI, textOfItem, type FakeOpenAI } from '.
  * streamed text, tool calls and their permissions, edits, cancelling, API
  * failures, and a conversation continued after restarts.
  *
- * Codex is pointed at the fake by its config.toml (in CODEX_HOME, a temporary
- * folder): a provider of its own whose key comes from an environment variable
- * (codex-acp asks for a sign-in only for the built-in `openai` provider), one
- * attempt per model request, no update checks, analytics or feedback. Nothing
- * in it says when to ask: codex-acp starts a session in its mode "agent"
+ * Codex is pointed at the fake by its config.toml (test/real/codex.ts, shared
+ * with real-codex-mcp.test.ts). Nothing in it says when to ask: codex-acp starts a session in its mode "agent"
  * (Auto review, which lets a model review what the user would be asked), and
  * Switchboard puts it in "read-only", which asks before an edit and before a
  * command leaves the sandbox; the fake model asks for that as a real one
  * does (`sandbox_permissions: "require_escalated"`), so what the user allows
  * runs unsandboxed. The model's tools are called as Codex knows them:
  * `exec_command` (a function) and `apply_patch` (a freeform custom tool).
- * RUST_LOG (default `info`) goes to <dataDir>/logs/<agentId>.log.
  */
 
-const modules = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules')
-const adapter = join(modules, '@agentclientprotocol', 'codex-acp', 'dist', 'index.js')
-
 let root: string
-let home: string
-let codexHome: string
+let codex: CodexHome
 let project: string
 let dataDir: string
 let host: Host
 let api: FakeOpenAI
 const { entries, toolCalls, pendingPermission, answer } = threadReader(() => host, 'Codex')
 
-/**
- * Codex's config.toml pointed at the fake. The model is one Codex 0.166 knows: for a name it does not
- * (`gpt-5.4`), it streams "Warning: Model metadata for `gpt-5.4` not found…" into the reply as agent text.
- */
-function config(url: string): string {
-  return `model = "gpt-6.1-sol"
-model_provider = "fake"
-check_for_update_on_startup = false
-
-[analytics]
-enabled = false
-
-[feedback]
-enabled = false
-
-[model_providers.fake]
-name = "Fake OpenAI"
-base_url = "${url}/v1"
-env_key = "FAKE_OPENAI_API_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-`
-}
-
 beforeEach(async () => {
   root = await tempDir('codex')
-  home = join(root, 'home')
-  codexHome = join(home, '.codex')
   project = join(root, 'project')
   dataDir = join(root, 'data')
-  await mkdir(codexHome, { recursive: true })
   await mkdir(project)
   api = await startFakeOpenAI()
-  await writeFile(join(codexHome, 'config.toml'), config(api.url))
+  codex = await makeCodexHome(root, api.url)
   host = await openHost(dataDir)
 })
 
@@ -87,7 +51,7 @@ afterEach(async () => {
     await host.close()
     await api.close()
     // Everything Codex started had HOME set to our folder: none of it may remain.
-    expect(processesWithEnv(`HOME=${home}`)).toEqual([])
+    expect(processesWithEnv(`HOME=${codex.home}`)).toEqual([])
     // Codex called nothing of the API the fake does not serve.
     expect(api.unknown.map((r) => `${r.method} ${r.path}`)).toEqual([])
   } finally {
@@ -103,20 +67,9 @@ async function newSession(): Promise<string> {
 
 /** Codex pointed at the fake, and the project. */
 async function addCodex(): Promise<{ agentId: string; projectId: string }> {
-  const agent = await host.request('agents.add', {
-    name: 'Codex',
-    command: process.execPath,
-    args: [adapter],
-    env: {
-      HOME: home,
-      USERPROFILE: home,
-      CODEX_HOME: codexHome,
-      FAKE_OPENAI_API_KEY: 'fake-openai-key',
-      RUST_LOG: process.env['RUST_LOG'] ?? 'info'
-    }
-  })
+  const agentId = await addCodexAgent(host, codex)
   const projectId = (await host.request('projects.add', { cwd: project })).id
-  return { agentId: agent.id, projectId }
+  return { agentId, projectId }
 }
 
 /** What the model was shown in the main conversation's last request. */
@@ -124,7 +77,7 @@ function lastInput(): string {
   return JSON.stringify(api.main().at(-1)?.body.input ?? [])
 }
 
-describe.skipIf(!existsSync(adapter))('real Codex through the Host, offline against a fake Responses API', () => {
+describe.skipIf(!existsSync(codexAdapter))('real Codex through the Host, offline against a fake Responses API', () => {
   it('streams a text reply into one assistant entry', async () => {
     const id = await newSession()
     expect(await host.request('sessions.prompt', { id, text: 'Hello there, tell me a story' })).toEqual({ stopReason: 'end_turn' })

@@ -15,6 +15,11 @@ import { eventStream, json, parseBody, pause, startFakeApiServer } from './fake-
  *   freeform custom tool call) adding that file with that one line;
  * - `EDIT <absolute path> <old line> => <new line>`: an `apply_patch` call
  *   replacing that line of an existing file;
+ * - `CALL <tool> <JSON arguments>`: a call of a tool Codex nests in its code mode's
+ *   `exec` tool (a freeform custom tool taking JavaScript, which Codex 0.166 gives
+ *   gpt-6.1-sol in place of a tool list), as the model calls one: `exec` running
+ *   `await tools.<tool>(<arguments>)` and giving back what it returns (an MCP
+ *   server's tool is `mcp__<server>__<tool>` there);
  * - `SLOW`: a long text streamed in many small, slow deltas (to cancel mid-stream);
  * - `FAIL500`: HTTP 500 with a JSON error body carrying {@link FAIL500_MESSAGE};
  * - `FAIL400`: HTTP 400 with a JSON error body carrying {@link FAIL400_MESSAGE};
@@ -142,6 +147,8 @@ function replyTo(input: InputItem[]): Reply {
       }
     if ((m = /^ADD (\S+) (.*)$/.exec(line))) return patch(`*** Add File: ${m[1]}\n+${m[2]}\n`)
     if ((m = /^EDIT (\S+) (.*) => (.*)$/.exec(line))) return patch(`*** Update File: ${m[1]}\n@@\n-${m[2]}\n+${m[3]}\n`)
+    if ((m = /^CALL (\S+) (\{.*\})$/.exec(line)))
+      return { kind: 'custom', name: 'exec', input: `text(JSON.stringify(await tools.${m[1]}(${JSON.stringify(JSON.parse(m[2] ?? '{}'))})))\n` }
     if (line === 'SLOW') {
       const words = Array.from({ length: 60 }, (_, i) => `slow${i + 1} `)
       return { kind: 'text', chunks: words, delayMs: 150 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { mcpToolOf, startupLinesOf, startupNoticeOf } from '../../electron/host/mcp/run-watch'
+import { codexStartupOf, mcpToolOf, startupLinesOf, startupNoticeOf } from '../../electron/host/mcp/run-watch'
 
 /** How the Host tells which given MCP server an agent's update is about (electron/host/mcp/run-watch.ts). */
 
@@ -50,8 +50,58 @@ describe('startupNoticeOf', () => {
   })
 })
 
+describe('codexStartupOf', () => {
+  /** A report as codex-acp 2.6 sends it (its McpStartupReporter). */
+  const report = (server: string, text: string, status = 'failed') => ({
+    sessionUpdate: 'tool_call',
+    toolCallId: `mcp_startup.${encodeURIComponent(server)}.169c93a5-ebfb-4f2b-ba3c-3e5f398f0cc0`,
+    kind: 'other',
+    title: `mcp__${server}__startup`,
+    status,
+    content: [{ type: 'content', content: { type: 'text', text } }]
+  })
+
+  it('codex-acp 2.x’s failed `mcp__S__startup` tool call: failed with Codex’s words, or not started when it skipped the server', () => {
+    const failed = report(
+      'tiny',
+      '[codex-acp forwarded startup error] MCP server `tiny` failed to start: MCP client for `tiny` failed to start: MCP startup failed: handshaking with MCP server failed: connection closed: initialize response'
+    )
+    expect(codexStartupOf(failed as never, servers)).toEqual({
+      name: 'tiny',
+      state: 'failed',
+      reason:
+        'the agent says it failed to start (“MCP server `tiny` failed to start: MCP client for `tiny` failed to start: MCP startup failed: handshaking with MCP server failed: connection closed: initialize response”)'
+    })
+    // Its server names have whitespace made _.
+    const cancelled = report('my_files', '[codex-acp forwarded startup error] MCP server `my_files` startup was cancelled.')
+    expect(codexStartupOf(cancelled as never, servers)).toEqual({
+      name: 'my files',
+      state: 'failed',
+      reason: 'the agent says it failed to start (“MCP server `my_files` startup was cancelled.”)'
+    })
+    const skipped = report(
+      'tiny',
+      '[codex-acp] MCP server `tiny` was not started, because the Codex config already defines an MCP server with this name. Codex uses its own entry, or no server if that entry is disabled.'
+    )
+    expect(codexStartupOf(skipped as never, servers)).toMatchObject({
+      name: 'tiny',
+      state: 'not_started',
+      reason: expect.stringContaining('Codex config already defines')
+    })
+  })
+
+  it('another server’s report, a tool call not of codex-acp’s start, or one that did not fail: nothing', () => {
+    const failed = report('tiny', '[codex-acp forwarded startup error] MCP server `tiny` failed to start: boom')
+    expect(codexStartupOf(report('other', 'failed to start') as never, servers)).toBeUndefined()
+    const notStartup = { ...failed, toolCallId: 'call_1' }
+    const completed = { ...failed, status: 'completed' }
+    const text = { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'mcp__tiny__startup' } }
+    for (const update of [notStartup, completed, text]) expect(codexStartupOf(update as never, servers)).toBeUndefined()
+  })
+})
+
 describe('startupLinesOf', () => {
-  it('Codex’s startup events in its log (lines as codex-acp 0.137 writes them): ready, or failed with why', () => {
+  it('the older Codex adapter’s startup events in its log (lines as codex-acp 0.137 writes them): ready, or failed with why', () => {
     const log = [
       '2026-11-28T18:50:32.812611Z  WARN codex_acp::thread: Received event for unknown submission ID:  McpStartupUpdate(McpStartupUpdateEvent { server: "crashy", status: Starting })',
       '2026-11-28T18:50:34.959832Z  WARN codex_acp::thread: Received event for unknown submission ID:  McpStartupUpdate(McpStartupUpdateEvent { server: "tiny", status: Ready })',

@@ -22,9 +22,16 @@ import { geminiFolderTrust, trustFolderForGemini } from './gemini-trust'
  *   Gemini CLI's trust file.
  * - Claude Code's adapter says when a server given in `session/new` failed to
  *   start or needs authentication (`startupNoticeOf`): `failed`, `not_started`.
- * - Codex writes each server's startup (ready, or failed with why) on its
- *   stderr (`startupLinesOf`), read from where it was before the session was
- *   asked for: `started`, `failed`.
+ * - Codex's adapter (codex-acp 2.x) reports a server that failed to start
+ *   (or whose start was cancelled, or that it skipped for a server of the
+ *   same name in Codex's own config) as a failed tool call titled
+ *   `mcp__S__startup` with Codex's words (`codexStartupOf`): `failed`,
+ *   `not_started`. It passes on nothing of a server that started (its
+ *   app-server's `mcpServer/startupStatus/updated` `ready` goes no further):
+ *   that one shows `started` once one of its tools runs.
+ * - The older codex-acp (0.x, Rust) wrote each server's startup (ready, or
+ *   failed with why) on its stderr instead (`startupLinesOf`), read from where
+ *   it was before the session was asked for: `started`, `failed`.
  * - Each tool call of a server's tool (Claude Code's `mcp__S__T` tool name,
  *   Gemini CLI's "T (S MCP Server)" title, a raw input naming `server` and
  *   `tool`): one that completes shows it `started`; one that fails with a
@@ -163,7 +170,7 @@ export class McpRunWatch {
   }
 
   private evidence(id: string, update: SessionNotification['update'], servers: SessionMcpRun[]): SessionMcpRun[] | null {
-    const told = startupNoticeOf(update, servers)
+    const told = startupNoticeOf(update, servers) ?? codexStartupOf(update, servers)
     if (told) return servers.map((s) => (s.name === told.name ? told : s))
     if (update.sessionUpdate !== 'tool_call' && update.sessionUpdate !== 'tool_call_update') return null
     let calls = this.calls.get(id)
@@ -217,7 +224,31 @@ export function startupNoticeOf(update: SessionNotification['update'], servers: 
 }
 
 /**
- * What Codex (codex-acp) writes on stderr of each MCP server it starts (its
+ * What Codex's adapter (codex-acp 2.x, its McpStartupReporter) tells of a
+ * server given in `session/new` that did not start, once Codex's start of
+ * them ended: a `tool_call` titled `mcp__S__startup` (S the server's name
+ * with whitespace made _), id `mcp_startup.<S>.<uuid>`, status `failed`, its
+ * text "[codex-acp forwarded startup error] MCP server `S` failed to start:
+ * <Codex's error>" (or "… startup was cancelled."), or "[codex-acp] MCP server
+ * `S` was not started, because the Codex config already defines an MCP server
+ * with this name…".
+ */
+export function codexStartupOf(update: SessionNotification['update'], servers: { name: string }[]): SessionMcpRun | undefined {
+  if (update.sessionUpdate !== 'tool_call' && update.sessionUpdate !== 'tool_call_update') return undefined
+  if (update.status !== 'failed') return undefined
+  const server = /^mcp__(.+)__startup$/.exec(update.title ?? '')?.[1]
+  if (server === undefined || !update.toolCallId.startsWith('mcp_startup.')) return undefined
+  const name = servers.find((s) => s.name === server || s.name.replace(/\s/g, '_') === server)?.name
+  if (!name) return undefined
+  const said = textOf(update.content)
+    .replace(/^\[codex-acp[^\]]*\]\s*/, '')
+    .slice(0, 500)
+  if (/ was not started, because /.test(said)) return { name, state: 'not_started', reason: `the agent says: ${said}` }
+  return { name, state: 'failed', reason: `the agent says it failed to start (“${said || 'no reason given'}”)` }
+}
+
+/**
+ * What the older Codex adapter (codex-acp 0.x) writes on stderr of each MCP server it starts (its
  * startup events, logged at WARN, which its default log level shows):
  * `McpStartupUpdate(McpStartupUpdateEvent { server: "S", status: Ready })`,
  * or `status: Failed { error: "…" }`.
