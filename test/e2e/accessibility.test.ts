@@ -191,6 +191,27 @@ const views: View[] = [
     }
   },
   {
+    name: 'the New session menu (agents, presets, folder or worktree)',
+    open: async (page) => {
+      await openWindow(page)
+      const project = page.getByTestId('project').first()
+      await project.hover()
+      await project.getByTestId('new-session-menu').click()
+      await page.getByTestId('new-session-options').waitFor()
+    }
+  },
+  {
+    name: "a project's menu and its Extra folders panel",
+    open: async (page) => {
+      await openWindow(page)
+      const project = page.getByTestId('project').first()
+      await project.hover()
+      await project.getByTestId('project-menu').click()
+      await page.getByTestId('menu-folders').click()
+      await page.getByTestId('project-panel-folders').waitFor()
+    }
+  },
+  {
     name: 'inbox',
     open: async (page) => {
       await openWindow(page)
@@ -225,6 +246,14 @@ const views: View[] = [
       await openAgent(page, 'Scripted')
       await page.getByTestId('agent-edit').click()
       await page.getByTestId('agent-form').waitFor()
+    }
+  },
+  {
+    name: 'Agents: a new session preset',
+    open: async (page) => {
+      await openAgent(page, 'Scripted')
+      await page.getByTestId('new-session-preset').click()
+      await page.getByTestId('preset-form').waitFor()
     }
   },
   {
