@@ -7,7 +7,7 @@
  *
  * Usage: node kill-writer.mjs DATADIR RUN
  */
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { acquireDataLock } from '../../electron/host/data-lock'
 import { Store } from '../../electron/host/store'
@@ -17,7 +17,19 @@ import type { TranscriptRecord } from '../../shared/transcript'
 const [dataDir, runText] = process.argv.slice(2)
 const run = Number(runText)
 const at = new Date().toISOString()
-const ack = (line: string): void => void process.stdout.write(`${line}\n`)
+// Written straight to the pipe (fd 1): an acknowledgement queued in process.stdout when the kill comes would be lost,
+// and the test would see a save on disk that it was never told of (seen under load: 10 saves ahead).
+const ack = (line: string): void => {
+  const bytes = Buffer.from(`${line}\n`)
+  for (let done = 0; done < bytes.length;) {
+    try {
+      done += writeSync(1, bytes, done)
+    } catch (error) {
+      // A full pipe (the test reads slowly under load): try again.
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error
+    }
+  }
+}
 
 async function main(): Promise<void> {
   mkdirSync(join(dataDir, 'transcripts'), { recursive: true })
