@@ -179,10 +179,11 @@ describe('a command the agent runs through terminal/create', () => {
     const marker = join(projectDir, 'ran.txt')
     const first = start(`/terminal touch ${marker}`)
     const card = await waitForQuestion()
+    // Counted below: every question shown so far has reached the windows. Waited for before it is answered: the
+    // windows are told in batches, and a question answered within one batch is never in the state they are sent.
+    await waitUntil('the windows told of the first question', () => shown.has(card.requestId))
     await host.request('sessions.respondPermission', { id: sessionId, requestId: card.requestId, optionId: 'allow-always' })
     await first.done
-    // Counted below: every question shown so far has reached the windows.
-    await waitUntil('the windows told of the first question', () => shown.has(card.requestId))
     expect(existsSync(marker)).toBe(true)
     const rules = await host.request('permissions.list', {})
     expect(rules).toMatchObject([{ decision: 'allow', toolKind: 'execute', scope: { kind: 'command', command: `touch ${marker}` } }])
