@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
-import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole } from './browser'
+import { closeBrowserHost, focusTrace, openBrowserHost, resetWindowSettings, screenshot, traceFocus, watchConsole } from './browser'
 
 /**
  * The keyboard, where the focus is: a permission card's keys never act
@@ -55,6 +55,7 @@ async function openPage(colorScheme: 'light' | 'dark' = 'light'): Promise<OpenPa
   const page = await context.newPage()
   page.setDefaultTimeout(20_000)
   const problems = watchConsole(page)
+  await traceFocus(page)
   const sent: string[] = []
   page.on('websocket', (socket) => socket.on('framesent', (frame) => sent.push(String(frame.payload))))
   await page.goto(server.url)
@@ -116,7 +117,13 @@ describe('the keyboard where the focus is', () => {
     await page.getByTestId('session-item').filter({ hasText: 'Clean the build folder' }).getByTestId('session-open').focus()
     await page.keyboard.press('Delete')
     const dialog = page.getByTestId('confirm-dialog')
-    await dialog.getByTestId('confirm-delete').waitFor()
+    // (Once seen not to open under two runs at once, not reproduced since: the page's own record of the focus says why.)
+    await dialog
+      .getByTestId('confirm-delete')
+      .waitFor()
+      .catch(async (error: Error) => {
+        throw new Error(`${error.message}\n${await focusTrace(page)}`)
+      })
     expect(await focused(page)).toBe('confirm-cancel')
     await page.keyboard.press('2')
     await page.keyboard.press('Escape')
