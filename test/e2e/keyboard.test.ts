@@ -112,6 +112,28 @@ describe('the keyboard where the focus is', () => {
     expect(await card.count()).toBe(1)
     // The focus is back on the card's option, where it was.
     expect(await focusedText(page)).toBe('1 Allow')
+    // The focus is given back as the list closes, not a moment later: by then the user may have moved it (here, to the
+    // sidebar, as soon as the list has left the page), and it stays where they put it.
+    await page.keyboard.press('?')
+    await overlay.waitFor()
+    const movedTo = await page.evaluate(async () => {
+      const list = document.querySelector('[data-testid=shortcuts-overlay]')
+      const row = document.querySelector<HTMLElement>('[data-testid=session-open]')
+      await new Promise<void>((gone) => {
+        new MutationObserver((_, observer) => {
+          if (list?.isConnected) return
+          observer.disconnect()
+          row?.focus()
+          gone()
+        }).observe(document.body, { childList: true, subtree: true })
+        list?.dispatchEvent(new Event('cancel', { cancelable: true }))
+      })
+      await new Promise((later) => setTimeout(later, 100))
+      return document.activeElement?.getAttribute('data-testid')
+    })
+    expect(movedTo).toBe('session-open')
+    expect(await card.count()).toBe(1)
+    await card.getByTestId('permission-option').first().focus()
 
     // The delete confirmation over it: Cancel has the focus; a digit is not an answer, Esc cancels.
     await page.getByTestId('session-item').filter({ hasText: 'Clean the build folder' }).getByTestId('session-open').focus()
