@@ -102,19 +102,19 @@ export async function clipboardText(page: Page): Promise<string> {
  * check on the focus that fails under load can say what happened before it (`focusTrace`). Call before `goto`.
  */
 export async function traceFocus(page: Page): Promise<void> {
-  await page.addInitScript(() => {
-    const at = (node: EventTarget | null): string =>
-      node instanceof Element ? (node.getAttribute('data-testid') ?? node.tagName.toLowerCase()) : String(node)
-    const trace: string[] = []
-    Object.assign(globalThis, { focusTrace: trace })
-    const note = (line: string): void => {
-      trace.push(`${Math.round(performance.now())} ${line}`)
+  // A script in the page's own terms (this file is compiled without the DOM's types).
+  await page.addInitScript(`(() => {
+    const at = (node) => (node instanceof Element ? (node.getAttribute('data-testid') ?? node.tagName.toLowerCase()) : String(node))
+    const trace = []
+    globalThis.focusTrace = trace
+    const note = (line) => {
+      trace.push(Math.round(performance.now()) + ' ' + line)
       if (trace.length > 200) trace.shift()
     }
-    document.addEventListener('focusin', (event) => note(`focus ${at(event.target)}`), true)
-    document.addEventListener('focusout', (event) => note(`blur ${at(event.target)} -> ${at(event.relatedTarget)}`), true)
-    window.addEventListener('keydown', (event) => note(`key ${event.key} on ${at(event.target)}`), true)
-  })
+    document.addEventListener('focusin', (event) => note('focus ' + at(event.target)), true)
+    document.addEventListener('focusout', (event) => note('blur ' + at(event.target) + ' -> ' + at(event.relatedTarget)), true)
+    window.addEventListener('keydown', (event) => note('key ' + event.key + ' on ' + at(event.target)), true)
+  })()`)
 }
 
 /** What `traceFocus` noted, one event a line, for an assertion's message. */

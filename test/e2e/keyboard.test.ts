@@ -116,21 +116,22 @@ describe('the keyboard where the focus is', () => {
     // sidebar, as soon as the list has left the page), and it stays where they put it.
     await page.keyboard.press('?')
     await overlay.waitFor()
-    const movedTo = await page.evaluate(async () => {
+    // (In the page's own terms: this file is compiled without the DOM's types.)
+    const movedTo = await page.evaluate(`(async () => {
       const list = document.querySelector('[data-testid=shortcuts-overlay]')
-      const row = document.querySelector<HTMLElement>('[data-testid=session-open]')
-      await new Promise<void>((gone) => {
+      const row = document.querySelector('[data-testid=session-open]')
+      await new Promise((gone) => {
         new MutationObserver((_, observer) => {
-          if (list?.isConnected) return
+          if (list.isConnected) return
           observer.disconnect()
-          row?.focus()
+          row.focus()
           gone()
         }).observe(document.body, { childList: true, subtree: true })
-        list?.dispatchEvent(new Event('cancel', { cancelable: true }))
+        list.dispatchEvent(new Event('cancel', { cancelable: true }))
       })
       await new Promise((later) => setTimeout(later, 100))
       return document.activeElement?.getAttribute('data-testid')
-    })
+    })()`)
     expect(movedTo).toBe('session-open')
     expect(await card.count()).toBe(1)
     await card.getByTestId('permission-option').first().focus()
