@@ -152,6 +152,7 @@ export class Host {
         mcpRun.detached(id)
       },
       foldFailed: (room, error, reset) => rooms.report(room, error, reset),
+      phaseRefused: (room, error) => rooms.report(room, error),
       onFold: options.faults?.onFold
     }))
     const supervisor = (this.supervisor = new AgentSupervisor({

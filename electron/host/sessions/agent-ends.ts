@@ -13,10 +13,8 @@ import type { SessionRegistry } from './registry'
 /** No turn running, starting or about to, no question pending, and every session on it can come back. */
 export function canStopQuietly(connection: AgentConnection, registry: SessionRegistry, broker: AskBroker): boolean {
   const sessions = registry.on(connection)
-  // inTurn and connecting cover the moments between statuses (a prompt taking its checkpoint, a replay going quiet).
-  const busy = sessions.some(
-    (l) => l.inTurn || l.connecting !== null || registry.isBusy(l.record.id) || broker.pendingPermissions(l.record.id).length > 0
-  )
+  // The phase covers the moments between statuses (a prompt taking its checkpoint, a replay going quiet).
+  const busy = sessions.some((l) => l.phase.now.phase !== 'idle' || registry.isBusy(l.record.id) || broker.pendingPermissions(l.record.id).length > 0)
   const { loadSession, session } = connection.capabilities
   return !busy && !broker.isAsking(connection.definition.id) && (sessions.length === 0 || loadSession || session.resume)
 }

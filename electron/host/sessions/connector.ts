@@ -9,6 +9,7 @@ import { serversForAgent } from '../mcp/acp-servers'
 import type { Records } from '../records'
 import { presetProfilesOf } from './preset-settings'
 import { directoriesFor, sessionStateFrom, systemPromptFor } from './records'
+import { beginReplay, commitReplay, endReplay, replayQuiet } from './replay'
 import { applyStartingMode } from './starting-mode'
 import type { LiveSession, SessionRegistry } from './registry'
 
@@ -44,23 +45,25 @@ export class SessionConnector {
     const record = records.session(id)
     const loaded = registry.get(id)
     if (loaded?.connection?.isAlive) return loaded
-    if (loaded?.connecting) {
-      await loaded.connecting
+    if (loaded && loaded.phase.now.phase !== 'idle') {
+      // Another request is reopening it (its outcome is this one's too), or a turn whose agent is gone is writing its end.
+      await (loaded.phase.reopening?.done ?? loaded.phase.untilIdle())
       return this.ensureLive(id)
     }
     const definition = records.agent(record.agentId)
     if (!record.acpSessionId) throw new Error('This session was never created by its agent and cannot be continued')
     const live = await registry.load(record)
     if (live.connection?.isAlive) return live
-    if (live.connecting) return this.ensureLive(id)
+    if (live.phase.now.phase !== 'idle') return this.ensureLive(id)
     const abort = new AbortController()
-    live.abortConnecting = abort
-    live.connecting = this.reopen(live, definition.name, abort.signal)
+    let attempt!: (reopening: Promise<void>) => void
+    const done = new Promise<void>((resolve) => (attempt = resolve))
+    live.phase.move({ type: 'connect', abort, done })
+    attempt(this.reopen(live, definition.name, abort.signal))
     try {
-      await live.connecting
+      await done
     } finally {
-      live.connecting = null
-      live.abortConnecting = null
+      live.phase.move({ type: 'reopened' })
       registry.releaseIfUnused(live)
     }
     return live
@@ -107,11 +110,11 @@ export class SessionConnector {
       } else {
         // A view Switchboard recorded is kept (the replay is not written); an imported session takes the replay,
         // only once it comes and only when the load succeeds.
-        registry.beginReplay(live, live.thread.entries.length > 0)
+        beginReplay(live.phase, live.thread.entries.length > 0)
         answer = await connection.acp.loadSession(params, options)
-        registry.commitReplay(live)
-        await registry.replayQuiet(live, REPLAY_QUIET_MS, REPLAY_MAX_MS, signal)
-        registry.endReplay(live)
+        commitReplay(live.phase, (record) => registry.append(live, record))
+        await replayQuiet(live.phase, REPLAY_QUIET_MS, REPLAY_MAX_MS, signal)
+        endReplay(live.phase)
       }
       supervisor.sessionStarted(definition.id)
       const state = sessionStateFrom(answer)
@@ -126,7 +129,7 @@ export class SessionConnector {
       })
       await this.deps.mcpRun?.attached(id, servers.given, connection, definition, record.cwd, asked.mark)
     } catch (error) {
-      registry.endReplay(live)
+      endReplay(live.phase)
       if (live.connection) registry.detach(live)
       if (signal.aborted) {
         registry.setState(id, { status: 'idle', error: undefined })

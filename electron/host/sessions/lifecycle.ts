@@ -4,23 +4,16 @@ import { join } from 'node:path'
 import type { SessionInfo } from '@agentclientprotocol/sdk'
 import type { ForkSessionRequest } from '@agentclientprotocol/sdk/unstable'
 import type { SessionSnapshot, TranscriptPageResult } from '../../../shared/contract'
-import { agentFitsProject, sshHostOf, type AgentDefinition, type Project, type SessionRecord } from '../../../shared/domain'
+import type { SessionRecord } from '../../../shared/domain'
 import { applyRecord, conversationAsContext, createThread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
-import type { AgentConnection } from '../agent/connection'
-import { agentFailure, type Asked } from '../agents/problems'
-import { authRequired } from '../agents/sign-in'
-import { HostError } from '../errors'
-import { assertDirectory } from '../folders'
-import { serversForAgent, type PreparedServer } from '../mcp/acp-servers'
-import { SshError } from '../ssh/endpoint'
-import { checkRemoteFolder } from '../ssh/remote-files'
+import { serversForAgent } from '../mcp/acp-servers'
 import { currentView, readTranscript, readTranscriptPage, readTranscriptTail } from '../transcripts'
 import type { SessionDeps } from './connector'
 import type { SessionPreset } from '../../../shared/presets'
-import { applyStartingMode } from './starting-mode'
-import { applyPresetSettings, presetMode, presetProfilesOf } from './preset-settings'
-import { directoriesFor, sessionMcp, sessionStateFrom, systemPromptFor, systemPromptLeftOut } from './records'
+import { assertFolder, joinedPrompt, newSessionIn, registerSession, systemPromptOf } from './new-session'
+import { presetProfilesOf } from './preset-settings'
+import { directoriesFor, sessionMcp, systemPromptFor } from './records'
 import type { Turns } from './turns'
 import type { WorkspaceService } from '../workspace/service'
 import { privateFolder } from '../private-files'
@@ -54,7 +47,7 @@ export class SessionLifecycle {
     const { records, supervisor, mcp, workspace } = this.deps
     const project = records.project(projectId)
     const definition = records.agent(agentId)
-    await this.assertFolder(project, definition, project.cwd)
+    await assertFolder(this.deps, project, definition, project.cwd)
     if (project.sshHost && options.isolation === 'worktree') {
       throw new Error(`A worktree is made with git on this computer; ${project.name} is on ${project.sshHost}: start the session in its folder`)
     }
@@ -66,7 +59,7 @@ export class SessionLifecycle {
     const isolated = options.isolation === 'worktree' ? await workspace.worktreeFor(project.cwd, definition.name, id, options.branch) : null
     const cwd = isolated?.cwd ?? project.cwd
     const systemPrompt = joinedPrompt(project.systemPrompt, preset?.systemPrompt)
-    const created = this.newIn(definition, cwd, prepared, additionalDirectories, systemPrompt)
+    const created = newSessionIn(this.deps, definition, cwd, prepared, additionalDirectories, systemPrompt)
     const { connection, servers, response, mark } = await created.catch(async (error: unknown) => {
       // The agent refused the session (or did not start): the worktree made for it goes too (it holds nothing yet).
       if (isolated) await workspace.discardWorktree(isolated.worktree)
@@ -89,7 +82,7 @@ export class SessionLifecycle {
       ...(preset ? { preset: { id: preset.id, name: preset.name } } : {}),
       ...systemPromptOf(connection, definition, systemPrompt)
     }
-    return this.register(record, connection, response, [], mark, preset)
+    return registerSession(this.deps, record, connection, response, [], mark, preset)
   }
 
   /** `session/fork`: a new session that starts with this one's history, in the agent and on screen. */
@@ -137,7 +130,7 @@ export class SessionLifecycle {
       ...(parent.preset ? { preset: parent.preset } : {}),
       ...systemPromptOf(connection, definition, parent.systemPrompt)
     }
-    return this.register(record, connection, response, history)
+    return registerSession(this.deps, record, connection, response, history)
   }
 
   /**
@@ -149,9 +142,10 @@ export class SessionLifecycle {
     const { records, registry, supervisor, mcp } = this.deps
     const parent = records.session(id)
     const definition = records.agent(parent.agentId)
-    await this.assertFolder(records.project(parent.projectId), definition, parent.cwd)
+    await assertFolder(this.deps, records.project(parent.projectId), definition, parent.cwd)
     const prepared = await mcp.prepareForProject(parent.projectId, presetProfilesOf(parent, records))
-    const { connection, servers, response } = await this.newIn(
+    const { connection, servers, response } = await newSessionIn(
+      this.deps,
       definition,
       parent.cwd,
       prepared,
@@ -186,86 +180,8 @@ export class SessionLifecycle {
       ].join('\n\n')
     }
     const context: TranscriptRecord = { t: 'context', at: now, from: parent.id, title: parent.title, agent: definition.name, reason }
-    return this.register(record, connection, response, [...history, context])
+    return registerSession(this.deps, record, connection, response, [...history, context])
   }
-
-  /**
-   * The agent can work in the project (where it runs: agentFitsProject), and
-   * the folder is there: on this computer, or on the project's host (when the
-   * host cannot be reached, starting the agent says why, with what to do).
-   */
-  private async assertFolder(project: Project, definition: AgentDefinition, cwd: string): Promise<void> {
-    if (!agentFitsProject(definition, project)) {
-      const agentAt = definition.ssh ? `runs on ${sshHostOf(definition.ssh)}` : 'runs on this computer'
-      throw new Error(
-        `${definition.name} ${agentAt}, and ${project.name} is ${project.sshHost ? `on ${project.sshHost}` : 'on this computer'}: choose an agent that runs where the project is`
-      )
-    }
-    if (!project.sshHost) return assertDirectory(cwd)
-    await checkRemoteFolder(this.deps.supervisor.sshEndpoint(definition), cwd, 'Project folder').catch((error: unknown) => {
-      if (!(error instanceof SshError)) throw error
-    })
-  }
-
-  /**
-   * `session/new` in a folder, the agent started if it is not running;
-   * auth_required comes back as the error that lists how to sign in.
-   */
-  private async newIn(definition: AgentDefinition, cwd: string, prepared: PreparedServer[], additionalDirectories: string[], systemPrompt?: string) {
-    const { supervisor } = this.deps
-    const asked: Asked = {}
-    try {
-      const connection = await supervisor.ensure(definition)
-      asked.connection = connection
-      asked.mark = connection.stderrMark()
-      const servers = serversForAgent(prepared, connection.capabilities, definition.name)
-      const response = await connection.acp
-        .newSession({
-          cwd,
-          mcpServers: servers.mcpServers,
-          ...directoriesFor(connection, additionalDirectories),
-          ...systemPromptFor(connection, systemPrompt)
-        })
-        .catch(async (error: unknown) => {
-          // An agent that died answering: how it ended is part of what happened.
-          await connection.settle()
-          throw authRequired(error, connection, asked.mark) ?? error
-        })
-      supervisor.sessionStarted(definition.id)
-      return { connection, servers, response, mark: asked.mark }
-    } catch (error) {
-      const failure = agentFailure(definition, error, asked)
-      if (failure instanceof HostError && failure.problem) supervisor.sessionFailed(failure.problem)
-      throw failure
-    }
-  }
-
-  /** A session the agent has just created: in memory and linked, its history copied (a fork's), the answer's state kept, saved. */
-  private async register(
-    record: SessionRecord,
-    connection: AgentConnection,
-    answer: unknown,
-    history: TranscriptRecord[],
-    /** Where the agent's stderr was before it was asked for the session. */
-    mark?: number,
-    preset?: SessionPreset
-  ): Promise<SessionRecord> {
-    const { records, registry } = this.deps
-    const live = registry.create(record)
-    registry.attach(live, connection)
-    for (const past of history) if (past.t !== 'header') registry.append(live, past)
-    const state = sessionStateFrom(answer)
-    if (state) registry.append(live, state)
-    const modeNotApplied = preset ? presetMode(live, preset, connection.definition.name) : null
-    await applyStartingMode(live, connection, { records, registry })
-    if (preset) await applyPresetSettings(live, connection, preset, { registry, notApplied: modeNotApplied ? [modeNotApplied] : [] })
-    records.data.sessions.push(record)
-    registry.setState(record.id, { status: 'ready', error: undefined })
-    await this.deps.mcpRun?.attached(record.id, record.mcpServers ?? [], connection, records.agent(record.agentId), record.cwd, mark)
-    await records.saved(record)
-    return record
-  }
-
   /** Brings in the agent's sessions for the project's folder (made in other clients), through session/list. */
   async importFromAgent(projectId: string, agentId: string): Promise<{ imported: SessionRecord[] }> {
     const { records, supervisor } = this.deps
@@ -417,25 +333,6 @@ export class SessionLifecycle {
     await this.deps.records.saved(record)
     return record
   }
-}
-
-/** The project's instructions, then the preset's; undefined when neither has any. */
-function joinedPrompt(...parts: (string | undefined)[]): string | undefined {
-  const text = parts
-    .map((p) => p?.trim())
-    .filter(Boolean)
-    .join('\n\n')
-  return text || undefined
-}
-
-/** What the record keeps of a system prompt: the one sent, or why none was. */
-function systemPromptOf(
-  connection: AgentConnection,
-  definition: AgentDefinition,
-  text: string | undefined
-): Pick<SessionRecord, 'systemPrompt' | 'systemPromptLeftOut'> {
-  if (!text) return {}
-  return connection.capabilities.session.systemPrompt ? { systemPrompt: text } : { systemPromptLeftOut: systemPromptLeftOut(definition.name) }
 }
 
 function joined(first: string | undefined, second: string): string {

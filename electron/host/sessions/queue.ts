@@ -114,7 +114,7 @@ export class PromptQueue {
     const item = this.find(record, queuedId)
     if (this.starting.get(id) === queuedId) return { queue: [...(record.queue ?? [])] }
     const live = registry.get(id)
-    if (registry.stateOf(id).status !== 'running' && !live?.inTurn) return this.sendFirst(record, item)
+    if (registry.stateOf(id).status !== 'running' && !live?.phase.inTurn) return this.sendFirst(record, item)
     if (live?.connection?.capabilities.steering) {
       // The agent's steering hands it to the running turn; a turn that ended meanwhile takes it as the next prompt.
       if ((await turns.steer(id, item.text, item.attachments)) === 'injected') {
@@ -172,7 +172,7 @@ export class PromptQueue {
     const next = record?.queue?.[0]
     // Closing: what waits is held at the next start (restore).
     if (!record || !next || record.queueHeld || this.starting.has(id) || turns.closing) return
-    if (registry.isBusy(id) || registry.get(id)?.inTurn) return
+    if (registry.isBusy(id) || registry.get(id)?.phase.inTurn) return
     this.starting.set(id, next.id)
     let started = false
     turns
@@ -188,7 +188,7 @@ export class PromptQueue {
         if (started) return
         this.starting.delete(id)
         // Another turn got there first: the queue goes on when it ends.
-        if (registry.isBusy(id) || registry.get(id)?.inTurn) return
+        if (registry.isBusy(id) || registry.get(id)?.phase.inTurn) return
         if (!record.queue?.length) return
         record.queueHeld = `The next prompt could not be sent: ${describeError(error)}`
         this.changedUnawaited(record)

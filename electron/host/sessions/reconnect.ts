@@ -53,7 +53,7 @@ export class Reconnector {
     const { registry, connector } = this.deps
     const delays = this.deps.delaysMs ?? RECONNECT_DELAYS_MS
     // The turn the loss cut short ends first (its error is written to the thread), then the session comes back.
-    while (registry.get(id)?.inTurn || registry.stateOf(id).status === 'running') {
+    while (registry.get(id)?.phase.inTurn || registry.stateOf(id).status === 'running') {
       if (!(await this.wait(TURN_POLL_MS))) return
     }
     for (let attempt = 0; ; attempt++) {

@@ -10,6 +10,8 @@ import type { EventBus } from '../events'
 import type { Records } from '../records'
 import { readTranscriptTail, TranscriptWriter, transcriptPath } from '../transcripts'
 import { headerOf } from './records'
+import { appendFromAgent } from './replay'
+import { LivePhase } from './turn-phase'
 
 /**
  * The sessions in memory and their lifecycle: a session is loaded when it is
@@ -26,67 +28,9 @@ export interface LiveSession {
   /** The session folded as the window folds it (from the tail of its transcript): what the agent announced is checked against it. */
   readonly thread: Thread
   connection: AgentConnection | null
-  /** Serialises continue requests for this session. */
-  connecting: Promise<void> | null
-  /** Cancels the load or resume under way ($/cancel_request). */
-  abortConnecting: AbortController | null
-  /** A prompt turn is under way: the session stays in memory until it ends. */
-  inTurn: boolean
-  /** Prompts sent and not answered yet: more than one once a prompt was handed to the running turn (send now). */
-  promptsInFlight: number
-  /** Why the queue must wait once the turn is over (a prompt of it was cancelled, refused or failed); null: it goes on. */
-  turnHold: string | null
-  /** The checkpoint the running turn started with (none when it could not be taken): its end is kept against it. */
-  turnCheckpoint: number | null
-  /**
-   * The agent said mid-turn that the running turn failed (quirks.ts, `turnFailureSignal`): the text it
-   * streamed since, which is the failure's reason; null while it has not.
-   */
-  turnFailure: string | null
-  /** Set by a cancel: stops an agent that does not end the turn in time. */
-  cancelTimer: NodeJS.Timeout | null
-  /** A `session/load` under way or just answered: how its replay is taken in (see beginReplay). */
-  replay: Replay | null
+  /** What the session is doing with its agent now: idle, being reopened (replaying a load), or in a turn (turn-phase.ts). */
+  readonly phase: LivePhase
 }
-
-/**
- * The replay of a `session/load`. A session whose conversation Switchboard
- * recorded keeps that view (`keep`): its turn ends, usage, checkpoints,
- * rewind points and permission answers are Switchboard's own and no agent's
- * replay has them all (Gemini CLI's prefixes context and grows duplicates),
- * so the replayed conversation is not written at all: the transcript does not
- * grow with each reopen. Only a session with no view of its own (imported
- * from the agent's list) takes the replay as its view. Then, until the load
- * has answered, the replayed conversation is held aside (`held`): a load that
- * fails leaves the view as it was. Once it has answered, the reset and what was
- * held are written, and updates that still come (Gemini CLI answers before it
- * has finished replaying) are part of the replay until it goes quiet. The
- * reset is written only when a replayed message actually comes. Either way
- * the session state the replay carries (modes, options, commands, usage) is
- * taken.
- */
-interface Replay {
-  /** The view Switchboard recorded is kept: replayed conversation updates are counted and dropped. */
-  keep: boolean
-  /** Replayed conversation updates dropped because the view was kept. */
-  dropped: number
-  held: TranscriptRecord[] | null
-  resetWritten: boolean
-  /** When the last replayed update came (ms). */
-  lastAt: number
-}
-
-/** Updates that are the conversation itself (a replay of them replaces the view); the rest is session state. */
-const CONVERSATION_UPDATES = new Set([
-  'user_message_chunk',
-  'agent_message_chunk',
-  'agent_thought_chunk',
-  'tool_call',
-  'tool_call_update',
-  'plan',
-  'session_message',
-  'session_message_chunk'
-])
 
 export interface RegistryOptions {
   transcriptDir: string
@@ -99,6 +43,8 @@ export interface RegistryOptions {
    * Host's rooms report (room-errors.ts), with the reset that reads the view again from the transcript.
    */
   foldFailed?: (room: string, error: unknown, reset: { says: string; run: () => void }) => void
+  /** An event a session's phase could not take (turn-phase.ts): a bug, reported where the Host's rooms report. */
+  phaseRefused?: (room: string, error: Error) => void
   /** Test-only: called with each record as it is folded into a live session's view (a throw stands for a bug in the fold). */
   onFold?: (record: TranscriptRecord) => void
 }
@@ -190,9 +136,9 @@ export class SessionRegistry {
     this.releaseIfUnused(live)
   }
 
-  /** Lets an unlinked session go from memory once no turn or reconnection holds it; its writes finish first. */
+  /** Lets an unlinked session go from memory once no turn or reopening holds it; its writes finish first. */
   releaseIfUnused(live: LiveSession): void {
-    if (live.connection || live.connecting || live.inTurn || this.live.get(live.record.id) !== live) return
+    if (live.connection || live.phase.now.phase !== 'idle' || this.live.get(live.record.id) !== live) return
     this.live.delete(live.record.id)
     const id = live.record.id
     const done = live.writer.flush().finally(() => {
@@ -262,63 +208,6 @@ export class SessionRegistry {
     const now = mode && skip ? { mode: mode.name ?? mode.id, skip } : undefined
     if (was?.mode === now?.mode && was?.skip === now?.skip) return
     this.setState(live.record.id, { modeSkips: now })
-  }
-
-  /** A `session/load` is about to be sent: its replay is held until it answers, or dropped when the view is kept. */
-  beginReplay(live: LiveSession, keep: boolean): void {
-    live.replay = { keep, dropped: 0, held: keep ? null : [], resetWritten: false, lastAt: Date.now() }
-  }
-
-  /** The load answered: what was replayed so far replaces the view; later replayed updates follow it. */
-  commitReplay(live: LiveSession): void {
-    const replay = live.replay
-    if (!replay || replay.keep || !replay.held) return
-    const held = replay.held
-    replay.held = null
-    replay.lastAt = Date.now()
-    for (const record of held) this.writeReplayed(live, replay, record)
-  }
-
-  /** The load failed (or the replay is over): nothing held is written; the view stays as it was. */
-  endReplay(live: LiveSession): void {
-    live.replay = null
-  }
-
-  /**
-   * Waits until no replayed update has come for `quietMs` (at most `maxMs`):
-   * the next prompt is recorded after the whole replay, not in the middle of it.
-   */
-  async replayQuiet(live: LiveSession, quietMs: number, maxMs: number, signal?: AbortSignal): Promise<void> {
-    const deadline = Date.now() + maxMs
-    for (;;) {
-      const replay = live.replay
-      if (!replay || signal?.aborted) return
-      const wait = replay.lastAt + quietMs - Date.now()
-      if (wait <= 0 || Date.now() >= deadline) return
-      await new Promise((r) => setTimeout(r, Math.min(wait, deadline - Date.now())))
-    }
-  }
-
-  private writeReplayed(live: LiveSession, replay: Replay, record: TranscriptRecord): void {
-    if (!replay.resetWritten) {
-      replay.resetWritten = true
-      this.append(live, { t: 'reset', at: new Date().toISOString(), reason: 'load' })
-    }
-    this.append(live, record)
-  }
-
-  /** An agent's update for the session: through the replay under way, if any, else straight to the transcript. */
-  private appendFromAgent(live: LiveSession, record: TranscriptRecord): void {
-    const replay = live.replay
-    const conversation = record.t === 'terminal' || (record.t === 'update' && CONVERSATION_UPDATES.has(record.update.sessionUpdate))
-    if (!replay || !conversation) {
-      this.append(live, record)
-      return
-    }
-    replay.lastAt = Date.now()
-    if (replay.keep) replay.dropped += 1
-    else if (replay.held) replay.held.push(record)
-    else this.writeReplayed(live, replay, record)
   }
 
   /** Appends to a session's transcript if it is in memory (what is asked of the user is kept with its session). */
@@ -396,21 +285,12 @@ export class SessionRegistry {
   private add(record: SessionRecord, writer: TranscriptWriter, history: TranscriptRecord[]): LiveSession {
     // Entries are named as the window names them: the history ends just before the writer's next seq.
     const thread = foldTail(history, writer.nextSeq)
-    const live: LiveSession = {
-      record,
-      writer,
-      thread,
-      connection: null,
-      connecting: null,
-      abortConnecting: null,
-      inTurn: false,
-      promptsInFlight: 0,
-      turnHold: null,
-      turnCheckpoint: null,
-      turnFailure: null,
-      cancelTimer: null,
-      replay: null
-    }
+    const phase = new LivePhase((error) => {
+      const room = `The turn of “${record.title}”`
+      if (this.options.phaseRefused) this.options.phaseRefused(room, error)
+      else console.error(`${room}: ${error.message}`)
+    })
+    const live: LiveSession = { record, writer, thread, connection: null, phase }
     this.live.set(record.id, live)
     return live
   }
@@ -425,7 +305,7 @@ export class SessionRegistry {
     const at = new Date().toISOString()
     if ('terminal' in checked) {
       // An agent-owned terminal (ACP v2): shown like the ones the client runs.
-      this.appendFromAgent(live, { t: 'terminal', at, ...checked.terminal })
+      appendFromAgent(live.phase, (r) => this.append(live, r), { t: 'terminal', at, ...checked.terminal })
       return
     }
     if (!('update' in checked)) {
@@ -433,9 +313,9 @@ export class SessionRegistry {
       return
     }
     const update = checked.update
-    this.appendFromAgent(live, { t: 'update', at, update, ...(child ? { child } : {}) })
+    appendFromAgent(live.phase, (r) => this.append(live, r), { t: 'update', at, update, ...(child ? { child } : {}) })
     if (child) return
-    if (live.inTurn) noteTurnFailure(live, update)
+    noteTurnFailure(live.phase, update)
     // A subagent announced: its child session's updates and requests are this session's from now on.
     const announced = update as unknown as { sessionUpdate: string; sessionId?: unknown }
     if (announced.sessionUpdate === 'subagent_update' && typeof announced.sessionId === 'string') {
@@ -451,11 +331,15 @@ export class SessionRegistry {
 }
 
 /** What the agent says of the running turn's failure: that it failed, its reason (the text it streams after), or that it went on. */
-function noteTurnFailure(live: LiveSession, update: SessionUpdate): void {
+function noteTurnFailure(phase: LivePhase, update: SessionUpdate): void {
+  const failure = phase.turn?.failure
+  if (failure === undefined) return
   const signal = turnFailureSignal(update)
-  if (signal === 'failed') live.turnFailure = ''
-  else if (signal === 'recovered') live.turnFailure = null
-  else if (live.turnFailure !== null && update.sessionUpdate === 'agent_message_chunk') live.turnFailure += contentToText([update.content])
+  if (signal === 'failed') phase.move({ type: 'failure', text: '' })
+  else if (signal === 'recovered') phase.move({ type: 'failure', text: null })
+  else if (failure !== null && update.sessionUpdate === 'agent_message_chunk') {
+    phase.move({ type: 'failure', text: failure + contentToText([update.content]) })
+  }
 }
 
 /** The child session ids of the subagents a live session's thread holds. */

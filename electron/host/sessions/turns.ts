@@ -86,7 +86,7 @@ export class Turns {
    */
   async steer(id: string, text: string, attachments: Attachment[] = []): Promise<'injected' | 'promptRequired'> {
     const live = this.deps.registry.get(id)
-    if (!live?.connection || !(this.deps.registry.stateOf(id).status === 'running' || live.inTurn)) return 'promptRequired'
+    if (!live?.connection || !(this.deps.registry.stateOf(id).status === 'running' || live.phase.inTurn)) return 'promptRequired'
     const connection = connectionOf(live)
     const content: ContentBlock[] = [
       ...(text.trim() ? [{ type: 'text' as const, text }] : []),
@@ -112,7 +112,7 @@ export class Turns {
     }
     const live = await this.deps.connector.ensureLive(id)
     const connection = connectionOf(live)
-    const running = registry.stateOf(id).status === 'running' || live.inTurn
+    const running = registry.stateOf(id).status === 'running' || live.phase.inTurn
     const joining = running && options.midTurn === true
     if (joining && !connection.capabilities.promptQueueing) {
       throw new Error(`${connection.definition.name} does not take prompts while a turn runs; the prompt waits for the turn to end`)
@@ -129,14 +129,11 @@ export class Turns {
       ...(text.trim() ? [{ type: 'text' as const, text }] : []),
       ...attachments.map((a) => toContentBlock(a, connection))
     ]
-    live.inTurn = true
-    live.promptsInFlight += 1
+    enterTurn(live, joining, connection.definition.name)
     if (!joining) {
-      live.turnHold = null
-      live.turnFailure = null
       // The files as the turn finds them, before the agent touches anything (what the turn changed is read against it).
       const checkpoint = await this.deps.workspace.beforeTurn(live.record)
-      live.turnCheckpoint = checkpoint?.t === 'checkpoint' ? (checkpoint.index ?? null) : null
+      live.phase.move({ type: 'checkpointed', checkpoint: checkpoint?.t === 'checkpoint' ? (checkpoint.index ?? null) : null })
       if (checkpoint) registry.append(live, checkpoint)
     }
     if (note) live.record.rewindNote = undefined
@@ -154,12 +151,13 @@ export class Turns {
       const response = await connection.acp.prompt({ sessionId: acpSessionIdOf(live), prompt: content })
       this.deps.supervisor.sessionStarted(live.record.agentId)
       // The agent said mid-turn that the turn failed, and answers it done (Codex 2.x; quirks.ts): it failed.
-      const reported = live.turnFailure
-      live.turnFailure = null
+      const reported = turnOf(live).failure
+      live.phase.move({ type: 'failure', text: null })
       if (reported !== null && response.stopReason === 'end_turn') throw new ReportedTurnFailure(reported)
-      const last = live.promptsInFlight === 1
+      const last = turnOf(live).prompts === 1
       if (last) await this.keepTurnEnd(live)
-      if (!NORMAL_STOPS.has(response.stopReason)) live.turnHold ??= holdReason(response.stopReason, connection.definition.name)
+      if (!NORMAL_STOPS.has(response.stopReason))
+        live.phase.move({ type: 'hold', reason: holdReason(response.stopReason, connection.definition.name) })
       // A prompt the agent handed its turn on from (a later one was sent mid-turn) ends quietly: the turn goes on.
       if (last || response.stopReason !== 'end_turn') {
         const usage = turnUsageOf(response)
@@ -176,8 +174,8 @@ export class Turns {
       // Switchboard stopped the agent (closing, restarting it): the turn is interrupted, not failed, and nothing "exited".
       if (!alive && connection.state.status === 'stopped') {
         const name = connection.definition.name
-        live.turnHold ??= `${name} was stopped, so the queue waits.`
-        const last = live.promptsInFlight === 1
+        live.phase.move({ type: 'hold', reason: `${name} was stopped, so the queue waits.` })
+        const last = turnOf(live).prompts === 1
         if (last) await this.keepTurnEnd(live)
         const at = new Date().toISOString()
         if (last) {
@@ -195,8 +193,11 @@ export class Turns {
         (alive
           ? `${connection.definition.name} failed the turn: ${describeError(error)}`
           : `${connection.exitMessage()}. The conversation so far is kept; send again to restart the agent and continue.`)
-      live.turnHold ??= alive ? 'The last turn failed, so the queue waits.' : `${connection.definition.name} stopped, so the queue waits.`
-      const last = live.promptsInFlight === 1
+      live.phase.move({
+        type: 'hold',
+        reason: alive ? 'The last turn failed, so the queue waits.' : `${connection.definition.name} stopped, so the queue waits.`
+      })
+      const last = turnOf(live).prompts === 1
       if (last) await this.keepTurnEnd(live)
       const at = new Date().toISOString()
       const echo = error instanceof ReportedTurnFailure && error.echo.trim() ? { echo: error.echo } : {}
@@ -206,13 +207,10 @@ export class Turns {
       if (last) registry.setState(id, { status: alive ? 'error' : 'idle', error: message, errorInThread: true })
       throw auth ?? new HostError('turn_failed', message)
     } finally {
-      live.promptsInFlight -= 1
-      const over = live.promptsInFlight === 0
-      if (over) {
-        if (live.cancelTimer) clearTimeout(live.cancelTimer)
-        live.cancelTimer = null
-        live.inTurn = false
-      }
+      // The last prompt's answer ends the turn (and its cancel's timer): the queue is told why it must wait, if it must.
+      const hold = live.phase.turn?.hold ?? null
+      live.phase.move({ type: 'answered' })
+      const over = !live.phase.inTurn
       live.record.updatedAt = new Date().toISOString()
       await records.saved(live.record)
       if (over) {
@@ -221,8 +219,6 @@ export class Turns {
         // What the user allowed in this turn is for this turn's commands only.
         this.deps.broker.turnEnded(id)
         registry.releaseIfUnused(live)
-        const hold = live.turnHold
-        live.turnHold = null
         this.afterTurn?.(id, hold)
       }
     }
@@ -230,15 +226,15 @@ export class Turns {
 
   /** The files as the turn left them, kept before its end is announced (a revert the user makes after seeing it is not the turn's). */
   private async keepTurnEnd(live: LiveSession): Promise<void> {
-    const checkpoint = live.turnCheckpoint
-    live.turnCheckpoint = null
+    const left = live.phase.move({ type: 'endKept' })
+    const checkpoint = 'checkpoint' in left ? left.checkpoint : null
     if (checkpoint !== null) await this.deps.workspace.afterTurn(live.record, checkpoint)
   }
 
   async cancel(id: string): Promise<void> {
     const { registry, broker } = this.deps
     const live = registry.get(id)
-    live?.abortConnecting?.abort()
+    live?.phase.reopening?.abort.abort()
     const connection = live?.connection
     const acpSessionId = live?.record.acpSessionId
     const running = connection?.isAlive && acpSessionId ? connection : null
@@ -251,15 +247,20 @@ export class Turns {
       broker.cancelFor(id)
     }
     if (!live || !running) return
-    // An agent that ignores the cancel must not keep the session busy for ever.
-    if (registry.stateOf(id).status === 'running' && !live.cancelTimer) {
+    // An agent that ignores the cancel must not keep the session busy for ever (a turn already cancelling is timed).
+    if (registry.stateOf(id).status === 'running' && live.phase.now.phase === 'prompting') {
       const graceMs = this.deps.cancelGraceMs
-      live.cancelTimer = setTimeout(() => {
-        live.cancelTimer = null
+      const timer = setTimeout(() => {
+        try {
+          live.phase.move({ type: 'graceOver' })
+        } catch {
+          return // Reported as the phase's error (the turn had ended without stopping this timer).
+        }
         if (registry.stateOf(id).status !== 'running' || live.connection !== running || !running.isAlive) return
         void running.abandon(`${running.definition.name} did not end the turn within ${graceMs / 1000} s of being asked to cancel, so it was stopped`)
       }, graceMs)
-      live.cancelTimer.unref?.()
+      timer.unref?.()
+      live.phase.move({ type: 'cancelTimed', timer })
     }
   }
 
@@ -334,6 +335,28 @@ function holdReason(stopReason: string, agentName: string): string {
   if (stopReason === 'cancelled') return 'The turn was cancelled, so the queue waits.'
   if (stopReason === 'refusal') return `${agentName} refused the last prompt, so the queue waits.`
   return `The turn stopped (${stopReason}), so the queue waits.`
+}
+
+/**
+ * A prompt starts the turn, or joins it. Whether it could was decided before the mentions were checked: a turn that
+ * ended meanwhile (or one that began, or a reopening) is said as such here, and nothing is sent.
+ */
+function enterTurn(live: LiveSession, joining: boolean, agentName: string): void {
+  const event = { type: joining ? 'join' : 'begin' } as const
+  if (live.phase.allows(event)) {
+    live.phase.move(event)
+    return
+  }
+  if (joining) throw new Error('The turn ended before the prompt could join it; send it again')
+  if (live.phase.inTurn) throw new Error('A turn is already running in this session; wait for it to end or cancel it')
+  throw new Error(`${agentName} is being reconnected to this session; send again once it is`)
+}
+
+/** The turn a prompt of which is under way (one is: the caller's). */
+function turnOf(live: LiveSession) {
+  const turn = live.phase.turn
+  if (!turn) throw new Error(`The turn of '${live.record.title}' ended while one of its prompts was under way`)
+  return turn
 }
 
 /** A live session's connection (ensureLive has just made sure there is one). */
