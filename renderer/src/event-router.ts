@@ -4,6 +4,7 @@ import { messageOf } from './host/client'
 import { useAgentsStore } from './stores/agents'
 import { useElicitationsStore } from './stores/elicitations'
 import { useInboxStore } from './stores/inbox'
+import { useLoginStore } from './stores/login'
 import { useMcpStore } from './stores/mcp'
 import { useNoticesStore } from './stores/notices'
 import { usePermissionsStore } from './stores/permissions'
@@ -79,6 +80,10 @@ export function routeEvents(events: HostEvent[]): void {
           break
         case 'inbox.changed':
           useInboxStore().receive(event.payload)
+          break
+        case 'agent.login.output':
+        case 'agent.login.exit':
+          useLoginStore().receive(event)
           break
         case 'spend.changed':
           useSpendStore().receiveChanged()
