@@ -7,7 +7,8 @@ import vueParser from 'vue-eslint-parser'
 /**
  * Lint with type information (floating promises, non-null assertions, unsafe
  * casts), import cycles, and the layering written down as rules:
- * the renderer never reaches the Host, Electron or Node; shared/ has no
+ * the renderer never reaches the Host, Electron or Node (its components reach
+ * the Host only through the stores); shared/ has no
  * runtime of its own; the Host never imports Electron; nothing imports tests.
  */
 
@@ -21,6 +22,16 @@ const typed = {
 
 /** What no source file may import (test code is never part of the app). */
 const noTests = { group: ['**/test/**', '../test/*', '../../test/*'], message: 'The app never imports test code.' }
+
+/** What nothing in the renderer may import: it runs in a browser page and reaches the Host only through its contract. */
+const rendererImports = [
+  {
+    group: ['**/electron/**', '../electron/*', 'electron', 'electron/*'],
+    message: 'The renderer reaches the Host only through the contract client (renderer/src/host/client.ts).'
+  },
+  { group: ['node:*'], message: 'The renderer runs in a browser: no Node modules.' },
+  noTests
+]
 
 export default tseslint.config(
   { ignores: ['out/**', 'node_modules/**', 'test-results/**', 'dist/**', 'bench/.peers/**', '**/*.js', '**/*.mjs'] },
@@ -57,17 +68,45 @@ export default tseslint.config(
   },
   {
     files: ['renderer/**/*.ts', 'renderer/**/*.vue'],
+    rules: { 'no-restricted-imports': ['error', { patterns: rendererImports }] }
+  },
+  {
+    // Views reach the Host through the stores, which keep what it answers and show its refusals one way;
+    // its error helpers (messageOf, HostRequestError) are theirs to use.
+    files: ['renderer/src/components/**/*.ts', 'renderer/src/components/**/*.vue'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
+            ...rendererImports,
             {
-              group: ['**/electron/**', '../electron/*', 'electron', 'electron/*'],
-              message: 'The renderer reaches the Host only through the contract client (renderer/src/host/client.ts).'
+              group: ['**/host/client'],
+              importNames: ['host', 'installHost', 'HostClient'],
+              message: 'A component reaches the Host through a store (renderer/src/stores/), never the contract client itself.'
             },
-            { group: ['node:*'], message: 'The renderer runs in a browser: no Node modules.' },
-            noTests
+            {
+              group: ['**/host/transport', '**/host/early-link', '**/host/wire-reader'],
+              message: 'A component reaches the Host through a store (renderer/src/stores/), never the link to it.'
+            }
+          ]
+        }
+      ]
+    }
+  },
+  {
+    // The event router sits above the stores (the window wires it): a store importing it would make a circle.
+    files: ['renderer/src/stores/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...rendererImports,
+            {
+              group: ['**/event-router', '../event-router'],
+              message: 'No store imports the event router: it hands Host events to the stores, from above.'
+            }
           ]
         }
       ]

@@ -1,9 +1,10 @@
 import type { HostEvent } from '../../shared/contract'
 import { runAppCommand } from './commands'
-import { messageOf } from './host/client'
+import { host, messageOf } from './host/client'
 import { useAgentsStore } from './stores/agents'
 import { useElicitationsStore } from './stores/elicitations'
 import { useInboxStore } from './stores/inbox'
+import { useLoginStore } from './stores/login'
 import { useMcpStore } from './stores/mcp'
 import { useNoticesStore } from './stores/notices'
 import { usePermissionsStore } from './stores/permissions'
@@ -16,10 +17,20 @@ import { useSpendStore } from './stores/spend'
 import { useThreadsStore } from './stores/threads'
 
 /**
+ * The Host's events to the stores (those kept meanwhile first, `holdEvents`), from now on: the window calls this
+ * after its own listeners (desktop.ts) are in place, so they hear each batch before the stores apply it.
+ */
+export function listenToHost(): void {
+  host().onBatch((events) => routeEvents(events))
+  host().releaseEvents()
+}
+
+/**
  * The one place Host events go to the stores, above them all: each event to
- * the store that owns what it changes. No store imports this module (nor the
- * app store), so the stores form no circle. A batch is applied in one
- * synchronous pass, so it costs one render.
+ * the store that owns what it changes. No store imports this module (the
+ * window wires it, open-window.ts; ESLint holds the stores to it), so the
+ * stores form no circle through it. A batch is applied in one synchronous
+ * pass, so it costs one render.
  */
 export function routeEvents(events: HostEvent[]): void {
   const projects = useProjectsStore()
@@ -79,6 +90,10 @@ export function routeEvents(events: HostEvent[]): void {
           break
         case 'inbox.changed':
           useInboxStore().receive(event.payload)
+          break
+        case 'agent.login.output':
+        case 'agent.login.exit':
+          useLoginStore().receive(event)
           break
         case 'spend.changed':
           useSpendStore().receiveChanged()

@@ -2,6 +2,7 @@ import './zod-config'
 import { createApp } from 'vue'
 import { createPinia } from 'pinia'
 import App from './App.vue'
+import { listenToHost } from './event-router'
 import type { EarlyLink } from './host/early-link'
 import { HostClient, installHost } from './host/client'
 import { connectTransport } from './host/transport'
@@ -13,7 +14,7 @@ import { useNoticesStore } from './stores/notices'
  * The window: its transport takes over the link the page's first script opened (`early`; what came on it is
  * read again in a microtask), and the window mounts. When the first load has `answered`, it is in the stores
  * before the mount (the first frame shows the rows, over the Host's drawing), and the Host's events are kept
- * until the window listens; else the window mounts at once and the app store starts, as a window always did.
+ * until the window listens; else the window mounts at once, listens, and the app store loads, as a window always did.
  * Either way the window's own listeners (desktop.ts, from App's setup) hear each batch before the stores' router.
  */
 export function openWindow(early: EarlyLink, answered: boolean): void {
@@ -43,10 +44,11 @@ export function openWindow(early: EarlyLink, answered: boolean): void {
     client.holdEvents()
     void appStore.load().finally(() => {
       app.mount('#app')
-      appStore.listen()
+      listenToHost()
     })
   } else {
     app.mount('#app')
-    void appStore.start()
+    listenToHost()
+    void appStore.load()
   }
 }

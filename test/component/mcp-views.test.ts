@@ -8,6 +8,7 @@ import type { McpProfileView, McpState } from '../../shared/mcp'
 import SessionMcp from '../../renderer/src/components/mcp/SessionMcp.vue'
 import McpProfileRow from '../../renderer/src/components/mcp/McpProfileRow.vue'
 import SidebarNav from '../../renderer/src/components/sidebar/SidebarNav.vue'
+import { listenToHost } from '../../renderer/src/event-router'
 import { useAppStore } from '../../renderer/src/stores/app'
 import { useMcpStore } from '../../renderer/src/stores/mcp'
 import { useNoticesStore } from '../../renderer/src/stores/notices'
@@ -62,7 +63,8 @@ describe('the sidebar', () => {
     const app = useAppStore()
     // Connected: a failed request of the first load would be reported.
     app.setConnection('connected')
-    await app.start()
+    listenToHost()
+    await app.load()
     expect(useNoticesStore().errors).toEqual([])
     const nav = mount(SidebarNav)
     await flushPromises()

@@ -9,6 +9,7 @@ import type { Project, SessionRecord } from '../../shared/domain'
 import { FIRST_PAGE, FIRST_RECORDS, NEXT_PAGE } from '../../shared/session-listing'
 import { SessionListing } from '../../electron/host/session-listing'
 import ProjectList from '../../renderer/src/components/sidebar/ProjectList.vue'
+import { listenToHost } from '../../renderer/src/event-router'
 import { useAgentsStore } from '../../renderer/src/stores/agents'
 import { useAppStore } from '../../renderer/src/stores/app'
 import { usePanesStore } from '../../renderer/src/stores/panes'
@@ -124,7 +125,8 @@ describe('the projects store, holding pages', () => {
 
   it('asks for no whole list at start: each group’s newest page and count, then more on demand', async () => {
     const host = twoProjects()
-    await useAppStore().start()
+    listenToHost()
+    await useAppStore().load()
     expect(host.fake.requests.map((r) => r.method)).toContain('sessions.summary')
     expect(host.fake.requests.map((r) => r.method)).not.toContain('sessions.list')
     const projects = useProjectsStore()
@@ -144,7 +146,8 @@ describe('the projects store, holding pages', () => {
 
   it('keeps the pages and counts right as sessions are added, get a turn, are imported and deleted', async () => {
     const host = twoProjects()
-    await useAppStore().start()
+    listenToHost()
+    await useAppStore().load()
     const projects = useProjectsStore()
     await projects.loadMore('alpha', 'x')
     const loaded = (agentId = 'x'): string[] =>
@@ -196,7 +199,8 @@ describe('the projects store, holding pages', () => {
 
   it('fetches a record it does not hold (a pane, a search hit, a busy session), without putting it in the page', async () => {
     const host = twoProjects()
-    await useAppStore().start()
+    listenToHost()
+    await useAppStore().load()
     const projects = useProjectsStore()
     expect(projects.sessionById('beta-x-2')).toBeUndefined()
     expect((await projects.ensureSession('beta-x-2'))?.title).toBe('beta x 2')
@@ -373,7 +377,8 @@ describe('the virtual sidebar', () => {
       names.flatMap((name) => Array.from({ length: 10 }, (_, i) => session(name, 'x', i)))
     )
     useAgentsStore().setAll([{ id: 'x', name: 'Agent X', command: 'x', args: [], env: {} }], [])
-    await useAppStore().start()
+    listenToHost()
+    await useAppStore().load()
     expect(host.fake.sent('sessions.summary')).toEqual([{ limit: FIRST_PAGE, records: FIRST_RECORDS }])
     expect(useProjectsStore().groupsOf('p14')[0].sessions).toHaveLength(FIRST_PAGE)
     expect(useProjectsStore().groupsOf('p15')[0]).toMatchObject({ count: 10, sessions: [] })

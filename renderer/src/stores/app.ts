@@ -2,7 +2,6 @@ import { defineStore } from 'pinia'
 import { ref } from 'vue'
 import type { AppInfo } from '../../../shared/domain'
 import { host, messageOf } from '../host/client'
-import { routeEvents } from '../event-router'
 import { askFirstLoad } from '../ask-first-load'
 import { aboutLostConnection, type ConnectionState } from '../host/transport'
 import { useAgentsStore } from './agents'
@@ -19,7 +18,8 @@ import { useSpendStore } from './spend'
 /**
  * The app as a whole: what the Host says about itself, the link to it, and
  * the first load of everything the sidebar shows (again after a reconnect).
- * Host events go to the stores through the event router (event-router.ts).
+ * Host events go to the stores through the event router (event-router.ts,
+ * `listenToHost`), which the window wires above the stores.
  */
 export const useAppStore = defineStore('app', () => {
   const info = ref<AppInfo | null>(null)
@@ -32,20 +32,9 @@ export const useAppStore = defineStore('app', () => {
   const connectionDetail = ref('')
   let wasDisconnected = false
 
-  /** Routes the Host's events to the stores, then applies the first load (asked for by the page's first script, if it did). */
-  async function start(): Promise<void> {
-    listen()
-    await load()
-  }
-
-  /** The Host's events to the stores (those kept meanwhile first, `holdEvents`): after the window's own listeners (desktop.ts). */
-  function listen(): void {
-    host().onBatch((events) => routeEvents(events))
-    host().releaseEvents()
-  }
-
   /**
-   * Everything the sidebar needs (first-load.ts); again after a reconnect, since events were missed meanwhile.
+   * Everything the sidebar needs (first-load.ts, asked for by the page's first script if it did); again after a
+   * reconnect, since events were missed meanwhile.
    * Each answer replaces what its store held (a session the Host no longer lists as busy is not shown busy).
    */
   async function load(): Promise<void> {
@@ -102,5 +91,5 @@ export const useAppStore = defineStore('app', () => {
     useSpendStore().receiveChanged()
   }
 
-  return { info, ready, connection, connectionDetail, start, listen, load, resync, setConnection }
+  return { info, ready, connection, connectionDetail, load, resync, setConnection }
 })

@@ -51,19 +51,35 @@ export const useInboxStore = defineStore('inbox', () => {
 
   /** Runs an answer with the item hidden meanwhile; shown again if the Host refused it (the banner says why). */
   async function settle(itemId: string, run: () => Promise<unknown>): Promise<void> {
-    if (settling.value.includes(itemId)) return
+    if (hidden(itemId)) return
     hide(itemId)
     try {
       await run()
     } catch (error) {
-      settling.value = settling.value.filter((id) => id !== itemId)
+      unhide(itemId)
       notices.report(messageOf(error))
     }
   }
 
-  /** Answered by a card of its own (a question's form, a sign-in): hidden until the Host's list says so too. */
+  /** Answered by a card of its own (a question's form, a sign-in, a permission's options): hidden until the Host's list says so too. */
   function hide(itemId: string): void {
-    if (!settling.value.includes(itemId)) settling.value = [...settling.value, itemId]
+    if (!hidden(itemId)) settling.value = [...settling.value, itemId]
+  }
+
+  /** The answer was refused: the item waits again. */
+  function unhide(itemId: string): void {
+    settling.value = settling.value.filter((id) => id !== itemId)
+  }
+
+  /** Being answered or dismissed here: not shown. */
+  function hidden(itemId: string): boolean {
+    return settling.value.includes(itemId)
+  }
+
+  /** The item of a session's permission request, if the inbox has it. */
+  function permissionItemId(sessionId: string, requestId: string): string | null {
+    const item = items.value.find((i) => i.kind === 'permission' && i.session?.id === sessionId && i.permission.requestId === requestId)
+    return item?.id ?? null
   }
 
   function dismiss(itemId: string): Promise<void> {
@@ -95,7 +111,7 @@ export const useInboxStore = defineStore('inbox', () => {
     }
   )
 
-  return { items, open, selectId, windowFocused, waiting, count, receive, settle, hide, dismiss, show }
+  return { items, open, selectId, windowFocused, waiting, count, receive, settle, hide, unhide, hidden, permissionItemId, dismiss, show }
 })
 
 /** A turn's end: read, not answered. */

@@ -100,6 +100,14 @@ export const useMcpStore = defineStore('mcp', () => {
     return (await host().request('mcp.importApply', params)).imported
   }
 
+  /**
+   * Trusts a session's folder in its agent's own file (Gemini CLI leaves a folder's MCP servers off until it is
+   * trusted); the Host asks the user to confirm outside the window first. Throws the Host's message.
+   */
+  async function trustFolder(sessionId: string): Promise<void> {
+    await host().request('sessions.trustFolderForMcp', { id: sessionId })
+  }
+
   function exportTo(path: string, profileIds: string[]) {
     return host().request('mcp.export', { path, profileIds })
   }
@@ -124,6 +132,7 @@ export const useMcpStore = defineStore('mcp', () => {
     importSources,
     previewImport,
     applyImport,
+    trustFolder,
     exportTo
   }
 })

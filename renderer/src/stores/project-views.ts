@@ -1,6 +1,8 @@
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
 import type { ProjectGitInfo } from '../../../shared/workspace'
+import { host } from '../host/client'
+import { useProjectsStore } from './projects'
 
 /**
  * What the sidebar shows of each project beyond its data: folded or not, what
@@ -27,6 +29,7 @@ export interface ProjectView {
 }
 
 export const useProjectViewsStore = defineStore('project-views', () => {
+  const projects = useProjectsStore()
   const views = ref<Record<string, ProjectView>>({})
 
   /** A project's view (made the first time it is asked for). */
@@ -53,5 +56,22 @@ export const useProjectViewsStore = defineStore('project-views', () => {
     return views.value[projectId]?.collapsed ?? false
   }
 
-  return { views, of, isCollapsed }
+  /**
+   * Whether the project's folder is a git repository, and its worktrees (`git`): asked when the user first reaches the
+   * project, and again after a change to them. Unknown (null) when the Host could not say.
+   */
+  async function readGit(projectId: string): Promise<void> {
+    const view = of(projectId)
+    view.gitAsked = true
+    try {
+      view.git = await host().request('worktrees.list', { projectId })
+      // A worktree names its session by id: those not in the sidebar's pages are asked for, for their titles.
+      const owners = view.git.worktrees.flatMap((w) => (w.sessionId ? [w.sessionId] : []))
+      if (owners.length) void projects.fetchSessions(owners).catch(() => undefined)
+    } catch {
+      view.git = null
+    }
+  }
+
+  return { views, of, isCollapsed, readGit }
 })

@@ -184,6 +184,11 @@ export const useProjectsStore = defineStore('projects', () => {
     upsertProject(await host().request('projects.setGitHooks', { projectId, enabled }))
   }
 
+  /** The project's system prompt (sent in its new sessions' session/new, before a preset's own); throws the Host's message for the form. */
+  async function setSystemPrompt(projectId: string, systemPrompt: string): Promise<void> {
+    upsertProject(await host().request('projects.setSystemPrompt', { projectId, systemPrompt }))
+  }
+
   /** Renames a project; throws the Host's message for the field. */
   async function rename(projectId: string, name: string): Promise<void> {
     upsertProject(await host().request('projects.rename', { projectId, name }))
@@ -303,6 +308,7 @@ export const useProjectsStore = defineStore('projects', () => {
     pickAndAdd,
     setAdditionalDirectories,
     setGitHooks,
+    setSystemPrompt,
     rename,
     remove,
     move,

@@ -1,8 +1,9 @@
 import { defineStore } from 'pinia'
-import { computed, ref } from 'vue'
+import { computed, ref, toRaw } from 'vue'
 import type { Attachment } from '../../../shared/contract'
 import type { AgentProblem, SessionRecord, SessionState } from '../../../shared/domain'
 import { host, HostRequestError, messageOf } from '../host/client'
+import { useInboxStore } from './inbox'
 import { useNoticesStore } from './notices'
 import { usePanesStore } from './panes'
 import { useProjectsStore } from './projects'
@@ -254,13 +255,33 @@ export const useSessionsStore = defineStore('sessions', () => {
     await notices.attempt(() => host().request('sessions.cancel', { id }))
   }
 
-  async function respondPermission(id: string, requestId: string, optionId: string | null): Promise<void> {
-    const state = states.value[id]
-    // Hide the card at once: a second key press must not answer twice.
-    if (state?.permissions?.some((p) => p.requestId === requestId)) {
-      states.value[id] = { ...state, permissions: state.permissions.filter((p) => p.requestId !== requestId) }
+  /**
+   * Answers a permission request, from its card in the session's pane or in the inbox alike: the card goes from both
+   * at once (a second key press must not answer twice); refused, it shows again in both, and the banner says why.
+   * Resolves true when the Host took the answer.
+   */
+  async function respondPermission(id: string, requestId: string, optionId: string | null): Promise<boolean> {
+    const inbox = useInboxStore()
+    const itemId = inbox.permissionItemId(id, requestId)
+    // Being answered from the inbox already.
+    if (itemId && inbox.hidden(itemId)) return false
+    const before = states.value[id]
+    let after: SessionState | null = null
+    if (before?.permissions?.some((p) => p.requestId === requestId)) {
+      after = { ...before, permissions: before.permissions.filter((p) => p.requestId !== requestId) }
+      states.value[id] = after
     }
-    await notices.attempt(() => host().request('sessions.respondPermission', { id, requestId, optionId }))
+    if (itemId) inbox.hide(itemId)
+    try {
+      await host().request('sessions.respondPermission', { id, requestId, optionId })
+      return true
+    } catch (error) {
+      // The card comes back unless a newer state came meanwhile: that one says what waits.
+      if (after && toRaw(states.value[id]) === after) states.value[id] = before
+      if (itemId) inbox.unhide(itemId)
+      notices.report(messageOf(error))
+      return false
+    }
   }
 
   /**
