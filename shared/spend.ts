@@ -7,7 +7,7 @@ import { z } from 'zod'
  *
  * Costs are kept per currency (the agent's unit: an ISO 4217 code, or another
  * unit such as "credits") and never added across currencies. Tokens are the
- * turns' own counts from prompt responses. See ARCHITECTURE.md, "Spend", for
+ * turns' own counts from prompt responses. See electron/host/spend/README.md for
  * what is summed and why.
  */
 

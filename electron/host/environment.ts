@@ -76,7 +76,7 @@ export class UserEnvironment {
    * and Electron's own), then each of the child's own layers in turn (its
    * variables, its secrets, what it asked for: a later one wins; undefined
    * values are left out). The only place a child's environment is made; see
-   * "The environment of the processes the Host starts" in docs/ARCHITECTURE.md.
+   * "The environment" in this room's README.md (child-processes/ after issue 38's move).
    */
   forChild(...layers: Layer[]): Record<string, string> {
     const env = usersVariables(this.vars ?? process.env)

@@ -18,7 +18,7 @@ import { readdirSync, readFileSync } from 'node:fs'
  *
  * Not caught: a process that both left its parent's tree and cleared its
  * environment (a deliberate daemon), and, on macOS, an orphan that left the
- * group; see "Failure model" in docs/ARCHITECTURE.md.
+ * group; see test/faults/README.md (the failure model).
  */
 
 /** The environment variable that marks our children and their descendants. */

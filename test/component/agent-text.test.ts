@@ -15,7 +15,7 @@ import { createThread } from '../../shared/thread'
 import { openPathKey, pendingToolCallKey, sessionRootKey, terminalsKey } from '../../renderer/src/components/thread/keys'
 import { LIMITS, markdownVerdict, plainPieces, revealPath } from '../../renderer/src/agent-text'
 import { renderAgentMarkdown } from '../../renderer/src/markdown'
-import { opened } from '../../renderer/src/view-state'
+import { opened, said } from '../../renderer/src/view-state'
 import { PATHOLOGICAL, pathologicalText } from '../agent/pathological'
 
 /**
@@ -72,6 +72,7 @@ async function untilShown(check: () => boolean): Promise<void> {
 beforeEach(() => {
   openedPaths.length = 0
   opened.clear()
+  said.clear()
   writeText.mockClear()
   Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true })
 })
@@ -157,6 +158,20 @@ describe('a message too big for markdown', () => {
     first.unmount()
     const again = mountEntry({ kind: 'assistant', id: 'kept', text: pathologicalText('line', 200_000) })
     await untilShown(() => again.findAll('.plain-piece').length === Math.ceil(200_000 / LIMITS.plainPiece))
+  })
+
+  it('says "Copied" on the entry even when the list draws it again while the copy is under way', async () => {
+    let release = (): void => undefined
+    writeText.mockImplementationOnce(() => new Promise<undefined>((resolve) => (release = () => resolve(undefined))))
+    const entry: ThreadEntry = { kind: 'assistant', id: 'copied', text: pathologicalText('brackets') }
+    const first = mountEntry(entry)
+    await first.find('[data-testid=plain-copy]').trigger('click')
+    first.unmount()
+    const again = mountEntry(entry)
+    release()
+    await flushPromises()
+    expect(writeText).toHaveBeenCalledWith(pathologicalText('brackets'))
+    expect(again.find('[data-testid=plain-copy]').text()).toBe('Copied')
   })
 
   it('offers markdown anyway for text within reach, and the raw text back', async () => {

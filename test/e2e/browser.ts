@@ -97,6 +97,32 @@ export async function clipboardText(page: Page): Promise<string> {
   return page.evaluate('navigator.clipboard.readText().catch((error) => `(read failed: ${error.message})`)') as Promise<string>
 }
 
+/**
+ * Notes in the page, as they happen, where the focus goes and which keys reach what (by test id, else tag), so a
+ * check on the focus that fails under load can say what happened before it (`focusTrace`). Call before `goto`.
+ */
+export async function traceFocus(page: Page): Promise<void> {
+  await page.addInitScript(() => {
+    const at = (node: EventTarget | null): string =>
+      node instanceof Element ? (node.getAttribute('data-testid') ?? node.tagName.toLowerCase()) : String(node)
+    const trace: string[] = []
+    Object.assign(globalThis, { focusTrace: trace })
+    const note = (line: string): void => {
+      trace.push(`${Math.round(performance.now())} ${line}`)
+      if (trace.length > 200) trace.shift()
+    }
+    document.addEventListener('focusin', (event) => note(`focus ${at(event.target)}`), true)
+    document.addEventListener('focusout', (event) => note(`blur ${at(event.target)} -> ${at(event.relatedTarget)}`), true)
+    window.addEventListener('keydown', (event) => note(`key ${event.key} on ${at(event.target)}`), true)
+  })
+}
+
+/** What `traceFocus` noted, one event a line, for an assertion's message. */
+export async function focusTrace(page: Page): Promise<string> {
+  const trace = (await page.evaluate('globalThis.focusTrace ?? []')) as string[]
+  return `focus and keys, last first:\n${trace.slice(-40).reverse().join('\n')}`
+}
+
 /** Collects console errors and CSP violations so a test can assert there were none. */
 export function watchConsole(page: Page): string[] {
   const problems: string[] = []

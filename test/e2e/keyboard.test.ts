@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
-import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole } from './browser'
+import { closeBrowserHost, focusTrace, openBrowserHost, resetWindowSettings, screenshot, traceFocus, watchConsole } from './browser'
 
 /**
  * The keyboard, where the focus is: a permission card's keys never act
@@ -55,6 +55,7 @@ async function openPage(colorScheme: 'light' | 'dark' = 'light'): Promise<OpenPa
   const page = await context.newPage()
   page.setDefaultTimeout(20_000)
   const problems = watchConsole(page)
+  await traceFocus(page)
   const sent: string[] = []
   page.on('websocket', (socket) => socket.on('framesent', (frame) => sent.push(String(frame.payload))))
   await page.goto(server.url)
@@ -111,12 +112,40 @@ describe('the keyboard where the focus is', () => {
     expect(await card.count()).toBe(1)
     // The focus is back on the card's option, where it was.
     expect(await focusedText(page)).toBe('1 Allow')
+    // The focus is given back as the list closes, not a moment later: by then the user may have moved it (here, to the
+    // sidebar, as soon as the list has left the page), and it stays where they put it.
+    await page.keyboard.press('?')
+    await overlay.waitFor()
+    const movedTo = await page.evaluate(async () => {
+      const list = document.querySelector('[data-testid=shortcuts-overlay]')
+      const row = document.querySelector<HTMLElement>('[data-testid=session-open]')
+      await new Promise<void>((gone) => {
+        new MutationObserver((_, observer) => {
+          if (list?.isConnected) return
+          observer.disconnect()
+          row?.focus()
+          gone()
+        }).observe(document.body, { childList: true, subtree: true })
+        list?.dispatchEvent(new Event('cancel', { cancelable: true }))
+      })
+      await new Promise((later) => setTimeout(later, 100))
+      return document.activeElement?.getAttribute('data-testid')
+    })
+    expect(movedTo).toBe('session-open')
+    expect(await card.count()).toBe(1)
+    await card.getByTestId('permission-option').first().focus()
 
     // The delete confirmation over it: Cancel has the focus; a digit is not an answer, Esc cancels.
     await page.getByTestId('session-item').filter({ hasText: 'Clean the build folder' }).getByTestId('session-open').focus()
     await page.keyboard.press('Delete')
     const dialog = page.getByTestId('confirm-dialog')
-    await dialog.getByTestId('confirm-delete').waitFor()
+    // (Once seen not to open under two runs at once, not reproduced since: the page's own record of the focus says why.)
+    await dialog
+      .getByTestId('confirm-delete')
+      .waitFor()
+      .catch(async (error: Error) => {
+        throw new Error(`${error.message}\n${await focusTrace(page)}`)
+      })
     expect(await focused(page)).toBe('confirm-cancel')
     await page.keyboard.press('2')
     await page.keyboard.press('Escape')

@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/ws-server'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
-import { chooseAgent, closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole } from './browser'
+import { chooseAgent, closeBrowserHost, focusTrace, openBrowserHost, resetWindowSettings, screenshot, traceFocus, watchConsole } from './browser'
 
 /**
  * Session presets by keyboard: made on the Agents page's form, chosen in a project's New session split button
@@ -50,6 +50,7 @@ describe('session presets in the browser', () => {
       const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: scheme })
       const page = await context.newPage()
       const problems = watchConsole(page)
+      await traceFocus(page)
       await page.goto(server.url)
       await page.getByTestId('project').first().waitFor()
 
@@ -125,7 +126,9 @@ describe('session presets in the browser', () => {
       // The second time round the preset is the choice already: Home, then down to it, either way.
       await page.keyboard.press('Home')
       await page.keyboard.press('ArrowDown')
-      expect(await focused(page)).toBe('new-session-preset-option')
+      // (Once seen elsewhere under CI's load, not reproduced since: the page's own record of the focus says what moved it.)
+      const onPreset = await focused(page)
+      expect(onPreset, onPreset === 'new-session-preset-option' ? '' : await focusTrace(page)).toBe('new-session-preset-option')
       await page.keyboard.press('Enter')
       await menu.waitFor({ state: 'detached' })
       // Chosen: the focus is on the main part, which now says the preset; Enter starts it.

@@ -14,7 +14,7 @@ import { HostError } from '../errors'
  * The repositories it runs on are ones an agent can write to (`.git/config`,
  * `.gitattributes`, `.git/hooks`), so nothing git would run on a repository's
  * say ever runs: see "Switchboard's own git runs no code from a repository" in
- * docs/ARCHITECTURE.md. Every call gets `SAFE_CONFIG` on its command line
+ * this folder's README.md. Every call gets `SAFE_CONFIG` on its command line
  * (which wins over every config file); a call that may convert or merge file
  * contents also gets every filter, diff and merge driver the repository's
  * configuration names switched off (`driverOverrides`); and the environment is
@@ -85,7 +85,7 @@ function hooksPath(): string {
 /**
  * What every call sets on its command line, over any config file (the
  * repository's, the user's, the system's): nothing that would run a program
- * named by configuration runs. See docs/ARCHITECTURE.md for each.
+ * named by configuration runs. See this folder's README.md for each.
  */
 function safeConfig(userHooks = false): string[] {
   return [
