@@ -1,11 +1,10 @@
-import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Locator, Page } from 'playwright-core'
-import { removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
-import { closeBrowserHost, openBrowserHost, screenshot, watchConsole, type BrowserHost } from './browser'
+import { screenshot, watchConsole } from './browser'
+import { closeChangesFixture, gitIn, openChangesFixture, send, type ChangesFixture } from './changes-repo'
 
 /**
  * The Changes view beside the conversation (issue 37): the thread stays in
@@ -16,42 +15,15 @@ import { closeBrowserHost, openBrowserHost, screenshot, watchConsole, type Brows
  * pane's composer, with one pane and with four.
  */
 
-let root: string
-let repo: string
-let fixture: Partial<BrowserHost> = {}
-let agentId: string
-let projectId: string
-
-function gitIn(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8' }).trim()
-}
+let fixture: ChangesFixture
 
 beforeAll(async () => {
-  root = await tempDir('e2e-changes-beside')
-  repo = join(root, 'shop')
-  await mkdir(repo, { recursive: true })
-  gitIn(repo, 'init', '--quiet', '-b', 'main')
-  gitIn(repo, 'config', 'user.name', 'E2E')
-  gitIn(repo, 'config', 'user.email', 'e2e@example.com')
-  await writeFile(join(repo, 'cart.txt'), 'apples\npears\n')
-  gitIn(repo, 'add', '-A')
-  gitIn(repo, 'commit', '--quiet', '-m', 'start')
-  fixture = await openBrowserHost(join(root, 'data'))
-  agentId = (await fixture.host!.request('agents.add', scriptedAgent(join(root, 'agent-state')))).id
-  projectId = (await fixture.host!.request('projects.add', { cwd: repo })).id
+  fixture = await openChangesFixture('e2e-changes-beside', { 'cart.txt': 'apples\npears\n' })
 })
 
 afterAll(async () => {
-  await closeBrowserHost(fixture)
-  await removeDir(root)
+  await closeChangesFixture(fixture)
 })
-
-async function send(page: Page, text: string): Promise<void> {
-  const stops = await page.getByTestId('entry-stop').count()
-  await page.getByTestId('composer-input').fill(text)
-  await page.getByTestId('send').click()
-  await waitUntil('the turn to end', async () => (await page.getByTestId('entry-stop').count()) > stops)
-}
 
 async function box(locator: Locator): Promise<{ x: number; y: number; width: number; height: number }> {
   const found = await locator.boundingBox()
@@ -74,14 +46,14 @@ async function toastsClearOfComposers(page: Page): Promise<void> {
 
 /** One empty pane, as a window starts (the layout is the Host's setting, shared by every page). */
 async function onePane(): Promise<void> {
-  await fixture.host!.request('settings.set', { panes: { panes: [{ id: 'single', sessionId: null }], focused: 'single', maximised: null } })
+  await fixture.host.request('settings.set', { panes: { panes: [{ id: 'single', sessionId: null }], focused: 'single', maximised: null } })
 }
 
 const splitValue = async (page: Page): Promise<number> => Number(await page.getByTestId('changes-splitter').getAttribute('aria-valuenow'))
 
 describe('the Changes view beside the conversation', () => {
   it('keeps the thread and composer in use, resizes and remembers the split, names checkpoints, keeps what is committed, offers to remove a merged worktree', async () => {
-    const { browser, server } = fixture as BrowserHost
+    const { browser, server } = fixture
     const context = await browser.newContext({ viewport: { width: 1400, height: 860 } })
     const page = await context.newPage()
     const problems = watchConsole(page)
@@ -95,7 +67,7 @@ describe('the Changes view beside the conversation', () => {
     await page.getByTestId('new-session').click()
     await page.getByTestId('composer-input').waitFor()
     await send(page, 'Tidy the cart list\nthen say so\n/disk cart.txt apples\\npears\\nplums\\n')
-    const record = (await fixture.host!.request('sessions.list', {})).find((s) => s.worktree?.branch === 'feature/beside')!
+    const record = (await fixture.host.request('sessions.list', {})).find((s) => s.worktree?.branch === 'feature/beside')!
     const tree = record.worktree!.path
 
     // Open: the Changes view stands beside the thread, which stays (its message, the composer).
@@ -138,7 +110,7 @@ describe('the Changes view beside the conversation', () => {
     await expect.poll(() => splitValue(page)).toBe(dragged - 5)
     const kept = dragged - 5
     // Remembered: the window comes back with it.
-    await expect.poll(async () => (await fixture.host!.request('settings.get', {})).settings.changesSplit).toBeCloseTo(kept / 100, 2)
+    await expect.poll(async () => (await fixture.host.request('settings.get', {})).settings.changesSplit).toBeCloseTo(kept / 100, 2)
     await page.reload()
     await page.getByTestId('session-item').first().click()
     await page.getByTestId('changes-toggle').click()
@@ -164,25 +136,25 @@ describe('the Changes view beside the conversation', () => {
     await expect.poll(() => page.getByTestId('remove-worktree-error').textContent()).toContain('stray.txt')
     expect(await page.getByTestId('remove-worktree-error').textContent()).toContain('uncommitted')
     expect(existsSync(tree)).toBe(true)
-    expect(gitIn(repo, 'branch', '--list', 'feature/beside')).toContain('feature/beside')
+    expect(gitIn(fixture.repo, 'branch', '--list', 'feature/beside')).toContain('feature/beside')
     console.log(`screenshot: ${await screenshot(page, 'e2e-changes-remove-offer-light')}`)
     await rm(join(tree, 'stray.txt'))
     await page.getByTestId('remove-worktree').click()
     // The worktree goes first, then the branch: the answer (its toast) says both are gone.
     await expect.poll(() => page.getByTestId('toast').last().textContent()).toContain("branch 'feature/beside' were removed")
     expect(existsSync(tree)).toBe(false)
-    expect(gitIn(repo, 'branch', '--list', 'feature/beside')).toBe('')
-    expect(gitIn(repo, 'log', 'main', '-1', '--format=%s')).toContain("Merge branch 'feature/beside'")
+    expect(gitIn(fixture.repo, 'branch', '--list', 'feature/beside')).toBe('')
+    expect(gitIn(fixture.repo, 'log', 'main', '-1', '--format=%s')).toContain("Merge branch 'feature/beside'")
     await page.getByTestId('changes-unavailable').waitFor()
     expect(problems).toEqual([])
     await context.close()
   }, 240_000)
 
   it('stacks the Changes view above the conversation in a narrow pane; light and dark, one pane and four', async () => {
-    const { browser, server } = fixture as BrowserHost
-    const host = fixture.host!
+    const { browser, server } = fixture
+    const host = fixture.host
     for (const title of ['one', 'two', 'three', 'four']) {
-      const session = await host.request('sessions.new', { projectId, agentId })
+      const session = await host.request('sessions.new', { projectId: fixture.projectId, agentId: fixture.agentId })
       await host.request('sessions.prompt', { id: session.id, text: `Pane ${title}` })
     }
     for (const scheme of ['light', 'dark'] as const) {
@@ -218,9 +190,9 @@ describe('the Changes view beside the conversation', () => {
   }, 240_000)
 
   it('a toast with one pane stands clear of its composer', async () => {
-    const { browser, server } = fixture as BrowserHost
-    const host = fixture.host!
-    const gone = await host.request('sessions.new', { projectId, agentId })
+    const { browser, server } = fixture
+    const host = fixture.host
+    const gone = await host.request('sessions.new', { projectId: fixture.projectId, agentId: fixture.agentId })
     await host.request('sessions.rename', { id: gone.id, title: 'To be deleted' })
     await onePane()
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })

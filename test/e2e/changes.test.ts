@@ -1,11 +1,10 @@
-import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
-import { removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
-import { closeBrowserHost, openBrowserHost, screenshot, watchConsole, type BrowserHost } from './browser'
+import { screenshot, watchConsole } from './browser'
+import { closeChangesFixture, gitIn, openChangesFixture, send, type ChangesFixture } from './changes-repo'
 
 /**
  * The Changes view by clicking: a session in its own worktree, the agent
@@ -13,35 +12,16 @@ import { closeBrowserHost, openBrowserHost, screenshot, watchConsole, type Brows
  * note on a line sent to the agent, a rewind and its undo; light and dark.
  */
 
-let root: string
-let repo: string
-let fixture: Partial<BrowserHost> = {}
-
-function gitIn(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8' }).trim()
-}
+let fixture: ChangesFixture
 
 const LINES = Array.from({ length: 24 }, (_, i) => `line ${i + 1}`)
 
 beforeAll(async () => {
-  root = await tempDir('e2e-changes')
-  repo = join(root, 'shop')
-  await mkdir(repo, { recursive: true })
-  gitIn(repo, 'init', '--quiet', '-b', 'main')
-  gitIn(repo, 'config', 'user.name', 'E2E')
-  gitIn(repo, 'config', 'user.email', 'e2e@example.com')
-  await writeFile(join(repo, 'cart.txt'), LINES.join('\n') + '\n')
-  await writeFile(join(repo, 'README.md'), '# Shop\n')
-  gitIn(repo, 'add', '-A')
-  gitIn(repo, 'commit', '--quiet', '-m', 'start')
-  fixture = await openBrowserHost(join(root, 'data'))
-  await fixture.host!.request('agents.add', scriptedAgent(join(root, 'agent-state')))
-  await fixture.host!.request('projects.add', { cwd: repo })
+  fixture = await openChangesFixture('e2e-changes', { 'cart.txt': LINES.join('\n') + '\n', 'README.md': '# Shop\n' })
 })
 
 afterAll(async () => {
-  await closeBrowserHost(fixture)
-  await removeDir(root)
+  await closeChangesFixture(fixture)
 })
 
 /** The project's worktrees, from its menu (a panel under its row; opened again, it stays). */
@@ -52,16 +32,9 @@ async function showWorktrees(page: Page): Promise<void> {
   await page.getByTestId('menu-worktrees').click()
 }
 
-async function send(page: Page, text: string): Promise<void> {
-  const stops = await page.getByTestId('entry-stop').count()
-  await page.getByTestId('composer-input').fill(text)
-  await page.getByTestId('send').click()
-  await waitUntil('the turn to end', async () => (await page.getByTestId('entry-stop').count()) > stops)
-}
-
 describe('the Changes view', () => {
   it('a worktree session: keep and revert per hunk and file, a note to the agent, rewind and undo', async () => {
-    const { browser, server } = fixture as BrowserHost
+    const { browser, server } = fixture
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
     const page = await context.newPage()
     const problems = watchConsole(page)
@@ -85,9 +58,9 @@ describe('the Changes view', () => {
     edited[20] = 'line 21 by the agent'
     await send(page, `/disk cart.txt ${edited.join('\\n')}\\n\n/disk NOTES.md written on disk\\n`)
     await send(page, '/disk README.md # Shop, turn two\\n')
-    const record = (await fixture.host!.request('sessions.list', {}))[0]!
+    const record = (await fixture.host.request('sessions.list', {}))[0]!
     const tree = record.worktree!.path
-    expect(await readFile(join(repo, 'cart.txt'), 'utf8')).toBe(LINES.join('\n') + '\n') // the project folder is untouched
+    expect(await readFile(join(fixture.repo, 'cart.txt'), 'utf8')).toBe(LINES.join('\n') + '\n') // the project folder is untouched
 
     await page.getByTestId('changes-toggle').click()
     const cart = page.locator('[data-testid="change-file"][data-path="cart.txt"]')
@@ -151,7 +124,7 @@ describe('the Changes view', () => {
     await expect.poll(() => gitIn(tree, 'log', '-1', '--format=%s')).toBe('Cart tweaks')
     await page.getByTestId('merge').click()
     await expect.poll(() => page.getByTestId('merge-result').textContent()).toContain("Merged 'feature/cart' into 'main'")
-    expect(await readFile(join(repo, 'README.md'), 'utf8')).toBe('# Shop, turn two\n')
+    expect(await readFile(join(fixture.repo, 'README.md'), 'utf8')).toBe('# Shop, turn two\n')
 
     // Dark: the same view.
     const dark = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'dark' })
@@ -183,7 +156,7 @@ describe('the Changes view', () => {
     await showWorktrees(page)
     await expect.poll(() => page.getByTestId('project-panel-worktrees').textContent()).toContain('Worktrees (0)')
     expect(await page.getByTestId('project-worktree').count()).toBe(0)
-    expect(gitIn(repo, 'branch', '--list', 'feature/cart')).toContain('feature/cart')
+    expect(gitIn(fixture.repo, 'branch', '--list', 'feature/cart')).toContain('feature/cart')
     expect(problems).toEqual([])
     await context.close()
   }, 240_000)

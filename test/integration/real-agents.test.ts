@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import type { PendingPermission } from '../../shared/domain'
 import { checkReportMarkdown } from '../../shared/registry'
+import { codexAdapter, requireCodexAdapter } from '../real/codex'
 import { startFakeAnthropic } from '../real/fake-anthropic'
 import { entriesOf, fold, openHost, processesWithEnv, removeDir, tempDir } from '../helpers'
 
@@ -17,7 +18,6 @@ import { entriesOf, fold, openHost, processesWithEnv, removeDir, tempDir } from 
  */
 
 const modules = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules')
-const codexAdapter = join(modules, '@agentclientprotocol', 'codex-acp', 'dist', 'index.js')
 
 let root: string
 let home: string
@@ -92,33 +92,32 @@ describe('real ACP agents from npm, offline', () => {
     unsubscribe()
   })
 
-  it.skipIf(!existsSync(codexAdapter))(
-    'Codex (codex-acp 2.x, its Codex app-server): auth_required with an API key and a ChatGPT sign-in',
-    async () => {
-      const agentId = await addAgent('Codex', process.execPath, [codexAdapter])
-      const result = await host.handle('sessions.new', { projectId, agentId })
-      expect(result).toMatchObject({
-        ok: false,
-        error: { code: 'auth_required', message: expect.stringMatching(/^Codex needs you to sign in first/) }
-      })
-      const state = await stateOf(agentId)
-      expect(state.agentInfo).toMatchObject({ name: '@agentclientprotocol/codex-acp', title: 'Codex' })
-      expect(state.capabilities).toMatchObject({
-        loadSession: true,
-        mcp: { http: true, sse: false },
-        session: { list: true, resume: true, close: true, fork: true },
-        auth: { logout: true }
-      })
-      expect(state.authMethods).toEqual(
-        expect.arrayContaining([
-          expect.objectContaining({ id: 'api-key', type: 'agent', apiKey: { provider: 'openai' } }),
-          expect.objectContaining({ id: 'chat-gpt', type: 'agent' })
-        ])
-      )
-    }
-  )
+  it('Codex (codex-acp 2.x, its Codex app-server): auth_required with an API key and a ChatGPT sign-in', async () => {
+    requireCodexAdapter()
+    const agentId = await addAgent('Codex', process.execPath, [codexAdapter])
+    const result = await host.handle('sessions.new', { projectId, agentId })
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: 'auth_required', message: expect.stringMatching(/^Codex needs you to sign in first/) }
+    })
+    const state = await stateOf(agentId)
+    expect(state.agentInfo).toMatchObject({ name: '@agentclientprotocol/codex-acp', title: 'Codex' })
+    expect(state.capabilities).toMatchObject({
+      loadSession: true,
+      mcp: { http: true, sse: false },
+      session: { list: true, resume: true, close: true, fork: true },
+      auth: { logout: true }
+    })
+    expect(state.authMethods).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: 'api-key', type: 'agent', apiKey: { provider: 'openai' } }),
+        expect.objectContaining({ id: 'chat-gpt', type: 'agent' })
+      ])
+    )
+  })
 
-  it.skipIf(!existsSync(codexAdapter))('Codex: the API key typed into its sign-in signs it in (codex-acp 2.x reads it as {apiKey})', async () => {
+  it('Codex: the API key typed into its sign-in signs it in (codex-acp 2.x reads it as {apiKey})', async () => {
+    requireCodexAdapter()
     const agentId = await addAgent('Codex', process.execPath, [codexAdapter])
     expect(await host.handle('sessions.new', { projectId, agentId })).toMatchObject({ ok: false, error: { code: 'auth_required' } })
     await host.request('agents.authenticate', { agentId, methodId: 'api-key', values: { 'api-key': 'sk-test-key' } })
@@ -218,7 +217,8 @@ describe('the capability check of the three presets, offline', () => {
     }
   })
 
-  it.skipIf(!existsSync(codexAdapter))('Codex: session/new needs sign-in, logout announced', async () => {
+  it('Codex: session/new needs sign-in, logout announced', async () => {
+    requireCodexAdapter()
     const agentId = await addAgent('Codex', process.execPath, [codexAdapter])
     const line = await checked(agentId, 'codex')
     expect(line('session/new')).toMatchObject({ outcome: 'needs sign-in' })

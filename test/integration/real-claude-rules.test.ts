@@ -1,13 +1,11 @@
 import { existsSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Host } from '../../electron/host/host'
+import { join } from 'node:path'
+import { beforeEach, describe, expect, it } from 'vitest'
 import type { PendingPermission } from '../../shared/domain'
 import type { TranscriptRecord } from '../../shared/transcript'
-import { openHost, processesWithEnv, removeDir, tempDir, waitUntil } from '../helpers'
-import { startFakeAnthropic, type FakeAnthropic } from '../real/fake-anthropic'
+import { waitUntil } from '../helpers'
+import { addClaudeAgent, offlineClaudePerTest } from '../real/claude'
 
 /**
  * "Always" with real Claude Code (claude-agent-acp, offline against the fake
@@ -20,57 +18,19 @@ import { startFakeAnthropic, type FakeAnthropic } from '../real/fake-anthropic'
  * keeps no broader rule of its own and asks again next time.
  */
 
-const modules = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules')
-const adapter = join(modules, '@agentclientprotocol', 'claude-agent-acp', 'dist', 'index.js')
-
-let root: string
-let home: string
-let project: string
+const run = offlineClaudePerTest('claude-rules')
 let outside: string
-let host: Host
-let api: FakeAnthropic
 let projectId: string
 
 beforeEach(async () => {
-  root = await tempDir('claude-rules')
-  home = join(root, 'home')
-  project = join(root, 'project')
-  outside = join(root, 'outside')
-  await mkdir(home)
-  await mkdir(project)
+  outside = join(run.root, 'outside')
   await mkdir(outside)
-  api = await startFakeAnthropic()
-  host = await openHost(join(root, 'data'))
-})
-
-afterEach(async () => {
-  try {
-    await host.close()
-    await api.close()
-    expect(processesWithEnv(`HOME=${home}`)).toEqual([])
-  } finally {
-    await removeDir(root)
-  }
 })
 
 async function newSession(): Promise<string> {
-  const agent = await host.request('agents.add', {
-    name: 'Claude Code',
-    command: process.execPath,
-    args: [adapter],
-    env: {
-      HOME: home,
-      ANTHROPIC_BASE_URL: api.url,
-      ANTHROPIC_API_KEY: 'sk-ant-fake',
-      IS_SANDBOX: '1',
-      CLAUDE_CODE_MAX_RETRIES: '0',
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1',
-      CLAUDE_CODE_ENABLE_TELEMETRY: '0'
-    }
-  })
-  projectId = (await host.request('projects.add', { cwd: project })).id
-  return (await host.request('sessions.new', { projectId, agentId: agent.id })).id
+  const agentId = await addClaudeAgent(run)
+  projectId = (await run.host.request('projects.add', { cwd: run.project })).id
+  return (await run.host.request('sessions.new', { projectId, agentId })).id
 }
 
 /**
@@ -82,7 +42,7 @@ async function turn(
   text: string,
   decide: (p: PendingPermission) => 'allow_always' | 'allow_once' | 'reject_once'
 ): Promise<PendingPermission[]> {
-  const running = host.request('sessions.prompt', { id, text })
+  const running = run.host.request('sessions.prompt', { id, text })
   let ended = false
   void running.then(
     () => (ended = true),
@@ -94,7 +54,7 @@ async function turn(
       'Claude Code to ask, or the turn to end',
       async () => {
         if (ended) return 'ended' as const
-        const state = (await host.request('sessions.states', {})).find((s) => s.id === id)
+        const state = (await run.host.request('sessions.states', {})).find((s) => s.id === id)
         return state?.permissions?.find((p) => !shown.some((s) => s.requestId === p.requestId)) ?? null
       },
       { timeoutMs: 60_000 }
@@ -104,7 +64,7 @@ async function turn(
     const kind = decide(next)
     const option = next.options.find((o) => o.kind === kind)
     expect(option, `a ${kind} option for “${next.title}” among ${next.options.map((o) => o.kind).join(', ')}`).toBeTruthy()
-    await host.request('sessions.respondPermission', { id, requestId: next.requestId, optionId: option!.optionId })
+    await run.host.request('sessions.respondPermission', { id, requestId: next.requestId, optionId: option!.optionId })
   }
   expect((await running).stopReason).toBe('end_turn')
   return shown
@@ -112,7 +72,7 @@ async function turn(
 
 /** The transcript's permission records: what was sent to Claude Code for each request, in order. */
 async function answers(id: string): Promise<Extract<TranscriptRecord, { t: 'permission' }>[]> {
-  const { records } = await host.request('sessions.open', { id })
+  const { records } = await run.host.request('sessions.open', { id })
   return records.filter((r): r is Extract<TranscriptRecord, { t: 'permission' }> => r.t === 'permission')
 }
 
@@ -123,8 +83,8 @@ const never = (p: PendingPermission): never => {
 describe('"always" with real Claude Code', () => {
   it('"Always" on an Edit inside covers Edit on files inside only: a Write or an Edit outside the project is asked, and not written unless allowed', async () => {
     const id = await newSession()
-    const notes = join(project, 'notes.md')
-    const other = join(project, 'other.md')
+    const notes = join(run.project, 'notes.md')
+    const other = join(run.project, 'other.md')
     const secret = join(outside, 'secret.md')
     await writeFile(notes, 'old line\n')
     await writeFile(other, 'old line\n')
@@ -169,7 +129,7 @@ describe('"always" with real Claude Code', () => {
     expect(await readFile(secret, 'utf8')).toBe('old line\n')
 
     // Claude Code offered it "during this session": it stays that (issue 34.3), kept for this session only, never saved.
-    expect(await host.request('permissions.list', { projectId })).toEqual([])
+    expect(await run.host.request('permissions.list', { projectId })).toEqual([])
   }, 240_000)
 
   it('"Always" on one command covers that command only; the same command again is answered "allow" once; revoked, it is asked again', async () => {
@@ -180,7 +140,7 @@ describe('"always" with real Claude Code', () => {
     const [asked] = await turn(id, `BASH ${first}`, () => 'allow_always')
     expect(asked.title).toBe(first)
     expect(asked.always).toMatchObject({ remembered: true, tool: 'Bash', toolKind: 'execute', scope: { kind: 'command', command: first } })
-    expect(await readFile(join(project, 'first.txt'), 'utf8')).toBe('x')
+    expect(await readFile(join(run.project, 'first.txt'), 'utf8')).toBe('x')
     expect((await answers(id)).at(-1)).toMatchObject({
       optionId: 'allow-once',
       remembered: false,
@@ -189,18 +149,18 @@ describe('"always" with real Claude Code', () => {
 
     // Another node -e command: asked, and it does not run when refused.
     expect((await turn(id, `BASH ${second}`, () => 'reject_once')).map((p) => p.title)).toEqual([second])
-    expect(existsSync(join(project, 'second.txt'))).toBe(false)
+    expect(existsSync(join(run.project, 'second.txt'))).toBe(false)
 
     // The same command again: Claude Code asks (it kept no "Bash(node -e:*)" of its own); answered with its once option.
     expect(await turn(id, `BASH ${first}`, never)).toEqual([])
-    expect(await readFile(join(project, 'first.txt'), 'utf8')).toBe('xx')
+    expect(await readFile(join(run.project, 'first.txt'), 'utf8')).toBe('xx')
     expect((await answers(id)).at(-1)).toMatchObject({ title: first, optionId: 'allow-once', optionKind: 'allow_once', remembered: true })
 
     // The rule list shows the command; revoked, the command is asked again.
-    const rules = await host.request('permissions.list', { projectId })
+    const rules = await run.host.request('permissions.list', { projectId })
     expect(rules).toMatchObject([{ tool: 'Bash', scope: { kind: 'command', command: first }, decision: 'allow' }])
-    await host.request('permissions.revoke', { ruleId: rules[0].id })
+    await run.host.request('permissions.revoke', { ruleId: rules[0].id })
     expect((await turn(id, `BASH ${first}`, () => 'reject_once')).map((p) => p.title)).toEqual([first])
-    expect(await readFile(join(project, 'first.txt'), 'utf8')).toBe('xx')
+    expect(await readFile(join(run.project, 'first.txt'), 'utf8')).toBe('xx')
   }, 240_000)
 })

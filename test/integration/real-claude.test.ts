@@ -1,100 +1,50 @@
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import type { ThreadEntry, ToolCallEntry } from '../../shared/thread'
-import { entriesOf, fold, openHost, processesWithEnv, removeDir, tempDir, waitUntil } from '../helpers'
+import { entriesOf, fold, openHost, waitUntil } from '../helpers'
 import { said, threadReader } from '../real/thread'
-import { FAIL_MESSAGE, INPUT_TOKENS, OUTPUT_TOKENS, promptOf, startFakeAnthropic, type FakeAnthropic } from '../real/fake-anthropic'
+import { FAIL_MESSAGE, INPUT_TOKENS, OUTPUT_TOKENS, promptOf } from '../real/fake-anthropic'
+import { addClaudeAgent, offlineClaudePerTest } from '../real/claude'
 
 /**
  * Real Claude Code (claude-agent-acp from npm, which runs the Claude Agent
  * SDK's own `claude` binary) running whole turns through the Host, offline,
  * against a local fake of Anthropic's Messages API (test/real/fake-anthropic.ts):
  * what a user sees of streamed text, tool calls and their permissions, edits,
- * cancelling, API failures, and a conversation continued after restarts.
- *
- * Claude Code is pointed at the fake with ANTHROPIC_BASE_URL and
- * ANTHROPIC_API_KEY; HOME is a temporary folder (its settings and saved
- * sessions go there); IS_SANDBOX lets it run as root; CLAUDE_CODE_MAX_RETRIES=0
- * makes one attempt per model request (no retries with back-off).
+ * cancelling, API failures, and a conversation continued after restarts. How
+ * Claude Code is pointed at the fake: test/real/claude.ts.
  */
 
-const modules = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules')
-const adapter = join(modules, '@agentclientprotocol', 'claude-agent-acp', 'dist', 'index.js')
-
-let root: string
-let home: string
-let project: string
-let dataDir: string
-let host: Host
-let api: FakeAnthropic
-const { entries, toolCalls, stateOf, pendingPermission, answer } = threadReader(() => host, 'Claude Code')
-
-beforeEach(async () => {
-  root = await tempDir('claude')
-  home = join(root, 'home')
-  project = join(root, 'project')
-  dataDir = join(root, 'data')
-  await mkdir(home)
-  await mkdir(project)
-  api = await startFakeAnthropic()
-  host = await openHost(dataDir)
-})
-
-afterEach(async () => {
-  try {
-    await host.close()
-    await api.close()
-    // Everything Claude Code started had HOME set to our folder: none of it may remain.
-    expect(processesWithEnv(`HOME=${home}`)).toEqual([])
-    // Claude Code called nothing of the API the fake does not serve.
-    expect(api.unknown).toEqual([])
-  } finally {
-    await removeDir(root)
-  }
-})
+const run = offlineClaudePerTest()
+const { entries, toolCalls, stateOf, pendingPermission, answer } = threadReader(() => run.host, 'Claude Code')
 
 /** Adds Claude Code pointed at the fake, the project, and a new session in it. */
 async function newSession(): Promise<string> {
-  const agent = await host.request('agents.add', {
-    name: 'Claude Code',
-    command: process.execPath,
-    args: [adapter],
-    env: {
-      HOME: home,
-      ANTHROPIC_BASE_URL: api.url,
-      ANTHROPIC_API_KEY: 'sk-ant-fake',
-      IS_SANDBOX: '1',
-      CLAUDE_CODE_MAX_RETRIES: '0',
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1',
-      CLAUDE_CODE_ENABLE_TELEMETRY: '0'
-    }
-  })
-  const projectId = (await host.request('projects.add', { cwd: project })).id
-  return (await host.request('sessions.new', { projectId, agentId: agent.id })).id
+  const agentId = await addClaudeAgent(run)
+  const projectId = (await run.host.request('projects.add', { cwd: run.project })).id
+  return (await run.host.request('sessions.new', { projectId, agentId })).id
 }
 
 /** What the model was shown in the main conversation's last request. */
 function lastShown(): string {
-  return JSON.stringify(api.main().at(-1)?.messages ?? [])
+  return JSON.stringify(run.api.main().at(-1)?.messages ?? [])
 }
 
 describe('real Claude Code through the Host, offline against a fake Anthropic API', () => {
   it('streams a text reply into one assistant entry, and keeps the turn usage', async () => {
     const id = await newSession()
-    expect(await host.request('sessions.prompt', { id, text: 'Hello there, tell me a story' })).toEqual({ stopReason: 'end_turn' })
-    const { records } = await host.request('sessions.open', { id })
+    expect(await run.host.request('sessions.prompt', { id, text: 'Hello there, tell me a story' })).toEqual({ stopReason: 'end_turn' })
+    const { records } = await run.host.request('sessions.open', { id })
     const thread = fold(records)
     expect(said(thread.entries)).toEqual(['user: Hello there, tell me a story', 'assistant: Echo: Hello there, tell me a story'])
     expect(entriesOf(thread, 'error')).toEqual([])
     // It came in pieces, as streamed, and the prompt reached the model.
     const chunks = records.filter((r) => r.t === 'update' && r.update.sessionUpdate === 'agent_message_chunk')
     expect(chunks.length).toBeGreaterThan(1)
-    expect(promptOf(api.main().at(-1)!)).toBe('Hello there, tell me a story')
+    expect(promptOf(run.api.main().at(-1)!)).toBe('Hello there, tell me a story')
     // The tokens the prompt response counted stay with the turn's end.
     const stop = thread.entries.at(-1)
     expect(stop).toMatchObject({ kind: 'stop', stopReason: 'end_turn', usage: { inputTokens: INPUT_TOKENS, outputTokens: OUTPUT_TOKENS } })
@@ -102,15 +52,15 @@ describe('real Claude Code through the Host, offline against a fake Anthropic AP
 
   it("a new session starts in the mode that asks (Manual, not 0.101's own 'auto'): its first Write is asked", async () => {
     const id = await newSession()
-    const { records } = await host.request('sessions.open', { id })
+    const { records } = await run.host.request('sessions.open', { id })
     const thread = fold(records)
     expect(thread.configOptions?.find((o) => o.category === 'mode')).toMatchObject({ currentValue: 'default' })
-    const fresh = join(project, 'first.md')
-    const turn = host.request('sessions.prompt', { id, text: `A new file.\nWRITE ${fresh} first\\n` })
+    const fresh = join(run.project, 'first.md')
+    const turn = run.host.request('sessions.prompt', { id, text: `A new file.\nWRITE ${fresh} first\\n` })
     const permission = await pendingPermission(id)
     expect(permission.title).toBe('Write first.md')
     expect(existsSync(fresh)).toBe(false)
-    await host.request('sessions.respondPermission', {
+    await run.host.request('sessions.respondPermission', {
       id,
       requestId: permission.requestId,
       optionId: permission.options.find((o) => o.kind === 'allow_once')!.optionId
@@ -121,8 +71,8 @@ describe('real Claude Code through the Host, offline against a fake Anthropic AP
 
   it('a Bash command asks permission: allowed, it runs; rejected, it does not', async () => {
     const id = await newSession()
-    const allowed = join(project, 'allowed.txt')
-    const turn = host.request('sessions.prompt', { id, text: `Please run it.\nBASH touch ${allowed}` })
+    const allowed = join(run.project, 'allowed.txt')
+    const turn = run.host.request('sessions.prompt', { id, text: `Please run it.\nBASH touch ${allowed}` })
     const permission = await answer(id, 'allow')
     expect(permission.title).toBe(`touch ${allowed}`)
     expect((await turn).stopReason).toBe('end_turn')
@@ -131,12 +81,12 @@ describe('real Claude Code through the Host, offline against a fake Anthropic AP
     expect(ran).toMatchObject({ toolKind: 'execute', status: 'completed', title: `touch ${allowed}` })
     expect(said(await entries(id)).at(-1)).toBe('assistant: Done: Bash finished.')
 
-    const rejected = join(project, 'rejected.txt')
-    const second = host.request('sessions.prompt', { id, text: `And this one.\nBASH touch ${rejected}` })
+    const rejected = join(run.project, 'rejected.txt')
+    const second = run.host.request('sessions.prompt', { id, text: `And this one.\nBASH touch ${rejected}` })
     const refused = await answer(id, 'reject')
     expect((await second).stopReason).toBe('end_turn')
     expect(existsSync(rejected)).toBe(false)
-    const thread = fold((await host.request('sessions.open', { id })).records)
+    const thread = fold((await run.host.request('sessions.open', { id })).records)
     expect(entriesOf(thread, 'permission')).toMatchObject([
       { title: `touch ${allowed}`, allowed: true },
       { title: `touch ${rejected}`, allowed: false }
@@ -153,9 +103,9 @@ describe('real Claude Code through the Host, offline against a fake Anthropic AP
 
   it('edits an existing file (the diff shows in the tool call) and writes a new one', async () => {
     const id = await newSession()
-    const existing = join(project, 'notes.md')
+    const existing = join(run.project, 'notes.md')
     await writeFile(existing, 'first line\nold line\n')
-    const turn = host.request('sessions.prompt', { id, text: `Update the notes.\nEDIT ${existing} old line => new line` })
+    const turn = run.host.request('sessions.prompt', { id, text: `Update the notes.\nEDIT ${existing} old line => new line` })
     // Claude Code reads the file first (no permission needed in the project), then asks to edit it.
     expect((await answer(id, 'allow')).title).toBe('Edit notes.md')
     expect((await turn).stopReason).toBe('end_turn')
@@ -172,8 +122,8 @@ describe('real Claude Code through the Host, offline against a fake Anthropic AP
     )
     expect(said(await entries(id)).at(-1)).toBe('assistant: Done: Edit finished.')
 
-    const fresh = join(project, 'fresh.md')
-    const second = host.request('sessions.prompt', { id, text: `Now a new file.\nWRITE ${fresh} brand new\\n` })
+    const fresh = join(run.project, 'fresh.md')
+    const second = run.host.request('sessions.prompt', { id, text: `Now a new file.\nWRITE ${fresh} brand new\\n` })
     expect((await answer(id, 'allow')).title).toBe('Write fresh.md')
     expect((await second).stopReason).toBe('end_turn')
     expect(existsSync(fresh) ? await readFile(fresh, 'utf8') : '(no file)').toBe('brand new\n')
@@ -181,14 +131,14 @@ describe('real Claude Code through the Host, offline against a fake Anthropic AP
     expect(write, 'the Write tool call of the new file').toMatchObject({ toolKind: 'edit', status: 'completed' })
     expect(write?.content).toContainEqual({ type: 'diff', path: fresh, oldText: null, newText: 'brand new\n' })
     expect(said(await entries(id)).at(-1)).toBe('assistant: Done: Write finished.')
-    expect(entriesOf(fold((await host.request('sessions.open', { id })).records), 'error')).toEqual([])
+    expect(entriesOf(fold((await run.host.request('sessions.open', { id })).records), 'error')).toEqual([])
   }, 90_000)
 
   it('cancel mid-stream ends the turn with what was streamed; cancel during a permission ends the tool call', async () => {
     const id = await newSession()
-    const slow = host.request('sessions.prompt', { id, text: 'SLOW' })
+    const slow = run.host.request('sessions.prompt', { id, text: 'SLOW' })
     await waitUntil('some of the slow reply', async () => said(await entries(id)).some((l) => l.includes('slow3 ')), { timeoutMs: 30_000 })
-    await host.request('sessions.cancel', { id })
+    await run.host.request('sessions.cancel', { id })
     expect((await slow).stopReason).toBe('cancelled')
     const partial = said(await entries(id)).at(-1) ?? ''
     expect(partial).toMatch(/^assistant: slow1 slow2 slow3 /)
@@ -200,14 +150,14 @@ describe('real Claude Code through the Host, offline against a fake Anthropic AP
     expect((await entries(id)).at(-1)).toMatchObject({ kind: 'stop', stopReason: 'cancelled' })
 
     // A command waiting for permission when the user cancels.
-    const never = join(project, 'never.txt')
-    const waiting = host.request('sessions.prompt', { id, text: `BASH touch ${never}` })
+    const never = join(run.project, 'never.txt')
+    const waiting = run.host.request('sessions.prompt', { id, text: `BASH touch ${never}` })
     const permission = await pendingPermission(id)
-    await host.request('sessions.cancel', { id })
+    await run.host.request('sessions.cancel', { id })
     expect((await waiting).stopReason).toBe('cancelled')
     expect((await stateOf(id))?.permissions ?? []).toEqual([])
     expect(existsSync(never)).toBe(false)
-    expect(entriesOf(fold((await host.request('sessions.open', { id })).records), 'permission')).toMatchObject([
+    expect(entriesOf(fold((await run.host.request('sessions.open', { id })).records), 'permission')).toMatchObject([
       { title: `touch ${never}`, allowed: false }
     ])
     const cancelledCall = async (): Promise<ToolCallEntry | undefined> => (await toolCalls(id)).find((c) => c.toolCallId === permission.toolCallId)
@@ -220,13 +170,13 @@ describe('real Claude Code through the Host, offline against a fake Anthropic AP
     expect(await readsCancelled(), JSON.stringify(await toolCalls(id))).toBe(true)
 
     // The session goes on.
-    expect((await host.request('sessions.prompt', { id, text: 'Still there?' })).stopReason).toBe('end_turn')
+    expect((await run.host.request('sessions.prompt', { id, text: 'Still there?' })).stopReason).toBe('end_turn')
     expect(said(await entries(id)).slice(-2)).toEqual(['user: Still there?', 'assistant: Echo: Still there?'])
     expect(await readsCancelled()).toBe(true)
 
     // Read again from the transcript after a restart: the partial reply is kept, the call still reads cancelled.
-    await host.close()
-    host = await openHost(dataDir)
+    await run.host.close()
+    run.host = await openHost(run.dataDir)
     expect(said(await entries(id))).toContain(partial)
     expect(await readsCancelled()).toBe(true)
     expect(existsSync(never)).toBe(false)
@@ -240,9 +190,9 @@ describe('real Claude Code through the Host, offline against a fake Anthropic AP
       [1, 'FAIL500'],
       [2, 'FAIL400']
     ] as const) {
-      const result = await host.handle('sessions.prompt', { id, text: marker })
+      const result = await run.host.handle('sessions.prompt', { id, text: marker })
       expect(result, marker).toMatchObject({ ok: false, error: { message: expect.stringContaining(FAIL_MESSAGE) } })
-      const { records } = await host.request('sessions.open', { id })
+      const { records } = await run.host.request('sessions.open', { id })
       const list = fold(records).entries
       const errors = list.filter((e) => e.kind === 'error') as Extract<ThreadEntry, { kind: 'error' }>[]
       expect(errors, JSON.stringify(list)).toHaveLength(turn)
@@ -258,13 +208,13 @@ describe('real Claude Code through the Host, offline against a fake Anthropic AP
       expect(await stateOf(id), marker).toMatchObject({ status: 'error', error: errors.at(-1)?.message })
       // One attempt at a server error (CLAUDE_CODE_MAX_RETRIES=0). A refused request (400) Claude Code 0.3.x sends
       // again a few times with other request features (its tool list grows from 13 to 24 tools) before giving up.
-      const attempts = api.main().filter((r) => promptOf(r).trim() === marker).length
+      const attempts = run.api.main().filter((r) => promptOf(r).trim() === marker).length
       if (marker === 'FAIL500') expect(attempts).toBe(1)
       else expect(attempts).toSatisfy((n: number) => n >= 1 && n <= 6)
     }
 
     // The session goes on, and its state is ready again.
-    expect((await host.request('sessions.prompt', { id, text: 'And now?' })).stopReason).toBe('end_turn')
+    expect((await run.host.request('sessions.prompt', { id, text: 'And now?' })).stopReason).toBe('end_turn')
     const list = await entries(id)
     expect(said(list)).toEqual(['user: FAIL500', 'user: FAIL400', 'user: And now?', 'assistant: Echo: And now?'])
     expect(list.filter((e) => e.kind === 'error')).toHaveLength(2)
@@ -275,9 +225,9 @@ describe('real Claude Code through the Host, offline against a fake Anthropic AP
 
   it('continues the conversation after a restart, and after a second one', async () => {
     const id = await newSession()
-    const notes = join(project, 'notes.md')
-    expect((await host.request('sessions.prompt', { id, text: 'First message' })).stopReason).toBe('end_turn')
-    const turn = host.request('sessions.prompt', { id, text: `Second message\nWRITE ${notes} final\\n` })
+    const notes = join(run.project, 'notes.md')
+    expect((await run.host.request('sessions.prompt', { id, text: 'First message' })).stopReason).toBe('end_turn')
+    const turn = run.host.request('sessions.prompt', { id, text: `Second message\nWRITE ${notes} final\\n` })
     await answer(id, 'allow')
     expect((await turn).stopReason).toBe('end_turn')
     const before = said(await entries(id))
@@ -292,9 +242,9 @@ describe('real Claude Code through the Host, offline against a fake Anthropic AP
       [1, 'Third message'],
       [2, 'Fourth message']
     ] as const) {
-      await host.close()
-      host = await openHost(dataDir)
-      const result = await host.handle('sessions.prompt', { id, text })
+      await run.host.close()
+      run.host = await openHost(run.dataDir)
+      const result = await run.host.handle('sessions.prompt', { id, text })
       expect(result, `restart ${restart}: ${JSON.stringify(result)}`).toMatchObject({ ok: true, result: { stopReason: 'end_turn' } })
       const list = await entries(id)
       // What the user sees: everything said before, in order, then the new exchange, last and once.

@@ -1,12 +1,10 @@
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Host } from '../../electron/host/host'
-import { openHost, processesWithEnv, removeDir, tempDir, waitUntil } from '../helpers'
+import { readFile, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { waitUntil } from '../helpers'
 import { tinyServerCommand } from '../mcp/tiny-server'
-import { startFakeGemini, type FakeGemini } from '../real/fake-gemini'
 import { threadReader } from '../real/thread'
+import { addGeminiAgent, offlineGeminiPerTest } from '../real/gemini'
 
 /**
  * Real Gemini CLI (`--acp`, offline against test/real/fake-gemini.ts) given an
@@ -16,74 +14,25 @@ import { threadReader } from '../real/thread'
  * after a restart the model is offered the server's tool and runs it.
  */
 
-const modules = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules')
-const geminiBundle = join(modules, '@google', 'gemini-cli', 'bundle', 'gemini.js')
-
-/** As real-gemini.test.ts, but `security.folderTrust` left to its default (on). */
-const settings = {
-  security: { auth: { selectedType: 'gemini-api-key' } },
-  general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, maxAttempts: 1, sessionRetention: { enabled: false } },
-  privacy: { usageStatisticsEnabled: false },
-  telemetry: { enabled: false },
-  ide: { enabled: false }
-}
-
-let root: string
-let home: string
-let project: string
-let host: Host
-let api: FakeGemini
-const { answer } = threadReader(() => host, 'Gemini CLI')
-
-beforeEach(async () => {
-  root = await tempDir('gemini-mcp')
-  home = join(root, 'home')
-  project = join(root, 'project')
-  await mkdir(join(home, '.gemini'), { recursive: true })
-  await mkdir(project)
-  await writeFile(join(home, '.gemini', 'settings.json'), JSON.stringify(settings, null, 2))
-  api = await startFakeGemini()
-  host = await openHost(join(root, 'data'))
-})
-
-afterEach(async () => {
-  try {
-    await host.close()
-    await api.close()
-    expect(processesWithEnv(`HOME=${home}`)).toEqual([])
-  } finally {
-    await removeDir(root)
-  }
-})
+/** Gemini CLI's folder trust left to its default (on), unlike real-gemini.test.ts. */
+const run = offlineGeminiPerTest({ prefix: 'gemini-mcp', folderTrust: true })
+const { answer } = threadReader(() => run.host, 'Gemini CLI')
 
 /** The names of the tools the model was offered in the last streamed request. */
 function toolsOffered(): string[] {
-  return (api.streamed().at(-1)?.body.tools ?? []).flatMap((t) => (t.functionDeclarations ?? []).map((f) => f.name))
+  return (run.api.streamed().at(-1)?.body.tools ?? []).flatMap((t) => (t.functionDeclarations ?? []).map((f) => f.name))
 }
 
-const mcpRunOf = async (id: string) => (await host.request('sessions.states', {})).find((s) => s.id === id)?.mcpRun
+const mcpRunOf = async (id: string) => (await run.host.request('sessions.states', {})).find((s) => s.id === id)?.mcpRun
 
 describe('real Gemini CLI and MCP servers in a folder it does not trust', () => {
   it('says Gemini CLI starts none of them; trusting the folder in its file and restarting it gives the model the tools', async () => {
-    const agent = await host.request('agents.add', {
-      name: 'Gemini CLI',
-      command: process.execPath,
-      args: [geminiBundle, '--acp'],
-      env: {
-        HOME: home,
-        USERPROFILE: home,
-        GEMINI_CLI_NO_RELAUNCH: 'true',
-        GOOGLE_GEMINI_BASE_URL: api.url,
-        GEMINI_API_KEY: 'fake-gemini-key',
-        GEMINI_TELEMETRY_ENABLED: 'false',
-        NO_BROWSER: 'true'
-      }
-    })
-    const projectId = (await host.request('projects.add', { cwd: project })).id
+    const agentId = await addGeminiAgent(run)
+    const projectId = (await run.host.request('projects.add', { cwd: run.project })).id
     const tiny = tinyServerCommand()
-    await host.request('mcp.save', { name: 'tiny', transport: 'stdio', command: tiny.command, args: tiny.args, env: [] })
+    await run.host.request('mcp.save', { name: 'tiny', transport: 'stdio', command: tiny.command, args: tiny.args, env: [] })
     // A server that exits at start (no token): Gemini CLI leaves no trace of it anywhere a client can see.
-    await host.request('mcp.save', {
+    await run.host.request('mcp.save', {
       name: 'crashy',
       transport: 'stdio',
       command: tiny.command,
@@ -91,33 +40,33 @@ describe('real Gemini CLI and MCP servers in a folder it does not trust', () => 
       env: [{ name: 'TINY_REQUIRE_TOKEN', value: 'wanted' }]
     })
     // The user's own rule for another folder, which the app must keep.
-    const trustFile = join(home, '.gemini', 'trustedFolders.json')
-    await writeFile(trustFile, JSON.stringify({ [join(root, 'elsewhere')]: 'DO_NOT_TRUST' }, null, 2))
+    const trustFile = join(run.home, '.gemini', 'trustedFolders.json')
+    await writeFile(trustFile, JSON.stringify({ [join(run.root, 'elsewhere')]: 'DO_NOT_TRUST' }, null, 2))
 
-    const id = (await host.request('sessions.new', { projectId, agentId: agent.id })).id
+    const id = (await run.host.request('sessions.new', { projectId, agentId })).id
     const untrusted = await mcpRunOf(id)
-    expect(untrusted?.untrustedFolder).toMatchObject({ agent: 'Gemini CLI', folder: project, file: trustFile })
+    expect(untrusted?.untrustedFolder).toMatchObject({ agent: 'Gemini CLI', folder: run.project, file: trustFile })
     const notStarted = { state: 'not_started', reason: expect.stringContaining('Gemini CLI does not start MCP servers in folders it does not trust') }
     expect(untrusted?.servers).toEqual([
       { name: 'tiny', ...notStarted },
       { name: 'crashy', ...notStarted }
     ])
     // Indeed: the model is offered no tool of the server.
-    expect(await host.request('sessions.prompt', { id, text: 'hello' })).toEqual({ stopReason: 'end_turn' })
+    expect(await run.host.request('sessions.prompt', { id, text: 'hello' })).toEqual({ stopReason: 'end_turn' })
     expect(toolsOffered()).toContain('read_file')
     expect(toolsOffered().filter((t) => t.startsWith('mcp_'))).toEqual([])
 
-    const { file } = await host.request('sessions.trustFolderForMcp', { id })
+    const { file } = await run.host.request('sessions.trustFolderForMcp', { id })
     expect(file).toBe(trustFile)
-    expect(JSON.parse(await readFile(trustFile, 'utf8'))).toEqual({ [join(root, 'elsewhere')]: 'DO_NOT_TRUST', [project]: 'TRUST_FOLDER' })
+    expect(JSON.parse(await readFile(trustFile, 'utf8'))).toEqual({ [join(run.root, 'elsewhere')]: 'DO_NOT_TRUST', [run.project]: 'TRUST_FOLDER' })
     if (process.platform !== 'win32') expect((await stat(trustFile)).mode & 0o777).toBe(0o600)
     expect((await mcpRunOf(id))?.untrustedFolder).toMatchObject({ restartNeeded: true })
 
     // Restarted: Gemini CLI trusts the folder and starts the server. A new session is started here: Gemini CLI 0.61
     // cannot session/load a conversation within the minute it began ("No previous sessions found for this project",
     // trusted or not; see real-gemini.test.ts), and the app offers such a conversation in a new session anyway.
-    await host.request('agents.restart', { agentId: agent.id })
-    const next = (await host.request('sessions.new', { projectId, agentId: agent.id })).id
+    await run.host.request('agents.restart', { agentId })
+    const next = (await run.host.request('sessions.new', { projectId, agentId })).id
     const trusted = await mcpRunOf(next)
     expect(trusted?.untrustedFolder).toBeUndefined()
     const notReported = { state: 'not_reported', reason: expect.stringMatching(/^not reported by the agent/) }
@@ -125,7 +74,7 @@ describe('real Gemini CLI and MCP servers in a folder it does not trust', () => 
       { name: 'tiny', ...notReported },
       { name: 'crashy', ...notReported }
     ])
-    const turn = host.request('sessions.prompt', { id: next, text: 'CALL mcp_tiny_echo {"text":"hi from the model"}' })
+    const turn = run.host.request('sessions.prompt', { id: next, text: 'CALL mcp_tiny_echo {"text":"hi from the model"}' })
     await answer(next, 'allow')
     expect(await turn).toEqual({ stopReason: 'end_turn' })
     expect(toolsOffered()).toContain('mcp_tiny_echo')

@@ -1,7 +1,11 @@
+import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { afterEach, beforeEach, expect } from 'vitest'
 import type { Host } from '../../electron/host/host'
+import { openHost, processesWithEnv, removeDir, tempDir } from '../helpers'
+import { startFakeOpenAI, type FakeOpenAI } from './fake-openai'
 
 /**
  * Real Codex for the integration tests (`@agentclientprotocol/codex-acp`,
@@ -26,6 +30,16 @@ import type { Host } from '../../electron/host/host'
 const modules = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules')
 /** The adapter's entry point, run with this Node. */
 export const codexAdapter = join(modules, '@agentclientprotocol', 'codex-acp', 'dist', 'index.js')
+
+/**
+ * Fails, saying why, when codex-acp is not installed: it is a devDependency, so
+ * a missing adapter is a broken install, which a skipped test would hide.
+ */
+export function requireCodexAdapter(): void {
+  if (!existsSync(codexAdapter)) {
+    throw new Error(`codex-acp is missing (${codexAdapter}): it is a devDependency (@agentclientprotocol/codex-acp); run 'npm ci' to install it`)
+  }
+}
 
 /**
  * Codex's config.toml pointed at the fake. The model is one Codex 0.166 knows: for a name it does not
@@ -83,4 +97,58 @@ export async function addCodexAgent(host: Host, { home, codexHome }: CodexHome):
     }
   })
   return agent.id
+}
+
+/** What one test's offline Codex runs on (see offlineCodexPerTest). */
+export interface OfflineCodex {
+  /** The test's temporary folder, holding everything below. */
+  root: string
+  /** An empty project folder. */
+  project: string
+  /** The Host's data folder. */
+  dataDir: string
+  codex: CodexHome
+  /** The running Host; a test that restarts it assigns the new one here. */
+  host: Host
+  api: FakeOpenAI
+}
+
+/**
+ * The set-up the real-Codex suites share, made fresh for each test of the file
+ * that calls this (at its top level): a temporary folder with a project, the
+ * fake Responses API, a Codex home pointed at it, and a Host. After each test
+ * the Host and the fake are closed, and it fails if anything Codex started
+ * (HOME set to the test's folder) still runs, or if Codex called anything of
+ * the API the fake does not serve. Returns one object whose fields are the
+ * running test's.
+ */
+export function offlineCodexPerTest(): OfflineCodex {
+  const run: Partial<OfflineCodex> = {}
+  beforeEach(async () => {
+    requireCodexAdapter()
+    run.root = await tempDir('codex')
+    run.project = join(run.root, 'project')
+    run.dataDir = join(run.root, 'data')
+    await mkdir(run.project)
+    run.api = await startFakeOpenAI()
+    run.codex = await makeCodexHome(run.root, run.api.url)
+    run.host = await openHost(run.dataDir)
+  })
+  afterEach(async () => {
+    if (!run.root) return
+    try {
+      await run.host?.close()
+      await run.api?.close()
+      if (run.codex) {
+        // Everything Codex started had HOME set to our folder: none of it may remain.
+        expect(processesWithEnv(`HOME=${run.codex.home}`)).toEqual([])
+      }
+      // Codex called nothing of the API the fake does not serve.
+      if (run.api) expect(run.api.unknown.map((r) => `${r.method} ${r.path}`)).toEqual([])
+    } finally {
+      await removeDir(run.root)
+      for (const key of Object.keys(run)) delete run[key as keyof OfflineCodex]
+    }
+  })
+  return run as OfflineCodex
 }
