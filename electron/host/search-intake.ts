@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs'
-import { applyRecordAt, createThread, type Thread, type ThreadEntry } from '../../shared/thread'
+import { applyRecordAt } from '../../shared/thread-fold'
+import { createThread, type Thread, type ThreadEntry } from '../../shared/thread'
 import type { TranscriptRecord } from '../../shared/transcript'
 import type { EntryText } from './search-file'
 
