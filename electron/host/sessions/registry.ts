@@ -9,7 +9,8 @@ import { turnFailureSignal } from '../agent/quirks'
 import type { CheckedNotification } from '../agent/updates'
 import type { EventBus } from '../events'
 import type { Records } from '../records'
-import { readTranscriptTail, TranscriptWriter, transcriptPath } from '../transcripts'
+import { readTranscriptTail } from '../transcript-pages'
+import { TranscriptWriter, transcriptPath } from '../transcripts'
 import { headerOf } from './records'
 
 /**
