@@ -6,7 +6,7 @@ import type { ConnectAgent } from './agent/connection'
 import type { SupervisorOptions } from './agents/supervisor'
 import type { ConfirmCommand } from './confirmations'
 import type { LoginShellOptions } from './environment'
-import type { SearchHooks } from './search'
+import type { SearchHooks } from './search-build'
 import type { SecretStore } from './secrets'
 import type { RegistryLimits } from './registry/limits'
 

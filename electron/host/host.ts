@@ -1,14 +1,8 @@
 import { promises as fs } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { z } from 'zod'
-import {
-  isRequestMethod,
-  requestParams,
-  type FirstScreenRenderer,
-  type RequestMethod,
-  type RequestResult,
-  type WireResponse
-} from '../../shared/contract'
+import { isRequestMethod, type FirstScreenRenderer, type RequestMethod, type RequestResult, type WireResponse } from '../../shared/contract'
+import { requestParams } from '../../shared/request-params'
 import { FIRST_PAGE } from '../../shared/session-listing'
 import { AgentChecks } from './agents/check'
 import { agentsHandlers } from './agents/service'

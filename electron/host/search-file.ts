@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs'
 import MiniSearch, { type AsPlainObject, type Options } from 'minisearch'
+import { AtomicTextFile } from './atomic-file'
 
 /**
  * The search index as kept in the data folder (`search-index.json`), and the
@@ -270,4 +271,54 @@ export async function indexFileText(index: StoredIndex): Promise<string> {
 
 function isRecord(value: unknown): value is Record<string, never> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * The saves of the index to its file (atomically): only once the index is
+ * complete (`index` gives it then, else null), and only if it changed since it
+ * was loaded or last saved; a failure is logged. Saves run one after another,
+ * each taking the index as it is when it starts.
+ */
+export class IndexSaves {
+  private readonly file: AtomicTextFile
+  /** The last save. */
+  private saving: Promise<void> = Promise.resolve()
+  private timer: NodeJS.Timeout | null = null
+
+  constructor(
+    file: string,
+    private readonly index: () => (StoredIndex & { unsaved: boolean }) | null
+  ) {
+    this.file = new AtomicTextFile(file)
+  }
+
+  /** Saves in `ms` (once; a save already planned stays). */
+  soon(ms: number): void {
+    if (this.timer) return
+    this.timer = setTimeout(() => {
+      this.timer = null
+      void this.save()
+    }, ms)
+    this.timer.unref?.()
+  }
+
+  cancel(): void {
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = null
+  }
+
+  save(): Promise<void> {
+    this.saving = this.saving.then(async () => {
+      const index = this.index()
+      if (!index?.unsaved) return
+      index.unsaved = false
+      try {
+        await this.file.write(await indexFileText(index))
+      } catch (error) {
+        index.unsaved = true
+        console.warn(`search: could not save the index to ${this.file.file}: ${(error as Error).message}`)
+      }
+    })
+    return this.saving
+  }
 }

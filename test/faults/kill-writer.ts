@@ -11,7 +11,8 @@ import { mkdirSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { acquireDataLock } from '../../electron/host/data-lock'
 import { Store } from '../../electron/host/store'
-import { readTranscriptTail, TranscriptWriter } from '../../electron/host/transcripts'
+import { readTranscriptTail } from '../../electron/host/transcript-pages'
+import { TranscriptWriter } from '../../electron/host/transcripts'
 import type { TranscriptRecord } from '../../shared/transcript'
 
 const [dataDir, runText] = process.argv.slice(2)

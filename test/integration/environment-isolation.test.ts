@@ -9,7 +9,8 @@ import { TEST_RUN_ENV } from '../leak-check'
 import { tinyServerCommand } from '../mcp/tiny-server'
 import { allowCommands, confirmEverything, entriesOf, fold, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 import type { z } from 'zod'
-import type { RequestMethod, RequestResult, requestParams } from '../../shared/contract'
+import type { RequestMethod, RequestResult } from '../../shared/contract'
+import type { requestParams } from '../../shared/request-params'
 
 /**
  * What a program Switchboard starts finds in its environment: the user's, its

@@ -3,9 +3,11 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { HostEvent } from '../../shared/contract'
 import type { Project, SessionRecord } from '../../shared/domain'
-import { applyRecord, createThread, foldTail, type Thread } from '../../shared/thread'
+import { applyRecord, foldTail } from '../../shared/thread-fold'
+import { createThread, type Thread } from '../../shared/thread'
 import type { TranscriptRecord } from '../../shared/transcript'
-import { SearchIndex, snippet } from '../../electron/host/search'
+import { SearchIndex } from '../../electron/host/search'
+import { snippet } from '../../electron/host/search-query'
 import { fold, removeDir, tempDir } from '../helpers'
 
 let dir: string

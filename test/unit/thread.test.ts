@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { SessionUpdate } from '@agentclientprotocol/sdk'
-import { applyRecord, applyRecordAt, applyRecordsAt, createThread, foldTail, modelsShown, modesShown, turnUsageOf } from '../../shared/thread'
+import { applyRecord, applyRecordAt, applyRecordsAt, foldTail } from '../../shared/thread-fold'
+import { createThread, modelsShown, modesShown, turnUsageOf } from '../../shared/thread'
 import type { TranscriptRecord } from '../../shared/transcript'
 
 const at = '2026-01-01T00:00:00.000Z'

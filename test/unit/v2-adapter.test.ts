@@ -1,7 +1,9 @@
 import { createTwoFilesPatch } from 'diff'
 import { describe, expect, it } from 'vitest'
-import { sessionAnswer, toV1PermissionRequest, toV1ToolContent, V2SessionAdapter, type Adapted } from '../../electron/host/agent/v2-adapter'
-import { applyRecord, createThread, type Thread, type ToolCallEntry } from '../../shared/thread'
+import { sessionAnswer, toV1ToolContent } from '../../electron/host/agent/v2-forms'
+import { toV1PermissionRequest, V2SessionAdapter, type Adapted } from '../../electron/host/agent/v2-adapter'
+import { applyRecord } from '../../shared/thread-fold'
+import { createThread, type Thread, type ToolCallEntry } from '../../shared/thread'
 
 /** Folds what the adapter made of some version 2 updates, as the Host records them. */
 function foldAdapted(items: Adapted[], thread: Thread = createThread()): Thread {

@@ -15,7 +15,8 @@ import {
 import type { CallOptions } from './protocol'
 import { checkNotification, type CheckedNotification } from './updates'
 import type { ProtocolOptions, WireProtocol } from './wire'
-import { sessionAnswer, toV1ConfigOptions, toV1PermissionRequest, V2SessionAdapter, type Adapted } from './v2-adapter'
+import { sessionAnswer, toV1ConfigOptions } from './v2-forms'
+import { toV1PermissionRequest, V2SessionAdapter, type Adapted } from './v2-adapter'
 
 /**
  * ACP protocol version 2 (the draft, through the SDK's `/experimental/v2`

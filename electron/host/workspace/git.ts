@@ -39,6 +39,8 @@ export interface GitOptions {
   userHooks?: boolean
   /** Where the configuration whose drivers are switched off is read, when git will also read another's (a worktree's own, for `worktree remove`). */
   configFrom?: string
+  /** `driverOverrides` already read for these options: calls made together (a checkpoint's add and write-tree) list the configuration once. */
+  drivers?: string[]
 }
 
 export interface GitResult {
@@ -188,7 +190,7 @@ export async function driverOverrides(options: GitOptions): Promise<string[]> {
 }
 
 export async function git(args: string[], options: GitOptions): Promise<GitResult> {
-  const drivers = CONTENT_FREE.has(args[0] ?? '') ? [] : await driverOverrides(options)
+  const drivers = CONTENT_FREE.has(args[0] ?? '') ? [] : (options.drivers ?? (await driverOverrides(options)))
   return run(args, options, drivers)
 }
 

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { basename, dirname, isAbsolute, join } from 'node:path'
-import { git, gitText, type GitOptions } from './git'
+import { driverOverrides, git, gitText, type GitOptions } from './git'
 import { makeFilePrivate, privateFolder, writePrivateFile } from '../private-files'
 
 /**
@@ -84,7 +84,9 @@ export async function snapshotTree(ws: Workspace): Promise<string> {
     await privateFolder(dirname(ws.index))
     await copyWithTimes(ws.seedIndex, ws.index)
   }
-  const run = { ...ws.run, indexFile: ws.index }
+  const plain = { ...ws.run, indexFile: ws.index }
+  // The drivers the configuration defines are listed once for both commands (nothing between them changes it).
+  const run = { ...plain, drivers: await driverOverrides(plain) }
   await git(['add', '-A', '--ignore-errors', '--', scope(ws)], { ...run, okCodes: [0, 1], timeoutMs: SNAPSHOT_TIMEOUT_MS })
   const tree = await gitText(['write-tree'], run)
   // git writes an index as the repository's settings and the umask say; this one is Switchboard's, in its private data folder.

@@ -1,0 +1,274 @@
+import { z } from 'zod'
+import { attachmentSchema } from './attachment'
+import { confirmationCodeParam } from './confirmation'
+import { inboxRequestParams } from './inbox'
+import { mcpRequestParams } from './mcp'
+import { presetRequestParams } from './preset-requests'
+import { SYSTEM_PROMPT_MAX } from './presets'
+import { registryRequestParams } from './registry'
+import { settingsRequestParams } from './settings'
+import { spendRequestParams } from './spend'
+
+/**
+ * What each request of the contract (contract.ts) takes: a zod schema per
+ * method, checked at runtime when a request arrives (the renderer and the
+ * pages of `npm run serve` are not trusted to send what the types say).
+ */
+
+const id = z.string().min(1).max(200)
+/** The ACP protocol version to ask an agent for (2: the draft, falling back to 1 when the agent answers 1). */
+const protocolVersion = z.union([z.literal(1), z.literal(2)])
+/** A network agent as typed: its URL, its headers (a value to keep in the secret store, or null to keep the stored one), a CA file. */
+const remoteAgentInput = z.object({
+  url: z.string().max(4096),
+  headers: z.record(z.string().max(200), z.string().min(1).max(10_000).nullable()).default({}),
+  caFile: z.string().max(4096).optional()
+})
+
+/** An agent over SSH as typed: where its host is and how it is reached (the command, arguments, variables and folder are the host's). */
+const sshAgentInput = z.object({
+  destination: z.string().max(1000),
+  port: z.number().int().min(1).max(65535).optional(),
+  identityFile: z.string().max(4096).optional(),
+  knownHostsFile: z.string().max(4096).optional()
+})
+
+/** A file named in the Changes view: relative to the session's folder (the Host keeps it inside). */
+const changePath = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((p) => !p.startsWith('/') && !/^[A-Za-z]:/.test(p) && !p.split(/[\\/]/).includes('..'), { message: 'A path inside the session folder' })
+const hunkRef = z.object({ index: z.number().int().min(0).max(100_000), header: z.string().min(1).max(200) })
+
+export const requestParams = {
+  'app.info': z.object({}),
+  /**
+   * The window's first load and its first screen: `requests` (each a method and its parameters) answered in
+   * order, and the window's first screen drawn from those very answers as HTML, before the window's code runs
+   * (`height`: the window's, in CSS pixels).
+   */
+  'app.firstScreen': z.object({
+    height: z.number().int().min(0).max(100_000),
+    requests: z
+      .array(z.tuple([z.string().max(100), z.unknown()]))
+      .max(32)
+      .default([])
+  }),
+  'projects.list': z.object({}),
+  /** `agentId`: an agent over SSH, whose host the folder is on (checked there); absent: a folder on this computer. */
+  'projects.add': z.object({
+    cwd: z.string().min(1).max(4096),
+    name: z.string().max(200).optional(),
+    agentId: id.optional(),
+    ...confirmationCodeParam
+  }),
+  'projects.pickFolder': z.object({}),
+  'projects.setAdditionalDirectories': z.object({
+    projectId: id,
+    directories: z.array(z.string().min(1).max(4096)).max(50),
+    ...confirmationCodeParam
+  }),
+  /** The mode the agent's sessions start in in this project; null: the agent's own starting mode. A mode that skips permissions needs `confirmSkip` once per agent. */
+  'projects.setStartingMode': z.object({
+    projectId: id,
+    agentId: id,
+    modeId: z.string().min(1).max(200).nullable(),
+    confirmSkip: z.boolean().optional()
+  }),
+  'projects.rename': z.object({ projectId: id, name: z.string().trim().min(1, 'A project needs a name').max(200) }),
+  /** Instructions sent as the system prompt of the project's new sessions (where the agent takes one); empty: none. */
+  'projects.setSystemPrompt': z.object({ projectId: id, systemPrompt: z.string().max(SYSTEM_PROMPT_MAX) }),
+  /** Whether commit and merge from the Changes view run the repository's git hooks; turning it on is confirmed like a command. */
+  'projects.setGitHooks': z.object({ projectId: id, enabled: z.boolean(), ...confirmationCodeParam }),
+  /** Takes the project and its sessions out of Switchboard; transcripts are kept (deleted-transcripts/), the folder is not touched. */
+  'projects.remove': z.object({ projectId: id }),
+  /** The sidebar's order: every project id once. */
+  'projects.reorder': z.object({ projectIds: z.array(id).max(10_000) }),
+  'agents.list': z.object({}),
+  // Empty names and commands are refused by the Host with a sentence the form can show.
+  'agents.add': z.object({
+    name: z.string().max(200),
+    command: z.string().max(4096),
+    args: z.array(z.string().max(4096)).max(200).default([]),
+    env: z.record(z.string(), z.string()).default({}),
+    /** Variables kept in the secret store (name -> value); db.json only names them. */
+    secretEnv: z.record(z.string(), z.string().min(1).max(10_000)).default({}),
+    protocol: protocolVersion.optional(),
+    /** The folder the agent starts in (absolute, existing); empty or absent: the home folder. */
+    cwd: z.string().max(4096).optional(),
+    /** A network agent (then `command` may be empty): its URL, headers kept in the secret store (name -> value), CA file. */
+    remote: remoteAgentInput.optional(),
+    /** An agent on another machine over SSH: `command`, `args`, `env`, `secretEnv` and `cwd` are then that host's. */
+    ssh: sshAgentInput.optional(),
+    ...confirmationCodeParam
+  }),
+  /**
+   * Replaces an agent's command, arguments and variables. `secretEnv` lists every
+   * secret variable the agent keeps: a value replaces the stored one, null keeps it;
+   * a stored secret not listed is forgotten.
+   */
+  'agents.update': z.object({
+    agentId: id,
+    name: z.string().max(200),
+    command: z.string().max(4096),
+    args: z.array(z.string().max(4096)).max(200).default([]),
+    env: z.record(z.string(), z.string()).default({}),
+    secretEnv: z.record(z.string(), z.string().min(1).max(10_000).nullable()).default({}),
+    protocol: protocolVersion.optional(),
+    /** The folder the agent starts in; empty: the home folder; absent: left as it is. */
+    cwd: z.string().max(4096).optional(),
+    /** A network agent: as for agents.add, a header's value null keeps the stored one; absent: the agent runs a command. */
+    remote: remoteAgentInput.optional(),
+    /** An agent over SSH, as for agents.add; absent: the agent runs on this computer (or over the network). */
+    ssh: sshAgentInput.optional(),
+    /** Needed only when what the agent runs changes (command, arguments, folder, variables). */
+    ...confirmationCodeParam
+  }),
+  /** The ACP protocol version to ask the agent for (2: the draft, with a fallback to 1); applied at its next start. */
+  'agents.setProtocol': z.object({ agentId: id, protocol: protocolVersion }),
+  /** The mode the agent's sessions start in; null: its mode that asks. A mode that skips permissions needs `confirmSkip` once per agent. */
+  'agents.setStartingMode': z.object({ agentId: id, modeId: z.string().min(1).max(200).nullable(), confirmSkip: z.boolean().optional() }),
+  'agents.remove': z.object({ agentId: id }),
+  /** Stops the agent's process if it runs, and starts it again (with its current definition). */
+  'agents.restart': z.object({ agentId: id }),
+  /** The end of the agent's stderr log (logs/<agentId>.log), across its runs. */
+  'agents.log': z.object({ agentId: id }),
+  /** The built-in presets, whether each is set up and whether its command is installed. */
+  'agents.presets': z.object({}),
+  'agents.addPreset': z.object({ presetId: id, ...confirmationCodeParam }),
+  'agents.states': z.object({}),
+  /** Every session record (of one project), newest first: for tools and tests; the window reads pages (below). */
+  'sessions.list': z.object({ projectId: id.optional() }),
+  /** What the sidebar shows first: each project's groups of one agent's sessions, with their counts and their newest `limit`. */
+  'sessions.summary': z.object({ limit: z.number().int().min(0).max(500), records: z.number().int().min(0).max(100_000).optional() }),
+  /** The next page of a project's sessions with one agent, newest first: those after `before` (the last one the window has). */
+  'sessions.page': z.object({
+    projectId: id,
+    agentId: id,
+    before: z.object({ updatedAt: z.string().max(100), id }).optional(),
+    limit: z.number().int().min(1).max(500)
+  }),
+  /** Session records by id, for a window that holds only pages: those that exist (a deleted one is left out). */
+  'sessions.get': z.object({ ids: z.array(id).max(1000) }),
+  'sessions.states': z.object({}),
+  /** `isolation`: work in the project's folder, or in a new git worktree on a new branch (`branch`, else one named after the session). */
+  'sessions.new': z.object({
+    projectId: id,
+    agentId: id,
+    isolation: z.enum(['folder', 'worktree']).default('folder'),
+    branch: z.string().trim().min(1).max(200).optional()
+  }),
+  /** `tail`: only the last records (at least that many, back to the start of a turn); else the whole transcript. */
+  'sessions.open': z.object({ id, tail: z.number().int().min(1).max(100_000).optional() }),
+  'sessions.continue': z.object({ id }),
+  /** Trusts the session's folder in its agent's own trust file (Gemini CLI's folder trust), confirmed outside the window first. */
+  'sessions.trustFolderForMcp': z.object({ id, ...confirmationCodeParam }),
+  'sessions.prompt': z
+    .object({ id, text: z.string().max(1_000_000), attachments: z.array(attachmentSchema).max(50).default([]) })
+    .refine((p) => p.text.trim() !== '' || p.attachments.length > 0, { message: 'A prompt needs text or an attachment' }),
+  'sessions.cancel': z.object({ id }),
+  /**
+   * A prompt written while a turn runs: it waits in the session's queue and is
+   * sent when the turns before it end normally (at once when nothing runs).
+   */
+  'sessions.queue': z
+    .object({ id, text: z.string().max(1_000_000), attachments: z.array(attachmentSchema).max(50).default([]) })
+    .refine((p) => p.text.trim() !== '' || p.attachments.length > 0, { message: 'A prompt needs text or an attachment' }),
+  /** A queued prompt's new text (its attachments stay). */
+  'sessions.editQueued': z.object({ id, queuedId: id, text: z.string().max(1_000_000) }),
+  'sessions.removeQueued': z.object({ id, queuedId: id }),
+  /** Every queued prompt of the session taken out. */
+  'sessions.clearQueue': z.object({ id }),
+  /**
+   * A queued prompt sent at once: into the running turn when the agent takes
+   * prompts mid-turn (AgentCapabilities.promptQueueing), else first when nothing runs.
+   */
+  'sessions.sendQueuedNow': z.object({ id, queuedId: id }),
+  /** A held queue goes on: its first prompt is sent when no turn runs. */
+  'sessions.resumeQueue': z.object({ id }),
+  'sessions.respondPermission': z.object({ id, requestId: id, optionId: z.string().min(1).nullable() }),
+  /** A mode that skips permissions needs `confirmSkip` the first time one is chosen for the agent (error `skip_permissions_unconfirmed`). */
+  'sessions.setMode': z.object({ id, modeId: z.string().min(1).max(200), confirmSkip: z.boolean().optional() }),
+  'sessions.setConfigOption': z.object({
+    id,
+    configId: z.string().min(1).max(200),
+    value: z.union([z.string().max(1000), z.boolean()]),
+    confirmSkip: z.boolean().optional()
+  }),
+  'sessions.setModel': z.object({ id, modelId: z.string().min(1).max(200) }),
+  'sessions.import': z.object({ projectId: id, agentId: id }),
+  'sessions.close': z.object({ id }),
+  /** `removeWorktree`: also remove the session's worktree (refused when it holds uncommitted work, unless `discardChanges`). */
+  'sessions.delete': z.object({
+    id,
+    keepTranscript: z.boolean().default(false),
+    removeWorktree: z.boolean().default(false),
+    discardChanges: z.boolean().default(false)
+  }),
+  /** The files changed since the review base, up to now; or from checkpoint `from` to checkpoint `to`, or without `to` that turn's own changes (to where it ended, or now while it runs). */
+  'changes.list': z.object({ id, from: z.number().int().min(1).optional(), to: z.number().int().min(1).optional() }),
+  /** Keep a file's change (or one hunk of it): it joins the review base. */
+  'changes.keep': z.object({ id, path: changePath, hunk: hunkRef.optional() }),
+  /** Keep every change of the session: the files as they are now become the review base. */
+  'changes.keepAll': z.object({ id }),
+  /** Revert a file (or one hunk) on disk to the review base. */
+  'changes.revert': z.object({ id, path: changePath, hunk: hunkRef.optional() }),
+  /** Restore the session's files to a checkpoint (after checkpointing the present, so it can be undone). */
+  'changes.rewind': z.object({ id, checkpoint: z.number().int().min(1) }),
+  'changes.commit': z.object({ id, message: z.string().trim().min(1, 'A commit needs a message').max(10_000) }),
+  'changes.merge': z.object({ id }),
+  /** After a merge: the session's worktree and branch go (refused while it holds uncommitted work or the branch is not merged). */
+  'changes.removeWorktree': z.object({ id }),
+  'worktrees.list': z.object({ projectId: id }),
+  'sessions.fork': z.object({ id }),
+  /** A new session of the same agent and folder, given this conversation as context (its agent could not reopen it). */
+  'sessions.continueInNew': z.object({ id }),
+  /** A title the user chose; it stays (the agent's session_info_update no longer changes it). */
+  'sessions.rename': z.object({ id, title: z.string().trim().min(1, 'A title cannot be empty').max(200) }),
+  'search.query': z.object({ q: z.string().max(500), limit: z.number().int().min(1).max(200).default(30) }),
+  'permissions.list': z.object({ projectId: id.optional() }),
+  'permissions.revoke': z.object({ ruleId: id }),
+  'agents.authenticate': z.object({
+    agentId: id,
+    methodId: z.string().min(1).max(200),
+    values: z.record(z.string().max(200), z.string().max(10_000)).default({})
+  }),
+  'agents.logout': z.object({ agentId: id }),
+  /** Runs a terminal sign-in method (the agent's own command with the method's arguments) in a pseudo-terminal. */
+  'agents.login.start': z.object({
+    agentId: id,
+    methodId: z.string().min(1).max(200),
+    cols: z.number().int().min(10).max(1000).default(100),
+    rows: z.number().int().min(4).max(500).default(30),
+    ...confirmationCodeParam
+  }),
+  'agents.login.input': z.object({ loginId: id, data: z.string().max(100_000) }),
+  'agents.login.resize': z.object({ loginId: id, cols: z.number().int().min(10).max(1000), rows: z.number().int().min(4).max(500) }),
+  'agents.login.stop': z.object({ loginId: id }),
+  'elicitations.list': z.object({}),
+  'elicitations.answer': z.object({
+    requestId: id,
+    action: z.enum(['accept', 'decline', 'cancel']),
+    content: z
+      .record(z.string().max(200), z.union([z.string().max(100_000), z.number(), z.boolean(), z.array(z.string().max(10_000)).max(1000)]))
+      .default({})
+  }),
+  ...mcpRequestParams,
+  ...registryRequestParams,
+  ...settingsRequestParams,
+  ...inboxRequestParams,
+  ...spendRequestParams,
+  ...presetRequestParams,
+  /** Files of a project matching a query (for @-mentions in the composer). */
+  'files.list': z.object({ projectId: id, query: z.string().max(500).default(''), limit: z.number().int().min(1).max(200).default(50) }),
+  /** Shows a file or folder of a session's project in the system's file manager, where the shell can. */
+  'files.reveal': z.object({ sessionId: id, path: z.string().min(1).max(4096) }),
+  /** Records of a session's transcript before a cursor (`before`/`offset`: a snapshot's or page's firstSeq/firstOffset). */
+  'transcripts.read': z.object({
+    id,
+    before: z.number().int().min(0),
+    offset: z.number().int().min(0),
+    limit: z.number().int().min(1).max(100_000)
+  })
+} as const
