@@ -21,7 +21,8 @@ export class Records {
     private readonly events: EventBus
   ) {
     this.listing = new SessionListing(store.data.sessions, store.firstCounts ?? undefined)
-    store.onWhole = () => this.relist()
+    // Before the request that asked for the rest is answered: its reaction is queued as the rest is in, ahead of `whole()`'s.
+    if (!store.isWhole) void store.wholeRead.then(() => this.relist())
   }
 
   /**

@@ -7,7 +7,6 @@ import type { EventBus } from '../events'
 import type { HandlerSlice } from '../handlers'
 import type { Records } from '../records'
 import type { SessionRegistry } from '../sessions/registry'
-import type { Turns } from '../sessions/turns'
 import { plainText } from '../plain-text'
 import type { Thread } from '../../../shared/thread'
 
@@ -27,7 +26,6 @@ export interface InboxDeps {
   registry: Pick<SessionRegistry, 'allStates' | 'get' | 'appendAlways'>
   broker: Pick<AskBroker, 'pendingElicitations' | 'answerPermission' | 'answerElicitation'>
   supervisor: Pick<AgentSupervisor, 'stateOf'>
-  turns: Pick<Turns, 'turnEnded'>
 }
 
 /** The events after which the list may read otherwise. */
@@ -58,7 +56,6 @@ export class Inbox {
   private readonly markedUnderWay = new Set<string>()
 
   constructor(private readonly deps: InboxDeps) {
-    deps.turns.turnEnded = (id, end) => this.turnEnded(id, end)
     deps.events.tap((event) => {
       if (CHANGES.has(event.type)) this.schedule()
     })
@@ -238,8 +235,8 @@ export class Inbox {
     }
   }
 
-  /** A turn is over: how it ended waits in the inbox until a window shows the session. A cancelled turn was the user's own doing. */
-  private turnEnded(id: string, end: UnseenTurn): void {
+  /** A turn is over (Turns.ended, wired by host.ts): how it ended waits in the inbox until a window shows the session. A cancelled turn was the user's own doing. */
+  turnEnded(id: string, end: UnseenTurn): void {
     if (this.closing || end.stopReason === 'cancelled') return
     const record = this.deps.records.store.session(id)
     if (!record) return

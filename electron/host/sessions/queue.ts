@@ -40,7 +40,6 @@ export class PromptQueue {
   private readonly starting = new Map<string, string>()
 
   constructor(private readonly deps: PromptQueueDeps) {
-    deps.turns.afterTurn = (id, hold) => this.afterTurn(id, hold)
     this.restore()
   }
 
@@ -135,7 +134,7 @@ export class PromptQueue {
             resolve()
           }
         })
-        // Once started, the turn's end says what became of it (afterTurn).
+        // Once started, the turn's end says what became of it (turnOver).
         .catch(reject)
     })
     return { queue: [...(record.queue ?? [])] }
@@ -150,8 +149,8 @@ export class PromptQueue {
     return { queue: [...(record.queue ?? [])] }
   }
 
-  /** The turn is over: the next prompt goes, or the queue is held with why. */
-  private afterTurn(id: string, hold: string | null): void {
+  /** A turn is over (Turns.over, wired by host.ts): the next prompt goes, or the queue is held with why (`hold`; null: it goes on). */
+  turnOver(id: string, hold: string | null): void {
     const record = this.deps.records.data.sessions.find((s) => s.id === id)
     if (!record?.queue?.length) return
     // A turn cut short by the close: the queue waits for the next start, and says why.
@@ -184,7 +183,7 @@ export class PromptQueue {
         }
       })
       .catch((error: unknown) => {
-        // A turn that started and failed holds the queue when it is over (afterTurn).
+        // A turn that started and failed holds the queue when it is over (turnOver).
         if (started) return
         this.starting.delete(id)
         // Another turn got there first: the queue goes on when it ends.

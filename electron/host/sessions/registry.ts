@@ -7,6 +7,7 @@ import type { AgentConnection } from '../agent/connection'
 import { turnFailureSignal } from '../agent/quirks'
 import type { CheckedNotification } from '../agent/updates'
 import type { EventBus } from '../events'
+import { Listeners } from '../listeners'
 import type { Records } from '../records'
 import { readTranscriptTail, TranscriptWriter, transcriptPath } from '../transcripts'
 import { headerOf } from './records'
@@ -92,8 +93,6 @@ export interface RegistryOptions {
   transcriptDir: string
   records: Records
   events: EventBus
-  /** What else ends with a session's link to its agent (its terminals, the questions it asked). */
-  onDetach: (sessionId: string) => void
   /**
    * A record the session's view could not take (a bug in the fold, whatever the agent sent): reported where the
    * Host's rooms report (room-errors.ts), with the reset that reads the view again from the transcript.
@@ -112,6 +111,8 @@ const MAX_EARLY_SESSIONS = 16
 const MODE_UPDATES = new Set(['current_mode_update', 'config_option_update'])
 
 export class SessionRegistry {
+  /** A session lost its link to its agent (what else ends with it: its terminals, the questions it asked; host.ts wires them). */
+  readonly detached = new Listeners<[sessionId: string]>()
   private readonly live = new Map<string, LiveSession>()
   private readonly byAcpSession = new Map<string, LiveSession>()
   /** Subagents' child sessions (by agent and ACP session id) → the session that owns them. */
@@ -186,7 +187,7 @@ export class SessionRegistry {
     live.connection = null
     // No agent holds the session in a mode any more.
     if (this.stateOf(live.record.id).modeSkips) this.setState(live.record.id, { modeSkips: undefined })
-    this.options.onDetach(live.record.id)
+    this.detached.tell(live.record.id)
     this.releaseIfUnused(live)
   }
 

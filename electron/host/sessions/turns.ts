@@ -8,6 +8,7 @@ import type { AgentConnection } from '../agent/connection'
 import { authRequired } from '../agents/sign-in'
 import type { AskBroker } from '../asks/broker'
 import { describeError, failureText, HostError } from '../errors'
+import { Listeners } from '../listeners'
 import type { SessionConnector, SessionDeps } from './connector'
 import { titleFrom, toContentBlock } from './records'
 import type { LiveSession } from './registry'
@@ -52,10 +53,10 @@ export class Turns {
     return Promise.allSettled([...this.underWay]).then(() => undefined)
   }
 
-  /** Told when a turn is over (every prompt of it answered): `hold` says why the queue must wait, null when it goes on. */
-  afterTurn: ((id: string, hold: string | null) => void) | null = null
-  /** Told how a turn ended, once it is over (the inbox lists it until a window shows the session). */
-  turnEnded: ((id: string, end: UnseenTurn) => void) | null = null
+  /** A turn is over (every prompt of it answered): `hold` says why the queue must wait, null when it goes on. */
+  readonly over = new Listeners<[id: string, hold: string | null]>()
+  /** How a turn ended, once it is over (the inbox lists it until a window shows the session). */
+  readonly ended = new Listeners<[id: string, end: UnseenTurn]>()
 
   /**
    * Sends a prompt and waits for its answer. `midTurn`: handed to the turn that
@@ -217,13 +218,13 @@ export class Turns {
       await records.saved(live.record)
       if (over) {
         // Before the session may leave memory: how the turn ended is read from its thread.
-        if (end) this.turnEnded?.(id, end)
+        if (end) this.ended.tell(id, end)
         // What the user allowed in this turn is for this turn's commands only.
         this.deps.broker.turnEnded(id)
         registry.releaseIfUnused(live)
         const hold = live.turnHold
         live.turnHold = null
-        this.afterTurn?.(id, hold)
+        this.over.tell(id, hold)
       }
     }
   }
