@@ -134,7 +134,7 @@ export class Host {
     const secrets = options.secrets ?? new MemorySecretStore()
     // What every process the Host starts carries (see processes.ts), and the environment it starts with.
     const markPrefix = markPrefixFor(dataDir)
-    const mcp = new McpService({ store, secrets, environment, markPrefix, clientVersion: version, onChange: (s) => events.emit('mcp.changed', s) })
+    const mcp = new McpService({ records, secrets, environment, markPrefix, clientVersion: version, onChange: (s) => events.emit('mcp.changed', s) })
     const terminals = (this.terminals = new Terminals(environment, markPrefix))
     const registry = (this.registry = new SessionRegistry({
       transcriptDir,
@@ -231,8 +231,8 @@ export class Host {
     const rebuildSearch = { says: 'it is rebuilding', run: () => this.search.rebuild() }
     this.search = new SearchIndex({
       transcriptDir,
-      projects: () => store.data.projects,
-      sessions: () => store.data.sessions,
+      projects: () => records.data.projects,
+      sessions: () => records.data.sessions,
       threadOf: (id) => registry.get(id)?.thread,
       file: join(dataDir, SEARCH_INDEX_FILE),
       onError: (error) => rooms.report('Search', error, rebuildSearch),
@@ -246,10 +246,10 @@ export class Host {
       if (!this.closed) this.search.buildWhenQuiet()
     })
     const settings = (this.settings = new UserSettingsStore(
-      { dataDir, events, projectIds: () => store.data.projects.map((p) => p.id) },
+      { dataDir, events, projectIds: () => records.data.projects.map((p) => p.id) },
       settingsRead
     ))
-    const spend = (this.spend = new SpendService({ dataDir, events, store, read: spendRead }))
+    const spend = (this.spend = new SpendService({ dataDir, events, records, read: spendRead }))
     const appInfo = { version, dataDir, nativeFolderPicker: Boolean(options.pickFolder), warnings, secretsPersistent: secrets.persistent }
     this.handlers = {
       'app.info': async () => appInfo,

@@ -86,8 +86,8 @@ export interface SearchHooks {
 
 export interface SearchSources extends SearchHooks {
   transcriptDir: string
-  projects(): Project[]
-  sessions(): SessionRecord[]
+  projects(): readonly Project[]
+  sessions(): readonly SessionRecord[]
   /** The Host's fold of a live session (complete: it starts from the whole transcript). */
   threadOf(sessionId: string): Thread | undefined
   /** Where the index is kept (read at start, saved); without it, every transcript is read at start and nothing is saved. */
@@ -498,7 +498,7 @@ export class SearchIndex {
     this.unsaved = true
   }
 
-  private syncProjects(projects: Project[]): void {
+  private syncProjects(projects: readonly Project[]): void {
     const keep = new Set(projects.map((p) => p.id))
     for (const id of [...this.projectDocs.keys()]) {
       if (keep.has(id)) continue

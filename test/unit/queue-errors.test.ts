@@ -25,7 +25,13 @@ describe('the prompt queue, when a save no request awaits fails', () => {
     const deps = {
       records: {
         data: { sessions: [record], agents: [] },
-        saved: () => Promise.reject(new Error('disk full (test)'))
+        findSession: (id: string) => (id === record.id ? record : undefined),
+        noteSession: (_id: string, patch: Partial<SessionRecord>) => Object.assign(record, patch),
+        // The change is made in memory, then the save fails.
+        updateSession: (_id: string, patch: Partial<SessionRecord>) => {
+          Object.assign(record, patch)
+          return Promise.reject(new Error('disk full (test)'))
+        }
       },
       registry: { setState: (_id: string, state: unknown) => states.push(state) },
       turns

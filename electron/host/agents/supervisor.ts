@@ -131,7 +131,7 @@ export class AgentSupervisor {
   }
 
   /** Every agent's live state; for one not running, whether its command can be found at all. */
-  runtimeStates(definitions: AgentDefinition[]): Promise<AgentRuntimeState[]> {
+  runtimeStates(definitions: readonly AgentDefinition[]): Promise<AgentRuntimeState[]> {
     return Promise.all(
       definitions.map(async (agent) => {
         const known = this.stateOf(agent.id)
@@ -198,7 +198,7 @@ export class AgentSupervisor {
   }
 
   /** The way to a host projects name (`Project.sshHost`): through the first agent that reaches it. */
-  sshEndpointForHost(host: string, definitions: AgentDefinition[]): SshEndpoint {
+  sshEndpointForHost(host: string, definitions: readonly AgentDefinition[]): SshEndpoint {
     const agents = definitions.filter((d) => d.ssh && sshHostOf(d.ssh) === host)
     const running = agents.find((d) => this.running.get(d.id)?.isAlive)
     const agent = running ?? agents[0]

@@ -8,7 +8,7 @@ import { turnFailureSignal } from '../agent/quirks'
 import type { CheckedNotification } from '../agent/updates'
 import type { EventBus } from '../events'
 import { Listeners } from '../listeners'
-import type { Records } from '../records'
+import type { Records, Saved } from '../records'
 import { readTranscriptTail, TranscriptWriter, transcriptPath } from '../transcripts'
 import { headerOf } from './records'
 
@@ -22,7 +22,7 @@ import { headerOf } from './records'
  */
 
 export interface LiveSession {
-  readonly record: SessionRecord
+  readonly record: Saved<SessionRecord>
   readonly writer: TranscriptWriter
   /** The session folded as the window folds it (from the tail of its transcript): what the agent announced is checked against it. */
   readonly thread: Thread
@@ -145,21 +145,21 @@ export class SessionRegistry {
   }
 
   /** A new session: its transcript starts with the header. */
-  create(record: SessionRecord): LiveSession {
+  create(record: Saved<SessionRecord>): LiveSession {
     const writer = this.writerFor(record.id, 0, true)
     writer.append(headerOf(record))
     return this.add(record, writer, [])
   }
 
   /** The transcript of a session that is not loaded yet (one imported from the agent's list): its header, on disk. */
-  async writeHeader(record: SessionRecord): Promise<void> {
+  async writeHeader(record: Saved<SessionRecord>): Promise<void> {
     const writer = this.writerFor(record.id, 0, true)
     writer.append(headerOf(record))
     await writer.flush()
   }
 
   /** A past session in memory, folded from the tail of its transcript (never the whole file). */
-  async load(record: SessionRecord): Promise<LiveSession> {
+  async load(record: Saved<SessionRecord>): Promise<LiveSession> {
     await this.releasing.get(record.id)
     const loaded = this.live.get(record.id)
     if (loaded) return loaded
@@ -329,7 +329,7 @@ export class SessionRegistry {
   }
 
   /** Appends to a session whether or not it is in memory (loaded for the write, let go again after). */
-  async appendAlways(record: SessionRecord, entry: TranscriptRecord): Promise<void> {
+  async appendAlways(record: Saved<SessionRecord>, entry: TranscriptRecord): Promise<void> {
     const live = await this.load(record)
     this.append(live, entry)
     this.releaseIfUnused(live)
@@ -394,7 +394,7 @@ export class SessionRegistry {
     await Promise.all(this.releasing.values())
   }
 
-  private add(record: SessionRecord, writer: TranscriptWriter, history: TranscriptRecord[]): LiveSession {
+  private add(record: Saved<SessionRecord>, writer: TranscriptWriter, history: TranscriptRecord[]): LiveSession {
     // Entries are named as the window names them: the history ends just before the writer's next seq.
     const thread = foldTail(history, writer.nextSeq)
     const live: LiveSession = {
@@ -444,9 +444,7 @@ export class SessionRegistry {
     }
     const title = update.sessionUpdate === 'session_info_update' && typeof update.title === 'string' ? update.title.trim() : ''
     if (title && live.record.titleSource !== 'user') {
-      live.record.title = title
-      live.record.titleSource = 'agent'
-      this.options.records.saveSoon(live.record)
+      this.options.records.updateSessionSoon(live.record.id, { title, titleSource: 'agent' })
     }
   }
 }

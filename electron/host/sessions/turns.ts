@@ -140,13 +140,12 @@ export class Turns {
       live.turnCheckpoint = checkpoint?.t === 'checkpoint' ? (checkpoint.index ?? null) : null
       if (checkpoint) registry.append(live, checkpoint)
     }
-    if (note) live.record.rewindNote = undefined
+    if (note) records.updateSessionSoon(id, { rewindNote: undefined })
     registry.append(live, { t: 'prompt', at: new Date().toISOString(), content })
     options.onStart?.()
     if (live.record.titleSource === 'default') {
-      live.record.title = titleFrom(text.trim() ? text : contentToText(content.filter((block) => !isSwitchboardNote(block))))
-      live.record.titleSource = 'prompt'
-      records.announce(live.record)
+      const title = titleFrom(text.trim() ? text : contentToText(content.filter((block) => !isSwitchboardNote(block))))
+      records.updateSessionSoon(id, { title, titleSource: 'prompt' })
     }
     if (!joining) registry.setState(id, { status: 'running', error: undefined })
     const mark = connection.stderrMark()
@@ -166,7 +165,7 @@ export class Turns {
         const usage = turnUsageOf(response)
         const at = new Date().toISOString()
         registry.append(live, { t: 'stop', at, stopReason: response.stopReason, ...(usage ? { usage } : {}) })
-        live.record.lastStopReason = response.stopReason
+        records.updateSessionSoon(id, { lastStopReason: response.stopReason })
         end = { at, stopReason: response.stopReason }
       }
       if (last) registry.setState(id, { status: 'ready' })
@@ -214,8 +213,7 @@ export class Turns {
         live.cancelTimer = null
         live.inTurn = false
       }
-      live.record.updatedAt = new Date().toISOString()
-      await records.saved(live.record)
+      await records.updateSession(id, { updatedAt: new Date().toISOString() })
       if (over) {
         // Before the session may leave memory: how the turn ended is read from its thread.
         if (end) this.ended.tell(id, end)
@@ -303,8 +301,7 @@ export class Turns {
   /** The mode the user put the session in: set again when it is reopened. */
   private async chosen(live: LiveSession, modeId: string): Promise<void> {
     if (live.record.chosenMode === modeId) return
-    live.record.chosenMode = modeId
-    await this.deps.records.saved(live.record)
+    await this.deps.records.updateSession(live.record.id, { chosenMode: modeId })
   }
 
   /** `session/set_model`, for agents that announce models the older way (not as a config option). */
