@@ -128,26 +128,21 @@ export class Host {
     const secrets = options.secrets ?? new MemorySecretStore()
     // What every process the Host starts carries (see processes.ts), and the environment it starts with.
     const markPrefix = markPrefixFor(dataDir)
-    const mcp = new McpService({ store, secrets, environment, markPrefix, clientVersion: version, onChange: (s) => events.emit('mcp.changed', s) })
+    const mcp = new McpService({ records, secrets, environment, markPrefix, clientVersion: version, onChange: (s) => events.emit('mcp.changed', s) })
     const terminals = (this.terminals = new Terminals(environment, markPrefix))
-    const broker: AskBroker = (this.broker = new AskBroker({
-      records,
-      events,
-      record: (id, record) => registry.appendTo(id, record),
-      permissionsChanged: (id, permissions) => registry.setState(id, { permissions })
-    }))
     const registry = (this.registry = new SessionRegistry({
       transcriptDir,
       records,
       events,
-      onDetach: (id) => {
-        terminals.releaseAll(id)
-        broker.cancelFor(id)
-        mcpRun.detached(id)
-      },
       foldFailed: (room, error, reset) => rooms.report(room, error, reset),
       phaseRefused: (room, error) => rooms.report(room, error),
       onFold: options.faults?.onFold
+    }))
+    const broker = (this.broker = new AskBroker({
+      records,
+      events,
+      record: (id, record) => registry.appendTo(id, record),
+      permissionsChanged: (id, permissions) => registry.setState(id, { permissions })
     }))
     const supervisor = (this.supervisor = new AgentSupervisor({
       dataDir,
@@ -162,8 +157,7 @@ export class Host {
       onAgentMessage: options.onAgentMessage,
       idleMs: agentIdleMs ?? DEFAULT_AGENT_IDLE_MS,
       ssh: options.ssh,
-      canStop: (connection) => canStopQuietly(connection, registry, broker),
-      onEnded: (connection, state) => agentEnded(connection, state, registry, this.reconnector)
+      canStop: (connection) => canStopQuietly(connection, registry, broker)
     }))
     const signIn = (this.signIn = new SignIn({ records, secrets, events, supervisor, environment, markPrefix }))
     const checks = new AgentChecks({ dataDir, supervisor })
@@ -191,8 +185,15 @@ export class Host {
       if (event.type === 'session.records')
         rooms.guarded('MCP servers of sessions', () => mcpRun.noteRecords(event.payload.id, event.payload.records))
     })
+    // What else ends with a session's link to its agent: its terminals, the questions it asked, its MCP servers' run.
+    registry.detached.add((id) => {
+      terminals.releaseAll(id)
+      broker.cancelFor(id)
+      mcpRun.detached(id)
+    })
     const connector = new SessionConnector({ records, registry, supervisor, mcp, mcpRun })
-    this.reconnector = new Reconnector({ records, registry, connector, delaysMs: options.reconnectDelaysMs })
+    const reconnector = (this.reconnector = new Reconnector({ records, registry, connector, delaysMs: options.reconnectDelaysMs }))
+    supervisor.ended.add((connection, state) => agentEnded(connection, state, registry, reconnector))
     const workspace = new WorkspaceService({
       records,
       dataDir,
@@ -218,12 +219,15 @@ export class Host {
       onError: (error, record) =>
         rooms.report('The prompt queue', error, { says: 'its state is shown as the Host holds it', run: () => queue.publish(record) })
     })
-    const inbox = (this.inbox = new Inbox({ records, events, registry, broker, supervisor, turns }))
+    const inbox = (this.inbox = new Inbox({ records, events, registry, broker, supervisor }))
+    // A turn over: the queue sends its next prompt (or holds), the inbox lists how it ended.
+    turns.over.add((id, hold) => queue.turnOver(id, hold))
+    turns.ended.add((id, end) => inbox.turnEnded(id, end))
     const rebuildSearch = { says: 'it is rebuilding', run: () => this.search.rebuild() }
     this.search = new SearchIndex({
       transcriptDir,
-      projects: () => store.data.projects,
-      sessions: () => store.data.sessions,
+      projects: () => records.data.projects,
+      sessions: () => records.data.sessions,
       threadOf: (id) => registry.get(id)?.thread,
       file: join(dataDir, SEARCH_INDEX_FILE),
       onError: (error) => rooms.report('Search', error, rebuildSearch),
@@ -237,10 +241,10 @@ export class Host {
       if (!this.closed) this.search.buildWhenQuiet()
     })
     const settings = (this.settings = new UserSettingsStore(
-      { dataDir, events, projectIds: () => store.data.projects.map((p) => p.id) },
+      { dataDir, events, projectIds: () => records.data.projects.map((p) => p.id) },
       settingsRead
     ))
-    const spend = (this.spend = new SpendService({ dataDir, events, store, read: spendRead }))
+    const spend = (this.spend = new SpendService({ dataDir, events, records, read: spendRead }))
     const appInfo = { version, dataDir, nativeFolderPicker: Boolean(options.pickFolder), warnings, secretsPersistent: secrets.persistent }
     this.handlers = {
       'app.info': async () => appInfo,

@@ -40,8 +40,8 @@ export interface SearchHooks {
 
 export interface SearchSources extends SearchHooks {
   transcriptDir: string
-  projects(): Project[]
-  sessions(): SessionRecord[]
+  projects(): readonly Project[]
+  sessions(): readonly SessionRecord[]
   /** The Host's fold of a live session (complete: it starts from the whole transcript). */
   threadOf(sessionId: string): Thread | undefined
   /** Where the index is kept (read at start, saved); without it, every transcript is read at start and nothing is saved. */

@@ -92,7 +92,7 @@ export class SearchDocs implements StoredIndex {
     this.unsaved = true
   }
 
-  syncProjects(projects: Project[]): void {
+  syncProjects(projects: readonly Project[]): void {
     const keep = new Set(projects.map((p) => p.id))
     for (const id of [...this.projects.keys()]) {
       if (keep.has(id)) continue

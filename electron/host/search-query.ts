@@ -26,7 +26,7 @@ export function queryDocs(
   docs: SearchDocs,
   q: string,
   limit: number,
-  known: { projects: Project[]; sessions: SessionRecord[] },
+  known: { projects: readonly Project[]; sessions: readonly SessionRecord[] },
   indexing: SearchResults['indexing']
 ): SearchResults {
   const trimmed = q.trim()

@@ -3,17 +3,15 @@ import { newerFirst, newestGroupFirst, type SessionCursor, type SessionGroupCoun
 
 /**
  * The sessions in the order the sidebar lists them, kept in memory: per
- * project and agent, newest first (`newerFirst`). It follows what the windows
- * are told (`Records.announce` and `announceRemoved`): a session announced for
- * the first time is added, one whose `updatedAt` changed moves, one removed
- * goes. So a page or the counts are a slice and a length, never a sort of
- * every record, and what a window reads agrees with the events it gets.
+ * project and agent, newest first (`newerFirst`). Records keeps it in step as
+ * it changes them (the only place they change): a session added comes in, one
+ * whose `updatedAt` changed moves, one removed goes. So a page or the counts
+ * are a slice and a length, never a sort of every record, and what a window
+ * reads agrees with the events it gets.
  *
- * Built as the Host opens, so it allocates next to nothing per session: two
- * arrays per group, the records and the `updatedAt` each was sorted by (a
- * record is changed in place before it is announced, so its own field may
- * already be the new one). A session is found by a binary search on those,
- * else by its id within its group.
+ * Built as the Host opens, so it allocates next to nothing per session: one
+ * array per group, of the records themselves. A session is found by a binary
+ * search on them, else by its id within its group.
  */
 
 interface Group {
@@ -21,8 +19,6 @@ interface Group {
   agentId: string
   /** Newest first. */
   records: SessionRecord[]
-  /** `at[i]`: the `updatedAt` `records[i]` was sorted by. */
-  at: string[]
   /** While only the first part of db.json is read: how many the group has in all (`records` are its newest). */
   total?: number
 }
@@ -39,29 +35,37 @@ export class SessionListing {
   constructor(sessions: readonly SessionRecord[], counts?: readonly [projectId: string, agentId: string, count: number][]) {
     for (const [projectId, agentId, count] of counts ?? []) this.groupOf({ projectId, agentId }).total = count
     for (const record of sessions) this.groupOf(record).records.push(record)
-    for (const group of this.allGroups()) {
-      group.records.sort(newerFirst)
-      group.at = group.records.map((r) => r.updatedAt)
-    }
+    for (const group of this.allGroups()) group.records.sort(newerFirst)
   }
 
   /**
-   * A session announced: added when new (its group's count is returned: it
-   * changed), moved when its `updatedAt` changed; null when the count stays.
+   * A session added or changed: added when new (its group's count is returned:
+   * it changed), moved when found out of its place; null when the count stays.
    */
   changed(record: SessionRecord): SessionGroupCount | null {
     const group = this.groupOf(record)
-    const index = indexOf(group, record)
-    if (index >= 0 && group.at[index] === record.updatedAt) {
-      // Same place; a record replaced by another object (a copy) takes the old one's.
-      group.records[index] = record
+    const at = insertionPoint(group, record)
+    if (group.records[at]?.id === record.id) {
+      // In its place; a record replaced by another object (a copy) takes the old one's.
+      group.records[at] = record
       return null
     }
-    if (index >= 0) remove(group, index)
-    const to = insertionPoint(group, record)
-    group.records.splice(to, 0, record)
-    group.at.splice(to, 0, record.updatedAt)
+    const index = group.records.findIndex((r) => r.id === record.id)
+    if (index >= 0) group.records.splice(index, 1)
+    group.records.splice(insertionPoint(group, record), 0, record)
     return index >= 0 ? null : countOf(group)
+  }
+
+  /**
+   * A session's `updatedAt` changes: `change` is made while it is out of the
+   * listing and it goes back where it now belongs (its group's count stays).
+   */
+  moving(record: SessionRecord, change: () => void): void {
+    const group = this.groupOf(record)
+    const index = indexOf(group, record)
+    if (index >= 0) group.records.splice(index, 1)
+    change()
+    if (index >= 0) group.records.splice(insertionPoint(group, record), 0, record)
   }
 
   /** A session taken out (`record`: as it was, to find its group at once): its group's new count, or null if it was not listed. */
@@ -70,7 +74,7 @@ export class SessionListing {
     for (const group of groups) {
       const index = group ? indexOf(group, record ?? { id, updatedAt: '' }) : -1
       if (!group || index < 0) continue
-      remove(group, index)
+      group.records.splice(index, 1)
       if (group.records.length === 0) this.groups.get(group.projectId)?.delete(group.agentId)
       return countOf(group)
     }
@@ -136,7 +140,7 @@ export class SessionListing {
     let agents = this.groups.get(record.projectId)
     if (!agents) this.groups.set(record.projectId, (agents = new Map<string, Group>()))
     let group = agents.get(record.agentId)
-    if (!group) agents.set(record.agentId, (group = { projectId: record.projectId, agentId: record.agentId, records: [], at: [] }))
+    if (!group) agents.set(record.agentId, (group = { projectId: record.projectId, agentId: record.agentId, records: [] }))
     return group
   }
 
@@ -145,16 +149,11 @@ export class SessionListing {
   }
 }
 
-function remove(group: Group, index: number): void {
-  group.records.splice(index, 1)
-  group.at.splice(index, 1)
-}
-
 function countOf(group: Group): SessionGroupCount {
   return { projectId: group.projectId, agentId: group.agentId, count: group.total ?? group.records.length }
 }
 
-/** Where a session is in its group: at its place when its `updatedAt` is still the one it was sorted by, else found by id; -1 if not there. */
+/** Where a session is in its group: at its place when it is in order, else found by id; -1 if not there. */
 function indexOf(group: Group, record: SessionCursor): number {
   const at = insertionPoint(group, record)
   if (group.records[at]?.id === record.id) return at
@@ -162,8 +161,7 @@ function indexOf(group: Group, record: SessionCursor): number {
 }
 
 /**
- * Where `cursor` goes in a group, newest first (a binary search on what each
- * record was sorted by): before the first one not newer than it, or, with
+ * Where `cursor` goes in a group, newest first (a binary search): before the first one not newer than it, or, with
  * `after`, past an equal one too.
  */
 function insertionPoint(group: Group, cursor: SessionCursor, after = false): number {
@@ -171,7 +169,7 @@ function insertionPoint(group: Group, cursor: SessionCursor, after = false): num
   let high = group.records.length
   while (low < high) {
     const mid = (low + high) >>> 1
-    const order = newerFirst({ updatedAt: group.at[mid], id: group.records[mid].id }, cursor)
+    const order = newerFirst(group.records[mid], cursor)
     if (order < 0 || (after && order === 0)) low = mid + 1
     else high = mid
   }

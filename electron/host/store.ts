@@ -141,9 +141,7 @@ export class Store {
   private reading: Promise<void> | null = null
   /** Until the rest is read: each group's count (`SessionsLayout.groups`); null once it is. */
   firstCounts: SessionsLayout['groups'] | null
-  /** Called once the rest is in `data.sessions` (Records lists every record then). */
-  onWhole: (() => void) | null = null
-  /** Resolves once every record is in `data.sessions`, without asking for it (`whole` asks). */
+  /** Resolves once every record is in `data.sessions`, without asking for it (`whole` asks); Records lists every record then. */
   readonly wholeRead: Promise<void>
   private wholeReadDone: () => void = () => undefined
 
@@ -206,7 +204,6 @@ export class Store {
     }
     this.rest = null
     this.firstCounts = null
-    this.onWhole?.()
     this.wholeReadDone()
     if (!records) await this.db.write()
   }

@@ -10,6 +10,8 @@ import { mcpSecretKey, McpProfiles } from '../../electron/host/mcp/profiles'
 import { mcpProfileInputSchema, type McpProfileInput } from '../../shared/mcp'
 import { MemorySecretStore } from '../../electron/host/secrets'
 import { Store } from '../../electron/host/store'
+import { Records } from '../../electron/host/records'
+import { EventBus } from '../../electron/host/events'
 import { removeDir, tempDir } from '../helpers'
 
 let dir: string
@@ -27,7 +29,7 @@ beforeEach(async () => {
   )
   secrets = new MemorySecretStore()
   changes = []
-  profiles = new McpProfiles(store, secrets, (state) => changes.push(state))
+  profiles = new McpProfiles(new Records(store, new EventBus()), secrets, (state) => changes.push(state))
 })
 
 afterEach(async () => {

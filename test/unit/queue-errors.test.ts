@@ -21,11 +21,17 @@ describe('the prompt queue, when a save no request awaits fails', () => {
       queue: [{ id: 'q1', text: 'next', attachments: [], queuedAt: '2026-01-01T00:00:00.000Z' }]
     } as unknown as SessionRecord
     const states: unknown[] = []
-    const turns = { afterTurn: null as ((id: string, hold: string | null) => void) | null, closing: false }
+    const turns = { closing: false }
     const deps = {
       records: {
         data: { sessions: [record], agents: [] },
-        saved: () => Promise.reject(new Error('disk full (test)'))
+        findSession: (id: string) => (id === record.id ? record : undefined),
+        noteSession: (_id: string, patch: Partial<SessionRecord>) => Object.assign(record, patch),
+        // The change is made in memory, then the save fails.
+        updateSession: (_id: string, patch: Partial<SessionRecord>) => {
+          Object.assign(record, patch)
+          return Promise.reject(new Error('disk full (test)'))
+        }
       },
       registry: { setState: (_id: string, state: unknown) => states.push(state) },
       turns
@@ -51,7 +57,7 @@ describe('the prompt queue, when a save no request awaits fails', () => {
       record.queueHeld = undefined
       states.length = 0
       // The turn ended failed: the queue is held, and that is saved where nothing awaits it.
-      turns.afterTurn?.('s1', 'The last turn failed, so the queue waits.')
+      queue.turnOver('s1', 'The last turn failed, so the queue waits.')
       await expect.poll(() => warnings).toEqual(['The prompt queue had an internal error; its state is shown as the Host holds it: disk full (test)'])
       await new Promise((resolve) => setTimeout(resolve, 20))
     } finally {

@@ -216,7 +216,6 @@ describe('a session in memory', () => {
         transcriptDir: dir,
         records: new Records(store, events),
         events,
-        onDetach: () => undefined,
         phaseRefused: (room, error) => reported.push({ room, error })
       })
       const at = new Date().toISOString()

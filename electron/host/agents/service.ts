@@ -38,12 +38,12 @@ export function agentsHandlers({
   onRemoved
 }: AgentsServiceOptions): HandlerSlice<'agents'> {
   return {
-    'agents.list': async () => records.data.agents,
+    'agents.list': async () => [...records.data.agents],
     // Adding an agent, or changing what it runs, is confirmed outside the page first (confirmations.ts).
     'agents.add': async (input, request) => {
       const checked = await checkAgentInput(input)
       await request.confirm({ action: `Add the agent “${checked.fields.name}”`, confirm: 'Add agent', programs: [agentProgram(checked)] })
-      const id = agentIdFor(checked.fields.name, (taken) => Boolean(records.store.agent(taken)))
+      const id = agentIdFor(checked.fields.name, (taken) => Boolean(records.findAgent(taken)))
       for (const [name, value] of Object.entries(checked.secretValues)) await secrets.set(agentEnvKey(id, name), value)
       for (const [name, value] of Object.entries(checked.headerValues)) await secrets.set(agentHeaderKey(id, name), value)
       const { secretEnv, cwd, remote, ssh, ...fields } = checked.fields
@@ -55,8 +55,7 @@ export function agentsHandlers({
         ...(remote ? { remote } : {}),
         ...(ssh ? { ssh } : {})
       }
-      records.data.agents.push(definition)
-      await records.saved('agents')
+      await records.addAgent(definition)
       return definition
     },
     // The new definition applies the next time the agent starts (the Agents page offers a restart).
@@ -65,7 +64,7 @@ export function agentsHandlers({
       const checked = await checkAgentInput(input, previous)
       // Its sessions' folders are where it runs: it cannot move to another host under them.
       const stranded = records.data.sessions.filter(
-        (s) => s.agentId === agentId && !agentFitsProject(checked.fields, records.store.project(s.projectId) ?? {})
+        (s) => s.agentId === agentId && !agentFitsProject(checked.fields, records.findProject(s.projectId) ?? {})
       )
       if (stranded.length > 0) {
         const where = checked.fields.ssh ? `on ${sshHostOf(checked.fields.ssh)}` : 'on this computer'
@@ -86,8 +85,7 @@ export function agentsHandlers({
       if (definition.remote === undefined) delete definition.remote
       if (definition.ssh === undefined) delete definition.ssh
       if (!definition.secretEnv?.length) delete definition.secretEnv
-      records.data.agents = records.data.agents.map((a) => (a.id === agentId ? definition : a))
-      await records.saved('agents')
+      await records.replaceAgent(definition)
       supervisor.forgetProblem(agentId)
       return definition
     },
@@ -103,11 +101,7 @@ export function agentsHandlers({
       await supervisor.forget(agentId)
       for (const name of definition.secretEnv ?? []) await secrets.delete(agentEnvKey(agentId, name))
       for (const name of definition.remote?.secretHeaders ?? []) await secrets.delete(agentHeaderKey(agentId, name))
-      records.data.agents = records.data.agents.filter((a) => a.id !== agentId)
-      const rules = records.data.permissionRules.filter((r) => r.agentId !== agentId)
-      const rulesChanged = rules.length !== records.data.permissionRules.length
-      records.data.permissionRules = rules
-      await records.saved(...(rulesChanged ? (['agents', 'permissions'] as const) : (['agents'] as const)))
+      await records.removeAgent(agentId)
       await checks.forget(agentId)
       // Its logs go too: logs are named by the agent's id, which a new agent of the same name gets again.
       for (const name of [agentId, `${agentId}.check`]) await fs.rm(agentLogPath(supervisor.logDir, name), { force: true })
@@ -136,12 +130,12 @@ export function agentsHandlers({
         args: definition.args,
         installed,
         installHint: definition.installHint ?? '',
-        added: Boolean(records.store.agent(definition.id))
+        added: Boolean(records.findAgent(definition.id))
       })),
     'agents.addPreset': async ({ presetId }, request) => {
       const preset = (await presetCatalog(environment)).find((p) => p.definition.id === presetId)
       if (!preset) throw new Error(`No preset '${presetId}'`)
-      const existing = records.store.agent(presetId)
+      const existing = records.findAgent(presetId)
       if (existing) return existing
       const { name } = preset.definition
       await request.confirm({
@@ -149,8 +143,7 @@ export function agentsHandlers({
         confirm: 'Add agent',
         programs: [programToRun(`Agent “${name}”`, preset.definition)]
       })
-      records.data.agents.push(preset.definition)
-      await records.saved('agents')
+      await records.addAgent(preset.definition)
       return preset.definition
     },
     /**
@@ -159,24 +152,14 @@ export function agentsHandlers({
      * is idle); else it keeps its version until it stops.
      */
     'agents.setProtocol': async ({ agentId, protocol }) => {
-      const definition = records.agent(agentId)
-      if (protocol !== (definition.protocol ?? 1)) {
-        if (protocol === 2) definition.protocol = 2
-        else delete definition.protocol
-        await supervisor.stopIfQuiet(agentId)
-      }
-      await records.saved('agents')
+      const changes = protocol !== (records.agent(agentId).protocol ?? 1)
+      const definition = await records.updateAgent(agentId, changes ? { protocol: protocol === 2 ? 2 : undefined } : {})
+      if (changes) await supervisor.stopIfQuiet(agentId)
       return definition
     },
     'agents.setStartingMode': async ({ agentId, modeId, confirmSkip }) => {
-      const definition = records.agent(agentId)
-      if (modeId === null) delete definition.startingMode
-      else {
-        await confirmSkippingMode(records, definition, modeId, confirmSkip)
-        definition.startingMode = modeId
-      }
-      await records.saved('agents')
-      return definition
+      if (modeId !== null) await confirmSkippingMode(records, records.agent(agentId), modeId, confirmSkip)
+      return records.updateAgent(agentId, { startingMode: modeId ?? undefined })
     },
     'agents.states': () => supervisor.runtimeStates(records.data.agents),
     'agents.check': ({ agentId }) => checks.run(records.agent(agentId)),

@@ -64,8 +64,7 @@ export class SignIn {
       const missing = names.filter((name) => !values[name]?.trim())
       if (missing.length) throw new Error(`${method.name} needs ${missing.join(', ')}`)
       for (const name of names) await this.options.secrets.set(agentEnvKey(agentId, name), values[name].trim())
-      definition.secretEnv = [...new Set([...(definition.secretEnv ?? []), ...names])]
-      await records.saved('agents')
+      await records.updateAgent(agentId, { secretEnv: [...new Set([...(definition.secretEnv ?? []), ...names])] })
       // The agent reads its environment at start: restart it with the new variables.
       await supervisor.stop(agentId)
       connection = await supervisor.ensure(definition)
@@ -76,9 +75,8 @@ export class SignIn {
       if (!key) throw new Error(`${method.name} needs an API key`)
       await connection.acp.authenticate({ methodId, _meta: apiKeyMeta(connection.state.agentInfo?.name, key) })
       await this.options.secrets.set(agentApiKeyKey(agentId, methodId), key)
-      definition.apiKeySignIn = [...new Set([...(definition.apiKeySignIn ?? []), methodId])]
       connection.state.missingSecrets = connection.state.missingSecrets?.filter((name) => name !== apiKeyLabel(method.name))
-      await records.saved('agents')
+      await records.updateAgent(agentId, { apiKeySignIn: [...new Set([...(definition.apiKeySignIn ?? []), methodId])] })
       return
     }
     await connection.acp.authenticate({ methodId })
@@ -157,13 +155,9 @@ export class SignIn {
     await connection.acp.logout()
     for (const name of definition.secretEnv ?? []) await secrets.delete(agentEnvKey(agentId, name))
     for (const methodId of definition.apiKeySignIn ?? []) await secrets.delete(agentApiKeyKey(agentId, methodId))
-    if (definition.apiKeySignIn?.length) {
-      definition.apiKeySignIn = []
-      await records.saved('agents')
-    }
+    if (definition.apiKeySignIn?.length) await records.updateAgent(agentId, { apiKeySignIn: [] })
     if (definition.secretEnv?.length) {
-      definition.secretEnv = []
-      await records.saved('agents')
+      await records.updateAgent(agentId, { secretEnv: [] })
       await connection.stop()
     }
   }

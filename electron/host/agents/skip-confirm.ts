@@ -1,7 +1,7 @@
 import type { AgentDefinition } from '../../../shared/domain'
 import { permissionSkipOf, permissionSkipWords } from '../../../shared/modes'
 import { HostError } from '../errors'
-import type { Records } from '../records'
+import type { Records, Saved } from '../records'
 
 /**
  * Choosing a mode that skips permissions asks once per agent: refused with
@@ -10,7 +10,7 @@ import type { Records } from '../records'
  */
 export async function confirmSkippingMode(
   records: Records,
-  definition: AgentDefinition,
+  definition: Saved<AgentDefinition>,
   modeId: string,
   confirmSkip: boolean | undefined
 ): Promise<void> {
@@ -22,6 +22,5 @@ export async function confirmSkippingMode(
       `In the mode '${modeId}' ${definition.name} ${permissionSkipWords(skip)}: Switchboard will not show its permission cards. Confirm to allow such modes for ${definition.name}.`
     )
   }
-  definition.skipPermissionsConfirmed = true
-  await records.saved('agents')
+  await records.updateAgent(definition.id, { skipPermissionsConfirmed: true })
 }

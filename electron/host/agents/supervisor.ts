@@ -5,6 +5,7 @@ import { connectAgent, type AgentConnection, type AgentConnectionOptions, type C
 import { apiKeyMeta } from '../agent/quirks'
 import type { UserEnvironment } from '../environment'
 import type { EventBus } from '../events'
+import { Listeners } from '../listeners'
 import { markPrefixFor } from '../processes'
 import { agentApiKeyKey, agentEnvKey, agentHeaderKey, apiKeyLabel, type SecretStore } from '../secrets'
 import { SshEndpoint } from '../ssh/endpoint'
@@ -14,7 +15,7 @@ import { DEFAULT_SSH_SETTINGS, SshHosts, type SshSettings } from '../ssh/options
  * The agents' processes: each started on demand (one at a time per agent),
  * stopped when idle where nothing is lost, restarted on request; its runtime
  * state kept and announced. When a process ends, whoever linked sessions to it
- * is told (`onEnded`), so they can be continued later.
+ * is told (`ended`), so they can be continued later.
  */
 
 export interface SupervisorOptions {
@@ -35,11 +36,11 @@ export interface SupervisorOptions {
   ssh?: Partial<SshSettings>
   /** Whether stopping the agent now loses nothing: no turn, no question pending, its sessions can come back. */
   canStop(connection: AgentConnection): boolean
-  /** The agent's process ended (stopped, exited or failed): the sessions on it lose their link. */
-  onEnded(connection: AgentConnection, state: AgentRuntimeState): void
 }
 
 export class AgentSupervisor {
+  /** An agent's process ended (stopped, exited or failed): the sessions on it lose their link (host.ts wires who follows). */
+  readonly ended = new Listeners<[connection: AgentConnection, state: AgentRuntimeState]>()
   private readonly running = new Map<string, AgentConnection>()
   private readonly starting = new Map<string, Promise<AgentConnection>>()
   private readonly states = new Map<string, AgentRuntimeState>()
@@ -130,7 +131,7 @@ export class AgentSupervisor {
   }
 
   /** Every agent's live state; for one not running, whether its command can be found at all. */
-  runtimeStates(definitions: AgentDefinition[]): Promise<AgentRuntimeState[]> {
+  runtimeStates(definitions: readonly AgentDefinition[]): Promise<AgentRuntimeState[]> {
     return Promise.all(
       definitions.map(async (agent) => {
         const known = this.stateOf(agent.id)
@@ -197,7 +198,7 @@ export class AgentSupervisor {
   }
 
   /** The way to a host projects name (`Project.sshHost`): through the first agent that reaches it. */
-  sshEndpointForHost(host: string, definitions: AgentDefinition[]): SshEndpoint {
+  sshEndpointForHost(host: string, definitions: readonly AgentDefinition[]): SshEndpoint {
     const agents = definitions.filter((d) => d.ssh && sshHostOf(d.ssh) === host)
     const running = agents.find((d) => this.running.get(d.id)?.isAlive)
     const agent = running ?? agents[0]
@@ -306,7 +307,7 @@ export class AgentSupervisor {
     this.options.events.emit('agent.state', this.withContact(state))
     if (state.status !== 'exited' && state.status !== 'stopped') return
     if (this.running.get(state.agentId) === connection) this.running.delete(state.agentId)
-    this.options.onEnded(connection, state)
+    this.ended.tell(connection, state)
   }
 
   private withContact(state: AgentRuntimeState): AgentRuntimeState {

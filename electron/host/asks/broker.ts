@@ -5,13 +5,14 @@ import type {
   RequestPermissionRequest,
   RequestPermissionResponse
 } from '@agentclientprotocol/sdk'
-import type { ElicitationValue, PendingElicitation, PendingPermission, PermissionRule, SessionRecord } from '../../../shared/domain'
+import type { ElicitationValue, PendingElicitation, PendingPermission, SessionRecord } from '../../../shared/domain'
 import { describeScope, type PermissionAlways, type RuleSubject } from '../../../shared/permissions'
 import type { ToolCallEntry } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import type { EventBus } from '../events'
 import { Elicitations, type ElicitationAction } from '../elicitation'
 import type { Records } from '../records'
+import { KeptRules } from './kept-rules'
 import { CommandApprovals, decisionOf, requestCommandKey, type CommandKey, type Decision as CommandDecision } from './command-approvals'
 import {
   PERMISSION_TEXT,
@@ -21,8 +22,6 @@ import {
   pathsOutside,
   permissionRecord,
   rememberable,
-  ruleMatches,
-  sameSubject,
   sessionScoped,
   subjectOf,
   type Decision
@@ -82,13 +81,14 @@ interface PendingAsk {
 export class AskBroker {
   /** By our session id, then by requestId, in the order asked. */
   private readonly permissions = new Map<string, Map<string, PendingAsk>>()
-  /** Rules from an agent's "for this session" option: by our session id, in memory only (never in db.json), gone with the Host. */
-  private readonly sessionRules = new Map<string, PermissionRule[]>()
+  /** The rules that answer without asking: the user's "always" (saved) and "for this session" (in memory). */
+  private readonly rules: KeptRules
   private readonly elicitations: Elicitations
   /** Answers to requests that named a command, for the agent's `terminal/create` of it. */
   private readonly approvals = new CommandApprovals()
 
   constructor(private readonly options: BrokerOptions) {
+    this.rules = new KeptRules(options.records)
     this.elicitations = new Elicitations(
       (pending) => options.events.emit('elicitations.changed', pending),
       (view, action, content) => {
@@ -186,11 +186,7 @@ export class AskBroker {
     // Answered, cancelled, or judged again meanwhile (the newer judgement stands).
     if (this.permissions.get(sessionId)?.get(requestId) !== ask || ask.judgements !== judgement) return
     const remember = rememberable(subject, outside, project)
-    const rule = remember.ok
-      ? [...this.options.records.data.permissionRules, ...(this.sessionRules.get(sessionId) ?? [])].find(
-          (r) => r.agentId === session.agentId && r.projectId === session.projectId && ruleMatches(r, remember.subject)
-        )
-      : undefined
+    const rule = remember.ok ? this.rules.find(session, remember.subject) : undefined
     const once = rule && onceOption(params.options, rule.decision)
     if (rule && once) {
       this.end(sessionId, requestId, () => {
@@ -315,8 +311,8 @@ export class AskBroker {
           ? 'Always allow'
           : 'Always reject'
       this.options.record(session.id, permissionRecord(title, sent, { remembered: false, name, kind: picked.kind, rule }, params.toolCall.toolCallId))
-      if (forSession) this.rememberForSession(session, remember.subject, decision)
-      else void this.remember(session, remember.subject, decision)
+      if (forSession) this.rules.keepForSession(session, remember.subject, decision)
+      else void this.rules.keep(session, remember.subject, decision)
       return { outcome: { outcome: 'selected', optionId: sent.optionId } }
     }
     this.options.record(session.id, permissionRecord(title, picked, { remembered: false }, params.toolCall.toolCallId))
@@ -370,12 +366,9 @@ export class AskBroker {
     this.elicitations.cancelWhere(() => true)
   }
 
-  /** Forgets the rule; refused when it is gone already. */
-  async revokeRule(ruleId: string): Promise<void> {
-    const rules = this.options.records.data.permissionRules
-    if (!rules.some((r) => r.id === ruleId)) throw new Error('That remembered permission no longer exists')
-    this.options.records.data.permissionRules = rules.filter((r) => r.id !== ruleId)
-    await this.options.records.saved('permissions')
+  /** Forgets a remembered rule; refused when it is gone already. */
+  revokeRule(ruleId: string): Promise<void> {
+    return this.rules.revoke(ruleId)
   }
 
   private permissionsOf(sessionId: string): Map<string, PendingAsk> {
@@ -383,28 +376,6 @@ export class AskBroker {
     if (!pending) this.permissions.set(sessionId, (pending = new Map<string, PendingAsk>()))
     return pending
   }
-
-  /** The user's "for this session": a rule for this session alone, in memory (replacing one for the same subject). */
-  private rememberForSession(session: SessionRecord, subject: RuleSubject, decision: Decision): void {
-    const rules = (this.sessionRules.get(session.id) ?? []).filter((r) => !sameSubject(r, subject))
-    rules.push(newRule(session, subject, decision))
-    this.sessionRules.set(session.id, rules)
-  }
-
-  /** The user's "always": a rule for this agent, project and subject (replacing one for the same subject). */
-  private async remember(session: SessionRecord, subject: RuleSubject, decision: Decision): Promise<void> {
-    const rules = this.options.records.data.permissionRules.filter(
-      (r) => !(r.agentId === session.agentId && r.projectId === session.projectId && sameSubject(r, subject))
-    )
-    rules.push(newRule(session, subject, decision))
-    this.options.records.data.permissionRules = rules
-    await this.options.records.saved('permissions')
-  }
 }
 
 function noop(): void {}
-
-/** A rule of the session's agent and project for `subject`, made now. */
-function newRule(session: SessionRecord, subject: RuleSubject, decision: Decision): PermissionRule {
-  return { id: randomUUID(), agentId: session.agentId, projectId: session.projectId, ...subject, decision, createdAt: new Date().toISOString() }
-}

@@ -32,7 +32,7 @@ export function filesHandlers({ records, supervisor, revealPath }: FilesServiceO
     // A path from a session's thread, checked to be inside its folders, shown in the file manager where the shell can.
     'files.reveal': async ({ sessionId, path }) => {
       const record = records.session(sessionId)
-      const host = records.store.project(record.projectId)?.sshHost
+      const host = records.findProject(record.projectId)?.sshHost
       if (host) throw new Error(`${path} is on ${host}: Switchboard shows only this computer's files in the file manager`)
       const roots = [record.cwd, ...(record.additionalDirectories ?? [])]
       const real = await existingPathInside(isAbsolute(path) ? path : resolve(record.cwd, path), roots)

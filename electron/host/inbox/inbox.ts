@@ -7,7 +7,6 @@ import type { EventBus } from '../events'
 import type { HandlerSlice } from '../handlers'
 import type { Records } from '../records'
 import type { SessionRegistry } from '../sessions/registry'
-import type { Turns } from '../sessions/turns'
 import { plainText } from '../plain-text'
 import type { Thread } from '../../../shared/thread'
 
@@ -27,7 +26,6 @@ export interface InboxDeps {
   registry: Pick<SessionRegistry, 'allStates' | 'get' | 'appendAlways'>
   broker: Pick<AskBroker, 'pendingElicitations' | 'answerPermission' | 'answerElicitation'>
   supervisor: Pick<AgentSupervisor, 'stateOf'>
-  turns: Pick<Turns, 'turnEnded'>
 }
 
 /** The events after which the list may read otherwise. */
@@ -58,7 +56,6 @@ export class Inbox {
   private readonly markedUnderWay = new Set<string>()
 
   constructor(private readonly deps: InboxDeps) {
-    deps.turns.turnEnded = (id, end) => this.turnEnded(id, end)
     deps.events.tap((event) => {
       if (CHANGES.has(event.type)) this.schedule()
     })
@@ -70,14 +67,14 @@ export class Inbox {
     const { records, registry, broker, supervisor } = this.deps
     const items: InboxItem[] = []
     for (const state of registry.allStates()) {
-      const record = records.store.session(state.id)
+      const record = records.findSession(state.id)
       if (!record) continue
       for (const permission of state.permissions ?? []) {
         items.push({ ...this.about(record), id: `permission:${permission.requestId}`, kind: 'permission', at: '', permission })
       }
     }
     for (const elicitation of broker.pendingElicitations()) {
-      const record = elicitation.sessionId ? records.store.session(elicitation.sessionId) : undefined
+      const record = elicitation.sessionId ? records.findSession(elicitation.sessionId) : undefined
       const where = record ? this.about(record) : { agent: this.agent(elicitation.agentId) }
       items.push({ ...where, id: `elicitation:${elicitation.requestId}`, kind: 'elicitation', at: '', elicitation })
     }
@@ -107,12 +104,10 @@ export class Inbox {
   /** Sessions a window shows while it has the focus: what their last turns did is seen. */
   async seen(sessionIds: string[]): Promise<void> {
     const seen = sessionIds.flatMap((id) => {
-      const record = this.deps.records.store.session(id)
+      const record = this.deps.records.findSession(id)
       return record?.unseen ? [record] : []
     })
-    if (seen.length === 0) return
-    for (const record of seen) record.unseen = undefined
-    await this.deps.records.saved(...seen)
+    await Promise.all(seen.map((record) => this.deps.records.updateSession(record.id, { unseen: undefined })))
   }
 
   /** Takes one item out (see `inbox.dismiss`); refused when it no longer waits. */
@@ -145,18 +140,21 @@ export class Inbox {
   close(): void {
     this.closing = true
     const now = new Date().toISOString()
-    for (const id of this.markedUnderWay) delete this.deps.records.store.session(id)?.underWay
+    for (const id of this.markedUnderWay) this.deps.records.noteSession(id, { underWay: undefined })
     this.markedUnderWay.clear()
     for (const [id, what] of this.underWay()) {
-      const record = this.deps.records.store.session(id)
+      const record = this.deps.records.findSession(id)
       if (!record) continue
       const agent = this.agent(record.agentId).name
-      record.unseen = {
-        at: now,
-        error: what
-          ? `Switchboard was closed while ${agent} waited for ${what}, so that turn was cut short and can no longer be answered. Send again to go on.`
-          : `Switchboard was closed while ${agent} was working, so that turn was cut short. Send again to go on.`
-      }
+      // Saved by the Host's last save, after this.
+      this.deps.records.noteSession(id, {
+        unseen: {
+          at: now,
+          error: what
+            ? `Switchboard was closed while ${agent} waited for ${what}, so that turn was cut short and can no longer be answered. Send again to go on.`
+            : `Switchboard was closed while ${agent} was working, so that turn was cut short. Send again to go on.`
+        }
+      })
     }
   }
 
@@ -182,22 +180,22 @@ export class Inbox {
     const now = this.underWay()
     let changed = false
     for (const [id, what] of now) {
-      const record = records.store.session(id)
+      const record = records.findSession(id)
       if (!record || record.underWay === what) continue
-      record.underWay = what
+      records.noteSession(id, { underWay: what })
       this.markedUnderWay.add(id)
       changed = true
     }
     for (const id of this.markedUnderWay) {
       if (now.has(id)) continue
       this.markedUnderWay.delete(id)
-      const record = records.store.session(id)
+      const record = records.findSession(id)
       if (record?.underWay === undefined) continue
-      delete record.underWay
+      records.noteSession(id, { underWay: undefined })
       changed = true
     }
     // Host-side only: the windows are told what waits by the states and this list, not by the mark.
-    if (changed) void records.store.save()
+    if (changed) void records.save()
   }
 
   /**
@@ -211,17 +209,15 @@ export class Inbox {
     const cut = records.data.sessions.filter((record) => record.underWay !== undefined)
     for (const record of cut) {
       const what = record.underWay
-      delete record.underWay
       const agent = this.agent(record.agentId).name
       const error = what
         ? `Switchboard stopped unexpectedly while ${agent} waited for ${what}, so that turn was cut short and can no longer be answered. Send again to go on.`
         : `Switchboard stopped unexpectedly while ${agent} was working, so that turn was cut short. Send again to go on.`
-      record.unseen = { at: now, error }
+      records.updateSessionSoon(record.id, { underWay: undefined, unseen: { at: now, error } })
       registry.appendAlways(record, { t: 'error', at: now, message: error, endsTurn: true }).catch((failure: unknown) => {
         console.error(`Could not write to the transcript of “${record.title}” that its turn was cut short`, failure)
       })
     }
-    if (cut.length > 0) records.saveSoon(...cut)
   }
 
   handlers(): HandlerSlice<'inbox'> {
@@ -238,14 +234,13 @@ export class Inbox {
     }
   }
 
-  /** A turn is over: how it ended waits in the inbox until a window shows the session. A cancelled turn was the user's own doing. */
-  private turnEnded(id: string, end: UnseenTurn): void {
+  /** A turn is over (Turns.ended, wired by host.ts): how it ended waits in the inbox until a window shows the session. A cancelled turn was the user's own doing. */
+  turnEnded(id: string, end: UnseenTurn): void {
     if (this.closing || end.stopReason === 'cancelled') return
-    const record = this.deps.records.store.session(id)
+    const record = this.deps.records.findSession(id)
     if (!record) return
     const reply = end.error === undefined ? lastReply(this.deps.registry.get(id)?.thread) : undefined
-    record.unseen = { ...end, ...(reply ? { reply } : {}) }
-    this.deps.records.saveSoon(record)
+    this.deps.records.updateSessionSoon(id, { unseen: { ...end, ...(reply ? { reply } : {}) } })
   }
 
   /** A request or sign-in is timed from when it was first listed; those no longer listed are forgotten. */
@@ -277,7 +272,7 @@ export class Inbox {
   }
 
   private about(record: SessionRecord): Pick<InboxItem, 'agent' | 'project' | 'session'> {
-    const project = this.deps.records.store.project(record.projectId)
+    const project = this.deps.records.findProject(record.projectId)
     return {
       agent: this.agent(record.agentId),
       ...(project ? { project: { id: project.id, name: project.name } } : {}),
@@ -286,7 +281,7 @@ export class Inbox {
   }
 
   private agent(agentId: string): InboxItem['agent'] {
-    return { id: agentId, name: this.deps.records.store.agent(agentId)?.name ?? agentId }
+    return { id: agentId, name: this.deps.records.findAgent(agentId)?.name ?? agentId }
   }
 }
 

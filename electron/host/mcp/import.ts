@@ -199,7 +199,7 @@ function variableNotes(server: Omit<ImportedServer, 'key'>, app: string, inputs:
 // ---- preview and apply -------------------------------------------------------------
 
 /** What an import would bring in: duplicates of existing profiles found, names kept free, secret-looking values masked. */
-export function previewImport(path: string, config: ReadConfig, existing: McpProfile[]): McpImportPreview {
+export function previewImport(path: string, config: ReadConfig, existing: readonly McpProfile[]): McpImportPreview {
   const taken = existing.map((p) => p.name)
   const candidates: McpImportCandidate[] = []
   for (const server of config.servers) {

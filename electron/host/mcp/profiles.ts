@@ -9,7 +9,7 @@ import {
   type ParsedMcpProfileInput
 } from '../../../shared/mcp'
 import type { SecretStore } from '../secrets'
-import type { Store } from '../store'
+import type { Records } from '../records'
 
 /**
  * MCP server profiles in db.json, their secret values in the secret store.
@@ -36,13 +36,13 @@ export interface UnlockedProfile {
 
 export class McpProfiles {
   constructor(
-    private readonly store: Store,
+    private readonly records: Records,
     private readonly secrets: SecretStore,
     private readonly onChange: (state: McpState) => void
   ) {}
 
-  get profiles(): McpProfile[] {
-    return this.store.data.mcpProfiles
+  get profiles(): readonly McpProfile[] {
+    return this.records.data.mcpProfiles
   }
 
   profile(id: string): McpProfile {
@@ -54,14 +54,14 @@ export class McpProfiles {
   async state(): Promise<McpState> {
     return {
       profiles: await Promise.all(this.profiles.map((p) => this.view(p))),
-      disabled: this.store.data.mcpDisabled,
+      disabled: this.records.data.mcpDisabled,
       secretsPersistent: this.secrets.persistent
     }
   }
 
   /** The profiles a project's sessions get: switched on, global or attached to it, and not switched off there; and a preset's (switched on). */
   forProject(projectId: string, presetProfileIds: readonly string[] = []): McpProfile[] {
-    const off = this.store.data.mcpDisabled[projectId] ?? []
+    const off = this.records.data.mcpDisabled[projectId] ?? []
     return this.profiles.filter(
       (p) => p.enabled && (((p.scope === 'global' || p.projectIds.includes(projectId)) && !off.includes(p.id)) || presetProfileIds.includes(p.id))
     )
@@ -83,7 +83,7 @@ export class McpProfiles {
       candidate,
       others.map((p) => p.name)
     )
-    const unknownProject = input.projectIds.find((id) => !this.store.project(id))
+    const unknownProject = input.projectIds.find((id) => !this.records.findProject(id))
     const problems = [...Object.values(errors), ...(unknownProject ? [`No project with id '${unknownProject}'`] : [])]
     if (problems.length) throw new Error(problems.join(' '))
 
@@ -120,9 +120,7 @@ export class McpProfiles {
     // Secrets of pairs that are gone (or no longer secret) are forgotten.
     await this.forgetSecrets(id, 'env', existing?.env ?? [], storedEnv)
     await this.forgetSecrets(id, 'header', existing?.headers ?? [], storedHeaders)
-    if (existing) this.profiles.splice(this.profiles.indexOf(existing), 1, profile)
-    else this.profiles.push(profile)
-    await this.changed()
+    await this.changed({ profiles: existing ? this.profiles.map((p) => (p === existing ? profile : p)) : [...this.profiles, profile] })
     return this.view(profile)
   }
 
@@ -130,31 +128,26 @@ export class McpProfiles {
     const profile = this.profile(id)
     await this.forgetSecrets(id, 'env', profile.env, [])
     await this.forgetSecrets(id, 'header', profile.headers, [])
-    this.store.data.mcpProfiles = this.profiles.filter((p) => p.id !== id)
-    for (const [projectId, off] of Object.entries(this.store.data.mcpDisabled)) {
-      this.store.data.mcpDisabled[projectId] = off.filter((p) => p !== id)
-    }
-    await this.changed()
+    const disabled = Object.entries(this.records.data.mcpDisabled).map(([projectId, off]) => [projectId, off.filter((p) => p !== id)])
+    await this.changed({ profiles: this.profiles.filter((p) => p.id !== id), disabled: Object.fromEntries(disabled) })
   }
 
   /** Switches a profile on or off for one project (not an edit of the profile: its version stays). */
   async setProjectEnabled(projectId: string, profileId: string, enabled: boolean): Promise<void> {
-    if (!this.store.project(projectId)) throw new Error(`No project with id '${projectId}'`)
+    if (!this.records.findProject(projectId)) throw new Error(`No project with id '${projectId}'`)
     const profile = this.profile(profileId)
     if (enabled && profile.scope === 'projects' && !profile.projectIds.includes(projectId)) {
       throw new Error(`“${profile.name}” is not attached to this project; add the project to it first (Edit → Projects).`)
     }
-    const off = (this.store.data.mcpDisabled[projectId] ?? []).filter((id) => id !== profileId)
-    this.store.data.mcpDisabled[projectId] = enabled ? off : [...off, profileId]
-    await this.changed()
+    const off = (this.records.data.mcpDisabled[projectId] ?? []).filter((id) => id !== profileId)
+    await this.changed({ disabled: { ...this.records.data.mcpDisabled, [projectId]: enabled ? off : [...off, profileId] } })
   }
 
   /** Keeps what a connection test found (not an edit: the version stays); a profile deleted meanwhile is let be. */
   async recordTest(profileId: string, test: McpLastTest): Promise<void> {
     const profile = this.profiles.find((p) => p.id === profileId)
     if (!profile) return
-    profile.lastTest = test
-    await this.changed()
+    await this.changed({ profiles: this.profiles.map((p) => (p === profile ? { ...p, lastTest: test } : p)) })
   }
 
   /** The profile with its secret values, for a session or a connection test. */
@@ -218,8 +211,9 @@ export class McpProfiles {
     }
   }
 
-  private async changed(): Promise<void> {
-    await this.store.save()
+  /** Saved, then told to the windows as they show it (with what the secret store holds). */
+  private async changed(change: Parameters<Records['setMcp']>[0]): Promise<void> {
+    await this.records.setMcp(change)
     this.onChange(await this.state())
   }
 }

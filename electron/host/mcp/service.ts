@@ -8,7 +8,7 @@ import type { UserEnvironment } from '../environment'
 import { explainingLines, lastLines } from '../../../shared/stderr-lines'
 import type { RequestContext } from '../handlers'
 import type { SecretStore } from '../secrets'
-import type { Store } from '../store'
+import type { Records } from '../records'
 import { prepareServers, type PreparedServer } from './acp-servers'
 import { exportTarget, exportToMcpJson } from './export'
 import { importInputs, knownImportSources, previewImport, readMcpConfig, type Places } from './import'
@@ -26,7 +26,7 @@ type McpMethod = keyof typeof mcpRequestParams
 export type McpHandlers = { [M in McpMethod]: (params: ParsedParams<M>, request: RequestContext) => Promise<RequestResult<M>> }
 
 export interface McpServiceOptions {
-  store: Store
+  records: Records
   secrets: SecretStore
   /** What stdio servers start with (Test connection), and whose PATH finds their commands. */
   environment: UserEnvironment
@@ -42,7 +42,7 @@ export class McpService {
   readonly profiles: McpProfiles
 
   constructor(private readonly options: McpServiceOptions) {
-    this.profiles = new McpProfiles(options.store, options.secrets, options.onChange)
+    this.profiles = new McpProfiles(options.records, options.secrets, options.onChange)
   }
 
   /**
@@ -52,7 +52,7 @@ export class McpService {
    */
   async prepareForProject(projectId: string, presetProfileIds: readonly string[] = []): Promise<PreparedServer[]> {
     const unlocked = await Promise.all(this.profiles.forProject(projectId, presetProfileIds).map((p) => this.profiles.unlock(p)))
-    return prepareServers(unlocked, this.options.environment, undefined, this.options.store.project(projectId)?.sshHost)
+    return prepareServers(unlocked, this.options.environment, undefined, this.options.records.findProject(projectId)?.sshHost)
   }
 
   readonly handlers: McpHandlers = {
@@ -82,14 +82,14 @@ export class McpService {
       return result
     },
     'mcp.importSources': async (p) => {
-      const project = p.projectId ? this.options.store.project(p.projectId) : undefined
+      const project = p.projectId ? this.options.records.findProject(p.projectId) : undefined
       if (p.projectId && !project) throw new Error(`No project with id '${p.projectId}'`)
       return knownImportSources(this.options.places ?? thisMachine(), project?.cwd).map((s) => ({ ...s, exists: existsSync(s.path) }))
     },
     'mcp.importPreview': async (p) => previewImport(p.path, await readMcpConfig(p.path, p.format), this.profiles.profiles),
     'mcp.importApply': async (p, request) => {
       const config = await readMcpConfig(p.path, p.format)
-      const unknownProject = p.projectIds.find((id) => !this.options.store.project(id))
+      const unknownProject = p.projectIds.find((id) => !this.options.records.findProject(id))
       if (unknownProject) throw new Error(`No project with id '${unknownProject}'`)
       const inputs = importInputs(
         config,
@@ -119,7 +119,7 @@ export class McpService {
     },
     // Into another tool's file, whose servers that tool starts: only its known file, confirmed outside the page like a server added here.
     'mcp.export': async (p, request) => {
-      const local = this.options.store.data.projects.filter((project) => !project.sshHost).map((project) => project.cwd)
+      const local = this.options.records.data.projects.filter((project) => !project.sshHost).map((project) => project.cwd)
       const path = await exportTarget(p.path, local)
       const profiles = p.profileIds.map((id) => this.profiles.profile(id))
       const stdio = profiles.filter((profile) => profile.transport === 'stdio')

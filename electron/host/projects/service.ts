@@ -40,7 +40,7 @@ export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }:
       ? checkRemoteFolder(supervisor.sshEndpointForHost(project.sshHost, records.data.agents), typed, what)
       : checkedFolder(typed, notAbsolute)
   return {
-    'projects.list': async () => records.data.projects,
+    'projects.list': async () => [...records.data.projects],
     'projects.add': async ({ cwd, name, agentId }, request) => {
       const agent = agentId ? records.agent(agentId) : undefined
       if (agent && !agent.ssh) throw new Error(`${agent.name} runs on this computer, not over SSH: add the folder without choosing an agent`)
@@ -65,8 +65,7 @@ export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }:
         ...(sshHost ? { sshHost } : {}),
         createdAt: new Date().toISOString()
       }
-      records.data.projects.push(project)
-      await records.saved('projects')
+      await records.addProject(project)
       return project
     },
     'projects.pickFolder': async () => {
@@ -91,9 +90,7 @@ export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }:
           reach: added.map((f) => folderReach(f, project.sshHost))
         })
       }
-      project.additionalDirectories = folders
-      await records.saved('projects')
-      return project
+      return records.updateProject(projectId, { additionalDirectories: folders })
     },
     'projects.setGitHooks': async ({ projectId, enabled }, request) => {
       const project = records.project(projectId)
@@ -111,10 +108,7 @@ export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }:
           ]
         })
       }
-      if (enabled) project.gitHooks = true
-      else delete project.gitHooks
-      await records.saved('projects')
-      return project
+      return records.updateProject(projectId, { gitHooks: enabled || undefined })
     },
     'projects.setStartingMode': async ({ projectId, agentId, modeId, confirmSkip }) => {
       const project = records.project(projectId)
@@ -125,32 +119,20 @@ export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }:
         await confirmSkippingMode(records, definition, modeId, confirmSkip)
         modes[agentId] = modeId
       }
-      if (Object.keys(modes).length) project.startingModes = modes
-      else delete project.startingModes
-      await records.saved('projects')
-      return project
+      return records.updateProject(projectId, { startingModes: Object.keys(modes).length ? modes : undefined })
     },
     'projects.setSystemPrompt': async ({ projectId, systemPrompt }) => {
-      const project = records.project(projectId)
-      if (systemPrompt.trim()) project.systemPrompt = systemPrompt
-      else delete project.systemPrompt
-      await records.saved('projects')
-      return project
+      return records.updateProject(projectId, { systemPrompt: systemPrompt.trim() ? systemPrompt : undefined })
     },
     'projects.rename': async ({ projectId, name }) => {
-      const project = records.project(projectId)
-      project.name = name
-      await records.saved('projects')
-      return project
+      return records.updateProject(projectId, { name })
     },
     // The project leaves the sidebar with its sessions; transcripts are kept, the folder and the agents' copies are not touched.
     'projects.remove': async ({ projectId }) => {
       records.project(projectId)
       const sessions = records.data.sessions.filter((s) => s.projectId === projectId)
       for (const session of sessions) await lifecycle.drop(session.id, true)
-      records.data.projects = records.data.projects.filter((p) => p.id !== projectId)
-      records.data.permissionRules = records.data.permissionRules.filter((r) => r.projectId !== projectId)
-      await records.saved('projects', 'permissions')
+      await records.removeProject(projectId)
       return { removedSessions: sessions.length }
     },
     'projects.reorder': async ({ projectIds }) => {
@@ -160,9 +142,8 @@ export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }:
       if (projectIds.length !== projects.length || new Set(projectIds).size !== projectIds.length || ordered.length !== projectIds.length) {
         throw new Error('The new order must name every project exactly once (the list may have changed meanwhile; try again)')
       }
-      records.data.projects = ordered
-      await records.saved('projects')
-      return records.data.projects
+      await records.orderProjects(projectIds)
+      return [...records.data.projects]
     }
   }
 }

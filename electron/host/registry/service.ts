@@ -81,8 +81,7 @@ export class RegistryService {
         const settings = { ...records.data.settings }
         if (trimmed) settings.registryUrl = trimmed
         else delete settings.registryUrl
-        records.data.settings = settings
-        await records.saved()
+        await records.setSettings(settings)
         return { url: this.url }
       },
       'registry.install': ({ registryId, kind }, request) => this.install(registryId, kind, request),
@@ -93,9 +92,7 @@ export class RegistryService {
         const definition = records.agent(agentId)
         if (!definition.origin) throw new Error(`${definition.name} was not installed from the registry`)
         const { pinned: _was, ...origin } = definition.origin
-        definition.origin = pinned ? { ...origin, pinned: true } : origin
-        await records.saved('agents')
-        return definition
+        return records.updateAgent(agentId, { origin: pinned ? { ...origin, pinned: true } : origin })
       }
     }
   }
@@ -166,7 +163,7 @@ export class RegistryService {
     if (!chosen || !kinds.includes(chosen)) {
       throw new Error(`${agent.name} has no ${kind ?? ''} distribution for this platform (${this.platform ?? process.platform})`.replace('  ', ' '))
     }
-    const agentId = agentIdFor(agent.id, (taken) => Boolean(records.store.agent(taken)))
+    const agentId = agentIdFor(agent.id, (taken) => Boolean(records.findAgent(taken)))
     // What it will run is shown and confirmed before anything is downloaded (a missing npx or uvx is said first).
     const planned = plannedRun(agent, chosen, agentId, { dataDir: this.options.dataDir, platform: this.platform })
     await requireTool(agent, chosen, this.options.environment)
@@ -177,8 +174,7 @@ export class RegistryService {
     })
     const runnable = await this.guarded(agent.id, () => installDistribution(agent, chosen, agentId, this.installerOptions(agent.id)))
     const definition: AgentDefinition = { id: agentId, name: agent.name, ...runnable }
-    records.data.agents.push(definition)
-    await records.saved('agents')
+    await records.addAgent(definition)
     return definition
   }
 
@@ -212,8 +208,7 @@ export class RegistryService {
     }
     const runnable = await this.guarded(agent.id, () => installDistribution(agent, origin.kind, agentId, this.installerOptions(agent.id)))
     const updated: AgentDefinition = { ...definition, ...runnable }
-    records.data.agents = records.data.agents.map((a) => (a.id === agentId ? updated : a))
-    await records.saved('agents')
+    await records.replaceAgent(updated)
     if (origin.installDir && origin.installDir !== runnable.origin.installDir) {
       await removeInstalled(this.options.dataDir, agentId, origin.installDir).catch(() => undefined)
     }
@@ -278,8 +273,7 @@ export class RegistryService {
       throw new Error(`${definition.name} is at work (a turn is running or a question is waiting); update it once that is done`)
     }
     const updated: AgentDefinition = { ...definition, args }
-    records.data.agents = records.data.agents.map((a) => (a.id === agentId ? updated : a))
-    await records.saved('agents')
+    await records.replaceAgent(updated)
     void checks.run(updated).then(
       (report) => events.emit('agents.checked', report),
       () => undefined

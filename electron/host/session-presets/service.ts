@@ -21,7 +21,7 @@ export interface PresetsServiceOptions {
 }
 
 export function presetsHandlers({ records, lifecycle }: PresetsServiceOptions): HandlerSlice<'presets'> {
-  const list = (): SessionPreset[] => (records.data.presets ??= [])
+  const list = (): readonly SessionPreset[] => records.data.presets ?? []
   const find = (presetId: string): SessionPreset => {
     const preset = list().find((p) => p.id === presetId)
     if (!preset) throw new Error(`No preset with id '${presetId}' (it may have been removed in another window)`)
@@ -52,27 +52,24 @@ export function presetsHandlers({ records, lifecycle }: PresetsServiceOptions): 
     }
   }
   return {
-    'presets.list': async () => list(),
+    'presets.list': async () => [...list()],
     'presets.add': async (input) => {
       nameTaken(input.name)
       const now = new Date().toISOString()
       const preset: SessionPreset = { id: randomUUID(), ...(await fieldsOf(input)), createdAt: now, updatedAt: now }
-      list().push(preset)
-      await records.saved('presets')
+      await records.setPresets([...list(), preset])
       return preset
     },
     'presets.update': async ({ presetId, ...input }) => {
       const existing = find(presetId)
       nameTaken(input.name, presetId)
       const updated: SessionPreset = { id: presetId, ...(await fieldsOf(input)), createdAt: existing.createdAt, updatedAt: new Date().toISOString() }
-      records.data.presets = list().map((p) => (p.id === presetId ? updated : p))
-      await records.saved('presets')
+      await records.setPresets(list().map((p) => (p.id === presetId ? updated : p)))
       return updated
     },
     'presets.remove': async ({ presetId }) => {
       find(presetId)
-      records.data.presets = list().filter((p) => p.id !== presetId)
-      await records.saved('presets')
+      await records.setPresets(list().filter((p) => p.id !== presetId))
       return {}
     },
     'presets.start': async ({ presetId, projectId, isolation, branch }) => {

@@ -205,7 +205,8 @@ export class SessionLifecycle {
     for (const info of listed) {
       // The cwd filter is the agent's to apply; a session of another folder belongs to another project.
       if (info.cwd !== project.cwd) continue
-      if (records.data.sessions.some((s) => s.agentId === agentId && s.acpSessionId === info.sessionId)) continue
+      const known = (s: Pick<SessionRecord, 'agentId' | 'acpSessionId'>): boolean => s.agentId === agentId && s.acpSessionId === info.sessionId
+      if (records.data.sessions.some(known) || imported.some(known)) continue
       const at = info.updatedAt ?? new Date().toISOString()
       const title = info.title?.trim()
       const record: SessionRecord = {
@@ -220,10 +221,9 @@ export class SessionLifecycle {
         updatedAt: at
       }
       await this.deps.registry.writeHeader(record)
-      records.data.sessions.push(record)
       imported.push(record)
     }
-    await records.saved(...imported)
+    await records.addSessions(...imported)
     return { imported }
   }
 
@@ -282,7 +282,7 @@ export class SessionLifecycle {
   ): Promise<{ agentDeleted: boolean; note?: string }> {
     const { records, supervisor, workspace } = this.deps
     const record = records.session(id)
-    const definition = records.store.agent(record.agentId)
+    const definition = records.findAgent(record.agentId)
     let agentDeleted = false
     let note: string | undefined
     if (removeWorktree && record.worktree) {
@@ -312,10 +312,8 @@ export class SessionLifecycle {
   async drop(id: string, keepTranscript: boolean): Promise<void> {
     const { records, registry, turns } = this.deps
     if (registry.stateOf(id).status === 'running') await turns.cancel(id)
-    const record = records.data.sessions.find((s) => s.id === id)
     await registry.remove(id)
-    records.data.sessions = records.data.sessions.filter((s) => s.id !== id)
-    await records.store.save()
+    const record = await records.removeSession(id)
     const file = registry.transcriptFile(id)
     if (keepTranscript) {
       // Kept out of transcripts/ so a rebuilt db.json does not bring the session back.
@@ -325,15 +323,11 @@ export class SessionLifecycle {
       await fs.rm(file, { force: true })
     }
     if (record && !keepTranscript) await this.deps.workspace.forget(record)
-    records.announceRemoved(id, record)
   }
 
   async rename(id: string, title: string): Promise<SessionRecord> {
-    const record = this.deps.records.session(id)
-    record.title = title
-    record.titleSource = 'user'
-    await this.deps.records.saved(record)
-    return record
+    await this.deps.records.updateSession(id, { title, titleSource: 'user' })
+    return this.deps.records.session(id)
   }
 }
 

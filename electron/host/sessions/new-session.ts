@@ -96,13 +96,12 @@ export async function registerSession(
   for (const past of history) if (past.t !== 'header') registry.append(live, past)
   const state = sessionStateFrom(answer)
   if (state) registry.append(live, state)
-  const modeNotApplied = preset ? presetMode(live, preset, connection.definition.name) : null
+  const modeNotApplied = preset ? presetMode(live, record, preset, connection.definition.name) : null
   await applyStartingMode(live, connection, { records, registry })
   if (preset) await applyPresetSettings(live, connection, preset, { registry, notApplied: modeNotApplied ? [modeNotApplied] : [] })
-  records.data.sessions.push(record)
   registry.setState(record.id, { status: 'ready', error: undefined })
   await deps.mcpRun?.attached(record.id, record.mcpServers ?? [], connection, records.agent(record.agentId), record.cwd, mark)
-  await records.saved(record)
+  await records.addSessions(record)
   return record
 }
 

@@ -17,12 +17,12 @@ import type { LiveSession, SessionRegistry } from './registry'
  * apply and why, and the session stays open in what the agent chose.
  */
 
-/** Makes the preset's mode the session's chosen mode when the agent offers it; else says why it does not apply. */
-export function presetMode(live: LiveSession, preset: SessionPreset, agentName: string): string | null {
+/** Makes the preset's mode the chosen mode of a session being made (`record`) when the agent offers it; else says why it does not apply. */
+export function presetMode(live: LiveSession, record: SessionRecord, preset: SessionPreset, agentName: string): string | null {
   if (!preset.modeId) return null
   const offered = offeredModes(live)
   if (offered.includes(preset.modeId)) {
-    live.record.chosenMode = preset.modeId
+    record.chosenMode = preset.modeId
     return null
   }
   return offered.length

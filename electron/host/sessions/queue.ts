@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Attachment } from '../../../shared/contract'
 import type { QueuedPrompt, SessionRecord } from '../../../shared/domain'
 import type { HandlerSlice } from '../handlers'
-import type { Records } from '../records'
+import type { Records, Saved, SessionPatch } from '../records'
 import { describeError } from '../errors'
 import type { SessionRegistry } from './registry'
 import type { Turns } from './turns'
@@ -40,7 +40,6 @@ export class PromptQueue {
   private readonly starting = new Map<string, string>()
 
   constructor(private readonly deps: PromptQueueDeps) {
-    deps.turns.afterTurn = (id, hold) => this.afterTurn(id, hold)
     this.restore()
   }
 
@@ -48,21 +47,21 @@ export class PromptQueue {
   private restore(): void {
     for (const record of this.deps.records.data.sessions) {
       if (!record.queue?.length) continue
-      record.queueHeld ??= RESTART_HOLD
+      // Kept with the next save: a save now would read all of db.json before the first screen.
+      this.deps.records.noteSession(record.id, { queueHeld: record.queueHeld ?? RESTART_HOLD })
       this.publish(record)
     }
   }
 
   async add(id: string, text: string, attachments: Attachment[]): Promise<{ queued: QueuedPrompt; queue: QueuedPrompt[] }> {
     const record = this.deps.records.session(id)
-    const queue = (record.queue ??= [])
+    const queue = record.queue ?? []
     if (queue.length >= MAX_QUEUED) throw new Error(`A session keeps at most ${MAX_QUEUED} queued prompts; send or remove some first`)
     if (JSON.stringify(attachments).length > MAX_QUEUED_ATTACHMENTS) {
       throw new Error('Attachments over 2 MB cannot wait in the queue; send them once the turn has ended')
     }
     const queued: QueuedPrompt = { id: randomUUID(), text, attachments, queuedAt: new Date().toISOString() }
-    queue.push(queued)
-    await this.changed(record)
+    await this.changed(id, { queue: [...queue, queued] })
     this.kick(id)
     return { queued, queue: [...(record.queue ?? [])] }
   }
@@ -72,8 +71,7 @@ export class PromptQueue {
     const item = this.find(record, queuedId)
     if (this.starting.get(id) === queuedId) throw new Error('That prompt is being sent; it can no longer be changed')
     if (text.trim() === '' && item.attachments.length === 0) throw new Error('A queued prompt needs text; remove it instead')
-    item.text = text
-    await this.changed(record)
+    await this.changed(id, { queue: (record.queue ?? []).map((q) => (q === item ? { ...q, text } : q)) })
     return { queue: [...(record.queue ?? [])] }
   }
 
@@ -81,23 +79,20 @@ export class PromptQueue {
     const record = this.deps.records.session(id)
     this.find(record, queuedId)
     if (this.starting.get(id) === queuedId) throw new Error('That prompt is being sent; cancel the turn instead')
-    record.queue = (record.queue ?? []).filter((q) => q.id !== queuedId)
-    await this.changed(record)
+    await this.changed(id, { queue: (record.queue ?? []).filter((q) => q.id !== queuedId) })
     return { queue: [...(record.queue ?? [])] }
   }
 
   async clear(id: string): Promise<{ queue: QueuedPrompt[] }> {
     const record = this.deps.records.session(id)
     const sending = this.starting.get(id)
-    record.queue = (record.queue ?? []).filter((q) => q.id === sending)
-    await this.changed(record)
+    await this.changed(id, { queue: (record.queue ?? []).filter((q) => q.id === sending) })
     return { queue: [...(record.queue ?? [])] }
   }
 
   async resume(id: string): Promise<{ queue: QueuedPrompt[] }> {
     const record = this.deps.records.session(id)
-    record.queueHeld = undefined
-    await this.changed(record)
+    await this.changed(id, { queueHeld: undefined })
     this.kick(id)
     return { queue: [...(record.queue ?? [])] }
   }
@@ -135,31 +130,28 @@ export class PromptQueue {
             resolve()
           }
         })
-        // Once started, the turn's end says what became of it (afterTurn).
+        // Once started, the turn's end says what became of it (turnOver).
         .catch(reject)
     })
     return { queue: [...(record.queue ?? [])] }
   }
 
   /** Nothing runs (or the steer found the turn over): the prompt goes first, and the queue goes on. */
-  private async sendFirst(record: SessionRecord, item: QueuedPrompt): Promise<{ queue: QueuedPrompt[] }> {
-    record.queue = [item, ...(record.queue ?? []).filter((q) => q !== item)]
-    record.queueHeld = undefined
-    await this.changed(record)
+  private async sendFirst(record: Saved<SessionRecord>, item: QueuedPrompt): Promise<{ queue: QueuedPrompt[] }> {
+    await this.changed(record.id, { queue: [item, ...(record.queue ?? []).filter((q) => q !== item)], queueHeld: undefined })
     this.kick(record.id)
     return { queue: [...(record.queue ?? [])] }
   }
 
-  /** The turn is over: the next prompt goes, or the queue is held with why. */
-  private afterTurn(id: string, hold: string | null): void {
+  /** A turn is over (Turns.over, wired by host.ts): the next prompt goes, or the queue is held with why (`hold`; null: it goes on). */
+  turnOver(id: string, hold: string | null): void {
     const record = this.deps.records.data.sessions.find((s) => s.id === id)
     if (!record?.queue?.length) return
     // A turn cut short by the close: the queue waits for the next start, and says why.
     if (this.deps.turns.closing) hold = RESTART_HOLD
     if (hold) {
       if (record.queueHeld) return
-      record.queueHeld = hold
-      this.changedUnawaited(record)
+      this.changedUnawaited(record, { queueHeld: hold })
       return
     }
     this.kick(id)
@@ -184,56 +176,53 @@ export class PromptQueue {
         }
       })
       .catch((error: unknown) => {
-        // A turn that started and failed holds the queue when it is over (afterTurn).
+        // A turn that started and failed holds the queue when it is over (turnOver).
         if (started) return
         this.starting.delete(id)
         // Another turn got there first: the queue goes on when it ends.
         if (registry.isBusy(id) || registry.get(id)?.phase.inTurn) return
         if (!record.queue?.length) return
-        record.queueHeld = `The next prompt could not be sent: ${describeError(error)}`
-        this.changedUnawaited(record)
+        this.changedUnawaited(record, { queueHeld: `The next prompt could not be sent: ${describeError(error)}` })
       })
   }
 
   /** A queued prompt leaves the queue: it is in the thread now. */
-  private take(record: SessionRecord, queuedId: string): void {
-    record.queue = (record.queue ?? []).filter((q) => q.id !== queuedId)
-    if (record.queue.length === 0) record.queueHeld = undefined
-    this.changedUnawaited(record)
+  private take(record: Saved<SessionRecord>, queuedId: string): void {
+    this.changedUnawaited(record, { queue: (record.queue ?? []).filter((q) => q.id !== queuedId) })
   }
 
-  private find(record: SessionRecord, queuedId: string): QueuedPrompt {
+  private find(record: Saved<SessionRecord>, queuedId: string): QueuedPrompt {
     const item = record.queue?.find((q) => q.id === queuedId)
     if (!item) throw new Error('That prompt is no longer queued (it was sent or removed)')
     return item
   }
 
-  /** Kept with the record, then told to every window. */
-  private async changed(record: SessionRecord): Promise<void> {
+  /** Kept with the record (an empty queue holds nothing), then told to every window. */
+  private async changed(id: string, patch: Pick<SessionPatch, 'queue' | 'queueHeld'>): Promise<void> {
+    const { records } = this.deps
+    const record = records.findSession(id)
     // A session deleted meanwhile is not brought back by its queue.
-    if (!this.deps.records.data.sessions.includes(record)) return
-    if (record.queue?.length === 0) {
-      record.queue = undefined
-      record.queueHeld = undefined
-    }
+    if (!record) return
+    const emptied = (patch.queue ?? record.queue)?.length === 0
+    const saved = records.updateSession(id, emptied ? { queue: undefined, queueHeld: undefined } : patch)
     this.publish(record)
-    await this.deps.records.saved(record)
+    await saved
   }
 
   /** `changed`, where no request awaits it (a turn's end, a prompt sent from the queue): a failure is reported, never left to the process. */
-  private changedUnawaited(record: SessionRecord): void {
-    this.changed(record).catch((error: unknown) => {
+  private changedUnawaited(record: Saved<SessionRecord>, patch: Pick<SessionPatch, 'queue' | 'queueHeld'>): void {
+    this.changed(record.id, patch).catch((error: unknown) => {
       if (this.deps.onError) this.deps.onError(error, record)
       else console.error(`The prompt queue of ${record.id} could not be saved`, error)
     })
   }
 
   /** The session's queue, as the record holds it, in its state (every window follows). */
-  publish(record: SessionRecord): void {
+  publish(record: Saved<SessionRecord>): void {
     this.deps.registry.setState(record.id, { queue: [...(record.queue ?? [])], queueHeld: record.queueHeld })
   }
 
-  private agentName(record: SessionRecord): string {
+  private agentName(record: Saved<SessionRecord>): string {
     return this.deps.records.data.agents.find((a) => a.id === record.agentId)?.name ?? 'This agent'
   }
 

@@ -57,7 +57,7 @@ export class Reconnector {
       if (!(await this.wait(TURN_POLL_MS))) return
     }
     for (let attempt = 0; ; attempt++) {
-      if (this.stopped || !this.deps.records.store.session(id)) return
+      if (this.stopped || !this.deps.records.findSession(id)) return
       if (registry.get(id)?.connection?.isAlive) return
       try {
         const live = await connector.ensureLive(id)

@@ -8,7 +8,8 @@ import type { AgentConnection } from '../agent/connection'
 import { turnFailureSignal } from '../agent/quirks'
 import type { CheckedNotification } from '../agent/updates'
 import type { EventBus } from '../events'
-import type { Records } from '../records'
+import { Listeners } from '../listeners'
+import type { Records, Saved } from '../records'
 import { readTranscriptTail } from '../transcript-pages'
 import { TranscriptWriter, transcriptPath } from '../transcripts'
 import { headerOf } from './records'
@@ -25,7 +26,7 @@ import { LivePhase } from './turn-phase'
  */
 
 export interface LiveSession {
-  readonly record: SessionRecord
+  readonly record: Saved<SessionRecord>
   readonly writer: TranscriptWriter
   /** The session folded as the window folds it (from the tail of its transcript): what the agent announced is checked against it. */
   readonly thread: Thread
@@ -38,8 +39,6 @@ export interface RegistryOptions {
   transcriptDir: string
   records: Records
   events: EventBus
-  /** What else ends with a session's link to its agent (its terminals, the questions it asked). */
-  onDetach: (sessionId: string) => void
   /**
    * A record the session's view could not take (a bug in the fold, whatever the agent sent): reported where the
    * Host's rooms report (room-errors.ts), with the reset that reads the view again from the transcript.
@@ -60,6 +59,8 @@ const MAX_EARLY_SESSIONS = 16
 const MODE_UPDATES = new Set(['current_mode_update', 'config_option_update'])
 
 export class SessionRegistry {
+  /** A session lost its link to its agent (what else ends with it: its terminals, the questions it asked; host.ts wires them). */
+  readonly detached = new Listeners<[sessionId: string]>()
   private readonly live = new Map<string, LiveSession>()
   private readonly byAcpSession = new Map<string, LiveSession>()
   /** Subagents' child sessions (by agent and ACP session id) → the session that owns them. */
@@ -92,21 +93,21 @@ export class SessionRegistry {
   }
 
   /** A new session: its transcript starts with the header. */
-  create(record: SessionRecord): LiveSession {
+  create(record: Saved<SessionRecord>): LiveSession {
     const writer = this.writerFor(record.id, 0, true)
     writer.append(headerOf(record))
     return this.add(record, writer, [])
   }
 
   /** The transcript of a session that is not loaded yet (one imported from the agent's list): its header, on disk. */
-  async writeHeader(record: SessionRecord): Promise<void> {
+  async writeHeader(record: Saved<SessionRecord>): Promise<void> {
     const writer = this.writerFor(record.id, 0, true)
     writer.append(headerOf(record))
     await writer.flush()
   }
 
   /** A past session in memory, folded from the tail of its transcript (never the whole file). */
-  async load(record: SessionRecord): Promise<LiveSession> {
+  async load(record: Saved<SessionRecord>): Promise<LiveSession> {
     await this.releasing.get(record.id)
     const loaded = this.live.get(record.id)
     if (loaded) return loaded
@@ -134,7 +135,7 @@ export class SessionRegistry {
     live.connection = null
     // No agent holds the session in a mode any more.
     if (this.stateOf(live.record.id).modeSkips) this.setState(live.record.id, { modeSkips: undefined })
-    this.options.onDetach(live.record.id)
+    this.detached.tell(live.record.id)
     this.releaseIfUnused(live)
   }
 
@@ -219,7 +220,7 @@ export class SessionRegistry {
   }
 
   /** Appends to a session whether or not it is in memory (loaded for the write, let go again after). */
-  async appendAlways(record: SessionRecord, entry: TranscriptRecord): Promise<void> {
+  async appendAlways(record: Saved<SessionRecord>, entry: TranscriptRecord): Promise<void> {
     const live = await this.load(record)
     this.append(live, entry)
     this.releaseIfUnused(live)
@@ -284,7 +285,7 @@ export class SessionRegistry {
     await Promise.all(this.releasing.values())
   }
 
-  private add(record: SessionRecord, writer: TranscriptWriter, history: TranscriptRecord[]): LiveSession {
+  private add(record: Saved<SessionRecord>, writer: TranscriptWriter, history: TranscriptRecord[]): LiveSession {
     // Entries are named as the window names them: the history ends just before the writer's next seq.
     const thread = foldTail(history, writer.nextSeq)
     const phase = new LivePhase((error) => {
@@ -325,9 +326,7 @@ export class SessionRegistry {
     }
     const title = update.sessionUpdate === 'session_info_update' && typeof update.title === 'string' ? update.title.trim() : ''
     if (title && live.record.titleSource !== 'user') {
-      live.record.title = title
-      live.record.titleSource = 'agent'
-      this.options.records.saveSoon(live.record)
+      this.options.records.updateSessionSoon(live.record.id, { title, titleSource: 'agent' })
     }
   }
 }

@@ -8,6 +8,7 @@ import type { AgentConnection } from '../agent/connection'
 import { authRequired } from '../agents/sign-in'
 import type { AskBroker } from '../asks/broker'
 import { describeError, failureText, HostError } from '../errors'
+import { Listeners } from '../listeners'
 import type { SessionConnector, SessionDeps } from './connector'
 import { titleFrom, toContentBlock } from './records'
 import type { LiveSession } from './registry'
@@ -52,10 +53,10 @@ export class Turns {
     return Promise.allSettled([...this.underWay]).then(() => undefined)
   }
 
-  /** Told when a turn is over (every prompt of it answered): `hold` says why the queue must wait, null when it goes on. */
-  afterTurn: ((id: string, hold: string | null) => void) | null = null
-  /** Told how a turn ended, once it is over (the inbox lists it until a window shows the session). */
-  turnEnded: ((id: string, end: UnseenTurn) => void) | null = null
+  /** A turn is over (every prompt of it answered): `hold` says why the queue must wait, null when it goes on. */
+  readonly over = new Listeners<[id: string, hold: string | null]>()
+  /** How a turn ended, once it is over (the inbox lists it until a window shows the session). */
+  readonly ended = new Listeners<[id: string, end: UnseenTurn]>()
 
   /**
    * Sends a prompt and waits for its answer. `midTurn`: handed to the turn that
@@ -136,13 +137,12 @@ export class Turns {
       live.phase.move({ type: 'checkpointed', checkpoint: checkpoint?.t === 'checkpoint' ? (checkpoint.index ?? null) : null })
       if (checkpoint) registry.append(live, checkpoint)
     }
-    if (note) live.record.rewindNote = undefined
+    if (note) records.updateSessionSoon(id, { rewindNote: undefined })
     registry.append(live, { t: 'prompt', at: new Date().toISOString(), content })
     options.onStart?.()
     if (live.record.titleSource === 'default') {
-      live.record.title = titleFrom(text.trim() ? text : contentToText(content.filter((block) => !isSwitchboardNote(block))))
-      live.record.titleSource = 'prompt'
-      records.announce(live.record)
+      const title = titleFrom(text.trim() ? text : contentToText(content.filter((block) => !isSwitchboardNote(block))))
+      records.updateSessionSoon(id, { title, titleSource: 'prompt' })
     }
     if (!joining) registry.setState(id, { status: 'running', error: undefined })
     const mark = connection.stderrMark()
@@ -163,7 +163,7 @@ export class Turns {
         const usage = turnUsageOf(response)
         const at = new Date().toISOString()
         registry.append(live, { t: 'stop', at, stopReason: response.stopReason, ...(usage ? { usage } : {}) })
-        live.record.lastStopReason = response.stopReason
+        records.updateSessionSoon(id, { lastStopReason: response.stopReason })
         end = { at, stopReason: response.stopReason }
       }
       if (last) registry.setState(id, { status: 'ready' })
@@ -211,15 +211,14 @@ export class Turns {
       const hold = live.phase.turn?.hold ?? null
       live.phase.move({ type: 'answered' })
       const over = !live.phase.inTurn
-      live.record.updatedAt = new Date().toISOString()
-      await records.saved(live.record)
+      await records.updateSession(id, { updatedAt: new Date().toISOString() })
       if (over) {
         // Before the session may leave memory: how the turn ended is read from its thread.
-        if (end) this.turnEnded?.(id, end)
+        if (end) this.ended.tell(id, end)
         // What the user allowed in this turn is for this turn's commands only.
         this.deps.broker.turnEnded(id)
         registry.releaseIfUnused(live)
-        this.afterTurn?.(id, hold)
+        this.over.tell(id, hold)
       }
     }
   }
@@ -303,8 +302,7 @@ export class Turns {
   /** The mode the user put the session in: set again when it is reopened. */
   private async chosen(live: LiveSession, modeId: string): Promise<void> {
     if (live.record.chosenMode === modeId) return
-    live.record.chosenMode = modeId
-    await this.deps.records.saved(live.record)
+    await this.deps.records.updateSession(live.record.id, { chosenMode: modeId })
   }
 
   /** `session/set_model`, for agents that announce models the older way (not as a config option). */

@@ -2,7 +2,7 @@ import { basename } from 'node:path'
 import type { TranscriptHeader, TranscriptRecord } from '../../../shared/transcript'
 import type { EventBus } from '../events'
 import type { HandlerSlice } from '../handlers'
-import type { Store } from '../store'
+import type { Records } from '../records'
 import { QuietStart } from '../quiet-start'
 import { readPastSpend, transcriptFiles } from './backfill'
 import { SpendBook, type ReadSpend, type SpendEntry } from './book'
@@ -24,7 +24,7 @@ export { readSpendBook, type ReadSpend } from './book'
 export interface SpendOptions {
   dataDir: string
   events: EventBus
-  store: Store
+  records: Records
   read: ReadSpend
 }
 
@@ -83,15 +83,15 @@ export class SpendService {
   }
 
   handlers(): HandlerSlice<'spend'> {
-    const store = this.options.store
+    const { records } = this.options
     return {
       'spend.report': async (query) => {
         this.quiet.now()
         return {
           ...spendReport(this.book.entries, query, {
-            session: (id) => store.session(id)?.title,
-            project: (id) => store.project(id)?.name,
-            agent: (id) => store.agent(id)?.name
+            session: (id) => records.findSession(id)?.title,
+            project: (id) => records.findProject(id)?.name,
+            agent: (id) => records.findAgent(id)?.name
           }),
           ...(this.progress ? { backfill: { ...this.progress } } : {})
         }
@@ -129,8 +129,8 @@ export class SpendService {
   }
 
   private spent(id: string, fact: SpendFact, past?: { header: TranscriptHeader; title?: string }): SpendEntry | null {
-    const { store } = this.options
-    const record = store.session(id)
+    const { records } = this.options
+    const record = records.findSession(id)
     const header = past?.header ?? this.headers.get(id)
     const projectId = record?.projectId ?? header?.projectId
     const agentId = record?.agentId ?? header?.agentId
@@ -142,8 +142,8 @@ export class SpendService {
       projectId,
       agentId,
       sessionTitle: record?.title ?? past?.title ?? 'Untitled session',
-      projectName: store.project(projectId)?.name ?? (header ? basename(header.cwd) : projectId),
-      agentName: store.agent(agentId)?.name ?? agentId,
+      projectName: records.findProject(projectId)?.name ?? (header ? basename(header.cwd) : projectId),
+      agentName: records.findAgent(agentId)?.name ?? agentId,
       ...(fact.cost ? { cost: fact.cost } : {}),
       ...(fact.tokens ? { tokens: fact.tokens } : {})
     }
@@ -161,7 +161,7 @@ export class SpendService {
     const readUpTo = new Map<string, number>()
     for (const file of files) {
       if (this.closing) return
-      const past = await readPastSpend(file, (id) => !this.options.store.session(id))
+      const past = await readPastSpend(file, (id) => !this.options.records.findSession(id))
       this.progress.done++
       if (!past || readUpTo.has(past.header.id)) continue
       readUpTo.set(past.header.id, past.nextSeq)

@@ -76,8 +76,8 @@ export class WorkspaceService {
     await append(record, { t: 'rewind', at: new Date().toISOString(), to: index, undo: undo.index, files })
     const when = target.label === 'turn' ? `as they were before turn ${target.turn ?? index}` : `as they were at checkpoint ${index}`
     const list = files.length ? ` Files restored: ${files.slice(0, 50).join(', ')}${files.length > 50 ? ', …' : ''}.` : ''
-    record.rewindNote = `[Switchboard] The user restored the files in ${record.cwd} ${when}; changes made after that point are undone.${list} Read files again before relying on what you remember of them.`
-    await records.saved(record)
+    const rewindNote = `[Switchboard] The user restored the files in ${record.cwd} ${when}; changes made after that point are undone.${list} Read files again before relying on what you remember of them.`
+    await records.updateSession(id, { rewindNote })
     return { undo, files }
   }
 
@@ -131,8 +131,7 @@ export class WorkspaceService {
     }
     await removeWorktree(worktree, false)
     await git(['branch', '-D', worktree.branch], { cwd: worktree.repo })
-    worktree.removedAt = new Date().toISOString()
-    await records.saved(record)
+    await records.updateSession(id, { worktree: { ...worktree, removedAt: new Date().toISOString() } })
     return { message: `The worktree and branch '${worktree.branch}' were removed; '${base}' has their commits.` }
   }
 
@@ -144,12 +143,12 @@ export class WorkspaceService {
 
   /** The user turned the repository's hooks on for the session's project (`projects.setGitHooks`). */
   private userHooks(record: SessionRecord): boolean {
-    return this.options.records.store.project(record.projectId)?.gitHooks === true
+    return this.options.records.findProject(record.projectId)?.gitHooks === true
   }
 
   /** The host a session's project is on, when it is not this computer. */
   private hostOf(record: SessionRecord): string | undefined {
-    return this.options.records.store.project(record.projectId)?.sshHost
+    return this.options.records.findProject(record.projectId)?.sshHost
   }
 
   handlers(): HandlerSlice<'changes'> & HandlerSlice<'worktrees'> {

@@ -39,7 +39,7 @@ export async function repositoryAt(cwd: string): Promise<RepositoryAt> {
   return { top, prefix, branch: branch || null, head }
 }
 
-export async function projectGitInfo(cwd: string, sessions: { id: string; worktree?: SessionWorktree }[]): Promise<ProjectGitInfo> {
+export async function projectGitInfo(cwd: string, sessions: readonly { id: string; worktree?: SessionWorktree }[]): Promise<ProjectGitInfo> {
   let repo: RepositoryAt
   try {
     repo = await repositoryAt(cwd)
