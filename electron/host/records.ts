@@ -1,4 +1,5 @@
-import type { AgentDefinition, Project, SessionRecord } from '../../shared/domain'
+import type { Project, SessionRecord } from '../../shared/domain'
+import type { AgentDefinition } from '../../shared/agent-definition'
 import type { EventBus } from './events'
 import { SessionListing } from './session-listing'
 import type { Store } from './store'

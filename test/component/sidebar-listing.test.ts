@@ -258,7 +258,7 @@ describe('the virtual sidebar', () => {
       },
       'sessions.get': ({ ids }: { ids: string[] }) => ids.map((id) => made(Number(id.split('-').at(-1))))
     }).install()
-    useAgentsStore().setAll([{ id: 'x', name: 'Agent X', command: 'x', args: [], env: {} }], [])
+    useAgentsStore().setAll([{ id: 'x', name: 'Agent X', transport: { kind: 'process', command: 'x', args: [], env: {} } }], [])
     useProjectsStore().setAll(
       [project('big'), project('small')],
       [
@@ -372,7 +372,7 @@ describe('the virtual sidebar', () => {
       names.map(project),
       names.flatMap((name) => Array.from({ length: 10 }, (_, i) => session(name, 'x', i)))
     )
-    useAgentsStore().setAll([{ id: 'x', name: 'Agent X', command: 'x', args: [], env: {} }], [])
+    useAgentsStore().setAll([{ id: 'x', name: 'Agent X', transport: { kind: 'process', command: 'x', args: [], env: {} } }], [])
     await useAppStore().start()
     expect(host.fake.sent('sessions.summary')).toEqual([{ limit: FIRST_PAGE, records: FIRST_RECORDS }])
     expect(useProjectsStore().groupsOf('p14')[0].sessions).toHaveLength(FIRST_PAGE)

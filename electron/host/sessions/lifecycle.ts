@@ -4,7 +4,9 @@ import { join } from 'node:path'
 import type { SessionInfo } from '@agentclientprotocol/sdk'
 import type { ForkSessionRequest } from '@agentclientprotocol/sdk/unstable'
 import type { SessionSnapshot, TranscriptPageResult } from '../../../shared/contract'
-import { agentFitsProject, sshHostOf, type AgentDefinition, type Project, type SessionRecord } from '../../../shared/domain'
+import type { Project, SessionRecord } from '../../../shared/domain'
+import { agentFitsProject, type AgentDefinition } from '../../../shared/agent-definition'
+import { transportHost } from '../../../shared/transport'
 import { applyRecord, conversationAsContext, createThread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import type { AgentConnection } from '../agent/connection'
@@ -196,7 +198,7 @@ export class SessionLifecycle {
    */
   private async assertFolder(project: Project, definition: AgentDefinition, cwd: string): Promise<void> {
     if (!agentFitsProject(definition, project)) {
-      const agentAt = definition.ssh ? `runs on ${sshHostOf(definition.ssh)}` : 'runs on this computer'
+      const agentAt = `runs on ${transportHost(definition.transport) ?? 'this computer'}`
       throw new Error(
         `${definition.name} ${agentAt}, and ${project.name} is ${project.sshHost ? `on ${project.sshHost}` : 'on this computer'}: choose an agent that runs where the project is`
       )
