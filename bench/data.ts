@@ -79,7 +79,11 @@ export async function makeDataset(
   const { store } = await Store.open(dataDir, [])
   const { command, args } = scriptedAgentCommand()
   const agentId = 'bench-agent'
-  store.data.agents.push({ id: agentId, name: 'Scripted A', command, args, env: { SCRIPTED_AGENT_CHUNK_DELAY_MS: '0' } })
+  store.data.agents.push({
+    id: agentId,
+    name: 'Scripted A',
+    transport: { kind: 'process', command, args, env: { SCRIPTED_AGENT_CHUNK_DELAY_MS: '0' } }
+  })
   const base = Date.parse('2026-01-01T00:00:00Z')
   for (let p = 0; p < options.projects; p++) {
     const cwd = join(root, 'projects', `project-${p}`)

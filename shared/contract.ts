@@ -1,7 +1,6 @@
 import { z } from 'zod'
 import type { AppCommand } from './app-commands'
 import type {
-  AgentDefinition,
   AgentLog,
   AgentProblem,
   AgentPresetView,
@@ -14,12 +13,14 @@ import type {
   SessionRecord,
   SessionState
 } from './domain'
+import type { AgentDefinition } from './agent-definition'
 import type { CommandChange } from './confirmation'
 import type { HostErrorCode } from './errors'
 import type { SearchResults } from './search'
 import type { SessionGroupCount, SessionGroupPage } from './session-listing'
 import type { TranscriptRecord } from './transcript'
 import type { ChangesResult, CheckpointView, MergeResult, ProjectGitInfo } from './workspace'
+import type { AgentRequestResults } from './agent-requests'
 import type { McpRequestResults, McpState } from './mcp'
 import type { AgentCheckReport, RegistryProgress, RegistryRequestResults } from './registry'
 import type { SettingsRequestResults, UserSettings } from './settings'
@@ -64,7 +65,14 @@ export interface TranscriptPageResult {
 }
 
 export interface RequestResults
-  extends McpRequestResults, RegistryRequestResults, SettingsRequestResults, InboxRequestResults, SpendRequestResults, PresetRequestResults {
+  extends
+    AgentRequestResults,
+    McpRequestResults,
+    RegistryRequestResults,
+    SettingsRequestResults,
+    InboxRequestResults,
+    SpendRequestResults,
+    PresetRequestResults {
   'app.info': AppInfo
   /**
    * `answers`: one per request, in order, as each would have been answered alone. `html` is null when this Host
@@ -81,17 +89,6 @@ export interface RequestResults
   'projects.setGitHooks': Project
   'projects.remove': { removedSessions: number }
   'projects.reorder': Project[]
-  'agents.list': AgentDefinition[]
-  'agents.add': AgentDefinition
-  'agents.update': AgentDefinition
-  'agents.setProtocol': AgentDefinition
-  'agents.setStartingMode': AgentDefinition
-  'agents.remove': Record<string, never>
-  'agents.restart': AgentRuntimeState
-  'agents.log': AgentLog
-  'agents.presets': AgentPresetView[]
-  'agents.addPreset': AgentDefinition
-  'agents.states': AgentRuntimeState[]
   'sessions.list': SessionRecord[]
   'sessions.summary': SessionGroupPage[]
   'sessions.page': { sessions: SessionRecord[]; count: number }
@@ -135,13 +132,6 @@ export interface RequestResults
   'search.query': SearchResults
   'permissions.list': PermissionRule[]
   'permissions.revoke': Record<string, never>
-  'agents.authenticate': Record<string, never>
-  'agents.logout': Record<string, never>
-  /** `command`: what runs, as the user would type it. */
-  'agents.login.start': { loginId: string; command: string }
-  'agents.login.input': Record<string, never>
-  'agents.login.resize': Record<string, never>
-  'agents.login.stop': Record<string, never>
   'elicitations.list': PendingElicitation[]
   'elicitations.answer': Record<string, never>
   /** Absolute and project-relative paths, best match first; `truncated`: the project has more files than were looked at. */

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { confirmationCodeParam } from './confirmation'
 import type { AgentCheckReport } from './check-report'
-import type { AgentDefinition, DistributionKind } from './domain'
+import type { AgentDefinition, DistributionKind } from './agent-definition'
 
 /**
  * The ACP Registry (repository agentclientprotocol/registry, FORMAT.md) as

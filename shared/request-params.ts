@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { agentRequestParams } from './agent-requests'
 import { attachmentSchema } from './attachment'
 import { confirmationCodeParam } from './confirmation'
 import { inboxRequestParams } from './inbox'
@@ -16,23 +17,6 @@ import { spendRequestParams } from './spend'
  */
 
 const id = z.string().min(1).max(200)
-/** The ACP protocol version to ask an agent for (2: the draft, falling back to 1 when the agent answers 1). */
-const protocolVersion = z.union([z.literal(1), z.literal(2)])
-/** A network agent as typed: its URL, its headers (a value to keep in the secret store, or null to keep the stored one), a CA file. */
-const remoteAgentInput = z.object({
-  url: z.string().max(4096),
-  headers: z.record(z.string().max(200), z.string().min(1).max(10_000).nullable()).default({}),
-  caFile: z.string().max(4096).optional()
-})
-
-/** An agent over SSH as typed: where its host is and how it is reached (the command, arguments, variables and folder are the host's). */
-const sshAgentInput = z.object({
-  destination: z.string().max(1000),
-  port: z.number().int().min(1).max(65535).optional(),
-  identityFile: z.string().max(4096).optional(),
-  knownHostsFile: z.string().max(4096).optional()
-})
-
 /** A file named in the Changes view: relative to the session's folder (the Host keeps it inside). */
 const changePath = z
   .string()
@@ -85,59 +69,7 @@ export const requestParams = {
   'projects.remove': z.object({ projectId: id }),
   /** The sidebar's order: every project id once. */
   'projects.reorder': z.object({ projectIds: z.array(id).max(10_000) }),
-  'agents.list': z.object({}),
-  // Empty names and commands are refused by the Host with a sentence the form can show.
-  'agents.add': z.object({
-    name: z.string().max(200),
-    command: z.string().max(4096),
-    args: z.array(z.string().max(4096)).max(200).default([]),
-    env: z.record(z.string(), z.string()).default({}),
-    /** Variables kept in the secret store (name -> value); db.json only names them. */
-    secretEnv: z.record(z.string(), z.string().min(1).max(10_000)).default({}),
-    protocol: protocolVersion.optional(),
-    /** The folder the agent starts in (absolute, existing); empty or absent: the home folder. */
-    cwd: z.string().max(4096).optional(),
-    /** A network agent (then `command` may be empty): its URL, headers kept in the secret store (name -> value), CA file. */
-    remote: remoteAgentInput.optional(),
-    /** An agent on another machine over SSH: `command`, `args`, `env`, `secretEnv` and `cwd` are then that host's. */
-    ssh: sshAgentInput.optional(),
-    ...confirmationCodeParam
-  }),
-  /**
-   * Replaces an agent's command, arguments and variables. `secretEnv` lists every
-   * secret variable the agent keeps: a value replaces the stored one, null keeps it;
-   * a stored secret not listed is forgotten.
-   */
-  'agents.update': z.object({
-    agentId: id,
-    name: z.string().max(200),
-    command: z.string().max(4096),
-    args: z.array(z.string().max(4096)).max(200).default([]),
-    env: z.record(z.string(), z.string()).default({}),
-    secretEnv: z.record(z.string(), z.string().min(1).max(10_000).nullable()).default({}),
-    protocol: protocolVersion.optional(),
-    /** The folder the agent starts in; empty: the home folder; absent: left as it is. */
-    cwd: z.string().max(4096).optional(),
-    /** A network agent: as for agents.add, a header's value null keeps the stored one; absent: the agent runs a command. */
-    remote: remoteAgentInput.optional(),
-    /** An agent over SSH, as for agents.add; absent: the agent runs on this computer (or over the network). */
-    ssh: sshAgentInput.optional(),
-    /** Needed only when what the agent runs changes (command, arguments, folder, variables). */
-    ...confirmationCodeParam
-  }),
-  /** The ACP protocol version to ask the agent for (2: the draft, with a fallback to 1); applied at its next start. */
-  'agents.setProtocol': z.object({ agentId: id, protocol: protocolVersion }),
-  /** The mode the agent's sessions start in; null: its mode that asks. A mode that skips permissions needs `confirmSkip` once per agent. */
-  'agents.setStartingMode': z.object({ agentId: id, modeId: z.string().min(1).max(200).nullable(), confirmSkip: z.boolean().optional() }),
-  'agents.remove': z.object({ agentId: id }),
-  /** Stops the agent's process if it runs, and starts it again (with its current definition). */
-  'agents.restart': z.object({ agentId: id }),
-  /** The end of the agent's stderr log (logs/<agentId>.log), across its runs. */
-  'agents.log': z.object({ agentId: id }),
-  /** The built-in presets, whether each is set up and whether its command is installed. */
-  'agents.presets': z.object({}),
-  'agents.addPreset': z.object({ presetId: id, ...confirmationCodeParam }),
-  'agents.states': z.object({}),
+  ...agentRequestParams,
   /** Every session record (of one project), newest first: for tools and tests; the window reads pages (below). */
   'sessions.list': z.object({ projectId: id.optional() }),
   /** What the sidebar shows first: each project's groups of one agent's sessions, with their counts and their newest `limit`. */
@@ -229,23 +161,6 @@ export const requestParams = {
   'search.query': z.object({ q: z.string().max(500), limit: z.number().int().min(1).max(200).default(30) }),
   'permissions.list': z.object({ projectId: id.optional() }),
   'permissions.revoke': z.object({ ruleId: id }),
-  'agents.authenticate': z.object({
-    agentId: id,
-    methodId: z.string().min(1).max(200),
-    values: z.record(z.string().max(200), z.string().max(10_000)).default({})
-  }),
-  'agents.logout': z.object({ agentId: id }),
-  /** Runs a terminal sign-in method (the agent's own command with the method's arguments) in a pseudo-terminal. */
-  'agents.login.start': z.object({
-    agentId: id,
-    methodId: z.string().min(1).max(200),
-    cols: z.number().int().min(10).max(1000).default(100),
-    rows: z.number().int().min(4).max(500).default(30),
-    ...confirmationCodeParam
-  }),
-  'agents.login.input': z.object({ loginId: id, data: z.string().max(100_000) }),
-  'agents.login.resize': z.object({ loginId: id, cols: z.number().int().min(10).max(1000), rows: z.number().int().min(4).max(500) }),
-  'agents.login.stop': z.object({ loginId: id }),
   'elicitations.list': z.object({}),
   'elicitations.answer': z.object({
     requestId: id,

@@ -9,6 +9,8 @@ import type { HostEvent } from '../shared/contract'
 import { applyRecord } from '../shared/thread-fold'
 import { createThread, type Thread, type ThreadEntry } from '../shared/thread'
 import type { TranscriptRecord } from '../shared/transcript'
+import type { AgentDefinition } from '../shared/agent-definition'
+import { commandOf, type AgentCommand } from '../shared/transport'
 import type { ConfirmCommand } from '../electron/host/confirmations'
 import { LAYOUT_KEY } from '../electron/host/db-file'
 import { Host } from '../electron/host/host'
@@ -35,7 +37,11 @@ export function openHost(dataDir: string): Promise<Host> {
 }
 
 /** An `agents.add` request for the scripted test agent, keeping its state beside the data folder. */
-export function scriptedAgent(stateDir: string, env: Record<string, string> = {}, name = 'Scripted'): RequestParams<'agents.add'> {
+export function scriptedAgent(
+  stateDir: string,
+  env: Record<string, string> = {},
+  name = 'Scripted'
+): { name: string; command: string; args: string[]; env: Record<string, string> } {
   const { command, args } = scriptedAgentCommand()
   return { name, command, args, env: { SCRIPTED_AGENT_STATE_DIR: stateDir, ...env } }
 }
@@ -167,4 +173,11 @@ export function gitIn(cwd: string, ...args: string[]): string {
     encoding: 'utf8',
     env: { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@x', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@x' }
   }).trim()
+}
+
+/** The command an agent runs (a process here, or over SSH); fails the test for an agent over the network. */
+export function runOf(agent: Pick<AgentDefinition, 'transport' | 'name'>): AgentCommand {
+  const command = commandOf(agent.transport)
+  if (!command) throw new Error(`${agent.name} runs no command (its transport is ${agent.transport.kind})`)
+  return command
 }

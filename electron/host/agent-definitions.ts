@@ -2,7 +2,20 @@ import { access, readFile } from 'node:fs/promises'
 import { isAbsolute, posix } from 'node:path'
 import { isIP } from 'node:net'
 import type { ProgramToRun } from '../../shared/confirmation'
-import { sshHostOf, type AgentDefinition, type SshTarget } from '../../shared/domain'
+import type { AgentDefinition } from '../../shared/agent-definition'
+import type { AgentInput, TransportInput } from '../../shared/agent-requests'
+import {
+  commandOf,
+  secretNamesOf,
+  sshHostOf,
+  unknownTransport,
+  type AgentCommand,
+  type AgentTransport,
+  type NetworkTransport,
+  type ProcessTransport,
+  type SshTarget,
+  type SshTransport
+} from '../../shared/transport'
 import { programToRun } from './confirmations'
 import { checkedFolder } from './folders'
 import { checkDestination } from './ssh/options'
@@ -13,41 +26,13 @@ import { checkDestination } from './ssh/options'
  * never enter the definition (db.json) and never go back to the renderer.
  */
 
-export interface AgentInput {
-  name: string
-  command: string
-  args: string[]
-  env: Record<string, string>
-  /** Secret variables: a value to store, or null to keep the one stored. */
-  secretEnv: Record<string, string | null>
-  /** The ACP protocol version to ask for; left as it was when not given. */
-  protocol?: 1 | 2
-  /** The folder the agent starts in: absolute; empty for the home folder; left as it was when not given. */
-  cwd?: string
-  /** A network agent instead of a command: its URL, headers (a value to store, or null to keep the stored one), CA file. */
-  remote?: RemoteAgentInput
-  /** An agent on another host over SSH: the command, arguments, variables and folder are then that host's. */
-  ssh?: SshAgentInput
-}
-
-export interface SshAgentInput {
-  destination: string
-  port?: number
-  /** Absolute paths of files on this computer; empty or absent: ssh's own choice. */
-  identityFile?: string
-  knownHostsFile?: string
-}
-
-export interface RemoteAgentInput {
-  url: string
-  headers: Record<string, string | null>
-  /** Absolute path of a PEM file; empty or absent: the system's authorities only. */
-  caFile?: string
-}
+export type { AgentInput }
+type CommandInput = Extract<TransportInput, { kind: 'process' }>
+type SshAgentInput = Extract<TransportInput, { kind: 'ssh' }>
+type NetworkAgentInput = Extract<TransportInput, { kind: 'network' }>
 
 export interface CheckedAgent {
-  /** `cwd` undefined with the key present: back to the home folder. */
-  fields: Pick<AgentDefinition, 'name' | 'command' | 'args' | 'env' | 'secretEnv' | 'protocol' | 'cwd' | 'remote' | 'ssh'>
+  fields: Pick<AgentDefinition, 'name' | 'protocol' | 'transport'>
   /** Values to write to the secret store, by variable name. */
   secretValues: Record<string, string>
   /** Secret variables the agent had and no longer has. */
@@ -63,9 +48,47 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 /** Throws a message the form can show when the input is not usable; `previous` is the agent being edited. */
 export async function checkAgentInput(input: AgentInput, previous?: AgentDefinition): Promise<CheckedAgent> {
   const name = input.name.trim()
-  const command = input.command.trim()
   if (!name) throw new Error('The agent needs a name')
-  if (input.remote) return checkRemoteAgent(name, input.remote, input.protocol, previous)
+  const protocol = input.protocol === undefined ? {} : { protocol: input.protocol === 2 ? (2 as const) : undefined }
+  const before = previous ? secretNamesOf(previous.transport) : { env: [], headers: [] }
+  const transport = input.transport
+  switch (transport.kind) {
+    case 'network': {
+      const checked = await checkNetworkAgent(transport, before.headers)
+      return { ...checked, fields: { name, ...protocol, transport: checked.transport }, secretValues: {}, forgottenSecrets: before.env }
+    }
+    case 'process':
+    case 'ssh': {
+      const target = transport.kind === 'ssh' ? await checkSshTarget(transport) : null
+      // Absent: the folder it had (when it ran a command), as it was; empty: the home folder.
+      // A folder on the host cannot be looked at before the agent connects: its form is checked here, its existence when it starts.
+      const cwd =
+        transport.cwd === undefined
+          ? previous && commandOf(previous.transport)?.cwd
+          : target
+            ? checkRemoteWorkingFolder(transport.cwd)
+            : await checkWorkingFolder(transport.cwd)
+      const { command, secretValues, forgottenSecrets } = checkCommand(transport, cwd, before.env)
+      return {
+        fields: { name, ...protocol, transport: target ? { kind: 'ssh', ...target, ...command } : { kind: 'process', ...command } },
+        secretValues,
+        forgottenSecrets,
+        headerValues: {},
+        forgottenHeaders: before.headers
+      }
+    }
+    default:
+      return unknownTransport(transport)
+  }
+}
+
+/** The command, arguments, variables and secret variables as typed, checked; `kept`: the secret variables stored before. */
+function checkCommand(
+  input: Omit<CommandInput, 'kind'>,
+  cwd: string | undefined,
+  kept: readonly string[]
+): { command: AgentCommand; secretValues: Record<string, string>; forgottenSecrets: string[] } {
+  const command = input.command.trim()
   if (!command) throw new Error('The agent needs a command to run (a name on PATH, or an absolute path)')
   const env: Record<string, string> = {}
   for (const [key, value] of Object.entries(input.env)) {
@@ -73,7 +96,6 @@ export async function checkAgentInput(input: AgentInput, previous?: AgentDefinit
     if (!ENV_NAME.test(variable)) throw new Error(badName(key))
     env[variable] = value
   }
-  const kept = new Set(previous?.secretEnv ?? [])
   const secretValues: Record<string, string> = {}
   const secretEnv: string[] = []
   for (const [key, value] of Object.entries(input.secretEnv)) {
@@ -81,25 +103,18 @@ export async function checkAgentInput(input: AgentInput, previous?: AgentDefinit
     if (!ENV_NAME.test(variable)) throw new Error(badName(key))
     if (variable in env) throw new Error(`${variable} is given twice, once as a secret; keep one`)
     if (value === null) {
-      if (!kept.has(variable)) throw new Error(`${variable} has no stored value yet: type one`)
+      if (!kept.includes(variable)) throw new Error(`${variable} has no stored value yet: type one`)
     } else {
       if (!value.trim()) throw new Error(`${variable} is marked secret but has no value`)
       secretValues[variable] = value
     }
     secretEnv.push(variable)
   }
-  const forgottenSecrets = [...kept].filter((variable) => !secretEnv.includes(variable))
-  const protocol = input.protocol === undefined ? {} : { protocol: input.protocol === 2 ? (2 as const) : undefined }
-  const ssh = input.ssh ? await checkSshTarget(input.ssh) : undefined
-  // A folder on the host cannot be looked at before the agent connects: its form is checked here, its existence when it starts.
-  const cwd = input.cwd === undefined ? {} : { cwd: ssh ? checkRemoteWorkingFolder(input.cwd) : await checkWorkingFolder(input.cwd) }
-  const forgottenHeaders = previous?.remote?.secretHeaders ?? []
+  const forgottenSecrets = kept.filter((variable) => !secretEnv.includes(variable))
   return {
-    fields: { name, command, args: input.args, env, secretEnv, ...protocol, ...cwd, remote: undefined, ssh },
+    command: { command, args: input.args, env, ...(secretEnv.length ? { secretEnv } : {}), ...(cwd ? { cwd } : {}) },
     secretValues,
-    forgottenSecrets,
-    headerValues: {},
-    forgottenHeaders
+    forgottenSecrets
   }
 }
 
@@ -111,13 +126,14 @@ const CREDENTIAL_LIKE = /^(?=.*\d)(?=.*[A-Za-z])[\w\-.~+/=]{24,}$/
 /** An HTTP header's name (RFC 9110's token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
-/** A network agent: a ws(s):// or http(s):// URL, headers kept as secrets, an optional CA file (absolute, holding a PEM certificate). */
-async function checkRemoteAgent(
-  name: string,
-  input: RemoteAgentInput,
-  protocolVersion: 1 | 2 | undefined,
-  previous?: AgentDefinition
-): Promise<CheckedAgent> {
+/**
+ * A network agent: a ws(s):// or http(s):// URL, headers kept as secrets, an optional CA file (absolute, holding a
+ * PEM certificate). `stored`: the secret headers it had.
+ */
+async function checkNetworkAgent(
+  input: NetworkAgentInput,
+  stored: readonly string[]
+): Promise<Pick<CheckedAgent, 'headerValues' | 'forgottenHeaders'> & { transport: NetworkTransport }> {
   const typed = input.url.trim()
   let url: URL
   try {
@@ -138,7 +154,7 @@ async function checkRemoteAgent(
     }
   }
   url.hash = ''
-  const kept = new Set((previous?.remote?.secretHeaders ?? []).map((h) => h.toLowerCase()))
+  const kept = new Set(stored.map((h) => h.toLowerCase()))
   const headerValues: Record<string, string> = {}
   const secretHeaders: string[] = []
   for (const [key, value] of Object.entries(input.headers)) {
@@ -154,23 +170,10 @@ async function checkRemoteAgent(
     }
     secretHeaders.push(header)
   }
-  const forgottenHeaders = (previous?.remote?.secretHeaders ?? []).filter((h) => !secretHeaders.some((n) => n.toLowerCase() === h.toLowerCase()))
+  const forgottenHeaders = stored.filter((h) => !secretHeaders.some((n) => n.toLowerCase() === h.toLowerCase()))
   const caFile = input.caFile?.trim() ? await checkCaFile(input.caFile.trim()) : undefined
-  const protocol = protocolVersion === undefined ? {} : { protocol: protocolVersion === 2 ? (2 as const) : undefined }
   return {
-    fields: {
-      name,
-      command: '',
-      args: [],
-      env: {},
-      secretEnv: [],
-      ...protocol,
-      cwd: undefined,
-      ssh: undefined,
-      remote: { url: url.href, ...(secretHeaders.length ? { secretHeaders } : {}), ...(caFile ? { caFile } : {}) }
-    },
-    secretValues: {},
-    forgottenSecrets: previous?.secretEnv ?? [],
+    transport: { kind: 'network', url: url.href, ...(secretHeaders.length ? { secretHeaders } : {}), ...(caFile ? { caFile } : {}) },
     headerValues,
     forgottenHeaders
   }
@@ -226,30 +229,30 @@ async function checkCaFile(typed: string): Promise<string> {
  * confirmation: its command line, folder and variables (a secret with a value
  * typed is new, one sent as null kept). `previous` is the agent being edited.
  */
-export function agentProgram(checked: CheckedAgent, previous?: AgentDefinition): ProgramToRun {
-  const { name, command, args, env, remote } = checked.fields
-  if (remote) {
-    // Nothing runs here, but the agent will: it reads and writes files and runs commands through Switchboard.
-    const headers = Object.fromEntries((remote.secretHeaders ?? []).map((h) => [h, h in checked.headerValues ? 'new' : 'kept'] as const))
-    const inClear = sentInClear(remote.url, remote.secretHeaders ?? [])
-    return {
-      ...programToRun(
-        `Agent “${name}” over the network (it can read and write files in its sessions' folders and run commands here)${inClear}`,
-        {
-          command: remote.url,
-          args: [],
-          env: remote.caFile ? { 'CA file': remote.caFile } : {}
-        },
+export function agentProgram(checked: CheckedAgent): ProgramToRun {
+  const { name, transport } = checked.fields
+  switch (transport.kind) {
+    case 'network': {
+      // Nothing runs here, but the agent will: it reads and writes files and runs commands through Switchboard.
+      const secretHeaders = transport.secretHeaders ?? []
+      const headers = Object.fromEntries(secretHeaders.map((h) => [h, h in checked.headerValues ? 'new' : 'kept'] as const))
+      return programToRun(
+        `Agent “${name}” over the network (it can read and write files in its sessions' folders and run commands here)${sentInClear(transport.url, secretHeaders)}`,
+        { command: transport.url, args: [], env: transport.caFile ? { 'CA file': transport.caFile } : {} },
         headers
       )
     }
+    case 'process':
+    case 'ssh': {
+      const { command, args, cwd, env } = transport
+      const secrets = Object.fromEntries((transport.secretEnv ?? []).map((n) => [n, n in checked.secretValues ? 'new' : 'kept'] as const))
+      // Over SSH the command runs there; it reads and writes files and runs commands there through Switchboard.
+      const label = transport.kind === 'ssh' ? `Agent “${name}” on ${sshHostOf(transport)} over SSH${sshDetails(transport)}` : `Agent “${name}”`
+      return programToRun(label, { command, args, cwd, env }, secrets)
+    }
+    default:
+      return unknownTransport(transport)
   }
-  const cwd = 'cwd' in checked.fields ? checked.fields.cwd : previous?.cwd
-  const secrets = Object.fromEntries((checked.fields.secretEnv ?? []).map((n) => [n, n in checked.secretValues ? 'new' : 'kept'] as const))
-  const ssh = checked.fields.ssh
-  // Over SSH the command runs there; it reads and writes files and runs commands there through Switchboard.
-  const label = ssh ? `Agent “${name}” on ${sshHostOf(ssh)} over SSH${sshDetails(ssh)}` : `Agent “${name}”`
-  return programToRun(label, { command, args, cwd, env }, secrets)
 }
 
 /**
@@ -272,27 +275,39 @@ export function sentInClear(address: string, secretHeaders: readonly string[]): 
  * or protocol version alone does not, nor a secret kept as it is.
  */
 export function changesWhatRuns(previous: AgentDefinition, checked: CheckedAgent): boolean {
-  const next = checked.fields
-  const cwd = 'cwd' in next ? next.cwd : previous.cwd
+  const next = checked.fields.transport
+  const before = previous.transport
+  if (next.kind !== before.kind) return true
   const sameSet = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x) => b.includes(x))
-  const envOf = (env: Record<string, string>): string[] => Object.entries(env).map(([k, v]) => JSON.stringify([k, v]))
-  if (JSON.stringify(next.ssh ?? null) !== JSON.stringify(previous.ssh ?? null)) return true
-  if (next.remote || previous.remote) {
-    return (
-      next.remote?.url !== previous.remote?.url ||
-      (next.remote?.caFile ?? '') !== (previous.remote?.caFile ?? '') ||
-      !sameSet(next.remote?.secretHeaders ?? [], previous.remote?.secretHeaders ?? []) ||
-      Object.keys(checked.headerValues).length > 0
-    )
+  switch (next.kind) {
+    case 'network': {
+      const was = before as NetworkTransport
+      return (
+        next.url !== was.url ||
+        (next.caFile ?? '') !== (was.caFile ?? '') ||
+        !sameSet(next.secretHeaders ?? [], was.secretHeaders ?? []) ||
+        Object.keys(checked.headerValues).length > 0
+      )
+    }
+    case 'process':
+    case 'ssh': {
+      const was = before as ProcessTransport | SshTransport
+      const target = (t: AgentTransport): string =>
+        t.kind === 'ssh' ? JSON.stringify([t.destination, t.port, t.identityFile, t.knownHostsFile]) : ''
+      const envOf = (env: Record<string, string>): string[] => Object.entries(env).map(([k, v]) => JSON.stringify([k, v]))
+      return (
+        target(next) !== target(was) ||
+        next.command !== was.command ||
+        JSON.stringify(next.args) !== JSON.stringify(was.args) ||
+        (next.cwd ?? '') !== (was.cwd ?? '') ||
+        !sameSet(envOf(next.env), envOf(was.env ?? {})) ||
+        !sameSet(next.secretEnv ?? [], was.secretEnv ?? []) ||
+        Object.keys(checked.secretValues).length > 0
+      )
+    }
+    default:
+      return unknownTransport(next)
   }
-  return (
-    next.command !== previous.command ||
-    JSON.stringify(next.args) !== JSON.stringify(previous.args) ||
-    (cwd ?? '') !== (previous.cwd ?? '') ||
-    !sameSet(envOf(next.env), envOf(previous.env ?? {})) ||
-    !sameSet(next.secretEnv ?? [], previous.secretEnv ?? []) ||
-    Object.keys(checked.secretValues).length > 0
-  )
 }
 
 /** How ssh is told to reach the host, for the confirmation (files on this computer). */

@@ -1,6 +1,6 @@
 import type { FirstScreenRenderer } from '../../shared/contract'
 import type { TranscriptRecord } from '../../shared/transcript'
-import type { AgentDefinition } from '../../shared/domain'
+import type { AgentDefinition } from '../../shared/agent-definition'
 import type { PlatformKey, RegistrySnapshot } from '../../shared/registry'
 import type { ConnectAgent } from './agent/connection'
 import type { SupervisorOptions } from './agents/supervisor'

@@ -1,4 +1,5 @@
-import type { AgentDefinition } from '../../shared/domain'
+import type { AgentDefinition } from '../../shared/agent-definition'
+import type { AgentCommand, ProcessTransport } from '../../shared/transport'
 import { UserEnvironment } from './environment'
 
 /**
@@ -10,6 +11,9 @@ import { UserEnvironment } from './environment'
  * To move a preset to a newer version: `npm install -D <package>@<version>`,
  * run the real-agent suites, and set the same version here.
  */
+
+/** A preset's definition: a process on this computer. */
+export type PresetDefinition = AgentDefinition & { transport: ProcessTransport }
 
 interface Preset {
   id: string
@@ -68,16 +72,19 @@ export async function defaultAgentPresets(environment = UserEnvironment.ofProces
 }
 
 /** Every preset as it would be set up on this machine (on the PATH its processes get), and whether its own command is installed. */
-export async function presetCatalog(environment: UserEnvironment): Promise<{ definition: AgentDefinition; installed: boolean }[]> {
+export async function presetCatalog(environment: UserEnvironment): Promise<{ definition: PresetDefinition; installed: boolean }[]> {
   return Promise.all(
     PRESETS.map(async (preset) => {
       const installed = Boolean(await environment.find(preset.binary))
-      const definition: AgentDefinition = {
+      const definition: PresetDefinition = {
         id: preset.id,
         name: preset.name,
-        command: installed ? preset.binary : 'npx',
-        args: installed ? preset.binaryArgs : ['-y', `${preset.npxPackage}@${preset.version}`, ...preset.binaryArgs],
-        env: { ...preset.env },
+        transport: {
+          kind: 'process',
+          command: installed ? preset.binary : 'npx',
+          args: installed ? preset.binaryArgs : ['-y', `${preset.npxPackage}@${preset.version}`, ...preset.binaryArgs],
+          env: { ...preset.env }
+        },
         installHint: preset.installHint
       }
       return { definition, installed }
@@ -107,7 +114,7 @@ export const PRESET_PACKAGES: readonly {
  * the preset's package now (`testedPackage`).
  */
 export function presetRunOf(
-  definition: Pick<AgentDefinition, 'command' | 'args'>
+  definition: Pick<AgentCommand, 'command' | 'args'>
 ): { presetId: string; npxPackage: string; version: string | null; tested: string; testedPackage: string } | null {
   if (definition.command !== 'npx') return null
   for (const arg of definition.args) {
@@ -124,7 +131,7 @@ export function presetRunOf(
 }
 
 /** The definition's npx arguments with the preset's package at another version (in place of a package it ran as before, too). */
-export function withPresetVersion(definition: Pick<AgentDefinition, 'args'>, npxPackage: string, version: string): string[] {
+export function withPresetVersion(definition: Pick<AgentCommand, 'args'>, npxPackage: string, version: string): string[] {
   const names = [npxPackage, ...(PRESET_PACKAGES.find((p) => p.npxPackage === npxPackage)?.formerly ?? [])]
   return definition.args.map((arg) => (names.some((name) => arg === name || arg.startsWith(`${name}@`)) ? `${npxPackage}@${version}` : arg))
 }

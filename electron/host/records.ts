@@ -1,4 +1,5 @@
-import type { AgentDefinition, PermissionRule, Project, SessionRecord } from '../../shared/domain'
+import type { PermissionRule, Project, SessionRecord } from '../../shared/domain'
+import type { AgentDefinition } from '../../shared/agent-definition'
 import type { McpProfile } from '../../shared/mcp'
 import type { SessionPreset } from '../../shared/presets'
 import type { EventBus } from './events'

@@ -1,11 +1,13 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { Low } from 'lowdb'
-import type { AgentDefinition, PermissionRule, Project, SessionRecord, TitleSource } from '../../shared/domain'
+import type { PermissionRule, Project, SessionRecord, TitleSource } from '../../shared/domain'
+import type { AgentDefinition } from '../../shared/agent-definition'
 import type { McpProfile } from '../../shared/mcp'
 import type { SessionPreset } from '../../shared/presets'
 import { AtomicTextFile } from './atomic-file'
 import { dbText, parseRest, readDbFile, type DbRead, type SessionsLayout } from './db-file'
+import { migrateAgentTransports } from './migrate-transport'
 import { readTranscriptSummaries } from './transcripts'
 import { makeFilePrivate, privateFolder } from './private-files'
 
@@ -23,7 +25,7 @@ import { makeFilePrivate, privateFolder } from './private-files'
  * rest (nothing is written without it).
  */
 
-export const DB_VERSION = 5
+export const DB_VERSION = 6
 
 export interface DbData {
   version: number
@@ -51,7 +53,7 @@ export interface HostSettings {
  * Never edit one that has shipped; add the next. A step may leave the user a
  * notice (shown once, when the migration runs).
  */
-const MIGRATIONS: Record<number, (data: Record<string, unknown>, notices: string[]) => void> = {
+const MIGRATIONS: Record<number, (data: Record<string, unknown>, notices: string[], backup: string) => void> = {
   // 2: remembered permission answers.
   2: (data) => {
     data.permissionRules = []
@@ -86,7 +88,9 @@ const MIGRATIONS: Record<number, (data: Record<string, unknown>, notices: string
         'each covered a whole kind of tool (every command, or every file even outside the project), more than the one you chose. ' +
         'The agent will ask again; "always" now covers only that tool with that exact command, or that tool on files inside the project.'
     )
-  }
+  },
+  // 6: an agent's transport is one tagged field (process, SSH, network), not a command with `remote?` or `ssh?` beside it.
+  6: migrateAgentTransports
 }
 
 /** Before version 4 a title's source was implied by the placeholder it kept until something better came. */
@@ -94,13 +98,16 @@ function titleSourceOf(title: string): TitleSource {
   return ['New session', 'Imported session', 'Recovered session'].includes(title) || title.startsWith('Fork of ') ? 'default' : 'prompt'
 }
 
-/** Takes a database of `fromVersion` to DB_VERSION in place, one step at a time; returns what the user must be told. */
-export function migrate(data: Record<string, unknown>, fromVersion: number): string[] {
+/**
+ * Takes a database of `fromVersion` to DB_VERSION in place, one step at a time; returns what the user must be told.
+ * `backup`: the copy of the file made before (what a notice may point to).
+ */
+export function migrate(data: Record<string, unknown>, fromVersion: number, backup = `db.v${fromVersion}.backup.json`): string[] {
   const notices: string[] = []
   for (let next = fromVersion + 1; next <= DB_VERSION; next++) {
     const step = MIGRATIONS[next]
     if (!step) throw new Error(`No migration to database version ${next}`)
-    step(data, notices)
+    step(data, notices, backup)
     data.version = next
   }
   return notices
@@ -256,8 +263,9 @@ export class Store {
       // A migration changes every record: all of them first.
       await store.whole()
       // Keep the file as it was before changing it.
-      await copyPrivately(file, join(dataDir, `db.v${version}.backup.json`))
-      warnings.push(...migrate(db.data as unknown as Record<string, unknown>, version))
+      const backup = join(dataDir, `db.v${version}.backup.json`)
+      await copyPrivately(file, backup)
+      warnings.push(...migrate(db.data as unknown as Record<string, unknown>, version, backup))
       await db.write()
     }
     return { store, warnings }

@@ -1,5 +1,6 @@
 import { onBeforeUnmount, watchEffect } from 'vue'
-import { agentFitsProject, type Project } from '../../shared/domain'
+import type { Project } from '../../shared/domain'
+import { agentFitsProject } from '../../shared/agent-definition'
 import { onAppCommand, runAppCommand } from './commands'
 import { host, messageOf } from './host/client'
 import { askNotificationPermissionOnFirstGesture, createNotifier } from './notifications'

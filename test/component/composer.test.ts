@@ -58,7 +58,7 @@ function setUp(acceptsImages = true): void {
     ])
   )
   useAgentsStore().setAll(
-    [{ id: 'a1', name: 'Helper', command: 'helper', args: [], env: {} }],
+    [{ id: 'a1', name: 'Helper', transport: { kind: 'process', command: 'helper', args: [], env: {} } }],
     [{ agentId: 'a1', status: 'ready', stderrTail: '', capabilities: capabilities(acceptsImages) }]
   )
   const sessions = useSessionsStore()

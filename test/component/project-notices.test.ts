@@ -3,7 +3,8 @@ import './happy-dom-fixes'
 import { flushPromises, mount } from '@vue/test-utils'
 import { createPinia, setActivePinia } from 'pinia'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import type { AgentDefinition, AgentRuntimeState, Project } from '../../shared/domain'
+import type { AgentRuntimeState, Project } from '../../shared/domain'
+import type { AgentDefinition } from '../../shared/agent-definition'
 import ProjectBlock from '../../renderer/src/components/sidebar/ProjectBlock.vue'
 import { useAgentsStore } from '../../renderer/src/stores/agents'
 import { useProjectsStore } from '../../renderer/src/stores/projects'
@@ -13,7 +14,7 @@ import { FakeHost } from './fake-host'
 
 const at = '2026-01-01T00:00:00.000Z'
 const project: Project = { id: 'p1', name: 'shop', cwd: '/work/shop', createdAt: at }
-const agent = (id: string, name: string): AgentDefinition => ({ id, name, command: id, args: [], env: {} })
+const agent = (id: string, name: string): AgentDefinition => ({ id, name, transport: { kind: 'process', command: id, args: [], env: {} } })
 const state = (agentId: string, extra: Partial<AgentRuntimeState> = {}): AgentRuntimeState => ({
   agentId,
   status: 'stopped',

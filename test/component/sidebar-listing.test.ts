@@ -262,7 +262,7 @@ describe('the virtual sidebar', () => {
       },
       'sessions.get': ({ ids }: { ids: string[] }) => ids.map((id) => made(Number(id.split('-').at(-1))))
     }).install()
-    useAgentsStore().setAll([{ id: 'x', name: 'Agent X', command: 'x', args: [], env: {} }], [])
+    useAgentsStore().setAll([{ id: 'x', name: 'Agent X', transport: { kind: 'process', command: 'x', args: [], env: {} } }], [])
     useProjectsStore().setAll(
       [project('big'), project('small')],
       [
@@ -376,7 +376,7 @@ describe('the virtual sidebar', () => {
       names.map(project),
       names.flatMap((name) => Array.from({ length: 10 }, (_, i) => session(name, 'x', i)))
     )
-    useAgentsStore().setAll([{ id: 'x', name: 'Agent X', command: 'x', args: [], env: {} }], [])
+    useAgentsStore().setAll([{ id: 'x', name: 'Agent X', transport: { kind: 'process', command: 'x', args: [], env: {} } }], [])
     listenToHost()
     await useAppStore().load()
     expect(host.fake.sent('sessions.summary')).toEqual([{ limit: FIRST_PAGE, records: FIRST_RECORDS }])

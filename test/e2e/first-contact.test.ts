@@ -31,9 +31,7 @@ const SLOW = 360_000
 const MISSING_PRESET = {
   id: 'missing-preset',
   name: 'Missing preset',
-  command: 'switchboard-missing-agent-acp',
-  args: [],
-  env: {},
+  transport: { kind: 'process' as const, command: 'switchboard-missing-agent-acp', args: [], env: {} },
   installHint: 'npm install -g @example/missing-agent-acp'
 }
 

@@ -87,7 +87,7 @@ describe('an agent over the network in the window', () => {
     expect(await page.getByTestId('agent-secret-header').textContent()).toMatch(/Authorization\s+•••• set/)
     expect(await page.getByTestId('agent-command-line').count()).toBe(0)
     const [agent] = await host.request('agents.list', {})
-    expect(agent.remote).toEqual({ url: agentServer.wsUrl, secretHeaders: ['Authorization'] })
+    expect(agent.transport).toEqual({ kind: 'network', url: agentServer.wsUrl, secretHeaders: ['Authorization'] })
 
     // Started from the page: what it announced shows as for any agent.
     await page.getByTestId('agent-restart').click()
@@ -108,7 +108,11 @@ describe('an agent over the network in the window', () => {
     await page.getByTestId('agent-form-save').click()
     await page.getByTestId('agent-details').waitFor()
     expect(await page.getByTestId('code-dialog').isVisible()).toBe(false)
-    expect((await host.request('agents.list', {}))[0].remote).toEqual({ url: agentServer.wsUrl, secretHeaders: ['Authorization'] })
+    expect((await host.request('agents.list', {}))[0].transport).toEqual({
+      kind: 'network',
+      url: agentServer.wsUrl,
+      secretHeaders: ['Authorization']
+    })
     expect(problems).toEqual([])
   }, 180_000)
 
@@ -236,7 +240,7 @@ describe('an agent over SSH in the window', () => {
     const block = page.getByTestId('project').filter({ hasText: 'on-host' })
     expect(await block.getByTestId('project-path').textContent()).toBe(`127.0.0.1:${sshd.port}:${hostProject} (over SSH)`)
     expect(await block.getByTestId('project-head').getAttribute('title')).toContain(`127.0.0.1:${sshd.port}:${hostProject}`)
-    const [agent] = (await host.request('agents.list', {})).filter((a) => a.ssh)
+    const [agent] = (await host.request('agents.list', {})).filter((a) => a.transport.kind === 'ssh')
     expect(await agentChoices(block)).toEqual(['Scripted on host'])
     await block.getByTestId('new-session').click()
     await page.getByTestId('composer-input').fill(`/write ${join(hostProject, 'hello.txt')} from the host\n/say done over SSH`)

@@ -308,9 +308,7 @@ describe('the ACP Registry on the Agents page', () => {
     await expect
       .poll(async () => (await host.request('agents.list', {})).find((a) => a.name === 'Bar agent'))
       .toMatchObject({
-        command: 'npx',
-        args: ['-y', '@foo/bar@1.2', '--acp', '--flag', 'x y'],
-        env: { FOO: 'a b' }
+        transport: { kind: 'process', command: 'npx', args: ['-y', '@foo/bar@1.2', '--acp', '--flag', 'x y'], env: { FOO: 'a b' } }
       })
     expect(problems).toEqual([])
     await context.close()

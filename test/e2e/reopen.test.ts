@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
-import { removeDir, scriptedAgent, tempDir } from '../helpers'
+import { runOf, removeDir, scriptedAgent, tempDir } from '../helpers'
 import { launchBrowser, RestartableHost, screenshot, watchConsole, chooseAgent } from './browser'
 
 /**
@@ -54,9 +54,9 @@ describe('real agents’ troubles, in the window', () => {
     await app.host.request('agents.update', {
       agentId: agent.id,
       name: 'Forgetful',
-      command: agent.command,
-      args: agent.args,
-      env: { ...agent.env, SCRIPTED_AGENT_LOAD_FAIL: 'No previous sessions found for this project.' }
+      command: runOf(agent).command,
+      args: runOf(agent).args,
+      env: { ...runOf(agent).env, SCRIPTED_AGENT_LOAD_FAIL: 'No previous sessions found for this project.' }
     })
     await app.stop()
 

@@ -1,5 +1,6 @@
 import type { PermissionOption, SessionInfo, SessionUpdate, StopReason } from '@agentclientprotocol/sdk'
-import type { AgentCapabilities, AgentDefinition, AgentRuntimeState } from '../../shared/domain'
+import type { AgentCapabilities, AgentRuntimeState } from '../../shared/domain'
+import type { AgentDefinition } from '../../shared/agent-definition'
 import type { AgentConnection, AgentConnectionOptions } from '../../electron/host/agent/connection'
 import type { AgentProtocol } from '../../electron/host/agent/protocol'
 import { explainingLines, lastLines } from '../../shared/stderr-lines'

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Host } from '../../electron/host/host'
 import { MemorySecretStore, agentEnvKey } from '../../electron/host/secrets'
 import { scriptedAgentCommand } from '../agent/spawn'
-import { confirmEverything, entriesOf, fold, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { runOf, confirmEverything, entriesOf, fold, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
 
 /** The Agents page's requests: custom agents with secret variables, edit, remove, restart, the stderr log, presets. */
 
@@ -47,8 +47,8 @@ describe('custom agents', () => {
       ...scriptedAgent(join(root, 'state'), { PLAIN: 'visible' }),
       secretEnv: { API_TOKEN: 's3cret-value' }
     })
-    expect(agent.secretEnv).toEqual(['API_TOKEN'])
-    expect(agent.env).toEqual(expect.objectContaining({ PLAIN: 'visible' }))
+    expect(runOf(agent).secretEnv).toEqual(['API_TOKEN'])
+    expect(runOf(agent).env).toEqual(expect.objectContaining({ PLAIN: 'visible' }))
     expect(await secrets.get(agentEnvKey(agent.id, 'API_TOKEN'))).toBe('s3cret-value')
     await expect.poll(() => events.some((e) => e.type === 'agents.changed' && e.payload.some((a) => a.id === agent.id))).toBe(true)
     expect(JSON.stringify(events)).not.toContain('s3cret-value')
@@ -74,12 +74,12 @@ describe('custom agents', () => {
     const updated = await host.request('agents.update', {
       agentId: agent.id,
       name: 'Scripted, edited',
-      command: agent.command,
-      args: agent.args,
-      env: { ...agent.env, MODE: 'two' },
+      command: runOf(agent).command,
+      args: runOf(agent).args,
+      env: { ...runOf(agent).env, MODE: 'two' },
       secretEnv: { KEEP_ME: null, REPLACE_ME: 'new' }
     })
-    expect(updated).toMatchObject({ id: agent.id, name: 'Scripted, edited', secretEnv: ['KEEP_ME', 'REPLACE_ME'] })
+    expect(updated).toMatchObject({ id: agent.id, name: 'Scripted, edited', transport: { secretEnv: ['KEEP_ME', 'REPLACE_ME'] } })
     expect(await secrets.get(agentEnvKey(agent.id, 'DROP_ME'))).toBeUndefined()
     // The running agent keeps its environment until it restarts.
     expect(await agentSays(record.id, '/env MODE')).toBe('MODE=one')
@@ -114,7 +114,14 @@ describe('custom agents', () => {
 
     const agent = await host.request('agents.add', base)
     expect(
-      await host.handle('agents.update', { agentId: agent.id, name: 'x', command: agent.command, args: [], env: {}, secretEnv: { NEVER_SET: null } })
+      await host.handle('agents.update', {
+        agentId: agent.id,
+        name: 'x',
+        command: runOf(agent).command,
+        args: [],
+        env: {},
+        secretEnv: { NEVER_SET: null }
+      })
     ).toMatchObject({ ok: false, error: { message: 'NEVER_SET has no stored value yet: type one' } })
     expect((await host.request('agents.list', {}))[0]).toEqual(agent)
   })
@@ -136,17 +143,17 @@ describe('an agent’s working folder', () => {
       cwd: folder,
       env: { SCRIPTED_AGENT_STATE_DIR: join(root, 'state') }
     })
-    expect(agent.cwd).toBe(folder)
+    expect(runOf(agent).cwd).toBe(folder)
     expect((await agentState(agent.id))?.installed).toBe(true)
     const record = await host.request('sessions.new', { projectId, agentId: agent.id })
     expect(await agentSays(record.id, '/process-cwd')).toBe(`process cwd=${folder}`)
     // Each session still works in its own project folder.
     expect(await agentSays(record.id, '/cwd')).toBe(`cwd=${join(root, 'project')}`)
     await host.close()
-    const db = JSON.parse(await readFile(join(dataDir, 'db.json'), 'utf8')) as { agents: { id: string; cwd?: string }[] }
-    expect(db.agents.find((a) => a.id === agent.id)?.cwd).toBe(folder)
+    const db = JSON.parse(await readFile(join(dataDir, 'db.json'), 'utf8')) as { agents: { id: string; transport: { cwd?: string } }[] }
+    expect(db.agents.find((a) => a.id === agent.id)?.transport.cwd).toBe(folder)
     host = await Host.open({ dataDir, version: 'test', confirmCommand: confirmEverything, presets: [], secrets, initializeTimeoutMs: 20_000 })
-    expect((await host.request('agents.list', {}))[0].cwd).toBe(folder)
+    expect(runOf((await host.request('agents.list', {}))[0]).cwd).toBe(folder)
   })
 
   it('is the home folder by default, and again when emptied', async () => {
@@ -157,10 +164,10 @@ describe('an agent’s working folder', () => {
     const record = await host.request('sessions.new', { projectId, agentId: agent.id })
     expect(await agentSays(record.id, '/process-cwd')).toBe(`process cwd=${homedir()}`)
 
-    const edit = { agentId: agent.id, name: agent.name, command: agent.command, args: agent.args, env: agent.env }
-    expect((await host.request('agents.update', { ...edit, cwd: folder })).cwd).toBe(folder)
+    const edit = { agentId: agent.id, name: agent.name, command: runOf(agent).command, args: runOf(agent).args, env: runOf(agent).env }
+    expect(runOf(await host.request('agents.update', { ...edit, cwd: folder })).cwd).toBe(folder)
     // Not given: left as it is.
-    expect((await host.request('agents.update', edit)).cwd).toBe(folder)
+    expect(runOf(await host.request('agents.update', edit)).cwd).toBe(folder)
     await host.request('agents.restart', { agentId: agent.id })
     expect(await agentSays(record.id, '/process-cwd')).toBe(`process cwd=${folder}`)
     expect(await host.request('agents.update', { ...edit, cwd: '' })).not.toHaveProperty('cwd')
@@ -224,7 +231,7 @@ describe('an agent’s process', () => {
     const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), {}, 'Before'))
     const record = await host.request('sessions.new', { projectId, agentId: agent.id })
     await host.request('sessions.prompt', { id: record.id, text: '/stderr said before the rename' })
-    const edit = { agentId: agent.id, command: agent.command, args: agent.args, env: agent.env }
+    const edit = { agentId: agent.id, command: runOf(agent).command, args: runOf(agent).args, env: runOf(agent).env }
     expect(await host.request('agents.update', { ...edit, name: 'After' })).toMatchObject({ id: agent.id, name: 'After' })
     // The running process goes on under its new name; a restart starts it again with it.
     await host.request('sessions.prompt', { id: record.id, text: '/stderr said by the running agent after the rename' })

@@ -164,7 +164,7 @@ function countsIn(events: HostEvent[]): unknown[] {
 async function writeDataFolder(dataDir: string): Promise<void> {
   await mkdir(join(dataDir, 'transcripts'), { recursive: true })
   const { store } = await Store.open(dataDir, [])
-  for (const id of AGENTS) store.data.agents.push({ id, name: id, command: 'stub-agent', args: [], env: {} })
+  for (const id of AGENTS) store.data.agents.push({ id, name: id, transport: { kind: 'process', command: 'stub-agent', args: [], env: {} } })
   for (const id of PROJECTS) {
     const cwd = join(root, id)
     await mkdir(cwd, { recursive: true })

@@ -63,7 +63,7 @@ describe.each(transports)('an agent over $name', ({ url }) => {
     const host = await startHost()
     const project = await host.request('projects.add', { cwd: projectDir })
     const agent = await host.request('agents.add', remoteAgent(url(server)))
-    expect(agent.remote).toEqual({ url: url(server), secretHeaders: ['Authorization'] })
+    expect(agent.transport).toEqual({ kind: 'network', url: url(server), secretHeaders: ['Authorization'] })
     const record = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
     expect(record.acpSessionId).toMatch(/^sess-/)
 
@@ -236,7 +236,7 @@ describe('TLS', () => {
       expect(refused?.message).toMatch(/TLS certificate is not trusted \((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN)/)
 
       const trusted = await host.request('agents.add', { ...remoteAgent(address, TOKEN, cert), name: `Trusted ${address.slice(0, 5)}` })
-      expect(trusted.remote?.caFile).toBe(cert)
+      expect(trusted.transport).toMatchObject({ kind: 'network', caFile: cert })
       const record = await host.request('sessions.new', { projectId: project.id, agentId: trusted.id })
       const result = await host.request('sessions.prompt', { id: record.id, text: 'over TLS' })
       expect(result.stopReason).toBe('end_turn')
@@ -279,7 +279,7 @@ describe('sign-in', () => {
 describe('checking what is typed', () => {
   it('refuses addresses that are not ws(s) or http(s), credentials in the address, bad headers and unreadable CA files', async () => {
     const host = await startHost()
-    const add = (remote: NonNullable<RequestParams<'agents.add'>['remote']>) =>
+    const add = (remote: { url: string; headers?: Record<string, string | null>; caFile?: string }) =>
       host.request('agents.add', { name: 'Bad', command: '', args: [], env: {}, secretEnv: {}, remote }).then(
         () => '',
         (error: Error) => error.message
@@ -318,7 +318,7 @@ describe('secrets of a network agent', () => {
     expect(await host.request('agents.list', {})).toEqual([])
     // A plain query stays; a fragment (never sent) is not kept.
     expect(await add(host, 'wss://agents.example.com/acp?model=small#frag')).not.toMatch(/^refused/)
-    expect((await host.request('agents.list', {}))[0].remote?.url).toBe('wss://agents.example.com/acp?model=small')
+    expect((await host.request('agents.list', {}))[0].transport).toMatchObject({ kind: 'network', url: 'wss://agents.example.com/acp?model=small' })
     const db = await readFile(join(dataDir, 'db.json'), 'utf8')
     for (const secret of secrets) expect(db).not.toContain(secret)
   })

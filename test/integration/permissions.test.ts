@@ -500,7 +500,9 @@ describe('database migrations', () => {
     await writeFile(join(dataDir, 'db.json'), JSON.stringify(v1))
     host = await openHost(dataDir)
     const migrated = await readDbJson(dataDir)
-    expect(migrated).toEqual({ ...v1, version: DB_VERSION, permissionRules: [], mcpProfiles: [], mcpDisabled: {} })
+    // 6: the agent's command in its transport.
+    const agents = [{ id: 'a1', name: 'Old agent', transport: { kind: 'process', command: 'old-agent', args: [], env: {} } }]
+    expect(migrated).toEqual({ ...v1, agents, version: DB_VERSION, permissionRules: [], mcpProfiles: [], mcpDisabled: {} })
     expect(JSON.parse(await readFile(join(dataDir, 'db.v1.backup.json'), 'utf8'))).toEqual(v1)
     expect(await host.request('projects.list', {})).toEqual(v1.projects)
   })
@@ -543,7 +545,8 @@ describe('database migrations', () => {
     ])
     expect(await host.request('permissions.list', {})).toEqual([])
     const migrated = await readDbJson(dataDir)
-    expect(migrated).toEqual({ ...v4, version: DB_VERSION, permissionRules: [] })
+    const agents = [{ id: 'claude', name: 'Claude Code', transport: { kind: 'process', command: 'claude-agent-acp', args: [], env: {} } }]
+    expect(migrated).toEqual({ ...v4, agents, version: DB_VERSION, permissionRules: [] })
     expect(JSON.parse(await readFile(join(dataDir, 'db.v4.backup.json'), 'utf8'))).toEqual(v4)
 
     // Told once: the next start has nothing to say.

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Host, type HostOptions } from '../../electron/host/host'
 import type { RegistrySnapshot } from '../../shared/registry'
-import { confirmEverything, entriesOf, fold, removeDir, tempDir, waitUntil } from '../helpers'
+import { runOf, confirmEverything, entriesOf, fold, removeDir, tempDir, waitUntil } from '../helpers'
 import { stagedCommand } from '../../electron/host/registry/install'
 import { ICON, launcherScript, RegistryFixture, tarball, zipArchive } from '../registry/fixture'
 import { PRESET_PACKAGES } from '../../electron/host/presets'
@@ -181,8 +181,8 @@ describe('installing from the registry', () => {
       origin: { registryId: 'fixture-agent', version: '1.0.0', kind: 'binary' }
     })
     const v1 = join(dataDir, 'agents', 'fixture-agent', '1.0.0')
-    expect(agent.command).toBe(join(v1, 'fixture', 'fixture-agent'))
-    expect(statSync(agent.command).mode & 0o111).not.toBe(0)
+    expect(runOf(agent).command).toBe(join(v1, 'fixture', 'fixture-agent'))
+    expect(statSync(runOf(agent).command).mode & 0o111).not.toBe(0)
     await waitUntil('the last progress event', () => progress.includes('done'))
     expect(progress).toEqual(expect.arrayContaining(['downloading', 'extracting', 'done']))
     expect(await converse(agent.id)).toContain('You said: hello registry')
@@ -215,7 +215,7 @@ describe('installing from the registry', () => {
 
     const updated = await host.request('registry.update', { agentId: agent.id })
     expect(updated.origin).toMatchObject({ version: '2.0.0', kind: 'binary' })
-    expect(updated.command).toBe(join(dataDir, 'agents', 'fixture-agent', '2.0.0', 'fixture', 'fixture-agent'))
+    expect(runOf(updated).command).toBe(join(dataDir, 'agents', 'fixture-agent', '2.0.0', 'fixture', 'fixture-agent'))
     expect(existsSync(v1)).toBe(false)
     expect(await converse(agent.id, 'after the update')).toContain('You said: after the update')
     expect((await host.request('agents.states', {})).find((s) => s.agentId === agent.id)?.agentInfo?.name).toBe('fixture-agent-2.0.0')
@@ -322,8 +322,7 @@ describe('installing from the registry', () => {
     expect(listing.agents[0].kinds).toEqual(['npx'])
     const agent = await host.request('registry.install', { registryId: 'npx-agent' })
     expect(agent).toMatchObject({
-      command: 'npx',
-      args: ['-y', '--package', tarballFile, 'fixture-npx-agent'],
+      transport: { kind: 'process', command: 'npx', args: ['-y', '--package', tarballFile, 'fixture-npx-agent'] },
       origin: { kind: 'npx', version: '3.0.0' }
     })
     expect(await converse(agent.id)).toContain('You said: hello registry')
@@ -388,13 +387,13 @@ describe('installing from the registry', () => {
     // Only the tested version or the one offered.
     await expect(host.request('registry.updatePreset', { agentId: gemini.id, version: '98.0.0' })).rejects.toThrow(/neither the tested version/)
     const updated = await host.request('registry.updatePreset', { agentId: gemini.id, version: '99.0.0' })
-    expect(updated.args).toEqual(['-y', '@google/gemini-cli@99.0.0', '--acp'])
-    expect((await host.request('agents.list', {})).find((a) => a.id === gemini.id)?.args).toEqual(updated.args)
+    expect(runOf(updated).args).toEqual(['-y', '@google/gemini-cli@99.0.0', '--acp'])
+    expect(runOf((await host.request('agents.list', {})).find((a) => a.id === gemini.id)!).args).toEqual(runOf(updated).args)
     expect((await host.request('registry.presetVersions', {})).find((v) => v.agentId === gemini.id)).toMatchObject({ runs: '99.0.0', newer: null })
     await waitUntil('the check after the update', async () => (await host.request('agents.checks', {})).find((r) => r.agentId === gemini.id))
     // The agent on the former package moves to the preset's package at the tested version.
     await host.request('registry.updatePreset', { agentId: oldCodex.id, version: PRESET_PACKAGES[2]!.version })
-    expect((await host.request('agents.list', {})).find((a) => a.id === oldCodex.id)?.args).toEqual([
+    expect(runOf((await host.request('agents.list', {})).find((a) => a.id === oldCodex.id)!).args).toEqual([
       '-y',
       `@agentclientprotocol/codex-acp@${PRESET_PACKAGES[2]!.version}`
     ])
@@ -404,7 +403,7 @@ describe('installing from the registry', () => {
     })
     await waitUntil('the check after its update', async () => (await host.request('agents.checks', {})).find((r) => r.agentId === oldCodex.id))
     await host.request('registry.updatePreset', { agentId: claude.id, version: PRESET_PACKAGES[0]!.version })
-    expect((await host.request('agents.list', {})).find((a) => a.id === claude.id)?.args).toEqual([
+    expect(runOf((await host.request('agents.list', {})).find((a) => a.id === claude.id)!).args).toEqual([
       '-y',
       `@agentclientprotocol/claude-agent-acp@${PRESET_PACKAGES[0]!.version}`
     ])

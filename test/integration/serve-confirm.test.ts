@@ -7,9 +7,10 @@ import WebSocket from 'ws'
 import { startServing, type Serving } from '../../electron/host/serving'
 import { commandLineOf, type CommandChange } from '../../shared/confirmation'
 import type { HostEvent, WireError } from '../../shared/contract'
-import type { AgentDefinition, Project } from '../../shared/domain'
+import type { Project } from '../../shared/domain'
+import type { AgentDefinition } from '../../shared/agent-definition'
 import { RegistryFixture } from '../registry/fixture'
-import { readDbJson, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
+import { runOf, readDbJson, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 
 /**
  * `npm run serve` as a page reaches it, over the WebSocket: a change that
@@ -129,7 +130,7 @@ describe('serve: a page-side change that runs a program is refused until confirm
     expect(await result('agents.list', {})).toEqual([])
 
     agent = await result<AgentDefinition>('agents.add', { ...params, confirmationCode: code })
-    expect(agent).toMatchObject({ name: 'Locked', command: params.command, args: params.args })
+    expect(agent).toMatchObject({ name: 'Locked', transport: { kind: 'process', command: params.command, args: params.args } })
     // Used: the same code does not add it again.
     expect(await call('agents.add', { ...params, confirmationCode: code })).toMatchObject({ ok: false, error: { code: 'confirmation_refused' } })
     expect(await result<AgentDefinition[]>('agents.list', {})).toHaveLength(1)
@@ -144,14 +145,16 @@ describe('serve: a page-side change that runs a program is refused until confirm
   })
 
   it('agents.update: a new command or arguments wait for the code; a rename does not', async () => {
-    const base = { agentId: agent.id, name: agent.name, command: agent.command, args: agent.args, env: agent.env }
+    const base = { agentId: agent.id, name: agent.name, command: runOf(agent).command, args: runOf(agent).args, env: runOf(agent).env }
     expect(await result('agents.update', { ...base, name: 'Locked agent' })).toMatchObject({ name: 'Locked agent' })
-    const changed = { ...base, name: 'Locked agent', args: [...agent.args, '--extra'] }
+    const changed = { ...base, name: 'Locked agent', args: [...runOf(agent).args, '--extra'] }
     expect(asked(await call('agents.update', changed))).toMatchObject({ action: 'Change what the agent “Locked agent” runs' })
-    expect((await result<AgentDefinition[]>('agents.list', {}))[0].args).toEqual(agent.args)
+    expect(runOf((await result<AgentDefinition[]>('agents.list', {}))[0]).args).toEqual(runOf(agent).args)
     expect(await call('agents.update', { ...changed, confirmationCode: wrongFor(printedCode()) })).toMatchObject({ ok: false })
-    expect((await result<AgentDefinition[]>('agents.list', {}))[0].args).toEqual(agent.args)
-    expect(await result('agents.update', { ...changed, confirmationCode: printedCode() })).toMatchObject({ args: [...agent.args, '--extra'] })
+    expect(runOf((await result<AgentDefinition[]>('agents.list', {}))[0]).args).toEqual(runOf(agent).args)
+    expect(await result('agents.update', { ...changed, confirmationCode: printedCode() })).toMatchObject({
+      transport: { args: [...runOf(agent).args, '--extra'] }
+    })
     // Back as it was (the scripted agent does not mind the extra argument, but the next tests start it).
     await call('agents.update', { ...base, name: 'Locked agent' })
     await result('agents.update', { ...base, name: 'Locked agent', confirmationCode: printedCode() })
@@ -231,7 +234,7 @@ describe('serve: a page-side change that runs a program is refused until confirm
     expect(await call('registry.install', { registryId: 'fixture-agent', confirmationCode: wrongFor(printedCode()) })).toMatchObject({ ok: false })
     expect(fixture.requests.filter((path) => path.startsWith('/dl/'))).toEqual([])
     const installed = await result<AgentDefinition>('registry.install', { registryId: 'fixture-agent', confirmationCode: printedCode() })
-    expect(installed.command).toBe(command)
+    expect(runOf(installed).command).toBe(command)
     expect(fixture.requests.filter((path) => path.startsWith('/dl/'))).toEqual(['/dl/fixture-agent-1.0.0.tar.gz'])
   })
 

@@ -3,7 +3,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Host } from '../../electron/host/host'
-import { confirmEverything, entriesOf, fold, openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { runOf, confirmEverything, entriesOf, fold, openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
 
 /** The optional session methods: list (import), resume, close, delete, fork; each used only when announced. */
 
@@ -223,9 +223,9 @@ describe('session/load as real agents answer it', () => {
     await host.request('agents.update', {
       agentId: agent.id,
       name: 'Loader',
-      command: agent.command,
-      args: agent.args,
-      env: { ...agent.env, ...env }
+      command: runOf(agent).command,
+      args: runOf(agent).args,
+      env: { ...runOf(agent).env, ...env }
     })
     return record.id
   }

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Host } from '../../electron/host/host'
 import type { RequestParams } from '../../shared/contract'
-import type { SshTarget } from '../../shared/domain'
+import type { SshTarget } from '../../shared/transport'
 import { scriptedAgentCommand } from '../agent/spawn'
 import {
   allowCommands,
@@ -98,7 +98,7 @@ describe('an agent over SSH', () => {
     // Its command runs on the host once the user allows it.
     allowCommands(host)
     const agent = await host.request('agents.add', sshAgent(sshd.target(), tag, { secretEnv: { SB_TOKEN: secret } }))
-    expect(agent.ssh).toEqual(sshd.target())
+    expect(agent.transport).toEqual(expect.objectContaining({ kind: 'ssh', ...sshd.target() }))
     const project = await host.request('projects.add', { cwd: projectDir, agentId: agent.id })
     expect(project.sshHost).toBe(`127.0.0.1:${sshd.port}`)
 

@@ -3,7 +3,10 @@ import { flushPromises, mount } from '@vue/test-utils'
 import { createPinia, setActivePinia } from 'pinia'
 import { beforeEach, describe, expect, it } from 'vitest'
 import type { RequestParams } from '../../shared/contract'
-import type { AgentDefinition, AgentPresetView, AgentRuntimeState } from '../../shared/domain'
+import type { AgentPresetView, AgentRuntimeState } from '../../shared/domain'
+import type { AgentDefinition } from '../../shared/agent-definition'
+import { transportInputSchema, type TransportInput } from '../../shared/agent-requests'
+import type { ProcessTransport } from '../../shared/transport'
 import AgentsPage from '../../renderer/src/components/agents/AgentsPage.vue'
 import { useAgentsStore } from '../../renderer/src/stores/agents'
 import { routeEvents } from '../../renderer/src/event-router'
@@ -34,10 +37,7 @@ const ready: AgentRuntimeState = {
 const claude: AgentDefinition = {
   id: 'claude-code',
   name: 'Claude Code',
-  command: 'claude-agent-acp',
-  args: [],
-  env: {},
-  secretEnv: ['ANTHROPIC_API_KEY']
+  transport: { kind: 'process', command: 'claude-agent-acp', args: [], env: {}, secretEnv: ['ANTHROPIC_API_KEY'] }
 }
 const presets: AgentPresetView[] = [
   { id: 'claude-code', name: 'Claude Code', command: 'claude-agent-acp', args: [], installed: true, installHint: 'npm install -g x', added: true },
@@ -54,6 +54,18 @@ const presets: AgentPresetView[] = [
 
 let fake: FakeHost
 
+/** What the form sent for a process agent (the only kind these tests add). */
+function processInput(p: object): Extract<TransportInput, { kind: 'process' }> {
+  const transport = transportInputSchema.parse('transport' in p ? p.transport : undefined)
+  if (transport.kind !== 'process') throw new Error('expected a process agent')
+  return transport
+}
+
+/** The definition the Host keeps for it. */
+function definedProcess({ secretEnv, cwd, ...t }: Extract<TransportInput, { kind: 'process' }>): ProcessTransport {
+  return { ...t, ...(cwd ? { cwd } : {}), secretEnv: Object.keys(secretEnv) }
+}
+
 beforeEach(() => {
   setActivePinia(createPinia())
   document.body.innerHTML = ''
@@ -61,34 +73,21 @@ beforeEach(() => {
     'agents.presets': () => presets,
     'agents.log': ({ agentId }) => ({ agentId, path: `/data/logs/${agentId}.log`, text: 'booting\nready\n', truncated: false }),
     'agents.add': (p: RequestParams<'agents.add'>) => {
+      const t = processInput(p)
       // The Host's own check of the working folder (electron/host/agent-definitions.ts), as it answers.
-      const cwd = p.cwd ?? ''
+      const cwd = t.cwd ?? ''
       if (cwd && !cwd.startsWith('/')) throw new Error(`The working folder must be an absolute path, like /home/you/code (got '${cwd}')`)
-      return {
-        id: 'my-agent',
-        name: p.name,
-        command: p.command,
-        args: p.args,
-        env: p.env,
-        ...(p.cwd ? { cwd: p.cwd } : {}),
-        secretEnv: Object.keys(p.secretEnv as Record<string, unknown>)
-      }
+      return { id: 'my-agent', name: p.name, transport: definedProcess(t) }
     },
-    'agents.update': (p) => ({
+    'agents.update': (p: RequestParams<'agents.update'>) => ({
       id: p.agentId,
       name: p.name,
-      command: p.command,
-      args: p.args,
-      env: p.env,
-      ...(p.cwd ? { cwd: p.cwd } : {}),
-      secretEnv: Object.keys(p.secretEnv as Record<string, unknown>)
+      transport: definedProcess(processInput(p))
     }),
     'agents.addPreset': ({ presetId }) => ({
       id: presetId,
       name: 'Codex',
-      command: 'npx',
-      args: [],
-      env: {},
+      transport: { kind: 'process', command: 'npx', args: [], env: {} },
       installHint: 'npm install -g @agentclientprotocol/codex-acp'
     }),
     'agents.restart': ({ agentId }) => ({ ...ready, agentId, pid: 5151 }),
@@ -154,11 +153,14 @@ describe('the Agents page', () => {
     expect(fake.sent('agents.add')).toEqual([
       {
         name: 'My agent',
-        command: '/opt/agent/bin/agent',
-        args: ['--acp', '--model', 'big one'],
-        cwd: '/home/me/agents',
-        env: { LOG_LEVEL: 'debug' },
-        secretEnv: { API_KEY: 'k-123' }
+        transport: {
+          kind: 'process',
+          command: '/opt/agent/bin/agent',
+          args: ['--acp', '--model', 'big one'],
+          cwd: '/home/me/agents',
+          env: { LOG_LEVEL: 'debug' },
+          secretEnv: { API_KEY: 'k-123' }
+        }
       }
     ])
     // The new agent is selected, where it starts and its secret shown.
@@ -183,7 +185,10 @@ describe('the Agents page', () => {
     await byTestId(wrapper, 'agent-form-cwd').setValue('/home/me/agents')
     await byTestId(wrapper, 'agent-form').trigger('submit')
     await flushPromises()
-    expect(fake.sent('agents.add')).toEqual([expect.objectContaining({ cwd: 'code/agents' }), expect.objectContaining({ cwd: '/home/me/agents' })])
+    expect(fake.sent('agents.add')).toEqual([
+      expect.objectContaining({ transport: expect.objectContaining({ cwd: 'code/agents' }) }),
+      expect.objectContaining({ transport: expect.objectContaining({ cwd: '/home/me/agents' }) })
+    ])
     expect(byTestId(wrapper, 'agent-cwd').text()).toBe('/home/me/agents')
   })
 
@@ -200,11 +205,7 @@ describe('the Agents page', () => {
       {
         agentId: 'claude-code',
         name: 'Claude Code',
-        command: 'claude-agent-acp',
-        args: ['--verbose'],
-        cwd: '',
-        env: {},
-        secretEnv: { ANTHROPIC_API_KEY: null }
+        transport: { kind: 'process', command: 'claude-agent-acp', args: ['--verbose'], cwd: '', env: {}, secretEnv: { ANTHROPIC_API_KEY: null } }
       }
     ])
     expect(byTestId(wrapper, 'agent-restart-to-apply').exists()).toBe(true)
@@ -266,7 +267,9 @@ describe('the agents and view stores', () => {
     const agents = useAgentsStore()
     const view = useViewStore()
     await agents.loadPresets()
-    routeEvents([{ type: 'agents.changed', payload: [claude, { id: 'codex', name: 'Codex', command: 'npx', args: [], env: {} }] }])
+    routeEvents([
+      { type: 'agents.changed', payload: [claude, { id: 'codex', name: 'Codex', transport: { kind: 'process', command: 'npx', args: [], env: {} } }] }
+    ])
     expect(agents.definitions.map((a) => a.id)).toEqual(['claude-code', 'codex'])
     expect(agents.presets.find((p) => p.id === 'codex')?.added).toBe(true)
 

@@ -156,7 +156,7 @@ describe('the agent form', () => {
   })
 
   it('shows an agent’s secrets as stored, never with a value', () => {
-    const rows = rowsOf({ id: 'a', name: 'A', command: 'a', args: [], env: { MODE: 'x' }, secretEnv: ['TOKEN'] })
+    const rows = rowsOf({ command: 'a', args: [], env: { MODE: 'x' }, secretEnv: ['TOKEN'] })
     expect(rows.map(({ name, value, secret, storedAs }) => ({ name, value, secret, storedAs }))).toEqual([
       { name: 'MODE', value: 'x', secret: false, storedAs: undefined },
       { name: 'TOKEN', value: '', secret: true, storedAs: 'TOKEN' }

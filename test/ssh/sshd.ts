@@ -3,7 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import { createConnection, createServer, type Server, type Socket } from 'node:net'
 import { join } from 'node:path'
-import type { SshTarget } from '../../shared/domain'
+import type { SshTarget } from '../../shared/transport'
 import { TEST_RUN_ENV } from '../leak-check'
 import { freePort, removeDir, tempDir, waitUntil } from '../helpers'
 

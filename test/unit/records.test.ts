@@ -36,7 +36,7 @@ beforeEach(async () => {
   const data: DbData = {
     version: DB_VERSION,
     projects: [{ id: 'p', name: 'p', cwd: '/home/me/p', createdAt: at(0) }],
-    agents: [{ id: 'a', name: 'A', command: 'a', args: [], env: {} }],
+    agents: [{ id: 'a', name: 'A', transport: { kind: 'process', command: 'a', args: [], env: {} } }],
     sessions: [session('s1', 1), session('s2', 2), session('s3', 3)],
     permissionRules: [],
     mcpProfiles: [],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { AgentDefinition } from '../../shared/domain'
+import type { AgentDefinition } from '../../shared/agent-definition'
 import type { RegistryAgent } from '../../shared/registry'
 import { configuredAs } from '../../electron/host/registry/configured'
 import { PRESET_PACKAGES } from '../../electron/host/presets'
@@ -17,9 +17,7 @@ const npxEntry = (id: string, pkg: string): RegistryAgent => ({
 const agent = (id: string, command: string, args: string[], extra: Partial<AgentDefinition> = {}): AgentDefinition => ({
   id,
   name: id,
-  command,
-  args,
-  env: {},
+  transport: { kind: 'process', command, args, env: {} },
   ...extra
 })
 const gemini = PRESET_PACKAGES.find((p) => p.presetId === 'gemini')!

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { AtomicTextFile } from '../../electron/host/atomic-file'
 import { DB_VERSION, Store } from '../../electron/host/store'
-import type { AgentDefinition } from '../../shared/domain'
+import type { AgentDefinition } from '../../shared/agent-definition'
 import type { TranscriptRecord } from '../../shared/transcript'
 import { readDbJson, removeDir, tempDir } from '../helpers'
 
@@ -17,7 +17,7 @@ afterEach(async () => {
   await removeDir(dataDir)
 })
 
-const presets: AgentDefinition[] = [{ id: 'preset', name: 'Preset', command: 'preset-agent', args: [], env: {} }]
+const presets: AgentDefinition[] = [{ id: 'preset', name: 'Preset', transport: { kind: 'process', command: 'preset-agent', args: [], env: {} } }]
 const at = '2026-01-01T00:00:00.000Z'
 
 /**
@@ -128,8 +128,78 @@ const EARLIER_VERSIONS: { version: number; db: Record<string, unknown> }[] = [
       mcpDisabled: {},
       settings: { registryUrl: 'https://example.com/feed.json' }
     }
+  },
+  {
+    // 6 made an agent's transport one tagged field: a process, a command over SSH, or a server over the network.
+    version: 5,
+    db: {
+      version: 5,
+      projects: [
+        { id: 'p1', name: 'app', cwd: '/home/me/app', createdAt: at },
+        { id: 'p2', name: 'box', cwd: '/srv/app', sshHost: 'me@box:2222', createdAt: at }
+      ],
+      agents: [
+        {
+          id: 'mine',
+          name: 'My agent',
+          command: '/opt/my-agent',
+          args: ['--acp'],
+          env: { MODE: 'fast' },
+          secretEnv: ['API_KEY'],
+          cwd: '/home/me',
+          protocol: 2,
+          startingMode: 'plan'
+        },
+        {
+          id: 'far',
+          name: 'Far agent',
+          command: 'agent',
+          args: [],
+          env: {},
+          cwd: '/srv',
+          ssh: { destination: 'me@box', port: 2222, identityFile: '/home/me/.ssh/id_box' }
+        },
+        {
+          id: 'net',
+          name: 'Net agent',
+          command: '',
+          args: [],
+          env: {},
+          secretEnv: [],
+          remote: { url: 'wss://agents.example.com/acp', secretHeaders: ['Authorization'], caFile: '/home/me/ca.pem' }
+        }
+      ],
+      sessions: [
+        {
+          id: 's1',
+          acpSessionId: 'sess-1',
+          agentId: 'far',
+          projectId: 'p2',
+          cwd: '/srv/app',
+          title: 'On the box',
+          titleSource: 'user',
+          createdAt: at,
+          updatedAt: at
+        }
+      ],
+      permissionRules: [],
+      mcpProfiles: [],
+      mcpDisabled: {}
+    }
   }
 ]
+
+/** An agent as version 6 keeps it: its command, arguments, variables, folder and host or address in `transport`. */
+function asVersion6(agent: Record<string, unknown>): Record<string, unknown> {
+  const { command, args, env, secretEnv, cwd, remote, ssh, ...rest } = agent
+  const commandPart = { command, args, env, ...((secretEnv as string[] | undefined)?.length ? { secretEnv } : {}), ...(cwd ? { cwd } : {}) }
+  const transport = remote
+    ? { kind: 'network', ...(remote as object) }
+    : ssh
+      ? { kind: 'ssh', ...(ssh as object), ...commandPart }
+      : { kind: 'process', ...commandPart }
+  return { ...rest, transport }
+}
 
 /** What each version's permission rules leave the user told when they are dropped (5: they covered a whole kind of tool). */
 const DROPPED_RULES: Record<number, string> = {
@@ -167,9 +237,9 @@ describe('database migrations', () => {
       expect(warnings).toEqual(DROPPED_RULES[version] ? [expect.stringContaining(DROPPED_RULES[version])] : [])
       expect(store.data.version).toBe(DB_VERSION)
       // Nothing the user had is lost: each list keeps its records, with every field they had.
-      for (const key of ['projects', 'agents'] as const) {
-        expect(store.data[key]).toEqual((db[key] as unknown[]).map((item): unknown => expect.objectContaining(item as object)))
-      }
+      expect(store.data.projects).toEqual((db.projects as unknown[]).map((item): unknown => expect.objectContaining(item as object)))
+      // 6: each agent's transport in one field, every value it had kept.
+      expect(store.data.agents).toEqual((db.agents as Record<string, unknown>[]).map(asVersion6))
       // 4: the agent's id renamed, each title's source set.
       expect(store.data.sessions).toEqual((db.sessions as Record<string, unknown>[]).map(asVersion4))
       expect(store.data.permissionRules).toEqual([])
@@ -189,6 +259,36 @@ describe('database migrations', () => {
       expect((await readdir(dataDir)).filter((n) => n.includes('backup'))).toEqual([`db.v${version}.backup.json`])
     }
   )
+
+  it('leaves out a version 5 agent whose fields mean no one transport, says which and why, and keeps everything else', async () => {
+    const v5 = EARLIER_VERSIONS.find((row) => row.version === 5)!.db
+    const both = {
+      id: 'both',
+      name: 'Both ways',
+      command: 'agent',
+      args: [],
+      env: {},
+      ssh: { destination: 'box' },
+      remote: { url: 'wss://x.example/acp' }
+    }
+    const netWithCommand = { id: 'odd', name: 'Odd', command: 'run-me', args: ['--x'], env: {}, remote: { url: 'ws://127.0.0.1:9/acp' } }
+    const nothing = { id: 'empty', name: 'Empty', command: '', args: [], env: {} }
+    const db = { ...v5, agents: [...(v5.agents as object[]), both, netWithCommand, nothing] }
+    await writeDb(db)
+    const { store, warnings } = await Store.open(dataDir, presets)
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain('3 agents could not be carried over')
+    expect(warnings[0]).toContain('“Both ways” (both): it has both a network address and an SSH host')
+    expect(warnings[0]).toContain('“Odd” (odd): it is a network agent (ws://127.0.0.1:9/acp) that also names a command to run (run-me)')
+    expect(warnings[0]).toContain('“Empty” (empty): it has no command to run and no address to reach')
+    expect(warnings[0]).toContain(join(dataDir, 'db.v5.backup.json'))
+    // The others migrated as ever, every other record as it was; the ones left out are in the backup, whole.
+    expect(store.data.agents).toEqual((v5.agents as Record<string, unknown>[]).map(asVersion6))
+    expect(store.data.projects).toEqual(v5.projects)
+    expect(store.data.sessions).toEqual(v5.sessions)
+    expect(await readDb()).toEqual(JSON.parse(JSON.stringify(store.data)))
+    expect(JSON.parse(await readFile(join(dataDir, 'db.v5.backup.json'), 'utf8'))).toEqual(db)
+  })
 
   it('refuses a database from a newer Switchboard, whatever its shape, without touching it', async () => {
     const future = JSON.stringify({ version: DB_VERSION + 1, workspaces: [] })

@@ -1,12 +1,12 @@
 import { RequestError, type AnyMessage } from '@agentclientprotocol/sdk'
-import type { AgentCapabilities, AgentDefinition, AgentRuntimeState } from '../../../shared/domain'
+import type { AgentCapabilities, AgentRuntimeState } from '../../../shared/domain'
+import { secretNamesOf } from '../../../shared/transport'
+import type { AgentDefinition } from '../../../shared/agent-definition'
 import { describeError } from '../errors'
 import { normaliseInitialize } from './capabilities'
 import type { ClientHandlers } from './client-handlers'
-import type { AgentLink, RunOptions } from './link'
-import { NetworkLink } from './network'
-import { AgentRun } from './process'
-import { SshLink, type SshLinkOptions } from './ssh'
+import type { AgentLink, LinkOptions, ProcessDiagnostics } from './link'
+import { openLink } from './transports'
 import type { SshEndpoint } from '../ssh/endpoint'
 import type { AgentProtocol } from './protocol'
 import { V1Protocol } from './protocol-v1'
@@ -81,7 +81,7 @@ export interface AgentConnectionOptions {
   /** A network agent's headers, from the secret store (never written to db.json): the ones missing are said in its state. */
   headers?: Record<string, string>
   /** For an agent over SSH: where its connection's socket goes, and the keep-alive (`env` is then ssh's own, on this computer). */
-  ssh?: Pick<SshLinkOptions, 'hosts' | 'settings'>
+  ssh?: LinkOptions['ssh']
 }
 
 export type ConnectAgent = (definition: AgentDefinition, options: AgentConnectionOptions) => Promise<AgentConnection>
@@ -118,19 +118,21 @@ class LinkedConnection implements AgentConnection {
     private readonly options: AgentConnectionOptions,
     version: 1 | 2
   ) {
+    const secretNames = secretNamesOf(definition.transport)
     const missingSecrets = [
-      ...(definition.secretEnv ?? []).filter((name) => options.secretEnv?.[name] === undefined),
-      ...(definition.remote?.secretHeaders ?? []).filter((name) => options.headers?.[name] === undefined)
+      ...secretNames.env.filter((name) => options.secretEnv?.[name] === undefined),
+      ...secretNames.headers.filter((name) => options.headers?.[name] === undefined)
     ]
     this.state = { agentId: definition.id, status: 'starting', stderrTail: '', ...(missingSecrets.length ? { missingSecrets } : {}) }
     const protocolOptions = {
       agentId: definition.id,
       handlers: options.handlers,
       clientVersion: options.clientVersion,
-      terminalAuth: !definition.remote && !definition.ssh
+      // A terminal sign-in runs the agent's own command here: only an agent that is a process here has one.
+      terminalAuth: definition.transport.kind === 'process'
     }
     let protocol: WireProtocol | null = null
-    const runOptions: RunOptions = {
+    const linkOptions: LinkOptions = {
       logDir: options.logDir,
       env: options.env,
       markPrefix: options.markPrefix,
@@ -144,17 +146,12 @@ class LinkedConnection implements AgentConnection {
       },
       setState: (patch) => this.setState(patch),
       status: () => this.state.status,
-      closeStream: (error) => protocol?.connection.close(error)
+      closeStream: (error) => protocol?.connection.close(error),
+      headers: options.headers,
+      secretEnv: options.secretEnv,
+      ssh: options.ssh
     }
-    // A network agent is reached with the SDK's client transport, one over SSH through ssh; any other is a process speaking on its stdio.
-    this.run = definition.remote
-      ? new NetworkLink(definition, { ...runOptions, headers: options.headers ?? {} })
-      : definition.ssh
-        ? new SshLink(definition, runOptions, {
-            ...sshOptions(options),
-            remoteEnv: { ...definition.env, ...options.secretEnv }
-          })
-        : new AgentRun(definition, runOptions)
+    this.run = openLink(definition, linkOptions)
     protocol = version === V2_PROTOCOL_VERSION ? new V2Protocol(this.run.stream, protocolOptions) : new V1Protocol(this.run.stream, protocolOptions)
     this.protocol = protocol
     this.watchStreamEnd()
@@ -183,7 +180,7 @@ class LinkedConnection implements AgentConnection {
   }
 
   get isAlive(): boolean {
-    return this.run.exitInfo === null && !this.run.spawnFailed && this.state.status === 'ready'
+    return !this.run.ended && !this.run.diagnostics?.spawnFailed && this.state.status === 'ready'
   }
 
   get lastActivity(): number {
@@ -195,7 +192,7 @@ class LinkedConnection implements AgentConnection {
   }
 
   get sshHost(): SshEndpoint | undefined {
-    return this.run instanceof SshLink ? this.run.endpoint : undefined
+    return this.run.sshHost
   }
 
   exitMessage(): string {
@@ -203,22 +200,22 @@ class LinkedConnection implements AgentConnection {
   }
 
   stderrMark(): number {
-    return this.run.stderrMark()
+    return this.run.diagnostics?.stderrMark() ?? 0
   }
 
   stderrSince(mark: number): string {
-    return this.run.stderrSince(mark)
+    return this.run.diagnostics?.stderrSince(mark) ?? ''
   }
 
   explanation(mark = 0): { lines: string[]; found: boolean } {
-    return this.run.explanation(mark)
+    return this.run.diagnostics?.explanation(mark) ?? { lines: [], found: false }
   }
 
   async settle(): Promise<void> {
-    if (this.protocol.connection.signal.aborted && !this.run.exitInfo) {
+    if (this.protocol.connection.signal.aborted && !this.run.ended) {
       await Promise.race([this.run.closed, new Promise((r) => setTimeout(r, 1000))])
     }
-    await this.run.stderrQuiet()
+    await this.run.diagnostics?.stderrQuiet()
   }
 
   flushLog(): Promise<void> {
@@ -235,16 +232,17 @@ class LinkedConnection implements AgentConnection {
 
   private async initialize(version: 1 | 2, protocolNote?: string): Promise<void> {
     const { definition: def, run } = this
+    const diagnostics: ProcessDiagnostics | undefined = run.diagnostics
     const timeoutMs = this.options.initializeTimeoutMs ?? 60_000
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new AgentStartError(`Agent '${def.name}' did not answer initialize within ${timeoutMs / 1000} s`, run.explanation())),
+        () => reject(new AgentStartError(`Agent '${def.name}' did not answer initialize within ${timeoutMs / 1000} s`, this.explanation())),
         timeoutMs
       )
     })
     try {
-      const response = await Promise.race([this.protocol.initialize(), run.spawnFailure, run.exited, timeout]).catch((error: unknown) => {
+      const response = await Promise.race([this.protocol.initialize(), run.exited, timeout]).catch((error: unknown) => {
         // The version 2 client refuses any other version's answer: find out which one the agent gave.
         throw version === V2_PROTOCOL_VERSION ? (this.versionAnswered(error) ?? error) : error
       })
@@ -252,7 +250,7 @@ class LinkedConnection implements AgentConnection {
       const announced = normaliseInitialize(response)
       this.setState({
         status: 'ready',
-        pid: run.pid,
+        pid: diagnostics?.pid,
         protocolVersion: version,
         protocolNote,
         agentInfo: announced.agentInfo,
@@ -268,12 +266,12 @@ class LinkedConnection implements AgentConnection {
       }
       await this.settle()
       let failure: Error = error as Error
-      if (run.exitInfo && !run.failure) {
-        failure = new AgentStartError(run.exitSummary().replace(' exited ', ' exited during initialize '), run.explanation())
+      if (run.ended && !run.failure) {
+        failure = new AgentStartError(run.exitSummary().replace(' exited ', ' exited during initialize '), this.explanation())
       } else if (error instanceof RequestError) {
-        failure = new AgentStartError(`Agent '${def.name}' refused initialize: ${describeError(error)}`, run.explanation())
+        failure = new AgentStartError(`Agent '${def.name}' refused initialize: ${describeError(error)}`, this.explanation())
       } else if (!(error instanceof AgentStartError)) {
-        failure = new AgentStartError((error as Error).message, { lines: [], found: false }, run.commandNotFound)
+        failure = new AgentStartError((error as Error).message, { lines: [], found: false }, diagnostics?.commandNotFound)
       }
       if (this.state.status !== 'exited') this.setState({ status: 'error', message: failure.message })
       await run.stop()
@@ -287,12 +285,12 @@ class LinkedConnection implements AgentConnection {
   private watchStreamEnd(): void {
     const { run, protocol } = this
     protocol.connection.signal.addEventListener('abort', () => {
-      if (run.stopping || run.exitInfo || run.spawnFailed) return
+      if (run.stopping || run.ended || run.diagnostics?.spawnFailed) return
       const reason = protocol.connection.signal.reason as Error | undefined
       // Usually the stream ends because the process is exiting: that is reported by its exit. Only one that stays is failed.
       const exitedSoon = Promise.race([run.closed.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), STREAM_END_GRACE_MS))])
       void exitedSoon.then((exited) => {
-        if (exited || run.stopping || run.exitInfo) return
+        if (exited || run.stopping || run.ended) return
         void run.abandon(
           `Agent '${this.definition.name}' closed its message stream${reason?.message ? ` (${reason.message})` : ''} but kept running; it was stopped.`
         )
@@ -322,11 +320,6 @@ class LinkedConnection implements AgentConnection {
     this.state = { ...this.state, ...patch }
     this.options.onState(this, this.state)
   }
-}
-
-function sshOptions(options: AgentConnectionOptions): Pick<SshLinkOptions, 'hosts' | 'settings'> {
-  if (!options.ssh) throw new Error("An agent over SSH needs the Host's SSH settings")
-  return options.ssh
 }
 
 function versionMismatch(name: string, asked: 1 | 2, answered: number): Error {

@@ -7,8 +7,9 @@ import type { AnyMessage, Stream } from '@agentclientprotocol/sdk'
 import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client'
 import { createWebSocketStream, type WebSocketConstructor } from '@agentclientprotocol/sdk/experimental/ws-client'
 import WebSocket from 'ws'
-import type { AgentDefinition } from '../../../shared/domain'
-import { agentLogPath, tapOutgoing, type AgentLink, type RunOptions } from './link'
+import type { AgentDefinition } from '../../../shared/agent-definition'
+import type { NetworkTransport } from '../../../shared/transport'
+import { agentLogPath, tapOutgoing, type AgentLink, type LinkOptions, type RunOptions } from './link'
 import { PRIVATE_FILE_MODE, privateFolderSync } from '../private-files'
 
 /**
@@ -27,6 +28,11 @@ export interface NetworkOptions extends RunOptions {
   headers: Record<string, string>
 }
 
+/** The link of an agent whose transport is the network. */
+export function networkLink(definition: AgentDefinition, transport: NetworkTransport, options: LinkOptions): AgentLink {
+  return new NetworkLink(definition, transport, { ...options, headers: options.headers ?? {} })
+}
+
 /** How long the WebSocket opening handshake may take. */
 const HANDSHAKE_TIMEOUT_MS = 30_000
 /** How long stop() waits for the server to close before it lets go. */
@@ -34,19 +40,15 @@ const CLOSE_GRACE_MS = 1000
 
 export class NetworkLink implements AgentLink {
   readonly stream: Stream
-  /** Never rejects: a connection that cannot be made ends the link (`exited`), with what the network said. */
-  readonly spawnFailure: Promise<never> = new Promise<never>(() => undefined)
+  /** A connection that cannot be made ends the link too, with what the network said. */
   readonly exited: Promise<never>
   readonly closed: Promise<void>
   lastActivity = Date.now()
   /** Set once the connection has ended, with why. */
   exitInfo: { reason: string } | null = null
-  readonly spawnFailed = false
-  readonly commandNotFound = false
   stopping = false
   putAway = false
   failure: string | null = null
-  readonly pid = undefined
   private resolveClosed!: () => void
   private rejectExited!: (error: Error) => void
   private log: WriteStream | null
@@ -55,11 +57,11 @@ export class NetworkLink implements AgentLink {
   private opened = false
 
   constructor(
-    private readonly definition: AgentDefinition,
+    private readonly definition: Pick<AgentDefinition, 'id' | 'name'>,
+    private readonly transport: NetworkTransport,
     private readonly options: NetworkOptions
   ) {
-    const remote = definition.remote
-    if (!remote) throw new Error(`Agent '${definition.name}' is not a network agent`)
+    const remote = transport
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve))
     this.exited = new Promise<never>((_, reject) => (this.rejectExited = reject))
     this.exited.catch(() => undefined)
@@ -70,7 +72,7 @@ export class NetworkLink implements AgentLink {
     this.writeLog(
       `\n--- ${new Date().toISOString()} connecting to ${remote.url}${headerNames.length ? ` (headers: ${headerNames.join(', ')})` : ''}${remote.caFile ? ` trusting ${remote.caFile}` : ''}\n`
     )
-    const ca = trustedAuthorities(definition)
+    const ca = trustedAuthorities(definition.name, transport)
     if (/^wss?:/i.test(remote.url)) {
       this.inner = createWebSocketStream(remote.url, {
         headers: options.headers,
@@ -88,6 +90,10 @@ export class NetworkLink implements AgentLink {
     this.stream = this.tap(this.inner)
   }
 
+  get ended(): boolean {
+    return this.exitInfo !== null
+  }
+
   /** Every end Switchboard did not ask for is a lost connection, unless the agent was stopped for what it did. */
   get connectionLost(): boolean {
     return this.exitInfo !== null && !this.stopping && !this.putAway && this.failure === null
@@ -99,26 +105,12 @@ export class NetworkLink implements AgentLink {
   }
 
   exitSummary(): string {
-    const { name, remote } = this.definition
+    const { name } = this.definition
+    const remote = this.transport
     if (!this.exitInfo) return `Agent '${name}' is not connected`
-    if (!this.opened) return `Agent '${name}' could not be reached at ${remote?.url}: ${this.exitInfo.reason}`
-    return `The connection to agent '${name}' at ${remote?.url} was lost: ${this.exitInfo.reason}`
+    if (!this.opened) return `Agent '${name}' could not be reached at ${remote.url}: ${this.exitInfo.reason}`
+    return `The connection to agent '${name}' at ${remote.url} was lost: ${this.exitInfo.reason}`
   }
-
-  /** No stderr over the network: what explains a failure is in the message itself. */
-  explanation(): { lines: string[]; found: boolean } {
-    return { lines: [], found: false }
-  }
-
-  stderrMark(): number {
-    return 0
-  }
-
-  stderrSince(): string {
-    return ''
-  }
-
-  async stderrQuiet(): Promise<void> {}
 
   flushLog(): Promise<void> {
     const log = this.log
@@ -237,18 +229,16 @@ export class NetworkLink implements AgentLink {
 }
 
 /** The authorities trusted for the agent's TLS: the system's and its CA file's (undefined: Node's defaults). */
-function trustedAuthorities(definition: AgentDefinition): string[] | undefined {
-  const caFile = definition.remote?.caFile
+function trustedAuthorities(name: string, transport: NetworkTransport): string[] | undefined {
+  const caFile = transport.caFile
   if (!caFile) return undefined
   let pem: string
   try {
     pem = readFileSync(caFile, 'utf8')
   } catch (error) {
-    throw new Error(
-      `Agent '${definition.name}': its CA file ${caFile} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`
-    )
+    throw new Error(`Agent '${name}': its CA file ${caFile} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
   }
-  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`Agent '${definition.name}': its CA file ${caFile} holds no PEM certificate`)
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`Agent '${name}': its CA file ${caFile} holds no PEM certificate`)
   return [...rootCertificates, pem]
 }
 

@@ -3,11 +3,12 @@ import { createWriteStream, existsSync, type WriteStream } from 'node:fs'
 import { homedir } from 'node:os'
 import { Readable, Writable } from 'node:stream'
 import { ndJsonStream, type AnyMessage, type Stream } from '@agentclientprotocol/sdk'
-import type { AgentDefinition } from '../../../shared/domain'
+import type { AgentDefinition } from '../../../shared/agent-definition'
+import type { AgentCommand, ProcessTransport } from '../../../shared/transport'
 import { explainingLines, lastLines } from '../../../shared/stderr-lines'
 import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from '../processes'
 import { LineGuard } from './line-guard'
-import { agentLogPath, tapOutgoing, type RunOptions } from './link'
+import { agentLogPath, tapOutgoing, type AgentLink, type ProcessDiagnostics, type RunOptions } from './link'
 import { PRIVATE_FILE_MODE, privateFolderSync } from '../private-files'
 
 /**
@@ -51,12 +52,15 @@ export interface ProcessLaunch {
   describeExit(exit: { code: number | null; signal: NodeJS.Signals | null }): Promise<string | undefined>
 }
 
-export class AgentRun {
+/** The link of an agent whose transport is a process on this computer. */
+export function processLink(definition: AgentDefinition, transport: ProcessTransport, options: RunOptions): AgentLink {
+  return new AgentRun(definition, transport, options)
+}
+
+export class AgentRun implements AgentLink, ProcessDiagnostics {
   readonly child: ChildProcess
   readonly stream: Stream
-  /** Rejects with a message the user can act on when the command cannot be started. */
-  readonly spawnFailure: Promise<never>
-  /** Rejects with how the process ended, once it has. */
+  /** Rejects with how the process ended once it has, or with a message the user can act on when it cannot be started. */
   readonly exited: Promise<never>
   /** Resolves once the process is gone (or never started). */
   readonly closed: Promise<void>
@@ -74,6 +78,7 @@ export class AgentRun {
   /** Why Switchboard ended the agent, when it did so because of something the agent did. */
   failure: string | null = null
   private resolveClosed!: () => void
+  private rejectExited!: (error: Error) => void
   private stderrTail = ''
   /** The end of this run's stderr (STDERR_KEPT_BYTES), and how much it wrote in all: `stderrSince` reads from a mark. */
   private stderrKept = ''
@@ -88,13 +93,16 @@ export class AgentRun {
   private exitDescription: string | undefined
 
   constructor(
-    private readonly definition: AgentDefinition,
+    private readonly definition: Pick<AgentDefinition, 'id' | 'name' | 'installHint'>,
+    command: AgentCommand,
     private readonly options: RunOptions,
     launch?: ProcessLaunch
   ) {
-    const def = definition
+    const def = { name: definition.name, id: definition.id, installHint: definition.installHint, ...command }
     this.mark = newProcessMark(options.markPrefix)
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve))
+    this.exited = new Promise<never>((_, reject) => (this.rejectExited = reject))
+    this.exited.catch(() => undefined)
     privateFolderSync(options.logDir)
     this.log = createWriteStream(agentLogPath(options.logDir, options.logName ?? def.id), { flags: 'a', mode: PRIVATE_FILE_MODE })
     this.log.on('error', () => undefined)
@@ -111,54 +119,48 @@ export class AgentRun {
       windowsHide: true
     })
     this.child = child
-    this.spawnFailure = new Promise<never>((_, reject) => {
-      child.once('error', (error: NodeJS.ErrnoException) => {
-        this.spawnFailed = true
-        // spawn says ENOENT for a missing working folder too: say which it is.
-        const folderMissing = error.code === 'ENOENT' && !existsSync(cwd)
-        this.commandNotFound = error.code === 'ENOENT' && !folderMissing
-        const message = folderMissing
-          ? `Agent '${def.name}' could not be started: its working folder ${cwd} does not exist. Edit the agent to choose another.`
-          : this.commandNotFound && launch
-            ? `Agent '${def.name}' could not be started: ${launch.notFound}`
-            : this.commandNotFound
-              ? `Agent '${def.name}' could not be started: command '${def.command}' was not found. ${
-                  def.installHint ? `Install it with \`${def.installHint}\`, or fix the agent's command.` : "Install it or fix the agent's command."
-                }`
-              : `Agent '${def.name}' could not be started (${def.command}): ${error.message}`
-        options.setState({ status: 'error', message, ...(this.commandNotFound ? { installed: false } : {}) })
-        this.resolveClosed()
-        reject(new Error(message))
-      })
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      this.spawnFailed = true
+      // spawn says ENOENT for a missing working folder too: say which it is.
+      const folderMissing = error.code === 'ENOENT' && !existsSync(cwd)
+      this.commandNotFound = error.code === 'ENOENT' && !folderMissing
+      const message = folderMissing
+        ? `Agent '${def.name}' could not be started: its working folder ${cwd} does not exist. Edit the agent to choose another.`
+        : this.commandNotFound && launch
+          ? `Agent '${def.name}' could not be started: ${launch.notFound}`
+          : this.commandNotFound
+            ? `Agent '${def.name}' could not be started: command '${def.command}' was not found. ${
+                def.installHint ? `Install it with \`${def.installHint}\`, or fix the agent's command.` : "Install it or fix the agent's command."
+              }`
+            : `Agent '${def.name}' could not be started (${def.command}): ${error.message}`
+      options.setState({ status: 'error', message, ...(this.commandNotFound ? { installed: false } : {}) })
+      this.resolveClosed()
+      this.rejectExited(new Error(message))
     })
-    this.spawnFailure.catch(() => undefined)
     child.stdin?.on('error', () => undefined) // EPIPE after the agent died is reported through 'close'
     child.stderr?.on('data', (chunk: Buffer) => this.onStderr(chunk))
     // 'close' waits for stdout to close, which a grandchild holding it open would delay forever:
     // once the agent itself has exited, whatever it left running goes.
     child.once('exit', () => killProcessTree({ pid: child.pid, mark: this.mark, reaped: true }))
-    this.exited = new Promise<never>((_, reject) => {
-      const ended = (code: number | null, signal: NodeJS.Signals | null): void => {
-        if (this.spawnFailed) return
-        this.exitInfo = { code, signal }
-        const message = this.exitMessage()
-        // Stopped by us is not a failure to report (unless it was stopped because of one); anything else is.
-        if (this.putAway) this.log?.write('--- asked for ACP protocol version 2, the agent answered 1: starting it again in version 1\n')
-        else if (!this.stopping) options.setState({ status: 'exited', message, pid: undefined })
-        else if (options.status() === 'error') options.setState({ pid: undefined })
-        else options.setState({ status: 'stopped', message: undefined, pid: undefined })
-        this.log?.end(`--- exited (${code ?? signal})\n`)
-        this.log = null
-        options.closeStream(new Error(message))
-        this.resolveClosed()
-        reject(new Error(message))
-      }
-      child.once('close', (code, signal) => {
-        if (launch) void this.describeExit(launch, { code, signal }).then(() => ended(code, signal))
-        else ended(code, signal)
-      })
+    const ended = (code: number | null, signal: NodeJS.Signals | null): void => {
+      if (this.spawnFailed) return
+      this.exitInfo = { code, signal }
+      const message = this.exitMessage()
+      // Stopped by us is not a failure to report (unless it was stopped because of one); anything else is.
+      if (this.putAway) this.log?.write('--- asked for ACP protocol version 2, the agent answered 1: starting it again in version 1\n')
+      else if (!this.stopping) options.setState({ status: 'exited', message, pid: undefined })
+      else if (options.status() === 'error') options.setState({ pid: undefined })
+      else options.setState({ status: 'stopped', message: undefined, pid: undefined })
+      this.log?.end(`--- exited (${code ?? signal})\n`)
+      this.log = null
+      options.closeStream(new Error(message))
+      this.resolveClosed()
+      this.rejectExited(new Error(message))
+    }
+    child.once('close', (code, signal) => {
+      if (launch) void this.describeExit(launch, { code, signal }).then(() => ended(code, signal))
+      else ended(code, signal)
     })
-    this.exited.catch(() => undefined)
 
     const maxMessageBytes = options.maxMessageBytes
     const guard = new LineGuard({
@@ -193,6 +195,14 @@ export class AgentRun {
 
   get pid(): number | undefined {
     return this.child.pid
+  }
+
+  get ended(): boolean {
+    return this.exitInfo !== null
+  }
+
+  get diagnostics(): ProcessDiagnostics {
+    return this
   }
 
   /** Describes how the agent ended, with the stderr lines that explain it. */

@@ -1,13 +1,14 @@
 import { createWriteStream, type WriteStream } from 'node:fs'
 import { homedir } from 'node:os'
 import type { AnyMessage, Stream } from '@agentclientprotocol/sdk'
-import type { AgentDefinition, SshTarget } from '../../../shared/domain'
+import type { AgentDefinition } from '../../../shared/agent-definition'
+import type { SshTransport } from '../../../shared/transport'
 import { newProcessMark } from '../processes'
 import { SSH_FAILED, SSH_NOT_FOUND, SshEndpoint } from '../ssh/endpoint'
 import { SshMaster } from '../ssh/master'
 import type { SshHosts, SshSettings } from '../ssh/options'
 import { lifelineScript, NO_FOLDER_LINE } from '../ssh/script'
-import { agentLogPath, type AgentLink, type RunOptions } from './link'
+import { agentLogPath, type AgentLink, type LinkOptions, type ProcessDiagnostics, type RunOptions } from './link'
 import { AgentRun } from './process'
 import { PRIVATE_FILE_MODE, privateFolderSync } from '../private-files'
 
@@ -31,18 +32,19 @@ export interface SshLinkOptions {
   remoteEnv: Record<string, string>
 }
 
+/** The link of an agent whose transport is SSH: the Host's SSH settings, and its variables and secrets for the host. */
+export function sshLink(definition: AgentDefinition, transport: SshTransport, options: LinkOptions): AgentLink {
+  if (!options.ssh) throw new Error("An agent over SSH needs the Host's SSH settings")
+  return new SshLink(definition, transport, options, { ...options.ssh, remoteEnv: { ...transport.env, ...options.secretEnv } })
+}
+
 export class SshLink implements AgentLink {
   readonly stream: Stream
-  /** Never rejects: a connection that cannot be made ends the link (`exited`), with what ssh said. */
-  readonly spawnFailure: Promise<never> = new Promise<never>(() => undefined)
+  /** A connection that cannot be made ends the link too, with what ssh said. */
   readonly exited: Promise<never>
   readonly closed: Promise<void>
   /** The way to the host for file requests and terminals, on this link's connection. */
   readonly endpoint: SshEndpoint
-  readonly spawnFailed = false
-  readonly commandNotFound = false
-  /** The agent's process is ssh on this computer: its pid says nothing of the agent's. */
-  readonly pid = undefined
   stopping = false
   private run: AgentRun | null = null
   private readonly master: SshMaster
@@ -59,12 +61,12 @@ export class SshLink implements AgentLink {
   private resolveClosed!: () => void
 
   constructor(
-    private readonly definition: AgentDefinition,
+    private readonly definition: Pick<AgentDefinition, 'id' | 'name' | 'installHint'>,
+    private readonly transport: SshTransport,
     private readonly options: RunOptions,
     private readonly ssh: SshLinkOptions
   ) {
-    const target = definition.ssh as SshTarget
-    if (!target) throw new Error(`Agent '${definition.name}' does not run over SSH`)
+    const target = transport
     this.exited = new Promise<never>((_, reject) => (this.rejectExited = reject))
     this.exited.catch(() => undefined)
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve))
@@ -87,7 +89,7 @@ export class SshLink implements AgentLink {
       () => {
         if (this.stopping) return this.endUnstarted('closed by Switchboard', fromAgent)
         this.writeLog('--- connected\n')
-        const run = (this.run = new AgentRun(definition, options, this.launch()))
+        const run = (this.run = new AgentRun(definition, transport, options, this.launch()))
         run.putAway = this.put
         void toAgent.readable.pipeTo(run.stream.writable).catch(() => undefined)
         void run.stream.readable.pipeTo(fromAgent.writable).catch(() => undefined)
@@ -109,8 +111,26 @@ export class SshLink implements AgentLink {
     return this.run?.lastActivity ?? this.startedAt
   }
 
-  get exitInfo(): object | null {
-    return this.unreachable !== null ? { reason: this.unreachable } : (this.run?.exitInfo ?? null)
+  get ended(): boolean {
+    return this.unreachable !== null || (this.run?.ended ?? false)
+  }
+
+  get sshHost(): SshEndpoint {
+    return this.endpoint
+  }
+
+  /** The stderr of the agent's command there (through its ssh); nothing before it starts. The pid is ssh's, not the agent's: none is told. */
+  get diagnostics(): ProcessDiagnostics {
+    const run = this.run
+    return {
+      pid: undefined,
+      spawnFailed: run?.spawnFailed ?? false,
+      commandNotFound: run?.commandNotFound ?? false,
+      stderrMark: () => run?.stderrMark() ?? 0,
+      stderrSince: (mark) => run?.stderrSince(mark) ?? '',
+      explanation: (mark) => run?.explanation(mark) ?? { lines: [], found: false },
+      stderrQuiet: async () => await run?.stderrQuiet()
+    }
   }
 
   get putAway(): boolean {
@@ -141,22 +161,6 @@ export class SshLink implements AgentLink {
     return this.run?.exitSummary() ?? `Agent '${this.definition.name}' is not running`
   }
 
-  explanation(mark?: number): { lines: string[]; found: boolean } {
-    return this.run?.explanation(mark) ?? { lines: [], found: false }
-  }
-
-  stderrMark(): number {
-    return this.run?.stderrMark() ?? 0
-  }
-
-  stderrSince(mark: number): string {
-    return this.run?.stderrSince(mark) ?? ''
-  }
-
-  async stderrQuiet(): Promise<void> {
-    await this.run?.stderrQuiet()
-  }
-
   async flushLog(): Promise<void> {
     await this.run?.flushLog()
     const log = this.log
@@ -183,7 +187,7 @@ export class SshLink implements AgentLink {
 
   /** The agent's command on the host, through the connection: ssh's own run, with the wrapper's script first on stdin. */
   private launch() {
-    const { definition: def, endpoint } = this
+    const { transport: def, endpoint } = this
     const script = lifelineScript({
       cwd: def.cwd,
       env: this.ssh.remoteEnv,
@@ -205,7 +209,8 @@ export class SshLink implements AgentLink {
 
   /** How the agent's ssh ended: the connection lost, the command missing there, its folder missing, or the command's own exit. */
   private async describeExit({ code, signal }: { code: number | null; signal: NodeJS.Signals | null }): Promise<string | undefined> {
-    const { name, command, cwd } = this.definition
+    const { name } = this.definition
+    const { command, cwd } = this.transport
     const host = this.endpoint.host
     if (this.stopping) return undefined
     // The agent's ssh ends with the connection's, a moment apart: wait for the connection to say why.

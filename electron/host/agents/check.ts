@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { RequestError } from '@agentclientprotocol/sdk'
-import type { AgentDefinition } from '../../../shared/domain'
+import type { AgentDefinition } from '../../../shared/agent-definition'
+import { commandOf } from '../../../shared/transport'
 import type { AgentCheckReport, CheckLine } from '../../../shared/registry'
 import type { ClientHandlers } from '../agent/client-handlers'
 import type { AgentConnection } from '../agent/connection'
@@ -96,7 +97,12 @@ export class AgentChecks {
     let scratchOnHost: string | null = null
     try {
       // In the agent's own working folder when it has one (its command or arguments may be relative to it), else the scratch folder.
-      connection = await this.options.supervisor.connectApart(definition, refusing, definition.cwd ?? scratch, `${definition.id}.check`)
+      connection = await this.options.supervisor.connectApart(
+        definition,
+        refusing,
+        commandOf(definition.transport)?.cwd ?? scratch,
+        `${definition.id}.check`
+      )
       // An agent over SSH makes its sessions on its host: the scratch folder is made there.
       if (connection.sshHost) scratchOnHost = await remoteScratch(connection.sshHost)
       await probeConnection(connection, scratchOnHost ?? scratch, lines)

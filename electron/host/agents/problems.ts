@@ -1,6 +1,8 @@
 import { RequestError } from '@agentclientprotocol/sdk'
 import { problemSentence } from '../../../shared/agent-problem'
-import type { AgentDefinition, AgentProblem } from '../../../shared/domain'
+import type { AgentProblem } from '../../../shared/domain'
+import type { AgentDefinition } from '../../../shared/agent-definition'
+import { commandOf } from '../../../shared/transport'
 import { AgentStartError, type AgentConnection } from '../agent/connection'
 import { knownCause } from '../agent/quirks'
 import { agentReason, HostError, withoutFullStop } from '../errors'
@@ -41,7 +43,7 @@ export function problemOf(definition: AgentDefinition, error: unknown, { connect
       return {
         agentId: definition.id,
         kind: 'not_installed',
-        summary: `${name} could not be started: its command '${definition.command}' was not found on this computer.`,
+        summary: `${name} could not be started: its command '${commandOf(definition.transport)?.command ?? ''}' was not found on this computer.`,
         lines: [],
         found: false,
         at
@@ -52,7 +54,7 @@ export function problemOf(definition: AgentDefinition, error: unknown, { connect
   if (!connection) return null
   const explained = connection.explanation(mark)
   const detail = agentReason(error)
-  const hint = knownCause(connection.state.agentInfo?.name, detail, definition.env)
+  const hint = knownCause(connection.state.agentInfo?.name, detail, commandOf(definition.transport)?.env ?? {})
   if (error instanceof RequestError && error.code === -32000) {
     // The explanation is the sign-in; what stderr says besides is shown only when it was found to say something.
     return {

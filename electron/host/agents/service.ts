@@ -1,5 +1,7 @@
 import { promises as fs } from 'node:fs'
-import { agentFitsProject, sshHostOf, type AgentDefinition, type AgentPresetView } from '../../../shared/domain'
+import type { AgentPresetView } from '../../../shared/domain'
+import { agentFitsProject, type AgentDefinition } from '../../../shared/agent-definition'
+import { transportHost, secretNamesOf } from '../../../shared/transport'
 import { agentLogPath } from '../agent/link'
 import { agentIdFor, agentProgram, changesWhatRuns, checkAgentInput } from '../agent-definitions'
 import { programToRun } from '../confirmations'
@@ -46,15 +48,8 @@ export function agentsHandlers({
       const id = agentIdFor(checked.fields.name, (taken) => Boolean(records.findAgent(taken)))
       for (const [name, value] of Object.entries(checked.secretValues)) await secrets.set(agentEnvKey(id, name), value)
       for (const [name, value] of Object.entries(checked.headerValues)) await secrets.set(agentHeaderKey(id, name), value)
-      const { secretEnv, cwd, remote, ssh, ...fields } = checked.fields
-      const definition: AgentDefinition = {
-        id,
-        ...fields,
-        ...(cwd ? { cwd } : {}),
-        ...(secretEnv?.length ? { secretEnv } : {}),
-        ...(remote ? { remote } : {}),
-        ...(ssh ? { ssh } : {})
-      }
+      const { protocol, ...fields } = checked.fields
+      const definition: AgentDefinition = { id, ...fields, ...(protocol ? { protocol } : {}) }
       await records.addAgent(definition)
       return definition
     },
@@ -67,13 +62,14 @@ export function agentsHandlers({
         (s) => s.agentId === agentId && !agentFitsProject(checked.fields, records.findProject(s.projectId) ?? {})
       )
       if (stranded.length > 0) {
-        const where = checked.fields.ssh ? `on ${sshHostOf(checked.fields.ssh)}` : 'on this computer'
+        const host = transportHost(checked.fields.transport)
+        const where = host ? `on ${host}` : 'on this computer'
         throw new Error(
           `${previous.name} has ${stranded.length} session${stranded.length === 1 ? '' : 's'} in projects it could not work in once it runs ${where}: add another agent for that instead`
         )
       }
       if (changesWhatRuns(previous, checked)) {
-        const program = agentProgram(checked, previous)
+        const program = agentProgram(checked)
         await request.confirm({ action: `Change what the agent “${previous.name}” runs`, confirm: 'Save changes', programs: [program] })
       }
       for (const [name, value] of Object.entries(checked.secretValues)) await secrets.set(agentEnvKey(agentId, name), value)
@@ -81,10 +77,7 @@ export function agentsHandlers({
       for (const [name, value] of Object.entries(checked.headerValues)) await secrets.set(agentHeaderKey(agentId, name), value)
       for (const name of checked.forgottenHeaders) await secrets.delete(agentHeaderKey(agentId, name))
       const definition: AgentDefinition = { ...previous, ...checked.fields }
-      if (definition.cwd === undefined) delete definition.cwd // back to the home folder: nothing kept in db.json
-      if (definition.remote === undefined) delete definition.remote
-      if (definition.ssh === undefined) delete definition.ssh
-      if (!definition.secretEnv?.length) delete definition.secretEnv
+      if (definition.protocol === undefined) delete definition.protocol
       await records.replaceAgent(definition)
       supervisor.forgetProblem(agentId)
       return definition
@@ -99,8 +92,9 @@ export function agentsHandlers({
         )
       }
       await supervisor.forget(agentId)
-      for (const name of definition.secretEnv ?? []) await secrets.delete(agentEnvKey(agentId, name))
-      for (const name of definition.remote?.secretHeaders ?? []) await secrets.delete(agentHeaderKey(agentId, name))
+      const secretNames = secretNamesOf(definition.transport)
+      for (const name of secretNames.env) await secrets.delete(agentEnvKey(agentId, name))
+      for (const name of secretNames.headers) await secrets.delete(agentHeaderKey(agentId, name))
       await records.removeAgent(agentId)
       await checks.forget(agentId)
       // Its logs go too: logs are named by the agent's id, which a new agent of the same name gets again.
@@ -126,8 +120,8 @@ export function agentsHandlers({
       (await presetCatalog(environment)).map(({ definition, installed }): AgentPresetView => ({
         id: definition.id,
         name: definition.name,
-        command: definition.command,
-        args: definition.args,
+        command: definition.transport.command,
+        args: definition.transport.args,
         installed,
         installHint: definition.installHint ?? '',
         added: Boolean(records.findAgent(definition.id))
@@ -141,7 +135,7 @@ export function agentsHandlers({
       await request.confirm({
         action: `Add the agent “${name}”`,
         confirm: 'Add agent',
-        programs: [programToRun(`Agent “${name}”`, preset.definition)]
+        programs: [programToRun(`Agent “${name}”`, preset.definition.transport)]
       })
       await records.addAgent(preset.definition)
       return preset.definition

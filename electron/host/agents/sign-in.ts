@@ -1,5 +1,7 @@
 import { RequestError } from '@agentclientprotocol/sdk'
-import { sshHostOf } from '../../../shared/domain'
+import type { AgentDefinition } from '../../../shared/agent-definition'
+import type { AuthMethodView } from '../../../shared/domain'
+import { commandOf, sshHostOf, unknownTransport, withCommand, type ProcessTransport } from '../../../shared/transport'
 import type { AgentConnection } from '../agent/connection'
 import { apiKeyMeta } from '../agent/quirks'
 import { programToRun } from '../confirmations'
@@ -63,8 +65,16 @@ export class SignIn {
       const names = method.vars ?? []
       const missing = names.filter((name) => !values[name]?.trim())
       if (missing.length) throw new Error(`${method.name} needs ${missing.join(', ')}`)
+      // Variables are given to a command the agent runs (here or on its host); a network agent's are set where its server runs.
+      const command = commandOf(definition.transport)
+      if (!command)
+        throw new Error(
+          `${method.name} sets variables of ${definition.name}'s command, but ${definition.name} runs over the network: set them where its server runs`
+        )
       for (const name of names) await this.options.secrets.set(agentEnvKey(agentId, name), values[name].trim())
-      await records.updateAgent(agentId, { secretEnv: [...new Set([...(definition.secretEnv ?? []), ...names])] })
+      await records.updateAgent(agentId, {
+        transport: withCommand(definition.transport, { secretEnv: [...new Set([...(command.secretEnv ?? []), ...names])] })
+      })
       // The agent reads its environment at start: restart it with the new variables.
       await supervisor.stop(agentId)
       connection = await supervisor.ensure(definition)
@@ -101,33 +111,23 @@ export class SignIn {
     const method = methods.find((m) => m.id === methodId)
     if (!method) throw new Error(`${definition.name} offers no sign-in method '${methodId}'`)
     if (method.type !== 'terminal') throw new Error(`${method.name} is not a terminal sign-in`)
-    // A terminal sign-in runs the agent's own command here: a network agent has none on this computer, one over SSH has it on its host.
-    if (definition.remote) {
-      throw new Error(
-        `${method.name} runs ${definition.name}'s command in a terminal, but ${definition.name} runs over the network: sign in where its server runs, or give its token as a header`
-      )
-    }
-    if (definition.ssh) {
-      throw new Error(
-        `${method.name} runs ${definition.name}'s command in a terminal, but ${definition.name} runs on ${sshHostOf(definition.ssh)}: sign in there (ssh ${definition.ssh.destination}, then run ${commandLine({ command: definition.command, args: [...definition.args, ...(method.args ?? [])] })}), or give its API key as a secret variable`
-      )
-    }
+    const local = localCommand(definition, method)
     const spec = {
       agentId,
       methodId,
-      command: definition.command,
-      args: [...definition.args, ...(method.args ?? [])],
-      env: this.options.environment.forChild(definition.env, await supervisor.secretEnvOf(definition), method.env),
+      command: local.command,
+      args: [...local.args, ...(method.args ?? [])],
+      env: this.options.environment.forChild(local.env, await supervisor.secretEnvOf(definition), method.env),
       // Where the agent's own process starts: its command and arguments may be relative to it.
-      cwd: definition.cwd,
+      cwd: local.cwd,
       cols,
       rows
     }
     // Its command line is the agent's own with the method's arguments, which the agent chose: the user confirms it first.
-    const secrets = Object.fromEntries((definition.secretEnv ?? []).map((name) => [name, 'kept'] as const))
+    const secrets = Object.fromEntries((local.secretEnv ?? []).map((name) => [name, 'kept'] as const))
     const program = programToRun(
       `${definition.name}'s sign-in`,
-      { command: spec.command, args: spec.args, cwd: spec.cwd, env: { ...definition.env, ...method.env } },
+      { command: spec.command, args: spec.args, cwd: spec.cwd, env: { ...local.env, ...method.env } },
       secrets
     )
     await request.confirm({ action: `Sign in to ${definition.name} (${method.name})`, confirm: 'Start sign-in', programs: [program] })
@@ -153,11 +153,12 @@ export class SignIn {
     const connection = await supervisor.ensure(definition)
     if (!connection.capabilities.auth.logout) throw new Error(`${definition.name} does not support logging out (no logout capability)`)
     await connection.acp.logout()
-    for (const name of definition.secretEnv ?? []) await secrets.delete(agentEnvKey(agentId, name))
+    const command = commandOf(definition.transport)
+    for (const name of command?.secretEnv ?? []) await secrets.delete(agentEnvKey(agentId, name))
     for (const methodId of definition.apiKeySignIn ?? []) await secrets.delete(agentApiKeyKey(agentId, methodId))
     if (definition.apiKeySignIn?.length) await records.updateAgent(agentId, { apiKeySignIn: [] })
-    if (definition.secretEnv?.length) {
-      await records.updateAgent(agentId, { secretEnv: [] })
+    if (command?.secretEnv?.length) {
+      await records.updateAgent(agentId, { transport: withCommand(definition.transport, { secretEnv: [] }) })
       await connection.stop()
     }
   }
@@ -200,4 +201,23 @@ export function authRequired(error: unknown, connection: AgentConnection, mark?:
     `${connection.definition.name} needs you to sign in first (${reason}).${lost ? ` ${lost}` : ''}${ways}`,
     problem
   )
+}
+
+/** The command a terminal sign-in runs here: the agent's own; a network agent has none on this computer, one over SSH has it on its host. */
+function localCommand(definition: AgentDefinition, method: AuthMethodView): ProcessTransport {
+  const transport = definition.transport
+  switch (transport.kind) {
+    case 'process':
+      return transport
+    case 'network':
+      throw new Error(
+        `${method.name} runs ${definition.name}'s command in a terminal, but ${definition.name} runs over the network: sign in where its server runs, or give its token as a header`
+      )
+    case 'ssh':
+      throw new Error(
+        `${method.name} runs ${definition.name}'s command in a terminal, but ${definition.name} runs on ${sshHostOf(transport)}: sign in there (ssh ${transport.destination}, then run ${commandLine({ command: transport.command, args: [...transport.args, ...(method.args ?? [])] })}), or give its API key as a secret variable`
+      )
+    default:
+      return unknownTransport(transport)
+  }
 }

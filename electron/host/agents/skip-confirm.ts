@@ -1,4 +1,4 @@
-import type { AgentDefinition } from '../../../shared/domain'
+import type { AgentDefinition } from '../../../shared/agent-definition'
 import { permissionSkipOf, permissionSkipWords } from '../../../shared/modes'
 import { HostError } from '../errors'
 import type { Records, Saved } from '../records'

@@ -1,5 +1,7 @@
 import { join } from 'node:path'
-import { sshHostOf, type AgentDefinition, type AgentProblem, type AgentRuntimeState, type AuthMethodView } from '../../../shared/domain'
+import type { AgentProblem, AgentRuntimeState, AuthMethodView } from '../../../shared/domain'
+import type { AgentDefinition } from '../../../shared/agent-definition'
+import { secretNamesOf, transportHost, unknownTransport, type AgentCommand, type AgentTransport } from '../../../shared/transport'
 import type { ClientHandlers } from '../agent/client-handlers'
 import { connectAgent, type AgentConnection, type AgentConnectionOptions, type ConnectAgent } from '../agent/connection'
 import { apiKeyMeta } from '../agent/quirks'
@@ -139,10 +141,19 @@ export class AgentSupervisor {
         const missingSecrets = await this.missingSecretsOf(agent, known?.authMethods)
         const { missingSecrets: _before, ...rest } = known ?? this.withContact({ agentId: agent.id, status: 'stopped' as const, stderrTail: '' })
         const base: AgentRuntimeState = missingSecrets.length ? { ...rest, missingSecrets } : rest
-        // A network agent has no command to find, one over SSH has it on its host: whether it can be reached shows when it connects.
-        if (agent.remote || agent.ssh) return base
-        if (await this.options.environment.find(agent.command, { layers: [agent.env], cwd: agent.cwd })) return { ...base, installed: true }
-        return { ...base, installed: false, message: notInstalledMessage(agent) }
+        const transport = agent.transport
+        switch (transport.kind) {
+          case 'process': {
+            const found = await this.options.environment.find(transport.command, { layers: [transport.env], cwd: transport.cwd })
+            return found ? { ...base, installed: true } : { ...base, installed: false, message: notInstalledMessage(agent, transport) }
+          }
+          // A network agent has no command to find, one over SSH has it on its host: whether it can be reached shows when it connects.
+          case 'ssh':
+          case 'network':
+            return base
+          default:
+            return unknownTransport(transport)
+        }
       })
     )
   }
@@ -150,7 +161,7 @@ export class AgentSupervisor {
   /** The secret environment of an agent, from the secret store. */
   async secretEnvOf(definition: AgentDefinition): Promise<Record<string, string>> {
     const secretEnv: Record<string, string> = {}
-    for (const name of definition.secretEnv ?? []) {
+    for (const name of secretNamesOf(definition.transport).env) {
       const value = await this.options.secrets.get(agentEnvKey(definition.id, name))
       if (value !== undefined) secretEnv[name] = value
     }
@@ -160,7 +171,7 @@ export class AgentSupervisor {
   /** The headers a network agent is given (its token…), from the secret store. */
   async headersOf(definition: AgentDefinition): Promise<Record<string, string>> {
     const headers: Record<string, string> = {}
-    for (const name of definition.remote?.secretHeaders ?? []) {
+    for (const name of secretNamesOf(definition.transport).headers) {
       const value = await this.options.secrets.get(agentHeaderKey(definition.id, name))
       if (value !== undefined) headers[name] = value
     }
@@ -171,8 +182,9 @@ export class AgentSupervisor {
   private async missingSecretsOf(definition: AgentDefinition, methods: AuthMethodView[] = []): Promise<string[]> {
     const { secrets } = this.options
     const missing: string[] = []
-    for (const name of definition.secretEnv ?? []) if ((await secrets.get(agentEnvKey(definition.id, name))) === undefined) missing.push(name)
-    for (const name of definition.remote?.secretHeaders ?? []) {
+    const names = secretNamesOf(definition.transport)
+    for (const name of names.env) if ((await secrets.get(agentEnvKey(definition.id, name))) === undefined) missing.push(name)
+    for (const name of names.headers) {
       if ((await secrets.get(agentHeaderKey(definition.id, name))) === undefined) missing.push(name)
     }
     for (const methodId of definition.apiKeySignIn ?? []) {
@@ -187,10 +199,11 @@ export class AgentSupervisor {
    * connection while it runs, else a connection of its own for each call.
    */
   sshEndpoint(definition: AgentDefinition): SshEndpoint {
-    if (!definition.ssh) throw new Error(`${definition.name} does not run over SSH`)
+    const transport = definition.transport
+    if (transport.kind !== 'ssh') throw new Error(`${definition.name} does not run over SSH`)
     const running = this.running.get(definition.id)
     if (running?.isAlive && running.sshHost) return running.sshHost
-    return new SshEndpoint(definition.ssh, {
+    return new SshEndpoint(transport, {
       settings: this.sshSettings,
       env: this.options.environment.forChild(),
       markPrefix: markPrefixFor(this.options.dataDir)
@@ -199,7 +212,7 @@ export class AgentSupervisor {
 
   /** The way to a host projects name (`Project.sshHost`): through the first agent that reaches it. */
   sshEndpointForHost(host: string, definitions: readonly AgentDefinition[]): SshEndpoint {
-    const agents = definitions.filter((d) => d.ssh && sshHostOf(d.ssh) === host)
+    const agents = definitions.filter((d) => transportHost(d.transport) === host)
     const running = agents.find((d) => this.running.get(d.id)?.isAlive)
     const agent = running ?? agents[0]
     if (!agent) throw new Error(`No agent reaches ${host} over SSH any more: add one on the Agents page to work in this project`)
@@ -277,6 +290,26 @@ export class AgentSupervisor {
     }
   }
 
+  /** What the agent's transport needs of the Host: the environment of what runs here, a network agent's headers, the SSH settings. */
+  private async transportOptions(
+    transport: AgentTransport,
+    secretEnv: Record<string, string>,
+    definition: AgentDefinition
+  ): Promise<Pick<AgentConnectionOptions, 'env' | 'headers' | 'ssh'>> {
+    const { environment } = this.options
+    switch (transport.kind) {
+      case 'process':
+        return { env: environment.forChild(transport.env, secretEnv) }
+      // The user's environment is ssh's, on this computer; the agent's variables and secrets go to the host.
+      case 'ssh':
+        return { env: environment.forChild(), ssh: { hosts: this.sshHosts, settings: this.sshSettings } }
+      case 'network':
+        return { env: environment.forChild(), headers: await this.headersOf(definition) }
+      default:
+        return unknownTransport(transport)
+    }
+  }
+
   /** Starts a run of the agent with what every run shares (log folder, secrets, process mark, limits) and what this one adds. */
   private async connect(
     definition: AgentDefinition,
@@ -289,10 +322,8 @@ export class AgentSupervisor {
       clientVersion: this.options.clientVersion,
       // The user's environment, its own variables, its own secrets: nothing of another agent's, nor of Switchboard's.
       // Over SSH the user's environment is ssh's, on this computer; the agent's variables and secrets go to the host.
-      env: definition.ssh ? this.options.environment.forChild() : this.options.environment.forChild(definition.env, secretEnv),
+      ...(await this.transportOptions(definition.transport, secretEnv, definition)),
       secretEnv,
-      ...(definition.remote ? { headers: await this.headersOf(definition) } : {}),
-      ...(definition.ssh ? { ssh: { hosts: this.sshHosts, settings: this.sshSettings } } : {}),
       markPrefix: markPrefixFor(this.options.dataDir),
       initializeTimeoutMs: this.options.initializeTimeoutMs,
       maxMessageBytes: this.options.maxAgentMessageBytes,
@@ -339,9 +370,9 @@ export class AgentSupervisor {
   }
 }
 
-export function notInstalledMessage(agent: AgentDefinition): string {
+export function notInstalledMessage(agent: AgentDefinition, { command }: Pick<AgentCommand, 'command'>): string {
   const how = agent.installHint
     ? ` Install it with \`${agent.installHint}\`, or fix the agent's command.`
     : " Install it, or fix the agent's command."
-  return `${agent.name}: the command '${agent.command}' was not found.${how}`
+  return `${agent.name}: the command '${command}' was not found.${how}`
 }

@@ -5,6 +5,7 @@ import {
   type TerminalExitStatus,
   type WriteTextFileRequest
 } from '@agentclientprotocol/sdk'
+import { commandOf } from '../../../shared/transport'
 import type { ClientHandlers } from '../agent/client-handlers'
 import { readsMissingFileAsEmpty } from '../agent/quirks'
 import type { AskBroker } from '../asks/broker'
@@ -125,7 +126,14 @@ export function clientSide({ registry, broker, terminals }: ClientSideOptions): 
         onExit: (id: string, exitStatus: TerminalExitStatus) => registry.append(live, { t: 'terminal', at: at(), terminalId: id, exitStatus })
       }
       // The variables of the agent as it runs (not its secrets): a command it runs sees what the agent was set up with.
-      const terminalId = terminals.create(live.record.id, params, cwd, events, live.connection?.definition.env, live.connection?.sshHost)
+      const terminalId = terminals.create(
+        live.record.id,
+        params,
+        cwd,
+        events,
+        (live.connection && commandOf(live.connection.definition.transport)?.env) ?? undefined,
+        live.connection?.sshHost
+      )
       registry.append(live, { t: 'terminal', at: at(), terminalId, command })
       return { terminalId }
     },

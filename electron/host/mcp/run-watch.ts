@@ -1,5 +1,7 @@
 import type { SessionNotification } from '@agentclientprotocol/sdk'
-import type { AgentDefinition, SessionState } from '../../../shared/domain'
+import type { SessionState } from '../../../shared/domain'
+import type { AgentDefinition } from '../../../shared/agent-definition'
+import { commandOf } from '../../../shared/transport'
 import type { SessionMcpRun, SessionMcpRunState, SessionMcpServer } from '../../../shared/mcp'
 import { toolNameOf } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
@@ -135,7 +137,7 @@ export class McpRunWatch {
         `${untrusted.agent} will start the MCP servers it is given, and use this folder's own .gemini settings, commands, hooks and agents, in ${untrusted.folder} and every folder inside it (written to ${untrusted.file}).`
       ]
     })
-    const { file } = await trustFolderForGemini(this.options.environment.forChild(definition.env), untrusted.folder)
+    const { file } = await trustFolderForGemini(this.options.environment.forChild(commandOf(definition.transport)?.env ?? {}), untrusted.folder)
     const restart = `${untrusted.agent} trusts the folder now, and reads that when it starts: restart it to start the servers`
     this.options.setState(id, {
       mcpRun: { servers: run.servers.map((s) => ({ ...s, reason: restart })), untrustedFolder: { ...untrusted, why: restart, restartNeeded: true } }
@@ -163,8 +165,9 @@ export class McpRunWatch {
     cwd: string
   ): Promise<SessionMcpRunState['untrustedFolder']> {
     // Only a Gemini CLI on this computer: the trust file of one elsewhere is not ours to read.
-    if (connection.state.agentInfo?.name !== 'gemini-cli' || definition.ssh || definition.remote) return undefined
-    const trust = await geminiFolderTrust(this.options.environment.forChild(definition.env), cwd)
+    const transport = definition.transport
+    if (connection.state.agentInfo?.name !== 'gemini-cli' || transport.kind !== 'process') return undefined
+    const trust = await geminiFolderTrust(this.options.environment.forChild(transport.env), cwd)
     if (trust.trusted !== false) return undefined
     return { agent: definition.name, folder: cwd, why: trust.why, ...(trust.file ? { file: trust.file } : {}) }
   }

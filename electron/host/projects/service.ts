@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { basename } from 'node:path'
-import { sshHostOf, type Project } from '../../../shared/domain'
+import type { Project } from '../../../shared/domain'
+import { transportHost } from '../../../shared/transport'
 import { confirmSkippingMode } from '../agents/skip-confirm'
 import type { AgentSupervisor } from '../agents/supervisor'
 import { checkedFolder } from '../folders'
@@ -43,8 +44,8 @@ export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }:
     'projects.list': async () => [...records.data.projects],
     'projects.add': async ({ cwd, name, agentId }, request) => {
       const agent = agentId ? records.agent(agentId) : undefined
-      if (agent && !agent.ssh) throw new Error(`${agent.name} runs on this computer, not over SSH: add the folder without choosing an agent`)
-      const sshHost = agent?.ssh ? sshHostOf(agent.ssh) : undefined
+      const sshHost = agent && transportHost(agent.transport)
+      if (agent && !sshHost) throw new Error(`${agent.name} runs on this computer, not over SSH: add the folder without choosing an agent`)
       const folder = agent
         ? await checkRemoteFolder(supervisor.sshEndpoint(agent), cwd, 'The project folder')
         : await checkedFolder(cwd, (got) => `The project folder must be an absolute path, like /home/you/code/app (got '${got}')`)

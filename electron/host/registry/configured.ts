@@ -1,4 +1,5 @@
-import type { AgentDefinition } from '../../../shared/domain'
+import type { AgentDefinition } from '../../../shared/agent-definition'
+import { commandOf, type AgentCommand } from '../../../shared/transport'
 import type { RegistryAgent, RegistryEntryView } from '../../../shared/registry'
 import { PRESET_PACKAGES, presetRunOf } from '../presets'
 
@@ -16,8 +17,9 @@ export function configuredAs(entry: RegistryAgent, agents: readonly AgentDefinit
   const listed = entry.distribution.npx ? splitPackage(entry.distribution.npx.package) : null
   for (const agent of agents) {
     if (agent.origin) continue
-    const run = npxPackageOf(agent)
-    const presetRun = presetRunOf(agent)
+    const command = commandOf(agent.transport)
+    const run = command && npxPackageOf(command)
+    const presetRun = command && presetRunOf(command)
     const presetId = presetRun?.presetId ?? (PRESET_PACKAGES.some((p) => p.presetId === agent.id) ? agent.id : undefined)
     const samePackage = Boolean(listed && run && run.name === listed.name)
     const knownPreset = presetId !== undefined && (PRESET_REGISTRY_IDS[presetId] ?? []).includes(entry.id)
@@ -46,7 +48,7 @@ const PRESET_REGISTRY_IDS: Record<string, readonly string[]> = {
 }
 
 /** The npm package (and version, when named) an agent runs through `npx`: its first argument that is not an option. */
-function npxPackageOf(agent: Pick<AgentDefinition, 'command' | 'args'>): { name: string; version: string | null } | null {
+function npxPackageOf(agent: Pick<AgentCommand, 'command' | 'args'>): { name: string; version: string | null } | null {
   if (agent.command !== 'npx') return null
   const spec = agent.args.find((arg) => !arg.startsWith('-'))
   return spec ? splitPackage(spec) : null

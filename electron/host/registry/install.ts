@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { isAbsolute, join, relative, resolve, sep } from 'node:path'
-import type { AgentDefinition, AgentOrigin, DistributionKind } from '../../../shared/domain'
+import type { AgentDefinition, AgentOrigin, DistributionKind } from '../../../shared/agent-definition'
+import { commandOf, withCommand, type AgentCommand, type AgentTransport } from '../../../shared/transport'
 import type { PlatformKey, RegistryAgent } from '../../../shared/registry'
 import { HostError } from '../errors'
 import type { UserEnvironment } from '../environment'
@@ -17,7 +18,19 @@ import { REGISTRY_LIMITS, type RegistryLimits } from './limits'
  * failure leaves the version installed before untouched).
  */
 
-export type Runnable = Pick<AgentDefinition, 'command' | 'args' | 'env' | 'installHint'> & { origin: AgentOrigin }
+/** What an installed distribution runs (a process's command, arguments and variables), and where it came from. */
+export interface Runnable extends Pick<AgentCommand, 'command' | 'args' | 'env'> {
+  installHint: string
+  origin: AgentOrigin
+}
+
+/** The definition with what an installed distribution runs: its command, arguments and variables (its folder and secrets kept). */
+export function withRunnable<D extends Pick<AgentDefinition, 'transport'>>(definition: D, { command, args, env, installHint, origin }: Runnable): D {
+  const transport: AgentTransport = commandOf(definition.transport)
+    ? withCommand(definition.transport, { command, args, env })
+    : { kind: 'process', command, args, env }
+  return { ...definition, transport, installHint, origin }
+}
 
 export interface InstallerOptions {
   dataDir: string

@@ -1,4 +1,4 @@
-import type { AgentDefinition, DistributionKind } from '../../../shared/domain'
+import type { AgentDefinition, DistributionKind } from '../../../shared/agent-definition'
 import {
   DEFAULT_REGISTRY_URL,
   type RegistryAgent,
@@ -18,7 +18,8 @@ import type { HandlerSlice, RequestContext } from '../handlers'
 import type { Records } from '../records'
 import { checkRegistryUrl, RegistryFeed } from './feed'
 import { registryLimits, type RegistryLimits } from './limits'
-import { installDistribution, plannedRun, platformKey, removeInstalled, requireTool, usableKinds } from './install'
+import { commandOf, withCommand } from '../../../shared/transport'
+import { installDistribution, withRunnable, plannedRun, platformKey, removeInstalled, requireTool, usableKinds } from './install'
 import { presetRunOf, withPresetVersion } from '../presets'
 import { compareVersions, configuredAs, splitPackage } from './configured'
 
@@ -173,7 +174,10 @@ export class RegistryService {
       programs: [programToRun(`Agent “${agent.name}”`, planned)]
     })
     const runnable = await this.guarded(agent.id, () => installDistribution(agent, chosen, agentId, this.installerOptions(agent.id)))
-    const definition: AgentDefinition = { id: agentId, name: agent.name, ...runnable }
+    const definition: AgentDefinition = withRunnable(
+      { id: agentId, name: agent.name, transport: { kind: 'process', command: '', args: [], env: {} } },
+      runnable
+    )
     await records.addAgent(definition)
     return definition
   }
@@ -198,7 +202,7 @@ export class RegistryService {
       programs: [
         programToRun(`Agent “${definition.name}”`, {
           ...plannedRun(agent, origin.kind, agentId, { dataDir: this.options.dataDir, platform: this.platform }),
-          cwd: definition.cwd
+          cwd: commandOf(definition.transport)?.cwd
         })
       ]
     })
@@ -207,7 +211,7 @@ export class RegistryService {
       throw new Error(`${definition.name} is at work (a turn is running or a question is waiting); update it once that is done`)
     }
     const runnable = await this.guarded(agent.id, () => installDistribution(agent, origin.kind, agentId, this.installerOptions(agent.id)))
-    const updated: AgentDefinition = { ...definition, ...runnable }
+    const updated: AgentDefinition = withRunnable(definition, runnable)
     await records.replaceAgent(updated)
     if (origin.installDir && origin.installDir !== runnable.origin.installDir) {
       await removeInstalled(this.options.dataDir, agentId, origin.installDir).catch(() => undefined)
@@ -226,7 +230,8 @@ export class RegistryService {
    */
   private async presetVersions(refresh: boolean): Promise<PresetVersionView[]> {
     const runs = this.options.records.data.agents.flatMap((a) => {
-      const run = presetRunOf(a)
+      const command = commandOf(a.transport)
+      const run = command && presetRunOf(command)
       return run ? [{ agentId: a.id, ...run }] : []
     })
     if (!runs.length) return []
@@ -254,25 +259,26 @@ export class RegistryService {
   private async updatePreset(agentId: string, version: string, request: RequestContext): Promise<AgentDefinition> {
     const { records, supervisor, checks, events } = this.options
     const definition = records.agent(agentId)
-    const run = presetRunOf(definition)
+    const command = commandOf(definition.transport)
+    const run = command && presetRunOf(command)
     if (!run) throw new Error(`${definition.name} does not run a preset's package through npx, so it has no version to change`)
     if (run.version === version && run.npxPackage === run.testedPackage) return definition
     const offered = (await this.presetVersions(false)).find((v) => v.agentId === agentId)
     if (version !== run.tested && version !== offered?.newer) {
       throw new Error(`${version} is neither the tested version of ${run.testedPackage} (${run.tested}) nor one the registry lists`)
     }
-    const args = withPresetVersion(definition, run.testedPackage, version)
+    const args = withPresetVersion(command, run.testedPackage, version)
     const was = run.npxPackage === run.testedPackage ? run.version : `${run.npxPackage}${run.version ? `@${run.version}` : ''}`
     await request.confirm({
       action: `Run “${definition.name}” at ${run.testedPackage}@${version}${was ? ` (instead of ${was})` : ''}`,
       confirm: 'Update',
-      programs: [programToRun(`Agent “${definition.name}”`, { command: definition.command, args, cwd: definition.cwd, env: definition.env })]
+      programs: [programToRun(`Agent “${definition.name}”`, { command: command.command, args, cwd: command.cwd, env: command.env })]
     })
     await supervisor.stopIfQuiet(agentId)
     if (supervisor.get(agentId)?.isAlive) {
       throw new Error(`${definition.name} is at work (a turn is running or a question is waiting); update it once that is done`)
     }
-    const updated: AgentDefinition = { ...definition, args }
+    const updated: AgentDefinition = { ...definition, transport: withCommand(definition.transport, { args }) }
     await records.replaceAgent(updated)
     void checks.run(updated).then(
       (report) => events.emit('agents.checked', report),

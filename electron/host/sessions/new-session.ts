@@ -1,5 +1,6 @@
-import type { AgentDefinition, Project, SessionRecord } from '../../../shared/domain'
-import { agentFitsProject, sshHostOf } from '../../../shared/domain'
+import type { Project, SessionRecord } from '../../../shared/domain'
+import { agentFitsProject, type AgentDefinition } from '../../../shared/agent-definition'
+import { transportHost } from '../../../shared/transport'
 import type { SessionPreset } from '../../../shared/presets'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import type { AgentConnection } from '../agent/connection'
@@ -28,7 +29,7 @@ import { applyStartingMode } from './starting-mode'
  */
 export async function assertFolder(deps: SessionDeps, project: Project, definition: AgentDefinition, cwd: string): Promise<void> {
   if (!agentFitsProject(definition, project)) {
-    const agentAt = definition.ssh ? `runs on ${sshHostOf(definition.ssh)}` : 'runs on this computer'
+    const agentAt = `runs on ${transportHost(definition.transport) ?? 'this computer'}`
     throw new Error(
       `${definition.name} ${agentAt}, and ${project.name} is ${project.sshHost ? `on ${project.sshHost}` : 'on this computer'}: choose an agent that runs where the project is`
     )

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { sshHostOf, type SshTarget } from '../../../shared/domain'
+import { sshHostOf, type SshTarget } from '../../../shared/transport'
 import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from '../processes'
 import { describeSshFailure, sshArgs, type SshSettings } from './options'
 import { remoteCommand } from './script'

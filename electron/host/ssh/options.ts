@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { sshHostOf, type SshTarget } from '../../../shared/domain'
+import { sshHostOf, type SshTarget } from '../../../shared/transport'
 
 /**
  * How Switchboard calls the system's OpenSSH client: never waiting for a

@@ -1,7 +1,9 @@
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
 import type { RequestParams } from '../../../shared/contract'
-import { agentPlace, type AgentDefinition, type AgentLog, type AgentPresetView, type AgentRuntimeState } from '../../../shared/domain'
+import type { AgentLog, AgentPresetView, AgentRuntimeState } from '../../../shared/domain'
+import type { AgentDefinition } from '../../../shared/agent-definition'
+import { agentPlace } from '../../../shared/transport'
 import type { AgentCheckReport } from '../../../shared/registry'
 import { host } from '../host/client'
 
@@ -21,7 +23,7 @@ export const useAgentsStore = defineStore('agents', () => {
   /** Where the agent runs, in words: on this computer, over the network at its host, or on a host over SSH. */
   function whereRuns(agentId: string): string {
     const definition = definitions.value.find((a) => a.id === agentId)
-    const place = definition ? agentPlace(definition) : { remote: false as const }
+    const place = definition ? agentPlace(definition.transport) : { remote: false as const }
     if (!place.remote) return 'on this computer'
     return place.transport === 'SSH' ? `on ${place.host} over SSH` : `over the network at ${place.host}`
   }

@@ -1,6 +1,6 @@
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
-import type { AgentDefinition, DistributionKind } from '../../../shared/domain'
+import type { AgentDefinition, DistributionKind } from '../../../shared/agent-definition'
 import type { PresetVersionView, RegistryListing, RegistryProgress } from '../../../shared/registry'
 import { host } from '../host/client'
 

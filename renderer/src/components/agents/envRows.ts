@@ -1,4 +1,4 @@
-import type { AgentDefinition } from '../../../../shared/domain'
+import type { AgentCommand, NetworkTransport } from '../../../../shared/transport'
 
 /**
  * The variable rows of the agent form. A secret whose value is stored shows as
@@ -20,7 +20,8 @@ export function newRow(secret = false): EnvRow {
   return { key: nextKey++, name: '', value: '', secret }
 }
 
-export function rowsOf(agent: AgentDefinition | null): EnvRow[] {
+/** The rows of an agent's command's variables (plain, then secret). */
+export function rowsOf(agent: AgentCommand | null): EnvRow[] {
   if (!agent) return []
   return [
     ...Object.entries(agent.env).map(([name, value]) => ({ key: nextKey++, name, value, secret: false })),
@@ -61,8 +62,8 @@ export function argsFromText(text: string): string[] {
 }
 
 /** A network agent's header rows: every header is secret (a token), shown as "•••• set" once stored. */
-export function headerRowsOf(agent: AgentDefinition | null): EnvRow[] {
-  return (agent?.remote?.secretHeaders ?? []).map((name) => ({ key: nextKey++, name, value: '', secret: true, storedAs: name }))
+export function headerRowsOf(transport: NetworkTransport | null): EnvRow[] {
+  return (transport?.secretHeaders ?? []).map((name) => ({ key: nextKey++, name, value: '', secret: true, storedAs: name }))
 }
 
 /** The header rows as the request wants them (null: keep the stored value); throws a sentence for the form. */
