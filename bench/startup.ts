@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { SEARCH_INDEX_FILE } from '../electron/host/search'
+import { SEARCH_INDEX_FILE } from '../electron/host/search/search-index'
 import type { SearchResults } from '../shared/search'
 import { repoRoot } from './agents'
 import { now, until } from './lib'

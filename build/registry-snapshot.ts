@@ -4,7 +4,7 @@ import { DEFAULT_REGISTRY_URL, registryAgentSchema, type RegistryAgent, type Reg
 
 /**
  * Rebuilds the registry snapshot bundled with the app
- * (electron/host/registry/snapshot.json) from a checkout of
+ * (electron/host/acp-registry/snapshot.json) from a checkout of
  * github.com/agentclientprotocol/registry, the way its own build assembles the
  * feed: each `<id>/agent.json`, with its `<id>/icon.svg` kept beside it.
  *
@@ -36,6 +36,6 @@ for (const folder of readdirSync(checkout, { withFileTypes: true })) {
 }
 agents.sort((a, b) => a.name.localeCompare(b.name))
 const snapshot: RegistrySnapshot = { url: DEFAULT_REGISTRY_URL, fetchedAt: new Date(date ?? Date.now()).toISOString(), agents, icons }
-const out = new URL('../electron/host/registry/snapshot.json', import.meta.url)
+const out = new URL('../electron/host/acp-registry/snapshot.json', import.meta.url)
 writeFileSync(out, `${JSON.stringify(snapshot, null, 1)}\n`)
 console.log(`${agents.length} agents written to ${out.pathname}`)

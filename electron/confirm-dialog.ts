@@ -1,6 +1,6 @@
 import { dialog, type BrowserWindow, type MessageBoxOptions } from 'electron'
 import { changeLines, type CommandChange } from '../shared/confirmation'
-import type { ConfirmCommand } from './host/confirmations'
+import type { ConfirmCommand } from './host/contract/confirmations'
 
 /**
  * How the desktop app confirms a change that would run a program: a native

@@ -1,5 +1,5 @@
-import { firstScreenBeside } from './host/first-screen-module'
-import { runHostProcess } from './host/host-child'
+import { firstScreenBeside } from './host/host-process/first-screen-module'
+import { runHostProcess } from './host/host-process/host-child'
 
 /**
  * The Host's own process in the desktop app: an Electron `utilityProcess`

@@ -19,9 +19,9 @@ import type { AppCommand } from '../shared/app-commands'
 import { ipcChannels } from '../shared/ipc'
 import { APP_INDEX_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, isRendererPageUrl, opensInBrowser, serveAppRequest } from './app-scheme'
 import { dialogConfirmation } from './confirm-dialog'
-import { wantsLoginShell } from './host/environment'
-import type { FromHost, ShellCall } from './host/host-channel'
-import { HostSupervisor, type HostFailure, type HostProcess } from './host/host-supervisor'
+import { wantsLoginShell } from './host/child-processes/environment'
+import type { FromHost, ShellCall } from './host/host-process/host-channel'
+import { HostSupervisor, type HostFailure, type HostProcess } from './host/host-process/host-supervisor'
 import { buildMenuTemplate } from './menu'
 import { configureSpellcheck, spellcheckOn } from './spellcheck'
 import { SafeStorageSecretStore } from './secret-store'
@@ -32,7 +32,7 @@ import { debounce, loadWindowState, restoreBounds, saveWindowState, type WindowS
  * The Electron shell: app lifecycle, the one window, the menu, and what only
  * Electron can do for the Host (native dialogs, the keychain, the badge).
  * The Host runs in a process of its own (host-process.ts, an Electron
- * `utilityProcess`), supervised here (host/host-supervisor.ts: started
+ * `utilityProcess`), supervised here (host/host-process/host-supervisor.ts: started
  * again when it dies or hangs, an error page when it cannot start); the
  * window talks to it over a port this process hands it. Nothing here waits
  * on the Host's work: menus, window moves and dialogs stay responsive.

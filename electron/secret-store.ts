@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { safeStorage } from 'electron'
-import type { SecretStore } from './host/secrets'
+import type { SecretStore } from './host/storage/secrets'
 
 /**
  * Secrets encrypted with the OS keychain through Electron's safeStorage, kept

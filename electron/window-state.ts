@@ -109,7 +109,7 @@ export async function loadWindowState(file: string): Promise<WindowState | null>
 export async function saveWindowState(file: string, state: WindowState): Promise<void> {
   await fs.mkdir(dirname(file), { recursive: true, mode: 0o700 })
   const temporary = `${file}.${process.pid}.tmp`
-  // In the data folder, which is the user's alone (host/private-files.ts).
+  // In the data folder, which is the user's alone (host/storage/private-files.ts).
   await fs.writeFile(temporary, JSON.stringify(state, null, 2), { mode: 0o600 })
   await fs.rename(temporary, file)
 }

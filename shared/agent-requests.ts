@@ -80,7 +80,7 @@ const flatAgentInput = z
 
 /** An agent as typed: the new shape, or the flat one of before. */
 const agentInput = z.union([z.object(agentInputFields), flatAgentInput])
-/** An agent as the Host checks it (electron/host/agent-definitions.ts). */
+/** An agent as the Host checks it (electron/host/agents/definitions.ts). */
 export type AgentInput = Omit<z.output<typeof agentInput>, 'confirmationCode'>
 
 export const agentRequestParams = {

@@ -181,7 +181,7 @@ export interface HostEvents {
   /** What was spent changed (those sessions'), or past conversations are being read for it (`backfill`: how far). */
   'spend.changed': { sessionIds: string[]; backfill?: { done: number; total: number } }
   /**
-   * An error in one of the Host's rooms that nothing else caught (electron/host/room-errors.ts): it is in the Host's
+   * An error in one of the Host's rooms that nothing else caught (electron/host/contract/room-errors.ts): it is in the Host's
    * log and `app.info`'s warnings, and the room was reset, as `message` says ("Search had an internal error; it is
    * rebuilding: …"). The Host goes on.
    */

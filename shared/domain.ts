@@ -147,7 +147,7 @@ export interface AgentProblem {
   summary: string
   /** What the agent itself said: its error's explanation (the JSON-RPC `data` it sent), never a bare "Internal error". */
   detail?: string
-  /** A cause Switchboard knows for this agent and this failure (agent/quirks.ts), with what to do. */
+  /** A cause Switchboard knows for this agent and this failure (connection/quirks.ts), with what to do. */
   hint?: string
   /**
    * Lines of its stderr that explain it, found among what it wrote (error,

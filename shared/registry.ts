@@ -7,7 +7,7 @@ import type { AgentDefinition, DistributionKind } from './agent-definition'
  * The ACP Registry (repository agentclientprotocol/registry, FORMAT.md) as
  * Switchboard reads it, the requests of the Agents page's registry view, and
  * the capability report of the Check action. Types only and schemas: the Host
- * fetches, installs and probes (electron/host/registry/), the renderer shows.
+ * fetches, installs and probes (electron/host/acp-registry/), the renderer shows.
  */
 
 /** The feed everyone reads unless a setting names another (a team may host its own). */

@@ -1,6 +1,6 @@
 /**
  * What `search.query` answers: hits over project names and paths, session
- * titles and the text of every transcript (electron/host/search.ts).
+ * titles and the text of every transcript (electron/host/search/search-index.ts).
  */
 
 export type SearchHitKind = 'project' | 'session' | 'entry'

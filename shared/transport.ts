@@ -1,7 +1,7 @@
 /**
  * How an agent is reached: one case of a tagged union per transport. Plain
  * data (db.json keeps it as it is); the Host has one link per kind
- * (electron/host/agent/transports.ts), the renderer one form part per kind.
+ * (electron/host/connection/transports.ts), the renderer one form part per kind.
  */
 
 /** The command an agent runs, on this computer or on a host over SSH. */

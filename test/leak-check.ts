@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs'
  * that the test workers inherit, and so does everything they start, directly or
  * through the Host (agents, MCP servers, terminals, sign-in programs, login
  * shells, serve, Chromium): the Host builds every child's environment from its
- * own (see electron/host/environment.ts). After the last test, any process
+ * own (see electron/host/child-processes/environment.ts). After the last test, any process
  * still carrying the mark outlived the test that started it: the teardown
  * waits a moment for processes on their way out, then fails naming each
  * leaked process by its command line, and kills them so the machine stays

@@ -2,13 +2,13 @@ import type { FirstScreenRenderer } from '../../shared/contract'
 import type { TranscriptRecord } from '../../shared/transcript'
 import type { AgentDefinition } from '../../shared/agent-definition'
 import type { PlatformKey, RegistrySnapshot } from '../../shared/registry'
-import type { ConnectAgent } from './agent/connection'
+import type { ConnectAgent } from './connection/connection'
 import type { SupervisorOptions } from './agents/supervisor'
-import type { ConfirmCommand } from './confirmations'
-import type { LoginShellOptions } from './environment'
-import type { SearchHooks } from './search-build'
-import type { SecretStore } from './secrets'
-import type { RegistryLimits } from './registry/limits'
+import type { ConfirmCommand } from './contract/confirmations'
+import type { LoginShellOptions } from './child-processes/environment'
+import type { SearchHooks } from './search/build'
+import type { SecretStore } from './storage/secrets'
+import type { RegistryLimits } from './acp-registry/limits'
 
 /** How a Host is made: what the shell around it supplies (a folder picker, dialogs, the secret store) and what tests change. */
 
@@ -49,7 +49,7 @@ export interface HostOptions {
   loginShell?: boolean | LoginShellOptions
   /** Asks the user outside the window to confirm a change that would run a program (confirmations.ts); without it, such changes are refused. */
   confirmCommand?: ConfirmCommand
-  /** Tests: the transcripts the search index reads, its build held at a step or started by a search only (search.ts). */
+  /** Tests: the transcripts the search index reads, its build held at a step or started by a search only (search/search-index.ts). */
   search?: SearchHooks
   /** Test-only seams the contract cannot reach: faults put where they would be a bug. */
   faults?: { onFold?: (record: TranscriptRecord) => void }

@@ -4,12 +4,12 @@ import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { LOGIN_SHELL_ENV } from './environment'
-import { firstScreenBeside } from './first-screen-module'
-import type { FromHost, ToHost } from './host-channel'
-import { runHostProcess } from './host-child'
-import { HostSupervisor, type HostProcess } from './host-supervisor'
-import { readVersion } from './version'
+import { LOGIN_SHELL_ENV } from './child-processes/environment'
+import { firstScreenBeside } from './host-process/first-screen-module'
+import type { FromHost, ToHost } from './host-process/host-channel'
+import { runHostProcess } from './host-process/host-child'
+import { HostSupervisor, type HostProcess } from './host-process/host-supervisor'
+import { readVersion } from './web/version'
 
 /**
  * `npm run serve`: the Host without Electron, serving the built renderer and

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
-import type { RunningServer } from '../../electron/host/ws-server'
+import type { RunningServer } from '../../electron/host/web/ws-server'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
 import { closeBrowserHost, openBrowserHost, screenshot, typeConsoleCode, watchConsole } from './browser'
 

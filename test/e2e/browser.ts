@@ -3,11 +3,11 @@ import { mkdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
-import { ConsoleCodes } from '../../electron/host/console-codes'
+import { ConsoleCodes } from '../../electron/host/web/console-codes'
 import type { Host } from '../../electron/host/host'
 import { SIDEBAR_WIDTH } from '../../shared/settings'
 import { openHost } from '../helpers'
-import { startWsServer, type RunningServer } from '../../electron/host/ws-server'
+import { startWsServer, type RunningServer } from '../../electron/host/web/ws-server'
 
 /** Headless Chromium (Debian's) against the real renderer build, served by the real host. */
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
-import { startWsServer, type RunningServer } from '../../electron/host/ws-server'
+import { startWsServer, type RunningServer } from '../../electron/host/web/ws-server'
 import { openHost, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 import { launchBrowser, rendererDir, screenshot, watchConsole, whileHostRestarts } from './browser'
 

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
-import type { RunningServer } from '../../electron/host/ws-server'
+import type { RunningServer } from '../../electron/host/web/ws-server'
 import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
 import { launchBrowser, screenshot, serve, watchConsole } from './browser'
 

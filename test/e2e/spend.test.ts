@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Browser } from 'playwright-core'
 import type { TranscriptRecord } from '../../shared/transcript'
 import type { Host } from '../../electron/host/host'
-import type { RunningServer } from '../../electron/host/ws-server'
+import type { RunningServer } from '../../electron/host/web/ws-server'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
 import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole } from './browser'
 

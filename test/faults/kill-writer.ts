@@ -9,10 +9,10 @@
  */
 import { mkdirSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
-import { acquireDataLock } from '../../electron/host/data-lock'
-import { Store } from '../../electron/host/store'
-import { readTranscriptTail } from '../../electron/host/transcript-pages'
-import { TranscriptWriter } from '../../electron/host/transcripts'
+import { acquireDataLock } from '../../electron/host/storage/data-lock'
+import { Store } from '../../electron/host/storage/store'
+import { readTranscriptTail } from '../../electron/host/storage/transcript-pages'
+import { TranscriptWriter } from '../../electron/host/storage/transcripts'
 import type { TranscriptRecord } from '../../shared/transcript'
 
 const [dataDir, runText] = process.argv.slice(2)

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import type { Host } from '../../electron/host/host'
-import { isLoopbackAddress, startWsServer, type RunningServer } from '../../electron/host/ws-server'
+import { isLoopbackAddress, startWsServer, type RunningServer } from '../../electron/host/web/ws-server'
 import { openHost, removeDir, tempDir } from '../helpers'
 
 /**

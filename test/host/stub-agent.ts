@@ -1,8 +1,8 @@
 import type { PermissionOption, SessionInfo, SessionUpdate, StopReason } from '@agentclientprotocol/sdk'
 import type { AgentCapabilities, AgentRuntimeState } from '../../shared/domain'
 import type { AgentDefinition } from '../../shared/agent-definition'
-import type { AgentConnection, AgentConnectionOptions } from '../../electron/host/agent/connection'
-import type { AgentProtocol } from '../../electron/host/agent/protocol'
+import type { AgentConnection, AgentConnectionOptions } from '../../electron/host/connection/connection'
+import type { AgentProtocol } from '../../electron/host/connection/protocol'
 import { explainingLines, lastLines } from '../../shared/stderr-lines'
 
 /**

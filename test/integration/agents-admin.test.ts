@@ -3,7 +3,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Host } from '../../electron/host/host'
-import { MemorySecretStore, agentEnvKey } from '../../electron/host/secrets'
+import { MemorySecretStore, agentEnvKey } from '../../electron/host/storage/secrets'
 import { scriptedAgentCommand } from '../agent/spawn'
 import { runOf, confirmEverything, entriesOf, fold, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
 

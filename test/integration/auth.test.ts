@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import type { HostEvents } from '../../shared/contract'
-import { MemorySecretStore } from '../../electron/host/secrets'
+import { MemorySecretStore } from '../../electron/host/storage/secrets'
 import { Host as HostClass } from '../../electron/host/host'
 import { confirmEverything, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 

@@ -2,7 +2,7 @@ import { chmod, lstat, mkdir, readdir, symlink, writeFile } from 'node:fs/promis
 import { join, relative } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
-import { isWorktreeCheckout } from '../../electron/host/private-files'
+import { isWorktreeCheckout } from '../../electron/host/storage/private-files'
 import { gitIn, openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
 
 /**

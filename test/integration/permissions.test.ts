@@ -6,7 +6,7 @@ import type { HostEvent } from '../../shared/contract'
 import type { PendingPermission } from '../../shared/domain'
 import type { ThreadEntry } from '../../shared/thread'
 import type { Host } from '../../electron/host/host'
-import { DB_VERSION } from '../../electron/host/store'
+import { DB_VERSION } from '../../electron/host/storage/store'
 import { entriesOf, fold, openHost, readDbJson, recordEvents, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 
 /**

@@ -6,9 +6,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { Host, type HostOptions } from '../../electron/host/host'
 import type { RegistrySnapshot } from '../../shared/registry'
 import { runOf, confirmEverything, entriesOf, fold, removeDir, tempDir, waitUntil } from '../helpers'
-import { stagedCommand } from '../../electron/host/registry/install'
+import { stagedCommand } from '../../electron/host/acp-registry/install'
 import { ICON, launcherScript, RegistryFixture, tarball, zipArchive } from '../registry/fixture'
-import { PRESET_PACKAGES } from '../../electron/host/presets'
+import { PRESET_PACKAGES } from '../../electron/host/agents/presets'
 
 /**
  * Agents from the ACP Registry, against a registry served on 127.0.0.1:

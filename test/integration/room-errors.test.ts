@@ -7,7 +7,7 @@ import { confirmEverything, recordEvents, removeDir, scriptedAgent, tempDir } fr
 
 /**
  * An error nothing caught in one of the Host's rooms does not stop the Host
- * (electron/host/room-errors.ts): it goes to the log with its stack, to
+ * (electron/host/contract/room-errors.ts): it goes to the log with its stack, to
  * `app.info`'s warnings and to the windows (`app.warning`), and the room is
  * reset. Here the search index throws from its flush, which runs on a timer
  * (a test-only hook, HostOptions.search.onFlush, that the contract cannot

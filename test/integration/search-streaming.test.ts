@@ -7,7 +7,7 @@ import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
 /**
  * The core use of Switchboard: several agents streaming side by side, after a
  * search built the index. Each growing reply's document is replaced in the
- * index every 250 ms (search.ts, FLUSH_MS) while what the replaced ones left
+ * index every 250 ms (search/search-index.ts, FLUSH_MS) while what the replaced ones left
  * is vacuumed. Left to MiniSearch, its vacuum walked the index in batches
  * while those documents were added, met a node one of them had split, and
  * threw `TypeError: Cannot read properties of undefined` where nothing caught

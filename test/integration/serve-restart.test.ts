@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:net'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
-import { startServing, type ServeOptions, type Serving } from '../../electron/host/serving'
+import { startServing, type ServeOptions, type Serving } from '../../electron/host/web/serving'
 import { removeDir, tempDir } from '../helpers'
 
 /**

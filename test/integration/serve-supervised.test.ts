@@ -4,13 +4,13 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { hostLogFile } from '../../electron/host/host-supervisor'
-import { listProcesses } from '../../electron/host/processes'
+import { hostLogFile } from '../../electron/host/host-process/host-supervisor'
+import { listProcesses } from '../../electron/host/child-processes/process-tree'
 import { isProcessRunning, removeDir, tempDir, waitUntil } from '../helpers'
 
 /**
  * `npm run serve` as shipped (out/main/serve.js, run `npx electron-vite build` first): the Host and its
- * WebSocket server run in a process serve forks and supervises (electron/host/host-supervisor.ts, the same
+ * WebSocket server run in a process serve forks and supervises (electron/host/host-process/host-supervisor.ts, the same
  * code as the desktop app's). A Host killed outright is started again on the same address, with the same
  * token; one that cannot open its data folder is not, and serve says why and where the log is.
  */

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import type { Host } from '../../electron/host/host'
-import { startWsServer, type RunningServer } from '../../electron/host/ws-server'
+import { startWsServer, type RunningServer } from '../../electron/host/web/ws-server'
 import { WIRE_PIECE_CHARS, WIRE_TEXT_CHARS, joinWire, wireFrameCount, wireFrames, wireHeader, wirePieces } from '../../shared/wire-pieces'
 import { openHost, removeDir, tempDir, waitUntil } from '../helpers'
 

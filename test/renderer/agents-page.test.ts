@@ -74,7 +74,7 @@ beforeEach(() => {
     'agents.log': ({ agentId }) => ({ agentId, path: `/data/logs/${agentId}.log`, text: 'booting\nready\n', truncated: false }),
     'agents.add': (p: RequestParams<'agents.add'>) => {
       const t = processInput(p)
-      // The Host's own check of the working folder (electron/host/agent-definitions.ts), as it answers.
+      // The Host's own check of the working folder (electron/host/agents/definitions.ts), as it answers.
       const cwd = t.cwd ?? ''
       if (cwd && !cwd.startsWith('/')) throw new Error(`The working folder must be an absolute path, like /home/you/code (got '${cwd}')`)
       return { id: 'my-agent', name: p.name, transport: definedProcess(t) }

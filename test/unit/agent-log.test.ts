@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { readLogTail, stripTerminalEscapes } from '../../electron/host/agent/agent-log'
+import { readLogTail, stripTerminalEscapes } from '../../electron/host/connection/agent-log'
 import { removeDir, tempDir } from '../helpers'
 
 let dir: string

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { normaliseInitialize } from '../../electron/host/agent/capabilities'
+import { normaliseInitialize } from '../../electron/host/connection/capabilities'
 
 describe('capability normalisation', () => {
   it('reads sessionCapabilities.systemPrompt (unstable): an object means the agent takes a system prompt; null or absence, not', () => {

@@ -1,10 +1,10 @@
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { ConsoleCodes, CODE_TTL_MS, MAX_WRONG_CODES } from '../../electron/host/console-codes'
-import type { ConfirmAnswer, ConfirmCommand } from '../../electron/host/confirmations'
+import { ConsoleCodes, CODE_TTL_MS, MAX_WRONG_CODES } from '../../electron/host/web/console-codes'
+import type { ConfirmAnswer, ConfirmCommand } from '../../electron/host/contract/confirmations'
 import { Host } from '../../electron/host/host'
-import { MemorySecretStore } from '../../electron/host/secrets'
+import { MemorySecretStore } from '../../electron/host/storage/secrets'
 import { changeLines, commandLineOf, quoteArg, visible, type CommandChange } from '../../shared/confirmation'
 import { removeDir, tempDir } from '../helpers'
 

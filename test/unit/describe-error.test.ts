@@ -1,7 +1,7 @@
 import { RequestError } from '@agentclientprotocol/sdk'
 import { describe, expect, it } from 'vitest'
-import { knownCause } from '../../electron/host/agent/quirks'
-import { agentReason, describeError, failureText, withoutFullStop } from '../../electron/host/errors'
+import { knownCause } from '../../electron/host/connection/quirks'
+import { agentReason, describeError, failureText, withoutFullStop } from '../../electron/host/contract/errors'
 
 describe('an agent error says what the agent explained, once', () => {
   it("Codex's data.message (its codex_error_info code left out)", () => {

@@ -1,10 +1,10 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseMarked, UserEnvironment, usersVariables, wantsLoginShell } from '../../electron/host/environment'
+import { parseMarked, UserEnvironment, usersVariables, wantsLoginShell } from '../../electron/host/child-processes/environment'
 import { isProcessRunning, removeDir, tempDir, waitUntil } from '../helpers'
 
-/** Reading the user's login shell's environment (electron/host/environment.ts) with shells written for the test. */
+/** Reading the user's login shell's environment (electron/host/child-processes/environment.ts) with shells written for the test. */
 
 let dir: string
 

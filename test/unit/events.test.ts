@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest'
-import { EventBus } from '../../electron/host/events'
+import { EventBus } from '../../electron/host/contract/events'
 import type { HostEvent } from '../../shared/contract'
 
 const at = '2026-01-01T00:00:00.000Z'

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs'
 import { link, mkdir, readFile, readdir, stat, symlink, truncate, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { confinePath, isInside, MAX_READ_BYTES, normaliseRequest, readTextFile, writeTextFile } from '../../electron/host/fs-boundary'
+import { confinePath, isInside, MAX_READ_BYTES, normaliseRequest, readTextFile, writeTextFile } from '../../electron/host/local-files/fs-boundary'
 import { removeDir, tempDir } from '../helpers'
 
 let root: string

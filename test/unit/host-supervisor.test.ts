@@ -3,14 +3,14 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { FromHost, ToHost } from '../../electron/host/host-channel'
-import { cleanUpAfterHost, HostSupervisor, MAX_RESTARTS, type HostFailure, type HostProcess } from '../../electron/host/host-supervisor'
-import { markPrefixFor, newProcessMark, PROCESS_MARK_ENV } from '../../electron/host/processes'
+import type { FromHost, ToHost } from '../../electron/host/host-process/host-channel'
+import { cleanUpAfterHost, HostSupervisor, MAX_RESTARTS, type HostFailure, type HostProcess } from '../../electron/host/host-process/host-supervisor'
+import { markPrefixFor, newProcessMark, PROCESS_MARK_ENV } from '../../electron/host/child-processes/process-tree'
 import { SshHosts } from '../../electron/host/ssh/options'
 import { isProcessRunning, removeDir, tempDir, waitUntil } from '../helpers'
 
 /**
- * The Host's supervisor (electron/host/host-supervisor.ts) with stand-in Host processes: how often a Host
+ * The Host's supervisor (electron/host/host-process/host-supervisor.ts) with stand-in Host processes: how often a Host
  * that keeps dying is started again before it gives up, and what it cleans up after a Host that died
  * (the processes its agents left, its SSH socket folder). The real processes: test/shell/desktop-shell.test.ts
  * and test/integration/serve-supervised.test.ts.
@@ -86,7 +86,7 @@ describe('the Host supervisor', () => {
     async () => {
       const dataDir = join(root, 'data')
       const deadHost = 999_999
-      // What a Host's agent started, marked with the Host's prefix (processes.ts), still running after the Host died.
+      // What a Host's agent started, marked with the Host's prefix (child-processes/process-tree.ts), still running after the Host died.
       const left = spawn('sleep', ['60'], {
         env: { ...process.env, [PROCESS_MARK_ENV]: newProcessMark(markPrefixFor(dataDir, deadHost)) },
         detached: true,

@@ -77,7 +77,7 @@ describe('the linter keeps the layers and refuses circles', () => {
     expect(await rulesBroken('shared/search.ts', "import { readFileSync } from 'node:fs'\nexport const read = readFileSync\n")).toContain(
       'no-restricted-imports'
     )
-    expect(await rulesBroken('electron/host/version.ts', "import { app } from 'electron'\nexport const version = app\n")).toContain(
+    expect(await rulesBroken('electron/host/web/version.ts', "import { app } from 'electron'\nexport const version = app\n")).toContain(
       'no-restricted-imports'
     )
   }, 240_000)

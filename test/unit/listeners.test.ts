@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { Listeners } from '../../electron/host/listeners'
+import { Listeners } from '../../electron/host/contract/listeners'
 
 /**
  * A room's news (a turn over, a session detached, an agent ended) reaches every

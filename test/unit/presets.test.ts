@@ -3,9 +3,9 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { UserEnvironment } from '../../electron/host/environment'
-import { findExecutable } from '../../electron/host/executables'
-import { defaultAgentPresets, PRESET_PACKAGES, presetRunOf, withPresetVersion } from '../../electron/host/presets'
+import { UserEnvironment } from '../../electron/host/child-processes/environment'
+import { findExecutable } from '../../electron/host/child-processes/executables'
+import { defaultAgentPresets, PRESET_PACKAGES, presetRunOf, withPresetVersion } from '../../electron/host/agents/presets'
 import { removeDir, runOf, tempDir } from '../helpers'
 
 let dir: string

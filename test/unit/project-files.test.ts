@@ -1,7 +1,7 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { existingPathInside, rankFiles, walkProject } from '../../electron/host/project-files'
+import { existingPathInside, rankFiles, walkProject } from '../../electron/host/local-files/project-files'
 import type { Host } from '../../electron/host/host'
 import { openHost, removeDir, tempDir } from '../helpers'
 

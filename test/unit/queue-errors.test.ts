@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import type { SessionRecord } from '../../shared/domain'
 import type { HostEvent } from '../../shared/contract'
-import { EventBus } from '../../electron/host/events'
-import { RoomErrors } from '../../electron/host/room-errors'
+import { EventBus } from '../../electron/host/contract/events'
+import { RoomErrors } from '../../electron/host/contract/room-errors'
 import { PromptQueue, type PromptQueueDeps } from '../../electron/host/sessions/queue'
 
 /**

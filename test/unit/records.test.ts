@@ -3,9 +3,9 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { HostEvent } from '../../shared/contract'
 import type { PermissionRule, SessionRecord } from '../../shared/domain'
-import { EventBus } from '../../electron/host/events'
-import { Records } from '../../electron/host/records'
-import { DB_VERSION, Store, type DbData } from '../../electron/host/store'
+import { EventBus } from '../../electron/host/contract/events'
+import { Records } from '../../electron/host/storage/records'
+import { DB_VERSION, Store, type DbData } from '../../electron/host/storage/store'
 import { removeDir, tempDir } from '../helpers'
 
 /**

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import type { AgentDefinition } from '../../shared/agent-definition'
 import type { RegistryAgent } from '../../shared/registry'
-import { configuredAs } from '../../electron/host/registry/configured'
-import { PRESET_PACKAGES } from '../../electron/host/presets'
+import { configuredAs } from '../../electron/host/acp-registry/configured'
+import { PRESET_PACKAGES } from '../../electron/host/agents/presets'
 
 /** A registry entry matched to the agent the user already has, set up otherwise than from the registry. */
 

@@ -6,8 +6,8 @@ import type { Project, SessionRecord } from '../../shared/domain'
 import { applyRecord, foldTail } from '../../shared/thread-fold'
 import { createThread, type Thread } from '../../shared/thread'
 import type { TranscriptRecord } from '../../shared/transcript'
-import { SearchIndex } from '../../electron/host/search'
-import { snippet } from '../../electron/host/search-query'
+import { SearchIndex } from '../../electron/host/search/search-index'
+import { snippet } from '../../electron/host/search/query'
 import { fold, removeDir, tempDir } from '../helpers'
 
 let dir: string

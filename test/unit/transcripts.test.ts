@@ -1,8 +1,8 @@
 import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { parseTranscript, readTranscript, TranscriptWriter } from '../../electron/host/transcripts'
-import { readTranscriptPage, readTranscriptTail } from '../../electron/host/transcript-pages'
+import { parseTranscript, readTranscript, TranscriptWriter } from '../../electron/host/storage/transcripts'
+import { readTranscriptPage, readTranscriptTail } from '../../electron/host/storage/transcript-pages'
 import type { TranscriptRecord } from '../../shared/transcript'
 import { removeDir, tempDir } from '../helpers'
 

@@ -1,8 +1,8 @@
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { EventBus } from '../../electron/host/events'
-import { Records } from '../../electron/host/records'
-import { Store } from '../../electron/host/store'
+import { EventBus } from '../../electron/host/contract/events'
+import { Records } from '../../electron/host/storage/records'
+import { Store } from '../../electron/host/storage/store'
 import { SessionRegistry } from '../../electron/host/sessions/registry'
 import {
   IllegalTransition,

@@ -1,7 +1,7 @@
 import { createTwoFilesPatch } from 'diff'
 import { describe, expect, it } from 'vitest'
-import { sessionAnswer, toV1ToolContent } from '../../electron/host/agent/v2-forms'
-import { toV1PermissionRequest, V2SessionAdapter, type Adapted } from '../../electron/host/agent/v2-adapter'
+import { sessionAnswer, toV1ToolContent } from '../../electron/host/connection/v2-forms'
+import { toV1PermissionRequest, V2SessionAdapter, type Adapted } from '../../electron/host/connection/v2-adapter'
 import { applyRecord } from '../../shared/thread-fold'
 import { createThread, type Thread, type ToolCallEntry } from '../../shared/thread'
 

@@ -5,12 +5,12 @@ import { RequestError } from '@agentclientprotocol/sdk'
 import type { AgentDefinition } from '../../../shared/agent-definition'
 import { commandOf } from '../../../shared/transport'
 import type { AgentCheckReport, CheckLine } from '../../../shared/registry'
-import type { ClientHandlers } from '../agent/client-handlers'
-import type { AgentConnection } from '../agent/connection'
-import { AtomicTextFile } from '../atomic-file'
+import type { ClientHandlers } from '../connection/client-handlers'
+import type { AgentConnection } from '../connection/connection'
+import { AtomicTextFile } from '../storage/atomic-file'
 import { remoteScratch, removeRemoteScratch } from '../ssh/remote-files'
 import type { AgentSupervisor } from './supervisor'
-import { privateFolder } from '../private-files'
+import { privateFolder } from '../storage/private-files'
 
 /**
  * What an agent really does, found by asking it: a run of its own (apart from

@@ -3,9 +3,9 @@ import { problemSentence } from '../../../shared/agent-problem'
 import type { AgentProblem } from '../../../shared/domain'
 import type { AgentDefinition } from '../../../shared/agent-definition'
 import { commandOf } from '../../../shared/transport'
-import { AgentStartError, type AgentConnection } from '../agent/connection'
-import { knownCause } from '../agent/quirks'
-import { agentReason, HostError, withoutFullStop } from '../errors'
+import { AgentStartError, type AgentConnection } from '../connection/connection'
+import { knownCause } from '../connection/quirks'
+import { agentReason, HostError, withoutFullStop } from '../contract/errors'
 
 /**
  * What went wrong when an agent was asked for a session, in the parts the

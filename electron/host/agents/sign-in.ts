@@ -2,16 +2,16 @@ import { RequestError } from '@agentclientprotocol/sdk'
 import type { AgentDefinition } from '../../../shared/agent-definition'
 import type { AuthMethodView } from '../../../shared/domain'
 import { commandOf, sshHostOf, unknownTransport, withCommand, type ProcessTransport } from '../../../shared/transport'
-import type { AgentConnection } from '../agent/connection'
-import { apiKeyMeta } from '../agent/quirks'
-import { programToRun } from '../confirmations'
-import type { UserEnvironment } from '../environment'
-import { describeError, HostError, withoutFullStop } from '../errors'
-import type { EventBus } from '../events'
-import type { RequestContext } from '../handlers'
-import { commandLine, LoginTerminals } from '../login-terminals'
-import type { Records } from '../records'
-import { agentApiKeyKey, agentEnvKey, apiKeyLabel, type SecretStore } from '../secrets'
+import type { AgentConnection } from '../connection/connection'
+import { apiKeyMeta } from '../connection/quirks'
+import { programToRun } from '../contract/confirmations'
+import type { UserEnvironment } from '../child-processes/environment'
+import { describeError, HostError, withoutFullStop } from '../contract/errors'
+import type { EventBus } from '../contract/events'
+import type { RequestContext } from '../contract/handlers'
+import { commandLine, LoginTerminals } from './login-terminals'
+import type { Records } from '../storage/records'
+import { agentApiKeyKey, agentEnvKey, apiKeyLabel, type SecretStore } from '../storage/secrets'
 import { problemOf } from './problems'
 import type { AgentSupervisor } from './supervisor'
 
@@ -29,7 +29,7 @@ export interface SignInOptions {
   supervisor: AgentSupervisor
   /** What sign-in programs start with, before the agent's and the method's variables. */
   environment: UserEnvironment
-  /** The start of the mark each sign-in program carries (see processes.ts). */
+  /** The start of the mark each sign-in program carries (see child-processes/process-tree.ts). */
   markPrefix?: string
 }
 

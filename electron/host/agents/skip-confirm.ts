@@ -1,7 +1,7 @@
 import type { AgentDefinition } from '../../../shared/agent-definition'
 import { permissionSkipOf, permissionSkipWords } from '../../../shared/modes'
-import { HostError } from '../errors'
-import type { Records, Saved } from '../records'
+import { HostError } from '../contract/errors'
+import type { Records, Saved } from '../storage/records'
 
 /**
  * Choosing a mode that skips permissions asks once per agent: refused with

@@ -9,9 +9,9 @@ import type { ElicitationValue, PendingElicitation, PendingPermission, SessionRe
 import { describeScope, type PermissionAlways, type RuleSubject } from '../../../shared/permissions'
 import type { ToolCallEntry } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
-import type { EventBus } from '../events'
-import { Elicitations, type ElicitationAction } from '../elicitation'
-import type { Records } from '../records'
+import type { EventBus } from '../contract/events'
+import { Elicitations, type ElicitationAction } from './elicitation'
+import type { Records } from '../storage/records'
 import { KeptRules } from './kept-rules'
 import { CommandApprovals, decisionOf, requestCommandKey, type CommandKey, type Decision as CommandDecision } from './command-approvals'
 import {

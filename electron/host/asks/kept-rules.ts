@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { PermissionRule, SessionRecord } from '../../../shared/domain'
 import type { RuleSubject } from '../../../shared/permissions'
-import type { Records } from '../records'
+import type { Records } from '../storage/records'
 import { ruleMatches, sameSubject, type Decision } from './permission-rules'
 
 type RuleOwner = Pick<SessionRecord, 'id' | 'agentId' | 'projectId'>

@@ -5,7 +5,7 @@ import type { PermissionRule } from '../../../shared/domain'
 import { ANY_COMMAND_TOOL, shortCommand, type PermissionScope, type RuleSubject } from '../../../shared/permissions'
 import { toolNameOf, type ToolCallEntry } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
-import { confinePath } from '../fs-boundary'
+import { confinePath } from '../local-files/fs-boundary'
 
 /**
  * Remembered permission answers ("always"), narrowed to what the user would

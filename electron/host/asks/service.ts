@@ -1,5 +1,5 @@
-import type { HandlerSlice } from '../handlers'
-import type { Records } from '../records'
+import type { HandlerSlice } from '../contract/handlers'
+import type { Records } from '../storage/records'
 import type { AskBroker } from './broker'
 
 /** The `permissions.*` (remembered answers) and `elicitations.*` requests. */

@@ -6,15 +6,15 @@ import {
   type WriteTextFileRequest
 } from '@agentclientprotocol/sdk'
 import { commandOf } from '../../../shared/transport'
-import type { ClientHandlers } from '../agent/client-handlers'
-import { readsMissingFileAsEmpty } from '../agent/quirks'
+import type { ClientHandlers } from '../connection/client-handlers'
+import { readsMissingFileAsEmpty } from '../connection/quirks'
 import type { AskBroker } from '../asks/broker'
 import { TERMINAL_OPTIONS, terminalAsk, terminalCommandKey, terminalCommandLine } from '../asks/command-approvals'
-import { ElicitationError } from '../elicitation'
-import { confinePath, PathRefusedError, readTextFile, writeTextFile } from '../fs-boundary'
+import { ElicitationError } from '../asks/elicitation'
+import { confinePath, PathRefusedError, readTextFile, writeTextFile } from '../local-files/fs-boundary'
 import type { LiveSession, SessionRegistry } from '../sessions/registry'
 import { confineRemote, readRemoteTextFile, writeRemoteTextFile } from '../ssh/remote-files'
-import type { Terminals } from '../terminals'
+import type { Terminals } from './terminals'
 import { subagentThreads, type Thread } from '../../../shared/thread'
 
 /**

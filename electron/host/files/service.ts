@@ -1,8 +1,8 @@
 import { isAbsolute, resolve } from 'node:path'
 import type { AgentSupervisor } from '../agents/supervisor'
-import type { HandlerSlice } from '../handlers'
-import { existingPathInside, ProjectFiles, walkProject } from '../project-files'
-import type { Records } from '../records'
+import type { HandlerSlice } from '../contract/handlers'
+import { existingPathInside, ProjectFiles, walkProject } from '../local-files/project-files'
+import type { Records } from '../storage/records'
 import { listRemoteFiles } from '../ssh/remote-files'
 
 /**

@@ -2,8 +2,8 @@ import { isAbsolute, resolve } from 'node:path'
 import type { McpServer } from '@agentclientprotocol/sdk'
 import type { AgentCapabilities } from '../../../shared/domain'
 import type { McpProfile, McpTransport, SessionMcpLeftOut, SessionMcpServer } from '../../../shared/mcp'
-import type { UserEnvironment } from '../environment'
-import { findExecutable } from '../executables'
+import type { UserEnvironment } from '../child-processes/environment'
+import { findExecutable } from '../child-processes/executables'
 import type { UnlockedProfile } from './profiles'
 
 /**

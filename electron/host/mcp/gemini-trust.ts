@@ -1,7 +1,7 @@
 import { existsSync, promises as fs, realpathSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join, resolve, sep } from 'node:path'
-import { AtomicTextFile } from '../atomic-file'
+import { AtomicTextFile } from '../storage/atomic-file'
 import { parseJsonc } from './jsonc'
 
 /**

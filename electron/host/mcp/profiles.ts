@@ -8,8 +8,8 @@ import {
   type McpState,
   type ParsedMcpProfileInput
 } from '../../../shared/mcp'
-import type { SecretStore } from '../secrets'
-import type { Records } from '../records'
+import type { SecretStore } from '../storage/secrets'
+import type { Records } from '../storage/records'
 
 /**
  * MCP server profiles in db.json, their secret values in the secret store.

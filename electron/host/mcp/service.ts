@@ -3,12 +3,12 @@ import { homedir } from 'node:os'
 import type { ParsedParams, RequestResult } from '../../../shared/contract'
 import type { CommandChange } from '../../../shared/confirmation'
 import { mcpRequestParams, type McpState } from '../../../shared/mcp'
-import { programToRun } from '../confirmations'
-import type { UserEnvironment } from '../environment'
+import { programToRun } from '../contract/confirmations'
+import type { UserEnvironment } from '../child-processes/environment'
 import { explainingLines, lastLines } from '../../../shared/stderr-lines'
-import type { RequestContext } from '../handlers'
-import type { SecretStore } from '../secrets'
-import type { Records } from '../records'
+import type { RequestContext } from '../contract/handlers'
+import type { SecretStore } from '../storage/secrets'
+import type { Records } from '../storage/records'
 import { prepareServers, type PreparedServer } from './acp-servers'
 import { exportTarget, exportToMcpJson } from './export'
 import { importInputs, knownImportSources, previewImport, readMcpConfig, type Places } from './import'
@@ -30,7 +30,7 @@ export interface McpServiceOptions {
   secrets: SecretStore
   /** What stdio servers start with (Test connection), and whose PATH finds their commands. */
   environment: UserEnvironment
-  /** The start of the mark a tested server's process carries (see processes.ts). */
+  /** The start of the mark a tested server's process carries (see child-processes/process-tree.ts). */
   markPrefix?: string
   clientVersion: string
   onChange: (state: McpState) => void

@@ -7,8 +7,8 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { McpListedItem, McpProfile, McpTestResult } from '../../../shared/mcp'
-import type { UserEnvironment } from '../environment'
-import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from '../processes'
+import type { UserEnvironment } from '../child-processes/environment'
+import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from '../child-processes/process-tree'
 import { commandNotFound, findProfileCommand } from './acp-servers'
 import type { UnlockedProfile } from './profiles'
 
@@ -26,7 +26,7 @@ export interface TestConnectionOptions {
   clientVersion: string
   /** What a stdio server starts with, before the profile's own variables. */
   environment: UserEnvironment
-  /** The start of the mark the server's process carries (see processes.ts). */
+  /** The start of the mark the server's process carries (see child-processes/process-tree.ts). */
   markPrefix?: string
 }
 
@@ -123,7 +123,7 @@ class ProcessWatch {
   private child: ChildProcess | undefined
   private exited: Promise<void> = Promise.resolve()
 
-  /** `mark`: in the server's environment, inherited by what it starts (see processes.ts). */
+  /** `mark`: in the server's environment, inherited by what it starts (see child-processes/process-tree.ts). */
   constructor(readonly mark: string) {}
 
   attach(child: ChildProcess | undefined): void {

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto'
 import type { ParsedParams } from '../../../shared/contract'
 import type { SessionPreset } from '../../../shared/presets'
 import { confirmSkippingMode } from '../agents/skip-confirm'
-import type { HandlerSlice } from '../handlers'
-import type { Records } from '../records'
+import type { HandlerSlice } from '../contract/handlers'
+import type { Records } from '../storage/records'
 import type { SessionLifecycle } from '../sessions/lifecycle'
 
 /**

@@ -1,5 +1,5 @@
 import type { AgentRuntimeState } from '../../../shared/domain'
-import type { AgentConnection } from '../agent/connection'
+import type { AgentConnection } from '../connection/connection'
 import type { AskBroker } from '../asks/broker'
 import type { Reconnector } from './reconnect'
 import type { SessionRegistry } from './registry'

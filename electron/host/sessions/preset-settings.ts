@@ -1,9 +1,9 @@
 import type { SessionConfigOption } from '@agentclientprotocol/sdk'
 import type { SessionRecord } from '../../../shared/domain'
 import type { SessionPreset } from '../../../shared/presets'
-import type { AgentConnection } from '../agent/connection'
-import { agentReason } from '../errors'
-import type { Records } from '../records'
+import type { AgentConnection } from '../connection/connection'
+import { agentReason } from '../contract/errors'
+import type { Records } from '../storage/records'
 import { modeOptionOf } from './starting-mode'
 import type { LiveSession, SessionRegistry } from './registry'
 

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import type { Attachment } from '../../../shared/contract'
 import type { QueuedPrompt, SessionRecord } from '../../../shared/domain'
-import type { HandlerSlice } from '../handlers'
-import type { Records, Saved, SessionPatch } from '../records'
-import { describeError } from '../errors'
+import type { HandlerSlice } from '../contract/handlers'
+import type { Records, Saved, SessionPatch } from '../storage/records'
+import { describeError } from '../contract/errors'
 import type { SessionRegistry } from './registry'
 import type { Turns } from './turns'
 

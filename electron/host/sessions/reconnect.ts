@@ -1,6 +1,6 @@
-import type { AgentConnection } from '../agent/connection'
-import { describeError, HostError } from '../errors'
-import type { Records } from '../records'
+import type { AgentConnection } from '../connection/connection'
+import { describeError, HostError } from '../contract/errors'
+import type { Records } from '../storage/records'
 import type { SessionConnector } from './connector'
 import type { SessionRegistry } from './registry'
 

@@ -1,9 +1,9 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { applySettingsChange, userSettingsSchema, type SettingsChange, type UserSettings } from '../../../shared/settings'
-import { AtomicTextFile } from '../atomic-file'
-import type { EventBus } from '../events'
-import type { HandlerSlice } from '../handlers'
+import { AtomicTextFile } from '../storage/atomic-file'
+import type { EventBus } from '../contract/events'
+import type { HandlerSlice } from '../contract/handlers'
 
 /**
  * The `settings.*` requests: the user's settings of the window (theme, pane

@@ -1,8 +1,8 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { z } from 'zod'
-import { AtomicTextFile } from '../atomic-file'
-import { TranscriptWriter } from '../transcripts'
+import { AtomicTextFile } from '../storage/atomic-file'
+import { TranscriptWriter } from '../storage/transcripts'
 
 /**
  * `spend.jsonl` in the data folder, beside db.json: a header line, then one

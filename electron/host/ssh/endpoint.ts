@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { sshHostOf, type SshTarget } from '../../../shared/transport'
-import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from '../processes'
+import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from '../child-processes/process-tree'
 import { describeSshFailure, sshArgs, type SshSettings } from './options'
 import { remoteCommand } from './script'
 
@@ -19,7 +19,7 @@ export interface SshEndpointOptions {
   env: Record<string, string>
   /** The socket of the agent's connection, when there is one. */
   controlPath?: string
-  /** Start of the mark each ssh process carries (see processes.ts). */
+  /** Start of the mark each ssh process carries (see child-processes/process-tree.ts). */
   markPrefix?: string
 }
 

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { killProcessTree, newProcessMark } from '../processes'
+import { killProcessTree, newProcessMark } from '../child-processes/process-tree'
 import { SSH_MISSING, type SshEndpoint } from './endpoint'
 import { describeSshFailure, sshArgs } from './options'
 

@@ -1,6 +1,6 @@
 import path from 'node:path'
-import { hardLinkRefusal, isInside, linesOf, MAX_READ_BYTES, normaliseRequest, PathRefusedError } from '../fs-boundary'
-import { MAX_FILES, SKIPPED, type FileListing, type ProjectFile } from '../project-files'
+import { hardLinkRefusal, isInside, linesOf, MAX_READ_BYTES, normaliseRequest, PathRefusedError } from '../local-files/fs-boundary'
+import { MAX_FILES, SKIPPED, type FileListing, type ProjectFile } from '../local-files/project-files'
 import type { SshEndpoint } from './endpoint'
 import { shQuote } from './script'
 

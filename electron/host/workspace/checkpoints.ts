@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import type { CheckpointView } from '../../../shared/workspace'
-import { confinePath, hardLinkRefusal, replaceFile } from '../fs-boundary'
+import { confinePath, hardLinkRefusal, replaceFile } from '../local-files/fs-boundary'
 import { commitTree, git, gitText, splitZ } from './git'
 import { locateWorkspace, RepoLocks, scope, snapshotTree, type Workspace } from './repo'
 

@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process'
 import { existsSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { usersVariables } from '../environment'
-import { HostError } from '../errors'
+import { usersVariables } from '../child-processes/environment'
+import { HostError } from '../contract/errors'
 
 /**
  * The one way the Host runs git: the user's own `git` from PATH, never a

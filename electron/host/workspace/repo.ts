@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { basename, dirname, isAbsolute, join } from 'node:path'
 import { driverOverrides, git, gitText, type GitOptions } from './git'
-import { makeFilePrivate, privateFolder, writePrivateFile } from '../private-files'
+import { makeFilePrivate, privateFolder, writePrivateFile } from '../storage/private-files'
 
 /**
  * Where a session's folder keeps its checkpoints: the folder's own git

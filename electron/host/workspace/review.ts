@@ -4,8 +4,8 @@ import { join } from 'node:path'
 import { applyPatch, reversePatch, type StructuredPatch } from 'diff'
 import type { ChangesResult, FileChange, HunkRef } from '../../../shared/workspace'
 import { filePatch, hunkHeader } from '../../../shared/workspace'
-import { describeError, HostError } from '../errors'
-import { hardLinkRefusal, readTextFile, replaceFile } from '../fs-boundary'
+import { describeError, HostError } from '../contract/errors'
+import { hardLinkRefusal, readTextFile, replaceFile } from '../local-files/fs-boundary'
 import {
   changedPaths,
   entryIn,
@@ -19,7 +19,7 @@ import {
 } from './checkpoints'
 import { commitTree, git, gitText } from './git'
 import type { Workspace } from './repo'
-import { privateFolder } from '../private-files'
+import { privateFolder } from '../storage/private-files'
 
 /**
  * The Changes view's work: what changed since the review base (or between two

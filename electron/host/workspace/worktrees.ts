@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { basename, join } from 'node:path'
 import type { MergeResult, ProjectGitInfo, SessionWorktree, WorktreeInfo } from '../../../shared/workspace'
-import { HostError } from '../errors'
+import { HostError } from '../contract/errors'
 import { git, GitError, gitText } from './git'
 import { workTreeAt } from './repo'
-import { PRIVATE_FOLDER_MODE, privateFolder } from '../private-files'
+import { PRIVATE_FOLDER_MODE, privateFolder } from '../storage/private-files'
 
 /**
  * A git worktree per session: a new branch checked out in its own folder

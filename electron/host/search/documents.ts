@@ -1,0 +1,120 @@
+import MiniSearch, { type Options } from 'minisearch'
+import type { Project, SessionRecord } from '../../../shared/domain'
+import { entryDocId, projectDocId, sessionDocId, type EntryText, type IndexedDoc, type SessionDocs, type StoredIndex } from './index-file'
+
+/**
+ * What the search index holds: the MiniSearch index and, beside it, what each
+ * document was indexed with (per session its title, transcript signature,
+ * entry texts and seqs; per project its name and folder), so that only what
+ * changed is indexed again. Every change marks it `unsaved`. A discarded
+ * document leaves dirt in MiniSearch's index: `onDiscard` lets the owner
+ * vacuum it (search-index.ts).
+ */
+
+export const MINISEARCH_OPTIONS: Options<IndexedDoc> = {
+  fields: ['title', 'text'],
+  tokenize,
+  searchOptions: { boost: { title: 3 } },
+  // MiniSearch's own vacuuming walks the index in batches, waiting between them, and a document added meanwhile
+  // can split a node it is walking: it then throws where nothing catches it (lucaong/minisearch#306), which
+  // stops the Host. The index starts it itself instead, and adds nothing while it runs (`vacuumSoon`).
+  autoVacuum: false
+}
+
+/** Words are runs of letters and digits: punctuation and symbols (`, _, /, -) separate them. */
+const WORD_SEPARATOR = /[^\p{L}\p{N}\p{M}]+/u
+
+export function tokenize(text: string): string[] {
+  return text.split(WORD_SEPARATOR).filter(Boolean)
+}
+
+export class SearchDocs implements StoredIndex {
+  mini = new MiniSearch<IndexedDoc>(MINISEARCH_OPTIONS)
+  sessions = new Map<string, SessionDocs>()
+  /** The project documents indexed, with what they were indexed with. */
+  projects = new Map<string, { name: string; cwd: string }>()
+  /** Something changed since the index was loaded or last saved (until a usable file is read, the first save writes one). */
+  unsaved = true
+
+  constructor(private readonly onDiscard: () => void) {}
+
+  /** Takes the index read from disk in place of this one. */
+  adopt(stored: StoredIndex): void {
+    this.mini = stored.mini
+    this.sessions = stored.sessions
+    this.projects = stored.projects
+    this.unsaved = false
+  }
+
+  docsOf(sessionId: string): SessionDocs {
+    let docs = this.sessions.get(sessionId)
+    if (!docs) {
+      docs = { title: null, signature: null, texts: new Map(), seqs: new Map(), scanned: 0 }
+      this.sessions.set(sessionId, docs)
+    }
+    return docs
+  }
+
+  /** Makes the indexed entries of a session equal to `texts`: changed ones replaced, gone ones dropped. */
+  indexEntries(sessionId: string, texts: Map<string, EntryText>, seqs?: Map<string, number>): void {
+    const docs = this.docsOf(sessionId)
+    if (seqs) for (const [id, seq] of seqs) if (!docs.seqs.has(id)) docs.seqs.set(id, seq)
+    for (const [entryId, before] of docs.texts) {
+      const now = texts.get(entryId)
+      if (!now || now.text !== before.text) {
+        this.discard(entryDocId(sessionId, entryId))
+        docs.texts.delete(entryId)
+      }
+    }
+    for (const [entryId, now] of texts) {
+      if (docs.texts.has(entryId)) continue
+      this.mini.add({ id: entryDocId(sessionId, entryId), title: '', text: now.text })
+      docs.texts.set(entryId, now)
+    }
+  }
+
+  putSession(record: SessionRecord): void {
+    const docs = this.docsOf(record.id)
+    const id = sessionDocId(record.id)
+    if (docs.title === record.title && this.mini.has(id)) return
+    if (this.mini.has(id)) this.discard(id)
+    this.mini.add({ id, title: record.title, text: '' })
+    docs.title = record.title
+    this.unsaved = true
+  }
+
+  removeSession(sessionId: string): void {
+    const id = sessionDocId(sessionId)
+    if (this.mini.has(id)) this.discard(id)
+    const docs = this.sessions.get(sessionId)
+    if (docs) for (const entryId of docs.texts.keys()) this.discard(entryDocId(sessionId, entryId))
+    this.sessions.delete(sessionId)
+    this.unsaved = true
+  }
+
+  syncProjects(projects: readonly Project[]): void {
+    const keep = new Set(projects.map((p) => p.id))
+    for (const id of [...this.projects.keys()]) {
+      if (keep.has(id)) continue
+      const docId = projectDocId(id)
+      if (this.mini.has(docId)) this.discard(docId)
+      this.projects.delete(id)
+      this.unsaved = true
+    }
+    for (const project of projects) {
+      const id = projectDocId(project.id)
+      const before = this.projects.get(project.id)
+      if (before && before.name === project.name && before.cwd === project.cwd && this.mini.has(id)) continue
+      if (this.mini.has(id)) this.discard(id)
+      this.mini.add({ id, title: project.name, text: project.cwd })
+      this.projects.set(project.id, { name: project.name, cwd: project.cwd })
+      this.unsaved = true
+    }
+  }
+
+  /** Takes a document out of the index; what it leaves there is vacuumed once there is enough of it. */
+  private discard(docId: string): void {
+    this.mini.discard(docId)
+    this.onDiscard()
+  }
+}

@@ -1,0 +1,324 @@
+import { promises as fs } from 'node:fs'
+import MiniSearch, { type AsPlainObject, type Options } from 'minisearch'
+import { AtomicTextFile } from '../storage/atomic-file'
+
+/**
+ * The search index as kept in the data folder (`search-index.json`), and the
+ * reading and writing of it in slices: at 10,000 sessions the file is about
+ * 10 MB, which takes the Host a second or more to parse and load in one go on
+ * a loaded machine. It is JSON lines, so each line is parsed on its own and
+ * the Host answers requests between slices of a few milliseconds:
+ *
+ * - the first line: `{ format, lines, projects, mini }`: `lines` how many lines
+ *   follow (a file cut short is found), `projects` the name and path each
+ *   project was indexed with, `mini` MiniSearch's serialisation (`toJSON`)
+ *   without its four large parts;
+ * - then `["sessions", {id: {title, signature, entries}}]` (per session: the
+ *   title indexed, the transcript's size:mtime:inode when its entries were read
+ *   from it, and `[entryId, kind, text, seq]` for each entry), and
+ *   `["documentIds" | "fieldLength" | "storedFields", {...}]` and
+ *   `["index", [[term, data], ...]]`: the large parts of MiniSearch's
+ *   serialisation, a bounded number of items on each line, put back together
+ *   and loaded with `MiniSearch.loadJSAsync` (which yields as it goes).
+ */
+
+/** Bumped when what is indexed or how (fields, tokenizer, entry texts, document ids, the file's lines) changes: an older file is rebuilt. */
+const INDEX_FORMAT = 2
+
+export interface IndexedDoc {
+  id: string
+  title: string
+  text: string
+}
+
+export interface EntryText {
+  kind: string
+  text: string
+}
+
+export interface SessionDocs {
+  /** The title the session's document was indexed with (null: none yet). */
+  title: string | null
+  /**
+   * Size, mtime and inode of the transcript when the entries below were read
+   * from it; null when they are not known to match it (never read, or live).
+   */
+  signature: string | null
+  /** What is indexed for each entry, by entry id. */
+  texts: Map<string, EntryText>
+  /** The seq of the record that started each entry. */
+  seqs: Map<string, number>
+  /** How many entries of the live thread have been given a seq. */
+  scanned: number
+}
+
+/** The index as read from the data folder, or as it is saved. */
+export interface StoredIndex {
+  mini: MiniSearch<IndexedDoc>
+  projects: Map<string, { name: string; cwd: string }>
+  sessions: Map<string, SessionDocs>
+}
+
+type SavedSession = { title: string | null; signature: string | null; entries: [string, string, string, number | null][] }
+type Bulky = 'documentIds' | 'fieldLength' | 'storedFields'
+const BULKY: Bulky[] = ['documentIds', 'fieldLength', 'storedFields']
+
+interface SavedHead {
+  format: number
+  lines: number
+  projects: Record<string, [name: string, cwd: string]>
+  mini: Omit<AsPlainObject, Bulky | 'index'>
+}
+
+type SavedLine = ['sessions', Record<string, SavedSession>] | [Bulky, Record<string, unknown>] | ['index', AsPlainObject['index']]
+
+/** Items on one line: a line stays well under a millisecond to parse. */
+const SESSIONS_PER_LINE = 100
+const KEYS_PER_LINE = 2_000
+const TERMS_PER_LINE = 500
+/** The longest the Host is held by reading or writing the file before it answers what waits. */
+const SLICE_MS = 8
+
+/** Document ids: a kind letter and the ids it stands for, separated by NUL (which no id holds). */
+const SEP = '\u0000'
+
+export function projectDocId(projectId: string): string {
+  return `p${SEP}${projectId}`
+}
+
+export function sessionDocId(sessionId: string): string {
+  return `s${SEP}${sessionId}`
+}
+
+export function entryDocId(sessionId: string, entryId: string): string {
+  return `e${SEP}${sessionId}${SEP}${entryId}`
+}
+
+export function parseDocId(
+  id: string
+): { kind: 'project'; projectId: string } | { kind: 'session'; sessionId: string } | { kind: 'entry'; sessionId: string; entryId: string } | null {
+  const rest = id.slice(2)
+  switch (id.slice(0, 2)) {
+    case `p${SEP}`:
+      return { kind: 'project', projectId: rest }
+    case `s${SEP}`:
+      return { kind: 'session', sessionId: rest }
+    case `e${SEP}`: {
+      const at = rest.indexOf(SEP)
+      return at < 0 ? null : { kind: 'entry', sessionId: rest.slice(0, at), entryId: rest.slice(at + 1) }
+    }
+    default:
+      return null
+  }
+}
+
+/**
+ * Returns a function to call often during long work: it yields to the event
+ * loop (through setImmediate: what waits, I/O and requests, goes first) once
+ * `SLICE_MS` have passed since the last yield, and otherwise does nothing.
+ */
+function slicer(): () => Promise<void> | null {
+  let since = performance.now()
+  return () => {
+    if (performance.now() - since < SLICE_MS) return null
+    return new Promise((resolve) =>
+      setImmediate(() => {
+        since = performance.now()
+        resolve()
+      })
+    )
+  }
+}
+
+/** Reading was given up (the Host is closing). */
+export class ReadAbandoned extends Error {}
+
+/**
+ * The index kept in `file`, or null when there is none or it cannot be used
+ * (then said in the log: it is rebuilt from the transcripts). Read in slices;
+ * throws `ReadAbandoned` when `abandoned()` says to stop. Throws nothing else.
+ */
+export async function readIndexFile(file: string, options: Options<IndexedDoc>, abandoned: () => boolean): Promise<StoredIndex | null> {
+  let text: string
+  try {
+    text = await fs.readFile(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      console.warn(`search: the index ${file} could not be read (${(error as Error).message}); it is rebuilt from the transcripts`)
+    }
+    return null
+  }
+  try {
+    return await parseIndexFile(text, options, abandoned)
+  } catch (error) {
+    if (error instanceof ReadAbandoned) throw error
+    console.warn(`search: the index ${file} is not usable (${(error as Error).message}); it is rebuilt from the transcripts`)
+    return null
+  }
+}
+
+/**
+ * The saved index, checked: its format, its shape, that no line is missing,
+ * and that the MiniSearch index holds exactly the documents the rest of the
+ * file names. Throws what is wrong.
+ */
+async function parseIndexFile(text: string, options: Options<IndexedDoc>, abandoned: () => boolean): Promise<StoredIndex> {
+  const slice = slicer()
+  const pause = async (): Promise<void> => {
+    const wait = slice()
+    if (wait) await wait
+    if (abandoned()) throw new ReadAbandoned()
+  }
+  const lines = text.split('\n')
+  if (lines[lines.length - 1] === '') lines.pop()
+  const head = JSON.parse(lines[0] ?? '') as Partial<SavedHead> | null
+  if (typeof head !== 'object' || head === null || Array.isArray(head)) throw new Error('not an index')
+  if (head.format !== INDEX_FORMAT) throw new Error(`format ${String(head.format)}, this version uses ${INDEX_FORMAT}`)
+  if (!isRecord(head.projects) || !isRecord(head.mini) || typeof head.lines !== 'number') throw new Error('projects or index missing')
+  if (lines.length - 1 !== head.lines) throw new Error(`${lines.length - 1} of its ${head.lines} lines are there`)
+  const plain: AsPlainObject = {
+    ...(head.mini as Omit<AsPlainObject, Bulky | 'index'>),
+    documentIds: {},
+    fieldLength: {},
+    storedFields: {},
+    index: []
+  }
+  const savedSessions: Record<string, SavedSession> = {}
+  for (let i = 1; i < lines.length; i++) {
+    await pause()
+    const [kind, part] = JSON.parse(lines[i]) as SavedLine
+    if (kind === 'sessions' && isRecord(part)) Object.assign(savedSessions, part)
+    else if (BULKY.includes(kind as Bulky) && isRecord(part)) Object.assign(plain[kind as Bulky], part)
+    else if (kind === 'index' && Array.isArray(part)) for (const term of part) plain.index.push(term)
+    else throw new Error(`line ${i + 1} is malformed`)
+  }
+  await pause()
+  const mini = await MiniSearch.loadJSAsync<IndexedDoc>(plain, options)
+  let documents = 0
+  const projects = new Map<string, { name: string; cwd: string }>()
+  for (const [id, value] of Object.entries(head.projects as Record<string, unknown>)) {
+    if (!Array.isArray(value) || typeof value[0] !== 'string' || typeof value[1] !== 'string') throw new Error(`project ${id} is malformed`)
+    if (!mini.has(projectDocId(id))) throw new Error(`project ${id} is not in the index`)
+    projects.set(id, { name: value[0], cwd: value[1] })
+    documents++
+  }
+  const sessions = new Map<string, SessionDocs>()
+  for (const [id, value] of Object.entries(savedSessions)) {
+    await pause()
+    const { title, signature, entries } = (value ?? {}) as Partial<SavedSession>
+    if ((title !== null && typeof title !== 'string') || (signature !== null && typeof signature !== 'string') || !Array.isArray(entries)) {
+      throw new Error(`session ${id} is malformed`)
+    }
+    if (title !== null) {
+      if (!mini.has(sessionDocId(id))) throw new Error(`session ${id} is not in the index`)
+      documents++
+    }
+    const texts = new Map<string, EntryText>()
+    const seqs = new Map<string, number>()
+    for (const entry of entries) {
+      const [entryId, kind, text, seq] = (Array.isArray(entry) ? entry : []) as unknown[]
+      if (typeof entryId !== 'string' || typeof kind !== 'string' || typeof text !== 'string' || (seq !== null && typeof seq !== 'number')) {
+        throw new Error(`an entry of session ${id} is malformed`)
+      }
+      if (!mini.has(entryDocId(id, entryId))) throw new Error(`an entry of session ${id} is not in the index`)
+      texts.set(entryId, { kind, text })
+      if (seq !== null) seqs.set(entryId, seq)
+      documents++
+    }
+    sessions.set(id, { title, signature, texts, seqs, scanned: 0 })
+  }
+  if (mini.documentCount !== documents) throw new Error(`the index holds ${mini.documentCount} documents, the file names ${documents}`)
+  return { mini, projects, sessions }
+}
+
+/**
+ * The file's text for an index. What it holds is taken at once (MiniSearch's
+ * `toJSON` copies the index; the entry lists are copied), so changes made
+ * while the lines are written out are not part of it; the lines are written
+ * in slices.
+ */
+export async function indexFileText(index: StoredIndex): Promise<string> {
+  const { documentIds, fieldLength, storedFields, index: terms, ...scalars } = index.mini.toJSON()
+  const sessions: [string, SavedSession][] = []
+  for (const [id, docs] of index.sessions) {
+    const entries: SavedSession['entries'] = []
+    for (const [entryId, { kind, text }] of docs.texts) entries.push([entryId, kind, text, docs.seqs.get(entryId) ?? null])
+    sessions.push([id, { title: docs.title, signature: docs.signature, entries }])
+  }
+  const projects: SavedHead['projects'] = {}
+  for (const [id, { name, cwd }] of index.projects) projects[id] = [name, cwd]
+
+  const slice = slicer()
+  const lines: string[] = []
+  const line = async (value: SavedLine): Promise<void> => {
+    lines.push(JSON.stringify(value))
+    const wait = slice()
+    if (wait) await wait
+  }
+  for (let i = 0; i < sessions.length; i += SESSIONS_PER_LINE) await line(['sessions', Object.fromEntries(sessions.slice(i, i + SESSIONS_PER_LINE))])
+  for (const [kind, part] of [
+    ['documentIds', documentIds],
+    ['fieldLength', fieldLength],
+    ['storedFields', storedFields]
+  ] as const) {
+    const keys = Object.entries(part as Record<string, unknown>)
+    for (let i = 0; i < keys.length; i += KEYS_PER_LINE) await line([kind, Object.fromEntries(keys.slice(i, i + KEYS_PER_LINE))])
+  }
+  for (let i = 0; i < terms.length; i += TERMS_PER_LINE) await line(['index', terms.slice(i, i + TERMS_PER_LINE)])
+  const head: SavedHead = { format: INDEX_FORMAT, lines: lines.length, projects, mini: scalars }
+  return [JSON.stringify(head), ...lines].join('\n') + '\n'
+}
+
+function isRecord(value: unknown): value is Record<string, never> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * The saves of the index to its file (atomically): only once the index is
+ * complete (`index` gives it then, else null), and only if it changed since it
+ * was loaded or last saved; a failure is logged. Saves run one after another,
+ * each taking the index as it is when it starts.
+ */
+export class IndexSaves {
+  private readonly file: AtomicTextFile
+  /** The last save. */
+  private saving: Promise<void> = Promise.resolve()
+  private timer: NodeJS.Timeout | null = null
+
+  constructor(
+    file: string,
+    private readonly index: () => (StoredIndex & { unsaved: boolean }) | null
+  ) {
+    this.file = new AtomicTextFile(file)
+  }
+
+  /** Saves in `ms` (once; a save already planned stays). */
+  soon(ms: number): void {
+    if (this.timer) return
+    this.timer = setTimeout(() => {
+      this.timer = null
+      void this.save()
+    }, ms)
+    this.timer.unref?.()
+  }
+
+  cancel(): void {
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = null
+  }
+
+  save(): Promise<void> {
+    this.saving = this.saving.then(async () => {
+      const index = this.index()
+      if (!index?.unsaved) return
+      index.unsaved = false
+      try {
+        await this.file.write(await indexFileText(index))
+      } catch (error) {
+        index.unsaved = true
+        console.warn(`search: could not save the index to ${this.file.file}: ${(error as Error).message}`)
+      }
+    })
+    return this.saving
+  }
+}

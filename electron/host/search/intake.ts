@@ -1,0 +1,115 @@
+import { promises as fs } from 'node:fs'
+import { applyRecordAt } from '../../../shared/thread-fold'
+import { createThread, type Thread, type ThreadEntry } from '../../../shared/thread'
+import type { TranscriptRecord } from '../../../shared/transcript'
+import type { EntryText } from './index-file'
+
+/**
+ * What the search index takes in: the searchable text of each thread entry
+ * (a whole message, thought, tool call title, plan, error), from a transcript
+ * read and folded with the same `applyRecordAt` as everywhere else or from a
+ * live session's fold, and what a transcript is on disk (its signature), so
+ * that one unchanged since it was read is not read again.
+ */
+
+/** Longer entries are indexed by their start (a pasted log is not worth more). */
+const MAX_ENTRY_CHARS = 100_000
+
+/**
+ * What a transcript is on disk (size, mtime, inode): appended, rewritten or
+ * replaced, it differs. A missing file has one too (a session may have none yet).
+ */
+export async function signatureOf(file: string): Promise<string | null> {
+  try {
+    const stat = await fs.stat(file)
+    return `${stat.size}:${stat.mtimeMs}:${stat.ino}`
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : null
+  }
+}
+
+/** The searchable text of a thread entry, or null for entries with nothing to find (turn ends, permissions). */
+export function entryText(entry: ThreadEntry): string | null {
+  let text: string
+  switch (entry.kind) {
+    case 'user':
+    case 'assistant':
+    case 'thought':
+      text = entry.text
+      break
+    case 'tool_call':
+      text = entry.title
+      break
+    case 'plan':
+      text = entry.entries.map((e) => e.content).join('\n')
+      break
+    case 'error':
+      text = entry.message
+      break
+    case 'notice':
+      text = [entry.title, entry.description ?? ''].join('\n')
+      break
+    case 'session_message':
+      text = entry.text
+      break
+    case 'subagent':
+      // A subagent is found by its title, what it is for and what it said and did.
+      text = [entry.title ?? '', entry.description ?? '', ...entry.thread.entries.map((child) => entryText(child) ?? '')].join('\n')
+      break
+    default:
+      return null
+  }
+  text = text.trim()
+  if (!text) return null
+  return text.length > MAX_ENTRY_CHARS ? text.slice(0, MAX_ENTRY_CHARS) : text
+}
+
+/**
+ * Reads a transcript and folds it, noting the seq (line number) of the record
+ * that started each entry. A damaged line is skipped, as everywhere.
+ */
+export async function readEntries(file: string): Promise<{ texts: Map<string, EntryText>; seqs: Map<string, number> }> {
+  let content: string
+  try {
+    content = await fs.readFile(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return entriesResult(createThread(), new Map())
+    throw error
+  }
+  const thread = createThread()
+  const seqs = new Map<string, number>()
+  const lines = content.split('\n')
+  for (let seq = 0; seq < lines.length; seq++) {
+    const line = lines[seq]
+    if (!line) continue
+    let record: TranscriptRecord
+    try {
+      record = JSON.parse(line) as TranscriptRecord
+    } catch {
+      continue
+    }
+    if (typeof record !== 'object' || record === null || typeof record.t !== 'string') continue
+    const before = thread.entries.length
+    applyRecordAt(thread, record, seq)
+    if (thread.entries.length < before) seqs.clear()
+    for (let i = thread.entries.length < before ? 0 : before; i < thread.entries.length; i++) {
+      const id = thread.entries[i].id
+      if (!seqs.has(id)) seqs.set(id, seq)
+    }
+  }
+  return entriesResult(thread, seqs)
+}
+
+function entriesResult(thread: Thread, seqs: Map<string, number>): { texts: Map<string, EntryText>; seqs: Map<string, number> } {
+  return { texts: textsOf(thread), seqs }
+}
+
+/** The searchable text of each entry of a thread, by entry id. */
+export function textsOf(thread: Thread): Map<string, EntryText> {
+  const texts = new Map<string, EntryText>()
+  for (const entry of thread.entries) {
+    const text = entryText(entry)
+    if (text) texts.set(entry.id, { kind: entry.kind, text })
+  }
+  return texts
+}
