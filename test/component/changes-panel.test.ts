@@ -92,4 +92,30 @@ describe('the Changes view', () => {
     expect(keeps()).toBe(2)
     panel.unmount()
   })
+
+  it('keeps a rewind the user asks for while the last one is still being read back', async () => {
+    new FakeHost({
+      'changes.list': ({ from }: { from?: number }) => new Promise<ChangesResult>((resolve) => asked.push({ from, answer: resolve })),
+      'changes.rewind': () => ({ files: ['README.md'], undo: { index: 3 } })
+    }).install()
+    // As the conversation asks it (SessionView): a rewind to checkpoint 1, its request dropped once told it is done.
+    const rewound = (): void => void panel.setProps({ rewindTo: null })
+    const panel = mount(ChangesPanel, { props: { session, rewindTo: 1, onRewound: rewound }, attachTo: document.body })
+    await flushPromises()
+    asked[0].answer(answerFor('review', 'README.md'))
+    await flushPromises()
+    await panel.get('[data-testid=rewind-go]').trigger('click')
+    await flushPromises()
+    // Rewound; the files are read again, and that answer is slow to come: meanwhile the user asks for another rewind.
+    expect(panel.find('[data-testid=rewind-confirm]').exists()).toBe(false)
+    await panel.get('[data-testid=checkpoint-rewind]').trigger('click')
+    await flushPromises()
+    expect(panel.find('[data-testid=rewind-confirm]').exists()).toBe(true)
+    asked[1].answer(answerFor('review', 'README.md'))
+    await flushPromises()
+    // Still there, for the user to confirm: the first rewind's end took nothing away.
+    expect(panel.find('[data-testid=rewind-confirm]').exists()).toBe(true)
+    expect(panel.emitted('rewound')).toHaveLength(1)
+    panel.unmount()
+  })
 })
