@@ -112,7 +112,10 @@ describe('confirming with the code serve printed', () => {
     await page.getByTestId('agent-details').waitFor()
     expect(await page.getByTestId('agent-details-name').textContent()).toBe('Scripted')
     const [agent] = await host.request('agents.list', {})
-    expect(agent).toMatchObject({ name: 'Scripted', command, args: [...args, '--note=two words'], secretEnv: ['API_TOKEN'] })
+    expect(agent).toMatchObject({
+      name: 'Scripted',
+      transport: { kind: 'process', command, args: [...args, '--note=two words'], secretEnv: ['API_TOKEN'] }
+    })
 
     // A new name changes nothing that runs: saved without a code.
     await page.getByTestId('agent-edit').click()

@@ -87,8 +87,8 @@ describe('authentication', () => {
     await host.close()
     const db = await readFile(join(dataDir, 'db.json'), 'utf8')
     expect(db).not.toContain('sekret')
-    const { agents } = JSON.parse(db) as { agents: { id: string; secretEnv?: string[] }[] }
-    expect(agents.find((a) => a.id === agentId)?.secretEnv).toEqual(['SCRIPTED_KEY'])
+    const { agents } = JSON.parse(db) as { agents: { id: string; transport: { secretEnv?: string[] } }[] }
+    expect(agents.find((a) => a.id === agentId)?.transport.secretEnv).toEqual(['SCRIPTED_KEY'])
   })
 
   it('a method that takes an API key in _meta (as Gemini CLI): asked for, passed in authenticate, given again at each start, kept out of db.json', async () => {

@@ -76,7 +76,12 @@ describe('an agent Switchboard stops, and one that stops on its own', () => {
   it('an agent that exits on its own mid-turn says so, with its last stderr line, in the thread', async () => {
     const agent = await host.request('agents.add', scriptedAgent(join(root, 'state')))
     const record = await host.request('sessions.new', { projectId, agentId: agent.id })
-    await expect(host.request('sessions.prompt', { id: record.id, text: '/stderr disk quota exceeded\n/exit 0' })).rejects.toThrow()
+    // The prompt fails saying so (its words also tell what went wrong, should the thread below not say it).
+    const failure = await host.request('sessions.prompt', { id: record.id, text: '/stderr disk quota exceeded\n/exit 0' }).then(
+      () => 'finished',
+      (error: Error) => error.message
+    )
+    expect(failure).toMatch(/^Agent 'Scripted' exited with code 0; stderr: .*exiting with 0 mid-turn/s)
     const thread = fold((await host.request('sessions.open', { id: record.id })).records)
     expect((entriesOf(thread, 'error') as { message: string }[]).map((e) => e.message)).toEqual([
       expect.stringMatching(/^Agent 'Scripted' exited with code 0; stderr: .*exiting with 0 mid-turn/s)

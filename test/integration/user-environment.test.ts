@@ -82,7 +82,7 @@ async function reply(sessionId: string, text: string): Promise<string> {
 describe.skipIf(process.platform === 'win32')('the login shell’s environment, with a minimal PATH', () => {
   it('sets up a preset installed on the shell’s PATH to run directly, and says it is installed', async () => {
     const claude = (await host.request('agents.list', {})).find((a) => a.id === 'claude-code')
-    expect(claude).toMatchObject({ command: 'claude-agent-acp', args: [] })
+    expect(claude).toMatchObject({ transport: { kind: 'process', command: 'claude-agent-acp', args: [] } })
     const presets = await host.request('agents.presets', {})
     expect(presets.find((p) => p.id === 'claude-code')).toMatchObject({ installed: true, command: 'claude-agent-acp' })
     expect(presets.find((p) => p.id === 'codex')).toMatchObject({ installed: false, command: 'npx' })
