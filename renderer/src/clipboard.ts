@@ -1,3 +1,6 @@
+/** How long the Clipboard API may take to write before the copy command is tried instead. */
+const WRITE_WAIT_MS = 2000
+
 /**
  * Copies text to the clipboard: the async Clipboard API where the window may
  * use it, else a selected hidden field and the copy command (the Electron
@@ -7,7 +10,15 @@
 export async function copyText(text: string): Promise<boolean> {
   try {
     if (navigator.clipboard?.writeText) {
-      await navigator.clipboard.writeText(text)
+      // A write the browser leaves unanswered (a busy or unfocused window) falls back too: the user is never left
+      // without an answer.
+      let late: ReturnType<typeof setTimeout> | undefined
+      const unanswered = new Promise<never>((_, reject) => (late = setTimeout(() => reject(new Error('no answer')), WRITE_WAIT_MS)))
+      try {
+        await Promise.race([navigator.clipboard.writeText(text), unanswered])
+      } finally {
+        clearTimeout(late)
+      }
       return true
     }
   } catch {

@@ -174,6 +174,17 @@ describe('a message too big for markdown', () => {
     expect(again.find('[data-testid=plain-copy]').text()).toBe('Copied')
   })
 
+  it('answers Copy even when the Clipboard API never does: the copy command is tried instead', async () => {
+    writeText.mockImplementationOnce(() => new Promise<undefined>(() => undefined))
+    const execCommand = vi.fn(() => true)
+    Object.defineProperty(document, 'execCommand', { value: execCommand, configurable: true })
+    const entry: ThreadEntry = { kind: 'assistant', id: 'unanswered', text: pathologicalText('brackets') }
+    const view = mountEntry(entry)
+    await view.find('[data-testid=plain-copy]').trigger('click')
+    await vi.waitFor(() => expect(view.find('[data-testid=plain-copy]').text()).toBe('Copied'), { timeout: 10_000, interval: 50 })
+    expect(execCommand).toHaveBeenCalledWith('copy')
+  })
+
   it('offers markdown anyway for text within reach, and the raw text back', async () => {
     const wrapper = mountEntry({ kind: 'assistant', id: 'brackets', text: 'Intro **bold**\n\n' + '['.repeat(2_000) })
     expect(wrapper.find('[data-testid=plain-note]').text()).toContain('more than 1,000 “[”')

@@ -164,7 +164,15 @@ describe('costly agent text', () => {
           }).observe(window.document.body, { characterData: true, childList: true, subtree: true })
         })
         await copy.click()
-        await expect.poll(() => page.evaluate('window.copySaid')).toContain('Copied')
+        await expect
+          .poll(() => page.evaluate('window.copySaid'))
+          .toContain('Copied')
+          .catch(async (error: Error) => {
+            const seen = JSON.stringify(
+              await page.evaluate('[window.copySaid, document.hasFocus(), document.activeElement?.outerHTML.slice(0, 200)]')
+            )
+            throw new Error(`${error.message}\nwhat the buttons said, whether the page had the focus, what had it: ${seen}`)
+          })
         await expect.poll(() => clipboardText(page)).toBe(pathologicalText('brackets'))
       }
     }
