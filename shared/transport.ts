@@ -1,7 +1,7 @@
 /**
  * How an agent is reached: one case of a tagged union per transport. Plain
- * data (db.json keeps it as it is); the Host has one link per kind
- * (electron/host/connection/transports.ts), the renderer one form part per kind.
+ * data (db.json keeps it as it is); the Host has one module per kind
+ * (electron/host/transports/kinds.ts), the renderer one form part per kind.
  */
 
 /** The command an agent runs, on this computer or on a host over SSH. */
@@ -167,7 +167,7 @@ export function agentPlace(transport: AgentTransport): AgentPlace {
   return traitsOf(transport).place(transport)
 }
 
-/** The end of an exhaustive switch on a transport's kind: a kind added to the union and not handled fails to compile. */
+/** The end of an exhaustive switch on a transport's kind (the window's form parts; the Host looks kinds up in its tables): a kind not handled fails to compile. */
 export function unknownTransport(transport: never): never {
   throw new Error(`Unknown agent transport '${(transport as { kind?: unknown }).kind}'`)
 }
