@@ -16,11 +16,11 @@ import type { WireProtocol } from './wire'
 
 /**
  * An agent as the rest of the Host sees it: one link (its transport kind's,
- * transports/, held by a LinkRun) speaking one ACP protocol version, its runtime state, and its methods
- * in version 1's terms (`acp`). `connectAgent` negotiates the version: an
- * agent set to version 2 is asked for it, and when it answers version 1 that
- * link is put away and a fresh one is made in version 1 (nothing of the first
- * is reused).
+ * transports/, held by a LinkRun, link-run.ts) speaking one ACP protocol
+ * version, its runtime state, and its methods in version 1's terms (`acp`).
+ * `connectAgent` negotiates the version: an agent set to version 2 is asked
+ * for it, and when it answers version 1 that link is put away and a fresh one
+ * is made in version 1 (nothing of the first is reused).
  */
 
 export interface AgentConnection {

@@ -58,6 +58,6 @@ export interface LinkHost {
 /** How one connection reaches an agent: a new link per protocol attempt, and the host it runs on when that is another. */
 export interface LinkPlan {
   open: OpenLink
-  /** The host its sessions' files and terminals are on, on this connection (over SSH). */
-  sshHost?: SshEndpoint
+  /** The host its sessions' files and terminals are on, through the last link opened (over SSH). */
+  readonly sshHost?: SshEndpoint
 }

@@ -44,9 +44,18 @@ export const sshKind: TransportKindModule<SshTransport> = {
     const { hosts, settings } = host.ssh
     // The user's environment is ssh's, on this computer; the agent's variables and secrets go to the host.
     const env = host.environment.forChild()
-    const endpoint = new SshEndpoint(transport, { settings, env, controlPath: hosts.nextSocket(), markPrefix: host.markPrefix })
     const remoteEnv = { ...transport.env, ...host.secretEnv }
-    return { sshHost: endpoint, open: (options) => new SshLink(definition, transport, { ...options, env }, { endpoint, hosts, remoteEnv }) }
+    // Each link its own connection (a socket of its own); the host's files and terminals ride the latest one's.
+    let endpoint: SshEndpoint | undefined
+    return {
+      get sshHost() {
+        return endpoint
+      },
+      open: (options) => {
+        endpoint = new SshEndpoint(transport, { settings, env, controlPath: hosts.nextSocket(), markPrefix: host.markPrefix })
+        return new SshLink(definition, transport, { ...options, env }, { endpoint, hosts, remoteEnv })
+      }
+    }
   }
 }
 
