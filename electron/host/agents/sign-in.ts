@@ -1,7 +1,6 @@
 import { RequestError } from '@agentclientprotocol/sdk'
 import type { AgentDefinition } from '../../../shared/agent-definition'
-import type { AuthMethodView } from '../../../shared/domain'
-import { commandOf, sshHostOf, unknownTransport, withCommand, type ProcessTransport } from '../../../shared/transport'
+import { commandOf, withCommand } from '../../../shared/transport'
 import type { AgentConnection } from '../connection/connection'
 import { apiKeyMeta } from '../connection/quirks'
 import { programToRun } from '../contract/confirmations'
@@ -13,6 +12,7 @@ import { commandLine, LoginTerminals } from './login-terminals'
 import type { Records } from '../storage/records'
 import { agentApiKeyKey, agentEnvKey, apiKeyLabel, type SecretStore } from '../storage/secrets'
 import { problemOf } from './problems'
+import { kindOf } from '../transports/kinds'
 import type { AgentSupervisor } from './supervisor'
 
 /**
@@ -111,7 +111,8 @@ export class SignIn {
     const method = methods.find((m) => m.id === methodId)
     if (!method) throw new Error(`${definition.name} offers no sign-in method '${methodId}'`)
     if (method.type !== 'terminal') throw new Error(`${method.name} is not a terminal sign-in`)
-    const local = localCommand(definition, method)
+    // The agent's own command, here: a kind that has none here says what to do instead.
+    const local = kindOf(definition.transport).terminalSignIn(definition.name, definition.transport, method)
     const spec = {
       agentId,
       methodId,
@@ -201,23 +202,4 @@ export function authRequired(error: unknown, connection: AgentConnection, mark?:
     `${connection.definition.name} needs you to sign in first (${reason}).${lost ? ` ${lost}` : ''}${ways}`,
     problem
   )
-}
-
-/** The command a terminal sign-in runs here: the agent's own; a network agent has none on this computer, one over SSH has it on its host. */
-function localCommand(definition: AgentDefinition, method: AuthMethodView): ProcessTransport {
-  const transport = definition.transport
-  switch (transport.kind) {
-    case 'process':
-      return transport
-    case 'network':
-      throw new Error(
-        `${method.name} runs ${definition.name}'s command in a terminal, but ${definition.name} runs over the network: sign in where its server runs, or give its token as a header`
-      )
-    case 'ssh':
-      throw new Error(
-        `${method.name} runs ${definition.name}'s command in a terminal, but ${definition.name} runs on ${sshHostOf(transport)}: sign in there (ssh ${transport.destination}, then run ${commandLine({ command: transport.command, args: [...transport.args, ...(method.args ?? [])] })}), or give its API key as a secret variable`
-      )
-    default:
-      return unknownTransport(transport)
-  }
 }

@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import type { AgentProblem, AgentRuntimeState, AuthMethodView } from '../../../shared/domain'
 import type { AgentDefinition } from '../../../shared/agent-definition'
-import { secretNamesOf, transportHost, unknownTransport, type AgentCommand, type AgentTransport } from '../../../shared/transport'
+import { secretNamesOf, sshTargetOf, transportHost } from '../../../shared/transport'
 import type { ClientHandlers } from '../connection/client-handlers'
 import { connectAgent, type AgentConnection, type AgentConnectionOptions, type ConnectAgent } from '../connection/connection'
 import { apiKeyMeta } from '../connection/quirks'
@@ -12,6 +12,7 @@ import { markPrefixFor } from '../child-processes/process-tree'
 import { agentApiKeyKey, agentEnvKey, agentHeaderKey, apiKeyLabel, type SecretStore } from '../storage/secrets'
 import { SshEndpoint } from '../ssh/endpoint'
 import { DEFAULT_SSH_SETTINGS, SshHosts, type SshSettings } from '../ssh/options'
+import { kindOf } from '../transports/kinds'
 
 /**
  * The agents' processes: each started on demand (one at a time per agent),
@@ -141,19 +142,7 @@ export class AgentSupervisor {
         const missingSecrets = await this.missingSecretsOf(agent, known?.authMethods)
         const { missingSecrets: _before, ...rest } = known ?? this.withContact({ agentId: agent.id, status: 'stopped' as const, stderrTail: '' })
         const base: AgentRuntimeState = missingSecrets.length ? { ...rest, missingSecrets } : rest
-        const transport = agent.transport
-        switch (transport.kind) {
-          case 'process': {
-            const found = await this.options.environment.find(transport.command, { layers: [transport.env], cwd: transport.cwd })
-            return found ? { ...base, installed: true } : { ...base, installed: false, message: notInstalledMessage(agent, transport) }
-          }
-          // A network agent has no command to find, one over SSH has it on its host: whether it can be reached shows when it connects.
-          case 'ssh':
-          case 'network':
-            return base
-          default:
-            return unknownTransport(transport)
-        }
+        return { ...base, ...(await kindOf(agent.transport).installed(agent, agent.transport, this.options.environment)) }
       })
     )
   }
@@ -199,11 +188,11 @@ export class AgentSupervisor {
    * connection while it runs, else a connection of its own for each call.
    */
   sshEndpoint(definition: AgentDefinition): SshEndpoint {
-    const transport = definition.transport
-    if (transport.kind !== 'ssh') throw new Error(`${definition.name} does not run over SSH`)
+    const target = sshTargetOf(definition.transport)
+    if (!target) throw new Error(`${definition.name} does not run over SSH`)
     const running = this.running.get(definition.id)
     if (running?.isAlive && running.sshHost) return running.sshHost
-    return new SshEndpoint(transport, {
+    return new SshEndpoint(target, {
       settings: this.sshSettings,
       env: this.options.environment.forChild(),
       markPrefix: markPrefixFor(this.options.dataDir)
@@ -290,26 +279,6 @@ export class AgentSupervisor {
     }
   }
 
-  /** What the agent's transport needs of the Host: the environment of what runs here, a network agent's headers, the SSH settings. */
-  private async transportOptions(
-    transport: AgentTransport,
-    secretEnv: Record<string, string>,
-    definition: AgentDefinition
-  ): Promise<Pick<AgentConnectionOptions, 'env' | 'headers' | 'ssh'>> {
-    const { environment } = this.options
-    switch (transport.kind) {
-      case 'process':
-        return { env: environment.forChild(transport.env, secretEnv) }
-      // The user's environment is ssh's, on this computer; the agent's variables and secrets go to the host.
-      case 'ssh':
-        return { env: environment.forChild(), ssh: { hosts: this.sshHosts, settings: this.sshSettings } }
-      case 'network':
-        return { env: environment.forChild(), headers: await this.headersOf(definition) }
-      default:
-        return unknownTransport(transport)
-    }
-  }
-
   /** Starts a run of the agent with what every run shares (log folder, secrets, process mark, limits) and what this one adds. */
   private async connect(
     definition: AgentDefinition,
@@ -317,14 +286,17 @@ export class AgentSupervisor {
   ): Promise<AgentConnection> {
     const connect = this.options.connect ?? connectAgent
     const secretEnv = await this.secretEnvOf(definition)
+    const headers = await this.headersOf(definition)
+    const names = secretNamesOf(definition.transport)
+    const markPrefix = markPrefixFor(this.options.dataDir)
+    // What the agent's transport needs of the Host, taken by its kind (transports/): the environment, secrets, SSH connections.
+    const host = { environment: this.options.environment, secretEnv, headers, ssh: { hosts: this.sshHosts, settings: this.sshSettings }, markPrefix }
     return connect(definition, {
       logDir: this.logDir,
       clientVersion: this.options.clientVersion,
-      // The user's environment, its own variables, its own secrets: nothing of another agent's, nor of Switchboard's.
-      // Over SSH the user's environment is ssh's, on this computer; the agent's variables and secrets go to the host.
-      ...(await this.transportOptions(definition.transport, secretEnv, definition)),
-      secretEnv,
-      markPrefix: markPrefixFor(this.options.dataDir),
+      link: kindOf(definition.transport).plan(definition, definition.transport, host),
+      missingSecrets: [...names.env.filter((name) => secretEnv[name] === undefined), ...names.headers.filter((name) => headers[name] === undefined)],
+      markPrefix,
       initializeTimeoutMs: this.options.initializeTimeoutMs,
       maxMessageBytes: this.options.maxAgentMessageBytes,
       ...own
@@ -368,11 +340,4 @@ export class AgentSupervisor {
       if (this.options.canStop(connection)) await connection.stop()
     }
   }
-}
-
-export function notInstalledMessage(agent: AgentDefinition, { command }: Pick<AgentCommand, 'command'>): string {
-  const how = agent.installHint
-    ? ` Install it with \`${agent.installHint}\`, or fix the agent's command.`
-    : " Install it, or fix the agent's command."
-  return `${agent.name}: the command '${command}' was not found.${how}`
 }

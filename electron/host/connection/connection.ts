@@ -1,26 +1,26 @@
 import { RequestError, type AnyMessage } from '@agentclientprotocol/sdk'
 import type { AgentCapabilities, AgentRuntimeState } from '../../../shared/domain'
-import { secretNamesOf } from '../../../shared/transport'
+import { localCommandOf } from '../../../shared/transport'
 import type { AgentDefinition } from '../../../shared/agent-definition'
 import { describeError } from '../contract/errors'
 import { normaliseInitialize } from './capabilities'
 import type { ClientHandlers } from './client-handlers'
-import type { AgentLink, LinkOptions, ProcessDiagnostics } from './link'
-import { openLink } from './transports'
+import type { LinkPlan } from '../transports/kind'
+import type { ProcessDiagnostics } from '../transports/link'
 import type { SshEndpoint } from '../ssh/endpoint'
+import { LinkRun } from './link-run'
 import type { AgentProtocol } from './protocol'
 import { V1Protocol } from './protocol-v1'
 import { V2_PROTOCOL_VERSION, V2Protocol } from './protocol-v2'
 import type { WireProtocol } from './wire'
 
 /**
- * An agent as the rest of the Host sees it: one link (a process's stdio,
- * process.ts, or a network connection, network.ts, for an agent defined by a
- * URL) speaking one ACP protocol version, its runtime state, and its methods
- * in version 1's terms (`acp`). `connectAgent` negotiates the version: an
- * agent set to version 2 is asked for it, and when it answers version 1 that
- * link is put away and a fresh one is made in version 1 (nothing of the first
- * is reused).
+ * An agent as the rest of the Host sees it: one link (its transport kind's,
+ * transports/, held by a LinkRun, link-run.ts) speaking one ACP protocol
+ * version, its runtime state, and its methods in version 1's terms (`acp`).
+ * `connectAgent` negotiates the version: an agent set to version 2 is asked
+ * for it, and when it answers version 1 that link is put away and a fresh one
+ * is made in version 1 (nothing of the first is reused).
  */
 
 export interface AgentConnection {
@@ -63,10 +63,10 @@ export interface AgentConnectionOptions {
   /** Each state change of the connection; a run put away for the version 1 fallback reports nothing more. */
   onState: (connection: AgentConnection, state: AgentRuntimeState) => void
   clientVersion: string
-  /** The agent's whole environment (`UserEnvironment.forChild`: the user's, its own variables, its secrets), but for its process mark. */
-  env: Record<string, string>
-  /** Its variables from the secret store (never written to db.json), also in `env`: the ones missing are said in its state. */
-  secretEnv?: Record<string, string>
+  /** How to reach the agent: its transport kind's links (transports/kinds.ts `plan`). */
+  link: LinkPlan
+  /** Its secret variables and headers the secret store does not have: said in its state. */
+  missingSecrets?: string[]
   initializeTimeoutMs?: number
   /** Start of the mark put in the agent's environment (see child-processes/process-tree.ts). */
   markPrefix?: string
@@ -78,10 +78,6 @@ export interface AgentConnectionOptions {
   maxMessageBytes?: number
   /** Sees every JSON-RPC message in either direction (tests check what goes out against the schema). */
   onMessage?: (direction: 'in' | 'out', message: AnyMessage) => void
-  /** A network agent's headers, from the secret store (never written to db.json): the ones missing are said in its state. */
-  headers?: Record<string, string>
-  /** For an agent over SSH: where its connection's socket goes, and the keep-alive (`env` is then ssh's own, on this computer). */
-  ssh?: LinkOptions['ssh']
 }
 
 export type ConnectAgent = (definition: AgentDefinition, options: AgentConnectionOptions) => Promise<AgentConnection>
@@ -108,7 +104,7 @@ export const connectAgent: ConnectAgent = async (definition, options) => {
 
 class LinkedConnection implements AgentConnection {
   state: AgentRuntimeState
-  private readonly run: AgentLink
+  private readonly run: LinkRun
   private readonly protocol: WireProtocol
   /** The agent's answer to initialize (the first answer it sends): the version 2 client refuses other versions without saying which. */
   private initializeAnswer: AnyMessage | null = null
@@ -118,26 +114,22 @@ class LinkedConnection implements AgentConnection {
     private readonly options: AgentConnectionOptions,
     version: 1 | 2
   ) {
-    const secretNames = secretNamesOf(definition.transport)
-    const missingSecrets = [
-      ...secretNames.env.filter((name) => options.secretEnv?.[name] === undefined),
-      ...secretNames.headers.filter((name) => options.headers?.[name] === undefined)
-    ]
+    const missingSecrets = options.missingSecrets ?? []
     this.state = { agentId: definition.id, status: 'starting', stderrTail: '', ...(missingSecrets.length ? { missingSecrets } : {}) }
     const protocolOptions = {
       agentId: definition.id,
       handlers: options.handlers,
       clientVersion: options.clientVersion,
       // A terminal sign-in runs the agent's own command here: only an agent that is a process here has one.
-      terminalAuth: definition.transport.kind === 'process'
+      terminalAuth: localCommandOf(definition.transport) !== null
     }
     let protocol: WireProtocol | null = null
-    const linkOptions: LinkOptions = {
+    this.run = new LinkRun(options.link.open, {
+      name: definition.name,
       logDir: options.logDir,
-      env: options.env,
       markPrefix: options.markPrefix,
       cwd: options.cwd,
-      logName: options.logName,
+      logName: options.logName ?? definition.id,
       maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
       onMessage: options.onMessage,
       receive: (message) => {
@@ -146,12 +138,8 @@ class LinkedConnection implements AgentConnection {
       },
       setState: (patch) => this.setState(patch),
       status: () => this.state.status,
-      closeStream: (error) => protocol?.connection.close(error),
-      headers: options.headers,
-      secretEnv: options.secretEnv,
-      ssh: options.ssh
-    }
-    this.run = openLink(definition, linkOptions)
+      closeStream: (error) => protocol?.connection.close(error)
+    })
     protocol = version === V2_PROTOCOL_VERSION ? new V2Protocol(this.run.stream, protocolOptions) : new V1Protocol(this.run.stream, protocolOptions)
     this.protocol = protocol
     this.watchStreamEnd()
@@ -180,7 +168,7 @@ class LinkedConnection implements AgentConnection {
   }
 
   get isAlive(): boolean {
-    return !this.run.ended && !this.run.diagnostics?.spawnFailed && this.state.status === 'ready'
+    return !this.run.ended && this.state.status === 'ready'
   }
 
   get lastActivity(): number {
@@ -192,7 +180,7 @@ class LinkedConnection implements AgentConnection {
   }
 
   get sshHost(): SshEndpoint | undefined {
-    return this.run.sshHost
+    return this.options.link.sshHost
   }
 
   exitMessage(): string {
@@ -267,7 +255,11 @@ class LinkedConnection implements AgentConnection {
       await this.settle()
       let failure: Error = error as Error
       if (run.ended && !run.failure) {
-        failure = new AgentStartError(run.exitSummary().replace(' exited ', ' exited during initialize '), this.explanation())
+        failure = new AgentStartError(
+          run.exitSummary().replace(' exited ', ' exited during initialize '),
+          this.explanation(),
+          diagnostics?.commandNotFound
+        )
       } else if (error instanceof RequestError) {
         failure = new AgentStartError(`Agent '${def.name}' refused initialize: ${describeError(error)}`, this.explanation())
       } else if (!(error instanceof AgentStartError)) {
@@ -285,7 +277,7 @@ class LinkedConnection implements AgentConnection {
   private watchStreamEnd(): void {
     const { run, protocol } = this
     protocol.connection.signal.addEventListener('abort', () => {
-      if (run.stopping || run.ended || run.diagnostics?.spawnFailed) return
+      if (run.stopping || run.ended) return
       const reason = protocol.connection.signal.reason as Error | undefined
       // Usually the stream ends because the process is exiting: that is reported by its exit. Only one that stays is failed.
       const exitedSoon = Promise.race([run.closed.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), STREAM_END_GRACE_MS))])

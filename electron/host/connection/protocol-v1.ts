@@ -25,7 +25,7 @@ import {
 import { methods as unstableMethods, type ForkSessionRequest, type ForkSessionResponse } from '@agentclientprotocol/sdk/unstable'
 import type { CallOptions, SteerOutcome } from './protocol'
 import type { ProtocolOptions, WireProtocol } from './wire'
-import { tapOutgoing } from './link'
+import { tapOutgoing } from './link-run'
 import { checkNotification } from './updates'
 
 /**

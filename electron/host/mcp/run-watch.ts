@@ -1,7 +1,7 @@
 import type { SessionNotification } from '@agentclientprotocol/sdk'
 import type { SessionState } from '../../../shared/domain'
 import type { AgentDefinition } from '../../../shared/agent-definition'
-import { commandOf } from '../../../shared/transport'
+import { commandOf, localCommandOf } from '../../../shared/transport'
 import type { SessionMcpRun, SessionMcpRunState, SessionMcpServer } from '../../../shared/mcp'
 import { toolNameOf } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
@@ -165,9 +165,9 @@ export class McpRunWatch {
     cwd: string
   ): Promise<SessionMcpRunState['untrustedFolder']> {
     // Only a Gemini CLI on this computer: the trust file of one elsewhere is not ours to read.
-    const transport = definition.transport
-    if (connection.state.agentInfo?.name !== 'gemini-cli' || transport.kind !== 'process') return undefined
-    const trust = await geminiFolderTrust(this.options.environment.forChild(transport.env), cwd)
+    const local = localCommandOf(definition.transport)
+    if (connection.state.agentInfo?.name !== 'gemini-cli' || !local) return undefined
+    const trust = await geminiFolderTrust(this.options.environment.forChild(local.env), cwd)
     if (trust.trusted !== false) return undefined
     return { agent: definition.name, folder: cwd, why: trust.why, ...(trust.file ? { file: trust.file } : {}) }
   }

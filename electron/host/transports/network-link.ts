@@ -1,4 +1,4 @@
-import { createWriteStream, readFileSync, type WriteStream } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { Readable } from 'node:stream'
@@ -9,8 +9,7 @@ import { createWebSocketStream, type WebSocketConstructor } from '@agentclientpr
 import WebSocket from 'ws'
 import type { AgentDefinition } from '../../../shared/agent-definition'
 import type { NetworkTransport } from '../../../shared/transport'
-import { agentLogPath, tapOutgoing, type AgentLink, type LinkOptions, type RunOptions } from './link'
-import { PRIVATE_FILE_MODE, privateFolderSync } from '../storage/private-files'
+import type { AgentLink, LinkEnd, LinkOptions } from './link'
 
 /**
  * One connection to an agent over the network: the SDK's client transport
@@ -23,14 +22,9 @@ import { PRIVATE_FILE_MODE, privateFolderSync } from '../storage/private-files'
  * process's stderr is. A link is never reused: a reconnect is a new link.
  */
 
-export interface NetworkOptions extends RunOptions {
+export interface NetworkOptions extends LinkOptions {
   /** Headers sent on every request (from the secret store). */
   headers: Record<string, string>
-}
-
-/** The link of an agent whose transport is the network. */
-export function networkLink(definition: AgentDefinition, transport: NetworkTransport, options: LinkOptions): AgentLink {
-  return new NetworkLink(definition, transport, { ...options, headers: options.headers ?? {} })
 }
 
 /** How long the WebSocket opening handshake may take. */
@@ -41,17 +35,11 @@ const CLOSE_GRACE_MS = 1000
 export class NetworkLink implements AgentLink {
   readonly stream: Stream
   /** A connection that cannot be made ends the link too, with what the network said. */
-  readonly exited: Promise<never>
-  readonly closed: Promise<void>
-  lastActivity = Date.now()
-  /** Set once the connection has ended, with why. */
-  exitInfo: { reason: string } | null = null
-  stopping = false
-  putAway = false
-  failure: string | null = null
-  private resolveClosed!: () => void
-  private rejectExited!: (error: Error) => void
-  private log: WriteStream | null
+  readonly exited: Promise<LinkEnd>
+  /** Set once the connection has ended, with how. */
+  private end: LinkEnd | null = null
+  private stopping = false
+  private resolveExited!: (end: LinkEnd) => void
   private readonly inner: Stream
   private closeInfo: { code: number; reason: string } | null = null
   private opened = false
@@ -62,12 +50,7 @@ export class NetworkLink implements AgentLink {
     private readonly options: NetworkOptions
   ) {
     const remote = transport
-    this.closed = new Promise((resolve) => (this.resolveClosed = resolve))
-    this.exited = new Promise<never>((_, reject) => (this.rejectExited = reject))
-    this.exited.catch(() => undefined)
-    privateFolderSync(options.logDir)
-    this.log = createWriteStream(agentLogPath(options.logDir, options.logName ?? definition.id), { flags: 'a', mode: PRIVATE_FILE_MODE })
-    this.log.on('error', () => undefined)
+    this.exited = new Promise<LinkEnd>((resolve) => (this.resolveExited = resolve))
     const headerNames = Object.keys(options.headers)
     this.writeLog(
       `\n--- ${new Date().toISOString()} connecting to ${remote.url}${headerNames.length ? ` (headers: ${headerNames.join(', ')})` : ''}${remote.caFile ? ` trusting ${remote.caFile}` : ''}\n`
@@ -87,61 +70,24 @@ export class NetworkLink implements AgentLink {
         maxMessageBytes: options.maxMessageBytes + 1024
       })
     }
-    this.stream = this.tap(this.inner)
-  }
-
-  get ended(): boolean {
-    return this.exitInfo !== null
-  }
-
-  /** Every end Switchboard did not ask for is a lost connection, unless the agent was stopped for what it did. */
-  get connectionLost(): boolean {
-    return this.exitInfo !== null && !this.stopping && !this.putAway && this.failure === null
-  }
-
-  /** Says how the link ended (or why it never opened), with what the network said. */
-  exitMessage(): string {
-    return this.failure ?? this.exitSummary()
-  }
-
-  exitSummary(): string {
-    const { name } = this.definition
-    const remote = this.transport
-    if (!this.exitInfo) return `Agent '${name}' is not connected`
-    if (!this.opened) return `Agent '${name}' could not be reached at ${remote.url}: ${this.exitInfo.reason}`
-    return `The connection to agent '${name}' at ${remote.url} was lost: ${this.exitInfo.reason}`
-  }
-
-  flushLog(): Promise<void> {
-    const log = this.log
-    if (!log || log.writableEnded || log.destroyed) return Promise.resolve()
-    return new Promise((resolve) => log.write('', () => resolve()))
+    this.stream = this.watch(this.inner)
   }
 
   /** Closes the connection (the agent's server keeps its sessions, to be resumed). */
   async stop(): Promise<void> {
-    if (this.exitInfo) return
+    if (this.end) return
     this.stopping = true
     void this.inner.writable.close().catch(() => undefined)
-    const ended = await Promise.race([this.closed.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), CLOSE_GRACE_MS))])
+    const ended = await Promise.race([this.exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), CLOSE_GRACE_MS))])
     if (!ended) {
       void this.inner.readable.cancel().catch(() => undefined)
-      this.end('closed by Switchboard')
+      this.ended('closed by Switchboard')
     }
-    await this.closed
-  }
-
-  async abandon(message: string): Promise<void> {
-    if (this.failure || this.stopping) return
-    this.failure = message
-    this.writeLog(`--- ${message}\n`)
-    this.options.setState({ status: 'error', message })
-    this.options.closeStream(new Error(message))
-    await this.stop()
+    await this.exited
   }
 
   private writeLog(text: string): void {
-    this.log?.write(text)
+    this.options.log(text)
   }
 
   private noteOpened(): void {
@@ -168,56 +114,43 @@ export class NetworkLink implements AgentLink {
     } as unknown as WebSocketConstructor
   }
 
-  /** The link ended: said once, in the state (unless Switchboard closed it), the log, and to the protocol. */
-  private end(reason: string): void {
-    if (this.exitInfo) return
-    this.exitInfo = { reason }
-    const message = this.exitMessage()
-    if (this.putAway) this.writeLog('--- asked for ACP protocol version 2, the agent answered 1: connecting again in version 1\n')
-    else if (!this.stopping) this.options.setState({ status: 'exited', message })
-    else if (this.options.status() !== 'error') this.options.setState({ status: 'stopped', message: undefined })
-    this.log?.end(`--- ${this.stopping ? 'disconnected' : message}\n`)
-    this.log = null
-    this.options.closeStream(new Error(message))
-    this.rejectExited(new Error(message))
-    this.resolveClosed()
+  /**
+   * The link ended (or never opened): said once, with what the network said. Every end Switchboard did not ask for
+   * is a lost connection (its sessions reconnect).
+   */
+  private ended(reason: string): void {
+    if (this.end) return
+    const { name } = this.definition
+    const summary = this.opened
+      ? `The connection to agent '${name}' at ${this.transport.url} was lost: ${reason}`
+      : `Agent '${name}' could not be reached at ${this.transport.url}: ${reason}`
+    this.end = { summary, connectionLost: !this.stopping }
+    this.writeLog(`--- ${this.stopping ? 'disconnected' : summary}\n`)
+    this.resolveExited(this.end)
   }
 
-  /** Every message, raw, in order, and the test hook; the end of the incoming side is the end of the link. What the protocol takes whole (session updates) goes no further. */
-  private tap(stream: Stream): Stream {
-    const { onMessage } = this.options
+  /** The incoming side: the end of it is the end of the link, said with what the network said. */
+  private watch(stream: Stream): Stream {
     const reader = stream.readable.getReader()
     const readable = new ReadableStream<AnyMessage>({
       pull: async (controller) => {
         try {
-          // What the protocol takes whole (session updates) goes no further: the next message is read instead.
-          for (;;) {
-            const { value, done } = await reader.read()
-            if (done) {
-              this.end(this.closeReason())
-              controller.close()
-              return
-            }
-            this.noteOpened()
-            this.lastActivity = Date.now()
-            onMessage?.('in', value)
-            if (this.options.receive(value)) continue
-            controller.enqueue(value)
+          const { value, done } = await reader.read()
+          if (done) {
+            this.ended(this.closeReason())
+            controller.close()
             return
           }
+          this.noteOpened()
+          controller.enqueue(value)
         } catch (error) {
-          const reason = describeNetworkError(error, this.closeInfo)
-          this.end(reason)
-          controller.error(new Error(this.exitMessage()))
+          this.ended(describeNetworkError(error, this.closeInfo))
+          controller.error(new Error(this.end?.summary))
         }
       },
       cancel: (reason) => reader.cancel(reason)
     })
-    const writable = tapOutgoing(stream.writable, (message) => {
-      this.lastActivity = Date.now()
-      onMessage?.('out', message)
-    })
-    return { readable, writable }
+    return { readable, writable: stream.writable }
   }
 
   private closeReason(): string {

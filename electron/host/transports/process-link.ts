@@ -1,24 +1,23 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createWriteStream, existsSync, type WriteStream } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { Readable, Writable } from 'node:stream'
-import { ndJsonStream, type AnyMessage, type Stream } from '@agentclientprotocol/sdk'
+import { ndJsonStream, type Stream } from '@agentclientprotocol/sdk'
 import type { AgentDefinition } from '../../../shared/agent-definition'
-import type { AgentCommand, ProcessTransport } from '../../../shared/transport'
+import type { AgentCommand } from '../../../shared/transport'
 import { explainingLines, lastLines } from '../../../shared/stderr-lines'
 import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from '../child-processes/process-tree'
 import { LineGuard } from './line-guard'
-import { agentLogPath, tapOutgoing, type AgentLink, type ProcessDiagnostics, type RunOptions } from './link'
-import { PRIVATE_FILE_MODE, privateFolderSync } from '../storage/private-files'
+import type { AgentLink, LinkEnd, LinkOptions, ProcessDiagnostics } from './link'
 
 /**
  * One run of an agent's process: spawned at construction, its stderr logged
- * (logs/<agentId>.log, bounded) with a tail kept for messages, its stdout
- * filtered by the LineGuard into an ndjson message stream, its exit noticed
- * and described, and on stop the whole process tree ended (stdin closed,
- * SIGTERM after a moment, SIGKILL after another) so nothing it started
- * outlives it. It knows nothing of ACP versions: the connection puts a
- * protocol on its stream. A run is never reused: a new start is a new run.
+ * with a tail kept for messages, its stdout filtered by the LineGuard into an
+ * ndjson message stream, its exit noticed and described, and on stop the
+ * whole process tree ended (stdin closed, SIGTERM after a moment, SIGKILL
+ * after another) so nothing it started outlives it. It knows nothing of ACP
+ * versions: the connection puts a protocol on its stream. A run is never
+ * reused: a new start is a new run.
  */
 
 const STDERR_TAIL_BYTES = 8 * 1024
@@ -26,8 +25,6 @@ const STDERR_TAIL_BYTES = 8 * 1024
 const STDERR_KEPT_BYTES = 64 * 1024
 const STDIN_GRACE_MS = 500
 const KILL_GRACE_MS = 2000
-/** An agent's log grows by at most this much per run (a flood of stderr or garbage must not fill the disk). */
-const LOG_LIMIT_BYTES = 20 * 1024 * 1024
 /** Lines on stdout that are not messages: the first ones are logged, then only counted. */
 const IGNORED_LINES_LOGGED = 100
 /** How long a launch may take to say how its process ended. */
@@ -52,41 +49,26 @@ export interface ProcessLaunch {
   describeExit(exit: { code: number | null; signal: NodeJS.Signals | null }): Promise<string | undefined>
 }
 
-/** The link of an agent whose transport is a process on this computer. */
-export function processLink(definition: AgentDefinition, transport: ProcessTransport, options: RunOptions): AgentLink {
-  return new AgentRun(definition, transport, options)
+/** What a process's run is given: the link's options, and the process's whole environment (the run adds only its mark). */
+export interface ProcessRunOptions extends LinkOptions {
+  env: Record<string, string>
 }
 
 export class AgentRun implements AgentLink, ProcessDiagnostics {
   readonly child: ChildProcess
   readonly stream: Stream
-  /** Rejects with how the process ended once it has, or with a message the user can act on when it cannot be started. */
-  readonly exited: Promise<never>
-  /** Resolves once the process is gone (or never started). */
-  readonly closed: Promise<void>
-  /** When a message last went either way (for shutting idle agents down). */
-  lastActivity = Date.now()
+  /** Resolves with how the process ended once it has, or with a sentence the user can act on when it cannot be started. */
+  readonly exited: Promise<LinkEnd>
   exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null
   spawnFailed = false
   /** The command does not exist (spawn's ENOENT). */
   commandNotFound = false
-  stopping = false
-  /** A process has no connection to lose. */
-  readonly connectionLost = false
-  /** Put away without news (a version 2 attempt replaced by a version 1 run): its end is not reported. */
-  putAway = false
-  /** Why Switchboard ended the agent, when it did so because of something the agent did. */
-  failure: string | null = null
-  private resolveClosed!: () => void
-  private rejectExited!: (error: Error) => void
-  private stderrTail = ''
+  private resolveExited!: (end: LinkEnd) => void
   /** The end of this run's stderr (STDERR_KEPT_BYTES), and how much it wrote in all: `stderrSince` reads from a mark. */
   private stderrKept = ''
   private stderrTotal = 0
   /** When stderr last wrote (ms since the epoch), for stderrQuiet. */
   private stderrAt = 0
-  private log: WriteStream | null
-  private logBytes = 0
   private ignoredLines = 0
   private readonly mark: string
   /** How the launch said the run ended (see ProcessLaunch.describeExit). */
@@ -95,18 +77,13 @@ export class AgentRun implements AgentLink, ProcessDiagnostics {
   constructor(
     private readonly definition: Pick<AgentDefinition, 'id' | 'name' | 'installHint'>,
     command: AgentCommand,
-    private readonly options: RunOptions,
+    private readonly options: ProcessRunOptions,
     launch?: ProcessLaunch
   ) {
     const def = { name: definition.name, id: definition.id, installHint: definition.installHint, ...command }
     this.mark = newProcessMark(options.markPrefix)
-    this.closed = new Promise((resolve) => (this.resolveClosed = resolve))
-    this.exited = new Promise<never>((_, reject) => (this.rejectExited = reject))
-    this.exited.catch(() => undefined)
-    privateFolderSync(options.logDir)
-    this.log = createWriteStream(agentLogPath(options.logDir, options.logName ?? def.id), { flags: 'a', mode: PRIVATE_FILE_MODE })
-    this.log.on('error', () => undefined)
-    this.writeLog(`\n--- ${new Date().toISOString()} starting ${launch?.describe ?? `${def.command} ${def.args.join(' ')}`}\n`)
+    this.exited = new Promise<LinkEnd>((resolve) => (this.resolveExited = resolve))
+    options.log(`\n--- ${new Date().toISOString()} starting ${launch?.describe ?? `${def.command} ${def.args.join(' ')}`}\n`)
 
     const cwd = launch?.cwd ?? options.cwd ?? def.cwd ?? homedir()
     const child = spawn(launch?.command ?? def.command, launch?.args ?? def.args, {
@@ -133,9 +110,7 @@ export class AgentRun implements AgentLink, ProcessDiagnostics {
                 def.installHint ? `Install it with \`${def.installHint}\`, or fix the agent's command.` : "Install it or fix the agent's command."
               }`
             : `Agent '${def.name}' could not be started (${def.command}): ${error.message}`
-      options.setState({ status: 'error', message, ...(this.commandNotFound ? { installed: false } : {}) })
-      this.resolveClosed()
-      this.rejectExited(new Error(message))
+      this.resolveExited({ summary: message, failedToStart: true })
     })
     child.stdin?.on('error', () => undefined) // EPIPE after the agent died is reported through 'close'
     child.stderr?.on('data', (chunk: Buffer) => this.onStderr(chunk))
@@ -145,17 +120,8 @@ export class AgentRun implements AgentLink, ProcessDiagnostics {
     const ended = (code: number | null, signal: NodeJS.Signals | null): void => {
       if (this.spawnFailed) return
       this.exitInfo = { code, signal }
-      const message = this.exitMessage()
-      // Stopped by us is not a failure to report (unless it was stopped because of one); anything else is.
-      if (this.putAway) this.log?.write('--- asked for ACP protocol version 2, the agent answered 1: starting it again in version 1\n')
-      else if (!this.stopping) options.setState({ status: 'exited', message, pid: undefined })
-      else if (options.status() === 'error') options.setState({ pid: undefined })
-      else options.setState({ status: 'stopped', message: undefined, pid: undefined })
-      this.log?.end(`--- exited (${code ?? signal})\n`)
-      this.log = null
-      options.closeStream(new Error(message))
-      this.resolveClosed()
-      this.rejectExited(new Error(message))
+      options.log(`--- exited (${code ?? signal})\n`)
+      this.resolveExited({ summary: this.exitSummary() })
     }
     child.once('close', (code, signal) => {
       if (launch) void this.describeExit(launch, { code, signal }).then(() => ended(code, signal))
@@ -169,16 +135,16 @@ export class AgentRun implements AgentLink, ProcessDiagnostics {
         // Lines on stdout that are not JSON-RPC are the agent's bug, not fatal: they go to its log.
         this.ignoredLines++
         if (this.ignoredLines <= IGNORED_LINES_LOGGED) {
-          this.writeLog(
+          options.log(
             `--- ignored a line on stdout that is not JSON-RPC: ${preview}${bytes > preview.length + 2 ? ` … (${bytes} bytes in all)` : ''}\n`
           )
         } else if (this.ignoredLines % 10_000 === 0) {
-          this.writeLog(`--- ${this.ignoredLines} lines on stdout that are not JSON-RPC ignored so far\n`)
+          options.log(`--- ${this.ignoredLines} lines on stdout that are not JSON-RPC ignored so far\n`)
         }
       },
       onOverflow: (bytes) => {
         const limit = `${Math.round(maxMessageBytes / (1024 * 1024))} MB`
-        void this.abandon(
+        options.fail(
           `Agent '${def.name}' sent a message longer than ${limit} (${bytes} bytes and counting) on stdout, which Switchboard does not accept; it was stopped.`
         )
       }
@@ -186,44 +152,26 @@ export class AgentRun implements AgentLink, ProcessDiagnostics {
     child.stdout?.pipe(guard)
     if (!child.stdin) throw new Error(`Agent '${def.name}' has no stdin to write to`)
     if (launch) child.stdin.write(launch.preamble)
-    this.stream = this.tap(
-      ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(guard) as ReadableStream<Uint8Array>, {
-        maxMessageBytes: maxMessageBytes + 1024
-      })
-    )
+    this.stream = ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(guard) as ReadableStream<Uint8Array>, {
+      maxMessageBytes: maxMessageBytes + 1024
+    })
   }
 
   get pid(): number | undefined {
     return this.child.pid
   }
 
-  get ended(): boolean {
-    return this.exitInfo !== null
-  }
-
   get diagnostics(): ProcessDiagnostics {
     return this
   }
 
-  /** Describes how the agent ended, with the stderr lines that explain it. */
-  exitMessage(): string {
-    if (this.failure) return this.failure
-    return `${this.exitSummary()}${this.stderrSuffix()}`
-  }
-
   /** How the agent ended, in one sentence without its stderr. */
-  exitSummary(): string {
+  private exitSummary(): string {
     const name = this.definition.name
     if (!this.exitInfo) return `Agent '${name}' is not running`
     if (this.exitDescription) return this.exitDescription
     const how = this.exitInfo.code !== null ? `with code ${this.exitInfo.code}` : `on signal ${this.exitInfo.signal}`
     return `Agent '${name}' exited ${how}`
-  }
-
-  /** The stderr lines that explain a failure of this run (found; else the last ones), for messages about it. */
-  stderrSuffix(): string {
-    const { lines } = this.explanation()
-    return lines.length ? `; stderr: ${lines.join('\n')}` : ''
   }
 
   /**
@@ -247,34 +195,23 @@ export class AgentRun implements AgentLink, ProcessDiagnostics {
     return this.stderrKept.slice(Math.max(0, mark - keptFrom))
   }
 
-  /** Resolves once everything written to the log so far is in the file (the Agents page reads it). */
-  flushLog(): Promise<void> {
-    const log = this.log
-    if (!log || log.writableEnded || log.destroyed) return Promise.resolve()
-    return new Promise((resolve) => log.write('', () => resolve()))
-  }
-
   /**
    * Ends the agent and everything it started: stdin closed (an ACP agent ends
    * then), SIGTERM to the whole tree after a moment, SIGKILL after another.
    */
   async stop(): Promise<void> {
     const child = this.child
-    if (this.exitInfo || this.spawnFailed || child.pid === undefined) {
-      this.resolveClosed()
-      return
-    }
-    this.stopping = true
+    if (this.exitInfo || this.spawnFailed || child.pid === undefined) return
     // Ask politely first: an ACP agent ends when its stdin closes.
     child.stdin?.end()
-    const endedOnItsOwn = await Promise.race([this.closed.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), STDIN_GRACE_MS))])
+    const endedOnItsOwn = await Promise.race([this.exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), STDIN_GRACE_MS))])
     let timer: NodeJS.Timeout | undefined
     let asked: number[] = []
     if (!endedOnItsOwn) {
       asked = killProcessTree({ pid: child.pid, mark: this.mark }, 'SIGTERM')
       timer = setTimeout(() => killProcessTree({ pid: child.pid, mark: this.mark, also: asked }, 'SIGKILL'), KILL_GRACE_MS)
     }
-    await this.closed
+    await this.exited
     clearTimeout(timer)
     // The agent is gone; make sure nothing it started lingers.
     killProcessTree({ pid: child.pid, mark: this.mark, reaped: true, also: asked }, 'SIGKILL')
@@ -287,40 +224,6 @@ export class AgentRun implements AgentLink, ProcessDiagnostics {
     const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), DESCRIBE_EXIT_MS)))
     this.exitDescription = await Promise.race([launch.describeExit(exit).catch(() => undefined), late])
     clearTimeout(timer)
-  }
-
-  /** Stops the agent because of something it did (or failed to do); the message is what every later error says. */
-  async abandon(message: string): Promise<void> {
-    if (this.failure || this.stopping) return
-    this.failure = message
-    this.writeLog(`--- ${message}\n`)
-    this.options.setState({ status: 'error', message })
-    this.options.closeStream(new Error(message))
-    await this.stop()
-  }
-
-  writeLog(text: string | Buffer): void {
-    if (!this.log || this.logBytes >= LOG_LIMIT_BYTES) return
-    this.logBytes += text.length
-    this.log.write(text)
-    if (this.logBytes >= LOG_LIMIT_BYTES) this.log.write(`\n--- log limit reached (${LOG_LIMIT_BYTES} bytes): the rest of this run is not logged\n`)
-  }
-
-  /** Puts the connection between the SDK and the stream: every message, raw, in order, and the test hook; what the protocol takes whole (session updates) goes no further. */
-  private tap(stream: Stream): Stream {
-    const { onMessage } = this.options
-    const incoming = new TransformStream<AnyMessage, AnyMessage>({
-      transform: (message, controller) => {
-        this.lastActivity = Date.now()
-        onMessage?.('in', message)
-        if (!this.options.receive(message)) controller.enqueue(message)
-      }
-    })
-    const writable = tapOutgoing(stream.writable, (message) => {
-      this.lastActivity = Date.now()
-      onMessage?.('out', message)
-    })
-    return { readable: stream.readable.pipeThrough(incoming), writable }
   }
 
   /**
@@ -337,11 +240,10 @@ export class AgentRun implements AgentLink, ProcessDiagnostics {
 
   private onStderr(chunk: Buffer): void {
     this.stderrAt = Date.now()
-    this.writeLog(chunk)
+    this.options.log(chunk)
     const text = chunk.toString('utf8')
     this.stderrTotal += text.length
     this.stderrKept = (this.stderrKept + text).slice(-STDERR_KEPT_BYTES)
-    this.stderrTail = this.stderrKept.slice(-STDERR_TAIL_BYTES)
-    this.options.setState({ stderrTail: this.stderrTail })
+    this.options.stderrTail(this.stderrKept.slice(-STDERR_TAIL_BYTES))
   }
 }
