@@ -1,5 +1,6 @@
 import type { Component } from 'vue'
 import type { TransportKind } from '../../../../../shared/transport'
+import type { TransportFields } from './drafts'
 import NetworkFields from './NetworkFields.vue'
 import ProcessFields from './ProcessFields.vue'
 import SshFields from './SshFields.vue'
@@ -8,19 +9,21 @@ import SshFields from './SshFields.vue'
  * The agent form's part for each transport (shared/transport.ts): how the choice is worded, what the form says
  * of it, and the component with its fields. The component takes `TransportFieldsProps`, keeps what is typed in
  * drafts (`useDraft`) and exposes `TransportFields` (its `transport()` in the request's shape). A new transport
- * is one more component here and its entry: the map is typed by `TransportKind`, so the compiler asks for it.
+ * is one more component here and its entry: the map is typed by `TransportKind`, so the compiler asks for the
+ * entry, and checks that its component exposes the `transport()` of its kind.
  */
-export interface TransportForm {
+export interface TransportForm<K extends TransportKind> {
   /** The choice's words under "Runs". */
   choice: string
   /** The choice's test id. */
   testId: string
   /** What the form says first when this kind is chosen: text, with `backticks` around code. */
   intro: string
-  fields: Component
+  /** Its fields: a component whose `transport()` gives this kind (checked by the compiler, as the entry is). */
+  fields: Component & (abstract new (...args: never[]) => TransportFields<K>)
 }
 
-export const TRANSPORT_FORMS: { readonly [K in TransportKind]: TransportForm } = {
+export const TRANSPORT_FORMS: { readonly [K in TransportKind]: TransportForm<K> } = {
   process: {
     choice: 'On this computer',
     testId: 'agent-place-local',
