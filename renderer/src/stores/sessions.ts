@@ -14,8 +14,10 @@ import { useViewStore } from './view'
 /**
  * What the user does with sessions and their live state: opening one (in a
  * pane), starting, continuing, prompting, cancelling, answering permissions,
- * settings, fork, rename, close, delete; the states from `session.state`
- * events; unsent drafts. The threads themselves are the threads store's.
+ * fork, rename, close, delete; the states from `session.state` events; unsent
+ * drafts. The threads themselves are the threads store's, the prompt queue's
+ * actions `prompt-queue.ts`'s, a session's mode, model and options
+ * `session-settings.ts`'s.
  */
 
 /** A session at work or waiting for the user's answer: the sidebar lists it whatever page it is in. */
@@ -221,36 +223,6 @@ export const useSessionsStore = defineStore('sessions', () => {
     return true
   }
 
-  // The queue itself arrives in the session's state (`session.state`), in every window alike.
-
-  /** A prompt written while a turn runs: it waits in the session's queue (the Host sends it when the turn ends). */
-  async function enqueue(id: string, text: string, attachments: Attachment[] = []): Promise<boolean> {
-    const result = await notices.attempt(() => host().request('sessions.queue', { id, text, attachments }))
-    return Boolean(result)
-  }
-
-  /** A queued prompt's new text; false (and said) when the Host refused it, e.g. it was sent meanwhile. */
-  async function editQueued(id: string, queuedId: string, text: string): Promise<boolean> {
-    const result = await notices.attempt(() => host().request('sessions.editQueued', { id, queuedId, text }))
-    return Boolean(result)
-  }
-
-  async function removeQueued(id: string, queuedId: string): Promise<void> {
-    await notices.attempt(() => host().request('sessions.removeQueued', { id, queuedId }))
-  }
-
-  async function clearQueue(id: string): Promise<void> {
-    await notices.attempt(() => host().request('sessions.clearQueue', { id }))
-  }
-
-  async function sendQueuedNow(id: string, queuedId: string): Promise<void> {
-    await notices.attempt(() => host().request('sessions.sendQueuedNow', { id, queuedId }))
-  }
-
-  async function resumeQueue(id: string): Promise<void> {
-    await notices.attempt(() => host().request('sessions.resumeQueue', { id }))
-  }
-
   async function cancel(id: string): Promise<void> {
     await notices.attempt(() => host().request('sessions.cancel', { id }))
   }
@@ -282,38 +254,6 @@ export const useSessionsStore = defineStore('sessions', () => {
       notices.report(messageOf(error))
       return false
     }
-  }
-
-  /**
-   * A mode that lets the agent act without asking is confirmed once per agent: the Host refuses it
-   * (`skip_permissions_unconfirmed`) until then, and the question goes to the confirmation dialog.
-   */
-  async function setMode(id: string, modeId: string, confirmSkip?: boolean): Promise<void> {
-    await askingToSkip(id, { modeId }, () => host().request('sessions.setMode', { id, modeId, ...(confirmSkip ? { confirmSkip } : {}) }))
-  }
-
-  async function setConfigOption(id: string, configId: string, value: string | boolean, confirmSkip?: boolean): Promise<void> {
-    const send = () => host().request('sessions.setConfigOption', { id, configId, value, ...(confirmSkip ? { confirmSkip } : {}) })
-    if (typeof value === 'boolean') await notices.attempt(send)
-    else await askingToSkip(id, { configId, value }, send)
-  }
-
-  async function askingToSkip(
-    id: string,
-    choice: { modeId: string } | { configId: string; value: string },
-    send: () => Promise<unknown>
-  ): Promise<void> {
-    try {
-      await send()
-    } catch (error) {
-      if (error instanceof HostRequestError && error.code === 'skip_permissions_unconfirmed') {
-        useUiStore().confirmation = { kind: 'skip-permissions', sessionId: id, message: error.message, choice }
-      } else notices.report(messageOf(error))
-    }
-  }
-
-  async function setModel(id: string, modelId: string): Promise<void> {
-    await notices.attempt(() => host().request('sessions.setModel', { id, modelId }))
   }
 
   /** Forks a session; the fork opens in the focused pane, or beside the parent when `newPane`. */
@@ -376,17 +316,8 @@ export const useSessionsStore = defineStore('sessions', () => {
     problems,
     retryAfterProblem,
     send,
-    enqueue,
-    editQueued,
-    removeQueued,
-    clearQueue,
-    sendQueuedNow,
-    resumeQueue,
     cancel,
     respondPermission,
-    setMode,
-    setConfigOption,
-    setModel,
     fork,
     continueInNew,
     rename,
