@@ -39,6 +39,16 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
       return
     }
     case 'context':
+      if (record.handedTo) {
+        push(thread, {
+          kind: 'notice',
+          id: localId(thread),
+          severity: 'info',
+          title: `Continued from "${record.title}" with ${record.handedTo}`,
+          description: `The conversation with ${record.agent} so far goes to ${record.handedTo} with your first message: your prompts, its replies, its tool calls in short, the plan, review notes not yet sent and the diff.`
+        })
+        return
+      }
       push(thread, {
         kind: 'notice',
         id: localId(thread),

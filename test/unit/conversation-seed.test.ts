@@ -157,7 +157,7 @@ describe('seedBlocks', () => {
   it('is an embedded resource where the agent takes embedded context, with its images where it takes them', () => {
     const blocks = seedBlocks(seed, { embeddedContext: true, image: true }, 'switchboard://hand-off/1')
     expect(blocks[0]).toMatchObject({ type: 'resource', resource: { uri: 'switchboard://hand-off/1', mimeType: 'text/markdown', text: '# hello' } })
-    expect(blocks[1]).toEqual({ type: 'image', data: 'aGk=', mimeType: 'image/png' })
+    expect(blocks[1]).toMatchObject({ type: 'image', data: 'aGk=', mimeType: 'image/png' })
   })
   it('is plain text marked as Switchboard note otherwise, and no image for an agent without images', () => {
     const blocks = seedBlocks(seed, { embeddedContext: false, image: false }, 'switchboard://hand-off/1')

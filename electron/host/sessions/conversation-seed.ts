@@ -121,7 +121,7 @@ export function seedBlocks(
   const main: ContentBlock = accepts.embeddedContext
     ? { type: 'resource', resource: { uri, mimeType: 'text/markdown', text: seed.text }, _meta: meta }
     : { type: 'text', text: seed.text, _meta: meta }
-  const images: ContentBlock[] = accepts.image ? seed.images.map((i) => ({ type: 'image', data: i.data, mimeType: i.mimeType })) : []
+  const images: ContentBlock[] = accepts.image ? seed.images.map((i) => ({ type: 'image', data: i.data, mimeType: i.mimeType, _meta: meta })) : []
   return [main, ...images]
 }
 
