@@ -44,8 +44,8 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
           kind: 'notice',
           id: localId(thread),
           severity: 'info',
-          title: `Continued from "${record.title}" with ${record.handedTo}`,
-          description: `The conversation with ${record.agent} so far goes to ${record.handedTo} with your first message: your prompts, its replies, its tool calls in short, the plan, review notes not yet sent and the diff.`
+          title: `Handed over from "${record.title}" with ${record.agent}`,
+          description: `That conversation goes to ${record.handedTo} with your first message here: your prompts, the replies, tool calls in short, the plan, review notes not yet sent and the diff.`
         })
         return
       }

@@ -58,7 +58,7 @@ beforeAll(async () => {
   await host.request('sessions.prompt', {
     id: source.id,
     text: 'And this picture',
-    attachments: [{ type: 'image', data: Buffer.from('png').toString('base64'), mimeType: 'image/png', name: 'shot.png' }]
+    attachments: [{ type: 'image', data: Buffer.from('png').toString('base64'), mimeType: 'image/png' }]
   })
 }, 60_000)
 
@@ -84,7 +84,7 @@ describe('hand-off to another agent', () => {
     expect((await host.request('sessions.get', { ids: [source.id] }))[0]?.handedOffTo).toEqual([next.id])
     // The thread says where it comes from, before anything is sent.
     const notice = fold((await host.request('sessions.open', { id: next.id })).records).entries[0]
-    expect(notice).toMatchObject({ kind: 'notice', title: `Continued from "${source.title}" with Plain` })
+    expect(notice).toMatchObject({ kind: 'notice', title: `Handed over from "${source.title}" with First` })
 
     const typed = `/write ${join(source.cwd, 'more.txt')} from-plain\n/cwd`
     await host.request('sessions.prompt', { id: next.id, text: typed })
