@@ -121,6 +121,22 @@ describe('hand-off to another agent', () => {
     expect(parent?.handedOffTo?.at(-1)).toBe(next.id)
   })
 
+  it('to a preset: its agent and system prompt, in the same worktree whatever isolation the preset names', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_SYSTEM_PROMPT: '1' }, 'Reviewer agent'))
+    const preset = await host.request('presets.add', {
+      name: 'Careful reviewer',
+      agentId: agent.id,
+      systemPrompt: 'Review; never push.',
+      isolation: 'worktree'
+    })
+    const next = await host.request('sessions.handOff', { id: source.id, presetId: preset.id })
+    expect(next).toMatchObject({ agentId: agent.id, preset: { id: preset.id }, systemPrompt: 'Review; never push.', cwd: source.cwd })
+    expect(next.worktree?.path).toBe(source.worktree?.path)
+    const notice = fold((await host.request('sessions.open', { id: next.id })).records).entries.find((e) => e.kind === 'notice')
+    expect(notice).toMatchObject({ title: `Handed over from "${source.title}" with First` })
+    expect(notice?.kind === 'notice' && notice.description).toContain('goes to Careful reviewer (Reviewer agent)')
+  })
+
   it('refused as too long: the seed comes back within a smaller budget, said; removed, nothing goes', async () => {
     const small = await host.request('agents.add', scriptedAgent(stateDir, {}, 'Small'))
     const next = await host.request('sessions.handOff', { id: source.id, agentId: small.id })
