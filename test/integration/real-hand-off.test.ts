@@ -101,6 +101,9 @@ describe('hand-off between real Claude Code and real Codex, offline', () => {
     const context = blocks.find((t) => t.includes('<context ref="switchboard://hand-off/'))
     expect(context).toContain('Now the test.')
     expect(context).toContain('Done: apply_patch finished.')
+    // The diff runs from where the first session began: Claude's file and Codex's both.
+    expect(context).toContain('+++ b/health.ts')
+    expect(context).toContain('+++ b/health.test.ts')
     // What the user typed stays their own message, after the conversation.
     expect(typedText(firstMessage?.content ?? []).at(-1)).toContain('Write it down.')
     expect(await readFile(back, 'utf8')).toBe('health check done')

@@ -113,11 +113,22 @@ export class HandOff {
     await records.updateSession(id, { handOffSeed: { ...info, notes: [said, ...info.notes] } })
   }
 
+  /** The first session of a chain of hand-offs in one folder: the diff runs from its first checkpoint (all the chain did). */
+  private firstOf(session: SessionRecord): SessionRecord {
+    let first = session
+    for (let hops = 0; hops < 50 && first.handedOffFrom; hops++) {
+      const earlier = this.deps.records.findSession(first.handedOffFrom)
+      if (!earlier || earlier.cwd !== session.cwd) break
+      first = earlier
+    }
+    return first
+  }
+
   /** The parent's conversation as it stands (a superseded replay left out), and what the seed says of where it happened. */
   private async source(parent: SessionRecord) {
     const { registry, records, workspace } = this.deps
     const transcript = currentView((await readTranscript(await registry.flushedTranscript(parent.id))).records)
-    const changes = await workspace.sinceStart(parent).catch((error: unknown) => ({ unavailable: (error as Error).message }))
+    const changes = await workspace.sinceStart(this.firstOf(parent)).catch((error: unknown) => ({ unavailable: (error as Error).message }))
     return {
       records: transcript,
       about: {
