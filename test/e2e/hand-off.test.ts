@@ -35,7 +35,12 @@ beforeAll(async () => {
   )
   ;({ browser, host, server } = await openBrowserHost(join(root, 'data')))
   const state = join(root, 'agent-state')
-  claudeId = (await host.request('agents.add', scriptedAgent(state, { SCRIPTED_AGENT_SCRIPTS: scripts }, 'Claude Code'))).id
+  claudeId = (
+    await host.request(
+      'agents.add',
+      scriptedAgent(state, { SCRIPTED_AGENT_SCRIPTS: scripts, SCRIPTED_AGENT_PROMPT: 'image,embeddedContext' }, 'Claude Code')
+    )
+  ).id
   await host.request('agents.add', scriptedAgent(state, { SCRIPTED_AGENT_PROMPT: '' }, 'Codex'))
   projectId = (await host.request('projects.add', { cwd: join(root, 'shop') })).id
   await resetWindowSettings(host)
@@ -46,9 +51,17 @@ afterAll(async () => {
   await removeDir(root)
 })
 
-async function withSession(): Promise<string> {
+async function withSession(image = false): Promise<string> {
   const session = await host.request('sessions.new', { projectId, agentId: claudeId })
   await host.request('sessions.prompt', { id: session.id, text: 'Add a health check to the API' })
+  if (image) {
+    const data = Buffer.from('png').toString('base64')
+    await host.request('sessions.prompt', {
+      id: session.id,
+      text: 'It should look like this',
+      attachments: [{ type: 'image', data, mimeType: 'image/png' }]
+    })
+  }
   return session.id
 }
 
@@ -119,8 +132,8 @@ describe('hand-off in the browser', () => {
     expect(problems).toEqual([])
   })
 
-  it('from the palette: "continue with cod" lists Codex first; the chip can be removed (dark)', async () => {
-    const sourceId = await withSession()
+  it('from the palette: "continue with cod" lists Codex first; the chip says the image left out, and can be removed (dark)', async () => {
+    const sourceId = await withSession(true)
     const { page, problems } = await openPage('dark')
     await page.locator(`[data-session-id="${sourceId}"] [data-testid="session-open"]`).click()
     await page.getByTestId('session-title').filter({ hasText: 'Add a health check' }).waitFor()
@@ -132,6 +145,10 @@ describe('hand-off in the browser', () => {
     console.log(`screenshot: ${await screenshot(page, 'e2e-hand-off-palette-dark')}`)
     await page.keyboard.press('Enter')
     await page.getByTestId('hand-off-seed').waitFor()
+    // Codex here takes no images: the one of the conversation is left out, said under the chip.
+    expect(await page.getByTestId('hand-off-seed-note').allTextContents()).toEqual([
+      expect.stringContaining('1 image of the conversation left out: the agent does not take images.')
+    ])
     console.log(`screenshot: ${await screenshot(page, 'e2e-hand-off-new-dark')}`)
     await page.getByTestId('handed-off-from').focus()
     await page.keyboard.press('Enter')
