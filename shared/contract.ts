@@ -128,6 +128,8 @@ export interface RequestResults
   'worktrees.list': ProjectGitInfo
   'sessions.fork': SessionRecord
   'sessions.continueInNew': SessionRecord
+  'sessions.handOff': SessionRecord
+  'sessions.dropHandOffSeed': SessionRecord
   'sessions.rename': SessionRecord
   'search.query': SearchResults
   'permissions.list': PermissionRule[]

@@ -7,6 +7,7 @@ import type { Attachment } from './attachment'
 import type { SessionMcpLeftOut, SessionMcpRunState, SessionMcpServer } from './mcp'
 import type { PermissionAlways, RuleSubject } from './permissions'
 import type { SessionWorktree } from './workspace'
+import type { HandOffSeedInfo } from './hand-off'
 
 export interface Project {
   id: string
@@ -182,6 +183,10 @@ export interface SessionRecord {
    * one is deleted.
    */
   forkedFrom?: string
+  /** A hand-off (sessions.handOff): the session this one continues, those that continue this one, the seed not yet sent. */
+  handedOffFrom?: string
+  handedOffTo?: string[]
+  handOffSeed?: HandOffSeedInfo
   createdAt: string
   /** The last activity: a turn's end. Settings (mode, model, options), titles and reopening leave it alone. */
   updatedAt: string

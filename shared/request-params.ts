@@ -156,6 +156,31 @@ export const requestParams = {
   'sessions.fork': z.object({ id }),
   /** A new session of the same agent and folder, given this conversation as context (its agent could not reopen it). */
   'sessions.continueInNew': z.object({ id }),
+  /**
+   * "Continue with…": a new session of another agent (or a preset) in the same project, folder and worktree, whose
+   * first prompt carries this conversation (`reviewNotes`: those written in the Changes view and not sent yet).
+   */
+  'sessions.handOff': z
+    .object({
+      id,
+      agentId: id.optional(),
+      presetId: id.optional(),
+      reviewNotes: z
+        .array(
+          z.object({
+            path: changePath,
+            line: z.number().int().min(0),
+            side: z.enum(['old', 'new']),
+            quote: z.string().max(10_000),
+            text: z.string().max(20_000)
+          })
+        )
+        .max(200)
+        .default([])
+    })
+    .refine((p) => Boolean(p.agentId) !== Boolean(p.presetId), { message: 'Name the agent or the preset to continue with, one of them' }),
+  /** The conversation handed over is not sent: the chip's remove. */
+  'sessions.dropHandOffSeed': z.object({ id }),
   /** A title the user chose; it stays (the agent's session_info_update no longer changes it). */
   'sessions.rename': z.object({ id, title: z.string().trim().min(1, 'A title cannot be empty').max(200) }),
   'search.query': z.object({ q: z.string().max(500), limit: z.number().int().min(1).max(200).default(30) }),

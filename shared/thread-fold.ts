@@ -39,6 +39,16 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
       return
     }
     case 'context':
+      if (record.handedTo) {
+        push(thread, {
+          kind: 'notice',
+          id: localId(thread),
+          severity: 'info',
+          title: `Handed over from "${record.title}" with ${record.agent}`,
+          description: `That conversation goes to ${record.handedTo} with your first message here: your prompts, the replies, tool calls in short, the plan, review notes not yet sent and the diff.`
+        })
+        return
+      }
       push(thread, {
         kind: 'notice',
         id: localId(thread),

@@ -173,12 +173,12 @@ export function turnUsageOf(response: unknown): TurnUsage | undefined {
   return { totalTokens: count(u.totalTokens) ?? input + output, inputTokens: input, outputTokens: output, ...Object.fromEntries(optional) }
 }
 
-/** A text block Switchboard adds to a prompt for the agent (marked in its `_meta`), not typed by the user. */
+/** A block Switchboard adds to a prompt for the agent (marked in its `_meta`: a note, a hand-off's conversation), not typed by the user. */
 export const SWITCHBOARD_NOTE_META = { switchboard: { note: true } }
 
 export function isSwitchboardNote(block: ContentBlock): boolean {
   const meta = (block as { _meta?: { switchboard?: { note?: unknown } } | null })._meta
-  return block.type === 'text' && meta?.switchboard?.note === true
+  return meta?.switchboard?.note === true
 }
 
 /**

@@ -36,9 +36,10 @@ export type TranscriptRecord =
   | { t: 'error'; at: string; message: string; endsTurn?: boolean; echo?: string }
   /**
    * This session continues another the agent could not reopen: the conversation
-   * above (copied from it) goes to the agent as context with the next prompt.
+   * above (copied from it) goes to the agent as context with the next prompt. `handedTo`: a hand-off instead, to
+   * this agent (or preset): the conversation with `agent` is not copied, only given to it with the first prompt.
    */
-  | { t: 'context'; at: string; from: string; title: string; agent: string; reason: string }
+  | { t: 'context'; at: string; from: string; title: string; agent: string; reason: string; handedTo?: string }
   /** A network agent's connection was lost (`lost`: what the network said) and the session reopened on a new one. */
   | { t: 'reconnected'; at: string; agent: string; lost: string }
   /** The agent is replaying the conversation (`session/load`): the replay replaces the view. */

@@ -33,6 +33,8 @@ import { MemorySecretStore } from './storage/secrets'
 import { agentEnded, canStopQuietly } from './sessions/agent-ends'
 import { SessionConnector } from './sessions/connector'
 import { SessionLifecycle } from './sessions/lifecycle'
+import { HandOff } from './sessions/hand-off'
+import { HandOffSeeds } from './sessions/hand-off-seeds'
 import { Reconnector } from './sessions/reconnect'
 import { SessionRegistry } from './sessions/registry'
 import { McpRunWatch } from './mcp/run-watch'
@@ -201,8 +203,10 @@ export class Host {
       transcriptOf: (id) => registry.flushedTranscript(id),
       isRunning: (id) => registry.stateOf(id).status === 'running'
     })
+    const seeds = new HandOffSeeds(dataDir, records)
     const turns = (this.turns = new Turns({
       records,
+      seeds,
       registry,
       supervisor,
       mcp,
@@ -211,7 +215,8 @@ export class Host {
       workspace,
       cancelGraceMs: cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS
     }))
-    const lifecycle = new SessionLifecycle({ records, registry, supervisor, mcp, mcpRun, turns, dataDir, workspace })
+    const lifecycle = new SessionLifecycle({ records, registry, supervisor, mcp, mcpRun, turns, dataDir, workspace, seeds })
+    const handOff = new HandOff({ records, registry, lifecycle, seeds, workspace })
     const queue: PromptQueue = new PromptQueue({
       records,
       registry,
@@ -223,6 +228,7 @@ export class Host {
     // A turn over: the queue sends its next prompt (or holds), the inbox lists how it ended.
     turns.over.add((id, hold) => queue.turnOver(id, hold))
     turns.ended.add((id, end) => inbox.turnEnded(id, end))
+    turns.ended.add((id, end) => void handOff.turnEnded(id, end).catch((error: unknown) => rooms.report('Hand-off', error)))
     const rebuildSearch = { says: 'it is rebuilding', run: () => this.search.rebuild() }
     this.search = new SearchIndex({
       transcriptDir,
@@ -253,7 +259,7 @@ export class Host {
       ...projectsHandlers({ records, lifecycle, supervisor, pickFolder: options.pickFolder }),
       ...agentsHandlers({ records, secrets, supervisor, signIn, checks, environment, onRemoved: (d) => registryService.forget(d) }),
       ...registryService.handlers(),
-      ...sessionsHandlers({ records, registry, connector, lifecycle, turns, queue, broker, mcpRun }),
+      ...sessionsHandlers({ records, registry, connector, lifecycle, turns, queue, broker, mcpRun, handOff }),
       ...presetsHandlers({ records, lifecycle }),
       ...asksHandlers(records, broker),
       ...lazyMcpHandlers(() => mcp),

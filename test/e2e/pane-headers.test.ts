@@ -162,7 +162,13 @@ describe('pane headers', () => {
       expect(await pane(page, 2).getByTestId('session-status').getAttribute('title')).toBe('Waiting for you')
       // The actions are in the pane's menu: the failed session's Continue among them.
       await pane(page, 3).getByTestId('session-more').click()
-      expect(await page.getByTestId('action-menu').getByRole('menuitem').allTextContents()).toEqual(['Continue', 'Changes', 'Fork', 'Delete…'])
+      expect(await page.getByTestId('action-menu').getByRole('menuitem').allTextContents()).toEqual([
+        'Continue',
+        'Changes',
+        'Fork',
+        'Continue with…',
+        'Delete…'
+      ])
       await page.keyboard.press('Escape')
       expect(await page.getByText('Not connected').count()).toBe(0)
       console.log(`screenshot: ${await screenshot(page, `e2e-pane-headers-4-1280-${scheme}`)}`)
@@ -196,11 +202,11 @@ describe('pane headers', () => {
       await pane(page, 1).getByTestId('pane-close').click()
       await expect.poll(() => page.getByTestId('pane').count()).toBe(1)
       expect(await page.getByTestId('session-title').textContent()).toBe(TITLES[0])
-      // One pane has the room for its actions beside the title; an idle session's only menu item starts its agent.
+      // One pane has the room for its actions beside the title; an idle session's menu starts its agent, or hands it to another.
       expect(await page.getByTestId('fork-session').isVisible()).toBe(true)
       expect(await page.getByTestId('continue-session').count()).toBe(0)
       await page.getByTestId('session-more').click()
-      expect(await page.getByTestId('action-menu').getByRole('menuitem').allTextContents()).toEqual(['Start Scripted now'])
+      expect(await page.getByTestId('action-menu').getByRole('menuitem').allTextContents()).toEqual(['Start Scripted now', 'Continue with…'])
       await page.keyboard.press('Escape')
       console.log(`screenshot: ${await screenshot(page, `e2e-pane-headers-1-1280-${scheme}`)}`)
       expect(problems).toEqual([])

@@ -76,7 +76,7 @@ export function offlineClaudePerTest(prefix = 'claude'): OfflineClaude {
 }
 
 /** Adds Claude Code (named "Claude Code") pointed at the test's fake to its Host: the agent's id. */
-export async function addClaudeAgent(run: OfflineClaude): Promise<string> {
+export async function addClaudeAgent(run: Pick<OfflineClaude, 'host' | 'home' | 'api'>): Promise<string> {
   const agent = await run.host.request('agents.add', {
     name: 'Claude Code',
     command: process.execPath,

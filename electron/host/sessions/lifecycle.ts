@@ -19,6 +19,7 @@ import { directoriesFor, sessionMcp, systemPromptFor } from './session-parts'
 import type { Turns } from './turns'
 import type { WorkspaceService } from '../workspace/service'
 import { privateFolder } from '../storage/private-files'
+import type { HandOffSeeds } from './hand-off-seeds'
 
 /**
  * A session's life outside its turns: created (new, fork, imported from the
@@ -29,6 +30,8 @@ export interface LifecycleDeps extends SessionDeps {
   turns: Turns
   dataDir: string
   workspace: WorkspaceService
+  /** Hand-offs' conversations not sent yet: a session's goes with it. */
+  seeds: Pick<HandOffSeeds, 'remove'>
 }
 
 export interface CreateOptions {
@@ -37,6 +40,8 @@ export interface CreateOptions {
   branch?: string
   /** Started from this preset: its MCP servers besides the project's, its system prompt after the project's, its settings after session/new. */
   preset?: SessionPreset
+  /** A hand-off: the session works where this one does (its folder, its worktree and branch), whatever `isolation` says. */
+  within?: Pick<SessionRecord, 'cwd' | 'worktree'>
 }
 
 /** session/list pages read at most (a guard against an agent whose cursor never ends). */
@@ -49,8 +54,9 @@ export class SessionLifecycle {
     const { records, supervisor, mcp, workspace } = this.deps
     const project = records.project(projectId)
     const definition = records.agent(agentId)
-    await assertFolder(this.deps, project, definition, project.cwd)
-    if (project.sshHost && options.isolation === 'worktree') {
+    const { within } = options
+    await assertFolder(this.deps, project, definition, within?.cwd ?? project.cwd)
+    if (project.sshHost && options.isolation === 'worktree' && !within) {
       throw new Error(`A worktree is made with git on this computer; ${project.name} is on ${project.sshHost}: start the session in its folder`)
     }
     const { preset } = options
@@ -58,8 +64,10 @@ export class SessionLifecycle {
     const prepared = await mcp.prepareForProject(projectId, preset?.mcpProfileIds)
     const additionalDirectories = project.additionalDirectories ?? []
     const id = randomUUID()
-    const isolated = options.isolation === 'worktree' ? await workspace.worktreeFor(project.cwd, definition.name, id, options.branch) : null
-    const cwd = isolated?.cwd ?? project.cwd
+    const isolated =
+      options.isolation === 'worktree' && !within ? await workspace.worktreeFor(project.cwd, definition.name, id, options.branch) : null
+    const cwd = within?.cwd ?? isolated?.cwd ?? project.cwd
+    const worktree = within ? within.worktree : isolated?.worktree
     const systemPrompt = joinedPrompt(project.systemPrompt, preset?.systemPrompt)
     const created = newSessionIn(this.deps, definition, cwd, prepared, additionalDirectories, systemPrompt)
     const { connection, servers, response, mark } = await created.catch(async (error: unknown) => {
@@ -80,7 +88,7 @@ export class SessionLifecycle {
       createdAt: now,
       updatedAt: now,
       ...sessionMcp(servers),
-      ...(isolated ? { worktree: isolated.worktree } : {}),
+      ...(worktree ? { worktree } : {}),
       ...(preset ? { preset: { id: preset.id, name: preset.name } } : {}),
       ...systemPromptOf(connection, definition, systemPrompt)
     }
@@ -322,6 +330,7 @@ export class SessionLifecycle {
     } else {
       await fs.rm(file, { force: true })
     }
+    await this.deps.seeds.remove(id)
     if (record && !keepTranscript) await this.deps.workspace.forget(record)
   }
 

@@ -3,6 +3,7 @@ import type { HandlerSlice } from '../contract/handlers'
 import type { McpRunWatch } from '../mcp/run-watch'
 import type { Records } from '../storage/records'
 import type { SessionConnector } from './connector'
+import type { HandOff } from './hand-off'
 import type { SessionLifecycle } from './lifecycle'
 import type { PromptQueue } from './queue'
 import type { SessionRegistry } from './registry'
@@ -19,10 +20,11 @@ export interface SessionsServiceOptions {
   queue: PromptQueue
   broker: AskBroker
   mcpRun: McpRunWatch
+  handOff: HandOff
 }
 
 export function sessionsHandlers(rooms: SessionsServiceOptions): HandlerSlice<'sessions'> & HandlerSlice<'transcripts'> {
-  const { records, registry, connector, lifecycle, turns, queue, broker, mcpRun } = rooms
+  const { records, registry, connector, lifecycle, turns, queue, broker, mcpRun, handOff } = rooms
   return {
     ...queue.handlers(),
     'sessions.list': async ({ projectId }) =>
@@ -73,6 +75,8 @@ export function sessionsHandlers(rooms: SessionsServiceOptions): HandlerSlice<'s
       lifecycle.delete(id, keepTranscript, removeWorktree, discardChanges),
     'sessions.fork': ({ id }) => lifecycle.fork(id),
     'sessions.continueInNew': ({ id }) => lifecycle.continueInNew(id),
+    'sessions.handOff': (params) => handOff.handOff(params),
+    'sessions.dropHandOffSeed': ({ id }) => handOff.dropSeed(id),
     'sessions.rename': ({ id, title }) => lifecycle.rename(id, title),
     'transcripts.read': ({ id, before, offset, limit }) => lifecycle.readEarlier(id, before, offset, limit)
   }

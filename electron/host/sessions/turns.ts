@@ -15,6 +15,7 @@ import type { LiveSession } from './registry'
 import { modeOptionOf } from './starting-mode'
 import { confirmSkippingMode } from '../agents/skip-confirm'
 import type { WorkspaceService } from '../workspace/service'
+import type { HandOffSeeds } from './hand-off-seeds'
 
 /**
  * What happens inside a live session: prompt turns, cancelling them (an agent
@@ -29,6 +30,8 @@ export interface TurnsDeps extends SessionDeps {
   cancelGraceMs: number
   /** Takes the checkpoint of the session's files a turn starts with, and keeps them as the turn left them. */
   workspace: Pick<WorkspaceService, 'beforeTurn' | 'afterTurn'>
+  /** A hand-off's conversation, which the session's next prompt carries. */
+  seeds: Pick<HandOffSeeds, 'blocksFor' | 'wentWith'>
 }
 
 export class Turns {
@@ -125,8 +128,10 @@ export class Turns {
     if (connection.sshHost) await refuseRemoteLinkedMentions(connection.sshHost, attachments)
     else await refuseLinkedMentions(attachments)
     const note = joining ? undefined : live.record.rewindNote
+    const seed = joining ? { blocks: [] } : await this.deps.seeds.blocksFor(live.record, connection)
     const content: ContentBlock[] = [
       ...(note ? [{ type: 'text' as const, text: note, _meta: SWITCHBOARD_NOTE_META }] : []),
+      ...seed.blocks,
       ...(text.trim() ? [{ type: 'text' as const, text }] : []),
       ...attachments.map((a) => toContentBlock(a, connection))
     ]
@@ -138,6 +143,7 @@ export class Turns {
       if (checkpoint) registry.append(live, checkpoint)
     }
     if (note) records.updateSessionSoon(id, { rewindNote: undefined })
+    if (seed.budget !== undefined) await this.deps.seeds.wentWith(id, seed.budget)
     registry.append(live, { t: 'prompt', at: new Date().toISOString(), content })
     options.onStart?.()
     if (live.record.titleSource === 'default') {

@@ -38,8 +38,8 @@ export interface ChangesQuery {
   cwd: string
   /** A checkpoint's index to compare from; else the review base. */
   from?: number
-  /** A later checkpoint's index to compare to; else, from a turn's checkpoint, the files as that turn left them (now while it runs). */
-  to?: number
+  /** A later checkpoint's index to compare to, or the files now; else, from a turn's checkpoint, the files as that turn left them (now while it runs). */
+  to?: number | 'present'
 }
 
 export class Review {
@@ -52,6 +52,7 @@ export class Review {
   async changes(query: ChangesQuery): Promise<ChangesResult> {
     const from: ChangesResult['from'] = query.from ?? 'review'
     let to: ChangesResult['to'] = query.to ?? 'present'
+    const now = query.to === undefined || query.to === 'present'
     const unavailable: ChangesResult = { available: false, checkpoints: [], from, to, files: [], truncated: false }
     try {
       const { checkpoints } = this
@@ -67,7 +68,7 @@ export class Review {
       const turnOf = query.to === undefined && typeof from === 'number' ? list.find((c) => c.index === from) : undefined
       const ended = turnOf?.label === 'turn' ? (turnOf.ended ?? list.find((c) => c.index > turnOf.index)?.commit) : undefined
       if (ended) to = 'turn-end'
-      const target = ended ?? (query.to === undefined ? await checkpoints.present(ws) : commitOf(list, query.to))
+      const target = ended ?? (now ? await checkpoints.present(ws) : commitOf(list, to as number))
       const changed = await changedPaths(ws, base, target)
       const files: FileChange[] = []
       for (const change of changed.slice(0, MAX_FILES)) files.push(await fileChange(ws, change, to === 'present'))

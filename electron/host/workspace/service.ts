@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import type { SessionRecord } from '../../../shared/domain'
 import type { TranscriptRecord } from '../../../shared/transcript'
-import type { CheckpointView, SessionWorktree } from '../../../shared/workspace'
+import type { CheckpointView, FileChange, SessionWorktree } from '../../../shared/workspace'
 import { describeError, HostError } from '../contract/errors'
 import type { HandlerSlice } from '../contract/handlers'
 import type { Records } from '../storage/records'
@@ -133,6 +133,15 @@ export class WorkspaceService {
     await git(['branch', '-D', worktree.branch], { cwd: worktree.repo })
     await records.updateSession(id, { worktree: { ...worktree, removedAt: new Date().toISOString() } })
     return { message: `The worktree and branch '${worktree.branch}' were removed; '${base}' has their commits.` }
+  }
+
+  /** The files now against the session's first checkpoint (all the conversation changed): a hand-off's diff. */
+  async sinceStart(record: SessionRecord): Promise<{ files: FileChange[]; truncated: boolean } | { unavailable: string }> {
+    const host = this.hostOf(record)
+    if (host) return { unavailable: `its files are on ${host}, and git is run on this computer` }
+    if (record.worktree?.removedAt) return { unavailable: `its worktree was removed after the merge` }
+    const result = await this.review.changes({ sessionId: record.id, cwd: record.cwd, from: 1, to: 'present' })
+    return result.available ? { files: result.files, truncated: result.truncated } : { unavailable: result.reason ?? 'no checkpoint was taken' }
   }
 
   /** Forgets a deleted session's checkpoints (best effort: a folder gone or git missing leaves nothing to forget). */

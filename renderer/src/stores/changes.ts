@@ -1,6 +1,6 @@
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
-import type { ChangesResult, HunkRef, MergeResult } from '../../../shared/workspace'
+import type { ChangesResult, HunkRef, MergeResult, ReviewComment } from '../../../shared/workspace'
 import { host, messageOf } from '../host/client'
 import { useUiStore } from './ui'
 
@@ -25,6 +25,8 @@ export interface ChangesView {
   merge: MergeResult | null
   /** After a merge: the offer to remove the worktree and its branch, and what came of it. */
   removal: { state: 'asking' | 'removing'; error: string } | null
+  /** Notes on lines not sent yet: sent to the agent, or handed to another with the conversation ("Continue with…"). */
+  comments: ReviewComment[]
 }
 
 /**
@@ -52,7 +54,8 @@ export const useChangesStore = defineStore('changes', () => {
       confirmRewind,
       commitMessage: '',
       merge: null,
-      removal: null
+      removal: null,
+      comments: []
     }
     return views.value[id]
   }
