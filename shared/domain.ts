@@ -182,6 +182,8 @@ export interface SessionRecord {
    * one is deleted.
    */
   forkedFrom?: string
+  /** Made by "Edit and resend" from message `message` (transcript line `seq`) of session `session` (which `forkedFrom` names too). */
+  editedFrom?: { session: string; message: number; seq: number }
   createdAt: string
   /** The last activity: a turn's end. Settings (mode, model, options), titles and reopening leave it alone. */
   updatedAt: string

@@ -73,6 +73,7 @@ export function sessionsHandlers(rooms: SessionsServiceOptions): HandlerSlice<'s
       lifecycle.delete(id, keepTranscript, removeWorktree, discardChanges),
     'sessions.fork': ({ id }) => lifecycle.fork(id),
     'sessions.continueInNew': ({ id }) => lifecycle.continueInNew(id),
+    'sessions.editResend': ({ id, seq, text, conversationOnly }) => lifecycle.edits.resend(id, seq, text, conversationOnly),
     'sessions.rename': ({ id, title }) => lifecycle.rename(id, title),
     'transcripts.read': ({ id, before, offset, limit }) => lifecycle.readEarlier(id, before, offset, limit)
   }
