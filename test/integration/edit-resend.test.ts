@@ -54,7 +54,8 @@ async function seqOfMessage(id: string, n: number): Promise<number> {
 describe('edit and resend from an earlier message', () => {
   it('rewinds the files, starts a seeded session with the edited message, and keeps the original as a branch', async () => {
     const original = await host.request('sessions.new', { projectId, agentId })
-    await host.request('sessions.prompt', { id: original.id, text: `Start the notes.\n/write ${file('notes.md')} one` })
+    // (Message 1 is no script: the seed repeats it to the scripted agent, which would run it again.)
+    await host.request('sessions.prompt', { id: original.id, text: 'Start the notes.' })
     await host.request('sessions.prompt', {
       id: original.id,
       text: `Second thoughts.\n/write ${file('notes.md')} two\n/write ${file('todo.md')} later`
@@ -83,7 +84,7 @@ describe('edit and resend from an earlier message', () => {
     expect(prompts(copy.records)).toHaveLength(2)
     expect(said(first?.content ?? [])).toContain('Start the notes.')
     const seed = resent?.content.find((b) => b.type === 'text' && b._meta?.switchboard)
-    expect(seed?.type === 'text' && seed.text).toMatch(/User: Start the notes\.[\s\S]*Assistant:/)
+    expect(seed?.type === 'text' && seed.text).toMatch(/User: Start the notes\.\s+Assistant: You said: Start the notes\./)
     expect(seed?.type === 'text' && seed.text).not.toMatch(/Second thoughts|A third message/)
     expect(said(resent?.content ?? [])).toContain('Better thoughts.')
     // Where it leaves the original, just before the edited message.
