@@ -28,7 +28,9 @@ const FORKS_AT_MESSAGE: Record<string, string> = {
 export function forksAtMessage(connection: AgentConnection): boolean {
   const info = connection.state.agentInfo
   const since = info ? FORKS_AT_MESSAGE[info.name] : undefined
-  return Boolean(connection.capabilities.session.fork && since && info?.version && atLeast(info.version, since))
+  // Over version 2 there is no session/fork yet (protocol-v2.ts).
+  const { session, protocolVersion } = connection.capabilities
+  return Boolean(session.fork && protocolVersion === 1 && since && info?.version && atLeast(info.version, since))
 }
 
 /** `session/fork`'s `_meta` for a fork that ends with the agent message `messageId`. */
@@ -49,7 +51,7 @@ export function lastAgentMessageId(records: TranscriptRecord[]): string | undefi
 }
 
 /** `version` is `since` or later (dotted numbers; a pre-release tag is read as its numbers). */
-function atLeast(version: string, since: string): boolean {
+export function atLeast(version: string, since: string): boolean {
   const parts = (v: string) => v.split(/[.+-]/).map((p) => Number.parseInt(p, 10) || 0)
   const a = parts(version)
   const b = parts(since)
