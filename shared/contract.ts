@@ -130,6 +130,8 @@ export interface RequestResults
   'sessions.continueInNew': SessionRecord
   'sessions.handOff': SessionRecord
   'sessions.dropHandOffSeed': SessionRecord
+  /** The new session (already sent the edited message); `rewound`: the files put back (undo: that checkpoint); `forked`: by the agent's own fork at a message. */
+  'sessions.editResend': { session: SessionRecord; rewound: { undo: number; files: string[] } | null; forked: boolean }
   'sessions.rename': SessionRecord
   'search.query': SearchResults
   'permissions.list': PermissionRule[]

@@ -187,6 +187,8 @@ export interface SessionRecord {
   handedOffFrom?: string
   handedOffTo?: string[]
   handOffSeed?: HandOffSeedInfo
+  /** Made by "Edit and resend" from message `message` (transcript line `seq`) of session `session` (which `forkedFrom` names too). */
+  editedFrom?: { session: string; message: number; seq: number }
   createdAt: string
   /** The last activity: a turn's end. Settings (mode, model, options), titles and reopening leave it alone. */
   updatedAt: string

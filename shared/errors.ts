@@ -23,6 +23,7 @@
  * - `agent_failed`: the agent could not start a session (not installed, its process failed to start, or session/new failed); the error's `problem` says what happened, with the stderr lines that explain it
  * - `confirmation_required`: the change would run a program and must be confirmed outside the page: under `npm run serve`, with the code printed on its console, sent again as `confirmationCode`; the error's `confirmation` says what is confirmed. Nothing was changed
  * - `confirmation_refused`: the change was not confirmed (the dialog cancelled, a wrong, used or expired code, or no way to ask); nothing was changed
+ * - `checkpoint_missing`: "Edit and resend" cannot put the files back (no checkpoint before that message, or git failed): sent again with `conversationOnly`, the files stay as they are; nothing was changed
  * - `skip_permissions_unconfirmed`: the mode chosen lets the agent act without asking, and the user has not yet confirmed that for this agent: ask, then send again with `confirmSkip`; nothing was changed
  *
  * A failure that concerns the agent (`auth_required`, `agent_failed`) carries an
@@ -50,7 +51,8 @@ export const hostErrorCodes = [
   'agent_failed',
   'confirmation_required',
   'confirmation_refused',
-  'skip_permissions_unconfirmed'
+  'skip_permissions_unconfirmed',
+  'checkpoint_missing'
 ] as const
 
 export type HostErrorCode = (typeof hostErrorCodes)[number]

@@ -181,6 +181,16 @@ export const requestParams = {
     .refine((p) => Boolean(p.agentId) !== Boolean(p.presetId), { message: 'Name the agent or the preset to continue with, one of them' }),
   /** The conversation handed over is not sent: the chip's remove. */
   'sessions.dropHandOffSeed': z.object({ id }),
+  /**
+   * "Edit and resend" the user message at transcript line `seq`: the files go back to its turn's checkpoint (unless
+   * `conversationOnly`), and a new session of the same agent continues the conversation from before it with `text`.
+   */
+  'sessions.editResend': z.object({
+    id,
+    seq: z.number().int().min(1),
+    text: z.string().trim().min(1, 'The edited message is empty').max(1_000_000),
+    conversationOnly: z.boolean().default(false)
+  }),
   /** A title the user chose; it stays (the agent's session_info_update no longer changes it). */
   'sessions.rename': z.object({ id, title: z.string().trim().min(1, 'A title cannot be empty').max(200) }),
   'search.query': z.object({ q: z.string().max(500), limit: z.number().int().min(1).max(200).default(30) }),

@@ -57,6 +57,9 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
         description: `${record.agent} could not reopen that conversation (${record.reason}). It is shown above, and is given to ${record.agent} as context with your next message.`
       })
       return
+    case 'branch':
+      foldBranch(thread, record)
+      return
     case 'reconnected':
       push(thread, {
         kind: 'notice',
@@ -155,6 +158,22 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
       if (record.models) thread.models = record.models
       return
   }
+}
+
+/**
+ * In the edited copy, where it leaves the original; in the original, the edited message names its copy (when that
+ * message is in the thread: a tail without it says so at the end, and the fold with earlier records moves it there).
+ */
+function foldBranch(thread: Thread, record: Extract<TranscriptRecord, { t: 'branch' }>): void {
+  const { title, message } = record
+  if (record.from) {
+    push(thread, { kind: 'branch', id: localId(thread), direction: 'from', sessionId: record.from, title, message })
+    return
+  }
+  if (!record.to) return
+  const edited = thread.entries.find((entry) => entry.kind === 'user' && entry.id === `r${record.seq}`)
+  if (edited?.kind === 'user') (edited.edits ??= []).push({ sessionId: record.to, title })
+  else push(thread, { kind: 'branch', id: localId(thread), direction: 'to', sessionId: record.to, title, message })
 }
 
 function rawText(raw: unknown): string {

@@ -21,8 +21,13 @@ import type { SessionModelState, TurnUsage } from './transcript'
  */
 
 export type ThreadEntry =
-  /** `checkpoint`: the files as they were just before this prompt's turn (a rewind point). */
-  | { kind: 'user'; id: string; text: string; checkpoint?: number; steered?: boolean }
+  /**
+   * `checkpoint`: the files as they were just before this prompt's turn (a rewind point); `edits`: the sessions that
+   * continue from before this message with it edited ("Edit and resend").
+   */
+  | { kind: 'user'; id: string; text: string; checkpoint?: number; steered?: boolean; edits?: { sessionId: string; title: string }[] }
+  /** Where this conversation and an edited copy part: `from` (this one is the copy) or `to` (an edit of a message not shown). */
+  | { kind: 'branch'; id: string; direction: 'from' | 'to'; sessionId: string; title: string; message: number }
   | { kind: 'assistant'; id: string; text: string }
   | { kind: 'thought'; id: string; text: string }
   | ToolCallEntry

@@ -40,6 +40,11 @@ export type TranscriptRecord =
    * this agent (or preset): the conversation with `agent` is not copied, only given to it with the first prompt.
    */
   | { t: 'context'; at: string; from: string; title: string; agent: string; reason: string; handedTo?: string }
+  /**
+   * Where a conversation and its edited copy part ("Edit and resend", message `message`, at line `seq` of the
+   * original's transcript): in the copy, `from` names the original; in the original, `to` names the copy.
+   */
+  | { t: 'branch'; at: string; from?: string; to?: string; title: string; message: number; seq: number }
   /** A network agent's connection was lost (`lost`: what the network said) and the session reopened on a new one. */
   | { t: 'reconnected'; at: string; agent: string; lost: string }
   /** The agent is replaying the conversation (`session/load`): the replay replaces the view. */

@@ -31,6 +31,8 @@ export interface SeedAbout {
   agentName: string
   cwd: string
   branch?: string
+  /** What the agent is told first instead of the hand-off's own words (edit and resend says where the conversation was cut). */
+  preface?: string
   /** Review notes the user wrote on the changes and had not sent yet. */
   reviewNotes?: readonly ReviewComment[]
   /** The files as they differ from the conversation's start (its first checkpoint), or why that is not known. */
@@ -294,6 +296,7 @@ function diffSection(changes: SeedAbout['changes']): string {
 }
 
 function intro(about: SeedAbout): string {
+  if (about.preface) return `${about.preface}\n\n`
   const where = `${about.cwd}${about.branch ? `, branch \`${about.branch}\`` : ''}`
   return (
     `# A conversation handed over to you\n\n` +

@@ -13,6 +13,7 @@ import { currentView, readTranscript } from '../storage/transcripts'
 import { readTranscriptPage, readTranscriptTail } from '../storage/transcript-pages'
 import type { SessionDeps } from './connector'
 import type { SessionPreset } from '../../../shared/presets'
+import { EditResend } from './edit-resend'
 import { assertFolder, joinedPrompt, newSessionIn, registerSession, systemPromptOf } from './new-session'
 import { presetProfilesOf } from './preset-settings'
 import { directoriesFor, sessionMcp, systemPromptFor } from './session-parts'
@@ -48,7 +49,11 @@ export interface CreateOptions {
 const MAX_LIST_PAGES = 100
 
 export class SessionLifecycle {
-  constructor(private readonly deps: LifecycleDeps) {}
+  /** "Edit and resend" from an earlier message: a branch of the conversation in a new session (edit-resend.ts). */
+  readonly edits: EditResend
+  constructor(private readonly deps: LifecycleDeps) {
+    this.edits = new EditResend(deps)
+  }
 
   async create(projectId: string, agentId: string, options: CreateOptions = {}): Promise<SessionRecord> {
     const { records, supervisor, mcp, workspace } = this.deps

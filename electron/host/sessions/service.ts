@@ -77,6 +77,7 @@ export function sessionsHandlers(rooms: SessionsServiceOptions): HandlerSlice<'s
     'sessions.continueInNew': ({ id }) => lifecycle.continueInNew(id),
     'sessions.handOff': (params) => handOff.handOff(params),
     'sessions.dropHandOffSeed': ({ id }) => handOff.dropSeed(id),
+    'sessions.editResend': ({ id, seq, text, conversationOnly }) => lifecycle.edits.resend(id, seq, text, conversationOnly),
     'sessions.rename': ({ id, title }) => lifecycle.rename(id, title),
     'transcripts.read': ({ id, before, offset, limit }) => lifecycle.readEarlier(id, before, offset, limit)
   }

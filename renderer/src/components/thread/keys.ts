@@ -30,5 +30,8 @@ export function displayPath(path: string, root: string): string {
 /** Asks to restore the session's files to a checkpoint (the user's message of that turn offers it). */
 export const rewindKey: InjectionKey<(checkpoint: number) => void> = Symbol('rewind')
 
+/** The open session, for "Edit and resend" on its messages: its id, and whether a turn runs (the resend waits for it to stop). */
+export const editMessageKey: InjectionKey<{ sessionId: string; running: ComputedRef<boolean> }> = Symbol('editMessage')
+
 /** The open session's subagents, by child session id: a tool call that launched one shows it nested. */
 export const subagentsKey: InjectionKey<(sessionId: string) => SubagentEntry | undefined> = Symbol('subagents')
