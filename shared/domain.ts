@@ -28,6 +28,8 @@ export interface Project {
    * agent can write hooks). Nothing else of the repository's ever runs.
    */
   gitHooks?: boolean
+  /** Run in each worktree of a race on request (`npm test`), through the shell; set only once confirmed outside the page. */
+  checkCommand?: string
   /** The mode each agent's new and reopened sessions start in here (agent id → mode id), over the agent's own `startingMode`. */
   startingModes?: Record<string, string>
   /** Instructions sent as the system prompt of its new sessions, where the agent takes one (before a preset's own). */
@@ -182,6 +184,8 @@ export interface SessionRecord {
    * one is deleted.
    */
   forkedFrom?: string
+  /** The race it runs in (shared/race.ts): started with others on one prompt, each in its own worktree. */
+  raceId?: string
   createdAt: string
   /** The last activity: a turn's end. Settings (mode, model, options), titles and reopening leave it alone. */
   updatedAt: string
