@@ -75,7 +75,7 @@ describe('a race across three agents', () => {
     })
     raceId = race.id
     expect(race.racers.map((r) => r.state)).toEqual(['running', 'running', 'failed'])
-    expect(race.racers[2]?.error).toMatch(/^Broken could not start: .*workspace index could not be opened/)
+    expect(race.racers[2]?.error).toMatch(/^Broken could not start a session: The workspace index could not be opened/)
     const done = await compared(raceId, (c) => c.rows.filter((r) => r.state === 'done').length === 2, 'both racers done')
     const [right, wrong, broken] = done.rows
     expect(right).toMatchObject({ state: 'done', stopReason: 'end_turn', added: 3, removed: 1 })

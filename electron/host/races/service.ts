@@ -221,7 +221,8 @@ export class RaceService {
       const base = await gitText(['rev-parse', 'HEAD'], { cwd: worktree.path })
       return { id: record.id, branch: worktree.branch, base }
     } catch (error) {
-      return { error: `${racer.name} could not start: ${describeError(error)}` }
+      const said = describeError(error)
+      return { error: said.startsWith(racer.name) ? said : `${racer.name} could not start: ${said}` }
     }
   }
 
