@@ -46,6 +46,8 @@ beforeAll(async () => {
   await scripted('Codex (scripted)', '/say Done.\n/disk cart.js export const total = (items) => 0\\n\n/cost 0.12 USD')
   await scripted('Gemini (scripted)', '/say never', { SCRIPTED_AGENT_NEW: 'fail' })
   await host.request('projects.add', { cwd: shop, name: 'shop' })
+  await mkdir(join(root, 'notes'))
+  await host.request('projects.add', { cwd: join(root, 'notes'), name: 'notes' })
 })
 
 afterAll(async () => {
@@ -146,6 +148,17 @@ describe('a race in the window', () => {
     expect(darkProblems).toEqual([])
     await dark.close()
 
+    // A check that hangs: its time counts, and Cancel ends it.
+    await racePage.getByTestId('race-check-command-edit').click()
+    await racePage.getByTestId('race-check-command-input').fill('echo waiting; sleep 600')
+    await racePage.getByTestId('race-check-command-save').click()
+    await typeConsoleCode(page, server)
+    await expect.poll(() => racePage.getByTestId('race-check-command-text').textContent()).toBe('echo waiting; sleep 600')
+    await rows.nth(1).getByTestId('race-run-check').click()
+    await expect.poll(() => rows.nth(1).getByTestId('race-check').textContent()).toMatch(/^Running… \d+ s$/)
+    await rows.nth(1).getByTestId('race-cancel-check').click()
+    await expect.poll(() => rows.nth(1).getByTestId('race-check').textContent()).toMatch(/^Cancelled in \d+ s$/)
+
     // Keep the one that passed: merged; the others' worktrees go once confirmed.
     await rows.nth(0).getByTestId('race-keep').click()
     const removal = page.getByTestId('race-remove-dialog')
@@ -158,6 +171,26 @@ describe('a race in the window', () => {
     await expect.poll(() => rows.nth(1).getByTestId('race-changes').textContent()).toBe('Its worktree and branch were removed')
     expect(gitIn(join(root, 'shop'), 'show', 'main:cart.js')).toContain('TAX')
     expect((await host.request('races.compare', { raceId })).race.kept?.into).toBe('main')
+
+    // A project that is not a git repository: the dialog says a race needs one, and what the user typed stays.
+    const notes = page.getByTestId('project').filter({ hasText: 'notes' })
+    await page.getByTestId('race-back').click()
+    await notes.hover()
+    await notes.getByTestId('new-session-menu').click()
+    await page.getByTestId('new-session-race').click()
+    await dialog.waitFor()
+    await dialog.getByTestId('race-not-git').waitFor()
+    await dialog.getByTestId('race-choice').nth(0).check()
+    await dialog.getByTestId('race-choice').nth(1).check()
+    await dialog.getByTestId('race-prompt').fill('Tidy the notes')
+    await dialog.getByTestId('race-start').click()
+    await expect
+      .poll(() => dialog.getByTestId('race-error').textContent())
+      .toMatch(/^A race gives each agent its own worktree and branch, so notes must be a git repository/)
+    expect(await dialog.getByTestId('race-prompt').inputValue()).toBe('Tidy the notes')
+    console.log(`screenshot: ${await screenshot(page, 'e2e-race-not-git-light')}`)
+    await page.keyboard.press('Escape')
+    await dialog.waitFor({ state: 'hidden' })
     expect(problems).toEqual([])
     await context.close()
   })

@@ -169,8 +169,8 @@ describe('what a race refuses or reports', () => {
       entries: [{ agentId: agents.right }, { agentId: agents.wrong }]
     })
     expect(refused).toMatchObject({ ok: false, error: { code: 'not_a_repository' } })
-    expect(!refused.ok && refused.error.message).toMatch(
-      /^A race gives each agent its own worktree and branch, so plain must be a git repository with a commit\. .*git init/
+    expect(!refused.ok && refused.error.message).toBe(
+      `A race gives each agent its own worktree and branch, so plain must be a git repository with a commit; ${plain} is not one: run "git init" there and commit, then start the race again.`
     )
     expect((await host.request('sessions.list', {})).length).toBe(count)
   })

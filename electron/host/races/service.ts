@@ -53,9 +53,15 @@ export class RaceService {
     const project = records.project(projectId)
     if (project.sshHost) throw new Error(`${project.name} is on ${project.sshHost}: a race makes its worktrees with git on this computer`)
     const repo = await repositoryAt(project.cwd).catch((error: unknown) => {
+      const said = describeError(error)
+      const why = / no commit yet/.test(said)
+        ? `its repository has no commit yet: commit something there first`
+        : error instanceof HostError && error.code === 'not_a_repository'
+          ? `${project.cwd} is not one: run "git init" there and commit, then start the race again`
+          : said.replace(/\.$/, '')
       throw new HostError(
         'not_a_repository',
-        `A race gives each agent its own worktree and branch, so ${project.name} must be a git repository with a commit. ${describeError(error)}`
+        `A race gives each agent its own worktree and branch, so ${project.name} must be a git repository with a commit; ${why}.`
       )
     })
     const chosen = entries.map(({ agentId, presetId }) => {
