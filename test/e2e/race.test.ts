@@ -1,6 +1,8 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { AxeResults } from 'axe-core'
 import type { Browser, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/web/ws-server'
@@ -55,6 +57,16 @@ afterAll(async () => {
   await removeDir(root)
 })
 
+/** axe-core's serious and critical violations in a part of the page as it is (contrast below WCAG AA among them), one line each. */
+async function accessibilityProblems(page: Page, part: string): Promise<string[]> {
+  if (!(await page.evaluate('typeof axe !== "undefined"')))
+    await page.evaluate(await readFile(createRequire(import.meta.url).resolve('axe-core'), 'utf8'))
+  const results = (await page.evaluate(`axe.run(document.querySelector('[data-testid=${part}]'), { resultTypes: ["violations"] })`)) as AxeResults
+  return results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}: ${n.failureSummary ?? v.help}`))
+}
+
 async function activeTestId(page: Page): Promise<string | null> {
   return page.evaluate('document.activeElement && document.activeElement.getAttribute("data-testid")') as Promise<string | null>
 }
@@ -92,6 +104,7 @@ describe('a race in the window', () => {
     await page.keyboard.type(PROMPT)
     expect(await dialog.getByTestId('race-start').textContent()).toContain('Start 3 sessions')
     console.log(`screenshot: ${await screenshot(page, 'e2e-race-dialog-light')}`)
+    expect(await accessibilityProblems(page, 'race-dialog')).toEqual([])
     await page.keyboard.press('Control+Enter')
     await dialog.waitFor({ state: 'hidden' })
 
@@ -133,6 +146,7 @@ describe('a race in the window', () => {
     await rows.nth(0).getByTestId('race-output').click()
     await expect.poll(() => rows.nth(0).getByTestId('race-output-text').textContent()).toBe('tax found\n')
     console.log(`screenshot: ${await screenshot(page, 'e2e-race-compare-light')}`)
+    expect(await accessibilityProblems(page, 'race-page')).toEqual([])
 
     // Another window, dark: the comparison from the sidebar, a racer's menu.
     const dark = await browser.newContext({ viewport: { width: 1400, height: 900 }, colorScheme: 'dark' })
@@ -145,6 +159,7 @@ describe('a race in the window', () => {
     await darkPage.getByTestId('menu-race').click()
     await expect.poll(() => darkPage.getByTestId('race-row').nth(1).getByTestId('race-check').textContent()).toMatch(/^Failed/)
     console.log(`screenshot: ${await screenshot(darkPage, 'e2e-race-compare-dark')}`)
+    expect(await accessibilityProblems(darkPage, 'race-page')).toEqual([])
     expect(darkProblems).toEqual([])
     await dark.close()
 
