@@ -152,6 +152,11 @@ describe('a race across three agents', () => {
     const after = await host.request('races.compare', { raceId })
     expect(after.race.kept).toMatchObject({ sessionId: right, into: 'main' })
     expect(after.rows[1]).toMatchObject({ files: null, filesNote: 'Its worktree and branch were removed' })
+    // The other's conversation stays, to read; a prompt there says why it cannot go on.
+    await expect(host.request('sessions.prompt', { id: wrong, text: 'more' })).rejects.toThrow(
+      /were removed unmerged; its conversation stays to read/
+    )
+    expect((await host.request('changes.list', { id: wrong })).reason).toMatch(/removed unmerged, when another session of its race was kept/)
     // The kept one's conversation and worktree stay, an ordinary session.
     expect(after.rows[0]?.files?.map((f) => f.path)).toEqual(['answer.txt', 'notes.md'])
   })

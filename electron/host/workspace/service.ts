@@ -185,7 +185,7 @@ export class WorkspaceService {
     const sharing = records.data.sessions.filter((s) => s.id !== id && s.worktree?.path === worktree.path && !s.worktree.removedAt)
     if (sharing.length > 0) throw new Error(`${sharing.length} other session${sharing.length === 1 ? ' works' : 's work'} in its worktree (a fork)`)
     await this.discardWorktree(worktree)
-    await records.updateSession(id, { worktree: { ...worktree, removedAt: new Date().toISOString() } })
+    await records.updateSession(id, { worktree: { ...worktree, removedAt: new Date().toISOString(), discarded: true } })
   }
 
   /** Forgets a deleted session's checkpoints (best effort: a folder gone or git missing leaves nothing to forget). */
@@ -222,7 +222,10 @@ export class WorkspaceService {
       'changes.list': async ({ id, from, to }) => {
         const record = local(id)
         if (record.worktree?.removedAt) {
-          const reason = `Its worktree and branch '${record.worktree.branch}' were removed after the merge into '${record.worktree.baseBranch ?? '—'}'.`
+          const { branch, baseBranch, discarded } = record.worktree
+          const reason = discarded
+            ? `Its worktree and branch '${branch}' were removed unmerged, when another session of its race was kept.`
+            : `Its worktree and branch '${branch}' were removed after the merge into '${baseBranch ?? '—'}'.`
           return { available: false, reason, checkpoints: [], from: from ?? 'review', to: to ?? 'present', files: [], truncated: false }
         }
         const result = await this.review.changes({ sessionId: id, cwd: record.cwd, from, to })
