@@ -188,8 +188,11 @@ describe('a race in the window', () => {
     expect((await host.request('races.compare', { raceId })).race.kept?.into).toBe('main')
 
     // A project that is not a git repository: the dialog says a race needs one, and what the user typed stays.
+    // (Esc leaves the comparison, as it leaves the other pages.)
     const notes = page.getByTestId('project').filter({ hasText: 'notes' })
-    await page.getByTestId('race-back').click()
+    await racePage.getByTestId('race-run-all').focus()
+    await page.keyboard.press('Escape')
+    await racePage.waitFor({ state: 'detached' })
     await notes.hover()
     await notes.getByTestId('new-session-menu').click()
     await page.getByTestId('new-session-race').click()
