@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
@@ -193,5 +193,57 @@ describe('what a race refuses or reports', () => {
     expect(kept.merge.message).toMatch(/conflicts in 1 file; nothing was changed/)
     expect(gitIn(projectDir, 'rev-parse', 'main')).toBe(head)
     expect((await host.request('races.compare', { raceId: race.id })).race.kept).toBeUndefined()
+  })
+})
+
+describe('races.json across a restart', () => {
+  it('a racer and a check that were running when the Host stopped read back as cut short; what cannot be read is said, not kept', async () => {
+    const dataDir = join(root, 'restart-data')
+    await mkdir(dataDir)
+    const race = {
+      id: 'r1',
+      projectId: 'p1',
+      prompt: 'Fix it',
+      createdAt: new Date().toISOString(),
+      baseBranch: 'main',
+      racers: [
+        {
+          agentId: 'a',
+          name: 'Alpha',
+          sessionId: 's1',
+          state: 'running',
+          check: { command: 'npm test', status: 'running', startedAt: new Date().toISOString() }
+        },
+        { agentId: 'b', name: 'Beta', sessionId: 's2', state: 'done', stopReason: 'end_turn' }
+      ]
+    }
+    await writeFile(join(dataDir, 'races.json'), JSON.stringify({ version: 1, races: [race, { id: 7 }] }))
+    const again = await openHost(dataDir)
+    try {
+      const [read] = await again.request('races.list', {})
+      expect(read?.racers[0]).toMatchObject({
+        state: 'failed',
+        error: 'Switchboard stopped before its turn ended; open the session to continue it',
+        check: { status: 'error', message: 'Switchboard stopped while it ran' }
+      })
+      expect(read?.racers[1]).toMatchObject({ state: 'done' })
+      expect((await again.request('app.info', {})).warnings).toContain('1 race in races.json could not be read and was left out.')
+    } finally {
+      await again.close()
+    }
+    // A file that is not JSON is moved aside (kept for the user), and races start empty.
+    await writeFile(join(dataDir, 'races.json'), '{ torn')
+    const third = await openHost(dataDir)
+    try {
+      expect(await third.request('races.list', {})).toEqual([])
+      expect(
+        (await third.request('app.info', {})).warnings.some((w) =>
+          /^races\.json could not be read .* it was moved to .*races\.json\.unreadable-/.test(w)
+        )
+      ).toBe(true)
+      expect((await readdir(dataDir)).some((f) => f.startsWith('races.json.unreadable-'))).toBe(true)
+    } finally {
+      await third.close()
+    }
   })
 })

@@ -67,7 +67,14 @@ export class RaceBook {
 
   private load(): Promise<Race[]> {
     if (this.races) return Promise.resolve(this.races)
-    this.loading ??= this.read().then((races) => (this.races = races))
+    // A read that failed (the disk) is tried again at the next request, not remembered.
+    this.loading ??= this.read().then(
+      (races) => (this.races = races),
+      (error: unknown) => {
+        this.loading = null
+        throw error
+      }
+    )
     return this.loading
   }
 
@@ -78,7 +85,10 @@ export class RaceBook {
     try {
       const parsed = JSON.parse(text) as { races?: unknown }
       if (!Array.isArray(parsed.races)) throw new Error('it has no list of races')
-      races = parsed.races as Race[]
+      races = (parsed.races as unknown[]).filter(isRace)
+      const dropped = parsed.races.length - races.length
+      if (dropped)
+        this.warn(`${dropped} race${dropped === 1 ? '' : 's'} in ${RACES_FILE} could not be read and ${dropped === 1 ? 'was' : 'were'} left out.`)
     } catch (error) {
       const aside = `${this.file.file}.unreadable-${Date.now()}`
       await fs.rename(this.file.file, aside).catch(() => undefined)
@@ -88,6 +98,20 @@ export class RaceBook {
     for (const race of races) cutShort(race)
     return races
   }
+}
+
+/** A race as this version writes it (the fields the comparison relies on); anything else is left out, and said. */
+function isRace(value: unknown): value is Race {
+  const race = value as Partial<Race> | null
+  return (
+    typeof race === 'object' &&
+    race !== null &&
+    typeof race.id === 'string' &&
+    typeof race.projectId === 'string' &&
+    typeof race.prompt === 'string' &&
+    Array.isArray(race.racers) &&
+    race.racers.every((r) => typeof r === 'object' && r !== null && typeof r.name === 'string' && typeof r.state === 'string')
+  )
 }
 
 /** What was running when the Host stopped did not end here: said so, never left "running" for ever. */
