@@ -180,6 +180,23 @@ describe('what a race refuses or reports', () => {
     expect((await host.request('sessions.list', {})).length).toBe(count)
   })
 
+  it('a preset races as itself: its name in the race, its session started from it (in a worktree, though the preset says folder)', async () => {
+    const preset = await host.request('presets.add', { name: 'Careful', agentId: agents.wrong, systemPrompt: 'Be careful.', isolation: 'folder' })
+    const race = await host.request('races.start', {
+      projectId,
+      prompt: PROMPT,
+      entries: [{ agentId: agents.right }, { agentId: agents.right, presetId: preset.id }]
+    })
+    expect(race.racers.map((r) => [r.name, r.agentId, r.presetId])).toEqual([
+      ['Right', agents.right, undefined],
+      ['Careful', agents.wrong, preset.id]
+    ])
+    const [record] = await host.request('sessions.get', { ids: [race.racers[1]?.sessionId ?? ''] })
+    expect(record).toMatchObject({ agentId: agents.wrong, preset: { id: preset.id, name: 'Careful' }, raceId: race.id })
+    expect(record?.worktree?.path).toBeTruthy()
+    await compared(race.id, (c) => c.rows.every((r) => r.state === 'done'), 'both racers done')
+  })
+
   it('a merge that conflicts: said file by file, nothing merged, the race keeps none', async () => {
     const race = await host.request('races.start', { projectId, prompt: PROMPT, entries: [{ agentId: agents.right }, { agentId: agents.wrong }] })
     const done = await compared(race.id, (c) => c.rows.every((r) => r.state === 'done'), 'both racers done')
