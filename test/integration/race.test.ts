@@ -97,6 +97,17 @@ describe('a race across three agents', () => {
     expect(await readFile(join(first?.worktree?.path ?? '', 'answer.txt'), 'utf8')).toBe('right\n')
     expect(await readFile(join(second?.worktree?.path ?? '', 'answer.txt'), 'utf8')).toBe('wrong\n')
     expect(await readFile(join(projectDir, 'answer.txt'), 'utf8')).toBe('start\n')
+    // At once: the prompt went to each only after every session was made.
+    const prompted = await Promise.all(
+      [first, second].map(async (s) => (await host.request('sessions.open', { id: s?.id ?? '' })).records.find((r) => r.t === 'prompt')?.at ?? '')
+    )
+    const lastMade =
+      [first, second]
+        .map((s) => s?.createdAt ?? '')
+        .sort()
+        .at(-1) ?? ''
+    expect(prompted.every((at) => at >= lastMade)).toBe(true)
+    expect(race.racers[0]?.startedAt).toBe(race.racers[1]?.startedAt)
     // Ordinary sessions afterwards: listed with the project's, and in the spend report.
     const listed = await host.request('sessions.list', { projectId })
     expect(listed.map((s) => s.id)).toEqual(expect.arrayContaining([first?.id, second?.id]))
