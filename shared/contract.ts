@@ -27,6 +27,7 @@ import type { SettingsRequestResults, UserSettings } from './settings'
 import type { InboxItem, InboxRequestResults } from './inbox'
 import type { SpendRequestResults } from './spend'
 import type { PresetRequestResults } from './preset-requests'
+import type { Race, RaceRequestResults } from './race'
 import type { SessionPreset } from './presets'
 import { requestParams } from './request-params'
 
@@ -72,7 +73,8 @@ export interface RequestResults
     SettingsRequestResults,
     InboxRequestResults,
     SpendRequestResults,
-    PresetRequestResults {
+    PresetRequestResults,
+    RaceRequestResults {
   'app.info': AppInfo
   /**
    * `answers`: one per request, in order, as each would have been answered alone. `html` is null when this Host
@@ -87,6 +89,7 @@ export interface RequestResults
   'projects.rename': Project
   'projects.setSystemPrompt': Project
   'projects.setGitHooks': Project
+  'projects.setCheckCommand': Project
   'projects.remove': { removedSessions: number }
   'projects.reorder': Project[]
   'sessions.list': SessionRecord[]
@@ -182,6 +185,8 @@ export interface HostEvents {
   'settings.changed': UserSettings
   /** What waits on the user, after it changed (shared/inbox.ts). */
   'inbox.changed': InboxItem[]
+  /** A race after it changed (a racer started or ended, a check ran, one was kept). */
+  'race.changed': Race
   /** What was spent changed (those sessions'), or past conversations are being read for it (`backfill`: how far). */
   'spend.changed': { sessionIds: string[]; backfill?: { done: number; total: number } }
   /**

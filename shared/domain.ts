@@ -29,6 +29,8 @@ export interface Project {
    * agent can write hooks). Nothing else of the repository's ever runs.
    */
   gitHooks?: boolean
+  /** Run in each worktree of a race on request (`npm test`), through the shell; set only once confirmed outside the page. */
+  checkCommand?: string
   /** The mode each agent's new and reopened sessions start in here (agent id → mode id), over the agent's own `startingMode`. */
   startingModes?: Record<string, string>
   /** Instructions sent as the system prompt of its new sessions, where the agent takes one (before a preset's own). */
@@ -189,6 +191,8 @@ export interface SessionRecord {
   handOffSeed?: HandOffSeedInfo
   /** Made by "Edit and resend" from message `message` (transcript line `seq`) of session `session` (which `forkedFrom` names too). */
   editedFrom?: { session: string; message: number; seq: number }
+  /** The race it runs in (shared/race.ts): started with others on one prompt, each in its own worktree. */
+  raceId?: string
   createdAt: string
   /** The last activity: a turn's end. Settings (mode, model, options), titles and reopening leave it alone. */
   updatedAt: string
@@ -311,41 +315,7 @@ export interface SessionState {
   queueHeld?: string
 }
 
-/** One field of a form an agent asks the user to fill in (`elicitation/create`, form mode). */
-export interface ElicitationField {
-  name: string
-  title: string
-  description?: string
-  /** `select`: one of `options`; `multiselect`: several of them. */
-  type: 'string' | 'number' | 'integer' | 'boolean' | 'select' | 'multiselect'
-  required: boolean
-  default?: string | number | boolean | string[]
-  options?: { value: string; label: string }[]
-  format?: 'email' | 'uri' | 'date' | 'date-time'
-  minLength?: number
-  maxLength?: number
-  pattern?: string
-  minimum?: number
-  maximum?: number
-  minItems?: number
-  maxItems?: number
-}
-
-export type ElicitationValue = string | number | boolean | string[]
-
-/** A question an agent is waiting for the user to answer (`elicitation/create`). */
-export interface PendingElicitation {
-  requestId: string
-  agentId: string
-  /** The Switchboard session it belongs to; null when the agent asks outside a session (e.g. while signing in). */
-  sessionId: string | null
-  message: string
-  mode: 'form' | 'url'
-  title?: string
-  fields: ElicitationField[]
-  /** url mode: the page the agent wants the user to open. */
-  url?: string
-}
+export type { ElicitationField, ElicitationValue, PendingElicitation } from './elicitation'
 
 export interface AppInfo {
   version: string

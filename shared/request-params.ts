@@ -5,6 +5,7 @@ import { confirmationCodeParam } from './confirmation'
 import { inboxRequestParams } from './inbox'
 import { mcpRequestParams } from './mcp'
 import { presetRequestParams } from './preset-requests'
+import { CHECK_COMMAND_MAX, raceRequestParams } from './race'
 import { SYSTEM_PROMPT_MAX } from './presets'
 import { registryRequestParams } from './registry'
 import { settingsRequestParams } from './settings'
@@ -65,6 +66,8 @@ export const requestParams = {
   'projects.setSystemPrompt': z.object({ projectId: id, systemPrompt: z.string().max(SYSTEM_PROMPT_MAX) }),
   /** Whether commit and merge from the Changes view run the repository's git hooks; turning it on is confirmed like a command. */
   'projects.setGitHooks': z.object({ projectId: id, enabled: z.boolean(), ...confirmationCodeParam }),
+  /** The command a race's worktrees are checked with (`npm test`); empty: none. Setting one is confirmed like a command that runs. */
+  'projects.setCheckCommand': z.object({ projectId: id, command: z.string().trim().max(CHECK_COMMAND_MAX), ...confirmationCodeParam }),
   /** Takes the project and its sessions out of Switchboard; transcripts are kept (deleted-transcripts/), the folder is not touched. */
   'projects.remove': z.object({ projectId: id }),
   /** The sidebar's order: every project id once. */
@@ -210,6 +213,7 @@ export const requestParams = {
   ...inboxRequestParams,
   ...spendRequestParams,
   ...presetRequestParams,
+  ...raceRequestParams,
   /** Files of a project matching a query (for @-mentions in the composer). */
   'files.list': z.object({ projectId: id, query: z.string().max(500).default(''), limit: z.number().int().min(1).max(200).default(50) }),
   /** Shows a file or folder of a session's project in the system's file manager, where the shell can. */

@@ -16,6 +16,8 @@ export interface SessionWorktree {
   repo: string
   /** When the user removed the worktree and its branch after merging them (`changes.removeWorktree`): the session's folder is gone. */
   removedAt?: string
+  /** Removed without being merged (a race's other racers, once one was kept): its work went with it. */
+  discarded?: boolean
 }
 
 /** A snapshot of a session's files, taken when a turn starts or before a rewind. */

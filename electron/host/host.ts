@@ -24,6 +24,8 @@ import { lazyMcpHandlers, McpService } from './mcp/service'
 import { defaultAgentPresets } from './agents/presets'
 import { killLeftovers, markPrefixFor } from './child-processes/process-tree'
 import { projectsHandlers } from './projects/service'
+import { CheckRuns } from './races/check-runs'
+import { RaceService } from './races/service'
 import { Records } from './storage/records'
 import { RoomErrors } from './contract/room-errors'
 import { RegistryService } from './acp-registry/service'
@@ -100,6 +102,7 @@ export class Host {
   private readonly search: SearchIndex
   private readonly settings: UserSettingsStore
   private readonly spend: SpendService
+  private readonly races: RaceService
   private readonly handlers: Handlers
   private readonly confirmCommand: ConfirmCommand
   private readonly reconnector: Reconnector
@@ -251,6 +254,12 @@ export class Host {
       settingsRead
     ))
     const spend = (this.spend = new SpendService({ dataDir, events, records, read: spendRead }))
+    const checkRuns = new CheckRuns(environment, markPrefix)
+    const warn = (message: string): void => {
+      warnings.push(message)
+      console.error(message)
+    }
+    const races = (this.races = new RaceService({ dataDir, events, records, lifecycle, turns, registry, workspace, spend, checks: checkRuns, warn }))
     const appInfo = { version, dataDir, nativeFolderPicker: Boolean(options.pickFolder), warnings, secretsPersistent: secrets.persistent }
     this.handlers = {
       'app.info': async () => appInfo,
@@ -267,7 +276,8 @@ export class Host {
       ...workspace.handlers(),
       ...settings.handlers(),
       ...inbox.handlers(),
-      ...spend.handlers()
+      ...spend.handlers(),
+      ...races.handlers()
     }
   }
 
@@ -379,6 +389,7 @@ export class Host {
     this.signIn.close()
     await this.supervisor.close()
     await turnsEnded
+    await this.races.close()
     await this.registry.flushAll()
     await this.search.close() // once every transcript is written out: the sessions used in this run are read again
     await this.spend.close()

@@ -144,7 +144,8 @@ export function useDesktop(): void {
   function onKey(event: KeyboardEvent): void {
     if (event.defaultPrevented || event.isComposing) return
     const inTextField = isTextField(event.target)
-    if (event.key === 'Escape' && (view.page === 'agents' || view.page === 'spend') && !view.shortcutsOpen && !inTextField) {
+    const page = view.page === 'agents' || view.page === 'spend' || view.page === 'race'
+    if (event.key === 'Escape' && page && !view.shortcutsOpen && !inTextField && !document.querySelector('dialog[open]')) {
       event.preventDefault()
       view.show('sessions')
       return

@@ -13,6 +13,7 @@ import { useProjectsStore } from './stores/projects'
 import { useRegistryStore } from './stores/registry'
 import { useSessionsStore } from './stores/sessions'
 import { useSettingsStore } from './stores/settings'
+import { useRacesStore } from './stores/races'
 import { useSpendStore } from './stores/spend'
 import { useThreadsStore } from './stores/threads'
 
@@ -97,6 +98,9 @@ export function routeEvents(events: HostEvent[]): void {
           break
         case 'spend.changed':
           useSpendStore().receiveChanged()
+          break
+        case 'race.changed':
+          useRacesStore().receive(event.payload)
           break
         case 'app.command':
           runAppCommand(event.payload.command)

@@ -111,6 +111,21 @@ export function projectsHandlers({ records, lifecycle, supervisor, pickFolder }:
       }
       return records.updateProject(projectId, { gitHooks: enabled || undefined })
     },
+    'projects.setCheckCommand': async ({ projectId, command }, request) => {
+      const project = records.project(projectId)
+      if (project.sshHost) throw new Error(`'${project.name}' is on ${project.sshHost}: races and their checks run in worktrees on this computer`)
+      // Clearing it runs nothing: only a new command is confirmed.
+      if (command && command !== project.checkCommand) {
+        await request.confirm({
+          action: `Check “${project.name}” with this command in each worktree of a race, when you ask`,
+          confirm: 'Use this command',
+          programs: [
+            { label: 'Run through the shell in the worktree (an agent’s changes there may change what it runs)', commandLine: command, env: [] }
+          ]
+        })
+      }
+      return records.updateProject(projectId, { checkCommand: command || undefined })
+    },
     'projects.setStartingMode': async ({ projectId, agentId, modeId, confirmSkip }) => {
       const project = records.project(projectId)
       const definition = records.agent(agentId)

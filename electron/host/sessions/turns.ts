@@ -111,7 +111,7 @@ export class Turns {
     const gone = records.session(id).worktree
     if (gone?.removedAt) {
       throw new Error(
-        `This session's worktree and branch '${gone.branch}' were removed after the merge; its conversation stays to read. Start a new session to go on.`
+        `This session's worktree and branch '${gone.branch}' were removed${gone.discarded ? ' unmerged' : ' after the merge'}; its conversation stays to read. Start a new session to go on.`
       )
     }
     const live = await this.deps.connector.ensureLive(id)

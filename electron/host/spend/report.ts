@@ -106,6 +106,20 @@ function group(groups: Map<string, Group>, id: string, name: string, entry: Spen
   }
 }
 
+/** What each of these sessions spent in all (a race's comparison); a session that reported nothing is left out. */
+export function sessionTotals(entries: SpendEntry[], sessionIds: readonly string[]): Map<string, SpendTotals> {
+  const wanted = new Set(sessionIds)
+  const totals = new Map<string, SpendTotals>()
+  for (const entry of entries) {
+    if (!wanted.has(entry.sessionId)) continue
+    const sum = totals.get(entry.sessionId) ?? emptyTotals()
+    add(sum, entry)
+    totals.set(entry.sessionId, sum)
+  }
+  for (const sum of totals.values()) sum.cost = rounded(sum.cost)
+  return totals
+}
+
 function add(totals: SpendTotals, entry: SpendEntry): void {
   if (entry.cost) totals.cost[entry.cost.currency] = (totals.cost[entry.cost.currency] ?? 0) + entry.cost.amount
   const t = entry.tokens

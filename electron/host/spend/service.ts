@@ -1,4 +1,5 @@
 import { basename } from 'node:path'
+import type { SpendTotals } from '../../../shared/spend'
 import type { TranscriptHeader, TranscriptRecord } from '../../../shared/transcript'
 import type { EventBus } from '../contract/events'
 import type { HandlerSlice } from '../contract/handlers'
@@ -7,7 +8,7 @@ import { QuietStart } from '../search/quiet-start'
 import { readPastSpend, transcriptFiles } from './backfill'
 import { SpendBook, type ReadSpend, type SpendEntry } from './book'
 import { mattersToSpend, SpendFold, type SpendFact } from './fold'
-import { spendReport } from './report'
+import { sessionTotals, spendReport } from './report'
 
 export { readSpendBook, type ReadSpend } from './book'
 
@@ -97,6 +98,11 @@ export class SpendService {
         }
       }
     }
+  }
+
+  /** What each of these sessions reported it spent, all told (those that reported nothing are left out). */
+  totalsOf(sessionIds: readonly string[]): Map<string, SpendTotals> {
+    return sessionTotals(this.book.entries, sessionIds)
   }
 
   /** Stops reading past transcripts (they are read again next time: nothing was written) and flushes what was spent. */

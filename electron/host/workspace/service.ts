@@ -1,12 +1,15 @@
 import { join } from 'node:path'
 import type { SessionRecord } from '../../../shared/domain'
 import type { TranscriptRecord } from '../../../shared/transcript'
-import type { CheckpointView, FileChange, SessionWorktree } from '../../../shared/workspace'
+import type { RaceFileStat } from '../../../shared/race'
+import type { CheckpointView, FileChange, MergeResult, SessionWorktree } from '../../../shared/workspace'
 import { describeError, HostError } from '../contract/errors'
 import type { HandlerSlice } from '../contract/handlers'
 import type { Records } from '../storage/records'
 import { CheckpointPrompts } from '../storage/transcripts'
 import { Checkpoints } from './checkpoints'
+import { RepoLocks } from './repo'
+import { diffStat } from './diff-stat'
 import { git, gitText } from './git'
 import { Review } from './review'
 import { commitWorktree, createWorktree, defaultBranchName, mergeWorktree, projectGitInfo, removeWorktree, uncommitted } from './worktrees'
@@ -19,6 +22,9 @@ import { commitWorktree, createWorktree, defaultBranchName, mergeWorktree, proje
  * from the files and git, never from the agent's tool calls. All of it runs
  * git on this computer: a project on another host (over SSH) has none of it.
  */
+
+/** The one key worktrees are made and discarded under (WorkspaceService.worktreeLocks). */
+const WORKTREES = 'worktrees'
 
 export interface WorkspaceServiceOptions {
   records: Records
@@ -35,6 +41,8 @@ export class WorkspaceService {
   readonly checkpoints: Checkpoints
   private readonly review: Review
   private readonly prompts = new CheckpointPrompts()
+  /** `git worktree add` and a refused session's `remove` one at a time: git's bookkeeping of worktrees is not for two at once (a race makes several). */
+  private readonly worktreeLocks = new RepoLocks()
 
   constructor(private readonly options: WorkspaceServiceOptions) {
     const scratch = join(options.dataDir, 'tmp')
@@ -44,7 +52,8 @@ export class WorkspaceService {
 
   /** A new worktree on a new branch for a session about to be created; `branch` defaults to one named after the agent and session. */
   worktreeFor(projectCwd: string, agentName: string, sessionId: string, branch?: string) {
-    return createWorktree(projectCwd, branch ?? defaultBranchName(agentName, sessionId), join(this.options.dataDir, 'worktrees'))
+    const root = join(this.options.dataDir, 'worktrees')
+    return this.worktreeLocks.run(WORKTREES, () => createWorktree(projectCwd, branch ?? defaultBranchName(agentName, sessionId), root))
   }
 
   /**
@@ -83,8 +92,10 @@ export class WorkspaceService {
 
   /** A worktree made for a session the agent then refused: removed with its branch (nothing was done in it). */
   async discardWorktree(worktree: SessionWorktree): Promise<void> {
-    await git(['worktree', 'remove', '--force', worktree.path], { cwd: worktree.repo, configFrom: worktree.path }).catch(() => undefined)
-    await git(['branch', '-D', worktree.branch], { cwd: worktree.repo }).catch(() => undefined)
+    await this.worktreeLocks.run(WORKTREES, async () => {
+      await git(['worktree', 'remove', '--force', worktree.path], { cwd: worktree.repo, configFrom: worktree.path }).catch(() => undefined)
+      await git(['branch', '-D', worktree.branch], { cwd: worktree.repo }).catch(() => undefined)
+    })
   }
 
   /** Takes the session's worktree away with the session, or says why not (uncommitted work, unless discarded). */
@@ -144,6 +155,48 @@ export class WorkspaceService {
     return result.available ? { files: result.files, truncated: result.truncated } : { unavailable: result.reason ?? 'no checkpoint was taken' }
   }
 
+  /** The session's files now against a commit (a race's base), file by file with line counts. */
+  diffStat(record: SessionRecord, base: string): Promise<RaceFileStat[]> {
+    return diffStat(this.checkpoints, record.cwd, base)
+  }
+
+  /**
+   * A race's "Keep this one": what the session left uncommitted in its worktree is committed on its branch, then the
+   * branch is merged as the Changes view merges it (conflicts said file by file, nothing changed then).
+   */
+  async commitAndMerge(id: string, message: string): Promise<{ merge: MergeResult; committed: number }> {
+    const record = this.options.records.session(id)
+    const { worktree } = record
+    if (!worktree || worktree.removedAt) throw new Error(`'${record.title}' has no worktree of its own to merge`)
+    if (this.options.isRunning(id)) throw new Error(`A turn is running in '${record.title}'; wait for it to end or cancel it, then keep it`)
+    const hooks = this.userHooks(record)
+    let committed = 0
+    if ((await uncommitted(worktree.path)).length > 0) {
+      const done = await commitWorktree(worktree, message, hooks)
+      committed = done.files
+      await this.review.keepCommitted(id, record.cwd, done.commit).catch(() => undefined)
+    }
+    const merge = await mergeWorktree(worktree, hooks)
+    if (merge.merged) {
+      const head = await gitText(['rev-parse', 'HEAD'], { cwd: worktree.path })
+      await this.review.keepCommitted(id, record.cwd, head).catch(() => undefined)
+    }
+    return { merge, committed }
+  }
+
+  /** A session's worktree and branch removed though not merged (a race's other racers, once the user confirmed losing them). */
+  async discardUnmerged(id: string): Promise<void> {
+    const { records } = this.options
+    const record = records.session(id)
+    const { worktree } = record
+    if (!worktree || worktree.removedAt) return
+    if (this.options.isRunning(id)) throw new Error(`A turn is running in '${record.title}'; cancel it first`)
+    const sharing = records.data.sessions.filter((s) => s.id !== id && s.worktree?.path === worktree.path && !s.worktree.removedAt)
+    if (sharing.length > 0) throw new Error(`${sharing.length} other session${sharing.length === 1 ? ' works' : 's work'} in its worktree (a fork)`)
+    await this.discardWorktree(worktree)
+    await records.updateSession(id, { worktree: { ...worktree, removedAt: new Date().toISOString(), discarded: true } })
+  }
+
   /** Forgets a deleted session's checkpoints (best effort: a folder gone or git missing leaves nothing to forget). */
   async forget(record: SessionRecord): Promise<void> {
     // A worktree's refs live in its repository, which outlives the worktree's folder.
@@ -178,7 +231,10 @@ export class WorkspaceService {
       'changes.list': async ({ id, from, to }) => {
         const record = local(id)
         if (record.worktree?.removedAt) {
-          const reason = `Its worktree and branch '${record.worktree.branch}' were removed after the merge into '${record.worktree.baseBranch ?? '—'}'.`
+          const { branch, baseBranch, discarded } = record.worktree
+          const reason = discarded
+            ? `Its worktree and branch '${branch}' were removed unmerged, when another session of its race was kept.`
+            : `Its worktree and branch '${branch}' were removed after the merge into '${baseBranch ?? '—'}'.`
           return { available: false, reason, checkpoints: [], from: from ?? 'review', to: to ?? 'present', files: [], truncated: false }
         }
         const result = await this.review.changes({ sessionId: id, cwd: record.cwd, from, to })

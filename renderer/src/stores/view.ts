@@ -1,7 +1,7 @@
 import { defineStore } from 'pinia'
 import { ref } from 'vue'
 
-export type Page = 'sessions' | 'agents' | 'mcp' | 'spend'
+export type Page = 'sessions' | 'agents' | 'mcp' | 'spend' | 'race'
 
 /**
  * Which page the main area shows (conversations, the Agents, MCP or Spend page), and the
