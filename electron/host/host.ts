@@ -3,7 +3,6 @@ import { join, resolve } from 'node:path'
 import { z } from 'zod'
 import { isRequestMethod, type FirstScreenRenderer, type RequestMethod, type RequestResult, type WireResponse } from '../../shared/contract'
 import { requestParams } from '../../shared/request-params'
-import { FIRST_PAGE } from '../../shared/session-listing'
 import { AgentChecks } from './agents/check'
 import { agentsHandlers } from './agents/service'
 import { SignIn } from './agents/sign-in'
@@ -50,37 +49,10 @@ import { Store } from './storage/store'
 import { Terminals } from './client/terminals'
 import { WorkspaceService } from './workspace/service'
 import { makeDataFolderPrivate, privateFolder } from './storage/private-files'
+import { answeredFromFirstPart, READ_REST_AFTER_MS } from './contract/first-part'
 
 export { HostError } from './contract/errors'
 export type { HostOptions } from './host-options'
-
-/**
- * What the Host answers before it has read every session record (Store.whole):
- * the window's first load (renderer/src/first-load.ts), which reads only
- * records db.json's first part holds (each group's newest page, the unseen,
- * the queued) and each group's count. Any other request waits for the rest,
- * read at the first such request, or READ_REST_AFTER_MS after the open.
- */
-const ANSWERED_FROM_FIRST_PART = new Set<RequestMethod>([
-  'app.info',
-  'app.firstScreen',
-  'projects.list',
-  'sessions.states',
-  'agents.list',
-  'agents.states',
-  'permissions.list',
-  'elicitations.list',
-  'agents.checks',
-  'mcp.list',
-  'inbox.list',
-  'settings.get'
-])
-const READ_REST_AFTER_MS = 1_000
-
-function answeredFromFirstPart(method: RequestMethod, params: unknown): boolean {
-  if (method === 'sessions.summary') return (params as { limit: number }).limit <= FIRST_PAGE
-  return ANSWERED_FROM_FIRST_PART.has(method)
-}
 
 /**
  * The Host: everything the app does, with no Electron in it. It opens the data
