@@ -14,7 +14,7 @@ import { commandOf, type AgentCommand } from '../shared/transport'
 import type { ConfirmCommand } from '../electron/host/contract/confirmations'
 import { LAYOUT_KEY } from '../electron/host/storage/db-file'
 import { Host } from '../electron/host/host'
-import { scriptedAgentCommand } from './agent/spawn'
+import { scriptedTransport, type ProcessTransportInput } from './agent/spawn'
 
 /** A temporary folder removed by the returned cleanup. */
 export async function tempDir(prefix: string): Promise<string> {
@@ -36,14 +36,24 @@ export function openHost(dataDir: string): Promise<Host> {
   return Host.open({ dataDir, version: 'test', presets: [], initializeTimeoutMs: 20_000, confirmCommand: confirmEverything })
 }
 
-/** An `agents.add` request for the scripted test agent, keeping its state beside the data folder. */
+/** An `agents.add` request for the scripted test agent, keeping its state in `stateDir` (see scriptedTransport). */
 export function scriptedAgent(
   stateDir: string,
   env: Record<string, string> = {},
-  name = 'Scripted'
-): { name: string; command: string; args: string[]; env: Record<string, string> } {
-  const { command, args } = scriptedAgentCommand()
-  return { name, command, args, env: { SCRIPTED_AGENT_STATE_DIR: stateDir, ...env } }
+  name = 'Scripted',
+  more: Partial<Omit<ProcessTransportInput, 'kind'>> = {}
+): { name: string; transport: ProcessTransportInput } {
+  return { name, transport: scriptedTransport({ SCRIPTED_AGENT_STATE_DIR: stateDir, ...env }, more) }
+}
+
+/** An `agents.add` request for a process agent that runs `command` (a missing program, a script…), with no variables. */
+export function processAgent(
+  name: string,
+  command: string,
+  args: string[] = [],
+  more: Partial<Omit<ProcessTransportInput, 'kind'>> = {}
+): { name: string; transport: ProcessTransportInput } {
+  return { name, transport: { kind: 'process', command, args, env: {}, secretEnv: {}, ...more } }
 }
 
 export function fold(records: TranscriptRecord[]): Thread {

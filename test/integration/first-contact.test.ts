@@ -43,7 +43,7 @@ describe('an agent that cannot start a session', () => {
     // Outside the repository, where no node_modules holds tsx.
     const script = join(root, 'agent.mjs')
     await writeFile(script, "import 'tsx'\n")
-    const agent = await host.request('agents.add', { name: 'Half-built', command: process.execPath, args: [script] })
+    const agent = await host.request('agents.add', { name: 'Half-built', transport: { kind: 'process', command: process.execPath, args: [script] } })
     const error = failure(await host.handle('sessions.new', { projectId, agentId: agent.id }))
     expect(error.code).toBe('agent_failed')
     expect(error.problem).toMatchObject({
@@ -64,7 +64,7 @@ describe('an agent that cannot start a session', () => {
   })
 
   it('a command that does not exist: not installed', async () => {
-    const agent = await host.request('agents.add', { name: 'Ghost', command: join(root, 'no-such-agent'), args: [] })
+    const agent = await host.request('agents.add', { name: 'Ghost', transport: { kind: 'process', command: join(root, 'no-such-agent'), args: [] } })
     const error = failure(await host.handle('sessions.new', { projectId, agentId: agent.id }))
     expect(error).toMatchObject({ code: 'agent_failed', problem: { kind: 'not_installed', lines: [] } })
     expect(error.problem?.summary).toBe(`Ghost could not be started: its command '${join(root, 'no-such-agent')}' was not found on this computer.`)

@@ -79,17 +79,20 @@ export function offlineClaudePerTest(prefix = 'claude'): OfflineClaude {
 export async function addClaudeAgent(run: OfflineClaude): Promise<string> {
   const agent = await run.host.request('agents.add', {
     name: 'Claude Code',
-    command: process.execPath,
-    args: [claudeAdapter],
-    env: {
-      HOME: run.home,
-      ANTHROPIC_BASE_URL: run.api.url,
-      ANTHROPIC_API_KEY: 'sk-ant-fake',
-      IS_SANDBOX: '1',
-      CLAUDE_CODE_MAX_RETRIES: '0',
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1',
-      CLAUDE_CODE_ENABLE_TELEMETRY: '0'
+    transport: {
+      kind: 'process',
+      command: process.execPath,
+      args: [claudeAdapter],
+      env: {
+        HOME: run.home,
+        ANTHROPIC_BASE_URL: run.api.url,
+        ANTHROPIC_API_KEY: 'sk-ant-fake',
+        IS_SANDBOX: '1',
+        CLAUDE_CODE_MAX_RETRIES: '0',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        DISABLE_AUTOUPDATER: '1',
+        CLAUDE_CODE_ENABLE_TELEMETRY: '0'
+      }
     }
   })
   return agent.id

@@ -85,15 +85,18 @@ export async function makeCodexHome(root: string, url: string): Promise<CodexHom
 export async function addCodexAgent(host: Host, { home, codexHome }: CodexHome): Promise<string> {
   const agent = await host.request('agents.add', {
     name: 'Codex',
-    command: process.execPath,
-    args: [codexAdapter],
-    env: {
-      HOME: home,
-      USERPROFILE: home,
-      CODEX_HOME: codexHome,
-      FAKE_OPENAI_API_KEY: 'fake-openai-key',
-      RUST_LOG: process.env['RUST_LOG'] ?? 'info',
-      ...(process.env['APP_SERVER_LOGS'] ? { APP_SERVER_LOGS: process.env['APP_SERVER_LOGS'] } : {})
+    transport: {
+      kind: 'process',
+      command: process.execPath,
+      args: [codexAdapter],
+      env: {
+        HOME: home,
+        USERPROFILE: home,
+        CODEX_HOME: codexHome,
+        FAKE_OPENAI_API_KEY: 'fake-openai-key',
+        RUST_LOG: process.env['RUST_LOG'] ?? 'info',
+        ...(process.env['APP_SERVER_LOGS'] ? { APP_SERVER_LOGS: process.env['APP_SERVER_LOGS'] } : {})
+      }
     }
   })
   return agent.id

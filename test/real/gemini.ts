@@ -95,16 +95,19 @@ export function offlineGeminiPerTest({ prefix = 'gemini', folderTrust = false } 
 export async function addGeminiAgent(run: OfflineGemini, withKey = true): Promise<string> {
   const agent = await run.host.request('agents.add', {
     name: 'Gemini CLI',
-    command: process.execPath,
-    args: [geminiBundle, '--acp'],
-    env: {
-      HOME: run.home,
-      USERPROFILE: run.home,
-      GEMINI_CLI_NO_RELAUNCH: 'true',
-      GOOGLE_GEMINI_BASE_URL: run.api.url,
-      ...(withKey ? { GEMINI_API_KEY: 'fake-gemini-key' } : {}),
-      GEMINI_TELEMETRY_ENABLED: 'false',
-      NO_BROWSER: 'true'
+    transport: {
+      kind: 'process',
+      command: process.execPath,
+      args: [geminiBundle, '--acp'],
+      env: {
+        HOME: run.home,
+        USERPROFILE: run.home,
+        GEMINI_CLI_NO_RELAUNCH: 'true',
+        GOOGLE_GEMINI_BASE_URL: run.api.url,
+        ...(withKey ? { GEMINI_API_KEY: 'fake-gemini-key' } : {}),
+        GEMINI_TELEMETRY_ENABLED: 'false',
+        NO_BROWSER: 'true'
+      }
     }
   })
   return agent.id
