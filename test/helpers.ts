@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { afterEach, beforeEach } from 'vitest'
 import type { RequestParams } from '../shared/contract'
 import type { HostEvent } from '../shared/contract'
 import { applyRecord } from '../shared/thread-fold'
@@ -36,6 +37,41 @@ export function openHost(dataDir: string): Promise<Host> {
   return Host.open({ dataDir, version: 'test', presets: [], initializeTimeoutMs: 20_000, confirmCommand: confirmEverything })
 }
 
+/** One test's Host (see hostWithProjectPerTest); a test that reopens the Host assigns the new one here. */
+export interface HostWithProject {
+  /** The test's temporary folder: the data folder (`data`) and the project (`project`) are in it. */
+  root: string
+  host: Host
+  /** The project at `<root>/project`. */
+  projectId: string
+}
+
+/**
+ * The set-up many integration suites share, made fresh for each test of the file that calls this (at its top
+ * level): a temporary folder with a project folder, a Host on `<root>/data` (openHost) and the project added. After
+ * each test the Host is closed and the folder removed. Returns one object whose fields are the running test's.
+ */
+export function hostWithProjectPerTest(prefix: string): HostWithProject {
+  const run: Partial<HostWithProject> = {}
+  beforeEach(async () => {
+    const root = await tempDir(prefix)
+    run.root = root
+    await mkdir(join(root, 'project'))
+    const host = await openHost(join(root, 'data'))
+    run.host = host
+    run.projectId = (await host.request('projects.add', { cwd: join(root, 'project') })).id
+  })
+  afterEach(async () => {
+    try {
+      await run.host?.close()
+    } finally {
+      if (run.root) await removeDir(run.root)
+      for (const key of Object.keys(run)) delete run[key as keyof HostWithProject]
+    }
+  })
+  return run as HostWithProject
+}
+
 /** An `agents.add` request for the scripted test agent, keeping its state in `stateDir` (see scriptedTransport). */
 export function scriptedAgent(
   stateDir: string,
@@ -44,16 +80,6 @@ export function scriptedAgent(
   more: Partial<Omit<ProcessTransportInput, 'kind'>> = {}
 ): { name: string; transport: ProcessTransportInput } {
   return { name, transport: scriptedTransport({ SCRIPTED_AGENT_STATE_DIR: stateDir, ...env }, more) }
-}
-
-/** An `agents.add` request for a process agent that runs `command` (a missing program, a script…), with no variables. */
-export function processAgent(
-  name: string,
-  command: string,
-  args: string[] = [],
-  more: Partial<Omit<ProcessTransportInput, 'kind'>> = {}
-): { name: string; transport: ProcessTransportInput } {
-  return { name, transport: { kind: 'process', command, args, env: {}, secretEnv: {}, ...more } }
 }
 
 export function fold(records: TranscriptRecord[]): Thread {
