@@ -204,7 +204,8 @@ describe('a first launch, in the browser', () => {
       backdrops.push(await overlay.evaluate(BACKDROP))
       console.log(`screenshot: ${await screenshot(page, `e2e-looks-shortcuts-${scheme}`)}`)
       await page.keyboard.press('Escape')
-      await expect.poll(() => overlay.evaluate(IS_OPEN).catch(() => false)).toBe(false)
+      // Closed or gone: evaluateAll does not wait for an element that is no longer there (evaluate would, 30 s).
+      await expect.poll(() => overlay.evaluateAll((list) => list.some((el) => (el as { open: boolean }).open))).toBe(false)
 
       // The delete dialog: the same dialog, the same backdrop.
       await row.hover()
