@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { Host } from '../electron/host/host'
 import type { RunningServer } from '../electron/host/web/ws-server'
-import { scriptedAgentCommand } from '../test/agent/spawn'
+import { scriptedTransport } from '../test/agent/spawn'
 import { serve } from '../test/e2e/browser'
 import { confirmEverything } from '../test/helpers'
 import { agentEnv, rate } from './agents'
@@ -32,14 +32,11 @@ export async function openApp(root: string, agents = 1, agentExtraEnv: Record<st
     confirmCommand: confirmEverything
   })
   const projectId = (await host.request('projects.add', { cwd: projectDir })).id
-  const { command, args } = scriptedAgentCommand()
   const agentIds: string[] = []
   for (let i = 0; i < agents; i++) {
     const agent = await host.request('agents.add', {
       name: `Scripted ${String.fromCharCode(65 + i)}`,
-      command,
-      args,
-      env: agentEnv(null, agentExtraEnv)
+      transport: scriptedTransport(agentEnv(null, agentExtraEnv))
     })
     agentIds.push(agent.id)
   }

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline'
 import WebSocket from 'ws'
 import type { HostEvent, WireServerMessage } from '../shared/contract'
 import { joinWire, wireFrameCount, wireHeader, type WirePieces } from '../shared/wire-pieces'
-import { scriptedAgentCommand } from '../test/agent/spawn'
+import { scriptedTransport } from '../test/agent/spawn'
 import { agentEnv, repoRoot } from './agents'
 import { until } from './lib'
 
@@ -130,11 +130,12 @@ export async function hostMemory(root: string, agents: number, chunks: number): 
     const url = await servedUrl(child)
     let done = 0
     const client = await WsClient.connect(url, () => undefined)
-    const { command, args } = scriptedAgentCommand()
     const project = await client.request<{ id: string }>('projects.add', { cwd: join(root, 'project') })
     const agentIds: string[] = []
     for (let i = 0; i < agents; i++) {
-      agentIds.push((await codes.confirmed<{ id: string }>(client, 'agents.add', { name: `Scripted ${i}`, command, args, env: agentEnv(null) })).id)
+      agentIds.push(
+        (await codes.confirmed<{ id: string }>(client, 'agents.add', { name: `Scripted ${i}`, transport: scriptedTransport(agentEnv(null)) })).id
+      )
     }
     await new Promise((r) => setTimeout(r, 500))
     const idle = procStatus(child.pid!, 'VmRSS')

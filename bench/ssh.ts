@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Host } from '../electron/host/host'
-import { scriptedAgentCommand } from '../test/agent/spawn'
+import { scriptedTransport } from '../test/agent/spawn'
 import { confirmEverything } from '../test/helpers'
 import type { TestSshd } from '../test/ssh/sshd'
 import { agentEnv } from './agents'
@@ -24,13 +24,9 @@ export async function openSshApp(root: string, sshd: TestSshd): Promise<App> {
     agentIdleMs: 0,
     confirmCommand: confirmEverything
   })
-  const { command, args } = scriptedAgentCommand()
   const agent = await host.request('agents.add', {
     name: 'Scripted over SSH',
-    command,
-    args,
-    env: agentEnv(null),
-    ssh: sshd.target({ port: sshd.sshdPort })
+    transport: { ...scriptedTransport(agentEnv(null)), kind: 'ssh', ...sshd.target({ port: sshd.sshdPort }) }
   })
   const projectId = (await host.request('projects.add', { cwd: projectDir, agentId: agent.id })).id
   return { host, projectId, agentIds: [agent.id], close: () => host.close() }

@@ -50,36 +50,19 @@ const agentInputFields = {
   ...confirmationCodeParam
 }
 
-/**
- * The flat shape of before the transport union (`command`, `args`, `env`, `secretEnv`, `cwd`, with `remote` or
- * `ssh` beside them), still taken from older callers (scripts, tests) and turned into `transport`. Both `remote`
- * and `ssh` at once is refused: it never meant anything.
- */
-const flatAgentInput = z
-  .object({
-    name: z.string().max(200),
-    ...commandInput,
-    protocol: protocolVersion.optional(),
-    remote: transportInputSchema.options[2].omit({ kind: true }).optional(),
-    ssh: transportInputSchema.options[1].pick({ destination: true, port: true, identityFile: true, knownHostsFile: true }).optional(),
-    ...confirmationCodeParam
-  })
-  .transform(({ command, args, env, secretEnv, cwd, remote, ssh, ...rest }, ctx) => {
-    if (remote && ssh) {
-      ctx.addIssue({ code: 'custom', message: 'An agent is reached over SSH or over the network, not both', path: ['transport'] })
-      return z.NEVER
-    }
-    const commandPart = { command, args, env, secretEnv, ...(cwd === undefined ? {} : { cwd }) }
-    const transport: TransportInput = remote
-      ? { kind: 'network', ...remote }
-      : ssh
-        ? { kind: 'ssh', ...ssh, ...commandPart }
-        : { kind: 'process', ...commandPart }
-    return { ...rest, transport }
-  })
+/** Why a key beside the name is refused: the command, host or URL of an agent belong in its `transport`. */
+function flatShapeRefused(issue: { code?: string; keys?: string[] }): string | undefined {
+  if (issue.code !== 'unrecognized_keys') return undefined
+  const keys = (issue.keys ?? []).map((key) => `"${key}"`).join(', ')
+  return `Unknown keys ${keys}: an agent's command, variables and folder, its SSH host or its URL go in \`transport\` ({ kind: 'process' | 'ssh' | 'network', … })`
+}
 
-/** An agent as typed: the new shape, or the flat one of before. */
-const agentInput = z.union([z.object(agentInputFields), flatAgentInput])
+/**
+ * An agent as typed: its name, how it is reached (one case of `transportInputSchema`), the protocol version. Strict:
+ * the flat shape of before the union (`command`, `remote`, `ssh` beside the name) is refused, not guessed at, so no
+ * invalid combination can be written (old db.json files are migrated on read: electron/host/storage/migrate-transport.ts).
+ */
+const agentInput = z.strictObject(agentInputFields, { error: flatShapeRefused })
 /** An agent as the Host checks it (electron/host/agents/definitions.ts). */
 export type AgentInput = Omit<z.output<typeof agentInput>, 'confirmationCode'>
 
@@ -91,7 +74,7 @@ export const agentRequestParams = {
    * Replaces an agent's name and transport (its command, arguments, variables; its host; its URL and headers).
    * Confirmation is needed only when what the agent runs changes.
    */
-  'agents.update': z.intersection(z.object({ agentId: id }), agentInput),
+  'agents.update': z.strictObject({ agentId: id, ...agentInputFields }, { error: flatShapeRefused }),
   /** The ACP protocol version to ask the agent for (2: the draft, with a fallback to 1); applied at its next start. */
   'agents.setProtocol': z.object({ agentId: id, protocol: protocolVersion }),
   /** The mode the agent's sessions start in; null: its mode that asks. A mode that skips permissions needs `confirmSkip` once per agent. */

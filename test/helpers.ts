@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { afterEach, beforeEach } from 'vitest'
 import type { RequestParams } from '../shared/contract'
 import type { HostEvent } from '../shared/contract'
 import { applyRecord } from '../shared/thread-fold'
@@ -14,7 +15,7 @@ import { commandOf, type AgentCommand } from '../shared/transport'
 import type { ConfirmCommand } from '../electron/host/contract/confirmations'
 import { LAYOUT_KEY } from '../electron/host/storage/db-file'
 import { Host } from '../electron/host/host'
-import { scriptedAgentCommand } from './agent/spawn'
+import { scriptedTransport, type ProcessTransportInput } from './agent/spawn'
 
 /** A temporary folder removed by the returned cleanup. */
 export async function tempDir(prefix: string): Promise<string> {
@@ -36,14 +37,49 @@ export function openHost(dataDir: string): Promise<Host> {
   return Host.open({ dataDir, version: 'test', presets: [], initializeTimeoutMs: 20_000, confirmCommand: confirmEverything })
 }
 
-/** An `agents.add` request for the scripted test agent, keeping its state beside the data folder. */
+/** One test's Host (see hostWithProjectPerTest); a test that reopens the Host assigns the new one here. */
+export interface HostWithProject {
+  /** The test's temporary folder: the data folder (`data`) and the project (`project`) are in it. */
+  root: string
+  host: Host
+  /** The project at `<root>/project`. */
+  projectId: string
+}
+
+/**
+ * The set-up many integration suites share, made fresh for each test of the file that calls this (at its top
+ * level): a temporary folder with a project folder, a Host on `<root>/data` (openHost) and the project added. After
+ * each test the Host is closed and the folder removed. Returns one object whose fields are the running test's.
+ */
+export function hostWithProjectPerTest(prefix: string): HostWithProject {
+  const run: Partial<HostWithProject> = {}
+  beforeEach(async () => {
+    const root = await tempDir(prefix)
+    run.root = root
+    await mkdir(join(root, 'project'))
+    const host = await openHost(join(root, 'data'))
+    run.host = host
+    run.projectId = (await host.request('projects.add', { cwd: join(root, 'project') })).id
+  })
+  afterEach(async () => {
+    try {
+      await run.host?.close()
+    } finally {
+      if (run.root) await removeDir(run.root)
+      for (const key of Object.keys(run)) delete run[key as keyof HostWithProject]
+    }
+  })
+  return run as HostWithProject
+}
+
+/** An `agents.add` request for the scripted test agent, keeping its state in `stateDir` (see scriptedTransport). */
 export function scriptedAgent(
   stateDir: string,
   env: Record<string, string> = {},
-  name = 'Scripted'
-): { name: string; command: string; args: string[]; env: Record<string, string> } {
-  const { command, args } = scriptedAgentCommand()
-  return { name, command, args, env: { SCRIPTED_AGENT_STATE_DIR: stateDir, ...env } }
+  name = 'Scripted',
+  more: Partial<Omit<ProcessTransportInput, 'kind'>> = {}
+): { name: string; transport: ProcessTransportInput } {
+  return { name, transport: scriptedTransport({ SCRIPTED_AGENT_STATE_DIR: stateDir, ...env }, more) }
 }
 
 export function fold(records: TranscriptRecord[]): Thread {

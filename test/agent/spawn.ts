@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import type { TransportInput } from '../../shared/agent-requests'
 
 /**
  * How to start the scripted ACP agent (./scripted-agent.ts) as a subprocess,
@@ -12,4 +13,16 @@ export function scriptedAgentCommand(): { command: string; args: string[] } {
   // `--import` takes a module specifier: an absolute path works on POSIX, Windows needs a file URL.
   const loader = process.platform === 'win32' ? pathToFileURL(tsxLoader).href : tsxLoader
   return { command: process.execPath, args: ['--import', loader, script] }
+}
+
+/** A process transport as `agents.add` takes it (shared/agent-requests.ts). */
+export type ProcessTransportInput = Extract<TransportInput, { kind: 'process' }>
+
+/**
+ * How an agent that is the scripted test agent is reached: a process transport
+ * running `scriptedAgentCommand()` with `env` (its SCRIPTED_AGENT_* switches),
+ * plus any other field of the transport (`cwd`, `secretEnv`, other `args`…).
+ */
+export function scriptedTransport(env: Record<string, string> = {}, more: Partial<Omit<ProcessTransportInput, 'kind'>> = {}): ProcessTransportInput {
+  return { kind: 'process', ...scriptedAgentCommand(), env, secretEnv: {}, ...more }
 }

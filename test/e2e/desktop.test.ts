@@ -5,7 +5,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/web/ws-server'
 import { scriptedAgentCommand } from '../agent/spawn'
-import { removeDir, tempDir } from '../helpers'
+import { removeDir, scriptedAgent, tempDir } from '../helpers'
 import { closeBrowserHost, openBrowserHost, screenshot, typeConsoleCode, watchConsole } from './browser'
 
 /**
@@ -160,13 +160,7 @@ describe('the desktop around the conversations', () => {
   })
 
   it('signs in to an agent with a key it asks for, and logs out', async () => {
-    const { command, args } = scriptedAgentCommand()
-    await host.request('agents.add', {
-      name: 'Locked',
-      command,
-      args,
-      env: { SCRIPTED_AGENT_AUTH: '1', SCRIPTED_AGENT_STATE_DIR: join(root, 'agent-state') }
-    })
+    await host.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_AUTH: '1' }, 'Locked'))
     const row = page.getByTestId('agent-row').filter({ hasText: 'Locked' })
     await row.click()
     await page.getByTestId('agent-restart').click()

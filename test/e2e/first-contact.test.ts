@@ -111,9 +111,12 @@ describe('first contact with an agent that cannot start a session', () => {
   it('Gemini CLI without a key: its ways to sign in, once, in the main pane, the API key field among them', { timeout: SLOW }, async () => {
     const gemini = await host.request('agents.add', {
       name: 'Gemini CLI',
-      command: process.execPath,
-      args: [geminiBundle, '--acp'],
-      env: { HOME: home, USERPROFILE: home, GEMINI_CLI_NO_RELAUNCH: 'true' }
+      transport: {
+        kind: 'process',
+        command: process.execPath,
+        args: [geminiBundle, '--acp'],
+        env: { HOME: home, USERPROFILE: home, GEMINI_CLI_NO_RELAUNCH: 'true' }
+      }
     })
     for (const scheme of ['light', 'dark'] as const) {
       const { page, problems } = await newPage(scheme)
@@ -148,9 +151,7 @@ describe('first contact with an agent that cannot start a session', () => {
   it.skipIf(!existsSync(codexAdapter))('Codex without a key: its ways to sign in, once, the API key a field', { timeout: SLOW }, async () => {
     const codex = await host.request('agents.add', {
       name: 'Codex',
-      command: process.execPath,
-      args: [codexAdapter],
-      env: { HOME: home, USERPROFILE: home }
+      transport: { kind: 'process', command: process.execPath, args: [codexAdapter], env: { HOME: home, USERPROFILE: home } }
     })
     for (const scheme of ['light', 'dark'] as const) {
       const { page, problems } = await newPage(scheme)
@@ -175,9 +176,7 @@ describe('first contact with an agent that cannot start a session', () => {
   it('Claude Code signed out (IS_SANDBOX=1): the session opens, and the first message leads into signing in, once', { timeout: SLOW }, async () => {
     const claude = await host.request('agents.add', {
       name: 'Claude Code',
-      command: process.execPath,
-      args: [claudeAdapter],
-      env: { HOME: home, USERPROFILE: home, IS_SANDBOX: '1' }
+      transport: { kind: 'process', command: process.execPath, args: [claudeAdapter], env: { HOME: home, USERPROFILE: home, IS_SANDBOX: '1' } }
     })
     const { page, problems } = await newPage('light')
     const project = page.getByTestId('project').first()
@@ -224,9 +223,7 @@ describe('first contact with an agent that cannot start a session', () => {
     async () => {
       const claude = await host.request('agents.add', {
         name: 'Claude as root',
-        command: process.execPath,
-        args: [claudeAdapter],
-        env: { HOME: home, USERPROFILE: home, IS_SANDBOX: 'yes' }
+        transport: { kind: 'process', command: process.execPath, args: [claudeAdapter], env: { HOME: home, USERPROFILE: home, IS_SANDBOX: 'yes' } }
       })
       for (const scheme of ['light', 'dark'] as const) {
         const { page, problems } = await newPage(scheme)
@@ -263,7 +260,10 @@ describe('first contact with an agent that cannot start a session', () => {
       // Outside the repository, where no node_modules holds tsx: Node throws ERR_MODULE_NOT_FOUND with a stack trace.
       const script = join(root, 'agent.mjs')
       await writeFile(script, "import 'tsx'\n")
-      const agent = await host.request('agents.add', { name: 'Half-built', command: process.execPath, args: [script] })
+      const agent = await host.request('agents.add', {
+        name: 'Half-built',
+        transport: { kind: 'process', command: process.execPath, args: [script] }
+      })
       for (const scheme of ['light', 'dark'] as const) {
         const { page, problems } = await newPage(scheme)
         await startSession(page, agent.id)

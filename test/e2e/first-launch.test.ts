@@ -125,7 +125,10 @@ describe('a first launch, in the browser', () => {
       const agents = await app.host.request('agents.list', {})
       const projectId = (await app.host.request('projects.list', {}))[0].id
       if (!agents.some((a) => a.name === 'Ghost')) {
-        await app.host.request('agents.add', { name: 'Ghost', command: 'no-such-agent-command', args: [], env: {}, secretEnv: {} })
+        await app.host.request('agents.add', {
+          name: 'Ghost',
+          transport: { kind: 'process', command: 'no-such-agent-command', args: [], env: {}, secretEnv: {} }
+        })
         await writeFile(join(projectDir, 'server.ts'), 'import { serve } from "./http"\n\n# not a heading\nserve({\n  port: 8080,\n})\n')
         const session = await app.host.request('sessions.new', { projectId, agentId: agents[0].id })
         await app.host.request('sessions.prompt', {
@@ -201,7 +204,8 @@ describe('a first launch, in the browser', () => {
       backdrops.push(await overlay.evaluate(BACKDROP))
       console.log(`screenshot: ${await screenshot(page, `e2e-looks-shortcuts-${scheme}`)}`)
       await page.keyboard.press('Escape')
-      await expect.poll(() => overlay.evaluate(IS_OPEN).catch(() => false)).toBe(false)
+      // Closed or gone: evaluateAll does not wait for an element that is no longer there (evaluate would, 30 s).
+      await expect.poll(() => overlay.evaluateAll((list) => list.some((el) => (el as { open: boolean }).open))).toBe(false)
 
       // The delete dialog: the same dialog, the same backdrop.
       await row.hover()

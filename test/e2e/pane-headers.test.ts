@@ -228,9 +228,12 @@ describe('a session at rest, and an agent that stops', () => {
     const { command, args } = scriptedAgentCommand()
     const agent = await app.host.request('agents.add', {
       name: 'Scripted',
-      command: '/bin/sh',
-      args: ['-c', `while [ ! -f '${gate}' ]; do sleep 0.05; done; exec "$0" "$@"`, command, ...args],
-      env: { SCRIPTED_AGENT_STATE_DIR: stateDir }
+      transport: {
+        kind: 'process',
+        command: '/bin/sh',
+        args: ['-c', `while [ ! -f '${gate}' ]; do sleep 0.05; done; exec "$0" "$@"`, command, ...args],
+        env: { SCRIPTED_AGENT_STATE_DIR: stateDir }
+      }
     })
     const record = await app.host.request('sessions.new', { projectId: project.id, agentId: agent.id })
     await app.host.request('sessions.rename', { id: record.id, title: TITLES[0] })

@@ -219,12 +219,13 @@ describe('the ACP Registry on the Agents page', () => {
     const gemini = runs('gemini')
     // Set up as the presets are where their commands are not installed: through npx, at the pinned version.
     const added = [
-      await host.request('agents.add', { name: 'Claude Code', command: 'npx', args: ['-y', `${claude.npxPackage}@${claude.version}`], env: {} }),
+      await host.request('agents.add', {
+        name: 'Claude Code',
+        transport: { kind: 'process', command: 'npx', args: ['-y', `${claude.npxPackage}@${claude.version}`], env: {} }
+      }),
       await host.request('agents.add', {
         name: 'Gemini CLI',
-        command: 'npx',
-        args: ['-y', `${gemini.npxPackage}@${gemini.version}`, '--acp'],
-        env: {}
+        transport: { kind: 'process', command: 'npx', args: ['-y', `${gemini.npxPackage}@${gemini.version}`, '--acp'], env: {} }
       })
     ]
     // The list bundled with the app, as offline: it has both, at older versions (Claude's under its old package name).

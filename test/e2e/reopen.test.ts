@@ -54,9 +54,12 @@ describe('real agents’ troubles, in the window', () => {
     await app.host.request('agents.update', {
       agentId: agent.id,
       name: 'Forgetful',
-      command: runOf(agent).command,
-      args: runOf(agent).args,
-      env: { ...runOf(agent).env, SCRIPTED_AGENT_LOAD_FAIL: 'No previous sessions found for this project.' }
+      transport: {
+        kind: 'process',
+        command: runOf(agent).command,
+        args: runOf(agent).args,
+        env: { ...runOf(agent).env, SCRIPTED_AGENT_LOAD_FAIL: 'No previous sessions found for this project.' }
+      }
     })
     await app.stop()
 

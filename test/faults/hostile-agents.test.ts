@@ -59,9 +59,12 @@ async function addAgent(env: Record<string, string> = {}, name = 'Hostile'): Pro
   const pidFile = join(root, `${name}.pid`)
   const agent = await host.request('agents.add', {
     name,
-    command: '/bin/sh',
-    args: ['-c', `echo $$ > '${pidFile}'; exec "$0" "$@"`, command, ...args],
-    env: { SCRIPTED_AGENT_STATE_DIR: stateDir, ...env }
+    transport: {
+      kind: 'process',
+      command: '/bin/sh',
+      args: ['-c', `echo $$ > '${pidFile}'; exec "$0" "$@"`, command, ...args],
+      env: { SCRIPTED_AGENT_STATE_DIR: stateDir, ...env }
+    }
   })
   return { agentId: agent.id, pidFile }
 }

@@ -43,10 +43,10 @@ async function agentState(agentId: string) {
 describe('custom agents', () => {
   it('keeps a secret variable out of db.json and out of every answer, and gives it to the agent', async () => {
     const events = recordEvents(host)
-    const agent = await host.request('agents.add', {
-      ...scriptedAgent(join(root, 'state'), { PLAIN: 'visible' }),
-      secretEnv: { API_TOKEN: 's3cret-value' }
-    })
+    const agent = await host.request(
+      'agents.add',
+      scriptedAgent(join(root, 'state'), { PLAIN: 'visible' }, 'Scripted', { secretEnv: { API_TOKEN: 's3cret-value' } })
+    )
     expect(runOf(agent).secretEnv).toEqual(['API_TOKEN'])
     expect(runOf(agent).env).toEqual(expect.objectContaining({ PLAIN: 'visible' }))
     expect(await secrets.get(agentEnvKey(agent.id, 'API_TOKEN'))).toBe('s3cret-value')
@@ -64,20 +64,23 @@ describe('custom agents', () => {
   })
 
   it('edits an agent: a kept secret stays, a replaced one changes, an unlisted one is forgotten; a restart applies it', async () => {
-    const agent = await host.request('agents.add', {
-      ...scriptedAgent(join(root, 'state'), { MODE: 'one' }),
-      secretEnv: { KEEP_ME: 'kept', REPLACE_ME: 'old', DROP_ME: 'dropped' }
-    })
+    const agent = await host.request(
+      'agents.add',
+      scriptedAgent(join(root, 'state'), { MODE: 'one' }, 'Scripted', { secretEnv: { KEEP_ME: 'kept', REPLACE_ME: 'old', DROP_ME: 'dropped' } })
+    )
     const record = await host.request('sessions.new', { projectId, agentId: agent.id })
     const firstPid = (await agentState(agent.id))?.pid
 
     const updated = await host.request('agents.update', {
       agentId: agent.id,
       name: 'Scripted, edited',
-      command: runOf(agent).command,
-      args: runOf(agent).args,
-      env: { ...runOf(agent).env, MODE: 'two' },
-      secretEnv: { KEEP_ME: null, REPLACE_ME: 'new' }
+      transport: {
+        kind: 'process',
+        command: runOf(agent).command,
+        args: runOf(agent).args,
+        env: { ...runOf(agent).env, MODE: 'two' },
+        secretEnv: { KEEP_ME: null, REPLACE_ME: 'new' }
+      }
     })
     expect(updated).toMatchObject({ id: agent.id, name: 'Scripted, edited', transport: { secretEnv: ['KEEP_ME', 'REPLACE_ME'] } })
     expect(await secrets.get(agentEnvKey(agent.id, 'DROP_ME'))).toBeUndefined()
@@ -98,18 +101,26 @@ describe('custom agents', () => {
 
   it('refuses input it cannot use, saying why, and changes nothing', async () => {
     const base = scriptedAgent(join(root, 'state'))
-    expect(await host.handle('agents.add', { ...base, env: { 'BAD NAME': 'x' } })).toMatchObject({
+    const withTransport = (patch: object) => ({ ...base, transport: { ...base.transport, ...patch } })
+    expect(await host.handle('agents.add', withTransport({ env: { 'BAD NAME': 'x' } }))).toMatchObject({
       ok: false,
       error: { message: expect.stringMatching(/'BAD NAME' is not a valid environment variable name/) }
     })
-    expect(await host.handle('agents.add', { ...base, env: { TOKEN: 'a' }, secretEnv: { TOKEN: 'b' } })).toMatchObject({
+    expect(await host.handle('agents.add', withTransport({ env: { TOKEN: 'a' }, secretEnv: { TOKEN: 'b' } }))).toMatchObject({
       ok: false,
       error: { message: 'TOKEN is given twice, once as a secret; keep one' }
     })
-    expect(await host.handle('agents.add', { ...base, command: '   ' })).toMatchObject({
+    expect(await host.handle('agents.add', withTransport({ command: '   ' }))).toMatchObject({
       ok: false,
       error: { message: expect.stringMatching(/needs a command/) }
     })
+    // The flat shape of before the transport union is refused, saying where the command or the address goes.
+    const { command, args, env } = base.transport
+    const flat = await host.handle('agents.add', { name: 'Flat', command, args, env, secretEnv: {} })
+    expect(flat).toMatchObject({ ok: false, error: { code: 'invalid_params' } })
+    expect(!flat.ok && flat.error.message).toMatch(/Unknown keys "command", "args", "env", "secretEnv": .* go in `transport`/)
+    const both = { name: 'Both', command: '', remote: { url: 'wss://example.com/acp' }, ssh: { destination: 'example.com' } }
+    expect(await host.handle('agents.add', both)).toMatchObject({ ok: false, error: { message: expect.stringContaining('"remote", "ssh"') } })
     expect(await host.request('agents.list', {})).toEqual([])
 
     const agent = await host.request('agents.add', base)
@@ -117,12 +128,13 @@ describe('custom agents', () => {
       await host.handle('agents.update', {
         agentId: agent.id,
         name: 'x',
-        command: runOf(agent).command,
-        args: [],
-        env: {},
-        secretEnv: { NEVER_SET: null }
+        transport: { kind: 'process', command: runOf(agent).command, args: [], env: {}, secretEnv: { NEVER_SET: null } }
       })
     ).toMatchObject({ ok: false, error: { message: 'NEVER_SET has no stored value yet: type one' } })
+    expect(await host.handle('agents.update', { agentId: agent.id, name: 'x', command, args, env })).toMatchObject({
+      ok: false,
+      error: { code: 'invalid_params', message: expect.stringContaining('go in `transport`') }
+    })
     expect((await host.request('agents.list', {}))[0]).toEqual(agent)
   })
 })
@@ -138,10 +150,7 @@ describe('an agent’s working folder', () => {
     await chmod(join(folder, 'run-agent'), 0o755)
     const agent = await host.request('agents.add', {
       name: 'Relative',
-      command: './run-agent',
-      args: ['agent.ts'],
-      cwd: folder,
-      env: { SCRIPTED_AGENT_STATE_DIR: join(root, 'state') }
+      transport: { kind: 'process', command: './run-agent', args: ['agent.ts'], cwd: folder, env: { SCRIPTED_AGENT_STATE_DIR: join(root, 'state') } }
     })
     expect(runOf(agent).cwd).toBe(folder)
     expect((await agentState(agent.id))?.installed).toBe(true)
@@ -159,47 +168,53 @@ describe('an agent’s working folder', () => {
   it('is the home folder by default, and again when emptied', async () => {
     const folder = join(root, 'agent-home')
     await mkdir(folder)
-    const agent = await host.request('agents.add', { ...scriptedAgent(join(root, 'state')), cwd: '  ' })
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), {}, 'Scripted', { cwd: '  ' }))
     expect(agent).not.toHaveProperty('cwd')
     const record = await host.request('sessions.new', { projectId, agentId: agent.id })
     expect(await agentSays(record.id, '/process-cwd')).toBe(`process cwd=${homedir()}`)
 
-    const edit = { agentId: agent.id, name: agent.name, command: runOf(agent).command, args: runOf(agent).args, env: runOf(agent).env }
-    expect(runOf(await host.request('agents.update', { ...edit, cwd: folder })).cwd).toBe(folder)
+    const { command, args, env } = runOf(agent)
+    const edit = (cwd?: string) => ({
+      agentId: agent.id,
+      name: agent.name,
+      transport: { kind: 'process' as const, command, args, env, ...(cwd === undefined ? {} : { cwd }) }
+    })
+    expect(runOf(await host.request('agents.update', edit(folder))).cwd).toBe(folder)
     // Not given: left as it is.
-    expect(runOf(await host.request('agents.update', edit)).cwd).toBe(folder)
+    expect(runOf(await host.request('agents.update', edit())).cwd).toBe(folder)
     await host.request('agents.restart', { agentId: agent.id })
     expect(await agentSays(record.id, '/process-cwd')).toBe(`process cwd=${folder}`)
-    expect(await host.request('agents.update', { ...edit, cwd: '' })).not.toHaveProperty('cwd')
+    expect(await host.request('agents.update', edit(''))).not.toHaveProperty('cwd')
     await host.request('agents.restart', { agentId: agent.id })
     expect(await agentSays(record.id, '/process-cwd')).toBe(`process cwd=${homedir()}`)
   })
 
   it('refuses a folder that is relative, missing or a file, saying why, and changes nothing', async () => {
     const base = scriptedAgent(join(root, 'state'))
+    const inFolder = (cwd: string) => ({ ...base, transport: { ...base.transport, cwd } })
     await writeFile(join(root, 'a-file'), 'not a folder')
-    expect(await host.handle('agents.add', { ...base, cwd: 'code/agents' })).toMatchObject({
+    expect(await host.handle('agents.add', inFolder('code/agents'))).toMatchObject({
       ok: false,
       error: { message: "The working folder must be an absolute path, like /home/you/code (got 'code/agents')" }
     })
-    expect(await host.handle('agents.add', { ...base, cwd: join(root, 'nowhere') })).toMatchObject({
+    expect(await host.handle('agents.add', inFolder(join(root, 'nowhere')))).toMatchObject({
       ok: false,
       error: { message: `Working folder not found: ${join(root, 'nowhere')}` }
     })
-    expect(await host.handle('agents.add', { ...base, cwd: join(root, 'a-file') })).toMatchObject({
+    expect(await host.handle('agents.add', inFolder(join(root, 'a-file')))).toMatchObject({
       ok: false,
       error: { message: `Working folder is a file, not a folder: ${join(root, 'a-file')}` }
     })
     expect(await host.request('agents.list', {})).toEqual([])
     const agent = await host.request('agents.add', base)
-    expect(await host.handle('agents.update', { agentId: agent.id, ...base, cwd: '../up' })).toMatchObject({ ok: false })
+    expect(await host.handle('agents.update', { agentId: agent.id, ...inFolder('../up') })).toMatchObject({ ok: false })
     expect(await host.request('agents.list', {})).toEqual([agent])
   })
 
   it('says so when the folder has gone since it was chosen', async () => {
     const folder = join(root, 'agent-home')
     await mkdir(folder)
-    const agent = await host.request('agents.add', { ...scriptedAgent(join(root, 'state')), cwd: folder })
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), {}, 'Scripted', { cwd: folder }))
     await removeDir(folder)
     expect(await host.handle('agents.restart', { agentId: agent.id })).toMatchObject({
       ok: false,
@@ -231,8 +246,10 @@ describe('an agent’s process', () => {
     const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), {}, 'Before'))
     const record = await host.request('sessions.new', { projectId, agentId: agent.id })
     await host.request('sessions.prompt', { id: record.id, text: '/stderr said before the rename' })
-    const edit = { agentId: agent.id, command: runOf(agent).command, args: runOf(agent).args, env: runOf(agent).env }
-    expect(await host.request('agents.update', { ...edit, name: 'After' })).toMatchObject({ id: agent.id, name: 'After' })
+    const { command, args, env } = runOf(agent)
+    expect(
+      await host.request('agents.update', { agentId: agent.id, name: 'After', transport: { kind: 'process', command, args, env } })
+    ).toMatchObject({ id: agent.id, name: 'After' })
     // The running process goes on under its new name; a restart starts it again with it.
     await host.request('sessions.prompt', { id: record.id, text: '/stderr said by the running agent after the rename' })
     await host.request('agents.restart', { agentId: agent.id })
@@ -268,14 +285,17 @@ describe('an agent’s process', () => {
     const started = await host.request('agents.restart', { agentId: agent.id })
     expect(started).toMatchObject({ status: 'ready', capabilities: { protocolVersion: 1, loadSession: true } })
 
-    const missing = await host.request('agents.add', { name: 'Missing', command: join(root, 'no-such-agent'), args: [], env: {} })
+    const missing = await host.request('agents.add', {
+      name: 'Missing',
+      transport: { kind: 'process', command: join(root, 'no-such-agent'), args: [], env: {} }
+    })
     const refused = await host.handle('agents.restart', { agentId: missing.id })
     expect(refused).toMatchObject({ ok: false, error: { message: expect.stringMatching(/was not found/) } })
     expect((await agentState(missing.id))?.status).toBe('error')
   })
 
   it('removes an agent only when no session uses it, with its secrets and remembered permissions', async () => {
-    const agent = await host.request('agents.add', { ...scriptedAgent(join(root, 'state')), secretEnv: { TOKEN: 'x' } })
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), {}, 'Scripted', { secretEnv: { TOKEN: 'x' } }))
     const record = await host.request('sessions.new', { projectId, agentId: agent.id })
     const turn = host.request('sessions.prompt', { id: record.id, text: '/permission-always execute' })
     await expect.poll(async () => (await host.request('sessions.open', { id: record.id })).state.permissions?.[0]?.requestId).toBeTruthy()

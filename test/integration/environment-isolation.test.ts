@@ -102,10 +102,12 @@ beforeAll(async () => {
         { name: 'TINY_ENV_FILE', value: join(root, `mcp-${side}.json`) }
       ]
     })
-    const agent = await confirmed('agents.add', {
-      ...scriptedAgent(join(root, `state-${side}`), { [`AGENT_${upper}_SETTING`]: `setting of ${side}` }, `Agent ${upper}`),
-      secretEnv: { [`AGENT_${upper}_SECRET`]: side === 'a' ? SECRETS.agentA : SECRETS.agentB }
-    })
+    const agent = await confirmed(
+      'agents.add',
+      scriptedAgent(join(root, `state-${side}`), { [`AGENT_${upper}_SETTING`]: `setting of ${side}` }, `Agent ${upper}`, {
+        secretEnv: { [`AGENT_${upper}_SECRET`]: side === 'a' ? SECRETS.agentA : SECRETS.agentB }
+      })
+    )
     sessions[side] = (await host.request('sessions.new', { projectId: project.id, agentId: agent.id })).id
   }
 }, 120_000)

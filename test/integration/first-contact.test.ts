@@ -1,10 +1,9 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Host } from '../../electron/host/host'
+import { describe, expect, it } from 'vitest'
 import type { WireResponse } from '../../shared/contract'
 import type { AgentRuntimeState } from '../../shared/domain'
-import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { hostWithProjectPerTest, scriptedAgent } from '../helpers'
 
 /**
  * The first session asked of an agent that cannot start one: the refusal
@@ -13,24 +12,10 @@ import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
  * calls such an agent ready.
  */
 
-let root: string
-let host: Host
-let projectId: string
-
-beforeEach(async () => {
-  root = await tempDir('contact')
-  await mkdir(join(root, 'project'))
-  host = await openHost(join(root, 'data'))
-  projectId = (await host.request('projects.add', { cwd: join(root, 'project') })).id
-})
-
-afterEach(async () => {
-  await host.close()
-  await removeDir(root)
-})
+const run = hostWithProjectPerTest('contact')
 
 async function stateOf(agentId: string): Promise<AgentRuntimeState> {
-  return (await host.request('agents.states', {})).find((s) => s.agentId === agentId)!
+  return (await run.host.request('agents.states', {})).find((s) => s.agentId === agentId)!
 }
 
 function failure(response: WireResponse) {
@@ -41,10 +26,13 @@ function failure(response: WireResponse) {
 describe('an agent that cannot start a session', () => {
   it('a custom agent that crashes at start: the line that explains it is found above the stack frames', async () => {
     // Outside the repository, where no node_modules holds tsx.
-    const script = join(root, 'agent.mjs')
+    const script = join(run.root, 'agent.mjs')
     await writeFile(script, "import 'tsx'\n")
-    const agent = await host.request('agents.add', { name: 'Half-built', command: process.execPath, args: [script] })
-    const error = failure(await host.handle('sessions.new', { projectId, agentId: agent.id }))
+    const agent = await run.host.request('agents.add', {
+      name: 'Half-built',
+      transport: { kind: 'process', command: process.execPath, args: [script] }
+    })
+    const error = failure(await run.host.handle('sessions.new', { projectId: run.projectId, agentId: agent.id }))
     expect(error.code).toBe('agent_failed')
     expect(error.problem).toMatchObject({
       agentId: agent.id,
@@ -64,22 +52,27 @@ describe('an agent that cannot start a session', () => {
   })
 
   it('a command that does not exist: not installed', async () => {
-    const agent = await host.request('agents.add', { name: 'Ghost', command: join(root, 'no-such-agent'), args: [] })
-    const error = failure(await host.handle('sessions.new', { projectId, agentId: agent.id }))
+    const agent = await run.host.request('agents.add', {
+      name: 'Ghost',
+      transport: { kind: 'process', command: join(run.root, 'no-such-agent'), args: [] }
+    })
+    const error = failure(await run.host.handle('sessions.new', { projectId: run.projectId, agentId: agent.id }))
     expect(error).toMatchObject({ code: 'agent_failed', problem: { kind: 'not_installed', lines: [] } })
-    expect(error.problem?.summary).toBe(`Ghost could not be started: its command '${join(root, 'no-such-agent')}' was not found on this computer.`)
+    expect(error.problem?.summary).toBe(
+      `Ghost could not be started: its command '${join(run.root, 'no-such-agent')}' was not found on this computer.`
+    )
   })
 
   it('an internal error from session/new: the details the agent sent, and what it wrote to stderr meanwhile; the state says failing until a session starts', async () => {
-    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), { SCRIPTED_AGENT_NEW: 'fail' }, 'Indexer'))
-    const error = failure(await host.handle('sessions.new', { projectId, agentId: agent.id }))
+    const agent = await run.host.request('agents.add', scriptedAgent(join(run.root, 'state'), { SCRIPTED_AGENT_NEW: 'fail' }, 'Indexer'))
+    const error = failure(await run.host.handle('sessions.new', { projectId: run.projectId, agentId: agent.id }))
     expect(error.code).toBe('agent_failed')
     expect(error.problem).toMatchObject({
       kind: 'session_failed',
       summary: 'Indexer could not start a session.',
       // Not "Internal error": what the agent's data explained.
       detail: 'The workspace index could not be opened',
-      lines: [`scripted-agent: open ${join(root, 'project')}/.index/lock: permission denied`],
+      lines: [`scripted-agent: open ${join(run.root, 'project')}/.index/lock: permission denied`],
       found: true
     })
     expect(error.message).not.toMatch(/^Internal error/)
@@ -89,11 +82,11 @@ describe('an agent that cannot start a session', () => {
     expect(state.sessionStarted).toBeUndefined()
 
     // Fixed: the same agent without the failure starts a session, and the problem is gone.
-    await host.request('agents.update', { agentId: agent.id, ...scriptedAgent(join(root, 'state'), {}, 'Indexer') })
-    await host.request('agents.restart', { agentId: agent.id })
+    await run.host.request('agents.update', { agentId: agent.id, ...scriptedAgent(join(run.root, 'state'), {}, 'Indexer') })
+    await run.host.request('agents.restart', { agentId: agent.id })
     expect((await stateOf(agent.id)).problem).toBeUndefined()
     expect((await stateOf(agent.id)).sessionStarted).toBeUndefined()
-    await host.request('sessions.new', { projectId, agentId: agent.id })
+    await run.host.request('sessions.new', { projectId: run.projectId, agentId: agent.id })
     expect(await stateOf(agent.id)).toMatchObject({ status: 'ready', sessionStarted: true })
   })
 })

@@ -49,7 +49,7 @@ async function serve(options: Parameters<typeof startNetworkAgent>[0] = {}): Pro
 }
 
 function remoteAgent(url: string, token = TOKEN, caFile?: string): RequestParams<'agents.add'> {
-  return { name: 'Remote', command: '', args: [], env: {}, secretEnv: {}, remote: { url, headers: { Authorization: `Bearer ${token}` }, caFile } }
+  return { name: 'Remote', transport: { kind: 'network', url, headers: { Authorization: `Bearer ${token}` }, caFile } }
 }
 
 const transports = [
@@ -280,7 +280,7 @@ describe('checking what is typed', () => {
   it('refuses addresses that are not ws(s) or http(s), credentials in the address, bad headers and unreadable CA files', async () => {
     const host = await startHost()
     const add = (remote: { url: string; headers?: Record<string, string | null>; caFile?: string }) =>
-      host.request('agents.add', { name: 'Bad', command: '', args: [], env: {}, secretEnv: {}, remote }).then(
+      host.request('agents.add', { name: 'Bad', transport: { kind: 'network', ...remote } }).then(
         () => '',
         (error: Error) => error.message
       )
@@ -296,7 +296,7 @@ describe('checking what is typed', () => {
 
 describe('secrets of a network agent', () => {
   const add = (host: Host, url: string, headers: Record<string, string> = {}) =>
-    host.request('agents.add', { name: 'Net', command: '', args: [], env: {}, secretEnv: {}, remote: { url, headers } }).then(
+    host.request('agents.add', { name: 'Net', transport: { kind: 'network', url, headers } }).then(
       (agent) => agent.id,
       (error: Error) => `refused: ${error.message}`
     )

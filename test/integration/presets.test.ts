@@ -1,8 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Host } from '../../electron/host/host'
-import { fold, openHost, readDbJson, recordEvents, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { describe, expect, it } from 'vitest'
+import { fold, hostWithProjectPerTest, openHost, readDbJson, recordEvents, scriptedAgent } from '../helpers'
 
 /**
  * Session presets (shared/presets.ts, electron/host/session-presets/) and the client's system prompt:
@@ -11,43 +10,30 @@ import { fold, openHost, readDbJson, recordEvents, removeDir, scriptedAgent, tem
  * offer is named in the session, which still opens; presets are kept in db.json.
  */
 
-let root: string
-let host: Host
-let projectId: string
-
-beforeEach(async () => {
-  root = await tempDir('presets')
-  await mkdir(join(root, 'project'))
-  host = await openHost(join(root, 'data'))
-  projectId = (await host.request('projects.add', { cwd: join(root, 'project') })).id
-})
-
-afterEach(async () => {
-  await host.close()
-  await removeDir(root)
-})
+const run = hostWithProjectPerTest('presets')
 
 async function addAgent(env: Record<string, string>, name = 'Scripted'): Promise<string> {
-  return (await host.request('agents.add', scriptedAgent(join(root, `state-${name}`), { SCRIPTED_AGENT_SESSION_STATE: '1', ...env }, name))).id
+  return (await run.host.request('agents.add', scriptedAgent(join(run.root, `state-${name}`), { SCRIPTED_AGENT_SESSION_STATE: '1', ...env }, name)))
+    .id
 }
 
 /** The agent's last reply to `text`. */
 async function ask(id: string, text: string): Promise<string> {
-  await host.request('sessions.prompt', { id, text })
-  const thread = fold((await host.request('sessions.open', { id })).records)
+  await run.host.request('sessions.prompt', { id, text })
+  const thread = fold((await run.host.request('sessions.open', { id })).records)
   return (thread.entries.filter((e) => e.kind === 'assistant').at(-1) as { text: string } | undefined)?.text ?? ''
 }
 
 async function errorsOf(id: string): Promise<string[]> {
-  const thread = fold((await host.request('sessions.open', { id })).records)
+  const thread = fold((await run.host.request('sessions.open', { id })).records)
   return thread.entries.filter((e) => e.kind === 'error').map((e) => (e as { message: string }).message)
 }
 
 describe('session presets', () => {
   it('start the agent with their mode, model, options and system prompt (after the project’s)', async () => {
     const agentId = await addAgent({ SCRIPTED_AGENT_SYSTEM_PROMPT: '1' })
-    await host.request('projects.setSystemPrompt', { projectId, systemPrompt: 'This project is written in Rust.' })
-    const preset = await host.request('presets.add', {
+    await run.host.request('projects.setSystemPrompt', { projectId: run.projectId, systemPrompt: 'This project is written in Rust.' })
+    const preset = await run.host.request('presets.add', {
       name: 'Careful reviewer',
       agentId,
       modeId: 'code',
@@ -55,7 +41,7 @@ describe('session presets', () => {
       configOptions: { verbose: true },
       systemPrompt: 'Review; never push.'
     })
-    const record = await host.request('presets.start', { presetId: preset.id, projectId })
+    const record = await run.host.request('presets.start', { presetId: preset.id, projectId: run.projectId })
     expect(record).toMatchObject({ agentId, preset: { id: preset.id, name: 'Careful reviewer' }, chosenMode: 'code' })
     expect(record.systemPrompt).toBe('This project is written in Rust.\n\nReview; never push.')
     expect(record).not.toHaveProperty('systemPromptLeftOut')
@@ -66,24 +52,24 @@ describe('session presets', () => {
     expect(await errorsOf(record.id)).toEqual([])
 
     // A plain new session of the same project gets the project's prompt alone.
-    const plain = await host.request('sessions.new', { projectId, agentId })
+    const plain = await run.host.request('sessions.new', { projectId: run.projectId, agentId })
     expect(plain.systemPrompt).toBe('This project is written in Rust.')
     expect(await ask(plain.id, '/system')).toContain('"text":"This project is written in Rust."')
   })
 
   it('send the same system prompt again when the session is reopened', async () => {
     const agentId = await addAgent({ SCRIPTED_AGENT_SYSTEM_PROMPT: '1' })
-    const preset = await host.request('presets.add', { name: 'Terse', agentId, systemPrompt: 'Answer in one line.' })
-    const record = await host.request('presets.start', { presetId: preset.id, projectId })
-    await host.request('agents.restart', { agentId })
-    await host.request('sessions.continue', { id: record.id })
+    const preset = await run.host.request('presets.add', { name: 'Terse', agentId, systemPrompt: 'Answer in one line.' })
+    const record = await run.host.request('presets.start', { presetId: preset.id, projectId: run.projectId })
+    await run.host.request('agents.restart', { agentId })
+    await run.host.request('sessions.continue', { id: record.id })
     expect(await ask(record.id, '/system')).toContain('"text":"Answer in one line."')
   })
 
   it('send no system prompt to an agent that does not announce it, and the session says why', async () => {
     const agentId = await addAgent({}, 'Plain')
-    const preset = await host.request('presets.add', { name: 'Terse', agentId, systemPrompt: 'Answer in one line.' })
-    const record = await host.request('presets.start', { presetId: preset.id, projectId })
+    const preset = await run.host.request('presets.add', { name: 'Terse', agentId, systemPrompt: 'Answer in one line.' })
+    const record = await run.host.request('presets.start', { presetId: preset.id, projectId: run.projectId })
     expect(record).not.toHaveProperty('systemPrompt')
     expect(record.systemPromptLeftOut).toMatch(
       /Plain does not take a system prompt from Switchboard \(it does not announce sessionCapabilities\.systemPrompt\)/
@@ -94,14 +80,14 @@ describe('session presets', () => {
 
   it('open the session when the agent does not offer a setting, and say which did not apply', async () => {
     const agentId = await addAgent({})
-    const preset = await host.request('presets.add', {
+    const preset = await run.host.request('presets.add', {
       name: 'Too much',
       agentId,
       modeId: 'architect',
       model: 'huge',
       configOptions: { verbose: true, effort: 'high' }
     })
-    const record = await host.request('presets.start', { presetId: preset.id, projectId })
+    const record = await run.host.request('presets.start', { presetId: preset.id, projectId: run.projectId })
     expect(await ask(record.id, '/state')).toBe('mode=ask model=fast verbose=true legacyModel=scripted-small')
     const [error, ...more] = await errorsOf(record.id)
     expect(more).toEqual([])
@@ -114,61 +100,61 @@ describe('session presets', () => {
 
   it('give their MCP servers besides the project’s, also when the session is reopened', async () => {
     const agentId = await addAgent({ SCRIPTED_AGENT_MCP: 'http' })
-    await mkdir(join(root, 'other'))
-    const other = await host.request('projects.add', { cwd: join(root, 'other') })
-    await host.request('mcp.save', { name: 'everywhere', transport: 'http', url: 'https://a.example/mcp' })
-    const elsewhere = await host.request('mcp.save', {
+    await mkdir(join(run.root, 'other'))
+    const other = await run.host.request('projects.add', { cwd: join(run.root, 'other') })
+    await run.host.request('mcp.save', { name: 'everywhere', transport: 'http', url: 'https://a.example/mcp' })
+    const elsewhere = await run.host.request('mcp.save', {
       name: 'docs',
       transport: 'http',
       url: 'https://b.example/mcp',
       scope: 'projects',
       projectIds: [other.id]
     })
-    const plain = await host.request('sessions.new', { projectId, agentId })
+    const plain = await run.host.request('sessions.new', { projectId: run.projectId, agentId })
     expect(plain.mcpServers?.map((s) => s.name)).toEqual(['everywhere'])
-    const preset = await host.request('presets.add', { name: 'With docs', agentId, mcpProfileIds: [elsewhere.id] })
-    const record = await host.request('presets.start', { presetId: preset.id, projectId })
+    const preset = await run.host.request('presets.add', { name: 'With docs', agentId, mcpProfileIds: [elsewhere.id] })
+    const record = await run.host.request('presets.start', { presetId: preset.id, projectId: run.projectId })
     expect(record.mcpServers?.map((s) => s.name)).toEqual(['everywhere', 'docs'])
-    await host.request('agents.restart', { agentId })
-    await host.request('sessions.continue', { id: record.id })
+    await run.host.request('agents.restart', { agentId })
+    await run.host.request('sessions.continue', { id: record.id })
     expect(await ask(record.id, '/mcp')).toContain('"name":"docs"')
   })
 
   it('are checked, listed, changed and removed, and announced to every window', async () => {
     const agentId = await addAgent({ SCRIPTED_AGENT_MODES: 'ask:ask,acceptEdits' })
-    const events = recordEvents(host)
-    expect(await host.handle('presets.add', { name: ' ', agentId })).toMatchObject({
+    const events = recordEvents(run.host)
+    expect(await run.host.handle('presets.add', { name: ' ', agentId })).toMatchObject({
       ok: false,
       error: { message: expect.stringContaining('A preset needs a name') }
     })
-    expect(await host.handle('presets.add', { name: 'X', agentId: 'nobody' })).toMatchObject({
+    expect(await run.host.handle('presets.add', { name: 'X', agentId: 'nobody' })).toMatchObject({
       ok: false,
       error: { message: "No agent with id 'nobody'" }
     })
-    expect(await host.handle('presets.add', { name: 'X', agentId, mcpProfileIds: ['gone'] })).toMatchObject({
+    expect(await run.host.handle('presets.add', { name: 'X', agentId, mcpProfileIds: ['gone'] })).toMatchObject({
       ok: false,
       error: { message: expect.stringContaining("No MCP server with id 'gone'") }
     })
     // A mode that lets the agent edit without asking is confirmed once per agent, as a starting mode is.
-    expect(await host.handle('presets.add', { name: 'Fast', agentId, modeId: 'acceptEdits' })).toMatchObject({
+    expect(await run.host.handle('presets.add', { name: 'Fast', agentId, modeId: 'acceptEdits' })).toMatchObject({
       ok: false,
       error: { code: 'skip_permissions_unconfirmed' }
     })
-    const fast = await host.request('presets.add', { name: 'Fast', agentId, modeId: 'acceptEdits', confirmSkip: true, isolation: 'worktree' })
-    expect(await host.handle('presets.add', { name: 'fast', agentId })).toMatchObject({
+    const fast = await run.host.request('presets.add', { name: 'Fast', agentId, modeId: 'acceptEdits', confirmSkip: true, isolation: 'worktree' })
+    expect(await run.host.handle('presets.add', { name: 'fast', agentId })).toMatchObject({
       ok: false,
       error: { message: expect.stringContaining('already exists') }
     })
-    const updated = await host.request('presets.update', { presetId: fast.id, name: 'Quick', agentId, isolation: 'folder' })
+    const updated = await run.host.request('presets.update', { presetId: fast.id, name: 'Quick', agentId, isolation: 'folder' })
     expect(updated).toMatchObject({ id: fast.id, name: 'Quick', isolation: 'folder', createdAt: fast.createdAt })
     expect(updated).not.toHaveProperty('modeId')
-    expect(await host.request('presets.list', {})).toEqual([updated])
-    await host.request('presets.remove', { presetId: fast.id })
-    expect(await host.request('presets.list', {})).toEqual([])
-    host.events.flush()
+    expect(await run.host.request('presets.list', {})).toEqual([updated])
+    await run.host.request('presets.remove', { presetId: fast.id })
+    expect(await run.host.request('presets.list', {})).toEqual([])
+    run.host.events.flush()
     const announced = events.flatMap((e) => (e.type === 'presets.changed' ? [e.payload.map((p) => p.name)] : []))
     expect(announced).toEqual([['Fast'], ['Quick'], []])
-    expect(await host.handle('presets.start', { presetId: fast.id, projectId })).toMatchObject({
+    expect(await run.host.handle('presets.start', { presetId: fast.id, projectId: run.projectId })).toMatchObject({
       ok: false,
       error: { message: expect.stringContaining('No preset') }
     })
@@ -178,38 +164,38 @@ describe('session presets', () => {
 describe('presets in db.json', () => {
   it('are kept across a restart, with the project’s system prompt and the sessions started from them', async () => {
     const agentId = await addAgent({})
-    const preset = await host.request('presets.add', {
+    const preset = await run.host.request('presets.add', {
       name: 'Keep me',
       agentId,
       model: 'smart',
       configOptions: { verbose: true },
       systemPrompt: 'Hi'
     })
-    await host.request('projects.setSystemPrompt', { projectId, systemPrompt: 'Rust' })
+    await run.host.request('projects.setSystemPrompt', { projectId: run.projectId, systemPrompt: 'Rust' })
     // A session makes db.json take its three-line layout (db-file.ts): the presets are on its first line.
-    const started = await host.request('presets.start', { presetId: preset.id, projectId })
-    await host.close()
-    expect(await readDbJson(join(root, 'data'))).toMatchObject({ presets: [preset], projects: [{ systemPrompt: 'Rust' }] })
-    host = await openHost(join(root, 'data'))
-    expect(await host.request('presets.list', {})).toEqual([preset])
-    expect((await host.request('projects.list', {}))[0]).toMatchObject({ systemPrompt: 'Rust' })
-    const [kept] = await host.request('sessions.get', { ids: [started.id] })
+    const started = await run.host.request('presets.start', { presetId: preset.id, projectId: run.projectId })
+    await run.host.close()
+    expect(await readDbJson(join(run.root, 'data'))).toMatchObject({ presets: [preset], projects: [{ systemPrompt: 'Rust' }] })
+    run.host = await openHost(join(run.root, 'data'))
+    expect(await run.host.request('presets.list', {})).toEqual([preset])
+    expect((await run.host.request('projects.list', {}))[0]).toMatchObject({ systemPrompt: 'Rust' })
+    const [kept] = await run.host.request('sessions.get', { ids: [started.id] })
     expect(kept).toMatchObject({ preset: { id: preset.id, name: 'Keep me' }, systemPromptLeftOut: expect.stringContaining('Scripted does not take') })
   })
 
   it('an old db.json without presets opens with none, and a preset added is kept', async () => {
-    await host.close()
-    const file = join(root, 'data', 'db.json')
+    await run.host.close()
+    const file = join(run.root, 'data', 'db.json')
     const old = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
     delete old.presets
     await writeFile(file, JSON.stringify(old))
-    host = await openHost(join(root, 'data'))
-    expect(await host.request('presets.list', {})).toEqual([])
-    expect((await host.request('app.info', {})).warnings).toEqual([])
+    run.host = await openHost(join(run.root, 'data'))
+    expect(await run.host.request('presets.list', {})).toEqual([])
+    expect((await run.host.request('app.info', {})).warnings).toEqual([])
     const agentId = await addAgent({})
-    const preset = await host.request('presets.add', { name: 'New', agentId })
-    await host.close()
-    host = await openHost(join(root, 'data'))
-    expect(await host.request('presets.list', {})).toEqual([preset])
+    const preset = await run.host.request('presets.add', { name: 'New', agentId })
+    await run.host.close()
+    run.host = await openHost(join(run.root, 'data'))
+    expect(await run.host.request('presets.list', {})).toEqual([preset])
   })
 })

@@ -398,7 +398,11 @@ describe('an agent set to protocol version 2 that speaks only version 1', () => 
 
   it('works with the SDK 1.x example agent too, which knows nothing of version 2', async () => {
     const agentId = (
-      await host.request('agents.add', { name: 'SDK example', command: process.execPath, args: [sdkV1ExampleAgent], env: {}, protocol: 2 })
+      await host.request('agents.add', {
+        name: 'SDK example',
+        transport: { kind: 'process', command: process.execPath, args: [sdkV1ExampleAgent], env: {} },
+        protocol: 2
+      })
     ).id
     await host.request('sessions.new', { projectId, agentId })
     expect(await agentState(agentId)).toMatchObject({ status: 'ready', protocolVersion: 1, protocolNote: expect.stringMatching(/speaks version 1/) })

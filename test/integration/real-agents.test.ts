@@ -41,7 +41,10 @@ afterEach(async () => {
 })
 
 async function addAgent(name: string, command: string, args: string[], env: Record<string, string> = {}): Promise<string> {
-  const agent = await host.request('agents.add', { name, command, args, env: { HOME: home, USERPROFILE: home, ...env } })
+  const agent = await host.request('agents.add', {
+    name,
+    transport: { kind: 'process', command, args, env: { HOME: home, USERPROFILE: home, ...env } }
+  })
   return agent.id
 }
 

@@ -343,7 +343,7 @@ describe('installing from the registry', () => {
     host = await open()
     // npx stays offline here: an update's check fails to start it, and says so.
     const env = { npm_config_offline: 'true', npm_config_cache: join(root, 'npm-cache') }
-    const add = (name: string, args: string[]) => host.request('agents.add', { name, command: 'npx', args, env })
+    const add = (name: string, args: string[]) => host.request('agents.add', { name, transport: { kind: 'process', command: 'npx', args, env } })
     const gemini = await add('Gemini CLI', ['-y', '@google/gemini-cli@0.27.0', '--acp'])
     const claude = await add('Claude Code', ['-y', '@agentclientprotocol/claude-agent-acp'])
     const codex = await add('Codex', ['-y', `@agentclientprotocol/codex-acp@${PRESET_PACKAGES[2]!.version}`])

@@ -223,9 +223,7 @@ describe('session/load as real agents answer it', () => {
     await host.request('agents.update', {
       agentId: agent.id,
       name: 'Loader',
-      command: runOf(agent).command,
-      args: runOf(agent).args,
-      env: { ...runOf(agent).env, ...env }
+      transport: { kind: 'process', command: runOf(agent).command, args: runOf(agent).args, env: { ...runOf(agent).env, ...env } }
     })
     return record.id
   }

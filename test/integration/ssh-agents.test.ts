@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { Host } from '../../electron/host/host'
 import type { RequestParams } from '../../shared/contract'
 import type { SshTarget } from '../../shared/transport'
-import { scriptedAgentCommand } from '../agent/spawn'
+import { scriptedTransport, type ProcessTransportInput } from '../agent/spawn'
 import {
   allowCommands,
   confirmEverything,
@@ -73,17 +73,12 @@ async function startHost(): Promise<Host> {
 }
 
 /** The scripted agent on the "host": its command, a tag to find its processes by, and a secret. */
-function sshAgent(target: SshTarget, tag: string, extra: Partial<RequestParams<'agents.add'>> = {}): RequestParams<'agents.add'> {
-  const { command, args } = scriptedAgentCommand()
-  return {
-    name: 'Over SSH',
-    command,
-    args,
-    env: { SCRIPTED_AGENT_STATE_DIR: stateDir, SB_SSH_TEST: tag },
-    secretEnv: {},
-    ssh: target,
-    ...extra
-  }
+function sshAgent(
+  target: SshTarget,
+  tag: string,
+  { name = 'Over SSH', ...extra }: { name?: string } & Partial<Omit<ProcessTransportInput, 'kind'>> = {}
+): RequestParams<'agents.add'> {
+  return { name, transport: { ...scriptedTransport({ SCRIPTED_AGENT_STATE_DIR: stateDir, SB_SSH_TEST: tag }, extra), kind: 'ssh', ...target } }
 }
 
 function lastMessage(records: Parameters<typeof fold>[0]): string {

@@ -91,7 +91,10 @@ describe.skipIf(process.platform === 'win32')('the login shell’s environment, 
   })
 
   it('starts an agent whose command is only on the shell’s PATH, with the shell’s variables; its terminals get them too', async () => {
-    const agent = await host.request('agents.add', { name: 'Fake', command: 'fake-agent', env: { SCRIPTED_AGENT_STATE_DIR: join(root, 'state') } })
+    const agent = await host.request('agents.add', {
+      name: 'Fake',
+      transport: { kind: 'process', command: 'fake-agent', env: { SCRIPTED_AGENT_STATE_DIR: join(root, 'state') } }
+    })
     expect((await host.request('agents.states', {})).find((s) => s.agentId === agent.id)).toMatchObject({ installed: true })
     const project = await host.request('projects.add', { cwd: projectDir })
     const session = await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
@@ -132,7 +135,7 @@ describe.skipIf(process.platform === 'win32')('a login shell that cannot be read
           `could not read your login shell's environment (${shell} exited with code 0 without printing an environment Switchboard could read)`
         )
       ])
-      const agent = await other.request('agents.add', { name: 'Fake', command: 'fake-agent' })
+      const agent = await other.request('agents.add', { name: 'Fake', transport: { kind: 'process', command: 'fake-agent' } })
       expect((await other.request('agents.states', {})).find((s) => s.agentId === agent.id)).toMatchObject({ installed: false })
     } finally {
       await other.close()
@@ -155,7 +158,7 @@ describe.skipIf(process.platform === 'win32')('a login shell that cannot be read
       expect(warnings).toEqual([
         expect.stringContaining(`could not read your login shell's environment (${shell} did not print its environment within 1 s)`)
       ])
-      const agent = await other.request('agents.add', { name: 'Fake', command: 'fake-agent' })
+      const agent = await other.request('agents.add', { name: 'Fake', transport: { kind: 'process', command: 'fake-agent' } })
       const state = (await other.request('agents.states', {})).find((s) => s.agentId === agent.id)
       expect(state).toMatchObject({
         installed: false,

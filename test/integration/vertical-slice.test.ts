@@ -240,7 +240,10 @@ describe('bad input gets a clear error and loses nothing', () => {
   it('names the command when an agent binary does not exist', async () => {
     const host = await startHost()
     const project = await host.request('projects.add', { cwd: projectDir })
-    const agent = await host.request('agents.add', { name: 'Ghost', command: 'switchboard-no-such-agent', args: [], env: {} })
+    const agent = await host.request('agents.add', {
+      name: 'Ghost',
+      transport: { kind: 'process', command: 'switchboard-no-such-agent', args: [], env: {} }
+    })
     // Known before anything is started.
     expect((await host.request('agents.states', {})).find((s) => s.agentId === agent.id)).toMatchObject({
       installed: false,
@@ -315,9 +318,7 @@ describe('bad input gets a clear error and loses nothing', () => {
     const wrapper = `sleep 300 & echo $! > '${pidFile}'; exec "$0" "$@"`
     const agent = await host.request('agents.add', {
       name: 'Parent',
-      command: '/bin/sh',
-      args: ['-c', wrapper, command, ...args],
-      env: { SCRIPTED_AGENT_STATE_DIR: stateDir }
+      transport: { kind: 'process', command: '/bin/sh', args: ['-c', wrapper, command, ...args], env: { SCRIPTED_AGENT_STATE_DIR: stateDir } }
     })
     await host.request('sessions.new', { projectId: project.id, agentId: agent.id })
     const grandchild = Number((await readFile(pidFile, 'utf8')).trim())

@@ -2,10 +2,9 @@ import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, beforeEach, expect } from 'vitest'
 import type { Host } from '../../electron/host/host'
-import { openHost, processesWithEnv, removeDir, tempDir } from '../helpers'
 import { startFakeOpenAI, type FakeOpenAI } from './fake-openai'
+import { offlinePerTest, type OfflineRun } from './offline'
 
 /**
  * Real Codex for the integration tests (`@agentclientprotocol/codex-acp`,
@@ -85,70 +84,41 @@ export async function makeCodexHome(root: string, url: string): Promise<CodexHom
 export async function addCodexAgent(host: Host, { home, codexHome }: CodexHome): Promise<string> {
   const agent = await host.request('agents.add', {
     name: 'Codex',
-    command: process.execPath,
-    args: [codexAdapter],
-    env: {
-      HOME: home,
-      USERPROFILE: home,
-      CODEX_HOME: codexHome,
-      FAKE_OPENAI_API_KEY: 'fake-openai-key',
-      RUST_LOG: process.env['RUST_LOG'] ?? 'info',
-      ...(process.env['APP_SERVER_LOGS'] ? { APP_SERVER_LOGS: process.env['APP_SERVER_LOGS'] } : {})
+    transport: {
+      kind: 'process',
+      command: process.execPath,
+      args: [codexAdapter],
+      env: {
+        HOME: home,
+        USERPROFILE: home,
+        CODEX_HOME: codexHome,
+        FAKE_OPENAI_API_KEY: 'fake-openai-key',
+        RUST_LOG: process.env['RUST_LOG'] ?? 'info',
+        ...(process.env['APP_SERVER_LOGS'] ? { APP_SERVER_LOGS: process.env['APP_SERVER_LOGS'] } : {})
+      }
     }
   })
   return agent.id
 }
 
 /** What one test's offline Codex runs on (see offlineCodexPerTest). */
-export interface OfflineCodex {
-  /** The test's temporary folder, holding everything below. */
-  root: string
-  /** An empty project folder. */
-  project: string
-  /** The Host's data folder. */
-  dataDir: string
+export interface OfflineCodex extends OfflineRun<FakeOpenAI> {
   codex: CodexHome
-  /** The running Host; a test that restarts it assigns the new one here. */
-  host: Host
-  api: FakeOpenAI
 }
 
 /**
- * The set-up the real-Codex suites share, made fresh for each test of the file
- * that calls this (at its top level): a temporary folder with a project, the
- * fake Responses API, a Codex home pointed at it, and a Host. After each test
- * the Host and the fake are closed, and it fails if anything Codex started
- * (HOME set to the test's folder) still runs, or if Codex called anything of
- * the API the fake does not serve. Returns one object whose fields are the
- * running test's.
+ * The real-Codex suites' set-up, per test (offlinePerTest in ./offline.ts): a
+ * temporary folder with a project, the fake Responses API, a Codex home
+ * pointed at it and a Host; after each test nothing with that HOME may run and
+ * no unknown API call may have been made.
  */
 export function offlineCodexPerTest(): OfflineCodex {
-  const run: Partial<OfflineCodex> = {}
-  beforeEach(async () => {
-    requireCodexAdapter()
-    run.root = await tempDir('codex')
-    run.project = join(run.root, 'project')
-    run.dataDir = join(run.root, 'data')
-    await mkdir(run.project)
-    run.api = await startFakeOpenAI()
-    run.codex = await makeCodexHome(run.root, run.api.url)
-    run.host = await openHost(run.dataDir)
+  return offlinePerTest({
+    prefix: 'codex',
+    check: requireCodexAdapter,
+    startApi: startFakeOpenAI,
+    prepare: async (root, api) => ({ codex: await makeCodexHome(root, api.url) }),
+    homeOf: ({ codex }) => codex.home,
+    unknownOf: (api) => api.unknown.map((r) => `${r.method} ${r.path}`)
   })
-  afterEach(async () => {
-    if (!run.root) return
-    try {
-      await run.host?.close()
-      await run.api?.close()
-      if (run.codex) {
-        // Everything Codex started had HOME set to our folder: none of it may remain.
-        expect(processesWithEnv(`HOME=${run.codex.home}`)).toEqual([])
-      }
-      // Codex called nothing of the API the fake does not serve.
-      if (run.api) expect(run.api.unknown.map((r) => `${r.method} ${r.path}`)).toEqual([])
-    } finally {
-      await removeDir(run.root)
-      for (const key of Object.keys(run)) delete run[key as keyof OfflineCodex]
-    }
-  })
-  return run as OfflineCodex
 }

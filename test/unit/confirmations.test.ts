@@ -164,7 +164,7 @@ describe('which requests ask, and what a refusal leaves', () => {
   it('a Host opened without a way to confirm refuses, and saves nothing', async () => {
     const bare = await Host.open({ dataDir: join(root, 'bare'), version: 'test', presets: [] })
     try {
-      const response = await bare.handle('agents.add', { name: 'X', command: 'x', confirmationCode: 'ABCDEF' })
+      const response = await bare.handle('agents.add', { name: 'X', transport: { kind: 'process', command: 'x' }, confirmationCode: 'ABCDEF' })
       expect(response).toMatchObject({ ok: false, error: { code: 'confirmation_refused', message: expect.stringContaining('no way to ask you') } })
       expect(await bare.request('agents.list', {})).toEqual([])
     } finally {
@@ -176,11 +176,14 @@ describe('which requests ask, and what a refusal leaves', () => {
     answer = false
     const refused = await host.handle('agents.add', {
       name: 'Mine',
-      command: '/opt/mine',
-      args: ['--acp', 'two words'],
-      env: { MODE: 'x' },
-      secretEnv: { TOKEN: 's3cret' },
-      cwd: join(root, 'home')
+      transport: {
+        kind: 'process',
+        command: '/opt/mine',
+        args: ['--acp', 'two words'],
+        env: { MODE: 'x' },
+        secretEnv: { TOKEN: 's3cret' },
+        cwd: join(root, 'home')
+      }
     })
     expect(refused).toEqual({ ok: false, error: { message: 'Cancelled.', code: 'confirmation_refused' } })
     expect(asked).toEqual([
@@ -205,15 +208,20 @@ describe('which requests ask, and what a refusal leaves', () => {
     expect(await secrets.get('agent:mine:env:TOKEN')).toBeUndefined()
     // A form that does not check out is refused before anything is asked.
     asked = []
-    expect(await host.handle('agents.add', { name: 'Empty', command: ' ' })).toMatchObject({ ok: false })
+    expect(await host.handle('agents.add', { name: 'Empty', transport: { kind: 'process', command: ' ' } })).toMatchObject({ ok: false })
     expect(asked).toEqual([])
   })
 
   it('agents: changing the command, arguments, folder or variables asks; a new name, protocol or kept secret does not', async () => {
-    const base = { name: 'Mine', command: 'mine', args: ['--acp'], env: { MODE: 'x' }, secretEnv: { TOKEN: 'one' } }
-    const agent = await host.request('agents.add', base)
-    const update = (change: Record<string, unknown>) =>
-      host.handle('agents.update', { agentId: agent.id, ...base, secretEnv: { TOKEN: null }, ...change })
+    const base = { command: 'mine', args: ['--acp'], env: { MODE: 'x' }, secretEnv: { TOKEN: 'one' } }
+    const agent = await host.request('agents.add', { name: 'Mine', transport: { kind: 'process', ...base } })
+    const update = ({ name = 'Mine', protocol, ...change }: Record<string, unknown>) =>
+      host.handle('agents.update', {
+        agentId: agent.id,
+        name,
+        ...(protocol === undefined ? {} : { protocol }),
+        transport: { kind: 'process', ...base, secretEnv: { TOKEN: null }, ...change }
+      })
     const asks = async (change: Record<string, unknown>): Promise<boolean> => {
       asked = []
       expect(await update(change)).toMatchObject({ ok: true })
@@ -285,7 +293,10 @@ describe('which requests ask, and what a refusal leaves', () => {
   })
 
   it('a change too long to show is refused without asking', async () => {
-    const response = await host.handle('agents.add', { name: 'Long', command: 'x', args: Array.from({ length: 10 }, () => 'y'.repeat(4000)) })
+    const response = await host.handle('agents.add', {
+      name: 'Long',
+      transport: { kind: 'process', command: 'x', args: Array.from({ length: 10 }, () => 'y'.repeat(4000)) }
+    })
     expect(response).toMatchObject({ ok: false, error: { code: 'confirmation_refused', message: expect.stringContaining('too long to show') } })
     expect(asked).toEqual([])
     expect(await host.request('agents.list', {})).toEqual([])

@@ -18,7 +18,7 @@ let host: Host
 let stub: StubAgents
 let projectId: string
 
-const agent: RequestParams<'agents.add'> = { name: 'Stub', command: 'stub-agent', args: [], env: {}, secretEnv: {} }
+const agent: RequestParams<'agents.add'> = { name: 'Stub', transport: { kind: 'process', command: 'stub-agent', args: [], env: {}, secretEnv: {} } }
 
 async function start(behaviour: StubBehaviour = {}): Promise<string> {
   stub = new StubAgents(behaviour)
