@@ -156,7 +156,10 @@ describe('hand-off to another agent', () => {
   })
 
   it('to an agent whose program is missing: a clear error, no new session, the original untouched', async () => {
-    const missing = await host.request('agents.add', { name: 'Gone', command: join(root, 'no-such-agent'), args: [], env: {} })
+    const missing = await host.request('agents.add', {
+      name: 'Gone',
+      transport: { kind: 'process', command: join(root, 'no-such-agent'), args: [], env: {} }
+    })
     const before = (await host.request('sessions.get', { ids: [source.id] }))[0]
     const count = (await host.request('sessions.list', { projectId })).length
     await expect(host.request('sessions.handOff', { id: source.id, agentId: missing.id })).rejects.toThrow(/Gone/)
