@@ -179,7 +179,8 @@ async function start(): Promise<void> {
       // Started from the Dock or a desktop menu, the app has a minimal PATH: agents get the login shell's environment.
       loginShell: wantsLoginShell(),
       shell: 'desktop',
-      secretsPersistent: secrets.persistent
+      secretsPersistent: secrets.persistent,
+      rendererDir
     },
     start: startHostProcess,
     pingEveryMs,

@@ -35,10 +35,10 @@ afterAll(() => removeDir(root))
 describe('switchboard run, without a running Switchboard', () => {
   it('streams the reply to stdout, exits 0, and the session is listed and found by search', async () => {
     const run = await runCli(['run', '--agent', 'scripted', '--project', project, 'hello from a script'], { env })
-    expect(run.stderr).toMatch(/^Session [\w-]+ /)
+    expect(run.stderr).toMatch(/^Session [\w-]+; go on with: switchboard run --continue /)
     expect(run.stdout).toBe('You said: hello from a script\n')
     expect(run.code).toBe(0)
-    const id = /^Session ([\w-]+) /.exec(run.stderr)?.[1]
+    const id = /^Session ([\w-]+);/.exec(run.stderr)?.[1]
 
     const listed = await runCli(['ls', '--json', '--project', project], { env })
     expect(listed.code).toBe(0)
@@ -62,7 +62,7 @@ describe('switchboard run, without a running Switchboard', () => {
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b))
     expect(new Set(seqs).size).toBe(seqs.length)
 
-    const id = /^Session ([\w-]+) /.exec(first.stderr)?.[1] ?? ''
+    const id = /^Session ([\w-]+);/.exec(first.stderr)?.[1] ?? ''
     const second = await runCli(['run', '--continue', id, '/say second'], { env })
     expect(second.stdout).toBe('second\n')
     expect(second.code).toBe(0)
@@ -79,7 +79,7 @@ describe('switchboard run, without a running Switchboard', () => {
     const run = await runCli(['run', '--agent', 'Scripted', '--project', project, '/fail the build server is down'], { env })
     expect(run.code).toBe(1)
     expect(run.stderr).toContain('the build server is down')
-    const id = /^Session ([\w-]+) /.exec(run.stderr)?.[1]
+    const id = /^Session ([\w-]+);/.exec(run.stderr)?.[1]
     const host = await openHost(dataDir)
     try {
       const inbox = await host.request('inbox.list', {})

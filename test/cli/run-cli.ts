@@ -11,8 +11,11 @@ export interface CliResult {
   stderr: string
 }
 
-/** Runs `switchboard ARGS` to its end; `stdin`: what is piped in (else nothing: stdin is not a terminal). */
-export function runCli(args: string[], options: { env?: Record<string, string>; stdin?: string; cwd?: string } = {}): Promise<CliResult> {
+/** Runs `switchboard ARGS` to its end; `stdin`: what is piped in (else nothing: stdin is not a terminal); `onStderr`: all of stderr so far, as it grows. */
+export function runCli(
+  args: string[],
+  options: { env?: Record<string, string>; stdin?: string; cwd?: string; onStderr?: (stderr: string) => void } = {}
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: options.cwd,
@@ -22,7 +25,10 @@ export function runCli(args: string[], options: { env?: Record<string, string>; 
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (data: Buffer) => (stdout += data.toString()))
-    child.stderr.on('data', (data: Buffer) => (stderr += data.toString()))
+    child.stderr.on('data', (data: Buffer) => {
+      stderr += data.toString()
+      options.onStderr?.(stderr)
+    })
     child.once('error', reject)
     child.once('close', (code) => resolve({ code, stdout, stderr }))
     child.stdin.end(options.stdin ?? '')

@@ -5,9 +5,11 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { hostLogFile } from '../../electron/host/host-process/host-supervisor'
+import { DOOR_FILE } from '../../electron/host/web/door'
 import { PortClient, type WebPort } from '../../electron/port-client'
 import type { WireResponse } from '../../shared/contract'
 import { ipcChannels } from '../../shared/ipc'
+import { runCli } from '../cli/run-cli'
 import { isProcessRunning, removeDir, tempDir, waitUntil } from '../helpers'
 
 /**
@@ -149,6 +151,9 @@ describe.runIf(process.platform === 'linux')('the desktop shell with the Host in
     const [hostPid] = app.hostPids
     expect(hostPid).not.toBe(app.child.pid)
     expect(await answered(app, 'projects.list')).toEqual({ ok: true, result: [] })
+    // The `switchboard` command goes through the app's Host, by its door, while the app holds the data folder.
+    const listed = await runCli(['ls', '--json'], { env: { SWITCHBOARD_DATA_DIR: app.dataDir } })
+    expect(listed).toMatchObject({ code: 0, stdout: '[]\n' })
 
     // A page in another frame (or not ours) gets no port: only the window's main frame showing our page.
     await app.askForPort('https://evil.example/')
@@ -166,8 +171,9 @@ describe.runIf(process.platform === 'linux')('the desktop shell with the Host in
     app.child.send({ fake: 'quit' })
     expect(await app.exited).toBe(0)
     for (const pid of app.hostPids) expect(isProcessRunning(pid)).toBe(false)
-    // The Host closed as asked: its lock on the data folder is released.
+    // The Host closed as asked: its lock on the data folder is released, its door is gone.
     expect(existsSync(join(app.dataDir, 'switchboard.lock'))).toBe(false)
+    expect(existsSync(join(app.dataDir, DOOR_FILE))).toBe(false)
   })
 
   it('a Host that stops answering pings is treated as dead: stopped and started again', async () => {

@@ -26,6 +26,8 @@ export interface HostOpen {
   shell: 'desktop' | 'serve'
   /** Desktop: whether the keychain encrypts (safeStorage), so secrets persist. */
   secretsPersistent?: boolean
+  /** Desktop: the built renderer, served behind the Host's door for the `switchboard` command (web/door.ts). */
+  rendererDir?: string
   /** serve: its command line's choices (serving.ts). */
   serve?: { rendererDir: string; port?: number; newToken?: boolean }
 }

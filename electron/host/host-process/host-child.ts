@@ -3,6 +3,7 @@ import type { ConfirmCommand } from '../contract/confirmations'
 import type { FromHost, HostOpen, PortMessage, PortRequest, ShellAnswers, ShellCall, ToHost } from './host-channel'
 import { Host } from '../host'
 import type { SecretStore } from '../storage/secrets'
+import { serveDoor } from '../web/door'
 import { startServing } from '../web/serving'
 
 /**
@@ -132,7 +133,17 @@ export function runHostProcess(parent: ParentLink, firstScreen: FirstScreenRende
         firstScreen
       })
       host = opened
-      close = () => opened.close()
+      // The `switchboard` command reaches this Host through its door instead of opening the data folder again.
+      const door = options.rendererDir
+        ? await serveDoor(opened, options.dataDir, options.rendererDir).catch((error: Error) => {
+            console.error(`The switchboard command cannot reach this Host: ${error.message}`)
+            return null
+          })
+        : null
+      close = async () => {
+        await door?.close()
+        await opened.close()
+      }
       // The dock badge counts what waits in the inbox: the shell only hears the count.
       opened.events.subscribe((events) => {
         const last = events.findLast((e) => e.type === 'inbox.changed')

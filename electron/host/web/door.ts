@@ -1,6 +1,8 @@
 import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
+import type { Host } from '../host'
 import { AtomicTextFile } from '../storage/atomic-file'
+import { startWsServer } from './ws-server'
 
 /**
  * How a second process on this machine reaches the Host that runs on a data
@@ -29,6 +31,27 @@ export async function openDoor(dataDir: string, server: { port: number; token: s
       const current = await readDoorFile(join(dataDir, DOOR_FILE)).catch(() => null)
       if (current?.pid === door.pid && current.port === door.port) await fs.rm(file.file, { force: true })
     }
+  }
+}
+
+/**
+ * The desktop app's door: its Host has no WebSocket of its own (its windows
+ * talk over ports), so one is opened for the command, on loopback, with a new
+ * token each start, and closed with the Host.
+ */
+export async function serveDoor(host: Host, dataDir: string, rendererDir: string): Promise<{ close(): Promise<void> }> {
+  const server = await startWsServer({ host, rendererDir })
+  try {
+    const door = await openDoor(dataDir, server)
+    return {
+      async close() {
+        await door.close()
+        await server.close()
+      }
+    }
+  } catch (error) {
+    await server.close()
+    throw error
   }
 }
 
