@@ -96,8 +96,14 @@ export const requestParams = {
   'sessions.continue': z.object({ id }),
   /** Trusts the session's folder in its agent's own trust file (Gemini CLI's folder trust), confirmed outside the window first. */
   'sessions.trustFolderForMcp': z.object({ id, ...confirmationCodeParam }),
+  /** `rulesApply: false`: no saved or session rule answers this turn's permission requests; each is asked (`switchboard run --allow never`). */
   'sessions.prompt': z
-    .object({ id, text: z.string().max(1_000_000), attachments: z.array(attachmentSchema).max(50).default([]) })
+    .object({
+      id,
+      text: z.string().max(1_000_000),
+      attachments: z.array(attachmentSchema).max(50).default([]),
+      rulesApply: z.boolean().default(true)
+    })
     .refine((p) => p.text.trim() !== '' || p.attachments.length > 0, { message: 'A prompt needs text or an attachment' }),
   'sessions.cancel': z.object({ id }),
   /**

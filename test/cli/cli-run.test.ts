@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SessionRecord } from '../../shared/domain'
-import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { openHost, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 import { jsonLines, runCli } from './run-cli'
 
 /**
@@ -111,5 +111,29 @@ describe('switchboard run, without a running Switchboard', () => {
     const run = await runCli(['run', '--agent', 'Scripted', '--project', 'project', '-'], { env, cwd: root, stdin: '/cwd\n' })
     expect(run.stdout).toBe(`cwd=${project}\n`)
     expect(run.code).toBe(0)
+  })
+
+  it('--allow rules lets the saved "always" rules answer and denies the rest; --allow never sets the rules aside', async () => {
+    const bash = (command: string): string =>
+      `/permission-call ${JSON.stringify({ tool: 'Bash', kind: 'execute', title: command, rawInput: { command } })}`
+    // Once, in the window, the user said "always allow" to running `npm test` in this project.
+    const host = await openHost(dataDir)
+    try {
+      const projectId = (await host.request('projects.add', { cwd: project })).id
+      const [agent] = await host.request('agents.list', {})
+      const { id } = await host.request('sessions.new', { projectId, agentId: agent!.id })
+      const turn = host.request('sessions.prompt', { id, text: bash('npm test') })
+      const asked = await waitUntil('the request', async () => (await host.request('sessions.open', { id, tail: 1 })).state.permissions?.[0])
+      await host.request('sessions.respondPermission', { id, requestId: asked.requestId, optionId: 'allow_always' })
+      await turn
+    } finally {
+      await host.close()
+    }
+    const byRule = await runCli(['run', '--allow', 'rules', '--agent', 'Scripted', '--project', project, bash('npm test')], { env })
+    expect(byRule).toMatchObject({ code: 0, stdout: 'permission: allow\n' })
+    const noRule = await runCli(['run', '--allow', 'rules', '--agent', 'Scripted', '--project', project, bash('rm -rf build')], { env })
+    expect(noRule).toMatchObject({ code: 5, stdout: 'permission: reject\n' })
+    const never = await runCli(['run', '--allow', 'never', '--agent', 'Scripted', '--project', project, bash('npm test')], { env })
+    expect(never).toMatchObject({ code: 5, stdout: 'permission: reject\n' })
   })
 })

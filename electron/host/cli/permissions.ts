@@ -4,9 +4,10 @@ import type { HostLink } from './link'
 
 /**
  * How a headless run answers what its agent asks permission for (`--allow`):
- * `ask` on a terminal, `never` (every request denied), or `rules` (the saved
- * "always" rules answer what they cover, in the Host, before anything is
- * asked; every other request is denied). Nothing is ever allowed that the
+ * `ask` on a terminal (the saved "always" rules answer what they cover
+ * first, as in the window), `never` (every request denied, the rules too set
+ * aside for the turn: `sessions.prompt`'s `rulesApply: false`), or `rules`
+ * (the rules answer what they cover, in the Host; every other request is denied). Nothing is ever allowed that the
  * user did not allow: a denial picks the agent's "reject once" option (never
  * an "always", which would save a rule), or dismisses the request when the
  * agent offers none.

@@ -84,7 +84,7 @@ async function promptOnce(link: HostLink, id: string, run: RunRequest, streams: 
     for (const batch of early.splice(0)) show(batch.seq, batch.records)
     let stopReason: string
     try {
-      stopReason = (await link.request('sessions.prompt', { id, text: run.prompt })).stopReason
+      stopReason = (await link.request('sessions.prompt', { id, text: run.prompt, rulesApply: run.allow !== 'never' })).stopReason
     } catch (error) {
       await catchUp(link, id, show)
       output.end()
