@@ -9,6 +9,7 @@ import { SYSTEM_PROMPT_MAX } from './presets'
 import { registryRequestParams } from './registry'
 import { settingsRequestParams } from './settings'
 import { spendRequestParams } from './spend'
+import { navigationTargetSchema } from './navigation'
 
 /**
  * What each request of the contract (contract.ts) takes: a zod schema per
@@ -27,6 +28,8 @@ const hunkRef = z.object({ index: z.number().int().min(0).max(100_000), header: 
 
 export const requestParams = {
   'app.info': z.object({}),
+  /** The windows are told to show a session or a project (shared/navigation.ts); only navigation, nothing changes. */
+  'app.navigate': z.object({ target: navigationTargetSchema }),
   /**
    * The window's first load and its first screen: `requests` (each a method and its parameters) answered in
    * order, and the window's first screen drawn from those very answers as HTML, before the window's code runs

@@ -24,6 +24,7 @@ import { lazyMcpHandlers, McpService } from './mcp/service'
 import { defaultAgentPresets } from './agents/presets'
 import { killLeftovers, markPrefixFor } from './child-processes/process-tree'
 import { projectsHandlers } from './projects/service'
+import { navigate } from './projects/navigation'
 import { Records } from './storage/records'
 import { RoomErrors } from './contract/room-errors'
 import { RegistryService } from './acp-registry/service'
@@ -248,6 +249,7 @@ export class Host {
     const appInfo = { version, dataDir, nativeFolderPicker: Boolean(options.pickFolder), warnings, secretsPersistent: secrets.persistent }
     this.handlers = {
       'app.info': async () => appInfo,
+      'app.navigate': async ({ target }) => navigate(records, events, target),
       'app.firstScreen': ({ height, requests }) => this.firstScreen(options.firstScreen, height, requests),
       'search.query': async ({ q, limit }) => this.search.query(q, limit),
       ...projectsHandlers({ records, lifecycle, supervisor, pickFolder: options.pickFolder }),

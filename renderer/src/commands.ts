@@ -1,4 +1,5 @@
 import { isAppCommand, type AppCommand } from '../../shared/app-commands'
+import type { Navigation } from '../../shared/navigation'
 
 /**
  * What each app command does, registered by the part of the window that owns it
@@ -22,5 +23,25 @@ export function runAppCommand(command: unknown): boolean {
   const handler = handlers.get(command)
   if (!handler) return false
   handler()
+  return true
+}
+
+let navigator: ((navigation: Navigation) => void) | null = null
+
+/**
+ * Registers where the window goes when told from outside (`app.navigate`: `switchboard open`, a switchboard://
+ * link); the returned function unregisters it.
+ */
+export function onNavigate(handler: (navigation: Navigation) => void): () => void {
+  navigator = handler
+  return () => {
+    if (navigator === handler) navigator = null
+  }
+}
+
+/** Goes where the window is told; false when nothing handles it yet. */
+export function runNavigation(navigation: Navigation): boolean {
+  if (!navigator) return false
+  navigator(navigation)
   return true
 }

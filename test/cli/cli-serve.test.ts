@@ -19,6 +19,7 @@ let dataDir: string
 let project: string
 let serving: Serving
 let env: Record<string, string>
+const navigations: unknown[] = []
 
 beforeAll(async () => {
   root = await tempDir('cli-serve')
@@ -34,6 +35,9 @@ beforeAll(async () => {
   await serving.host.handle('agents.add', scriptedAgent(join(root, 'state')), via)
   await serving.host.handle('projects.add', { cwd: project }, via)
   env = { SWITCHBOARD_DATA_DIR: dataDir }
+  serving.host.events.subscribe((events) => {
+    for (const event of events) if (event.type === 'app.navigate') navigations.push(event.payload)
+  })
 })
 
 afterAll(async () => {
@@ -73,5 +77,33 @@ describe('switchboard through the running Host', () => {
     expect(run.stderr).toContain('is not a project of the running Switchboard yet')
     expect(run.code).toBe(1)
     expect((await serving.host.request('projects.list', {})).map((p) => p.cwd)).toEqual([project])
+  })
+
+  it('open, a folder and --new tell the app’s windows where to go; --new queues its prompt in a new session', async () => {
+    const [session] = await serving.host.request('sessions.list', {})
+    const opened = await runCli(['open', session!.id], { env })
+    expect(opened.code).toBe(0)
+    expect(navigations).toContainEqual({ kind: 'session', id: session!.id })
+
+    const [known] = await serving.host.request('projects.list', {})
+    const folder = await runCli([project], { env })
+    expect(folder.code).toBe(0)
+    expect(navigations).toContainEqual({ kind: 'project', id: known!.id })
+
+    const started = await runCli(['--new', '--agent', 'Scripted', '--project', project, '/say started from the terminal'], { env })
+    expect(started.code).toBe(0)
+    const id = /^Session ([\w-]+) started/.exec(started.stderr)?.[1] ?? ''
+    expect(navigations.at(-1)).toEqual({ kind: 'session', id })
+    await waitUntil('the queued prompt’s turn to end', async () => (await serving.host.request('sessions.get', { ids: [id] }))[0]?.lastStopReason)
+    expect(JSON.stringify((await serving.host.request('sessions.open', { id })).records)).toContain('started from the terminal')
+  })
+
+  it('bad input: a session or folder that does not exist is a message and exit 2, and the windows go nowhere', async () => {
+    const before = navigations.length
+    const noSession = await runCli(['open', 'no-such-session'], { env })
+    expect(noSession).toMatchObject({ code: 2, stderr: expect.stringContaining("No session 'no-such-session'") })
+    const noFolder = await runCli([join(root, 'missing')], { env })
+    expect(noFolder).toMatchObject({ code: 2, stderr: expect.stringContaining(`The folder ${join(root, 'missing')} does not exist`) })
+    expect(navigations.length).toBe(before)
   })
 })

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs'
 import { isAbsolute, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { newSession, openFolder, openSession } from './app'
 import { dataFolder } from './data-folder'
 import { CliError, EXIT } from './exit-codes'
 import { listSessions, searchHistory } from './listing'
@@ -18,6 +19,10 @@ import { canAsk, question } from './terminal'
  */
 
 export const USAGE = `Usage:
+  switchboard [FOLDER]                         open FOLDER (default: this one) as a project in the app, starting it if needed
+  switchboard --new [--agent A | --preset P] [--worktree] [--project DIR] "PROMPT"
+                                               a new session in the app, with that prompt
+  switchboard open SESSION                     show that session in the app
   switchboard run (--agent A | --preset P) [--project DIR] [--json] [--allow ask|never|rules] "PROMPT"
   switchboard run --continue SESSION [--json] [--allow ask|never|rules] "PROMPT"
   switchboard ls [--project P] [--json]
@@ -37,10 +42,11 @@ Exit codes: 0 finished, 1 failed, 2 bad command line, 3 refused, 4 cancelled, 5 
 
 export async function main(argv: string[], streams: Streams): Promise<number> {
   const [command, ...rest] = argv
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+  if (command === '--help' || command === '-h' || command === 'help') {
     streams.out(`${USAGE}\n`)
     return EXIT.ok
   }
+  if (command === undefined || !['run', 'ls', 'search', 'open'].includes(command)) return appCommand(argv, streams)
   const { values, positionals } = parse(rest, command)
   const dataDir = dataFolder(values['data-dir'] as string | undefined)
   const json = values.json === true
@@ -54,14 +60,48 @@ export async function main(argv: string[], streams: Streams): Promise<number> {
       if (positionals.length !== 1) throw new CliError('search takes the text to find, in quotes: switchboard search "flaky test".', EXIT.usage)
       return searchHistory({ dataDir, text: positionals[0] as string, json }, streams)
     default:
-      throw new CliError(`Unknown command '${command}'.\n${USAGE}`, EXIT.usage)
+      // open
+      if (positionals.length !== 1) throw new CliError('open takes the id of a session (switchboard ls lists them).', EXIT.usage)
+      return openSession(dataDir, positionals[0] as string, streams)
   }
+}
+
+/** `switchboard [FOLDER]` and `switchboard --new …`: the app, told what to show. */
+async function appCommand(argv: string[], streams: Streams): Promise<number> {
+  const isNew = argv[0] === '--new'
+  const { values, positionals } = parse(isNew ? argv.slice(1) : argv, isNew ? '--new' : 'folder')
+  const dataDir = dataFolder(values['data-dir'] as string | undefined)
+  const adder = projectAdder(async () =>
+    canAsk() ? question('The running Switchboard printed a code to confirm adding the project; type it: ') : null
+  )
+  if (!isNew) {
+    if (positionals.length > 1) throw new CliError(`One folder at a time (got ${positionals.length}).\n${USAGE}`, EXIT.usage)
+    return openFolder(dataDir, positionals[0] ?? '.', adder, streams)
+  }
+  if (values.agent !== undefined && values.preset !== undefined) throw new CliError('--new takes --agent or --preset, not both.', EXIT.usage)
+  if (positionals.length > 1) throw new CliError('Give the prompt as one argument, in quotes.', EXIT.usage)
+  const prompt = await promptText(positionals[0])
+  return newSession(
+    {
+      dataDir,
+      folder: (values.project as string | undefined) ?? '.',
+      agent: values.agent as string | undefined,
+      preset: values.preset as string | undefined,
+      worktree: values.worktree === true,
+      prompt
+    },
+    adder,
+    streams
+  )
 }
 
 const OPTIONS = {
   run: ['agent', 'preset', 'project', 'continue', 'json', 'allow', 'data-dir'],
   ls: ['project', 'json', 'data-dir'],
-  search: ['json', 'data-dir']
+  search: ['json', 'data-dir'],
+  open: ['data-dir'],
+  '--new': ['agent', 'preset', 'project', 'worktree', 'data-dir'],
+  folder: ['data-dir']
 } as const
 
 function parse(args: string[], command: string): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
@@ -73,6 +113,7 @@ function parse(args: string[], command: string): { values: Record<string, string
     continue: { type: 'string' },
     allow: { type: 'string' },
     json: { type: 'boolean' },
+    worktree: { type: 'boolean' },
     'data-dir': { type: 'string' }
   } as const
   const options = Object.fromEntries(Object.entries(all).filter(([name]) => names.includes(name)))
