@@ -1,11 +1,10 @@
-import { z } from 'zod'
-
 /**
  * Where the window is asked to go from outside it: a session, or a project.
  * Said by `switchboard open <id>` and `switchboard <folder>` (through the
  * contract's `app.navigate`) and by links (`switchboard://session/<id>`,
  * `switchboard://project?path=…`, read by the desktop shell). Navigation only:
  * going somewhere never starts a prompt, adds a project or changes a setting.
+ * No zod here: the window imports it (the request's schema is in request-params.ts).
  */
 
 export type NavigationTarget = { kind: 'session'; id: string } | { kind: 'project'; path: string }
@@ -14,11 +13,6 @@ export type NavigationTarget = { kind: 'session'; id: string } | { kind: 'projec
 export type Navigation = { kind: 'session'; id: string } | { kind: 'project'; id: string }
 
 export const LINK_SCHEME = 'switchboard'
-
-export const navigationTargetSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('session'), id: z.string().min(1).max(200) }),
-  z.object({ kind: z.literal('project'), path: z.string().min(1).max(4096) })
-])
 
 export function sessionLink(id: string): string {
   return `${LINK_SCHEME}://session/${encodeURIComponent(id)}`
@@ -39,14 +33,9 @@ export function linkTarget(link: string): { target: NavigationTarget } | { ignor
   if (url.protocol !== `${LINK_SCHEME}:`) return { ignored: `not a ${LINK_SCHEME}:// link` }
   if (url.username || url.password || url.port) return { ignored: 'a link carries no user, password or port' }
   if (url.hostname === 'session') {
-    const parts = url.pathname.split('/').filter(Boolean)
-    let id: string
-    try {
-      id = decodeURIComponent(parts[0] ?? '')
-    } catch {
-      return { ignored: 'the session id is not readable' }
-    }
-    if (parts.length !== 1 || !/^[\w-]{1,200}$/.test(id) || url.search) return { ignored: 'a session link is switchboard://session/<id>' }
+    // Read from the link as written: a URL parser resolves `..` and escapes, which a session id never has.
+    const id = /^switchboard:\/\/session\/([\w-]{1,200})\/?$/i.exec(link)?.[1]
+    if (!id) return { ignored: 'a session link is switchboard://session/<id>' }
     return { target: { kind: 'session', id } }
   }
   if (url.hostname === 'project') {

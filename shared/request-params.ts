@@ -9,7 +9,6 @@ import { SYSTEM_PROMPT_MAX } from './presets'
 import { registryRequestParams } from './registry'
 import { settingsRequestParams } from './settings'
 import { spendRequestParams } from './spend'
-import { navigationTargetSchema } from './navigation'
 
 /**
  * What each request of the contract (contract.ts) takes: a zod schema per
@@ -25,6 +24,12 @@ const changePath = z
   .max(4096)
   .refine((p) => !p.startsWith('/') && !/^[A-Za-z]:/.test(p) && !p.split(/[\\/]/).includes('..'), { message: 'A path inside the session folder' })
 const hunkRef = z.object({ index: z.number().int().min(0).max(100_000), header: z.string().min(1).max(200) })
+
+/** Where `app.navigate` sends the windows (shared/navigation.ts). */
+const navigationTargetSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('session'), id: z.string().min(1).max(200) }),
+  z.object({ kind: z.literal('project'), path: z.string().min(1).max(4096) })
+])
 
 export const requestParams = {
   'app.info': z.object({}),

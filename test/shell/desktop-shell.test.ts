@@ -10,7 +10,9 @@ import { PortClient, type WebPort } from '../../electron/port-client'
 import type { WireResponse } from '../../shared/contract'
 import { ipcChannels } from '../../shared/ipc'
 import { runCli } from '../cli/run-cli'
-import { isProcessRunning, removeDir, tempDir, waitUntil } from '../helpers'
+import { confirmEverything, isProcessRunning, removeDir, tempDir, waitUntil } from '../helpers'
+import { Host } from '../../electron/host/host'
+import { projectLink } from '../../shared/navigation'
 
 /**
  * The desktop app's main process, as built (out/main/index.js, run `npx electron-vite build` first), under
@@ -206,5 +208,25 @@ describe.runIf(process.platform === 'linux')('the desktop shell with the Host in
     app.child.send({ fake: 'quit' })
     expect(await app.exited).toBe(0)
     expect(app.hostPids).toHaveLength(1)
+  })
+
+  it('follows a switchboard:// link handed over by a second start: the window is told where to go; a malformed one is ignored with a log line', async () => {
+    const dataDir = join(root, 'data')
+    const folder = join(root, 'project')
+    await mkdir(folder)
+    const setUp = await Host.open({ dataDir, version: 'test', presets: [], confirmCommand: confirmEverything })
+    const project = await setUp.request('projects.add', { cwd: folder })
+    await setUp.close()
+    app = launch(dataDir)
+    await app.askForPort()
+    const navigated: unknown[] = []
+    app.client.onEvents((events) => navigated.push(...events.filter((e) => e.type === 'app.navigate').map((e) => e.payload)))
+    expect(await answered(app, 'projects.list')).toMatchObject({ ok: true })
+    app.child.send({ fake: 'second-instance', argv: ['switchboard', 'switchboard://session/../../etc', projectLink(folder)] })
+    await waitUntil('the window told to show the project', () => navigated.length > 0)
+    expect(navigated).toEqual([{ kind: 'project', id: project.id }])
+    expect(app.output()).toContain('Switchboard ignored the link "switchboard://session/../../etc"')
+    app.child.send({ fake: 'quit' })
+    expect(await app.exited).toBe(0)
   })
 })

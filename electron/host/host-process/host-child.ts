@@ -80,6 +80,11 @@ export function runHostProcess(parent: ParentLink, firstScreen: FirstScreenRende
       case 'command':
         host?.events.emit('app.command', { command: message.command })
         return
+      case 'navigate':
+        void host?.handle('app.navigate', { target: message.target }).then((answer) => {
+          if (!answer.ok) console.error(`A switchboard:// link was not followed: ${answer.error.message}`)
+        })
+        return
       case 'close':
         void shutDown()
         return
