@@ -2,8 +2,7 @@
 // The `switchboard` command from a checkout (`npm link`, `npx switchboard`): runs the built command,
 // out/main/cli.js (electron/host/cli/main.ts), telling it how to start the app when it is not running
 // (this checkout's Electron on this folder).
-import { existsSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
@@ -14,12 +13,24 @@ if (!existsSync(cli)) {
   process.exit(2)
 }
 if (!process.env.SWITCHBOARD_APP_COMMAND) {
-  try {
-    // Under Node, the electron package's main export is the path of its binary.
-    const electron = createRequire(import.meta.url)('electron')
-    if (typeof electron === 'string' && existsSync(electron)) process.env.SWITCHBOARD_APP_COMMAND = JSON.stringify([electron, root])
-  } catch {
-    // No Electron here: the command says so when it would need to start the app.
-  }
+  const electron = electronBinary()
+  if (electron) process.env.SWITCHBOARD_APP_COMMAND = JSON.stringify([electron, root])
 }
 await import(pathToFileURL(cli).href)
+
+/**
+ * This checkout's Electron, where `npm start` put it (node_modules/electron/path.txt), or ELECTRON_EXEC_PATH;
+ * null when there is none yet (the command then says to start the app). Never `require('electron')`: that
+ * downloads the binary when it is missing.
+ */
+function electronBinary() {
+  const given = process.env.ELECTRON_EXEC_PATH
+  if (given) return existsSync(given) ? given : null
+  try {
+    const electronDir = join(root, 'node_modules', 'electron')
+    const binary = join(electronDir, 'dist', readFileSync(join(electronDir, 'path.txt'), 'utf8').trim())
+    return existsSync(binary) ? binary : null
+  } catch {
+    return null
+  }
+}

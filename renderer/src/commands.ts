@@ -27,6 +27,8 @@ export function runAppCommand(command: unknown): boolean {
 }
 
 let navigator: ((navigation: Navigation) => void) | null = null
+/** Where the window was told to go before its code could go anywhere (the app just started): gone to once it can. */
+let pending: Navigation | null = null
 
 /**
  * Registers where the window goes when told from outside (`app.navigate`: `switchboard open`, a switchboard://
@@ -34,14 +36,16 @@ let navigator: ((navigation: Navigation) => void) | null = null
  */
 export function onNavigate(handler: (navigation: Navigation) => void): () => void {
   navigator = handler
+  const waiting = pending
+  pending = null
+  if (waiting) handler(waiting)
   return () => {
     if (navigator === handler) navigator = null
   }
 }
 
-/** Goes where the window is told; false when nothing handles it yet. */
-export function runNavigation(navigation: Navigation): boolean {
-  if (!navigator) return false
-  navigator(navigation)
-  return true
+/** Goes where the window is told, now or as soon as the window can. */
+export function runNavigation(navigation: Navigation): void {
+  if (navigator) navigator(navigation)
+  else pending = navigation
 }

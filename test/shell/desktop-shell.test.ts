@@ -1,5 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -210,7 +210,7 @@ describe.runIf(process.platform === 'linux')('the desktop shell with the Host in
     expect(app.hostPids).toHaveLength(1)
   })
 
-  it('follows a switchboard:// link handed over by a second start: the window is told where to go; a malformed one is ignored with a log line', async () => {
+  it('follows a switchboard:// link handed over by a second start: the window is told where to go, also when it connects after; a malformed one is ignored with a log line', async () => {
     const dataDir = join(root, 'data')
     const folder = join(root, 'project')
     await mkdir(folder)
@@ -218,15 +218,45 @@ describe.runIf(process.platform === 'linux')('the desktop shell with the Host in
     const project = await setUp.request('projects.add', { cwd: folder })
     await setUp.close()
     app = launch(dataDir)
-    await app.askForPort()
+    // `switchboard FOLDER` while the app's Host is open but its window has no port yet (the command started the
+    // app): the window is told once it connects.
+    await waitUntil('the Host open (its door written)', () => existsSync(join(dataDir, DOOR_FILE)))
+    expect(await runCli([folder], { env: { SWITCHBOARD_DATA_DIR: dataDir } })).toMatchObject({ code: 0 })
     const navigated: unknown[] = []
     app.client.onEvents((events) => navigated.push(...events.filter((e) => e.type === 'app.navigate').map((e) => e.payload)))
-    expect(await answered(app, 'projects.list')).toMatchObject({ ok: true })
-    app.child.send({ fake: 'second-instance', argv: ['switchboard', 'switchboard://session/../../etc', projectLink(folder)] })
+    await app.askForPort()
     await waitUntil('the window told to show the project', () => navigated.length > 0)
-    expect(navigated).toEqual([{ kind: 'project', id: project.id }])
+    // A link a second start hands over.
+    app.child.send({ fake: 'second-instance', argv: ['switchboard', 'switchboard://session/../../etc', projectLink(folder)] })
+    await waitUntil('the window told again', () => navigated.length > 1)
+    expect(navigated).toEqual([
+      { kind: 'project', id: project.id },
+      { kind: 'project', id: project.id }
+    ])
     expect(app.output()).toContain('Switchboard ignored the link "switchboard://session/../../etc"')
     app.child.send({ fake: 'quit' })
     expect(await app.exited).toBe(0)
+  })
+
+  it('`switchboard FOLDER` starts the app when none runs, waits for its Host, and has the window show the project', async () => {
+    const dataDir = join(root, 'data')
+    const folder = join(root, 'project')
+    await mkdir(folder)
+    const setUp = await Host.open({ dataDir, version: 'test', presets: [], confirmCommand: confirmEverything })
+    await setUp.request('projects.add', { cwd: folder })
+    await setUp.close()
+    // The app as the launcher starts it, here under Node with the stand-in for Electron.
+    const command = JSON.stringify([process.execPath, '--import', register, built])
+    const run = await runCli([folder], { env: { SWITCHBOARD_DATA_DIR: dataDir, SWITCHBOARD_APP_COMMAND: command } })
+    const door = JSON.parse(readFileSync(join(dataDir, DOOR_FILE), 'utf8')) as { pid: number }
+    // The app's main process is the parent of its Host's.
+    const main = Number(readFileSync(`/proc/${door.pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1])
+    try {
+      expect(run.stderr).toBe(`Switchboard shows ${folder}.\n`)
+      expect(run.code).toBe(0)
+    } finally {
+      process.kill(main, 'SIGKILL')
+      await waitUntil('the started app and its Host to be gone', () => !isProcessRunning(main) && !isProcessRunning(door.pid))
+    }
   })
 })

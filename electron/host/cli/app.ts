@@ -137,7 +137,10 @@ function appCommand(): string[] {
     command = null
   }
   if (!Array.isArray(command) || command.length === 0 || !command.every((part) => typeof part === 'string')) {
-    throw new CliError('Switchboard is not running, and this command does not know how to start it: start the app, then try again.', EXIT.unavailable)
+    throw new CliError(
+      'Switchboard is not running, and this command does not know how to start it: start the app (npm start in a checkout), then try again.',
+      EXIT.unavailable
+    )
   }
   return command as string[]
 }
