@@ -89,7 +89,7 @@ describe('switchboard run, without a running Switchboard', () => {
     }
   })
 
-  it('bad input: a message a user can act on, exit 2, nothing written', async () => {
+  it('bad input: a message a user can act on, exit 2 (7 when no Switchboard can be reached), nothing written', async () => {
     const fresh = join(root, 'fresh-data')
     const missing = await runCli(['run', '--agent', 'Scripted', '--project', join(root, 'nope'), 'hi'], { env: { SWITCHBOARD_DATA_DIR: fresh } })
     expect(missing).toMatchObject({ code: 2, stderr: expect.stringContaining(`The project folder ${join(root, 'nope')} does not exist`) })
@@ -103,6 +103,16 @@ describe('switchboard run, without a running Switchboard', () => {
     expect(unknown).toMatchObject({ code: 2, stderr: expect.stringContaining("No agent 'gpt-9'. Agents: Scripted") })
     const noSession = await runCli(['run', '--continue', 'no-such-session', 'hi'], { env })
     expect(noSession).toMatchObject({ code: 2, stderr: expect.stringContaining("No session 'no-such-session'") })
+    const noApp = await runCli(['open', 'some-session'], { env })
+    expect(noApp).toMatchObject({ code: 7, stderr: expect.stringContaining('Switchboard is not running') })
+    // A Switchboard without a door (here: a Host in the test's process) holds the folder: the command cannot reach it.
+    const holder = await openHost(dataDir)
+    try {
+      const held = await runCli(['run', '--agent', 'Scripted', '--project', project, 'hi'], { env })
+      expect(held).toMatchObject({ code: 7, stderr: expect.stringContaining(`Another Switchboard (process ${process.pid}`) })
+    } finally {
+      await holder.close()
+    }
     const sessions = await runCli(['ls', '--json'], { env })
     expect((JSON.parse(sessions.stdout) as SessionRecord[]).length).toBe(4)
   })
