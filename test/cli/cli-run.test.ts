@@ -75,8 +75,8 @@ describe('switchboard run, without a running Switchboard', () => {
     expect(run.code).toBe(5)
   })
 
-  it('a turn that fails exits 1 with the agent’s words and waits in the inbox', async () => {
-    const run = await runCli(['run', '--agent', 'Scripted', '--project', project, '/fail the build server is down'], { env })
+  it('a turn that fails exits 1 with the agent’s words, waits in the inbox, and what it spent is counted', async () => {
+    const run = await runCli(['run', '--agent', 'Scripted', '--project', project, '/cost 0.25 USD\n/fail the build server is down'], { env })
     expect(run.code).toBe(1)
     expect(run.stderr).toContain('the build server is down')
     const id = /^Session ([\w-]+);/.exec(run.stderr)?.[1]
@@ -84,6 +84,8 @@ describe('switchboard run, without a running Switchboard', () => {
     try {
       const inbox = await host.request('inbox.list', {})
       expect(inbox).toContainEqual(expect.objectContaining({ kind: 'error', session: expect.objectContaining({ id }) }))
+      const spend = await host.request('spend.report', {})
+      expect(spend.sessions).toContainEqual(expect.objectContaining({ id, cost: { USD: 0.25 } }))
     } finally {
       await host.close()
     }
