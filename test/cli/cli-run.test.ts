@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SessionRecord } from '../../shared/domain'
 import { openHost, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
-import { jsonLines, runCli } from './run-cli'
+import { jsonLines, runCli, runCliOnTerminal } from './run-cli'
 
 /**
  * `switchboard run` with no Switchboard running: the command opens the Host
@@ -84,7 +84,11 @@ describe('switchboard run, without a running Switchboard', () => {
     try {
       const inbox = await host.request('inbox.list', {})
       expect(inbox).toContainEqual(expect.objectContaining({ kind: 'error', session: expect.objectContaining({ id }) }))
-      const spend = await host.request('spend.report', {})
+      // Once past conversations are read for what they spent (a first spend report starts that).
+      const spend = await waitUntil('the spend report whole', async () => {
+        const report = await host.request('spend.report', {})
+        return report.backfill ? null : report
+      })
       expect(spend.sessions).toContainEqual(expect.objectContaining({ id, cost: { USD: 0.25 } }))
     } finally {
       await host.close()
@@ -148,4 +152,18 @@ describe('switchboard run, without a running Switchboard', () => {
     const never = await runCli(['run', '--allow', 'never', '--agent', 'Scripted', '--project', project, bash('npm test')], { env })
     expect(never).toMatchObject({ code: 5, stdout: 'permission: reject\n' })
   })
+
+  it.runIf(existsSync('/usr/bin/script'))(
+    '--allow ask (the default on a terminal) asks there: allowed, the agent goes on; denied, exit 5',
+    async () => {
+      const asked = /Choose 1-2 \(Enter denies it\)/
+      const allowed = await runCliOnTerminal(['run', '--agent', 'Scripted', '--project', project, '/permission'], { env, asked, answers: ['1'] })
+      expect(allowed.output).toContain('The agent asks: Run dangerous command')
+      expect(allowed.output).toContain('permission: allow')
+      expect(allowed.code).toBe(0)
+      const denied = await runCliOnTerminal(['run', '--agent', 'Scripted', '--project', project, '/permission'], { env, asked, answers: [''] })
+      expect(denied.output).toContain('permission: reject')
+      expect(denied.code).toBe(5)
+    }
+  )
 })

@@ -43,3 +43,28 @@ export function jsonLines(stdout: string): Record<string, unknown>[] {
     .filter(Boolean)
     .map((line) => JSON.parse(line) as Record<string, unknown>)
 }
+
+/**
+ * Runs `switchboard ARGS` on a terminal of its own (util-linux's `script` makes the pseudo-terminal), answering
+ * each question it asks there with the next of `answers` once `asked` matches what it printed. Everything the
+ * command writes comes back in `output` (a terminal has one stream).
+ */
+export function runCliOnTerminal(
+  args: string[],
+  options: { env: Record<string, string>; asked: RegExp; answers: string[] }
+): Promise<{ code: number | null; output: string }> {
+  const quoted = [process.execPath, CLI, ...args].map((arg) => `'${arg.replace(/'/g, `'\\''`)}'`).join(' ')
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-qec', quoted, '/dev/null'], { env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] })
+    let output = ''
+    let answered = 0
+    child.stdout.on('data', (data: Buffer) => {
+      output += data.toString()
+      const asked = output.match(new RegExp(options.asked.source, 'g'))?.length ?? 0
+      while (answered < asked && answered < options.answers.length) child.stdin.write(`${options.answers[answered++]}\r`)
+    })
+    child.stderr.on('data', (data: Buffer) => (output += data.toString()))
+    child.once('error', reject)
+    child.once('close', (code) => resolve({ code, output }))
+  })
+}

@@ -13,7 +13,7 @@ export const EXIT = {
   refused: 3,
   /** The turn was cancelled (Ctrl-C, or from the window). */
   cancelled: 4,
-  /** The turn ended, but a permission the agent asked for was denied by the `--allow` policy. */
+  /** The turn ended, but a permission the agent asked for was denied (by the `--allow` policy, or on the terminal). */
   denied: 5,
   /** The agent stopped at a limit (`max_tokens`, `max_turn_requests`) or for a reason the protocol does not name. */
   stopped: 6,
@@ -32,10 +32,10 @@ export class CliError extends Error {
 }
 
 /** The exit code for how a turn ended. */
-export function exitCodeOf(stopReason: string, deniedByPolicy: boolean): number {
+export function exitCodeOf(stopReason: string, denied: boolean): number {
   switch (stopReason) {
     case 'end_turn':
-      return deniedByPolicy ? EXIT.denied : EXIT.ok
+      return denied ? EXIT.denied : EXIT.ok
     case 'refusal':
       return EXIT.refused
     case 'cancelled':

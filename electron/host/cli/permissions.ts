@@ -20,8 +20,8 @@ export const ALLOW_POLICIES: readonly AllowPolicy[] = ['ask', 'never', 'rules']
 export type AskUser = (permission: PendingPermission) => Promise<PermissionOptionView | null>
 
 export interface PermissionAnswerer {
-  /** Whether any request was denied by the policy (not by the user answering `ask`). */
-  readonly deniedByPolicy: boolean
+  /** Whether any request was denied, by the policy or by the user on the terminal. */
+  readonly denied: boolean
   stop(): void
 }
 
@@ -32,7 +32,7 @@ export function answerPermissions(
   options: { ask?: AskUser; note: (line: string) => void }
 ): PermissionAnswerer {
   const seen = new Set<string>()
-  let deniedByPolicy = false
+  let denied = false
   // One question at a time on the terminal: an agent may ask several at once.
   let asking: Promise<void> = Promise.resolve()
   const respond = (permission: PendingPermission, option: PermissionOptionView | null): void => {
@@ -49,18 +49,22 @@ export function answerPermissions(
         seen.add(permission.requestId)
         if (policy === 'ask' && options.ask) {
           const ask = options.ask
-          asking = asking.then(async () => respond(permission, await ask(permission)))
+          asking = asking.then(async () => {
+            const answer = await ask(permission)
+            if (!answer?.kind.startsWith('allow')) denied = true
+            respond(permission, answer)
+          })
           continue
         }
-        deniedByPolicy = true
+        denied = true
         options.note(`switchboard: denied "${permission.title}" (--allow ${policy})`)
         respond(permission, denial(permission.options))
       }
     }
   })
   return {
-    get deniedByPolicy() {
-      return deniedByPolicy
+    get denied() {
+      return denied
     },
     stop: unsubscribe
   }

@@ -93,7 +93,7 @@ async function promptOnce(link: HostLink, id: string, run: RunRequest, streams: 
     }
     await catchUp(link, id, show)
     output.end()
-    const code = exitCodeOf(stopReason, answerer.deniedByPolicy)
+    const code = exitCodeOf(stopReason, answerer.denied)
     if (code !== EXIT.ok) note(`switchboard: ${stopReasonWords(stopReason)}${code === EXIT.denied ? ' (a permission was denied)' : ''}`)
     return code
   } finally {
