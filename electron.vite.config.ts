@@ -121,6 +121,8 @@ export default defineConfig({
           // The Host's own process in the desktop app (an Electron utilityProcess, supervised by main.ts).
           'host-process': resolve('electron/host-process.ts'),
           serve: resolve('electron/host/serve.ts'),
+          // The `switchboard` command (bin/switchboard.mjs): headless runs, listing and search.
+          cli: resolve('electron/host/cli/main.ts'),
           'first-screen': resolve('renderer/src/first-screen.ts')
         }
       }

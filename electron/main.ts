@@ -22,6 +22,7 @@ import { dialogConfirmation } from './confirm-dialog'
 import { wantsLoginShell } from './host/child-processes/environment'
 import type { FromHost, ShellCall } from './host/host-process/host-channel'
 import { HostSupervisor, type HostFailure, type HostProcess } from './host/host-process/host-supervisor'
+import { LinkRouter, registerLinkScheme } from './links'
 import { buildMenuTemplate } from './menu'
 import { configureSpellcheck, spellcheckOn } from './spellcheck'
 import { SafeStorageSecretStore } from './secret-store'
@@ -54,6 +55,8 @@ const connectedWindows = new Set<BrowserWindow>()
 /** Set once the Host will not be started again: windows show why. */
 let failure: HostFailure | null = null
 let savedWindowState: WindowState | null = null
+/** switchboard:// links, followed once the Host is open (links.ts). */
+const links = new LinkRouter()
 
 const WINDOW_DEFAULTS = { width: 1280, height: 820, minWidth: 720, minHeight: 480 }
 const dataDirectory = (): string => process.env.SWITCHBOARD_DATA_DIR ?? app.getPath('userData')
@@ -65,11 +68,18 @@ const deadAfterMs = Number(process.env.SWITCHBOARD_HOST_DEAD_MS) || undefined
 if (!app.requestSingleInstanceLock()) {
   app.quit()
 } else {
-  app.on('second-instance', () => {
+  app.on('second-instance', (_event, argv) => {
+    links.openAll(argv)
     if (!mainWindow) return
     if (mainWindow.isMinimized()) mainWindow.restore()
     mainWindow.focus()
   })
+  // macOS hands links to the running app (and to a starting one) this way, not in argv.
+  app.on('open-url', (event, url) => {
+    event.preventDefault()
+    links.open(url)
+  })
+  links.openAll(process.argv)
 
   app.on('web-contents-created', (_event, contents) => {
     // No page may navigate away from the app or open windows; http(s) links go to the browser.
@@ -109,6 +119,7 @@ if (!app.requestSingleInstanceLock()) {
 }
 
 async function start(): Promise<void> {
+  registerLinkScheme()
   // The app's own files, and nothing else, are answered on app://switchboard/.
   protocol.handle(APP_SCHEME, (request) => serveAppRequest(rendererDir, request))
   // Spelling is checked by the system's own spellchecker (macOS), else not at all: no dictionary is ever downloaded.
@@ -179,14 +190,16 @@ async function start(): Promise<void> {
       // Started from the Dock or a desktop menu, the app has a minimal PATH: agents get the login shell's environment.
       loginShell: wantsLoginShell(),
       shell: 'desktop',
-      secretsPersistent: secrets.persistent
+      secretsPersistent: secrets.persistent,
+      rendererDir
     },
     start: startHostProcess,
     pingEveryMs,
     deadAfterMs,
     onMessage,
-    onUp: () => {
+    onUp: (host) => {
       for (const window of connectedWindows) handPort(window)
+      links.ready((target) => sendTo(supervisor?.current ?? host, { type: 'navigate', target }))
     },
     onDown: (reason) => {
       for (const window of connectedWindows) if (!window.isDestroyed()) window.webContents.send(ipcChannels.down, reason)

@@ -30,6 +30,7 @@ import type { PresetRequestResults } from './preset-requests'
 import type { Race, RaceRequestResults } from './race'
 import type { SessionPreset } from './presets'
 import { requestParams } from './request-params'
+import type { Navigation } from './navigation'
 
 export { ipcChannels } from './ipc'
 export type { Attachment } from './attachment'
@@ -76,6 +77,7 @@ export interface RequestResults
     PresetRequestResults,
     RaceRequestResults {
   'app.info': AppInfo
+  'app.navigate': Navigation
   /**
    * `answers`: one per request, in order, as each would have been answered alone. `html` is null when this Host
    * has no first screen to draw (a build without it, or it could not be drawn): the window draws it.
@@ -176,6 +178,8 @@ export interface HostEvents {
   'presets.changed': SessionPreset[]
   /** Sent by the Electron shell (the native menu), never by the Host: the renderer runs the command. */
   'app.command': { command: AppCommand }
+  /** A window is to show this session or project (`switchboard open`, a switchboard:// link): shown by the focused window. */
+  'app.navigate': Navigation
   'mcp.changed': McpState
   /** An install or update from the ACP Registry under way. */
   'registry.progress': RegistryProgress

@@ -26,8 +26,16 @@ const changePath = z
   .refine((p) => !p.startsWith('/') && !/^[A-Za-z]:/.test(p) && !p.split(/[\\/]/).includes('..'), { message: 'A path inside the session folder' })
 const hunkRef = z.object({ index: z.number().int().min(0).max(100_000), header: z.string().min(1).max(200) })
 
+/** Where `app.navigate` sends the windows (shared/navigation.ts). */
+const navigationTargetSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('session'), id: z.string().min(1).max(200) }),
+  z.object({ kind: z.literal('project'), path: z.string().min(1).max(4096) })
+])
+
 export const requestParams = {
   'app.info': z.object({}),
+  /** The windows are told to show a session or a project (shared/navigation.ts); only navigation, nothing changes. */
+  'app.navigate': z.object({ target: navigationTargetSchema }),
   /**
    * The window's first load and its first screen: `requests` (each a method and its parameters) answered in
    * order, and the window's first screen drawn from those very answers as HTML, before the window's code runs
@@ -99,8 +107,14 @@ export const requestParams = {
   'sessions.continue': z.object({ id }),
   /** Trusts the session's folder in its agent's own trust file (Gemini CLI's folder trust), confirmed outside the window first. */
   'sessions.trustFolderForMcp': z.object({ id, ...confirmationCodeParam }),
+  /** `rulesApply: false`: no saved or session rule answers this turn's permission requests; each is asked (`switchboard run --allow never`). */
   'sessions.prompt': z
-    .object({ id, text: z.string().max(1_000_000), attachments: z.array(attachmentSchema).max(50).default([]) })
+    .object({
+      id,
+      text: z.string().max(1_000_000),
+      attachments: z.array(attachmentSchema).max(50).default([]),
+      rulesApply: z.boolean().default(true)
+    })
     .refine((p) => p.text.trim() !== '' || p.attachments.length > 0, { message: 'A prompt needs text or an attachment' }),
   'sessions.cancel': z.object({ id }),
   /**

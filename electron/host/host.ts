@@ -25,6 +25,7 @@ import { killLeftovers, markPrefixFor } from './child-processes/process-tree'
 import { projectsHandlers } from './projects/service'
 import { CheckRuns } from './races/check-runs'
 import { RaceService } from './races/service'
+import { navigate } from './projects/navigation'
 import { Records } from './storage/records'
 import { RoomErrors } from './contract/room-errors'
 import { RegistryService } from './acp-registry/service'
@@ -235,6 +236,7 @@ export class Host {
     const appInfo = { version, dataDir, nativeFolderPicker: Boolean(options.pickFolder), warnings, secretsPersistent: secrets.persistent }
     this.handlers = {
       'app.info': async () => appInfo,
+      'app.navigate': async ({ target }) => navigate(records, events, target),
       'app.firstScreen': ({ height, requests }) => this.firstScreen(options.firstScreen, height, requests),
       'search.query': async ({ q, limit }) => this.search.query(q, limit),
       ...projectsHandlers({ records, lifecycle, supervisor, pickFolder: options.pickFolder }),

@@ -1,4 +1,5 @@
 import { isAppCommand, type AppCommand } from '../../shared/app-commands'
+import type { Navigation } from '../../shared/navigation'
 
 /**
  * What each app command does, registered by the part of the window that owns it
@@ -23,4 +24,28 @@ export function runAppCommand(command: unknown): boolean {
   if (!handler) return false
   handler()
   return true
+}
+
+let navigator: ((navigation: Navigation) => void) | null = null
+/** Where the window was told to go before its code could go anywhere (the app just started): gone to once it can. */
+let pending: Navigation | null = null
+
+/**
+ * Registers where the window goes when told from outside (`app.navigate`: `switchboard open`, a switchboard://
+ * link); the returned function unregisters it.
+ */
+export function onNavigate(handler: (navigation: Navigation) => void): () => void {
+  navigator = handler
+  const waiting = pending
+  pending = null
+  if (waiting) handler(waiting)
+  return () => {
+    if (navigator === handler) navigator = null
+  }
+}
+
+/** Goes where the window is told, now or as soon as the window can. */
+export function runNavigation(navigation: Navigation): void {
+  if (navigator) navigator(navigation)
+  else pending = navigation
 }

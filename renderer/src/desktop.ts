@@ -1,7 +1,7 @@
 import { onBeforeUnmount, watchEffect } from 'vue'
 import type { Project } from '../../shared/domain'
 import { agentFitsProject } from '../../shared/agent-definition'
-import { onAppCommand, runAppCommand } from './commands'
+import { onAppCommand, onNavigate, runAppCommand } from './commands'
 import { host, messageOf } from './host/client'
 import { askNotificationPermissionOnFirstGesture, createNotifier } from './notifications'
 import { commandFor, isTextField } from './shortcuts'
@@ -61,6 +61,16 @@ export function useDesktop(): void {
     onAppCommand('spend', () => {
       view.shortcutsOpen = false
       view.show('spend')
+    }),
+    // `switchboard open`, `switchboard <folder>`, a switchboard:// link: the session, or the project's New session menu.
+    onNavigate((navigation) => {
+      view.shortcutsOpen = false
+      if (navigation.kind === 'session') {
+        openNotified(navigation.id).catch((error: unknown) => notices.report(messageOf(error)))
+        return
+      }
+      view.show('sessions')
+      ui.newSessionPicker = navigation.id
     })
   ]
 

@@ -1,5 +1,5 @@
 import type { HostEvent } from '../../shared/contract'
-import { runAppCommand } from './commands'
+import { runAppCommand, runNavigation } from './commands'
 import { host, messageOf } from './host/client'
 import { useAgentsStore } from './stores/agents'
 import { useElicitationsStore } from './stores/elicitations'
@@ -104,6 +104,9 @@ export function routeEvents(events: HostEvent[]): void {
           break
         case 'app.command':
           runAppCommand(event.payload.command)
+          break
+        case 'app.navigate':
+          runNavigation(event.payload)
           break
         case 'app.warning':
           // A room of the Host had an internal error and was reset (the message says how): the Host goes on.

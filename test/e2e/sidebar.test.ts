@@ -7,7 +7,17 @@ import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/web/ws-server'
 import { makeDataset } from '../../bench/data'
 import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
-import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, serve, typeConsoleCode, watchConsole, chooseAgent } from './browser'
+import {
+  clipboardText,
+  closeBrowserHost,
+  openBrowserHost,
+  resetWindowSettings,
+  screenshot,
+  serve,
+  typeConsoleCode,
+  watchConsole,
+  chooseAgent
+} from './browser'
 
 /**
  * The sidebar by mouse and keyboard: projects added, renamed, reordered and
@@ -158,6 +168,20 @@ describe('the sidebar', () => {
     const renaming = page.getByTestId('session-item').filter({ has: page.getByTestId('session-rename-input') })
     await expect.poll(() => renaming.getByRole('alert').textContent()).toContain('cannot be empty')
     await page.keyboard.press('Escape')
+
+    // Copy link: the conversation's switchboard:// link on the clipboard, and said.
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.url).origin })
+    const releaseId = await item(page, 'Release checklist').getAttribute('data-session-id')
+    await item(page, 'Release checklist').hover()
+    await item(page, 'Release checklist').getByTestId('session-menu').first().click()
+    await page.getByTestId('menu-copy-link').waitFor()
+    console.log(`screenshot: ${await screenshot(page, 'e2e-session-menu-copy-link')}`)
+    await page.emulateMedia({ colorScheme: 'dark' })
+    console.log(`screenshot: ${await screenshot(page, 'e2e-session-menu-copy-link-dark')}`)
+    await page.emulateMedia({ colorScheme: 'light' })
+    await page.getByTestId('menu-copy-link').click()
+    await expect.poll(() => page.getByTestId('toast').last().textContent()).toContain(`Copied switchboard://session/${releaseId}`)
+    await expect.poll(() => clipboardText(page)).toBe(`switchboard://session/${releaseId}`)
 
     // Fork from the menu: the fork opens beside its parent, with the conversation so far.
     await menu(page, item(page, 'Release checklist'), 'session-menu', 'fork')

@@ -1,14 +1,18 @@
 import { fork, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { hostLogFile } from '../../electron/host/host-process/host-supervisor'
+import { DOOR_FILE } from '../../electron/host/web/door'
 import { PortClient, type WebPort } from '../../electron/port-client'
 import type { WireResponse } from '../../shared/contract'
 import { ipcChannels } from '../../shared/ipc'
-import { isProcessRunning, removeDir, tempDir, waitUntil } from '../helpers'
+import { runCli } from '../cli/run-cli'
+import { confirmEverything, isProcessRunning, removeDir, tempDir, waitUntil } from '../helpers'
+import { Host } from '../../electron/host/host'
+import { projectLink } from '../../shared/navigation'
 
 /**
  * The desktop app's main process, as built (out/main/index.js, run `npx electron-vite build` first), under
@@ -149,6 +153,9 @@ describe.runIf(process.platform === 'linux')('the desktop shell with the Host in
     const [hostPid] = app.hostPids
     expect(hostPid).not.toBe(app.child.pid)
     expect(await answered(app, 'projects.list')).toEqual({ ok: true, result: [] })
+    // The `switchboard` command goes through the app's Host, by its door, while the app holds the data folder.
+    const listed = await runCli(['ls', '--json'], { env: { SWITCHBOARD_DATA_DIR: app.dataDir } })
+    expect(listed).toMatchObject({ code: 0, stdout: '[]\n' })
 
     // A page in another frame (or not ours) gets no port: only the window's main frame showing our page.
     await app.askForPort('https://evil.example/')
@@ -166,8 +173,9 @@ describe.runIf(process.platform === 'linux')('the desktop shell with the Host in
     app.child.send({ fake: 'quit' })
     expect(await app.exited).toBe(0)
     for (const pid of app.hostPids) expect(isProcessRunning(pid)).toBe(false)
-    // The Host closed as asked: its lock on the data folder is released.
+    // The Host closed as asked: its lock on the data folder is released, its door is gone.
     expect(existsSync(join(app.dataDir, 'switchboard.lock'))).toBe(false)
+    expect(existsSync(join(app.dataDir, DOOR_FILE))).toBe(false)
   })
 
   it('a Host that stops answering pings is treated as dead: stopped and started again', async () => {
@@ -200,5 +208,55 @@ describe.runIf(process.platform === 'linux')('the desktop shell with the Host in
     app.child.send({ fake: 'quit' })
     expect(await app.exited).toBe(0)
     expect(app.hostPids).toHaveLength(1)
+  })
+
+  it('follows a switchboard:// link handed over by a second start: the window is told where to go, also when it connects after; a malformed one is ignored with a log line', async () => {
+    const dataDir = join(root, 'data')
+    const folder = join(root, 'project')
+    await mkdir(folder)
+    const setUp = await Host.open({ dataDir, version: 'test', presets: [], confirmCommand: confirmEverything })
+    const project = await setUp.request('projects.add', { cwd: folder })
+    await setUp.close()
+    app = launch(dataDir)
+    // `switchboard FOLDER` while the app's Host is open but its window has no port yet (the command started the
+    // app): the window is told once it connects.
+    await waitUntil('the Host open (its door written)', () => existsSync(join(dataDir, DOOR_FILE)))
+    expect(await runCli([folder], { env: { SWITCHBOARD_DATA_DIR: dataDir } })).toMatchObject({ code: 0 })
+    const navigated: unknown[] = []
+    app.client.onEvents((events) => navigated.push(...events.filter((e) => e.type === 'app.navigate').map((e) => e.payload)))
+    await app.askForPort()
+    await waitUntil('the window told to show the project', () => navigated.length > 0)
+    // A link a second start hands over.
+    app.child.send({ fake: 'second-instance', argv: ['switchboard', 'switchboard://session/../../etc', projectLink(folder)] })
+    await waitUntil('the window told again', () => navigated.length > 1)
+    expect(navigated).toEqual([
+      { kind: 'project', id: project.id },
+      { kind: 'project', id: project.id }
+    ])
+    expect(app.output()).toContain('Switchboard ignored the link "switchboard://session/../../etc"')
+    app.child.send({ fake: 'quit' })
+    expect(await app.exited).toBe(0)
+  })
+
+  it('`switchboard FOLDER` starts the app when none runs, waits for its Host, and has the window show the project', async () => {
+    const dataDir = join(root, 'data')
+    const folder = join(root, 'project')
+    await mkdir(folder)
+    const setUp = await Host.open({ dataDir, version: 'test', presets: [], confirmCommand: confirmEverything })
+    await setUp.request('projects.add', { cwd: folder })
+    await setUp.close()
+    // The app as the launcher starts it, here under Node with the stand-in for Electron.
+    const command = JSON.stringify([process.execPath, '--import', register, built])
+    const run = await runCli([folder], { env: { SWITCHBOARD_DATA_DIR: dataDir, SWITCHBOARD_APP_COMMAND: command } })
+    const door = JSON.parse(readFileSync(join(dataDir, DOOR_FILE), 'utf8')) as { pid: number }
+    // The app's main process is the parent of its Host's.
+    const main = Number(readFileSync(`/proc/${door.pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1])
+    try {
+      expect(run.stderr).toBe(`Switchboard shows ${folder}.\n`)
+      expect(run.code).toBe(0)
+    } finally {
+      process.kill(main, 'SIGKILL')
+      await waitUntil('the started app and its Host to be gone', () => !isProcessRunning(main) && !isProcessRunning(door.pid))
+    }
   })
 })

@@ -86,6 +86,8 @@ export class AskBroker {
   private readonly elicitations: Elicitations
   /** Answers to requests that named a command, for the agent's `terminal/create` of it. */
   private readonly approvals = new CommandApprovals()
+  /** Sessions whose turn under way is answered by no rule (`sessions.prompt` with `rulesApply: false`), with how many such turns. */
+  private readonly rulesOff = new Map<string, number>()
 
   constructor(private readonly options: BrokerOptions) {
     this.rules = new KeptRules(options.records)
@@ -186,7 +188,7 @@ export class AskBroker {
     // Answered, cancelled, or judged again meanwhile (the newer judgement stands).
     if (this.permissions.get(sessionId)?.get(requestId) !== ask || ask.judgements !== judgement) return
     const remember = rememberable(subject, outside, project)
-    const rule = remember.ok ? this.rules.find(session, remember.subject) : undefined
+    const rule = remember.ok && !this.rulesOff.has(sessionId) ? this.rules.find(session, remember.subject) : undefined
     const once = rule && onceOption(params.options, rule.decision)
     if (rule && once) {
       this.end(sessionId, requestId, () => {
@@ -364,6 +366,18 @@ export class AskBroker {
   cancelAll(): void {
     for (const sessionId of [...this.permissions.keys()]) this.cancelFor(sessionId)
     this.elicitations.cancelWhere(() => true)
+  }
+
+  /** While `turn` runs, no rule answers the session's requests: each is asked (a headless run told to deny everything). */
+  async withoutRules<T>(sessionId: string, turn: () => Promise<T>): Promise<T> {
+    this.rulesOff.set(sessionId, (this.rulesOff.get(sessionId) ?? 0) + 1)
+    try {
+      return await turn()
+    } finally {
+      const left = (this.rulesOff.get(sessionId) ?? 1) - 1
+      if (left > 0) this.rulesOff.set(sessionId, left)
+      else this.rulesOff.delete(sessionId)
+    }
   }
 
   /** Forgets a remembered rule; refused when it is gone already. */

@@ -1,5 +1,6 @@
 import type { AppCommand } from '../../../shared/app-commands'
 import type { CommandChange } from '../../../shared/confirmation'
+import type { NavigationTarget } from '../../../shared/navigation'
 import type { HostEvent, WireResponse } from '../../../shared/contract'
 import type { ConfirmAnswer } from '../contract/confirmations'
 
@@ -26,6 +27,8 @@ export interface HostOpen {
   shell: 'desktop' | 'serve'
   /** Desktop: whether the keychain encrypts (safeStorage), so secrets persist. */
   secretsPersistent?: boolean
+  /** Desktop: the built renderer, served behind the Host's door for the `switchboard` command (web/door.ts). */
+  rendererDir?: string
   /** serve: its command line's choices (serving.ts). */
   serve?: { rendererDir: string; port?: number; newToken?: boolean }
 }
@@ -40,6 +43,8 @@ export type ToHost =
   | { type: 'connect' }
   /** A menu item's command, emitted on the Host's event bus as `app.command` (the same path as every event). */
   | { type: 'command'; command: AppCommand }
+  /** A switchboard:// link the shell was given (electron/links.ts): `app.navigate`, as the command's `open` asks it. */
+  | { type: 'navigate'; target: NavigationTarget }
 
 export type FromHost =
   | { type: 'ready'; warnings: string[]; url?: string; notes?: string[] }

@@ -1,8 +1,9 @@
-import type { FirstScreenRenderer } from '../../../shared/contract'
+import type { FirstScreenRenderer, HostEvent } from '../../../shared/contract'
 import type { ConfirmCommand } from '../contract/confirmations'
 import type { FromHost, HostOpen, PortMessage, PortRequest, ShellAnswers, ShellCall, ToHost } from './host-channel'
 import { Host } from '../host'
 import type { SecretStore } from '../storage/secrets'
+import { serveDoor } from '../web/door'
 import { startServing } from '../web/serving'
 
 /**
@@ -45,6 +46,7 @@ export function runHostProcess(parent: ParentLink, firstScreen: FirstScreenRende
     else console.error('switchboard host: a promise failed and nothing caught it (the Host goes on):', reason)
   })
   let host: Host | null = null
+  const windows = new WindowsSeen()
   let close: (() => Promise<void>) | null = null
   let closing = false
   let opening: Promise<void> | null = null
@@ -74,10 +76,15 @@ export function runHostProcess(parent: ParentLink, firstScreen: FirstScreenRende
         return
       }
       case 'connect':
-        if (host && ports[0]) servePort(host, ports[0])
+        if (host && ports[0]) servePort(host, ports[0], windows)
         return
       case 'command':
         host?.events.emit('app.command', { command: message.command })
+        return
+      case 'navigate':
+        void host?.handle('app.navigate', { target: message.target }).then((answer) => {
+          if (!answer.ok) console.error(`A switchboard:// link was not followed: ${answer.error.message}`)
+        })
         return
       case 'close':
         void shutDown()
@@ -132,7 +139,18 @@ export function runHostProcess(parent: ParentLink, firstScreen: FirstScreenRende
         firstScreen
       })
       host = opened
-      close = () => opened.close()
+      opened.events.subscribe((events) => windows.noteNavigation(events))
+      // The `switchboard` command reaches this Host through its door instead of opening the data folder again.
+      const door = options.rendererDir
+        ? await serveDoor(opened, options.dataDir, options.rendererDir).catch((error: Error) => {
+            console.error(`The switchboard command cannot reach this Host: ${error.message}`)
+            return null
+          })
+        : null
+      close = async () => {
+        await door?.close()
+        await opened.close()
+      }
       // The dock badge counts what waits in the inbox: the shell only hears the count.
       opened.events.subscribe((events) => {
         const last = events.findLast((e) => e.type === 'inbox.changed')
@@ -152,8 +170,33 @@ export function runHostProcess(parent: ParentLink, firstScreen: FirstScreenRende
   return { close: shutDown }
 }
 
+/**
+ * Where the windows were told to go while none was connected (`switchboard .` starts the app, and tells it where to
+ * go as soon as its Host is open, before the window has its port): the first window to connect is told then.
+ */
+class WindowsSeen {
+  private open = 0
+  private missed: HostEvent | null = null
+
+  noteNavigation(events: HostEvent[]): void {
+    const navigation = events.findLast((event) => event.type === 'app.navigate')
+    if (navigation && this.open === 0) this.missed = navigation
+  }
+
+  connected(): HostEvent | null {
+    this.open++
+    const missed = this.missed
+    this.missed = null
+    return missed
+  }
+
+  closed(): void {
+    this.open--
+  }
+}
+
 /** The contract on a window's port: each request answered by id, every event batch sent, until the port closes. */
-function servePort(host: Host, port: WindowPort): void {
+function servePort(host: Host, port: WindowPort, windows: WindowsSeen): void {
   const post = (message: PortMessage): void => {
     try {
       port.postMessage(message)
@@ -168,6 +211,11 @@ function servePort(host: Host, port: WindowPort): void {
     const id = request.id
     void host.handle(request.method, request.params).then((response) => post({ kind: 'response', id, ...response }))
   })
-  port.on('close', unsubscribe)
+  port.on('close', () => {
+    unsubscribe()
+    windows.closed()
+  })
   port.start()
+  const missed = windows.connected()
+  if (missed) post({ kind: 'events', events: [missed] })
 }

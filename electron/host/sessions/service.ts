@@ -45,7 +45,8 @@ export function sessionsHandlers(rooms: SessionsServiceOptions): HandlerSlice<'s
       return registry.stateOf(id)
     },
     'sessions.trustFolderForMcp': ({ id }, request) => mcpRun.trustFolder(id, request),
-    'sessions.prompt': ({ id, text, attachments }) => turns.prompt(id, text, attachments),
+    'sessions.prompt': ({ id, text, attachments, rulesApply }) =>
+      rulesApply ? turns.prompt(id, text, attachments) : broker.withoutRules(id, () => turns.prompt(id, text, attachments)),
     'sessions.cancel': async ({ id }) => {
       await turns.cancel(id)
       return {}

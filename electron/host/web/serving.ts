@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { AtomicTextFile } from '../storage/atomic-file'
 import { ConsoleCodes } from './console-codes'
 import { Host, type HostOptions } from '../host'
+import { openDoor } from './door'
 import { startWsServer, type RunningServer } from './ws-server'
 
 /**
@@ -12,6 +13,7 @@ import { startWsServer, type RunningServer } from './ws-server'
  * token of the last run on that folder, so a page left open reconnects by
  * itself after a restart. Both are kept in `serve.json` in the data folder,
  * readable by its owner only (mode 0600): the token is what lets a page in.
+ * The same port and token are the Host's door (door.ts) while it runs.
  */
 
 export interface ServeOptions {
@@ -81,11 +83,14 @@ export async function startServing(options: ServeOptions): Promise<Serving> {
       }
     }
     await file.write(JSON.stringify({ port: server.port, token } satisfies ServeState, null, 2))
+    // The `switchboard` command finds this Host through its door (door.ts) instead of opening the data folder a second time.
+    const door = await openDoor(options.dataDir, server)
     return {
       host,
       server,
       notes,
       close: async () => {
+        await door.close()
         await server.close()
         await host.close()
       }

@@ -118,6 +118,9 @@ process.on('message', (message) => {
     ipcMain.emit(message.channel, { sender: window.webContents, senderFrame }, ...(message.args ?? []))
   } else if (message.fake === 'quit') {
     app.quit()
+  } else if (message.fake === 'second-instance') {
+    // Another start of the app, its single-instance lock refused: its command line is handed to this one.
+    app.emit('second-instance', {}, message.argv, process.cwd(), null)
   }
 })
 
