@@ -26,6 +26,7 @@ import { buildMenuTemplate } from './menu'
 import { configureSpellcheck, spellcheckOn } from './spellcheck'
 import { SafeStorageSecretStore } from './secret-store'
 import { isTrustedSender } from './trusted-sender'
+import { startUpdates, type ShellUpdates } from './updates'
 import { debounce, loadWindowState, restoreBounds, saveWindowState, type WindowState } from './window-state'
 
 /**
@@ -54,6 +55,8 @@ const connectedWindows = new Set<BrowserWindow>()
 /** Set once the Host will not be started again: windows show why. */
 let failure: HostFailure | null = null
 let savedWindowState: WindowState | null = null
+/** The updater (updates.ts); its state goes to each Host as it opens. */
+let updates: ShellUpdates | null = null
 
 const WINDOW_DEFAULTS = { width: 1280, height: 820, minWidth: 720, minHeight: 480 }
 const dataDirectory = (): string => process.env.SWITCHBOARD_DATA_DIR ?? app.getPath('userData')
@@ -159,6 +162,9 @@ async function start(): Promise<void> {
       case 'secrets.delete':
         await secrets.delete(call.key)
         return null
+      case 'installUpdate':
+        updates?.install(call.when)
+        return null
     }
   }
   const onMessage = (host: HostProcess, message: FromHost): void => {
@@ -186,6 +192,8 @@ async function start(): Promise<void> {
     deadAfterMs,
     onMessage,
     onUp: () => {
+      const host = supervisor?.current
+      if (host && updates) sendTo(host, { type: 'update', state: updates.state })
       for (const window of connectedWindows) handPort(window)
     },
     onDown: (reason) => {
@@ -208,6 +216,10 @@ async function start(): Promise<void> {
   await supervisor.start()
   openWindow()
   Menu.setApplicationMenu(buildMenu())
+  updates = await startUpdates(dataDir, (state) => {
+    const host = supervisor?.current
+    if (host) sendTo(host, { type: 'update', state })
+  })
 }
 
 /** The Host's own process, as the supervisor drives it. */

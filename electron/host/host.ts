@@ -45,6 +45,7 @@ import { Turns } from './sessions/turns'
 import { Store } from './storage/store'
 import { Terminals } from './client/terminals'
 import { WorkspaceService } from './workspace/service'
+import { turnsUnderWay, UpdateService } from './updates/service'
 import { makeDataFolderPrivate, privateFolder } from './storage/private-files'
 
 export { HostError } from './contract/errors'
@@ -90,6 +91,8 @@ export class Host {
   readonly events = new EventBus()
   /** Where an error nothing else caught ends (room-errors.ts); the Host's process hands it what got past every room. */
   readonly rooms: RoomErrors
+  /** The desktop shell's updater tells the Host what it is doing here (host-process/host-child.ts). */
+  readonly updates: UpdateService
   private readonly registry: SessionRegistry
   private readonly supervisor: AgentSupervisor
   private readonly broker: AskBroker
@@ -245,6 +248,11 @@ export class Host {
       settingsRead
     ))
     const spend = (this.spend = new SpendService({ dataDir, events, records, read: spendRead }))
+    const updates = (this.updates = new UpdateService({
+      events,
+      install: options.installUpdate,
+      turnsUnderWay: () => turnsUnderWay(records.data, registry.allStates())
+    }))
     const appInfo = { version, dataDir, nativeFolderPicker: Boolean(options.pickFolder), warnings, secretsPersistent: secrets.persistent }
     this.handlers = {
       'app.info': async () => appInfo,
@@ -261,7 +269,8 @@ export class Host {
       ...workspace.handlers(),
       ...settings.handlers(),
       ...inbox.handlers(),
-      ...spend.handlers()
+      ...spend.handlers(),
+      ...updates.handlers()
     }
   }
 

@@ -1,4 +1,5 @@
 import type { FirstScreenRenderer } from '../../../shared/contract'
+import type { UpdateState } from '../../../shared/updates'
 import type { ConfirmCommand } from '../contract/confirmations'
 import type { FromHost, HostOpen, PortMessage, PortRequest, ShellAnswers, ShellCall, ToHost } from './host-channel'
 import { Host } from '../host'
@@ -50,6 +51,7 @@ export function runHostProcess(parent: ParentLink, firstScreen: FirstScreenRende
   let opening: Promise<void> | null = null
   const calls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>()
   let nextCall = 0
+  let lastUpdate: UpdateState | null = null
   function ask<N extends ShellCall['name']>(call: Extract<ShellCall, { name: N }>): Promise<ShellAnswers[N]> {
     const id = ++nextCall
     return new Promise((resolve, reject) => {
@@ -78,6 +80,11 @@ export function runHostProcess(parent: ParentLink, firstScreen: FirstScreenRende
         return
       case 'command':
         host?.events.emit('app.command', { command: message.command })
+        return
+      case 'update':
+        // Kept until the Host is open (the shell's updater may speak first).
+        lastUpdate = message.state
+        host?.updates.note(message.state)
         return
       case 'close':
         void shutDown()
@@ -129,9 +136,11 @@ export function runHostProcess(parent: ParentLink, firstScreen: FirstScreenRende
         pickFolder: () => ask({ name: 'pickFolder' }),
         revealPath: (path) => void ask({ name: 'revealPath', path }).catch(() => undefined),
         confirmCommand,
+        installUpdate: async (when) => void (await ask({ name: 'installUpdate', when })),
         firstScreen
       })
       host = opened
+      if (lastUpdate) opened.updates.note(lastUpdate)
       close = () => opened.close()
       // The dock badge counts what waits in the inbox: the shell only hears the count.
       opened.events.subscribe((events) => {
