@@ -155,10 +155,10 @@ class FeedUpdates implements ShellUpdates {
 function refusedBecause(error: Error): string {
   const code = (error as Error & { code?: string }).code
   if (code === 'ERR_CHECKSUM_MISMATCH' || /checksum mismatch/i.test(error.message))
-    return `the file downloaded does not match the checksum its feed published, so it was deleted and not installed (${firstLine(error)}).`
+    return `The file downloaded does not match the checksum its feed published, so it was deleted and not installed (${firstLine(error)}).`
   if (/not signed|publisherName|signature/i.test(error.message))
-    return `the installer downloaded is not signed by Switchboard's publisher, so it was deleted and not installed (${firstLine(error)}).`
-  return `the download failed; nothing was installed, and it is tried again at the next check (${firstLine(error)}).`
+    return `The installer downloaded is not signed by Switchboard's publisher, so it was deleted and not installed (${firstLine(error)}).`
+  return `The download failed; nothing was installed, and it is tried again at the next check (${firstLine(error)}).`
 }
 
 function sizeOf(info: UpdateInfo): number {

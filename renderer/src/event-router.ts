@@ -15,6 +15,7 @@ import { useSessionsStore } from './stores/sessions'
 import { useSettingsStore } from './stores/settings'
 import { useSpendStore } from './stores/spend'
 import { useThreadsStore } from './stores/threads'
+import { useUpdatesStore } from './stores/updates'
 
 /**
  * The Host's events to the stores (those kept meanwhile first, `holdEvents`), from now on: the window calls this
@@ -97,6 +98,9 @@ export function routeEvents(events: HostEvent[]): void {
           break
         case 'spend.changed':
           useSpendStore().receiveChanged()
+          break
+        case 'updates.changed':
+          useUpdatesStore().receive(event.payload)
           break
         case 'app.command':
           runAppCommand(event.payload.command)

@@ -102,7 +102,7 @@ describe.runIf(process.platform === 'linux')('updates that install themselves', 
     const failed = await app.until('the download refused', (s) => s.status === 'failed')
     expect(failed).toMatchObject({ status: 'failed', version: NEW_VERSION })
     expect(failed.status === 'failed' && failed.message).toMatch(
-      /^the file downloaded does not match the checksum its feed published, so it was deleted and not installed \(sha512 checksum mismatch/
+      /^The file downloaded does not match the checksum its feed published, so it was deleted and not installed \(sha512 checksum mismatch/
     )
     expect(await app.client.request('updates.install', { when: 'restart' })).toMatchObject({
       ok: false,
