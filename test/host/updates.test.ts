@@ -1,9 +1,12 @@
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { CommandChange } from '../../shared/confirmation'
 import type { HostEvent } from '../../shared/contract'
 import { EventBus } from '../../electron/host/contract/events'
 import { HostError } from '../../electron/host/contract/errors'
 import { turnsUnderWay, UpdateService, type TurnUnderWay } from '../../electron/host/updates/service'
+import { openHost, removeDir, tempDir } from '../helpers'
 
 /**
  * The Host's side of "Restart to update" (electron/host/updates/service.ts): the shell's state passed on to the
@@ -100,5 +103,26 @@ describe('updates in the Host', () => {
   it('is off without a shell to install (npm run serve)', async () => {
     const updates = new UpdateService({ events: new EventBus(), turnsUnderWay: () => [] })
     expect(await updates.handlers()['updates.get']({}, { confirm: async () => undefined })).toEqual({ status: 'off', reason: 'serve' })
+  })
+
+  it('keeps the updateFeed setting (the shell reads it; no window can set it) when a window changes its settings', async () => {
+    const dir = await tempDir('updates-feed')
+    try {
+      await writeFile(join(dir, 'settings.json'), JSON.stringify({ updateFeed: 'https://updates.example/switchboard/' }))
+      const host = await openHost(dir)
+      await host.request('settings.set', { theme: 'dark' })
+      // As a page would send it: the contract's checks, not its types, refuse it.
+      expect(await host.handle('settings.set', { updateFeed: 'https://evil.example/' })).toMatchObject({
+        ok: false,
+        error: { code: 'invalid_params' }
+      })
+      await host.close()
+      expect(JSON.parse(await readFile(join(dir, 'settings.json'), 'utf8'))).toEqual({
+        updateFeed: 'https://updates.example/switchboard/',
+        theme: 'dark'
+      })
+    } finally {
+      await removeDir(dir)
+    }
   })
 })
