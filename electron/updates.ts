@@ -95,8 +95,13 @@ class FeedUpdates implements ShellUpdates {
   install(when: 'restart' | 'quit'): void {
     if (this.state.status !== 'ready') return
     this.agreed = when
+    if (!hasInstall(this.updater)) {
+      // macOS: Squirrel takes the update from the updater only now, then installs it as the app quits (restart: at once).
+      if (when === 'restart') this.updater.quitAndInstall()
+      else this.installOnQuitBySquirrel()
+    }
     if (when === 'quit') this.set({ ...this.state, installOnQuit: true })
-    else app.quit()
+    else if (hasInstall(this.updater)) app.quit()
   }
 
   stop(): void {
@@ -136,16 +141,24 @@ class FeedUpdates implements ShellUpdates {
   }
 
   private installAtQuit(): void {
-    if (!this.agreed || this.state.status !== 'ready') return
+    if (!this.agreed || this.state.status !== 'ready' || !hasInstall(this.updater)) return
     log(`installing ${this.state.version} as Switchboard quits${this.agreed === 'restart' ? ', then starting it again' : ''}`)
-    const updater = this.updater as AppUpdater & { install?: (silent: boolean, runAfter: boolean) => boolean }
-    // Windows and Linux: the installer (or the new AppImage) runs now that the app's processes have ended;
-    // macOS: Squirrel installs what it verified.
-    if (typeof updater.install === 'function') updater.install(true, this.agreed === 'restart')
-    else updater.quitAndInstall(true, this.agreed === 'restart')
+    // Windows and Linux: the installer (or the new AppImage) runs now that the app's processes have ended.
+    this.updater.install(true, this.agreed === 'restart')
+  }
+
+  /** macOS, "When I quit": the download (kept, checked again) is handed to Squirrel, which installs it at the quit. */
+  private installOnQuitBySquirrel(): void {
+    this.updater.autoInstallOnAppQuit = true
+    this.updater.checkForUpdates().then(
+      (result) => result?.downloadPromise?.catch(() => undefined),
+      () => undefined
+    )
   }
 
   private set(state: UpdateState): void {
+    // After the yes the update stays ready (macOS checks again to hand it to Squirrel): only a failure is news then.
+    if (this.agreed && this.state.status === 'ready' && state.status !== 'ready' && state.status !== 'failed') return
     this.state = state
     this.tell(state)
   }
@@ -159,6 +172,11 @@ function refusedBecause(error: Error): string {
   if (/not signed|publisherName|signature/i.test(error.message))
     return `The installer downloaded is not signed by Switchboard's publisher, so it was deleted and not installed (${firstLine(error)}).`
   return `The download failed; nothing was installed, and it is tried again at the next check (${firstLine(error)}).`
+}
+
+/** Windows' and Linux's updaters install on their own call; macOS's (Squirrel) only through quitAndInstall or at the quit. */
+function hasInstall(updater: AppUpdater): updater is AppUpdater & { install(silent: boolean, runAfter: boolean): boolean } {
+  return typeof (updater as { install?: unknown }).install === 'function'
 }
 
 function sizeOf(info: UpdateInfo): number {
