@@ -10,8 +10,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { PortClient, type WebPort } from '../../electron/port-client'
 import type { HostEvent } from '../../shared/contract'
 import { ipcChannels } from '../../shared/ipc'
+import type { SessionState } from '../../shared/domain'
 import type { UpdateState } from '../../shared/updates'
-import { removeDir, tempDir, waitUntil } from '../helpers'
+import { removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 
 /**
  * Updates that install themselves (electron/updates.ts), through the built main process (out/main/index.js: run
@@ -95,6 +96,50 @@ describe.runIf(process.platform === 'linux')('updates that install themselves', 
     await app.quit()
     expect(await readFile(app.appImage, 'utf8')).toBe(FAKE_BUILD)
   }, 60_000)
+
+  it('asks before a restart would stop an agent mid-turn: Cancel leaves the update waiting; once the turn is over it installs', async () => {
+    server = await startUpdateServer(FAKE_BUILD)
+    const app = await launch(server.url, undefined, { FAKE_ELECTRON_ASK_DIALOGS: '1' })
+    await app.until('the update downloaded', (s) => s.status === 'ready')
+    // A project and the scripted agent, each confirmed in its dialog as the user would.
+    const project = join(root, 'project')
+    await mkdir(project)
+    const added = app.client.request('projects.add', { cwd: project })
+    app.answer(await app.box(0), 1)
+    const projectId = ((await added) as { result: { id: string } }).result.id
+    const agentAdded = app.client.request('agents.add', scriptedAgent(join(root, 'agent-state')))
+    app.answer(await app.box(1), 1)
+    const agentId = ((await agentAdded) as { result: { id: string } }).result.id
+    const session = (await app.client.request('sessions.new', { projectId, agentId })) as { ok: true; result: { id: string } }
+    const id = session.result.id
+    const turn = app.client.request('sessions.prompt', { id, text: '/sleep 60000' })
+    await waitUntil('the turn under way', async () => {
+      const states = (await app.client.request('sessions.states', {})) as { ok: true; result: SessionState[] }
+      return states.result.some((state) => state.id === id && state.status === 'running')
+    })
+
+    const refused = app.client.request('updates.install', { when: 'restart' })
+    const box = await app.box(2)
+    expect(box.message).toBe('Restart to update Switchboard to 0.2.0 while an agent is mid-turn?')
+    expect(box.detail).toBe(
+      // The session is named by its first prompt.
+      `“/sleep 60000” (Scripted) is mid-turn: its turn stops when Switchboard restarts.\n\nCancel to let the turns end first; the update waits.`
+    )
+    expect(box.buttons).toEqual(['Cancel', 'Stop and restart'])
+    app.answer(box, 0)
+    expect(await refused).toMatchObject({ ok: false, error: { code: 'confirmation_refused' } })
+    expect(app.child.exitCode).toBeNull()
+    expect(await readFile(app.appImage, 'utf8')).toBe('the old build')
+
+    // The turn ends: the yes restarts without a question, and the update is installed.
+    expect(await app.client.request('sessions.cancel', { id })).toMatchObject({ ok: true })
+    await turn
+    expect(await app.client.request('updates.install', { when: 'restart' })).toEqual({ ok: true, result: { restarting: true } })
+    expect(await app.exited).toBe(0)
+    expect(app.boxes).toHaveLength(3)
+    expect(await readFile(app.appImage, 'utf8')).toBe(FAKE_BUILD)
+    await waitUntil('the new build to run', () => readFile(`${app.appImage}.ran`, 'utf8').catch(() => ''))
+  }, 90_000)
 
   it('refuses a download whose sha512 is not the one its feed published, with a clear message, and installs nothing', async () => {
     server = await startUpdateServer(FAKE_BUILD, { wrongSha512: true })
@@ -191,7 +236,20 @@ releaseDate: '2026-11-28T12:00:00.000Z'
   }
 }
 
+/** A native message box the app showed (the stand-in asks the test to answer it). */
+interface Box {
+  id: number
+  message: string
+  detail: string
+  buttons: string[]
+}
+
 interface Launched {
+  child: ChildProcess
+  boxes: Box[]
+  /** The nth message box shown (0: the first), once it is. */
+  box(n: number): Promise<Box>
+  answer(box: Box, response: number): void
   dataDir: string
   appImage: string
   client: PortClient
@@ -204,7 +262,7 @@ interface Launched {
 }
 
 /** The app as a packaged AppImage of version 0.1.0 with `feed` as its updateFeed setting, its window connected. */
-async function launch(feed: string | undefined, dataDir = join(root, 'data')): Promise<Launched> {
+async function launch(feed: string | undefined, dataDir = join(root, 'data'), extraEnv: Record<string, string> = {}): Promise<Launched> {
   const resources = join(root, 'resources')
   const appImage = join(root, 'Switchboard.AppImage')
   await mkdir(dataDir, { recursive: true })
@@ -230,12 +288,17 @@ async function launch(feed: string | undefined, dataDir = join(root, 'data')): P
       FAKE_ELECTRON_RESOURCES: resources,
       FAKE_ELECTRON_VERSION: '0.1.0',
       APPIMAGE: appImage,
-      XDG_CACHE_HOME: join(root, 'cache')
+      XDG_CACHE_HOME: join(root, 'cache'),
+      ...extraEnv
     }
   })
   running.push(child)
   const client = new PortClient()
   const launched: Launched = {
+    child,
+    boxes: [],
+    box: (n) => waitUntil(`message box ${n + 1}`, () => launched.boxes[n]),
+    answer: (box, response) => child.send({ fake: 'messageBoxAnswer', id: box.id, response }),
     dataDir,
     appImage,
     client,
@@ -261,6 +324,7 @@ async function launch(feed: string | undefined, dataDir = join(root, 'data')): P
   child.on('message', (message: Record<string, unknown>) => {
     if ('__port' in message) return ports.get(message.__port as number)?.deliver(message.data)
     if (message.fake === 'errorBox') launched.errorBoxes++
+    if (message.fake === 'messageBox') launched.boxes.push(message as unknown as Box)
     if (message.fake === 'loadURL') windowLoaded = true
     if (message.fake === 'postMessage' && message.channel === ipcChannels.port) {
       const id = (message.portIds as number[])[0]

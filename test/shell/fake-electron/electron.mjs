@@ -170,9 +170,23 @@ export const utilityProcess = {
 }
 
 // ---- the rest, as far as main.ts uses it ------------------------------------
+let lastBox = 0
+const boxAnswers = new Map()
+process.on('message', (message) => {
+  if (message?.fake !== 'messageBoxAnswer') return
+  boxAnswers.get(message.id)?.(message.response)
+  boxAnswers.delete(message.id)
+})
 export const dialog = {
   showErrorBox: (title, content) => toTest({ fake: 'errorBox', title, content }),
-  showMessageBox: async () => ({ response: 0, checkboxChecked: false }),
+  // Cancel (0), or with FAKE_ELECTRON_ASK_DIALOGS=1 the test's answer: it sees the box ({ fake: 'messageBox' }) and answers it.
+  showMessageBox: async (...args) => {
+    if (process.env.FAKE_ELECTRON_ASK_DIALOGS !== '1') return { response: 0, checkboxChecked: false }
+    const options = args.at(-1)
+    const id = ++lastBox
+    toTest({ fake: 'messageBox', id, message: options.message, detail: options.detail, buttons: options.buttons })
+    return new Promise((resolve) => boxAnswers.set(id, (response) => resolve({ response, checkboxChecked: false })))
+  },
   showOpenDialog: async () => ({ canceled: true, filePaths: [] })
 }
 export const Menu = { buildFromTemplate: (template) => ({ template }), setApplicationMenu: () => undefined }
