@@ -17,9 +17,11 @@ export const CONFIRM = 1
 /** The message box for a change: its title, what would run, Cancel first and default. */
 export function confirmationBox(change: CommandChange): MessageBoxOptions {
   const [action, ...programs] = changeLines(change)
-  const warning = change.programs.length
-    ? 'Switchboard will run this with your rights. Cancel if you did not ask for it.'
-    : 'Agents get this with your rights. Cancel if you did not ask for it.'
+  const warning =
+    change.note ??
+    (change.programs.length
+      ? 'Switchboard will run this with your rights. Cancel if you did not ask for it.'
+      : 'Agents get this with your rights. Cancel if you did not ask for it.')
   const detail = [...programs.slice(programs[0] === '' ? 1 : 0), '', warning]
   return {
     type: 'warning',

@@ -27,6 +27,7 @@ import { buildMenuTemplate } from './menu'
 import { configureSpellcheck, spellcheckOn } from './spellcheck'
 import { SafeStorageSecretStore } from './secret-store'
 import { isTrustedSender } from './trusted-sender'
+import { startUpdates, type ShellUpdates } from './updates'
 import { debounce, loadWindowState, restoreBounds, saveWindowState, type WindowState } from './window-state'
 
 /**
@@ -57,6 +58,8 @@ let failure: HostFailure | null = null
 let savedWindowState: WindowState | null = null
 /** switchboard:// links, followed once the Host is open (links.ts). */
 const links = new LinkRouter()
+/** The updater (updates.ts); its state goes to each Host as it opens. */
+let updates: ShellUpdates | null = null
 
 const WINDOW_DEFAULTS = { width: 1280, height: 820, minWidth: 720, minHeight: 480 }
 const dataDirectory = (): string => process.env.SWITCHBOARD_DATA_DIR ?? app.getPath('userData')
@@ -170,6 +173,9 @@ async function start(): Promise<void> {
       case 'secrets.delete':
         await secrets.delete(call.key)
         return null
+      case 'installUpdate':
+        updates?.install(call.when)
+        return null
     }
   }
   const onMessage = (host: HostProcess, message: FromHost): void => {
@@ -198,6 +204,7 @@ async function start(): Promise<void> {
     deadAfterMs,
     onMessage,
     onUp: (host) => {
+      if (updates) sendTo(host, { type: 'update', state: updates.state })
       for (const window of connectedWindows) handPort(window)
       links.ready((target) => sendTo(supervisor?.current ?? host, { type: 'navigate', target }))
     },
@@ -221,6 +228,10 @@ async function start(): Promise<void> {
   await supervisor.start()
   openWindow()
   Menu.setApplicationMenu(buildMenu())
+  updates = await startUpdates(dataDir, (state) => {
+    const host = supervisor?.current
+    if (host) sendTo(host, { type: 'update', state })
+  })
 }
 
 /** The Host's own process, as the supervisor drives it. */

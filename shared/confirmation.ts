@@ -37,6 +37,8 @@ export interface CommandChange {
    * widens what agents reach is confirmed like one that runs a program.
    */
   reach?: string[]
+  /** What the dialog says under it, in place of its warning about running with the user's rights (a restart to update). */
+  note?: string
 }
 
 /** Its schema is with the wire envelope that carries it (shared/wire-envelope.ts, zod/mini: it is in the window's first script). */

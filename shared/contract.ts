@@ -24,6 +24,7 @@ import type { AgentRequestResults } from './agent-requests'
 import type { McpRequestResults, McpState } from './mcp'
 import type { AgentCheckReport, RegistryProgress, RegistryRequestResults } from './registry'
 import type { SettingsRequestResults, UserSettings } from './settings'
+import type { UpdateState, UpdatesRequestResults } from './updates'
 import type { InboxItem, InboxRequestResults } from './inbox'
 import type { SpendRequestResults } from './spend'
 import type { PresetRequestResults } from './preset-requests'
@@ -75,7 +76,8 @@ export interface RequestResults
     InboxRequestResults,
     SpendRequestResults,
     PresetRequestResults,
-    RaceRequestResults {
+    RaceRequestResults,
+    UpdatesRequestResults {
   'app.info': AppInfo
   'app.navigate': Navigation
   /**
@@ -193,6 +195,8 @@ export interface HostEvents {
   'race.changed': Race
   /** What was spent changed (those sessions'), or past conversations are being read for it (`backfill`: how far). */
   'spend.changed': { sessionIds: string[]; backfill?: { done: number; total: number } }
+  /** What the desktop shell's updater is doing (shared/updates.ts). */
+  'updates.changed': UpdateState
   /**
    * An error in one of the Host's rooms that nothing else caught (electron/host/contract/room-errors.ts): it is in the Host's
    * log and `app.info`'s warnings, and the room was reset, as `message` says ("Search had an internal error; it is

@@ -10,6 +10,7 @@ import { SYSTEM_PROMPT_MAX } from './presets'
 import { registryRequestParams } from './registry'
 import { settingsRequestParams } from './settings'
 import { spendRequestParams } from './spend'
+import { updatesRequestParams } from './updates'
 
 /**
  * What each request of the contract (contract.ts) takes: a zod schema per
@@ -228,6 +229,7 @@ export const requestParams = {
   ...spendRequestParams,
   ...presetRequestParams,
   ...raceRequestParams,
+  ...updatesRequestParams,
   /** Files of a project matching a query (for @-mentions in the composer). */
   'files.list': z.object({ projectId: id, query: z.string().max(500).default(''), limit: z.number().int().min(1).max(200).default(50) }),
   /** Shows a file or folder of a session's project in the system's file manager, where the shell can. */

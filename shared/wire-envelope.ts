@@ -38,7 +38,8 @@ export const commandChangeSchema = z.object({
       download: optionalString
     })
   ),
-  reach: z.optional(z.array(z.string()))
+  reach: z.optional(z.array(z.string())),
+  note: optionalString
 })
 
 const hostEventSchema = z.object({ type: z.string(), payload: z.unknown() })

@@ -47,6 +47,8 @@ export interface HostOptions {
    * (see environment.ts; the shell decides with `wantsLoginShell`). Without it, the Host's own environment.
    */
   loginShell?: boolean | LoginShellOptions
+  /** Supplied by the Electron shell: installs the downloaded update, now (restart) or when the app next quits (updates/service.ts). */
+  installUpdate?: (when: 'restart' | 'quit') => Promise<void>
   /** Asks the user outside the window to confirm a change that would run a program (confirmations.ts); without it, such changes are refused. */
   confirmCommand?: ConfirmCommand
   /** Tests: the transcripts the search index reads, its build held at a step or started by a search only (search/search-index.ts). */

@@ -49,6 +49,7 @@ import { Turns } from './sessions/turns'
 import { Store } from './storage/store'
 import { Terminals } from './client/terminals'
 import { WorkspaceService } from './workspace/service'
+import { turnsUnderWay, UpdateService } from './updates/service'
 import { makeDataFolderPrivate, privateFolder } from './storage/private-files'
 import { answeredFromFirstPart, READ_REST_AFTER_MS } from './contract/first-part'
 
@@ -67,6 +68,8 @@ export class Host {
   readonly events = new EventBus()
   /** Where an error nothing else caught ends (room-errors.ts); the Host's process hands it what got past every room. */
   readonly rooms: RoomErrors
+  /** The desktop shell's updater tells the Host what it is doing here (host-process/host-child.ts). */
+  readonly updates: UpdateService
   private readonly registry: SessionRegistry
   private readonly supervisor: AgentSupervisor
   private readonly broker: AskBroker
@@ -233,6 +236,11 @@ export class Host {
       console.error(message)
     }
     const races = (this.races = new RaceService({ dataDir, events, records, lifecycle, turns, registry, workspace, spend, checks: checkRuns, warn }))
+    const updates = (this.updates = new UpdateService({
+      events,
+      install: options.installUpdate,
+      turnsUnderWay: () => turnsUnderWay(records.data, registry.allStates())
+    }))
     const appInfo = { version, dataDir, nativeFolderPicker: Boolean(options.pickFolder), warnings, secretsPersistent: secrets.persistent }
     this.handlers = {
       'app.info': async () => appInfo,
@@ -251,7 +259,8 @@ export class Host {
       ...settings.handlers(),
       ...inbox.handlers(),
       ...spend.handlers(),
-      ...races.handlers()
+      ...races.handlers(),
+      ...updates.handlers()
     }
   }
 

@@ -16,6 +16,7 @@ import { useSettingsStore } from './stores/settings'
 import { useRacesStore } from './stores/races'
 import { useSpendStore } from './stores/spend'
 import { useThreadsStore } from './stores/threads'
+import { useUpdatesStore } from './stores/updates'
 
 /**
  * The Host's events to the stores (those kept meanwhile first, `holdEvents`), from now on: the window calls this
@@ -101,6 +102,9 @@ export function routeEvents(events: HostEvent[]): void {
           break
         case 'race.changed':
           useRacesStore().receive(event.payload)
+          break
+        case 'updates.changed':
+          useUpdatesStore().receive(event.payload)
           break
         case 'app.command':
           runAppCommand(event.payload.command)

@@ -264,6 +264,33 @@ describe.runIf(process.platform === 'linux')('first launch on a fresh install', 
       expect(existsSync(join(`${archive}.unpacked`, native)), native).toBe(true)
     }
 
+    // What node-pty starts on its own from its package's folder (on Windows: the Worker reading the console, the
+    // child listing a console's processes) is unpacked too, and nothing else in the archive is run or loaded natively.
+    expect(runFromArchive(archive)).toEqual(RUN_FROM_ARCHIVE)
+    // The updater's configuration (electron/updates.ts): a generic feed, replaced at run time by the user's setting.
+    expect(readFileSync(join(resources, 'app-update.yml'), 'utf8')).toMatch(/^provider: generic$/m)
+
+    // The Windows build of the same tree (--dir, the fake Electron as electron.exe; the executable is not edited:
+    // rcedit and the archive's integrity hash need a real one): the same files unpacked.
+    writeFileSync(join(electronDist, 'electron.exe'), FAKE_ELECTRON)
+    const win = await run(
+      join(app, 'node_modules/.bin/electron-builder'),
+      [
+        '--dir',
+        '--win',
+        '--publish',
+        'never',
+        `-c.electronDist=${electronDist}`,
+        `-c.directories.output=${output}`,
+        '-c.win.signAndEditExecutable=false',
+        '-c.disableAsarIntegrity=true'
+      ],
+      { cwd: app, env: userEnv() }
+    )
+    timings['electron-builder --dir --win'] = win.seconds
+    expect(win.code, win.output).toBe(0)
+    expect(runFromArchive(join(output, 'win-unpacked/resources/app.asar'))).toEqual(RUN_FROM_ARCHIVE)
+
     // Every package the main bundle (and its chunks) and the preload import, resolved and loaded from the extracted archive.
     const extracted = join(work, 'extracted')
     asar.extractAll(archive, extracted)
@@ -301,6 +328,28 @@ process.exit(0)
       expect(found[specifier], specifier).toMatch(new RegExp(`^${escape(pathToFileURL(join(extracted, 'node_modules')).href)}/`))
   }, 480_000)
 })
+
+/**
+ * The files of the archive something starts or loads natively at run time, and whether each is unpacked: native
+ * binaries (.node), node-pty's Worker script and the modules it loads, the script it forks, any other worker or
+ * helper script. Listed whole, so a new one shows up here and is looked at.
+ */
+const RUN_FROM_ARCHIVE = {
+  '/node_modules/@lydell/node-pty/conpty_console_list_agent.js': true,
+  '/node_modules/@lydell/node-pty/shared/conout.js': true,
+  '/node_modules/@lydell/node-pty/worker/conoutSocketWorker.js': true
+}
+
+function runFromArchive(archive: string): Record<string, boolean> {
+  const found: Record<string, boolean> = {}
+  for (const file of asar.listPackage(archive, { isPack: false })) {
+    const runtime = /\/(worker|workers)\/[^/]+\.[cm]?js$|_agent\.js$|\/node-pty\/shared\/[^/]+\.js$/.test(file)
+    if (!runtime) continue
+    const unpacked = (asar.statFile(archive, file.slice(1)) as { unpacked?: boolean }).unpacked === true
+    found[file] = unpacked && existsSync(join(`${archive}.unpacked`, file))
+  }
+  return found
+}
 
 function isBuiltin(specifier: string): boolean {
   return specifier.startsWith('node:') || builtinModules.includes(specifier.split('/')[0])

@@ -22,7 +22,8 @@ vi.mock('electron', () => ({
   dialog: { showMessageBox: electron.showMessageBox }
 }))
 
-const { dialogConfirmation, CANCEL, CONFIRM } = await import('../../electron/confirm-dialog')
+const { confirmationBox, dialogConfirmation, CANCEL, CONFIRM } = await import('../../electron/confirm-dialog')
+const { restartWhileInTurn } = await import('../../electron/host/updates/service')
 
 let root: string
 let host: Host
@@ -172,5 +173,16 @@ describe('the confirmation dialog of the desktop app', () => {
     expect(await first).toMatchObject({ ok: false, error: { code: 'confirmation_refused' } })
     expect(await second).toMatchObject({ ok: true, result: { name: 'Second' } })
     expect(box(1).message).toBe('Add the agent “Second”?')
+  })
+
+  it('a restart to update while agents are mid-turn names them, and says the update waits on Cancel', () => {
+    const options = confirmationBox(restartWhileInTurn('0.2.0', [{ title: 'Fix the build', agent: 'Claude Code' }]))
+    expect(options).toMatchObject({
+      message: 'Restart to update Switchboard to 0.2.0 while an agent is mid-turn?',
+      detail:
+        '“Fix the build” (Claude Code) is mid-turn: its turn stops when Switchboard restarts.\n\nCancel to let the turns end first; the update waits.',
+      buttons: ['Cancel', 'Stop and restart'],
+      defaultId: CANCEL
+    })
   })
 })

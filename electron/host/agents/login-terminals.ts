@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { homedir } from 'node:os'
 import type { IPty } from '@lydell/node-pty'
 import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from '../child-processes/process-tree'
+import { onConoutWorkerError } from './pty-worker'
 
 /**
  * Terminal sign-in (ACP `AuthMethodTerminal`): the client runs the agent's own
@@ -74,6 +75,11 @@ export class LoginTerminals {
     const loginId = randomUUID()
     this.running.set(loginId, { pty: child, spec, mark })
     child.onData((data) => this.events.output(loginId, data))
+    // Windows: node-pty's console reader fails in its Worker: the sign-in says so and stops, the Host goes on.
+    onConoutWorkerError(child, (error) => {
+      this.events.output(loginId, `\r\nSwitchboard's terminal stopped reading this program's output: ${error.message}\r\n`)
+      this.stop(loginId)
+    })
     child.onExit(({ exitCode, signal }) => {
       this.running.delete(loginId)
       // What the program started and left behind (a browser helper, a local callback server) goes with it.

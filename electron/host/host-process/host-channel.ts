@@ -2,6 +2,7 @@ import type { AppCommand } from '../../../shared/app-commands'
 import type { CommandChange } from '../../../shared/confirmation'
 import type { NavigationTarget } from '../../../shared/navigation'
 import type { HostEvent, WireResponse } from '../../../shared/contract'
+import type { UpdateState } from '../../../shared/updates'
 import type { ConfirmAnswer } from '../contract/confirmations'
 
 /**
@@ -45,6 +46,8 @@ export type ToHost =
   | { type: 'command'; command: AppCommand }
   /** A switchboard:// link the shell was given (electron/links.ts): `app.navigate`, as the command's `open` asks it. */
   | { type: 'navigate'; target: NavigationTarget }
+  /** What the shell's updater is doing (electron/updates.ts): the Host tells the windows. */
+  | { type: 'update'; state: UpdateState }
 
 export type FromHost =
   | { type: 'ready'; warnings: string[]; url?: string; notes?: string[] }
@@ -64,6 +67,8 @@ export type ShellCall =
   | { name: 'secrets.get'; key: string }
   | { name: 'secrets.set'; key: string; value: string }
   | { name: 'secrets.delete'; key: string }
+  /** The user said yes (and, mid-turn, confirmed): install the downloaded update now or at the next quit. */
+  | { name: 'installUpdate'; when: 'restart' | 'quit' }
 
 export interface ShellAnswers {
   confirmCommand: ConfirmAnswer
@@ -72,6 +77,7 @@ export interface ShellAnswers {
   'secrets.get': string | undefined
   'secrets.set': null
   'secrets.delete': null
+  installUpdate: null
 }
 
 /** What travels on a window's port: the WebSocket's envelope (shared/wire-envelope.ts), as structured clones. */

@@ -1,4 +1,5 @@
 import type { FirstScreenRenderer, HostEvent } from '../../../shared/contract'
+import type { UpdateState } from '../../../shared/updates'
 import type { ConfirmCommand } from '../contract/confirmations'
 import type { FromHost, HostOpen, PortMessage, PortRequest, ShellAnswers, ShellCall, ToHost } from './host-channel'
 import { Host } from '../host'
@@ -52,6 +53,7 @@ export function runHostProcess(parent: ParentLink, firstScreen: FirstScreenRende
   let opening: Promise<void> | null = null
   const calls = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>()
   let nextCall = 0
+  let lastUpdate: UpdateState | null = null
   function ask<N extends ShellCall['name']>(call: Extract<ShellCall, { name: N }>): Promise<ShellAnswers[N]> {
     const id = ++nextCall
     return new Promise((resolve, reject) => {
@@ -85,6 +87,11 @@ export function runHostProcess(parent: ParentLink, firstScreen: FirstScreenRende
         void host?.handle('app.navigate', { target: message.target }).then((answer) => {
           if (!answer.ok) console.error(`A switchboard:// link was not followed: ${answer.error.message}`)
         })
+        return
+      case 'update':
+        // Kept until the Host is open (the shell's updater may speak first).
+        lastUpdate = message.state
+        host?.updates.note(message.state)
         return
       case 'close':
         void shutDown()
@@ -136,9 +143,11 @@ export function runHostProcess(parent: ParentLink, firstScreen: FirstScreenRende
         pickFolder: () => ask({ name: 'pickFolder' }),
         revealPath: (path) => void ask({ name: 'revealPath', path }).catch(() => undefined),
         confirmCommand,
+        installUpdate: async (when) => void (await ask({ name: 'installUpdate', when })),
         firstScreen
       })
       host = opened
+      if (lastUpdate) opened.updates.note(lastUpdate)
       opened.events.subscribe((events) => windows.noteNavigation(events))
       // The `switchboard` command reaches this Host through its door instead of opening the data folder again.
       const door = options.rendererDir

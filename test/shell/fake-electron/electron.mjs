@@ -1,5 +1,6 @@
 import { fork } from 'node:child_process'
 import { EventEmitter } from 'node:events'
+import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { fakeChannel, Relay } from './ports.mjs'
 
@@ -22,10 +23,15 @@ class Emitter extends EventEmitter {}
 // ---- app ----------------------------------------------------------------
 export const app = new Emitter()
 let quitting = false
-app.isPackaged = false
+// A packaged app (FAKE_ELECTRON_PACKAGED=1, for the updater), with its resources folder (app-update.yml) and version.
+app.isPackaged = process.env.FAKE_ELECTRON_PACKAGED === '1'
+if (process.env.FAKE_ELECTRON_RESOURCES) process.resourcesPath = process.env.FAKE_ELECTRON_RESOURCES
 app.requestSingleInstanceLock = () => true
 app.whenReady = () => new Promise((resolve) => setImmediate(() => (app.emit('ready'), resolve())))
-app.getVersion = () => '0.0.0-shell-test'
+app.getVersion = () => process.env.FAKE_ELECTRON_VERSION ?? '0.0.0-shell-test'
+app.getName = () => 'Switchboard'
+app.getAppPath = () => process.cwd()
+app.relaunch = () => toTest({ fake: 'relaunch' })
 app.getPath = (name) => `${tmpdir()}/fake-electron-${name}`
 app.setBadgeCount = (count) => toTest({ fake: 'badge', count })
 app.exit = (code = 0) => process.exit(code)
@@ -35,6 +41,8 @@ app.quit = () => {
   if (prevented || quitting) return
   quitting = true
   for (const window of windows) window.destroy()
+  app.emit('will-quit', { preventDefault: () => undefined })
+  app.emit('quit', {}, 0)
   toTest({ fake: 'quit' })
   setImmediate(() => process.exit(0))
 }
@@ -165,14 +173,33 @@ export const utilityProcess = {
 }
 
 // ---- the rest, as far as main.ts uses it ------------------------------------
+let lastBox = 0
+const boxAnswers = new Map()
+process.on('message', (message) => {
+  if (message?.fake !== 'messageBoxAnswer') return
+  boxAnswers.get(message.id)?.(message.response)
+  boxAnswers.delete(message.id)
+})
 export const dialog = {
   showErrorBox: (title, content) => toTest({ fake: 'errorBox', title, content }),
-  showMessageBox: async () => ({ response: 0, checkboxChecked: false }),
+  // Cancel (0), or with FAKE_ELECTRON_ASK_DIALOGS=1 the test's answer: it sees the box ({ fake: 'messageBox' }) and answers it.
+  showMessageBox: async (...args) => {
+    if (process.env.FAKE_ELECTRON_ASK_DIALOGS !== '1') return { response: 0, checkboxChecked: false }
+    const options = args.at(-1)
+    const id = ++lastBox
+    toTest({ fake: 'messageBox', id, message: options.message, detail: options.detail, buttons: options.buttons })
+    return new Promise((resolve) => boxAnswers.set(id, (response) => resolve({ response, checkboxChecked: false })))
+  },
   showOpenDialog: async () => ({ canceled: true, filePaths: [] })
 }
 export const Menu = { buildFromTemplate: (template) => ({ template }), setApplicationMenu: () => undefined }
 export const protocol = { registerSchemesAsPrivileged: () => undefined, handle: () => undefined }
+// Electron's `net.request` (what electron-updater downloads with) as Node's http.request: the same
+// options and ClientRequest/IncomingMessage events, without Chromium's network stack (proxies, its cache).
+export const net = { request: (options) => httpRequest(options) }
+export const autoUpdater = new Emitter()
 export const session = {
+  fromPartition: (name) => ({ partition: name }),
   defaultSession: {
     setPermissionRequestHandler: () => undefined,
     on: () => undefined,
@@ -206,5 +233,7 @@ export default {
   screen,
   shell,
   safeStorage,
-  nativeTheme
+  nativeTheme,
+  net,
+  autoUpdater
 }
