@@ -338,7 +338,9 @@ async function launch(feed: string | undefined, dataDir = join(root, 'data'), ex
       client.usePort(port)
     }
   })
-  await waitUntil('the window to load', () => windowLoaded)
+  await waitUntil('the window to load', () => windowLoaded).catch((e: Error) => {
+    throw new Error(e.message + ' stderr: ' + launched.stderr)
+  })
   child.send({ fake: 'ipc-send', windowId: 1, channel: ipcChannels.connect })
   // What the updater did before the window connected: the Host tells a new window when asked (as the window's store asks).
   const current = await client.request('updates.get', {})

@@ -27,6 +27,10 @@ let quitting = false
 app.isPackaged = process.env.FAKE_ELECTRON_PACKAGED === '1'
 if (process.env.FAKE_ELECTRON_RESOURCES) process.resourcesPath = process.env.FAKE_ELECTRON_RESOURCES
 app.requestSingleInstanceLock = () => true
+// switchboard:// (a packaged app registers itself as its handler): recorded, never registered with the system.
+const protocolClients = new Set()
+app.isDefaultProtocolClient = (scheme) => protocolClients.has(scheme)
+app.setAsDefaultProtocolClient = (scheme) => (protocolClients.add(scheme), toTest({ fake: 'protocolClient', scheme }), true)
 app.whenReady = () => new Promise((resolve) => setImmediate(() => (app.emit('ready'), resolve())))
 app.getVersion = () => process.env.FAKE_ELECTRON_VERSION ?? '0.0.0-shell-test'
 app.getName = () => 'Switchboard'
