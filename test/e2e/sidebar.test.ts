@@ -126,7 +126,7 @@ describe('the sidebar', () => {
     console.log(`screenshot: ${await screenshot(page, 'e2e-remove-project')}`)
     await page.getByTestId('confirm-remove-project').click()
     await expect.poll(() => projectNames(page)).toEqual(['alpha', 'Beta service'])
-    expect(await page.getByTestId('toast').last().textContent()).toContain('gamma was removed')
+    await expect.poll(() => page.getByTestId('toast').last().textContent()).toContain('gamma was removed')
     expect(existsSync(join(root, 'gamma'))).toBe(true)
     expect(problems).toEqual([])
     await context.close()
@@ -202,7 +202,7 @@ describe('the sidebar', () => {
     console.log(`screenshot: ${await screenshot(page, 'e2e-delete-dialog')}`)
     await page.getByTestId('confirm-delete').click()
     await expect.poll(() => item(page, 'Fork of Release checklist').count()).toBe(0)
-    expect(await page.getByTestId('toast').last().textContent()).toContain('deleted here and by the agent')
+    await expect.poll(() => page.getByTestId('toast').last().textContent()).toContain('deleted here and by the agent')
     expect(existsSync(join(dataDir, 'deleted-transcripts', `${forkId}.jsonl`))).toBe(true)
     // Its pane is left empty, saying how to fill it.
     await expect.poll(() => forkPane.getByTestId('empty-state').count()).toBe(1)
@@ -231,7 +231,9 @@ describe('the sidebar', () => {
     await page.getByTestId('delete-transcript').check()
     await page.getByTestId('confirm-delete').click()
     await expect.poll(() => item(page, 'Scratch notes').count()).toBe(0)
-    expect(await page.getByTestId('toast').last().textContent()).toContain('removed from Switchboard; the agent keeps its own copy')
+    // The row goes with the Host's news of the change, which may come before its answer to the delete: the toast
+    // says the answer came (and with it the transcript's removal).
+    await expect.poll(() => page.getByTestId('toast').last().textContent()).toContain('removed from Switchboard; the agent keeps its own copy')
     expect(existsSync(join(dataDir, 'transcripts', `${scratchId}.jsonl`))).toBe(false)
     expect(existsSync(join(dataDir, 'deleted-transcripts', `${scratchId}.jsonl`))).toBe(false)
 
