@@ -30,7 +30,7 @@ export interface FakeAnthropic {
   url: string
   /** Every POST /v1/messages body received. */
   requests: MessagesRequest[]
-  /** The main conversation's requests (those offering Claude Code's tools). */
+  /** The main conversation's requests (those offering Claude Code's tools, without its guesses at the next message). */
   main: () => MessagesRequest[]
   /** Requests to paths it does not serve: `METHOD path`. */
   unknown: string[]
@@ -87,8 +87,13 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   return { ...server, requests, main: () => requests.filter(isMain), unknown }
 }
 
+/**
+ * A request of the conversation itself: it offers Claude Code's tools, and is not the guess at the user's next
+ * message Claude Code asks for after a turn, at a moment of its own (the conversation with a "[SUGGESTION MODE: …]"
+ * message after it, the same tools offered).
+ */
 function isMain(body: MessagesRequest): boolean {
-  return body.tools?.some((t) => t.name === 'Write' || t.name === 'Bash') ?? false
+  return (body.tools?.some((t) => t.name === 'Write' || t.name === 'Bash') ?? false) && !promptOf(body).startsWith('[SUGGESTION MODE:')
 }
 
 /** What the user typed in a message: its text blocks, without those Claude Code adds (`<system-reminder>` and the like). */
