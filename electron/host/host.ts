@@ -231,11 +231,7 @@ export class Host {
     ))
     const spend = (this.spend = new SpendService({ dataDir, events, records, read: spendRead }))
     const checkRuns = new CheckRuns(environment, markPrefix)
-    const warn = (message: string): void => {
-      warnings.push(message)
-      console.error(message)
-    }
-    const races = (this.races = new RaceService({ dataDir, events, records, lifecycle, turns, registry, workspace, spend, checks: checkRuns, warn }))
+    const races = (this.races = new RaceService({ dataDir, events, records, lifecycle, turns, registry, workspace, spend, checks: checkRuns, rooms }))
     const updates = (this.updates = new UpdateService({
       events,
       install: options.installUpdate,

@@ -26,19 +26,27 @@ export class RoomErrors {
   report(room: string, error: unknown, reset?: { says: string; run: () => void }): void {
     const cause = error instanceof Error ? error.message : String(error)
     const message = `${room} had an internal error${reset ? `; ${reset.says}` : ''}: ${cause}`
-    const log = this.deps.log ?? ((line: string) => console.error(line))
-    log(`${message}\n${error instanceof Error ? (error.stack ?? cause) : cause}`)
-    this.deps.warnings.push(message)
-    this.deps.events.emit('app.warning', { room, message })
+    this.tell(room, message, error instanceof Error ? (error.stack ?? cause) : cause)
     if (!reset) return
     try {
       reset.run()
     } catch (resetError) {
       const again = `${room} could not be reset after its error: ${(resetError as Error).message ?? String(resetError)}`
-      log(`${again}\n${(resetError as Error).stack ?? ''}`)
-      this.deps.warnings.push(again)
-      this.deps.events.emit('app.warning', { room, message: again })
+      this.tell(room, again, (resetError as Error).stack ?? '')
     }
+  }
+
+  /** A problem of `room`'s that is not a thrown error (a file it could not read, set aside): told as an error is, without a stack. */
+  warn(room: string, message: string): void {
+    this.tell(room, message)
+  }
+
+  /** Written to the log (with `detail`, a stack), added to `app.info`'s warnings, told to the windows. */
+  private tell(room: string, message: string, detail?: string): void {
+    const log = this.deps.log ?? ((line: string) => console.error(line))
+    log(detail ? `${message}\n${detail}` : message)
+    this.deps.warnings.push(message)
+    this.deps.events.emit('app.warning', { room, message })
   }
 
   /** `run`, with what it throws reported for `room` (for timers and event handlers: nothing above them catches). */

@@ -4,6 +4,7 @@ import type { KeepResult, Race, RaceComparison, Racer, RaceRow } from '../../../
 import type { SessionPreset } from '../../../shared/presets'
 import { describeError, HostError } from '../contract/errors'
 import type { EventBus } from '../contract/events'
+import type { RoomErrors } from '../contract/room-errors'
 import type { HandlerSlice } from '../contract/handlers'
 import type { SessionLifecycle } from '../sessions/lifecycle'
 import type { SessionRegistry } from '../sessions/registry'
@@ -28,6 +29,9 @@ import { RaceBook } from './race-book'
  * worktrees go only when the user says so.
  */
 
+/** How the races name themselves in warnings (`app.info`, the windows). */
+const ROOM = 'Races'
+
 export interface RaceServiceOptions {
   dataDir: string
   events: EventBus
@@ -38,14 +42,15 @@ export interface RaceServiceOptions {
   workspace: WorkspaceService
   spend: SpendService
   checks: CheckRuns
-  warn: (message: string) => void
+  /** Where its problems go: races.json unreadable, a racer's end that could not be noted (contract/room-errors.ts). */
+  rooms: Pick<RoomErrors, 'report' | 'warn'>
 }
 
 export class RaceService {
   private readonly book: RaceBook
 
   constructor(private readonly options: RaceServiceOptions) {
-    this.book = new RaceBook(options.dataDir, options.events, options.warn)
+    this.book = new RaceBook(options.dataDir, options.events, (message) => options.rooms.warn(ROOM, message))
   }
 
   async start(projectId: string, entries: { agentId: string; presetId?: string }[], prompt: string): Promise<Race> {
@@ -240,7 +245,7 @@ export class RaceService {
     )
     await this.book
       .update(raceId, (r) => Object.assign(racerIn(r, sessionId), { ...end, endedAt: new Date().toISOString() }))
-      .catch((error: unknown) => this.options.warn(`A race could not note how a racer ended: ${describeError(error)}`))
+      .catch((error: unknown) => this.options.rooms.report(ROOM, error))
   }
 }
 
