@@ -89,7 +89,11 @@ export class EditResend {
 
   /** The user message at `seq`, its number among the conversation's messages, and what came before it (the current view). */
   private async editedMessage(id: string, seq: number): Promise<EditedMessage> {
-    const text = await fs.readFile(await this.deps.registry.flushedTranscript(id), 'utf8').catch(() => '')
+    // Read as readTranscript does (a missing file is an empty conversation), kept as text: the message is line `seq`.
+    const text = await fs.readFile(await this.deps.registry.flushedTranscript(id), 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return ''
+      throw new Error(`This conversation's transcript could not be read, so nothing was changed: ${error.message}`)
+    })
     const line = text.split('\n')[seq]
     const prompt = line === undefined ? null : parseLine(line)
     if (prompt?.t !== 'prompt')
