@@ -1,4 +1,5 @@
 import type { HostEvent } from '../../shared/contract'
+import type { SessionState } from '../../shared/domain'
 import { runAppCommand, runNavigation } from './commands'
 import { host, messageOf } from './host/client'
 import { useAgentsStore } from './stores/agents'
@@ -27,6 +28,11 @@ export function listenToHost(): void {
   host().releaseEvents()
 }
 
+/** A new status, or a question asked or answered: the thread is brought up to the state first (threads.catchUp). */
+function changesWhatIsShown(before: SessionState | undefined, after: SessionState): boolean {
+  return before?.status !== after.status || (before?.permissions?.length ?? 0) !== (after.permissions?.length ?? 0)
+}
+
 /**
  * The one place Host events go to the stores, above them all: each event to
  * the store that owns what it changes. No store imports this module (the
@@ -46,6 +52,7 @@ export function routeEvents(events: HostEvent[]): void {
           threads.receiveRecords(event.payload.id, event.payload.seq, event.payload.records)
           break
         case 'session.state':
+          if (changesWhatIsShown(sessions.states[event.payload.id], event.payload)) threads.catchUp(event.payload.id)
           sessions.receiveState(event.payload)
           break
         case 'session.record':

@@ -143,6 +143,40 @@ describe('the sessions store', () => {
     }
   })
 
+  it('a question asked, or the turn ended, never shows before the words streamed ahead of it; other sessions still wait for their frame', async () => {
+    const sessions = useSessionsStore()
+    await sessions.open('s1')
+    const threads = useThreadsStore()
+    const s2: SessionSnapshot = { ...snapshot([]), record: { ...record, id: 's2' }, state: { id: 's2', status: 'running' }, nextSeq: 1 }
+    fake.answer('sessions.open', (params) => ((params as { id: string }).id === 's2' ? s2 : snapshot(transcript)))
+    await threads.load('s2')
+    const asked = { requestId: 'r1', title: 'Run tests', options: [] }
+    // As the Host sends them: the last chunks, another session's chunk, then the question, in one batch.
+    routeEvents([
+      { type: 'session.records', payload: { id: 's1', seq: 2, records: [chunk('chunk 29 '), chunk('chunk 30')] } },
+      { type: 'session.records', payload: { id: 's2', seq: 1, records: [chunk('elsewhere')] } },
+      { type: 'session.state', payload: { id: 's1', status: 'running', permissions: [asked] } }
+    ])
+    expect(sessions.stateOf('s1').permissions).toHaveLength(1)
+    expect(assistantText(sessions)).toBe('chunk 29 chunk 30')
+    expect(threads.threads.s2.thread.entries).toEqual([])
+    // A state that shows nothing new (the same status, the same questions) does not hurry the stream.
+    routeEvents([
+      { type: 'session.records', payload: { id: 's1', seq: 4, records: [chunk(' more')] } },
+      { type: 'session.state', payload: { id: 's1', status: 'running', permissions: [asked] } }
+    ])
+    expect(assistantText(sessions)).toBe('chunk 29 chunk 30')
+    await nextFrame()
+    expect(assistantText(sessions)).toBe('chunk 29 chunk 30 more')
+    expect(threads.threads.s2.thread.entries).toHaveLength(1)
+    // The turn ends: its last words are in before "idle" is.
+    routeEvents([
+      { type: 'session.records', payload: { id: 's1', seq: 5, records: [chunk('. Done')] } },
+      { type: 'session.state', payload: { id: 's1', status: 'idle' } }
+    ])
+    expect(assistantText(sessions)).toBe('chunk 29 chunk 30 more. Done')
+  })
+
   it('skips what the snapshot already holds when a session is opened mid-stream', async () => {
     transcript.push(chunk('one '), chunk('two '))
     const sessions = useSessionsStore()

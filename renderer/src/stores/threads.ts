@@ -168,6 +168,19 @@ export const useThreadsStore = defineStore('threads', () => {
     applyIncoming(null)
   }
 
+  /**
+   * Applies the records of session `id` received so far, now (the others keep
+   * waiting for their frame). A change of the session's state (a permission
+   * asked, the turn ended) comes after its records at the Host: applied
+   * before them it would show a question, or "idle", beside a reply still
+   * missing its last words.
+   */
+  function catchUp(id: string): void {
+    if (!incoming.some((batch) => batch.id === id)) return
+    applyIncoming(id)
+    if (incoming.length === 0) unschedule()
+  }
+
   /** Applies the batches received (of session `only`, or of every session), in order; the others stay, in order. */
   function applyIncoming(only: string | null): void {
     for (const batch of incoming.splice(0)) {
@@ -241,5 +254,5 @@ export const useThreadsStore = defineStore('threads', () => {
     delete loadErrors.value[id]
   }
 
-  return { threads, loadErrors, load, loaded, loadEarlier, receiveRecords, flushRecords, forget }
+  return { threads, loadErrors, load, loaded, loadEarlier, receiveRecords, flushRecords, catchUp, forget }
 })
