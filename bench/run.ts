@@ -671,19 +671,26 @@ async function main(): Promise<void> {
   if (buildBefore && want('listing') && !existsSync(join(buildBefore, 'index.html'))) {
     throw new Error(`BENCH_FIRST_PAINT_BEFORE=${buildBefore}: no index.html there; give the out/renderer folder of another build`)
   }
-  if (want('stream')) await streamThroughput()
-  else if (want('ssh')) await streamThroughput(true)
-  if (want('frames')) await frameFigures()
-  if (want('listing')) {
+  // Each group's time is said as it ends: the whole run is to stay under 15 minutes.
+  const group = async (name: string, run: () => Promise<void>): Promise<void> => {
+    if (!want(name)) return
+    const at = Date.now()
+    await run()
+    console.error(`${name}: ${Math.round((Date.now() - at) / 1000)} s`)
+  }
+  if (want('stream')) await group('stream', () => streamThroughput())
+  else if (want('ssh')) await group('ssh', () => streamThroughput(true))
+  await group('frames', frameFigures)
+  await group('listing', async () => {
     await initialJavaScriptFigure()
     await listingFigures()
-  }
-  if (want('search')) await searchFigures()
-  if (want('reopen')) await reopenFigures()
-  if (want('memory')) await memoryFigures()
-  if (want('checkpoint')) await checkpointFigures()
-  if (want('costly')) await costlyTextFigures()
-  if (want('startup')) await startupFigures()
+  })
+  await group('search', searchFigures)
+  await group('reopen', reopenFigures)
+  await group('memory', memoryFigures)
+  await group('checkpoint', checkpointFigures)
+  await group('costly', costlyTextFigures)
+  await group('startup', startupFigures)
   const result = { date: new Date().toISOString(), node: process.version, quick, seconds: Math.round((Date.now() - started) / 1000), figures }
   await writeFile(join(repoRoot, 'bench', 'results.json'), JSON.stringify(result, null, 2) + '\n')
   console.log(table(figures))
