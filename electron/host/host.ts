@@ -230,7 +230,7 @@ export class Host {
       settingsRead
     ))
     const spend = (this.spend = new SpendService({ dataDir, events, records, read: spendRead }))
-    const checkRuns = new CheckRuns(environment, markPrefix)
+    const checkRuns = new CheckRuns(environment, markPrefix, join(dataDir, 'race-checks'))
     const races = (this.races = new RaceService({ dataDir, events, records, lifecycle, turns, registry, workspace, spend, checks: checkRuns, rooms }))
     const updates = (this.updates = new UpdateService({
       events,

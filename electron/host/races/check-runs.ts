@@ -1,7 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { promises as fs } from 'node:fs'
+import { join } from 'node:path'
 import type { CheckRun } from '../../../shared/race'
 import type { UserEnvironment } from '../child-processes/environment'
 import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from '../child-processes/process-tree'
+import { privateFolder, writePrivateFile } from '../storage/private-files'
 
 /**
  * The project's check command (`npm test`), run in one worktree at a time
@@ -9,8 +13,10 @@ import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from '../child-proc
  * the environment every child of the Host gets (`forChild`: the user's,
  * without Switchboard's own) and a process mark of its own, so Cancel (and
  * the Host closing) ends it with everything it started. Pass or fail is its
- * exit code. What it prints (stdout and stderr as they come) is kept in
- * memory, its last OUTPUT_LIMIT bytes.
+ * exit code. What it prints (stdout and stderr as they come) is kept, its
+ * last OUTPUT_LIMIT bytes: in memory while it runs, and in the data folder's
+ * `race-checks/` once it ended, so a comparison read after a restart still
+ * shows why a check failed.
  */
 
 const OUTPUT_LIMIT = 256 * 1024
@@ -33,9 +39,11 @@ export class CheckRuns {
   private readonly running = new Map<string, Running>()
   private readonly outputs = new Map<string, Output>()
 
+  /** `folder`: where the output of a run that ended is kept (the data folder's `race-checks/`). */
   constructor(
     private readonly environment: UserEnvironment,
-    private readonly markPrefix: string
+    private readonly markPrefix: string,
+    private readonly folder: string
   ) {}
 
   isRunning(key: string): boolean {
@@ -74,8 +82,11 @@ export class CheckRuns {
       this.running.delete(key)
       // What it left running in the background (a server it started) goes with it.
       killProcessTree({ pid: child.pid, mark, reaped: true })
-      // Cancel answers once the run's end is saved.
-      void ended({ command, startedAt, endedAt: new Date().toISOString(), ...result })
+      // Its output is saved before its end is told (and Cancel answers once both are).
+      const endedAt = new Date().toISOString()
+      void this.keep(key, output)
+        .catch(() => undefined)
+        .then(() => ended({ command, startedAt, endedAt, ...result }))
         .catch(() => undefined)
         .finally(resolveDone)
     }
@@ -103,8 +114,27 @@ export class CheckRuns {
     await entry.done
   }
 
-  output(key: string): Output {
-    return this.outputs.get(key) ?? { text: '', truncated: false }
+  /** What the run printed: the one running or run since the Host started, else the one kept on disk, else nothing. */
+  async output(key: string): Promise<Output> {
+    const held = this.outputs.get(key)
+    if (held) return held
+    try {
+      const kept = JSON.parse(await fs.readFile(this.fileOf(key), 'utf8')) as Partial<Output>
+      return { text: typeof kept.text === 'string' ? kept.text : '', truncated: kept.truncated === true }
+    } catch {
+      return { text: '', truncated: false }
+    }
+  }
+
+  /** Saves a finished run's output (a run that could not be saved keeps it in memory until the Host closes). */
+  private async keep(key: string, output: Output): Promise<void> {
+    await privateFolder(this.folder)
+    await writePrivateFile(this.fileOf(key), JSON.stringify(output))
+  }
+
+  /** The key names a race and a session; its file is named by its hash, so nothing in it reaches the path. */
+  private fileOf(key: string): string {
+    return join(this.folder, `${createHash('sha256').update(key).digest('hex').slice(0, 32)}.json`)
   }
 
   /** Every check still running is ended (the Host is closing). */

@@ -209,7 +209,7 @@ export class RaceService {
       'races.cancelCheck': ({ raceId, sessionId }) => this.cancelCheck(raceId, sessionId),
       'races.checkOutput': async ({ raceId, sessionId }) => {
         racerIn(await this.book.get(raceId), sessionId)
-        const { text, truncated } = this.options.checks.output(checkKey(raceId, sessionId))
+        const { text, truncated } = await this.options.checks.output(checkKey(raceId, sessionId))
         return { output: text, truncated }
       },
       'races.keep': ({ raceId, sessionId }) => this.keep(raceId, sessionId),
