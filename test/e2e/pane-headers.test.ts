@@ -100,7 +100,8 @@ function visibleCharacters(element: Locator): Promise<number> {
 /** Four sessions of the scripted agent with long titles, made before the window opens (the agent then stopped, as after a restart). */
 async function fourSessions(): Promise<string[]> {
   const project = await app.host.request('projects.add', { cwd: projectDir })
-  const agent = await app.host.request('agents.add', scriptedAgent(stateDir))
+  // With modes, a model and options: a short pane has settings to put behind its button.
+  const agent = await app.host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_SESSION_STATE: '1' }))
   const ids: string[] = []
   for (const title of TITLES) {
     const record = await app.host.request('sessions.new', { projectId: project.id, agentId: agent.id })
@@ -171,7 +172,29 @@ describe('pane headers', () => {
       ])
       await page.keyboard.press('Escape')
       expect(await page.getByText('Not connected').count()).toBe(0)
+      // Half the window high, a pane keeps the conversation's room: its settings lines wait behind Settings, and the
+      // permission card is whole above the composer, the thread still in sight above it.
+      expect(await page.getByTestId('mode-select').filter({ visible: true }).count()).toBe(0)
+      expect(await page.getByTestId('settings-toggle').filter({ visible: true }).count()).toBe(4)
+      const asking = pane(page, 2)
+      const [card, composer, thread] = await Promise.all(
+        [asking.getByTestId('permission'), asking.getByTestId('composer-input'), asking.getByTestId('thread')].map((l) => l.boundingBox())
+      )
+      expect(
+        card && composer && card.y + card.height <= composer.y,
+        `the card ${JSON.stringify(card)}, the composer ${JSON.stringify(composer)}`
+      ).toBe(true)
+      expect(await asking.getByTestId('permission').evaluate((el) => el.scrollHeight <= el.clientHeight + 1)).toBe(true)
+      expect(thread?.height ?? 0, 'the thread above the card').toBeGreaterThanOrEqual(60)
       console.log(`screenshot: ${await screenshot(page, `e2e-pane-headers-4-1280-${scheme}`)}`)
+      // Settings shows them in that pane alone, and says so.
+      await pane(page, 3).getByTestId('settings-toggle').click()
+      expect(await pane(page, 3).getByTestId('settings-toggle').getAttribute('aria-expanded')).toBe('true')
+      expect(await pane(page, 3).getByTestId('mode-select').isVisible()).toBe(true)
+      expect(await pane(page, 1).getByTestId('mode-select').isVisible()).toBe(false)
+      console.log(`screenshot: ${await screenshot(page, `e2e-pane-headers-4-settings-${scheme}`)}`)
+      await pane(page, 3).getByTestId('settings-toggle').click()
+      expect(await pane(page, 3).getByTestId('mode-select').isVisible()).toBe(false)
 
       // Wider, the same four: the badges in full words, the actions beside the title.
       await page.setViewportSize({ width: 1920, height: 1000 })
@@ -195,6 +218,9 @@ describe('pane headers', () => {
         'Waiting for you'
       ])
       for (let i = 0; i < 3; i++) expect(await visibleCharacters(pane(page, i).getByTestId('session-title'))).toBeGreaterThanOrEqual(12)
+      // The whole window high, each pane shows its settings at once: no Settings button.
+      expect(await page.getByTestId('settings-toggle').filter({ visible: true }).count()).toBe(0)
+      expect(await pane(page, 1).getByTestId('mode-select').isVisible()).toBe(true)
       await pane(page, 2).getByTestId('pane-close').click()
       await expect.poll(() => page.getByTestId('pane').count()).toBe(2)
       for (let i = 0; i < 2; i++) expect(await visibleCharacters(pane(page, i).getByTestId('session-title'))).toBeGreaterThanOrEqual(12)
