@@ -10,6 +10,7 @@ import { ALLOW_POLICIES, type AllowPolicy } from './permissions'
 import { projectAdder } from './resolve'
 import { runTurn } from './run'
 import { canAsk, question } from './terminal'
+import { readVersion } from '../web/version'
 
 /**
  * The `switchboard` command (bin/switchboard.mjs runs this bundle,
@@ -27,6 +28,7 @@ export const USAGE = `Usage:
   switchboard run --continue SESSION [--json] [--allow ask|never|rules] "PROMPT"
   switchboard ls [--project P] [--json]
   switchboard search "TEXT" [--json]
+  switchboard --version | --help
 
   run        one turn without a window, in the same history as the app; the reply goes to stdout
              (--json: the transcript's records, one JSON object a line). PROMPT "-" or left out: read from stdin.
@@ -44,6 +46,10 @@ export async function main(argv: string[], streams: Streams): Promise<number> {
   const [command, ...rest] = argv
   if (command === '--help' || command === '-h' || command === 'help') {
     streams.out(`${USAGE}\n`)
+    return EXIT.ok
+  }
+  if (command === '--version' || command === '-v') {
+    streams.out(`switchboard ${readVersion()}\n`)
     return EXIT.ok
   }
   if (command === undefined || !['run', 'ls', 'search', 'open'].includes(command)) return appCommand(argv, streams)
