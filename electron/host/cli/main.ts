@@ -40,7 +40,8 @@ export const USAGE = `Usage:
   --data-dir the data folder (default: $SWITCHBOARD_DATA_DIR, else the app's)
 
 Exit codes: 0 finished, 1 failed, 2 bad command line, 3 refused, 4 cancelled, 5 a permission denied,
-6 stopped at a limit, 7 the data folder is held by a Switchboard this command cannot reach.`
+6 stopped at a limit, 7 the data folder is held by a Switchboard this command cannot reach, 8 the agent's secrets
+are in the app's keychain and the app is not running (start it, or pass them as variables).`
 
 export async function main(argv: string[], streams: Streams): Promise<number> {
   const [command, ...rest] = argv
