@@ -34,6 +34,8 @@ export interface InstallPlace {
   systemBin?: string
   /** macOS: runs a shell command with an administrator's rights (asking for them); rejects when they are not given. */
   runAsAdmin?: (command: string) => Promise<void>
+  /** Makes a link (default: beside it, renamed over it); tests refuse it as a folder without rights would. */
+  makeLink?: (link: string, target: string) => Promise<void>
   /** Windows: the user's own PATH (HKCU\Environment). */
   userPath?: { get(): Promise<string>; set(value: string): Promise<void> }
 }
@@ -74,7 +76,7 @@ async function installMac(place: InstallPlace, launcher: string): Promise<Instal
   if (there === 'stranger') return notOurs(link)
   try {
     await fs.mkdir(bin, { recursive: true })
-    await replaceLink(link, launcher)
+    await (place.makeLink ?? replaceLink)(link, launcher)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code !== 'EACCES' && code !== 'EPERM') throw error
