@@ -31,6 +31,12 @@ import { tempDir, removeDir } from '../helpers'
  * makes must hold every module the bundles import, with the native binaries outside it.
  *
  * One `npm ci` serves the whole file (the npm cache is warm in CI: .ci/run has just run npm ci).
+ *
+ * What the packaging part does not prove: that a real Electron run as Node (ELECTRON_RUN_AS_NODE) loads the
+ * command's ES modules from inside app.asar as the stand-in does from the extracted archive; the deb, AppImage,
+ * dmg and NSIS installers themselves (only `--dir` builds: the deb's scripts are run with stand-in tools in
+ * test/unit/shell-command.test.ts; its .desktop entry is computed, not installed); the Windows launcher run by
+ * cmd.exe (its paths are checked, it is not run); macOS (no build here: its Info.plist URL scheme is not checked).
  */
 
 const root = resolve(import.meta.dirname, '../..')

@@ -28,7 +28,9 @@ import { projectLink } from '../../shared/navigation'
  *   `app://` scheme, the window's page, the CSP and the error page's rendering are not loaded;
  * - native dialogs, the keychain (safeStorage says no encryption here), menus, the badge on a real dock;
  * - that a utility process dies with the main process (the stand-in's child exits when its IPC channel closes);
- * - macOS and Windows: the leftover-process cleanup after a dead Host finds processes through /proc (Linux).
+ * - macOS and Windows: the leftover-process cleanup after a dead Host finds processes through /proc (Linux);
+ * - a real AppImage: its runtime (the mount, APPIMAGE) and AppRun are a shell script here, and the relay's
+ *   `ELECTRON_RUN_AS_NODE` is ignored by Node (the stand-in's process.execPath).
  */
 
 const built = fileURLToPath(new URL('../../out/main/index.js', import.meta.url))
