@@ -100,7 +100,8 @@ async function installLinux(place: InstallPlace, launcher: string): Promise<Inst
   await fs.mkdir(bin, { recursive: true })
   if (place.appImage) {
     // The AppImage is mounted in a new place at each start: the command runs the AppImage, which hands over to it.
-    const script = `#!/bin/sh\n${SCRIPT_MARK} for this AppImage:\nSWITCHBOARD_CLI=1 exec ${shellQuote(place.appImage)} --switchboard-cli "$@"\n`
+    // Chromium's --headless: its main process then starts without a display (a terminal over SSH), never opening one.
+    const script = `#!/bin/sh\n${SCRIPT_MARK} for this AppImage:\nSWITCHBOARD_CLI=1 exec ${shellQuote(place.appImage)} --headless --disable-gpu --switchboard-cli "$@"\n`
     if (there === 'ours' && (await fs.readFile(target, 'utf8').catch(() => '')) === script) return installed(target, launcher, place, true)
     await fs.rm(target, { force: true })
     await fs.writeFile(target, script, { mode: 0o755 })

@@ -303,7 +303,7 @@ describe.runIf(process.platform === 'linux')('the switchboard command of an AppI
     }
     expect(await install()).toMatchObject({ message: 'The switchboard command is installed.' })
     const command = join(home, '.local', 'bin', 'switchboard')
-    expect(readFileSync(command, 'utf8')).toContain(`SWITCHBOARD_CLI=1 exec '${appImage}' --switchboard-cli "$@"`)
+    expect(readFileSync(command, 'utf8')).toContain(`SWITCHBOARD_CLI=1 exec '${appImage}' --headless --disable-gpu --switchboard-cli "$@"`)
 
     // The command runs the AppImage, which hands over to the command's bundle at once: --version, then `ls` through
     // the running app's Host (its door), as a user types them.
