@@ -18,11 +18,14 @@ import {
 import type { AppCommand } from '../shared/app-commands'
 import { ipcChannels } from '../shared/ipc'
 import { APP_INDEX_URL, APP_SCHEME, APP_SCHEME_PRIVILEGES, isRendererPageUrl, opensInBrowser, serveAppRequest } from './app-scheme'
+import { isCliRelay, relayToCli } from './cli-relay'
 import { dialogConfirmation } from './confirm-dialog'
+import { failurePage } from './failure-page'
 import { wantsLoginShell } from './host/child-processes/environment'
 import type { FromHost, ShellCall } from './host/host-process/host-channel'
 import { HostSupervisor, type HostFailure, type HostProcess } from './host/host-process/host-supervisor'
 import { LinkRouter, registerLinkScheme } from './links'
+import { installCommandFromMenu } from './install-command'
 import { buildMenuTemplate } from './menu'
 import { configureSpellcheck, spellcheckOn } from './spellcheck'
 import { SafeStorageSecretStore } from './secret-store'
@@ -68,7 +71,10 @@ const windowStateFile = (): string => join(dataDirectory(), 'window-state.json')
 const pingEveryMs = Number(process.env.SWITCHBOARD_HOST_PING_MS) || undefined
 const deadAfterMs = Number(process.env.SWITCHBOARD_HOST_DEAD_MS) || undefined
 
-if (!app.requestSingleInstanceLock()) {
+if (isCliRelay()) {
+  // An AppImage run as the `switchboard` command (cli-relay.ts): no window, no lock, only the command.
+  relayToCli(here, (code) => app.exit(code))
+} else if (!app.requestSingleInstanceLock()) {
   app.quit()
 } else {
   app.on('second-instance', (_event, argv) => {
@@ -288,17 +294,9 @@ function handPort(window: BrowserWindow): void {
 }
 
 /** The page that says why the Host will not start again, and where its log is, in place of the window's page. */
-function showFailure(window: BrowserWindow, { cause, logFile }: HostFailure): void {
+function showFailure(window: BrowserWindow, failed: HostFailure): void {
   connectedWindows.delete(window)
-  const escape = (text: string): string =>
-    text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c)
-  const html = `<!doctype html><html><head><meta charset="utf-8"><title>Switchboard could not start</title>
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-<style>body{font:14px system-ui,sans-serif;margin:3em;max-width:50em;color:#222}pre{white-space:pre-wrap;background:#f4f4f4;padding:1em}</style></head>
-<body><h1>Switchboard could not start its host</h1><p>The part of Switchboard that runs your agents and keeps your data stopped, and was not started again.</p>
-<pre id="cause">${escape(cause)}</pre><p>Its log: <code id="log">${escape(logFile)}</code></p>
-<p>Fix what the log names (or move the file it names aside), then open Switchboard again.</p></body></html>`
-  void window.loadURL(`data:text/html;charset=utf-8,${encodeURIComponent(html)}`)
+  void window.loadURL(failurePage(failed))
   window.show()
 }
 
@@ -388,7 +386,8 @@ function buildMenu(): Menu {
       development: !app.isPackaged,
       send: sendCommand,
       openDataFolder: () => void shell.openPath(dataDirectory()),
-      openExternal: openInBrowser
+      openExternal: openInBrowser,
+      installCommand: app.isPackaged ? () => void installCommandFromMenu(mainWindow) : undefined
     })
   )
 }

@@ -21,6 +21,8 @@ export interface MenuActions {
   send: (command: AppCommand) => void
   openDataFolder: () => void
   openExternal: (url: string) => void
+  /** The packaged app: puts the `switchboard` command where a terminal finds it (electron/install-command.ts). */
+  installCommand?: () => void
 }
 
 export function buildMenuTemplate(actions: MenuActions): MenuItemConstructorOptions[] {
@@ -45,6 +47,7 @@ export function buildMenuTemplate(actions: MenuActions): MenuItemConstructorOpti
         command('Spend', 'spend', 'CmdOrCtrl+Shift+S'),
         { type: 'separator' },
         { label: 'Open Data Folder', click: () => actions.openDataFolder() },
+        ...(actions.installCommand ? [{ label: 'Install the switchboard Command…', click: actions.installCommand }] : []),
         { type: 'separator' },
         isMac ? { role: 'close' } : { role: 'quit' }
       ]

@@ -1,5 +1,5 @@
 import { isAppCommand, type AppCommand } from '../../shared/app-commands'
-import type { Navigation } from '../../shared/navigation'
+import { linkTarget, type Navigation } from '../../shared/navigation'
 
 /**
  * What each app command does, registered by the part of the window that owns it
@@ -48,4 +48,19 @@ export function onNavigate(handler: (navigation: Navigation) => void): () => voi
 export function runNavigation(navigation: Navigation): void {
   if (navigator) navigator(navigation)
   else pending = navigation
+}
+
+/**
+ * A switchboard:// link followed from inside the window (a notification's): read as the shell reads a link from
+ * outside (`linkTarget`), then gone to as `app.navigate` goes. Only session links (a project link names a folder,
+ * which the Host finds); false, with a log line, for any other.
+ */
+export function followLink(link: string): boolean {
+  const read = linkTarget(link)
+  if ('ignored' in read || read.target.kind !== 'session') {
+    console.warn(`Switchboard ignored the link ${JSON.stringify(link.slice(0, 300))}: ${'ignored' in read ? read.ignored : 'not a session link'}.`)
+    return false
+  }
+  runNavigation({ kind: 'session', id: read.target.id })
+  return true
 }

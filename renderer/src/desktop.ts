@@ -1,7 +1,7 @@
 import { onBeforeUnmount, watchEffect } from 'vue'
 import type { Project } from '../../shared/domain'
 import { agentFitsProject } from '../../shared/agent-definition'
-import { onAppCommand, onNavigate, runAppCommand } from './commands'
+import { followLink, onAppCommand, onNavigate, runAppCommand } from './commands'
 import { host, messageOf } from './host/client'
 import { askNotificationPermissionOnFirstGesture, createNotifier } from './notifications'
 import { commandFor, isTextField } from './shortcuts'
@@ -188,8 +188,9 @@ export function useDesktop(): void {
     host().onBatch(
       createNotifier({
         known: () => inbox.items,
-        // A session's item opens the session (its request or question is shown there too); an agent's, the inbox.
-        open: (item) => (item.session ? void openNotified(item.session.id) : inbox.show(item.id))
+        // A session's item follows its switchboard://session/<id> link, as a link from outside goes (its request or
+        // question is shown there too); an agent's opens the inbox.
+        open: (item, link) => (link ? void followLink(link) : inbox.show(item.id))
       })
     )
   )

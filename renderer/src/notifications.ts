@@ -1,5 +1,6 @@
 import type { HostEvent } from '../../shared/contract'
 import type { InboxItem } from '../../shared/inbox'
+import { sessionLink } from '../../shared/navigation'
 import { stopReasonWords } from '../../shared/stop-reasons'
 import { LIMITS, revealText, shortText } from './agent-text'
 
@@ -8,8 +9,10 @@ import { LIMITS, revealText, shortText } from './agent-text'
  * by the inbox (`inbox.changed`): one for each item that was not in it
  * before (a permission request, a question, a sign-in, a turn that failed or
  * finished). Only while the window is not focused or hidden; clicking one
- * brings the window back to it. Uses the web Notification API (Electron shows
- * it natively; a browser asks permission first).
+ * brings the window back to it: one about a session carries its
+ * switchboard://session/<id> link and follows it (commands.ts `followLink`),
+ * the way a link from outside goes. Uses the web Notification API (Electron
+ * shows it natively; a browser asks permission first).
  */
 
 /** The user is not looking at the window. */
@@ -47,8 +50,8 @@ export function notificationText(item: InboxItem): { title: string; body: string
 export interface NotifierDeps {
   /** The inbox as the window has it before this batch (the store, before it applies the batch). */
   known: () => InboxItem[]
-  /** Brings the item into view (after the window was focused). */
-  open: (item: InboxItem) => void
+  /** Brings the item into view (after the window was focused): its session's link, else (an agent's item) the item itself. */
+  open: (item: InboxItem, link: string | null) => void
   page?: () => { hasFocus: boolean; hidden: boolean }
   show?: (title: string, options: NotificationOptions, onClick: () => void) => void
 }
@@ -71,9 +74,10 @@ export function createNotifier(deps: NotifierDeps): (events: HostEvent[]) => voi
       if (!isAway(page())) continue
       for (const item of fresh) {
         const { title, body } = notificationText(item)
-        show(title, { body, tag: item.id }, () => {
+        const link = item.session ? sessionLink(item.session.id) : null
+        show(title, { body, tag: item.id, data: link }, () => {
           window.focus()
-          deps.open(item)
+          deps.open(item, link)
         })
       }
     }

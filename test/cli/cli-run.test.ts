@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { mkdir } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SessionRecord } from '../../shared/domain'
@@ -121,6 +121,45 @@ describe('switchboard run, without a running Switchboard', () => {
     }
     const sessions = await runCli(['ls', '--json'], { env })
     expect((JSON.parse(sessions.stdout) as SessionRecord[]).length).toBe(4)
+  })
+
+  it('an agent whose secret the app keeps in the keychain: exit 8 with what to do, nothing written; given as a variable, the turn runs with it', async () => {
+    const host = await openHost(dataDir)
+    let agentId: string
+    try {
+      agentId = (await host.request('agents.add', scriptedAgent(join(root, 'state'), {}, 'Locked', { secretEnv: { LOCKED_TOKEN: 'from-the-app' } })))
+        .id
+    } finally {
+      await host.close()
+    }
+    // What the app wrote: the value encrypted by the OS keychain (safeStorage), which Node cannot decrypt.
+    await writeFile(join(dataDir, 'secrets.json'), JSON.stringify({ [`agent:${agentId}:env:LOCKED_TOKEN`]: 'djEwAAAAencrypted' }))
+    const before = (JSON.parse((await runCli(['ls', '--json'], { env })).stdout) as SessionRecord[]).length
+    const elsewhere = join(root, 'not-a-project-yet')
+    await mkdir(elsewhere)
+
+    const locked = await runCli(['run', '--agent', 'Locked', '--project', elsewhere, '/env LOCKED_TOKEN'], { env })
+    expect(locked.code).toBe(8)
+    expect(locked.stdout).toBe('')
+    expect(locked.stderr).toContain('Locked needs the variable LOCKED_TOKEN (kept in the keychain by the app), which this command cannot unlock')
+    expect(locked.stderr).toContain('Start Switchboard and run this again')
+    expect(locked.stderr).toContain('LOCKED_TOKEN=… switchboard run')
+    const after = JSON.parse((await runCli(['ls', '--json'], { env })).stdout) as SessionRecord[]
+    expect(after.length).toBe(before)
+    const check = await openHost(dataDir)
+    try {
+      expect((await check.request('projects.list', {})).some((p) => p.cwd === elsewhere)).toBe(false)
+    } finally {
+      await check.close()
+    }
+
+    const given = await runCli(['run', '--agent', 'Locked', '--project', project, '/env LOCKED_TOKEN'], {
+      env: { ...env, LOCKED_TOKEN: 'from-the-shell' }
+    })
+    expect(given).toMatchObject({ code: 0, stdout: 'LOCKED_TOKEN=from-the-shell\n' })
+    // --continue names the agent through its session: the same check.
+    const id = /^Session ([\w-]+);/.exec(given.stderr)?.[1] ?? ''
+    expect(await runCli(['run', '--continue', id, '/env LOCKED_TOKEN'], { env })).toMatchObject({ code: 8 })
   })
 
   it('a relative --project is the folder under the current one, and the prompt can come from stdin', async () => {

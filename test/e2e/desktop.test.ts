@@ -39,7 +39,7 @@ beforeAll(async () => {
     class RecordedNotification {
       static permission = 'granted'
       static requestPermission() { return Promise.resolve('granted') }
-      constructor(title, options) { this.title = title; this.body = options && options.body; window.__notes.push(this) }
+      constructor(title, options) { this.title = title; this.body = options && options.body; this.data = options && options.data; window.__notes.push(this) }
       close() {}
     }
     window.Notification = RecordedNotification
@@ -260,6 +260,9 @@ describe('the desktop around the conversations', () => {
     await expect.poll(() => page.evaluate('window.__notes.length')).toBe(2)
     expect(await page.evaluate('window.__notes[1].title')).toBe('Scripted asks for permission')
     expect(await page.evaluate('window.__notes[1].body')).toContain('Run dangerous command')
+    // It carries the session's switchboard:// link, which the click follows (as a link from outside goes).
+    const sessionId = String(await page.evaluate(`window.__notes[1].data.replace('switchboard://session/', '')`))
+    expect((await host.request('sessions.get', { ids: [sessionId] })).map((s) => s.id)).toEqual([sessionId])
 
     // The click brings the session back, with the request to answer.
     await page.evaluate('window.__away = false; window.__notes[1].onclick()')

@@ -10,6 +10,7 @@ import {
   realpathSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync
 } from 'node:fs'
 import { builtinModules } from 'node:module'
@@ -30,6 +31,12 @@ import { tempDir, removeDir } from '../helpers'
  * makes must hold every module the bundles import, with the native binaries outside it.
  *
  * One `npm ci` serves the whole file (the npm cache is warm in CI: .ci/run has just run npm ci).
+ *
+ * What the packaging part does not prove: that a real Electron run as Node (ELECTRON_RUN_AS_NODE) loads the
+ * command's ES modules from inside app.asar as the stand-in does from the extracted archive; the deb, AppImage,
+ * dmg and NSIS installers themselves (only `--dir` builds: the deb's scripts are run with stand-in tools in
+ * test/unit/shell-command.test.ts; its .desktop entry is computed, not installed); the Windows launcher run by
+ * cmd.exe (its paths are checked, it is not run); macOS (no build here: its Info.plist URL scheme is not checked).
  */
 
 const root = resolve(import.meta.dirname, '../..')
@@ -243,7 +250,16 @@ describe.runIf(process.platform === 'linux')('first launch on a fresh install', 
     const output = join(work, 'packaged')
     const builder = await run(
       join(app, 'node_modules/.bin/electron-builder'),
-      ['--dir', '--linux', '--publish', 'never', `-c.electronDist=${electronDist}`, `-c.directories.output=${output}`],
+      [
+        '--dir',
+        '--linux',
+        '--publish',
+        'never',
+        `-c.electronDist=${electronDist}`,
+        `-c.directories.output=${output}`,
+        // Writes the .desktop file the deb would get (--dir writes none), computed by electron-builder itself.
+        `-c.afterPack=${join(app, 'test/launch/desktop-entry-hook.cjs')}`
+      ],
       { cwd: app, env: userEnv() }
     )
     timings['electron-builder --dir'] = builder.seconds
@@ -269,6 +285,11 @@ describe.runIf(process.platform === 'linux')('first launch on a fresh install', 
     expect(runFromArchive(archive)).toEqual(RUN_FROM_ARCHIVE)
     // The updater's configuration (electron/updates.ts): a generic feed, replaced at run time by the user's setting.
     expect(readFileSync(join(resources, 'app-update.yml'), 'utf8')).toMatch(/^provider: generic$/m)
+    // switchboard:// links: the deb's .desktop entry makes the app their handler; it starts the app's executable itself.
+    const desktop = readFileSync(join(output, 'deb.desktop'), 'utf8')
+    expect(desktop).toMatch(/^MimeType=x-scheme-handler\/switchboard;$/m)
+    expect(desktop).toMatch(/^Exec=\/opt\/Switchboard\/switchboard %U$/m)
+    await commandLauncher(join(output, 'linux-unpacked'))
 
     // The Windows build of the same tree (--dir, the fake Electron as electron.exe; the executable is not edited:
     // rcedit and the archive's integrity hash need a real one): the same files unpacked.
@@ -289,6 +310,17 @@ describe.runIf(process.platform === 'linux')('first launch on a fresh install', 
     )
     timings['electron-builder --dir --win'] = win.seconds
     expect(win.code, win.output).toBe(0)
+    // The command's launcher on Windows (not run here): what it starts, found from its own folder, is there.
+    const cmd = readFileSync(join(output, 'win-unpacked/resources/bin/switchboard.cmd'), 'utf8')
+    expect(cmd).toContain('set ELECTRON_RUN_AS_NODE=1\r\n')
+    const started = /^"%~dp0([^"]+)" "%~dp0([^"]+)" %\*\r$/m.exec(cmd)
+    expect(started, cmd).not.toBeNull()
+    const fromBin = (path: string): string => join(output, 'win-unpacked/resources/bin', ...path.split('\\'))
+    expect(existsSync(fromBin(started![1]!)), started![1]).toBe(true)
+    expect(fromBin(started![1]!)).toBe(join(output, 'win-unpacked/Switchboard.exe'))
+    const winArchive = join(output, 'win-unpacked/resources/app.asar')
+    expect(fromBin(started![2]!).startsWith(`${winArchive}/`)).toBe(true)
+    expect(asar.listPackage(winArchive, { isPack: false })).toContain(`/${relative(winArchive, fromBin(started![2]!))}`)
     expect(runFromArchive(join(output, 'win-unpacked/resources/app.asar'))).toEqual(RUN_FROM_ARCHIVE)
 
     // Every package the main bundle (and its chunks) and the preload import, resolved and loaded from the extracted archive.
@@ -328,6 +360,38 @@ process.exit(0)
       expect(found[specifier], specifier).toMatch(new RegExp(`^${escape(pathToFileURL(join(extracted, 'node_modules')).href)}/`))
   }, 480_000)
 })
+
+/**
+ * The `switchboard` command of the packaged Linux app (build/bin/switchboard in resources/bin), run as a user runs
+ * it: directly, and through a link as the deb's /usr/bin/switchboard. Its Electron here is a stand-in that, given
+ * ELECTRON_RUN_AS_NODE=1, runs Node on the archive's files as Electron would read them (asar-node.mjs: the archive
+ * extracted, its unpacked files over it); without it, it only writes launched.txt, as the fake build does.
+ */
+async function commandLauncher(appDir: string): Promise<void> {
+  const launcher = join(appDir, 'resources/bin/switchboard')
+  expect(statSync(launcher).mode & 0o111, 'the launcher is executable').not.toBe(0)
+  writeFileSync(
+    join(appDir, 'switchboard'),
+    `#!/bin/sh\nif [ "$ELECTRON_RUN_AS_NODE" = 1 ]; then exec '${process.execPath}' '${join(app, 'test/launch/asar-node.mjs')}' "$@"; fi\n${FAKE_ELECTRON.split('\n').slice(1).join('\n')}`
+  )
+  const linked = join(work, 'usr-bin', 'switchboard')
+  mkdirSync(dirname(linked), { recursive: true })
+  symlinkSync(launcher, linked)
+  const dataDir = join(work, 'command-data')
+  mkdirSync(dataDir, { recursive: true })
+  const env = userEnv({ SWITCHBOARD_DATA_DIR: dataDir })
+  const version = (JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { version: string }).version
+  for (const command of [launcher, linked]) {
+    expect(await run(command, ['--version'], { cwd: work, env }), command).toMatchObject({ code: 0, stdout: `switchboard ${version}\n` })
+  }
+  const help = await run(linked, ['--help'], { cwd: work, env })
+  expect(help).toMatchObject({ code: 0, stdout: expect.stringContaining('switchboard run (--agent A | --preset P)') })
+  // A Host opened by the command from the archive's files, on an empty data folder; then bad input's exit code.
+  expect(await run(linked, ['ls', '--json'], { cwd: work, env })).toMatchObject({ code: 0, stdout: '[]\n' })
+  const bad = await run(linked, ['run', '--agent', 'Nobody', 'hello'], { cwd: work, env })
+  expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining("No agent 'Nobody'") })
+  expect(existsSync(join(appDir, 'launched.txt')), 'the app was never started as an app').toBe(false)
+}
 
 /**
  * The files of the archive something starts or loads natively at run time, and whether each is unpacked: native

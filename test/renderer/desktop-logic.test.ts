@@ -1,11 +1,13 @@
 // @vitest-environment happy-dom
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { HostEvent } from '../../shared/contract'
 import type { AgentCapabilities } from '../../shared/domain'
 import type { InboxItem } from '../../shared/inbox'
 import { capabilityRows } from '../../renderer/src/components/agents/capabilities'
 import { argsFromText, envFromRows, rowsOf, type EnvRow } from '../../renderer/src/components/agents/envRows'
 import { createNotifier, isAway, notificationText } from '../../renderer/src/notifications'
+import { followLink, onNavigate } from '../../renderer/src/commands'
+import { projectLink, sessionLink, type Navigation } from '../../shared/navigation'
 import { commandFor, isTextField, keyLabel, matches, shortcuts } from '../../renderer/src/shortcuts'
 import { resolveTheme } from '../../renderer/src/theme'
 
@@ -85,15 +87,15 @@ describe('notifications', () => {
   })
 
   it('come from the inbox, one for each new item while away, saying which agent and session; a click opens it', () => {
-    const shown: { title: string; body?: string; tag?: string; click: () => void }[] = []
+    const shown: { title: string; body?: string; tag?: string; data?: unknown; click: () => void }[] = []
     const opened: string[] = []
     let away = false
     let known: InboxItem[] = [permission]
     const notifier = createNotifier({
       known: () => known,
-      open: (item) => opened.push(item.id),
+      open: (item, link) => opened.push(link ?? item.id),
       page: () => ({ hasFocus: !away, hidden: false }),
-      show: (title, options, click) => shown.push({ title, body: options.body, tag: options.tag, click })
+      show: (title, options, click) => shown.push({ title, body: options.body, tag: options.tag, data: options.data, click })
     })
     const changed = (payload: InboxItem[]): HostEvent => ({ type: 'inbox.changed', payload })
     // In front of the window: nothing shown.
@@ -111,6 +113,10 @@ describe('notifications', () => {
     ])
     shown[1].click()
     expect(opened).toEqual(['sign_in:a2'])
+    // One about a session carries its link, and a click follows it.
+    expect(shown[0].data).toBe('switchboard://session/s1')
+    shown[0].click()
+    expect(opened).toEqual(['sign_in:a2', 'switchboard://session/s1'])
     expect(notificationText(permission)).toEqual({ title: 'Claude Code asks for permission', body: 'Run rm -rf build — in “Fix the build”' })
     expect(notificationText(finished)).toEqual({ title: 'Claude Code finished', body: '“Fix the build” is waiting for you' })
     // A turn stopped short says how, in words (never "max_tokens").
@@ -118,6 +124,22 @@ describe('notifications', () => {
       title: 'Claude Code: Stopped: token limit',
       body: '“Fix the build” is waiting for you'
     })
+  })
+
+  it('follow a session’s link as a link from outside goes (app.navigate’s handler); anything else is ignored', () => {
+    const went: Navigation[] = []
+    const stop = onNavigate((navigation) => went.push(navigation))
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined)
+    try {
+      expect(followLink(sessionLink('s1'))).toBe(true)
+      expect(followLink('switchboard://session/../../etc')).toBe(false)
+      expect(followLink(projectLink('/home/me/app'))).toBe(false)
+      expect(went).toEqual([{ kind: 'session', id: 's1' }])
+      expect(warn).toHaveBeenCalledTimes(2)
+    } finally {
+      stop()
+      warn.mockRestore()
+    }
   })
 
   it('write out an override in the agent’s words and cut what is long: the system shows them as they are', () => {

@@ -1,5 +1,5 @@
-import { fork, type ChildProcess } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { fork, spawn, type ChildProcess } from 'node:child_process'
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -28,7 +28,9 @@ import { projectLink } from '../../shared/navigation'
  *   `app://` scheme, the window's page, the CSP and the error page's rendering are not loaded;
  * - native dialogs, the keychain (safeStorage says no encryption here), menus, the badge on a real dock;
  * - that a utility process dies with the main process (the stand-in's child exits when its IPC channel closes);
- * - macOS and Windows: the leftover-process cleanup after a dead Host finds processes through /proc (Linux).
+ * - macOS and Windows: the leftover-process cleanup after a dead Host finds processes through /proc (Linux);
+ * - a real AppImage: its runtime (the mount, APPIMAGE) and AppRun are a shell script here, and the relay's
+ *   `ELECTRON_RUN_AS_NODE` is ignored by Node (the stand-in's process.execPath).
  */
 
 const built = fileURLToPath(new URL('../../out/main/index.js', import.meta.url))
@@ -260,3 +262,93 @@ describe.runIf(process.platform === 'linux')('the desktop shell with the Host in
     }
   })
 })
+
+describe.runIf(process.platform === 'linux')('the switchboard command of an AppImage', () => {
+  it('"Install the switchboard Command" writes ~/.local/bin/switchboard, which runs the AppImage as the command (the relay), and leaves a stranger’s file alone', async () => {
+    const dataDir = join(root, 'data')
+    const home = join(root, 'home')
+    const resources = join(root, 'resources')
+    await mkdir(join(resources, 'bin'), { recursive: true })
+    copyFileSync(fileURLToPath(new URL('../../build/bin/switchboard', import.meta.url)), join(resources, 'bin', 'switchboard'))
+    // The AppImage, as its runtime and AppRun start the app: APPIMAGE set to its file, the executable with --no-sandbox
+    // first, then the arguments. Each start that is the app (not the command) writes down its environment.
+    const appImage = join(root, 'Switchboard.AppImage')
+    await writeFile(
+      appImage,
+      `#!/bin/sh\nexport APPIMAGE='${appImage}'\n[ "$SWITCHBOARD_CLI" = 1 ] || env > '${root}/app-started.env'\nexec '${process.execPath}' --import '${register}' '${built}' --no-sandbox "$@"\n`,
+      { mode: 0o755 }
+    )
+    app = launch(dataDir, {
+      FAKE_ELECTRON_PACKAGED: '1',
+      FAKE_ELECTRON_RESOURCES: resources,
+      FAKE_ELECTRON_ASK_DIALOGS: '1',
+      APPIMAGE: appImage,
+      HOME: home,
+      PATH: `${join(home, '.local', 'bin')}:${process.env.PATH}`
+    })
+    await waitUntil('the window', () => app!.loads().length > 0)
+    const install = async (): Promise<{ message: string; detail: string }> => {
+      const before = app!.messages.length
+      await waitUntil('the menu', async () => {
+        app!.child.send({ fake: 'menu-click', label: 'Install the switchboard Command…' })
+        return waitUntil('the click', () => app!.messages.slice(before).find((m) => 'fake' in m && (m.fake as string) === 'menu-clicked')).then(
+          (m) => (m as unknown as { found: boolean }).found
+        )
+      })
+      const box = (await waitUntil('the dialog', () =>
+        app!.messages.slice(before).find((m) => 'fake' in m && (m.fake as string) === 'messageBox')
+      )) as unknown as { id: number; message: string; detail: string }
+      app!.child.send({ fake: 'messageBoxAnswer', id: box.id, response: 0 })
+      return box
+    }
+    expect(await install()).toMatchObject({ message: 'The switchboard command is installed.' })
+    const command = join(home, '.local', 'bin', 'switchboard')
+    expect(readFileSync(command, 'utf8')).toContain(`SWITCHBOARD_CLI=1 exec '${appImage}' --headless --disable-gpu --switchboard-cli "$@"`)
+
+    // The command runs the AppImage, which hands over to the command's bundle at once: --version, then `ls` through
+    // the running app's Host (its door), as a user types them.
+    const version = await runCommand(command, ['--version'], { SWITCHBOARD_DATA_DIR: dataDir })
+    expect(version).toMatchObject({ code: 0, stdout: `switchboard ${packageVersion()}\n` })
+    expect(await runCommand(command, ['ls', '--json'], { SWITCHBOARD_DATA_DIR: dataDir })).toMatchObject({ code: 0, stdout: '[]\n' })
+    const bad = await runCommand(command, ['run', '--agent', 'x', '--project', join(root, 'nope'), 'hi'], { SWITCHBOARD_DATA_DIR: dataDir })
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining('does not exist') })
+    expect(existsSync(join(root, 'app-started.env'))).toBe(false)
+    expect(await install()).toMatchObject({ message: 'The switchboard command is already installed.' })
+
+    // Started by the command (no app on another data folder), the app is the AppImage, without the command's marks.
+    const other = join(root, 'other-data')
+    const started = await runCommand(command, ['open', 'some-session'], { SWITCHBOARD_DATA_DIR: other })
+    await waitUntil('the app started', () => existsSync(join(root, 'app-started.env')))
+    const startedEnv = readFileSync(join(root, 'app-started.env'), 'utf8')
+    expect(startedEnv).toContain(`SWITCHBOARD_DATA_DIR=${other}`)
+    expect(startedEnv).not.toMatch(/^(SWITCHBOARD_CLI|ELECTRON_RUN_AS_NODE)=/m)
+    expect(started).toMatchObject({ code: 2, stderr: expect.stringContaining('some-session') })
+    const door = JSON.parse(readFileSync(join(other, DOOR_FILE), 'utf8')) as { pid: number }
+    const main = Number(readFileSync(`/proc/${door.pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1])
+    process.kill(main, 'SIGKILL')
+    await waitUntil('the started app and its Host to be gone', () => !isProcessRunning(main) && !isProcessRunning(door.pid))
+
+    // A file of someone else's is left as it is.
+    writeFileSync(command, '#!/bin/sh\necho mine\n')
+    expect(await install()).toMatchObject({ message: `There is already a file ${command} that is not Switchboard's.` })
+    expect(readFileSync(command, 'utf8')).toBe('#!/bin/sh\necho mine\n')
+    app.child.send({ fake: 'quit' })
+    expect(await app.exited).toBe(0)
+  })
+})
+
+function runCommand(command: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (data: Buffer) => (stdout += data.toString()))
+    child.stderr.on('data', (data: Buffer) => (stderr += data.toString()))
+    child.once('error', reject)
+    child.once('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version: string }).version
+}

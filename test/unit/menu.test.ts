@@ -96,4 +96,19 @@ describe('the application menu', () => {
     click(find(template, 'Agent Client Protocol'))
     expect(opened).toEqual(['data', 'https://agentclientprotocol.com'])
   })
+
+  it('offers "Install the switchboard Command…" in File when the shell gives it (the packaged app), and not otherwise', () => {
+    let installs = 0
+    const packaged = buildMenuTemplate({
+      platform: 'darwin',
+      development: false,
+      send: () => undefined,
+      openDataFolder: () => undefined,
+      openExternal: () => undefined,
+      installCommand: () => void installs++
+    })
+    click(find(packaged, 'Install the switchboard Command…'))
+    expect(installs).toBe(1)
+    expect(() => find(build('darwin').template, 'Install the switchboard Command…')).toThrow('no menu item')
+  })
 })

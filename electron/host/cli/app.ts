@@ -8,6 +8,7 @@ import { findAgent, findPreset, projectFor, type ProjectAdder } from './resolve'
 import { findDoor } from '../web/door'
 import { connectDoor } from './ws-link'
 import type { Streams } from './output'
+import { APP_COMMAND_ENV, RELAY_ENV } from './launch-env'
 
 /**
  * `switchboard [FOLDER]`, `switchboard open ID`, `switchboard --new …`: the
@@ -16,9 +17,6 @@ import type { Streams } from './output'
  * data (a project added, a session started, its prompt queued) is asked of the
  * Host like any window's request; the app's own dialog confirms a new project.
  */
-
-/** How the app is started: set by the launcher (bin/switchboard.mjs) as a JSON array, the program then its arguments. */
-export const APP_COMMAND_ENV = 'SWITCHBOARD_APP_COMMAND'
 
 /** How long a starting app may take to open its data folder. */
 const START_WAIT_MS = 60_000
@@ -109,10 +107,12 @@ export async function runningApp(dataDir: string): Promise<HostLink> {
   })
   if (door) return connectDoor(door, dataDir)
   const command = appCommand()
+  // Not as Node: the packaged command runs in the app's Electron with ELECTRON_RUN_AS_NODE, which the app must not inherit.
+  const { ELECTRON_RUN_AS_NODE: _asNode, [RELAY_ENV]: _relay, ...env } = process.env
   const child = spawn(command[0] as string, command.slice(1), {
     detached: true,
     stdio: 'ignore',
-    env: { ...process.env, SWITCHBOARD_DATA_DIR: dataDir }
+    env: { ...env, SWITCHBOARD_DATA_DIR: dataDir }
   })
   let exited: string | null = null
   child.once('exit', (code, signal) => (exited = `it exited with ${code ?? signal}`))
@@ -129,7 +129,8 @@ export async function runningApp(dataDir: string): Promise<HostLink> {
 }
 
 function appCommand(): string[] {
-  const given = process.env[APP_COMMAND_ENV]
+  const given =
+    process.env[APP_COMMAND_ENV] ?? (process.versions.electron && process.env.ELECTRON_RUN_AS_NODE ? JSON.stringify([process.execPath]) : undefined)
   let command: unknown
   try {
     command = given ? JSON.parse(given) : null

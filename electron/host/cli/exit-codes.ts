@@ -18,7 +18,9 @@ export const EXIT = {
   /** The agent stopped at a limit (`max_tokens`, `max_turn_requests`) or for a reason the protocol does not name. */
   stopped: 6,
   /** The data folder is held by a Switchboard this command cannot reach. */
-  unavailable: 7
+  unavailable: 7,
+  /** The agent needs secrets the app keeps in the OS keychain, and the app is not running to unlock them (nor were they passed). */
+  secrets: 8
 } as const
 
 /** A failure the command reports in one line on stderr, exiting with `code`. */

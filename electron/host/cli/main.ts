@@ -10,6 +10,7 @@ import { ALLOW_POLICIES, type AllowPolicy } from './permissions'
 import { projectAdder } from './resolve'
 import { runTurn } from './run'
 import { canAsk, question } from './terminal'
+import { readVersion } from '../web/version'
 
 /**
  * The `switchboard` command (bin/switchboard.mjs runs this bundle,
@@ -27,6 +28,7 @@ export const USAGE = `Usage:
   switchboard run --continue SESSION [--json] [--allow ask|never|rules] "PROMPT"
   switchboard ls [--project P] [--json]
   switchboard search "TEXT" [--json]
+  switchboard --version | --help
 
   run        one turn without a window, in the same history as the app; the reply goes to stdout
              (--json: the transcript's records, one JSON object a line). PROMPT "-" or left out: read from stdin.
@@ -38,12 +40,17 @@ export const USAGE = `Usage:
   --data-dir the data folder (default: $SWITCHBOARD_DATA_DIR, else the app's)
 
 Exit codes: 0 finished, 1 failed, 2 bad command line, 3 refused, 4 cancelled, 5 a permission denied,
-6 stopped at a limit, 7 the data folder is held by a Switchboard this command cannot reach.`
+6 stopped at a limit, 7 the data folder is held by a Switchboard this command cannot reach, 8 the agent's secrets
+are in the app's keychain and the app is not running (start it, or pass them as variables).`
 
 export async function main(argv: string[], streams: Streams): Promise<number> {
   const [command, ...rest] = argv
   if (command === '--help' || command === '-h' || command === 'help') {
     streams.out(`${USAGE}\n`)
+    return EXIT.ok
+  }
+  if (command === '--version' || command === '-v') {
+    streams.out(`switchboard ${readVersion()}\n`)
     return EXIT.ok
   }
   if (command === undefined || !['run', 'ls', 'search', 'open'].includes(command)) return appCommand(argv, streams)

@@ -6,6 +6,7 @@ import { linkToHost } from './connect'
 import { CliError, EXIT, exitCodeOf } from './exit-codes'
 import { HostRefusal, type HostLink } from './link'
 import { jsonOutput, plainOutput, type Streams } from './output'
+import { checkSecretsWithoutApp } from './keychain'
 import { answerPermissions, type AllowPolicy } from './permissions'
 import { findAgent, findPreset, findSession, projectFor, type ProjectAdder } from './resolve'
 import { askPermission } from './terminal'
@@ -41,13 +42,14 @@ export async function runTurn(run: RunRequest, streams: Streams, adder: ProjectA
 }
 
 async function sessionFor(link: HostLink, run: RunRequest, adder: ProjectAdder): Promise<SessionRecord> {
-  if (run.continueId) return findSession(link, run.continueId)
+  // What is named is found first, and the agent's secrets checked, before anything is written (a project added).
+  const session = run.continueId ? await findSession(link, run.continueId) : undefined
+  const preset = run.preset ? await findPreset(link, run.preset) : undefined
+  const agent = await findAgent(link, session?.agentId ?? preset?.agentId ?? run.agent ?? '')
+  if (link.via === 'in-process') await checkSecretsWithoutApp(agent, run.dataDir)
+  if (session) return session
   const project = await projectFor(link, run.project, adder)
-  if (run.preset) {
-    const preset = await findPreset(link, run.preset)
-    return link.request('presets.start', { presetId: preset.id, projectId: project.id })
-  }
-  const agent = await findAgent(link, run.agent ?? '')
+  if (preset) return link.request('presets.start', { presetId: preset.id, projectId: project.id })
   return link.request('sessions.new', { projectId: project.id, agentId: agent.id })
 }
 

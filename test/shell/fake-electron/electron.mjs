@@ -196,7 +196,16 @@ export const dialog = {
   },
   showOpenDialog: async () => ({ canceled: true, filePaths: [] })
 }
-export const Menu = { buildFromTemplate: (template) => ({ template }), setApplicationMenu: () => undefined }
+// The application menu: kept, so the test can click an item by its label ({ fake: 'menu-click', label }).
+let applicationMenu = null
+export const Menu = { buildFromTemplate: (template) => ({ template }), setApplicationMenu: (menu) => (applicationMenu = menu) }
+process.on('message', (message) => {
+  if (message?.fake !== 'menu-click') return
+  const items = (applicationMenu?.template ?? []).flatMap((menu) => menu.submenu ?? [])
+  const item = items.find((i) => i.label === message.label)
+  if (item) item.click()
+  toTest({ fake: 'menu-clicked', label: message.label, found: Boolean(item) })
+})
 export const protocol = { registerSchemesAsPrivileged: () => undefined, handle: () => undefined }
 // Electron's `net.request` (what electron-updater downloads with) as Node's http.request: the same
 // options and ClientRequest/IncomingMessage events, without Chromium's network stack (proxies, its cache).
