@@ -11,6 +11,7 @@ import { checkpointMs, checkpointRepo, gitStatusMs } from './checkpoints'
 import { costlyText, type CostlyTextResult } from './costly-text'
 import { PATHOLOGICAL } from '../test/agent/pathological'
 import { hostMemory, type HostMemory } from './memory'
+import { appMemoryFigures, idleFigures } from './idle'
 import { initialJavaScript } from './initial-js'
 import { hostStart, type HostStart } from './startup'
 import {
@@ -684,6 +685,8 @@ async function main(): Promise<void> {
   if (want('checkpoint')) await checkpointFigures()
   if (want('costly')) await costlyTextFigures()
   if (want('startup')) await startupFigures()
+  if (want('idle')) await idleFigures(add, quick)
+  if (want('app-memory')) await appMemoryFigures(add, quick)
   const result = { date: new Date().toISOString(), node: process.version, quick, seconds: Math.round((Date.now() - started) / 1000), figures }
   await writeFile(join(repoRoot, 'bench', 'results.json'), JSON.stringify(result, null, 2) + '\n')
   console.log(table(figures))
