@@ -1,6 +1,8 @@
-import { mkdir, readFile, readdir } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
+import { SEARCH_INDEX_FILE } from '../electron/host/search/search-index'
 import { launchBrowser } from '../test/e2e/browser'
 import { scriptedTransport } from '../test/agent/spawn'
 import { agentEnv } from './agents'
@@ -148,7 +150,7 @@ async function hostWakeups(served: Served, dir: string, start: boolean): Promise
   }
   await until(async () => (await file('host')) !== null && (await file('supervisor')) !== null, 'the wake-up counts', 10_000)
   const [host, supervisor] = [(await file('host'))!, (await file('supervisor'))!]
-  for (const f of await readdir(dir)) await import('node:fs/promises').then((fs) => fs.rm(join(dir, f)))
+  for (const f of await readdir(dir)) await rm(join(dir, f))
   return { host, supervisor }
 }
 
@@ -164,8 +166,11 @@ function printWakeups(label: string, counts: Record<string, WakeupCount>): void 
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
-/** Waits for the Host's search index to be complete (its first build reads every transcript). */
-async function indexed(served: Served): Promise<void> {
+/**
+ * Waits for the Host's search index to be complete (its first build reads every transcript) and kept on disk
+ * (search-index.json, written in slices after the build, atomically: there once it is whole).
+ */
+async function indexed(served: Served, dataDir: string): Promise<void> {
   await until(
     async () => {
       const { indexing } = await served.client.request<{ indexing: unknown }>('search.query', { q: 'zzzz', limit: 1 })
@@ -173,6 +178,15 @@ async function indexed(served: Served): Promise<void> {
       return !indexing
     },
     'the search index to be complete',
+    600_000
+  )
+  await until(
+    async () => {
+      if (existsSync(join(dataDir, SEARCH_INDEX_FILE))) return true
+      await sleep(500)
+      return false
+    },
+    'the search index to be saved',
     600_000
   )
 }
@@ -218,7 +232,7 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
         await basePage.goto(base.url)
         await basePage.getByTestId('empty-state').first().waitFor({ timeout: 60_000 })
         // Whatever the start left to do (the search index, the first screen's work) is done before the count starts.
-        await indexed(served)
+        await indexed(served, dataset.dataDir)
         console.error(`  idle: settled after ${await settled([await measured(served, browser), await measured(base, baseBrowser)])} s`)
 
         const window = async (label: string, agentNote: string): Promise<void> => {
