@@ -60,6 +60,8 @@ export interface Dataset {
   dataDir: string
   /** The session with the long transcript, if one was asked for. */
   longSessionTitle?: string
+  /** The ids of the long sessions (`longSessions` of them, the first `s-long`). */
+  longSessionIds: string[]
   /** A phrase that occurs once, in the long transcript's last turn. */
   marker: string
 }
@@ -67,11 +69,11 @@ export interface Dataset {
 /**
  * `sessions` session records across `projects` projects (each session with a
  * short transcript of `turnsPerSession` turns), plus optionally one session
- * with `longTurns` turns.
+ * with `longTurns` turns (or `longSessions` of them).
  */
 export async function makeDataset(
   root: string,
-  options: { projects: number; sessions: number; turnsPerSession: number; longTurns?: number }
+  options: { projects: number; sessions: number; turnsPerSession: number; longTurns?: number; longSessions?: number }
 ): Promise<Dataset> {
   const dataDir = join(root, 'data')
   const transcripts = join(dataDir, 'transcripts')
@@ -144,24 +146,28 @@ export async function makeDataset(
   }
   await Promise.all(writing)
   let longSessionTitle: string | undefined
+  const longSessionIds: string[] = []
   if (options.longTurns) {
-    const at = new Date(base + (options.sessions + 1) * 60_000).toISOString()
     longSessionTitle = `The long conversation (${options.longTurns} turns)`
-    const record: SessionRecord = {
-      id: 's-long',
-      acpSessionId: 'acp-long',
-      agentId,
-      projectId: 'project-0',
-      cwd: store.data.projects[0].cwd,
-      title: longSessionTitle,
-      titleSource: 'prompt',
-      createdAt: at,
-      updatedAt: at
+    for (let n = 0; n < (options.longSessions ?? 1); n++) {
+      const at = new Date(base + (options.sessions + 1 + n) * 60_000).toISOString()
+      const record: SessionRecord = {
+        id: n === 0 ? 's-long' : `s-long-${n + 1}`,
+        acpSessionId: n === 0 ? 'acp-long' : `acp-long-${n + 1}`,
+        agentId,
+        projectId: 'project-0',
+        cwd: store.data.projects[0].cwd,
+        title: n === 0 ? longSessionTitle : `${longSessionTitle} #${n + 1}`,
+        titleSource: 'prompt',
+        createdAt: at,
+        updatedAt: at
+      }
+      records.push(record)
+      longSessionIds.push(record.id)
+      await write(record, options.longTurns, marker)
     }
-    records.push(record)
-    await write(record, options.longTurns, marker)
   }
   store.data.sessions.push(...records)
   await store.save()
-  return { dataDir, longSessionTitle, marker }
+  return { dataDir, longSessionTitle, longSessionIds, marker }
 }

@@ -11,6 +11,7 @@ import { checkpointMs, checkpointRepo, gitStatusMs } from './checkpoints'
 import { costlyText, type CostlyTextResult } from './costly-text'
 import { PATHOLOGICAL } from '../test/agent/pathological'
 import { hostMemory, type HostMemory } from './memory'
+import { appMemoryFigures, idleFigures } from './idle'
 import { initialJavaScript } from './initial-js'
 import { hostStart, type HostStart } from './startup'
 import {
@@ -691,6 +692,8 @@ async function main(): Promise<void> {
   await group('checkpoint', checkpointFigures)
   await group('costly', costlyTextFigures)
   await group('startup', startupFigures)
+  await group('idle', () => idleFigures(add, quick))
+  await group('app-memory', () => appMemoryFigures(add, quick))
   const result = { date: new Date().toISOString(), node: process.version, quick, seconds: Math.round((Date.now() - started) / 1000), figures }
   await writeFile(join(repoRoot, 'bench', 'results.json'), JSON.stringify(result, null, 2) + '\n')
   console.log(table(figures))

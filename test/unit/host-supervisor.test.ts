@@ -2,9 +2,17 @@ import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { FromHost, ToHost } from '../../electron/host/host-process/host-channel'
-import { cleanUpAfterHost, HostSupervisor, MAX_RESTARTS, type HostFailure, type HostProcess } from '../../electron/host/host-process/host-supervisor'
+import {
+  cleanUpAfterHost,
+  DEFAULT_DEAD_AFTER_MS,
+  DEFAULT_PING_EVERY_MS,
+  HostSupervisor,
+  MAX_RESTARTS,
+  type HostFailure,
+  type HostProcess
+} from '../../electron/host/host-process/host-supervisor'
 import { markPrefixFor, newProcessMark, PROCESS_MARK_ENV } from '../../electron/host/child-processes/process-tree'
 import { SshHosts } from '../../electron/host/ssh/options'
 import { isProcessRunning, removeDir, tempDir, waitUntil } from '../helpers'
@@ -29,7 +37,14 @@ class FakeHost implements HostProcess {
   readonly pid = undefined
   private readonly messageListeners: ((message: FromHost) => void)[] = []
   private readonly exitListeners: ((code: number | null, signal: string | null) => void)[] = []
+  /** Pings it answered (until it hangs). */
+  pings = 0
+  hung = false
   send(message: ToHost): void {
+    if (message.type === 'ping' && !this.hung) {
+      this.pings++
+      setImmediate(() => this.messageListeners.forEach((l) => l({ type: 'pong', id: message.id })))
+    }
     if (message.type === 'open') setImmediate(() => this.messageListeners.forEach((l) => l({ type: 'ready', warnings: [] })))
     if (message.type === 'close') setImmediate(() => this.messageListeners.forEach((l) => l({ type: 'closed' })))
   }
@@ -79,6 +94,36 @@ describe('the Host supervisor', () => {
     })
     expect(supervisor.current).toBeNull()
     await supervisor.stop()
+  })
+
+  it('pings an open Host no more than every 10 s, and still stops one that hangs within the dead time and a ping', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] })
+    try {
+      const host = new FakeHost()
+      const downs: string[] = []
+      const supervisor = new HostSupervisor({
+        open: { dataDir: join(root, 'data'), version: 'test', loginShell: false, shell: 'desktop' },
+        start: () => host,
+        onDown: (reason) => downs.push(reason),
+        cleanUp: () => 0
+      })
+      await supervisor.start()
+      // (Its timers are fake: the Host's answers come on real immediates.)
+      while (supervisor.current !== host) await new Promise((resolve) => setImmediate(resolve))
+      // An idle minute: a Host that answers is woken by at most six pings.
+      await vi.advanceTimersByTimeAsync(60_000)
+      expect(host.pings).toBeGreaterThanOrEqual(5)
+      expect(host.pings).toBeLessThanOrEqual(6)
+      // It hangs: stopped (and started again) once it has not answered for the dead time, a ping's interval at most later.
+      host.hung = true
+      await vi.advanceTimersByTimeAsync(DEFAULT_DEAD_AFTER_MS + DEFAULT_PING_EVERY_MS)
+      expect(downs).toEqual([
+        `The Switchboard host stopped (it did not answer for ${DEFAULT_DEAD_AFTER_MS / 1000} s and was stopped); starting it again…`
+      ])
+      await supervisor.stop()
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it.runIf(process.platform === 'linux')(

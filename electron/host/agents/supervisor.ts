@@ -55,7 +55,8 @@ export class AgentSupervisor {
   private readonly contact = new Map<string, { problem?: AgentProblem; sessionStarted?: boolean }>()
   /** Runs apart from the sessions' (capability checks), stopped at close. */
   private readonly apart = new Set<AgentConnection>()
-  private readonly idleTimer: NodeJS.Timeout | null = null
+  /** The idle sweep (stopIdle), running only while an agent's process does: a Host with none wakes for nothing. */
+  private idleTimer: NodeJS.Timeout | null = null
   private closing = false
   /** The SSH connections' sockets, and what lost ones left running. */
   private readonly sshHosts = new SshHosts()
@@ -63,10 +64,6 @@ export class AgentSupervisor {
 
   constructor(private readonly options: SupervisorOptions) {
     this.sshSettings = { ...DEFAULT_SSH_SETTINGS, ...options.ssh }
-    if (options.idleMs > 0) {
-      this.idleTimer = setInterval(() => void this.stopIdle(options.idleMs), Math.min(options.idleMs / 2, 60_000))
-      this.idleTimer.unref()
-    }
   }
 
   /** The agent's connection, started if it is not running (concurrent callers share one start). */
@@ -243,7 +240,7 @@ export class AgentSupervisor {
   /** Stops every agent; no new one starts after this. */
   async close(): Promise<void> {
     this.closing = true
-    if (this.idleTimer) clearInterval(this.idleTimer)
+    this.sweepWhileRunning()
     await Promise.allSettled([...this.starting.values()])
     await Promise.all([...this.running.values(), ...this.apart].map((a) => a.stop()))
     this.sshHosts.close()
@@ -257,6 +254,7 @@ export class AgentSupervisor {
       onMessage: onAgentMessage && ((direction, message) => onAgentMessage(definition.id, direction, message))
     })
     this.running.set(definition.id, connection)
+    this.sweepWhileRunning()
     await this.signInAgain(definition, connection)
     return connection
   }
@@ -310,6 +308,7 @@ export class AgentSupervisor {
     this.options.events.emit('agent.state', this.withContact(state))
     if (state.status !== 'exited' && state.status !== 'stopped') return
     if (this.running.get(state.agentId) === connection) this.running.delete(state.agentId)
+    this.sweepWhileRunning()
     this.ended.tell(connection, state)
   }
 
@@ -327,6 +326,19 @@ export class AgentSupervisor {
   private publish(agentId: string): void {
     const state = this.states.get(agentId)
     this.options.events.emit('agent.state', this.withContact(state ?? { agentId, status: 'stopped', stderrTail: '' }))
+  }
+
+  /** Starts the idle sweep when an agent runs and there is none, stops it when none runs (or the Host closes). */
+  private sweepWhileRunning(): void {
+    const { idleMs } = this.options
+    const wanted = idleMs > 0 && this.running.size > 0 && !this.closing
+    if (wanted && !this.idleTimer) {
+      this.idleTimer = setInterval(() => void this.stopIdle(idleMs), Math.min(idleMs / 2, 60_000))
+      this.idleTimer.unref()
+    } else if (!wanted && this.idleTimer) {
+      clearInterval(this.idleTimer)
+      this.idleTimer = null
+    }
   }
 
   /**

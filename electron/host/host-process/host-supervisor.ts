@@ -73,7 +73,7 @@ export interface HostFailure {
 export const RESTART_DELAYS_MS = [500, 2000, 5000]
 export const MAX_RESTARTS = 3
 export const RESTART_WINDOW_MS = 60_000
-export const DEFAULT_PING_EVERY_MS = 5000
+export const DEFAULT_PING_EVERY_MS = 10_000
 export const DEFAULT_DEAD_AFTER_MS = 30_000
 export const DEFAULT_CLOSE_TIMEOUT_MS = 30_000
 /** How long a Host that was just started may take to answer its first ping (it loads its code meanwhile). */

@@ -1,0 +1,119 @@
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
+import { readFileSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Browser } from 'playwright-core'
+import { repoRoot } from './agents'
+import { consoleCodes, servedUrl, WsClient } from './memory'
+
+/**
+ * The processes of the app under measurement, read from /proc: CPU time (utime + stime of /proc/<pid>/stat) and
+ * resident set size (VmRSS of /proc/<pid>/status), of the served Host (`node out/main/serve.js`: a supervisor
+ * process, the part of the desktop app's main process that watches the Host, and the Host it forks) and of
+ * Chromium's processes by type (its own account, CDP's SystemInfo.getProcessInfo).
+ */
+
+const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100
+
+/** CPU seconds the process has used (user + system), or 0 when it is gone. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // The fields after the command's name (which may hold spaces) in parentheses; utime and stime are the 14th and 15th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
+  } catch {
+    return 0
+  }
+}
+
+/** Resident set size in MB (VmRSS), or 0 when the process is gone. */
+export function rssMb(pid: number): number {
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmRSS:'))
+    return Number(/(\d+)/.exec(line ?? '')?.[1] ?? 0) / 1024
+  } catch {
+    return 0
+  }
+}
+
+/** The processes whose parent is `pid`. */
+export function childrenOf(pid: number): number[] {
+  const children: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const stat = readFileSync(join('/proc', name, 'stat'), 'utf8')
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) children.push(Number(name))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return children
+}
+
+export interface ChromiumProcess {
+  type: string
+  pid: number
+}
+
+/** Chromium's processes for `browser` (browser, GPU, renderers, utilities), by its own account. */
+export async function chromiumProcesses(browser: Browser): Promise<ChromiumProcess[]> {
+  const session = await browser.newBrowserCDPSession()
+  try {
+    const { processInfo } = (await session.send('SystemInfo.getProcessInfo' as never)) as { processInfo: { type: string; id: number }[] }
+    return processInfo.map((p) => ({ type: p.type, pid: p.id }))
+  } finally {
+    await session.detach()
+  }
+}
+
+/** `node out/main/serve.js` on a data folder, with its Host's process and a WebSocket client of its own. */
+export interface Served {
+  url: string
+  /** serve.js itself: the supervisor (in the desktop app, this part of the main process). */
+  supervisor: number
+  /** The Host's process that serve.js forked. */
+  host: number
+  client: WsClient
+  /** Sends a request that runs a program (agents.add), confirmed with the code serve prints. */
+  confirmed<T>(method: string, params: object): Promise<T>
+  close(): Promise<void>
+}
+
+export const WAKEUPS_PRELOAD = join(repoRoot, 'bench', 'wakeups-preload.cjs')
+
+/** Starts serve.js; `wakeupsDir`: with bench/wakeups-preload.cjs loaded in it and its Host (their wake-ups counted). */
+export async function startServe(dataDir: string, wakeupsDir?: string): Promise<Served> {
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  if (wakeupsDir) Object.assign(env, { NODE_OPTIONS: `--require ${WAKEUPS_PRELOAD}`, BENCH_WAKEUPS_ROLE: 'agent', BENCH_WAKEUPS_DIR: wakeupsDir })
+  const child: ChildProcess = spawn(process.execPath, [join(repoRoot, 'out', 'main', 'serve.js'), '--data-dir', dataDir, '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env
+  })
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  try {
+    const codes = consoleCodes(child)
+    const url = await servedUrl(child)
+    const hosts = childrenOf(child.pid!)
+    if (hosts.length !== 1) throw new Error(`serve.js (process ${child.pid}) has ${hosts.length} child processes; expected its Host alone`)
+    const client = await WsClient.connect(url, () => undefined)
+    return {
+      url,
+      supervisor: child.pid!,
+      host: hosts[0],
+      client,
+      confirmed: (method, params) => codes.confirmed(client, method, params),
+      async close() {
+        client.close()
+        child.kill('SIGTERM')
+        await exited
+      }
+    }
+  } catch (error) {
+    child.kill('SIGTERM')
+    await exited
+    throw error
+  }
+}
