@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { Checkpoints } from '../electron/host/workspace/checkpoints'
-import { now } from './lib'
+import { now, withTempDir, type Figure } from './lib'
 
 /**
  * The checkpoint a turn starts with, on a repository of `files` files, beside
@@ -53,8 +53,63 @@ export async function gitStatusMs(repo: string): Promise<number> {
   return now() - started
 }
 
-export async function checkpointMs(setup: CheckpointRepo, round: number): Promise<number> {
+/** What a turn waits for (the files read), and the time until the checkpoint's commit and ref are written. */
+export async function checkpointMs(setup: CheckpointRepo): Promise<{ wait: number; written: number }> {
   const started = now()
-  await setup.checkpoints.take('bench-session', setup.repo, 'turn')
-  return now() - started
+  const begun = await setup.checkpoints.begin('bench-session', setup.repo)
+  const wait = now() - started
+  await begun.written
+  return { wait, written: now() - started }
+}
+
+/**
+ * The checkpoint a turn starts with, as a ratio to `git status` on the same
+ * repository in the same run: what the turn waits for (the goal's figure), and
+ * the time until the checkpoint is written (its tree, commit and ref, which go
+ * on beside the agent's start).
+ */
+export async function checkpointFigures(
+  add: (figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: number[]) => Figure,
+  quick: boolean
+): Promise<void> {
+  const sizes = quick ? [1_000] : [1_000, 10_000, 100_000]
+  const goals: Record<number, number> = { 10_000: 2, 100_000: 1.5 }
+  for (const size of sizes) {
+    await withTempDir('checkpoint', async (root) => {
+      const setup = await checkpointRepo(root, size)
+      const runs = size >= 100_000 ? 5 : 9
+      // Each round changes a few files first, as a turn would, then both read the same tree.
+      let round = 0
+      const status: number[] = []
+      const wait: number[] = []
+      const written: number[] = []
+      await setup.touch(round++)
+      await gitStatusMs(setup.repo)
+      await checkpointMs(setup) // warm-up: the first checkpoint copies the index and lists the session's checkpoints
+      for (let i = 0; i < runs; i++) {
+        await setup.touch(round++)
+        status.push(await gitStatusMs(setup.repo))
+        const taken = await checkpointMs(setup)
+        wait.push(taken.wait)
+        written.push(taken.written)
+      }
+      const base = add({ group: '6', name: 'git status --porcelain (baseline)', unit: 'ms', size }, status)
+      base.ratio = 1
+      base.baseline = 'git status'
+      const f = add({ group: '6', name: 'checkpoint at a turn’s start: what the turn waits for (the files read)', unit: 'ms', size }, wait)
+      f.ratio = f.median / base.median
+      f.baseline = 'git status'
+      const goal = goals[size]
+      if (goal !== undefined) {
+        f.goal = `≤ ${goal} × git status`
+        f.met = f.ratio <= goal
+      }
+      const w = add(
+        { group: '6', name: 'checkpoint at a turn’s start: until written (tree, commit and ref, beside the agent’s start)', unit: 'ms', size },
+        written
+      )
+      w.ratio = w.median / base.median
+      w.baseline = 'git status'
+    })
+  }
 }

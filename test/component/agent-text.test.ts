@@ -13,7 +13,7 @@ import RuleScope from '../../renderer/src/components/session/RuleScope.vue'
 import { createPinia } from 'pinia'
 import { createThread } from '../../shared/thread'
 import { openPathKey, pendingToolCallKey, sessionRootKey, terminalsKey } from '../../renderer/src/components/thread/keys'
-import { LIMITS, markdownVerdict, plainPieces, revealPath } from '../../renderer/src/agent-text'
+import { LIMITS, grownPieces, markdownVerdict, plainPieces, revealPath, type PlainCut } from '../../renderer/src/agent-text'
 import { renderAgentMarkdown } from '../../renderer/src/markdown'
 import { opened, said } from '../../renderer/src/view-state'
 import { PATHOLOGICAL, pathologicalText } from '../agent/pathological'
@@ -119,6 +119,44 @@ describe('markdown within bounds', () => {
     const line = pathologicalText('word', 5000)
     expect(plainPieces(line, Infinity, 1000).map((p) => p.length)).toEqual([1000, 1000, 1000, 1000, 1000])
   })
+
+  it('cuts a growing text as it grows: each step the same pieces as cutting it whole, nothing dropped or doubled', () => {
+    // A reply streaming in: chunks of any size, line breaks here and there, a long line, characters outside the BMP at piece ends.
+    let seed = 7
+    const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n
+    const alphabet = ['word ', 'a', '\n', '😀', 'x'.repeat(700), 'é', '\n\n']
+    let text = ''
+    let before: PlainCut | null = null
+    let limited: PlainCut | null = null
+    for (let step = 0; step < 400; step++) {
+      let chunk = ''
+      for (let i = random(12); i >= 0; i--) chunk += alphabet[random(alphabet.length)]
+      text += chunk
+      const cut = grownPieces(before, text, Infinity, 1000)
+      expect(cut.pieces).toEqual(plainPieces(text, Infinity, 1000))
+      expect(cut.pieces.join('')).toBe(text)
+      // A piece kept from the last cut keeps its index and length in the same generation (what the page memoises it by).
+      if (before) {
+        expect(cut.generation).toBe(before.generation)
+        before.pieces.slice(0, -1).forEach((p, i) => expect(cut.pieces[i]).toBe(p))
+      }
+      before = cut
+      // Shown a few pieces more every few steps, as "Show all" does frame by frame.
+      const max = 2 + Math.floor(step / 10)
+      const some = grownPieces(limited, text, max, 1000)
+      expect(some.pieces).toEqual(plainPieces(text, max, 1000))
+      limited = some
+    }
+    expect(before?.pieces.length).toBeGreaterThan(20)
+    // A text that is not the last one grown (replaced, or cut shorter) is cut anew.
+    const other = 'y'.repeat(2500)
+    const replaced = grownPieces(before, other, Infinity, 1000)
+    expect(replaced.pieces).toEqual(plainPieces(other, Infinity, 1000))
+    expect(replaced.generation).not.toBe(before?.generation)
+    const shorter = grownPieces(before, text.slice(0, 5000), Infinity, 1000)
+    expect(shorter.pieces).toEqual(plainPieces(text.slice(0, 5000), Infinity, 1000))
+    expect(shorter.generation).not.toBe(before?.generation)
+  })
 })
 
 describe('a message too big for markdown', () => {
@@ -150,6 +188,25 @@ describe('a message too big for markdown', () => {
         .join('')
     ).toBe(text)
     expect(wrapper.find('[data-testid=plain-show-all]').exists()).toBe(false)
+  })
+
+  it('shows all of a reply that grows past the limit while shown whole, every character once, in order', async () => {
+    const lines = Array.from({ length: 12_000 }, (_, i) => `line ${i} of the reply${i % 7 === 0 ? ' 😀' : ''}\n`)
+    let text = lines.slice(0, 6_000).join('')
+    const wrapper = mountEntry({ kind: 'assistant', id: 'growing', text })
+    await wrapper.find('[data-testid=plain-show-all]').trigger('click')
+    for (let at = 6_000; at < lines.length; at += 1_500) {
+      text += lines.slice(at, at + 1_500).join('')
+      await wrapper.setProps({ entry: { kind: 'assistant', id: 'growing', text } })
+      await new Promise((r) => requestAnimationFrame(r))
+    }
+    const shown = () =>
+      wrapper
+        .findAll('.plain-piece')
+        .map((p) => p.element.textContent)
+        .join('')
+    await untilShown(() => shown().length >= text.length)
+    expect(shown()).toBe(text)
   })
 
   it('keeps "show all" when the list unmounts the entry and brings it back', async () => {

@@ -2,8 +2,8 @@ import { promises as fs } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import type { CheckpointView } from '../../../shared/workspace'
 import { confinePath, hardLinkRefusal, replaceFile } from '../local-files/fs-boundary'
-import { commitTree, git, gitText, splitZ } from './git'
-import { locateWorkspace, RepoLocks, scope, snapshotTree, type Workspace } from './repo'
+import { commitTree, git, gitText, splitZ, type GitOptions } from './git'
+import { locateWorkspace, readFiles, RepoLocks, scope, snapshotTree, treeOfIndex, type Workspace } from './repo'
 
 /**
  * A checkpoint per turn: the session's files (tracked and untracked, not
@@ -33,6 +33,8 @@ export interface TreeEntry {
 export class Checkpoints {
   private readonly locks = new RepoLocks()
   private readonly workspaces = new Map<string, Promise<Workspace>>()
+  /** Each session's last checkpoint per repository, as this Host wrote or listed it. */
+  private readonly lasts = new Map<string, { index: number; commit: string | null; turns: number }>()
 
   constructor(private readonly options: CheckpointsOptions) {}
 
@@ -68,15 +70,74 @@ export class Checkpoints {
     return this.exclusive(ws, () => this.takeLocked(ws, sessionId, label, number))
   }
 
+  /**
+   * A turn's checkpoint, in two steps: resolves once the files are read (the
+   * agent may change them from then on: the checkpoint holds them as they
+   * were), with `written` settling once its tree, commit and ref are. The
+   * repository stays locked until then, so nothing reads the checkpoints
+   * (`list`, a rewind, the turn's end) before it is there.
+   */
+  async begin(sessionId: string, cwd: string): Promise<{ index: number; turn: number; written: Promise<CheckpointView> }> {
+    const ws = await this.workspace(cwd)
+    let filesRead: (next: NextCheckpoint) => void = () => undefined
+    let notRead: (error: unknown) => void = () => undefined
+    const read = new Promise<NextCheckpoint>((resolve, reject) => {
+      filesRead = resolve
+      notRead = reject
+    })
+    const written = this.exclusive(ws, async () => {
+      let next: NextCheckpoint
+      let run: GitOptions
+      try {
+        next = await this.next(ws, sessionId, 'turn')
+        run = await readFiles(ws)
+      } catch (error) {
+        notRead(error)
+        throw error
+      }
+      filesRead(next)
+      return this.write(ws, sessionId, next, await treeOfIndex(ws, run))
+    })
+    // The caller hears of a failure after the files were read through `written`; one before, through the answer.
+    written.catch(() => undefined)
+    const next = await read
+    return { index: next.index, turn: next.turn, written }
+  }
+
   private async takeLocked(ws: Workspace, sessionId: string, label: 'turn' | 'rewind', number?: number): Promise<CheckpointView> {
-    const existing = await this.listIn(ws, sessionId)
-    const last = existing[existing.length - 1]
-    const index = (last?.index ?? 0) + 1
-    const tree = await this.presentLocked(ws)
-    const subject = label === 'turn' ? `turn ${number ?? existing.filter((c) => c.label === 'turn').length + 1}` : `rewind ${number ?? 0}`
-    const commit = await commitTree(tree, last ? [last.commit] : [], `${subject}\n\nSwitchboard checkpoint ${index} of session ${sessionId}`, ws.run)
-    await git(['update-ref', checkpointRef(sessionId, index), commit], ws.run)
-    if (!last) await git(['update-ref', reviewRef(sessionId), commit], ws.run)
+    const next = await this.next(ws, sessionId, label, number)
+    return this.write(ws, sessionId, next, await this.presentLocked(ws))
+  }
+
+  /** The number, subject and parent of the session's next checkpoint (its last one is remembered, so only a session's first in this run lists them). */
+  private async next(ws: Workspace, sessionId: string, label: 'turn' | 'rewind', number?: number): Promise<NextCheckpoint> {
+    const key = lastKey(ws, sessionId)
+    let last = this.lasts.get(key)
+    if (!last) {
+      const existing = await this.listIn(ws, sessionId)
+      const newest = existing[existing.length - 1]
+      last = { index: newest?.index ?? 0, commit: newest?.commit ?? null, turns: existing.filter((c) => c.label === 'turn').length }
+    }
+    const index = last.index + 1
+    const turn = last.turns + 1
+    const subject = label === 'turn' ? `turn ${number ?? turn}` : `rewind ${number ?? 0}`
+    return { index, turn, label, subject, parent: last.commit, turns: last.turns + (label === 'turn' ? 1 : 0) }
+  }
+
+  /** The checkpoint's commit and ref (one `update-ref` that also sets the review base at a session's first; refused if the checkpoint's ref is there already). */
+  private async write(ws: Workspace, sessionId: string, next: NextCheckpoint, tree: string): Promise<CheckpointView> {
+    const key = lastKey(ws, sessionId)
+    const { index, subject, parent } = next
+    const commit = await commitTree(tree, parent ? [parent] : [], `${subject}\n\nSwitchboard checkpoint ${index} of session ${sessionId}`, ws.run)
+    const input = `create ${checkpointRef(sessionId, index)} ${commit}\n` + (parent ? '' : `update ${reviewRef(sessionId)} ${commit}\n`)
+    try {
+      await git(['update-ref', '--stdin'], { ...ws.run, input })
+    } catch (error) {
+      // Someone else wrote checkpoints of this session (another Switchboard on the same data): listed again next time.
+      this.lasts.delete(key)
+      throw error
+    }
+    this.lasts.set(key, { index, commit, turns: next.turns })
     return parseCheckpoint(index, new Date().toISOString(), subject, commit)
   }
 
@@ -91,8 +152,10 @@ export class Checkpoints {
     })
   }
 
+  /** The session's checkpoints (after any being written). */
   async list(sessionId: string, cwd: string): Promise<CheckpointView[]> {
-    return this.listIn(await this.workspace(cwd), sessionId)
+    const ws = await this.workspace(cwd)
+    return this.exclusive(ws, () => this.listIn(ws, sessionId))
   }
 
   private async listIn(ws: Workspace, sessionId: string): Promise<CheckpointView[]> {
@@ -159,10 +222,26 @@ export class Checkpoints {
     const ws = await this.workspace(cwd)
     await this.exclusive(ws, async () => {
       const refs = (await gitText(['for-each-ref', '--format=%(refname)', `refs/switchboard/${sessionId}/`], ws.run)).split('\n').filter(Boolean)
+      this.lasts.delete(lastKey(ws, sessionId))
       if (refs.length === 0) return
       await git(['update-ref', '--stdin'], { ...ws.run, input: refs.map((r) => `delete ${r}\n`).join('') })
     })
   }
+}
+
+interface NextCheckpoint {
+  index: number
+  /** The turn number this checkpoint would be as a turn's. */
+  turn: number
+  label: 'turn' | 'rewind'
+  subject: string
+  parent: string | null
+  /** The session's turn checkpoints once this one is written. */
+  turns: number
+}
+
+function lastKey(ws: Workspace, sessionId: string): string {
+  return `${ws.run.gitDir ?? ws.top}\0${sessionId}`
 }
 
 export function checkpointRef(sessionId: string, index: number): string {

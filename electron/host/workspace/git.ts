@@ -146,11 +146,21 @@ const TEXT_MERGE = 'git merge-file --marker-size=%L %A %O %B'
  * `SAFE_CONFIG` as the call (includes followed, as git does).
  */
 export async function driverOverrides(options: GitOptions): Promise<string[]> {
-  const listing = await run(['config', '--list', '-z'], { ...options, cwd: options.configFrom ?? options.cwd, input: undefined, okCodes: [0] }, [])
+  return overridesFor(splitZ(await configListing(options, false)), options)
+}
+
+/** `git config --list -z` as the call with these options would read its configuration (with each entry's origin first when `origins`). */
+export async function configListing(options: GitOptions, origins: boolean): Promise<Buffer> {
+  const args = ['config', '--list', ...(origins ? ['--show-origin'] : []), '-z']
+  return (await run(args, { ...options, cwd: options.configFrom ?? options.cwd, input: undefined, okCodes: [0] }, [])).stdout
+}
+
+/** The `-c` settings that switch off the drivers the configuration entries (`key\nvalue`) define. */
+export function overridesFor(entries: string[], options: GitOptions): string[] {
   const filters = new Set<string>()
   const diffs = new Set<string>()
   const merges = new Set<string>()
-  for (const entry of splitZ(listing.stdout)) {
+  for (const entry of entries) {
     const key = entry.split('\n', 1)[0] ?? ''
     const driver = /^(filter|diff|merge)\.(.+)\.([^.]+)$/s.exec(key)
     if (!driver) continue

@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { promises as fs } from 'node:fs'
 import { basename, dirname, isAbsolute, join } from 'node:path'
-import { driverOverrides, git, gitText, type GitOptions } from './git'
+import { DriverCache } from './driver-cache'
+import { git, gitText, type GitOptions } from './git'
 import { makeFilePrivate, privateFolder, writePrivateFile } from '../storage/private-files'
 
 /**
@@ -29,6 +30,9 @@ export interface Workspace {
 
 /** A snapshot that takes longer is given up (the turn goes on without its checkpoint, and says so): a home folder as a project must not hold a prompt for minutes. */
 const SNAPSHOT_TIMEOUT_MS = 30_000
+
+/** The drivers each repository's configuration defines, while its files are unchanged. */
+const drivers = new DriverCache()
 
 const SHADOW_EXCLUDES = ['node_modules/', '.venv/', '__pycache__/', 'target/', 'dist/', 'build/', '.DS_Store'].join('\n') + '\n'
 
@@ -80,14 +84,29 @@ export function scope(ws: Workspace): string {
  * repository; the user's index is never written. Callers hold the repository's lock.
  */
 export async function snapshotTree(ws: Workspace): Promise<string> {
+  return treeOfIndex(ws, await readFiles(ws))
+}
+
+/**
+ * The first half of `snapshotTree`: the folder's files read into Switchboard's
+ * index for it (their contents written as objects). From here the snapshot no
+ * longer depends on the files: what changes them afterwards is not in it.
+ * Returns how git is run for the second half (`treeOfIndex`).
+ */
+export async function readFiles(ws: Workspace): Promise<GitOptions> {
   if (ws.seedIndex && !(await exists(ws.index))) {
     await privateFolder(dirname(ws.index))
     await copyWithTimes(ws.seedIndex, ws.index)
   }
   const plain = { ...ws.run, indexFile: ws.index }
-  // The drivers the configuration defines are listed once for both commands (nothing between them changes it).
-  const run = { ...plain, drivers: await driverOverrides(plain) }
+  // The drivers the configuration defines, for both commands (listed again only when a configuration file changed).
+  const run = { ...plain, drivers: await drivers.overrides(plain) }
   await git(['add', '-A', '--ignore-errors', '--', scope(ws)], { ...run, okCodes: [0, 1], timeoutMs: SNAPSHOT_TIMEOUT_MS })
+  return run
+}
+
+/** The second half of `snapshotTree`: the index `readFiles` filled, as a tree (it reads no file's contents). */
+export async function treeOfIndex(ws: Workspace, run: GitOptions): Promise<string> {
   const tree = await gitText(['write-tree'], run)
   // git writes an index as the repository's settings and the umask say; this one is Switchboard's, in its private data folder.
   await makeFilePrivate(ws.index)

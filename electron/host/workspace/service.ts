@@ -64,7 +64,17 @@ export class WorkspaceService {
     if (this.hostOf(record)) return null
     const at = new Date().toISOString()
     try {
-      const checkpoint = await this.checkpoints.take(record.id, record.cwd, 'turn')
+      // The turn waits for the files to be read; the checkpoint's commit is written beside the agent's start.
+      const checkpoint = await this.checkpoints.begin(record.id, record.cwd)
+      checkpoint.written
+        .catch((error: unknown) =>
+          this.options.append(record, {
+            t: 'checkpoint',
+            at: new Date().toISOString(),
+            error: `Checkpoint ${checkpoint.index} could not be written: ${describeError(error)}`
+          })
+        )
+        .catch(() => undefined)
       return { t: 'checkpoint', at, index: checkpoint.index, turn: checkpoint.turn }
     } catch (error) {
       return { t: 'checkpoint', at, error: `The files were not checkpointed before this turn: ${describeError(error)}` }
