@@ -9,7 +9,8 @@ import { applyRecord } from '../../../shared/thread-fold'
 import { conversationAsContext, createThread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import { serversForAgent } from '../mcp/acp-servers'
-import { currentView, readTranscript } from '../storage/transcripts'
+import { readTranscript } from '../storage/transcripts'
+import { currentViewOf, followedBy, transcriptRecords } from '../storage/transcript-stream'
 import { readTranscriptPage, readTranscriptTail } from '../storage/transcript-pages'
 import type { SessionDeps } from './connector'
 import type { SessionPreset } from '../../../shared/presets'
@@ -126,7 +127,7 @@ export class SessionLifecycle {
     const response = await connection.acp.forkSession(params, () => {
       upTo = registry.get(id)?.writer.nextSeq
     })
-    const history = currentView((await readTranscript(await registry.flushedTranscript(id), upTo)).records)
+    const history = currentViewOf(await registry.flushedTranscript(id), upTo)
     const now = new Date().toISOString()
     const record: SessionRecord = {
       id: randomUUID(),
@@ -167,9 +168,9 @@ export class SessionLifecycle {
       parent.additionalDirectories ?? [],
       parent.systemPrompt
     )
-    const history = (await readTranscript(await registry.flushedTranscript(id))).records.filter((r) => r.t !== 'header')
+    const file = await registry.flushedTranscript(id)
     const earlier = createThread()
-    for (const past of history) applyRecord(earlier, past)
+    for await (const past of transcriptRecords(file)) applyRecord(earlier, past)
     const reason = registry.stateOf(id).reopenFailed ?? 'it was not reopened'
     const now = new Date().toISOString()
     const record: SessionRecord = {
@@ -195,7 +196,7 @@ export class SessionLifecycle {
       ].join('\n\n')
     }
     const context: TranscriptRecord = { t: 'context', at: now, from: parent.id, title: parent.title, agent: definition.name, reason }
-    return registerSession(this.deps, record, connection, response, [...history, context])
+    return registerSession(this.deps, record, connection, response, followedBy(transcriptRecords(file), context))
   }
   /** Brings in the agent's sessions for the project's folder (made in other clients), through session/list. */
   async importFromAgent(projectId: string, agentId: string): Promise<{ imported: SessionRecord[] }> {
