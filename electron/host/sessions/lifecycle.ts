@@ -3,7 +3,7 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import type { SessionInfo } from '@agentclientprotocol/sdk'
 import type { ForkSessionRequest } from '@agentclientprotocol/sdk/unstable'
-import type { SessionSnapshot, TranscriptPageResult } from '../../../shared/contract'
+import type { SessionSnapshot, TranscriptLaterResult, TranscriptPageResult } from '../../../shared/contract'
 import type { SessionRecord } from '../../../shared/domain'
 import { applyRecord } from '../../../shared/thread-fold'
 import { conversationAsContext, createThread } from '../../../shared/thread'
@@ -11,7 +11,7 @@ import type { TranscriptRecord } from '../../../shared/transcript'
 import { serversForAgent } from '../mcp/acp-servers'
 import { readTranscript } from '../storage/transcripts'
 import { currentViewOf, followedBy, transcriptRecords } from '../storage/transcript-stream'
-import { readTranscriptPage, readTranscriptTail } from '../storage/transcript-pages'
+import { readTranscriptLater, readTranscriptPage, readTranscriptTail } from '../storage/transcript-pages'
 import type { SessionDeps } from './connector'
 import type { SessionPreset } from '../../../shared/presets'
 import { EditResend } from './edit-resend'
@@ -265,6 +265,12 @@ export class SessionLifecycle {
   async readEarlier(id: string, before: number, offset: number, limit: number): Promise<TranscriptPageResult> {
     this.deps.records.session(id)
     return readTranscriptPage(this.deps.registry.transcriptFile(id), before, offset, { limit })
+  }
+
+  /** Records from a cursor on (a window that let its end go reads it again); what is appended is written out first. */
+  async readLater(id: string, from: number, offset: number, limit: number): Promise<TranscriptLaterResult> {
+    this.deps.records.session(id)
+    return readTranscriptLater(await this.deps.registry.flushedTranscript(id), from, offset, { limit })
   }
 
   /** Ends the live session: `session/close` when the agent announces it; the conversation stays, ready to continue. */
