@@ -12,10 +12,11 @@ const READ_CHUNK = 1024 * 1024
 
 /**
  * The lines of a transcript in order, with their seq (line number); `upTo`:
- * only its first lines. A last line without its newline (torn) is given too,
- * as `readTranscript` gives it. A missing file has none.
+ * only its first lines. A last line without its newline is given too, as
+ * `readTranscript` gives it, marked `torn` (it may still be being written). A
+ * missing file has none.
  */
-export async function* transcriptLines(file: string, upTo = Infinity): AsyncGenerator<{ seq: number; line: string }> {
+export async function* transcriptLines(file: string, upTo = Infinity): AsyncGenerator<{ seq: number; line: string; torn?: true }> {
   let handle: fs.FileHandle
   try {
     handle = await fs.open(file, 'r')
@@ -42,7 +43,7 @@ export async function* transcriptLines(file: string, upTo = Infinity): AsyncGene
       }
       if (start < bytesRead) pending.push(Buffer.from(chunk.subarray(start, bytesRead)))
     }
-    if (pending.length) yield { seq, line: Buffer.concat(pending).toString('utf8') }
+    if (pending.length) yield { seq, line: Buffer.concat(pending).toString('utf8'), torn: true }
   } finally {
     await handle.close()
   }
