@@ -117,7 +117,11 @@ describe('a fork of a long conversation', () => {
     for (let i = 0; i < 5_000; i++) {
       const turn: TranscriptRecord[] = [
         { t: 'prompt', at, content: [{ type: 'text', text: `question ${i}` }] },
-        { t: 'update', at, update: { sessionUpdate: 'tool_call', toolCallId: `t${i}`, title: `Edit file-${i}.ts`, kind: 'edit', status: 'in_progress' } },
+        {
+          t: 'update',
+          at,
+          update: { sessionUpdate: 'tool_call', toolCallId: `t${i}`, title: `Edit file-${i}.ts`, kind: 'edit', status: 'in_progress' }
+        },
         {
           t: 'update',
           at,

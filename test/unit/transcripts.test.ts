@@ -181,7 +181,15 @@ describe('reading a long transcript a chunk at a time', () => {
       records.push(
         { t: 'prompt', at, content: [{ type: 'text', text: `question ${i} — ünïcode ✓` }] },
         { t: 'update', at, update: { sessionUpdate: 'tool_call', toolCallId: `t${i}`, title: `first title ${i}`, status: 'in_progress' } },
-        { t: 'update', at, update: { sessionUpdate: 'agent_message_chunk', messageId: `m${i}`, content: { type: 'text', text: `answer ${i} ` + 'x'.repeat(i % 97 === 0 ? 1_500_000 : 10) } } },
+        {
+          t: 'update',
+          at,
+          update: {
+            sessionUpdate: 'agent_message_chunk',
+            messageId: `m${i}`,
+            content: { type: 'text', text: `answer ${i} ` + 'x'.repeat(i % 97 === 0 ? 1_500_000 : 10) }
+          }
+        },
         { t: 'update', at, update: { sessionUpdate: 'tool_call_update', toolCallId: `t${i}`, title: `final title ${i}`, status: 'completed' } },
         { t: 'stop', at, stopReason: 'end_turn' }
       )

@@ -250,8 +250,8 @@ export const useThreadsStore = defineStore('threads', () => {
       if (threads.value[id] !== open) return false
       let records = page.records.concat(open.records ?? [])
       const pages = [{ seq: page.firstSeq, offset: page.firstOffset, count: page.records.length }, ...open.pages]
-      while (records.length > WINDOW_RECORDS && pages.length > 1) {
-        const last = pages.pop()!
+      for (let last = pages.at(-1); last && records.length > WINDOW_RECORDS && pages.length > 1; last = pages.at(-1)) {
+        pages.pop()
         records = records.slice(0, records.length - last.count)
         open.later = { seq: last.seq, offset: last.offset }
       }
@@ -287,7 +287,8 @@ export const useThreadsStore = defineStore('threads', () => {
       let records = (open.records ?? []).concat(page.records)
       const pages = [...open.pages, { seq: later.seq, offset: later.offset, count: page.records.length }]
       while (records.length > WINDOW_RECORDS && pages.length > 1) {
-        records = records.slice(pages.shift()!.count)
+        records = records.slice(pages[0].count)
+        pages.shift()
         open.firstSeq = pages[0].seq
         open.firstOffset = pages[0].offset
       }

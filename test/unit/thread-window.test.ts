@@ -1,5 +1,5 @@
 // @vitest-environment happy-dom
-import './happy-dom-fixes'
+import '../component/happy-dom-fixes'
 import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,7 +9,7 @@ import type { SessionRecord } from '../../shared/domain'
 import type { TranscriptRecord } from '../../shared/transcript'
 import { readTranscriptLater, readTranscriptPage, readTranscriptTail } from '../../electron/host/storage/transcript-pages'
 import { useThreadsStore, WINDOW_RECORDS } from '../../renderer/src/stores/threads'
-import { FakeHost } from './fake-host'
+import { FakeHost } from '../component/fake-host'
 
 /**
  * A conversation of any length in the window (issue 40): the thread store
@@ -47,17 +47,23 @@ let file: string
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'thread-window-'))
   file = join(dir, 's1.jsonl')
-  const lines = [JSON.stringify({ t: 'header', v: 2, id: 's1', acpSessionId: 'acp-1', agentId: 'a1', projectId: 'p1', cwd: '/work/app', createdAt: at })]
+  const lines = [
+    JSON.stringify({ t: 'header', v: 2, id: 's1', acpSessionId: 'acp-1', agentId: 'a1', projectId: 'p1', cwd: '/work/app', createdAt: at })
+  ]
   for (let i = 0; i < TURNS; i++) for (const r of turn(i)) lines.push(JSON.stringify(r))
   await writeFile(file, lines.join('\n') + '\n')
   setActivePinia(createPinia())
   new FakeHost()
-    .answer('sessions.open', async ({ tail }) => {
-      const page = await readTranscriptTail(file, { limit: tail })
+    .answer('sessions.open', async (p: { tail: number }) => {
+      const page = await readTranscriptTail(file, { limit: p.tail })
       return { record, state: { id: 's1', status: 'idle' }, ...page }
     })
-    .answer('transcripts.read', ({ before, offset, limit }) => readTranscriptPage(file, before, offset, { limit }))
-    .answer('transcripts.readLater', ({ from, offset, limit }) => readTranscriptLater(file, from, offset, { limit }))
+    .answer('transcripts.read', (p: { before: number; offset: number; limit: number }) =>
+      readTranscriptPage(file, p.before, p.offset, { limit: p.limit })
+    )
+    .answer('transcripts.readLater', (p: { from: number; offset: number; limit: number }) =>
+      readTranscriptLater(file, p.from, p.offset, { limit: p.limit })
+    )
     .install()
 })
 
