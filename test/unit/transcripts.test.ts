@@ -1,12 +1,12 @@
 import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { currentView, parseTranscript, readTranscript, TranscriptWriter } from '../../electron/host/storage/transcripts'
 import { currentViewOf } from '../../electron/host/storage/transcript-stream'
 import { readEntries, textsOf } from '../../electron/host/search/intake'
 import { applyRecordAt } from '../../shared/thread-fold'
 import { createThread } from '../../shared/thread'
-import { readTranscriptPage, readTranscriptTail } from '../../electron/host/storage/transcript-pages'
+import { readTranscriptLater, readTranscriptPage, readTranscriptTail } from '../../electron/host/storage/transcript-pages'
 import type { TranscriptRecord } from '../../shared/transcript'
 import { removeDir, tempDir } from '../helpers'
 
@@ -229,5 +229,51 @@ describe('reading a long transcript a chunk at a time', () => {
     const upTo: TranscriptRecord[] = []
     for await (const record of currentViewOf(file, 1_000)) upTo.push(record)
     expect(upTo).toEqual(currentView(records.slice(0, 1_000)))
+  })
+})
+
+describe('reading on from a cursor, and line counts kept across runs', () => {
+  const lineOf = (r: TranscriptRecord): string => JSON.stringify(r)
+  const turns = (from: number, count: number): TranscriptRecord[] =>
+    Array.from({ length: count }, (_, k): TranscriptRecord[] => [
+      { t: 'prompt', at, content: [{ type: 'text', text: `q${from + k}` }] },
+      stop(from + k),
+      stop(from + k)
+    ]).flat()
+
+  it('pages forward to the end from the start of a turn, leaves a torn last line for later, and refuses a cursor mid-line', async () => {
+    const records = turns(0, 50)
+    const file = join(dir, 'later.jsonl')
+    await writeFile(file, records.map(lineOf).join('\n') + '\n{"t":"stop","at":"torn')
+    const read: TranscriptRecord[] = []
+    let from = 0
+    let offset = 0
+    for (let pages = 0; pages < 100; pages++) {
+      const page = await readTranscriptLater(file, from, offset, { limit: 10 })
+      read.push(...page.records)
+      expect(page.records[0]?.t ?? 'prompt').toBe('prompt')
+      from = page.endSeq
+      offset = page.endOffset
+      if (page.atEnd) break
+    }
+    expect(read).toEqual(records)
+    expect(from).toBe(records.length)
+    await expect(readTranscriptLater(file, 1, 5, { limit: 1 })).rejects.toThrow(/no longer exists/)
+  })
+
+  it('a long transcript’s line count is kept for the next run, and not trusted once the file was replaced', async () => {
+    const file = join(dir, 'counted.jsonl')
+    const big = (text: string, n: number): string => Array.from({ length: n }, (_, i) => `{"t":"stop","at":"${text}${i}"}`).join('\n') + '\n'
+    await writeFile(file, big('a'.repeat(100), 40_000))
+    const nextRun = async (): Promise<typeof import('../../electron/host/storage/transcript-pages')> => {
+      vi.resetModules()
+      return import('../../electron/host/storage/transcript-pages')
+    }
+    expect((await (await nextRun()).readTranscriptTail(file, { limit: 1 })).nextSeq).toBe(40_000)
+    await appendFile(file, big('b', 3))
+    expect((await (await nextRun()).readTranscriptTail(file, { limit: 1 })).nextSeq).toBe(40_003)
+    // Replaced by another transcript of the same name, longer, with other lines: counted again.
+    await writeFile(file, big('c'.repeat(50), 90_000))
+    expect((await (await nextRun()).readTranscriptTail(file, { limit: 1 })).nextSeq).toBe(90_000)
   })
 })

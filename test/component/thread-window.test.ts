@@ -1,19 +1,17 @@
 // @vitest-environment happy-dom
-import '../component/happy-dom-fixes'
-import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import './happy-dom-fixes'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createPinia, setActivePinia } from 'pinia'
 import type { SessionRecord } from '../../shared/domain'
 import type { TranscriptRecord } from '../../shared/transcript'
-import { readTranscriptLater, readTranscriptPage, readTranscriptTail } from '../../electron/host/storage/transcript-pages'
 import { useThreadsStore, WINDOW_RECORDS } from '../../renderer/src/stores/threads'
-import { FakeHost } from '../component/fake-host'
+import { FakeHost } from './fake-host'
 
 /**
  * A conversation of any length in the window (issue 40): the thread store
- * over a real transcript of 60,000 records, paged by the Host's own readers.
+ * over a transcript of 60,000 records, paged as the Host pages it (each page
+ * from the start of a turn; the Host's readers are tested in
+ * test/unit/transcripts.test.ts).
  * Scrolled to its first message and back to its end, it holds a few pages at
  * a time, and nothing is lost on the way (the records appended meanwhile
  * included).
@@ -41,34 +39,37 @@ function turn(i: number): TranscriptRecord[] {
   ]
 }
 
-let dir: string
-let file: string
+/** The transcript's lines (line = seq), and a Host that pages them as the Host does (a page begins at a turn's start). */
+const lines: TranscriptRecord[] = []
+const startsTurn = (seq: number): boolean => seq === 0 || lines[seq]?.t === 'prompt'
 
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'thread-window-'))
-  file = join(dir, 's1.jsonl')
-  const lines = [
-    JSON.stringify({ t: 'header', v: 2, id: 's1', acpSessionId: 'acp-1', agentId: 'a1', projectId: 'p1', cwd: '/work/app', createdAt: at })
-  ]
-  for (let i = 0; i < TURNS; i++) for (const r of turn(i)) lines.push(JSON.stringify(r))
-  await writeFile(file, lines.join('\n') + '\n')
+beforeAll(() => {
+  lines.push({ t: 'header', v: 2, id: 's1', acpSessionId: 'acp-1', agentId: 'a1', projectId: 'p1', cwd: '/work/app', createdAt: at })
+  for (let i = 0; i < TURNS; i++) lines.push(...turn(i))
   setActivePinia(createPinia())
+  const back = (before: number, limit: number): number => {
+    let first = Math.max(0, before - limit)
+    while (!startsTurn(first)) first--
+    return first
+  }
   new FakeHost()
-    .answer('sessions.open', async (p: { tail: number }) => {
-      const page = await readTranscriptTail(file, { limit: p.tail })
-      return { record, state: { id: 's1', status: 'idle' }, ...page }
+    .answer('sessions.open', (p: { tail: number }) => {
+      const first = back(lines.length, p.tail)
+      const records = lines.slice(first)
+      return { record, state: { id: 's1', status: 'idle' }, records, nextSeq: lines.length, skippedLines: 0, firstSeq: first, firstOffset: first }
     })
-    .answer('transcripts.read', (p: { before: number; offset: number; limit: number }) =>
-      readTranscriptPage(file, p.before, p.offset, { limit: p.limit })
-    )
-    .answer('transcripts.readLater', (p: { from: number; offset: number; limit: number }) =>
-      readTranscriptLater(file, p.from, p.offset, { limit: p.limit })
-    )
+    .answer('transcripts.read', (p: { before: number; offset: number; limit: number }) => {
+      expect(p.offset).toBe(p.before)
+      const first = back(p.before, p.limit)
+      return { records: lines.slice(first, p.before), firstSeq: first, firstOffset: first, skippedLines: 0 }
+    })
+    .answer('transcripts.readLater', (p: { from: number; offset: number; limit: number }) => {
+      expect(p.offset).toBe(p.from)
+      let end = Math.min(lines.length, p.from + p.limit)
+      while (end < lines.length && !startsTurn(end)) end++
+      return { records: lines.slice(p.from, end), endSeq: end, endOffset: end, skippedLines: 0, atEnd: end === lines.length }
+    })
     .install()
-})
-
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true })
 })
 
 const texts = (kind: 'user' | 'assistant'): string[] =>
@@ -103,7 +104,7 @@ describe('a long conversation in the window', () => {
 
     // Meanwhile the conversation goes on: what is appended is not shown far up, and is there back at the end.
     const more = turn(TURNS)
-    await appendFile(file, more.map((r) => JSON.stringify(r)).join('\n') + '\n')
+    lines.push(...more)
     threads.receiveRecords('s1', 1 + TURNS * 3, more)
     threads.flushRecords()
     expect(texts('user')).not.toContain(`question ${TURNS}`)
@@ -119,7 +120,9 @@ describe('a long conversation in the window', () => {
     expect(threads.threads.s1.firstSeq).toBeGreaterThan(0)
 
     // At the end again, it follows: the next record is applied as it comes.
-    threads.receiveRecords('s1', 1 + (TURNS + 1) * 3, turn(TURNS + 1))
+    const next = turn(TURNS + 1)
+    lines.push(...next)
+    threads.receiveRecords('s1', 1 + (TURNS + 1) * 3, next)
     threads.flushRecords()
     expect(texts('user').at(-1)).toBe(`question ${TURNS + 1}`)
     expect(texts('user').filter((t) => t === `question ${TURNS}`)).toHaveLength(1)
