@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs'
 import type { TranscriptRecord } from '../../../shared/transcript'
+import { keepLineCount, keptLineCount, type LineCount } from './line-counts'
 import { parseLine } from './transcripts'
 
 /**
@@ -156,13 +157,16 @@ async function readBackwards(handle: fs.FileHandle, lineEnd: number, endSeq: num
 }
 
 /** Newline counts by file, from a previous count: transcripts only grow, so only the new bytes are counted. */
-const counted = new Map<string, { size: number; newlines: number }>()
+const counted = new Map<string, LineCount>()
 const MAX_COUNTED_FILES = 500
 
 async function countNewlines(file: string, handle: fs.FileHandle, size: number): Promise<number> {
-  const known = counted.get(file)
+  // In memory from this run, or kept from an earlier one (line-counts.ts).
+  let known: LineCount | null | undefined = counted.get(file)
+  if (!known || known.size > size) known = await keptLineCount(file, handle, size)
   let pos = known && known.size <= size ? known.size : 0
   let newlines = known && known.size <= size ? known.newlines : 0
+  const from = pos
   const chunk = Buffer.alloc(1024 * 1024)
   while (pos < size) {
     const { bytesRead } = await handle.read(chunk, 0, Math.min(chunk.length, size - pos), pos)
@@ -174,6 +178,7 @@ async function countNewlines(file: string, handle: fs.FileHandle, size: number):
   counted.set(file, { size: pos, newlines })
   const oldest = counted.keys().next()
   if (counted.size > MAX_COUNTED_FILES && !oldest.done) counted.delete(oldest.value)
+  if (pos > from) await keepLineCount(file, handle, { size: pos, newlines }, pos - from)
   return newlines
 }
 
