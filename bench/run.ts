@@ -25,6 +25,8 @@ import {
   type WarmProfile
 } from './ui'
 import { openSshApp } from './ssh'
+import { longFigures } from './long'
+import { soakFigures } from './soak'
 import { startSshd } from '../test/ssh/sshd'
 
 /**
@@ -680,6 +682,8 @@ async function main(): Promise<void> {
   }
   if (want('search')) await searchFigures()
   if (want('reopen')) await reopenFigures()
+  if (want('long')) await longFigures(add, quick, RUNS)
+  if (want('soak')) await soakFigures(add, quick)
   if (want('memory')) await memoryFigures()
   if (want('checkpoint')) await checkpointFigures()
   if (want('costly')) await costlyTextFigures()
