@@ -73,7 +73,15 @@ export interface Dataset {
  */
 export async function makeDataset(
   root: string,
-  options: { projects: number; sessions: number; turnsPerSession: number; longTurns?: number; longSessions?: number }
+  options: {
+    projects: number
+    sessions: number
+    turnsPerSession: number
+    longTurns?: number
+    longSessions?: number
+    /** The long session's turns, when not the usual ones. */
+    longTurn?: (i: number, at: string) => TranscriptRecord[]
+  }
 ): Promise<Dataset> {
   const dataDir = join(root, 'data')
   const transcripts = join(dataDir, 'transcripts')
@@ -93,7 +101,7 @@ export async function makeDataset(
     store.data.projects.push({ id: `project-${p}`, name: `project-${p}`, cwd, createdAt: new Date(base).toISOString() })
   }
   const marker = `needle-${randomUUID().slice(0, 8)}`
-  const write = async (record: SessionRecord, turns: number, last?: string): Promise<void> => {
+  const write = async (record: SessionRecord, turns: number, last?: string, turn = turnRecords): Promise<void> => {
     const header: TranscriptHeader = {
       t: 'header',
       v: 2,
@@ -105,7 +113,7 @@ export async function makeDataset(
       createdAt: record.createdAt
     }
     const lines = [JSON.stringify(header)]
-    for (let i = 0; i < turns; i++) for (const r of turnRecords(i, record.updatedAt)) lines.push(JSON.stringify(r))
+    for (let i = 0; i < turns; i++) for (const r of turn(i, record.updatedAt)) lines.push(JSON.stringify(r))
     if (last) {
       lines.push(
         JSON.stringify({ t: 'prompt', at: record.updatedAt, content: [{ type: 'text', text: 'the last question' }] } satisfies TranscriptRecord)
@@ -164,7 +172,7 @@ export async function makeDataset(
       }
       records.push(record)
       longSessionIds.push(record.id)
-      await write(record, options.longTurns, marker)
+      await write(record, options.longTurns, marker, options.longTurn)
     }
   }
   store.data.sessions.push(...records)

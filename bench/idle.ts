@@ -251,7 +251,7 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
           const total = (c: typeof a0): number => c.host + c.supervisor + c.renderers
           const baseFigure = add(
             {
-              group: '10',
+              group: '12',
               name: `idle CPU, ${label}: baseline, the app on an empty data folder over the same seconds (Host + serve + renderers)`,
               unit: '% of a core',
               note: `${seconds} s`
@@ -262,7 +262,7 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
           baseFigure.baseline = 'empty app'
           const f = add(
             {
-              group: '10',
+              group: '12',
               name: `idle CPU, ${label}: Host + serve + Chromium's renderers, ${sessions.toLocaleString('en-US')} sessions, 4 panes on conversations of ${(LONG_TURNS * 4).toLocaleString('en-US')} entries${agentNote}`,
               unit: '% of a core',
               note:
@@ -287,7 +287,7 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
           const busiest = timers.sort((x, y) => y.rate - x.rate)[0]
           const w = add(
             {
-              group: '10',
+              group: '12',
               name: `idle: the most frequent timer, ${label}`,
               unit: 'firings/s',
               note: busiest ? `${busiest.who}: ${busiest.site.slice(0, 120)}` : 'no timer fired'
@@ -418,7 +418,7 @@ export async function appMemoryFigures(add: Add, quick: boolean): Promise<void> 
             .join(', ')}, the 4 agents ${s.agents.toFixed(0)} MB`
         const base = add(
           {
-            group: '10',
+            group: '12',
             name: `app RSS, 4 panes open, nothing streaming (baseline): Host + serve + the window's renderer`,
             unit: 'MB',
             size: sessions,
@@ -430,7 +430,7 @@ export async function appMemoryFigures(add: Add, quick: boolean): Promise<void> 
         base.baseline = 'before the streams'
         const f = add(
           {
-            group: '10',
+            group: '12',
             name: `app RSS peak, 4 panes streaming ${chunks.toLocaleString('en-US')} chunks each at once: Host + serve + the window's renderer`,
             unit: 'MB',
             size: sessions,

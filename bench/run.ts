@@ -26,6 +26,8 @@ import {
   type WarmProfile
 } from './ui'
 import { openSshApp } from './ssh'
+import { longFigures } from './long'
+import { soakFigures } from './soak'
 import { startSshd } from '../test/ssh/sshd'
 
 /**
@@ -656,6 +658,8 @@ async function main(): Promise<void> {
   })
   await group('search', searchFigures)
   await group('reopen', reopenFigures)
+  await group('long', () => longFigures(add, quick, RUNS))
+  await group('soak', () => soakFigures(add, quick))
   await group('memory', memoryFigures)
   await group('checkpoint', () => checkpointFigures(add, quick))
   await group('costly', costlyTextFigures)

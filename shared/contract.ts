@@ -67,6 +67,15 @@ export interface TranscriptPageResult {
   skippedLines: number
 }
 
+/** Later records of a transcript, in order, and the cursor past them; `atEnd`: all that is written was read. */
+export interface TranscriptLaterResult {
+  records: TranscriptRecord[]
+  endSeq: number
+  endOffset: number
+  skippedLines: number
+  atEnd: boolean
+}
+
 export interface RequestResults
   extends
     AgentRequestResults,
@@ -150,6 +159,7 @@ export interface RequestResults
   /** `revealed` false: this host cannot show files (the browser transport); `path` is the checked absolute path. */
   'files.reveal': { revealed: boolean; path: string }
   'transcripts.read': TranscriptPageResult
+  'transcripts.readLater': TranscriptLaterResult
 }
 
 export type RequestMethod = keyof typeof requestParams

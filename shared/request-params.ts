@@ -240,5 +240,12 @@ export const requestParams = {
     before: z.number().int().min(0),
     offset: z.number().int().min(0),
     limit: z.number().int().min(1).max(100_000)
+  }),
+  /** Records of a session's transcript from a cursor on (`from`/`offset`: a page's endSeq/endOffset, or one a window let go of). */
+  'transcripts.readLater': z.object({
+    id,
+    from: z.number().int().min(0),
+    offset: z.number().int().min(0),
+    limit: z.number().int().min(1).max(100_000)
   })
 } as const

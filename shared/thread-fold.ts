@@ -1,6 +1,6 @@
 import type { SessionUpdate } from '@agentclientprotocol/sdk'
 import { contentToText, createThread, isSwitchboardNote, subagentThreads, type Thread } from './thread'
-import { applyUpdate, localId, push, subagentOf } from './thread-updates'
+import { applyUpdate, localId, push, subagentOf, TURN_KEY } from './thread-updates'
 import type { TranscriptRecord } from './transcript'
 
 /**
@@ -26,7 +26,9 @@ export function applyRecord(thread: Thread, record: TranscriptRecord): void {
       const checkpoint = thread.pendingCheckpoint
       thread.pendingCheckpoint = undefined
       // A new turn: a messageId of an earlier one no longer joins its message (an agent restarted counts from 1 again).
-      for (const key of thread.keyed.keys()) if (/^(user|assistant|thought):/.test(key)) thread.keyed.delete(key)
+      // (A thread that has not counted its turn's keys yet walks them all, once.)
+      for (const key of thread.turnKeys ?? [...thread.keyed.keys()]) if (TURN_KEY.test(key)) thread.keyed.delete(key)
+      thread.turnKeys = []
       // What Switchboard told the agent on the user's behalf (a rewind, an earlier conversation) is said by its notice, not in the bubble.
       const said = record.content.filter((block) => !isSwitchboardNote(block))
       push(thread, {

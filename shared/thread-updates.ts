@@ -285,8 +285,13 @@ function toolCallFields(update: {
 
 export function push(thread: Thread, entry: ThreadEntry, key?: string): void {
   thread.entries.push(entry)
-  if (key) thread.keyed.set(key, thread.entries[thread.entries.length - 1])
+  if (!key) return
+  thread.keyed.set(key, thread.entries[thread.entries.length - 1])
+  if (thread.turnKeys && TURN_KEY.test(key)) thread.turnKeys.push(key)
 }
+
+/** The keys a new turn lets go of: a messageId of an earlier turn no longer joins its message. */
+export const TURN_KEY = /^(user|assistant|thought):/
 
 export function localId(thread: Thread): string {
   if (thread.recordSeq === undefined) return `e${thread.nextLocalId++}`

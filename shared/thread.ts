@@ -109,6 +109,11 @@ export interface Thread {
   terminals: Record<string, TerminalView>
   /** Entries addressable by messageId / toolCallId, keyed `kind:id`. */
   keyed: Map<string, ThreadEntry>
+  /**
+   * The keys of this turn's messages (user, assistant, thought), let go of at the next prompt: kept apart so that a
+   * prompt does not walk every key of a long conversation (its tool calls stay keyed).
+   */
+  turnKeys?: string[]
   /** Counter for ids of entries the agent gave no id (deterministic for both folds). */
   nextLocalId: number
   /**

@@ -67,7 +67,18 @@ function setUp(acceptsImages = true): void {
     { name: 'review', description: 'Review the current changes' },
     { name: 'test', description: 'Run the tests', input: { hint: 'which tests' } }
   ]
-  useThreadsStore().threads.s1 = { thread, nextSeq: 1, skippedLines: 0, firstSeq: 0, firstOffset: 0, records: null, loadingEarlier: false }
+  useThreadsStore().threads.s1 = {
+    thread,
+    nextSeq: 1,
+    skippedLines: 0,
+    firstSeq: 0,
+    firstOffset: 0,
+    later: null,
+    records: null,
+    pages: [],
+    loadingEarlier: false,
+    loadingLater: false
+  }
   sessions.states.s1 = { id: 's1', status: 'ready' }
 }
 

@@ -103,3 +103,56 @@ describe('a fork taken mid-turn', () => {
     expect(chunkTexts(await recordsOf(fork.id))).toEqual(held)
   }, 60_000)
 })
+
+describe('a fork of a long conversation', () => {
+  it('holds every record of the parent, in order, however long (read a chunk at a time, not whole)', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_SESSIONS: 'fork' }))
+    const parent = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', { id: parent.id, text: 'first question' })
+    await host.close()
+    // A long day: 5,000 turns of a prompt, a tool call with a diff and terminal output, a reply (many megabytes, so
+    // lines straddle the reader's chunks), with one damaged line in the middle, skipped as everywhere.
+    const at = new Date().toISOString()
+    const lines: string[] = []
+    for (let i = 0; i < 5_000; i++) {
+      const turn: TranscriptRecord[] = [
+        { t: 'prompt', at, content: [{ type: 'text', text: `question ${i}` }] },
+        {
+          t: 'update',
+          at,
+          update: { sessionUpdate: 'tool_call', toolCallId: `t${i}`, title: `Edit file-${i}.ts`, kind: 'edit', status: 'in_progress' }
+        },
+        {
+          t: 'update',
+          at,
+          update: {
+            sessionUpdate: 'tool_call_update',
+            toolCallId: `t${i}`,
+            status: 'completed',
+            content: [
+              { type: 'diff', path: `/p/file-${i}.ts`, oldText: 'const a = 1\n'.repeat(20), newText: `const a = ${i}\n`.repeat(20) },
+              { type: 'content', content: { type: 'text', text: `$ npm test\n${'ok — ünïcode ✓\n'.repeat(i % 7)}` } }
+            ]
+          }
+        },
+        { t: 'update', at, update: { sessionUpdate: 'agent_message_chunk', messageId: `m${i}`, content: { type: 'text', text: `answer ${i}` } } },
+        { t: 'stop', at, stopReason: 'end_turn' }
+      ]
+      lines.push(...turn.map((r) => JSON.stringify(r)))
+      if (i === 2_500) lines.push('{"t":"update", damaged')
+    }
+    await appendFile(join(dataDir, 'transcripts', `${parent.id}.jsonl`), lines.join('\n') + '\n')
+    host = await openHost(dataDir)
+
+    const fork = await host.request('sessions.fork', { id: parent.id })
+    const copied = (await recordsOf(parent.id)).filter((r) => r.t !== 'header')
+    const forked = await recordsOf(fork.id)
+    expect(copied.filter((r) => r.t === 'prompt')).toHaveLength(5_001)
+    expect(forked.filter((r) => r.t !== 'header').slice(0, copied.length)).toEqual(copied)
+    // Opened at its end, the fork shows its last exchange; its first message is the parent's first.
+    const tail = await host.request('sessions.open', { id: fork.id, tail: 400 })
+    const shown = fold(tail.records).entries
+    expect(shown.filter((e) => e.kind === 'user').at(-1)).toMatchObject({ text: 'question 4999' })
+    expect(fold(forked).entries.find((e) => e.kind === 'user')).toMatchObject({ text: 'first question' })
+  }, 120_000)
+})

@@ -1,8 +1,12 @@
 import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { parseTranscript, readTranscript, TranscriptWriter } from '../../electron/host/storage/transcripts'
-import { readTranscriptPage, readTranscriptTail } from '../../electron/host/storage/transcript-pages'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { currentView, parseTranscript, readTranscript, TranscriptWriter } from '../../electron/host/storage/transcripts'
+import { currentViewOf } from '../../electron/host/storage/transcript-stream'
+import { readEntries, textsOf } from '../../electron/host/search/intake'
+import { applyRecordAt } from '../../shared/thread-fold'
+import { createThread } from '../../shared/thread'
+import { readTranscriptLater, readTranscriptPage, readTranscriptTail } from '../../electron/host/storage/transcript-pages'
 import type { TranscriptRecord } from '../../shared/transcript'
 import { removeDir, tempDir } from '../helpers'
 
@@ -166,5 +170,110 @@ describe('writing under trouble', () => {
     const contents = await readTranscript(file)
     expect(contents.records).toEqual([stop(0), stop(1), stop(2)])
     expect(contents).toMatchObject({ nextSeq: 3, skippedLines: 0 })
+  })
+})
+
+describe('reading a long transcript a chunk at a time', () => {
+  /** Turns with a tool call updated later in its turn, long lines (past the 1 MB chunk) and non-ASCII text. */
+  function longTranscript(turns: number): TranscriptRecord[] {
+    const records: TranscriptRecord[] = [{ t: 'header', v: 2, id: 's', acpSessionId: '', agentId: 'a', projectId: 'p', cwd: '/', createdAt: at }]
+    for (let i = 0; i < turns; i++) {
+      records.push(
+        { t: 'prompt', at, content: [{ type: 'text', text: `question ${i} — ünïcode ✓` }] },
+        { t: 'update', at, update: { sessionUpdate: 'tool_call', toolCallId: `t${i}`, title: `first title ${i}`, status: 'in_progress' } },
+        {
+          t: 'update',
+          at,
+          update: {
+            sessionUpdate: 'agent_message_chunk',
+            messageId: `m${i}`,
+            content: { type: 'text', text: `answer ${i} ` + 'x'.repeat(i % 97 === 0 ? 1_500_000 : 10) }
+          }
+        },
+        { t: 'update', at, update: { sessionUpdate: 'tool_call_update', toolCallId: `t${i}`, title: `final title ${i}`, status: 'completed' } },
+        { t: 'stop', at, stopReason: 'end_turn' }
+      )
+      // An earlier version's replay: what came before is superseded.
+      if (i === 300) records.push({ t: 'reset', at, reason: 'load' })
+    }
+    return records
+  }
+
+  it('the search intake finds what a whole fold finds, with each entry’s seq', async () => {
+    const records = longTranscript(600)
+    const file = join(dir, 'search-long.jsonl')
+    await writeFile(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n')
+    // The whole fold: each entry's seq is that of the record that made it; a reset starts again.
+    const whole = createThread()
+    const wholeSeqs = new Map<string, number>()
+    records.forEach((record, seq) => {
+      const before = whole.entries.length
+      applyRecordAt(whole, record, seq)
+      if (whole.entries.length < before) wholeSeqs.clear()
+      for (const entry of whole.entries.slice(whole.entries.length < before ? 0 : before)) if (!wholeSeqs.has(entry.id)) wholeSeqs.set(entry.id, seq)
+    })
+    const { texts, seqs } = await readEntries(file)
+    expect(texts).toEqual(textsOf(whole))
+    expect([...texts.values()].some((t) => t.text === 'final title 599')).toBe(true)
+    expect(texts.size).toBe(299 * 3)
+    expect(seqs).toEqual(wholeSeqs)
+  })
+
+  it('currentViewOf gives what currentView gives, the lines that straddle chunks and the one torn at the end included', async () => {
+    const records = longTranscript(400)
+    const file = join(dir, 'view-long.jsonl')
+    await writeFile(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n{"t":"update","at":"torn')
+    const streamed: TranscriptRecord[] = []
+    for await (const record of currentViewOf(file)) streamed.push(record)
+    expect(streamed).toEqual(currentView(records))
+    const upTo: TranscriptRecord[] = []
+    for await (const record of currentViewOf(file, 1_000)) upTo.push(record)
+    expect(upTo).toEqual(currentView(records.slice(0, 1_000)))
+  })
+})
+
+describe('reading on from a cursor, and line counts kept across runs', () => {
+  const lineOf = (r: TranscriptRecord): string => JSON.stringify(r)
+  const turns = (from: number, count: number): TranscriptRecord[] =>
+    Array.from({ length: count }, (_, k): TranscriptRecord[] => [
+      { t: 'prompt', at, content: [{ type: 'text', text: `q${from + k}` }] },
+      stop(from + k),
+      stop(from + k)
+    ]).flat()
+
+  it('pages forward to the end from the start of a turn, leaves a torn last line for later, and refuses a cursor mid-line', async () => {
+    const records = turns(0, 50)
+    const file = join(dir, 'later.jsonl')
+    await writeFile(file, records.map(lineOf).join('\n') + '\n{"t":"stop","at":"torn')
+    const read: TranscriptRecord[] = []
+    let from = 0
+    let offset = 0
+    for (let pages = 0; pages < 100; pages++) {
+      const page = await readTranscriptLater(file, from, offset, { limit: 10 })
+      read.push(...page.records)
+      expect(page.records[0]?.t ?? 'prompt').toBe('prompt')
+      from = page.endSeq
+      offset = page.endOffset
+      if (page.atEnd) break
+    }
+    expect(read).toEqual(records)
+    expect(from).toBe(records.length)
+    await expect(readTranscriptLater(file, 1, 5, { limit: 1 })).rejects.toThrow(/no longer exists/)
+  })
+
+  it('a long transcript’s line count is kept for the next run, and not trusted once the file was replaced', async () => {
+    const file = join(dir, 'counted.jsonl')
+    const big = (text: string, n: number): string => Array.from({ length: n }, (_, i) => `{"t":"stop","at":"${text}${i}"}`).join('\n') + '\n'
+    await writeFile(file, big('a'.repeat(100), 40_000))
+    const nextRun = async (): Promise<typeof import('../../electron/host/storage/transcript-pages')> => {
+      vi.resetModules()
+      return import('../../electron/host/storage/transcript-pages')
+    }
+    expect((await (await nextRun()).readTranscriptTail(file, { limit: 1 })).nextSeq).toBe(40_000)
+    await appendFile(file, big('b', 3))
+    expect((await (await nextRun()).readTranscriptTail(file, { limit: 1 })).nextSeq).toBe(40_003)
+    // Replaced by another transcript of the same name, longer, with other lines: counted again.
+    await writeFile(file, big('c'.repeat(50), 90_000))
+    expect((await (await nextRun()).readTranscriptTail(file, { limit: 1 })).nextSeq).toBe(90_000)
   })
 })

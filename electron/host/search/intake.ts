@@ -1,7 +1,8 @@
 import { promises as fs } from 'node:fs'
 import { applyRecordAt } from '../../../shared/thread-fold'
 import { createThread, type Thread, type ThreadEntry } from '../../../shared/thread'
-import type { TranscriptRecord } from '../../../shared/transcript'
+import { transcriptLines } from '../storage/transcript-stream'
+import { parseLine } from '../storage/transcripts'
 import type { EntryText } from './index-file'
 
 /**
@@ -66,42 +67,39 @@ export function entryText(entry: ThreadEntry): string | null {
 
 /**
  * Reads a transcript and folds it, noting the seq (line number) of the record
- * that started each entry. A damaged line is skipped, as everywhere.
+ * that started each entry. A damaged line is skipped, as everywhere. Read a
+ * chunk at a time, and at each prompt the turns before it give their text and
+ * are let go of: however long the transcript, the fold holds one turn.
  */
 export async function readEntries(file: string): Promise<{ texts: Map<string, EntryText>; seqs: Map<string, number> }> {
-  let content: string
-  try {
-    content = await fs.readFile(file, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return entriesResult(createThread(), new Map())
-    throw error
-  }
   const thread = createThread()
+  const texts = new Map<string, EntryText>()
   const seqs = new Map<string, number>()
-  const lines = content.split('\n')
-  for (let seq = 0; seq < lines.length; seq++) {
-    const line = lines[seq]
+  const harvest = (): void => {
+    for (const [id, text] of textsOf(thread)) texts.set(id, text)
+    thread.entries = []
+    // A later update of an earlier turn's tool call (rare) shows as a card of its own: its title is still found.
+    thread.keyed.clear()
+  }
+  for await (const { seq, line } of transcriptLines(file)) {
     if (!line) continue
-    let record: TranscriptRecord
-    try {
-      record = JSON.parse(line) as TranscriptRecord
-    } catch {
-      continue
-    }
-    if (typeof record !== 'object' || record === null || typeof record.t !== 'string') continue
+    const record = parseLine(line)
+    if (!record) continue
+    if (record.t === 'prompt') harvest()
     const before = thread.entries.length
     applyRecordAt(thread, record, seq)
-    if (thread.entries.length < before) seqs.clear()
+    if (record.t === 'reset') {
+      // A reset (session/load replay) empties the conversation: what follows starts again.
+      seqs.clear()
+      texts.clear()
+    }
     for (let i = thread.entries.length < before ? 0 : before; i < thread.entries.length; i++) {
       const id = thread.entries[i].id
       if (!seqs.has(id)) seqs.set(id, seq)
     }
   }
-  return entriesResult(thread, seqs)
-}
-
-function entriesResult(thread: Thread, seqs: Map<string, number>): { texts: Map<string, EntryText>; seqs: Map<string, number> } {
-  return { texts: textsOf(thread), seqs }
+  harvest()
+  return { texts, seqs }
 }
 
 /** The searchable text of each entry of a thread, by entry id. */

@@ -3,14 +3,15 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import type { SessionInfo } from '@agentclientprotocol/sdk'
 import type { ForkSessionRequest } from '@agentclientprotocol/sdk/unstable'
-import type { SessionSnapshot, TranscriptPageResult } from '../../../shared/contract'
+import type { SessionSnapshot, TranscriptLaterResult, TranscriptPageResult } from '../../../shared/contract'
 import type { SessionRecord } from '../../../shared/domain'
 import { applyRecord } from '../../../shared/thread-fold'
 import { conversationAsContext, createThread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import { serversForAgent } from '../mcp/acp-servers'
-import { currentView, readTranscript } from '../storage/transcripts'
-import { readTranscriptPage, readTranscriptTail } from '../storage/transcript-pages'
+import { readTranscript } from '../storage/transcripts'
+import { currentViewOf, followedBy, transcriptRecords } from '../storage/transcript-stream'
+import { readTranscriptLater, readTranscriptPage, readTranscriptTail } from '../storage/transcript-pages'
 import type { SessionDeps } from './connector'
 import type { SessionPreset } from '../../../shared/presets'
 import { EditResend } from './edit-resend'
@@ -126,7 +127,7 @@ export class SessionLifecycle {
     const response = await connection.acp.forkSession(params, () => {
       upTo = registry.get(id)?.writer.nextSeq
     })
-    const history = currentView((await readTranscript(await registry.flushedTranscript(id), upTo)).records)
+    const history = currentViewOf(await registry.flushedTranscript(id), upTo)
     const now = new Date().toISOString()
     const record: SessionRecord = {
       id: randomUUID(),
@@ -167,9 +168,9 @@ export class SessionLifecycle {
       parent.additionalDirectories ?? [],
       parent.systemPrompt
     )
-    const history = (await readTranscript(await registry.flushedTranscript(id))).records.filter((r) => r.t !== 'header')
+    const file = await registry.flushedTranscript(id)
     const earlier = createThread()
-    for (const past of history) applyRecord(earlier, past)
+    for await (const past of transcriptRecords(file)) applyRecord(earlier, past)
     const reason = registry.stateOf(id).reopenFailed ?? 'it was not reopened'
     const now = new Date().toISOString()
     const record: SessionRecord = {
@@ -195,7 +196,7 @@ export class SessionLifecycle {
       ].join('\n\n')
     }
     const context: TranscriptRecord = { t: 'context', at: now, from: parent.id, title: parent.title, agent: definition.name, reason }
-    return registerSession(this.deps, record, connection, response, [...history, context])
+    return registerSession(this.deps, record, connection, response, followedBy(transcriptRecords(file), context))
   }
   /** Brings in the agent's sessions for the project's folder (made in other clients), through session/list. */
   async importFromAgent(projectId: string, agentId: string): Promise<{ imported: SessionRecord[] }> {
@@ -264,6 +265,12 @@ export class SessionLifecycle {
   async readEarlier(id: string, before: number, offset: number, limit: number): Promise<TranscriptPageResult> {
     this.deps.records.session(id)
     return readTranscriptPage(this.deps.registry.transcriptFile(id), before, offset, { limit })
+  }
+
+  /** Records from a cursor on (a window that let its end go reads it again); what is appended is written out first. */
+  async readLater(id: string, from: number, offset: number, limit: number): Promise<TranscriptLaterResult> {
+    this.deps.records.session(id)
+    return readTranscriptLater(await this.deps.registry.flushedTranscript(id), from, offset, { limit })
   }
 
   /** Ends the live session: `session/close` when the agent announces it; the conversation stays, ready to continue. */

@@ -86,15 +86,17 @@ export async function registerSession(
   record: SessionRecord,
   connection: AgentConnection,
   answer: unknown,
-  history: TranscriptRecord[],
+  /** The conversation it starts with (read as it is copied: a long one is never in memory whole). */
+  history: Iterable<TranscriptRecord> | AsyncIterable<TranscriptRecord>,
   /** Where the agent's stderr was before it was asked for the session. */
   mark?: number,
   preset?: SessionPreset
 ): Promise<SessionRecord> {
   const { records, registry } = deps
   const live = registry.create(record)
+  // Copied before the agent's updates for the new session are routed to it (those that come meanwhile wait, in order).
+  await registry.copyIn(live, history)
   registry.attach(live, connection)
-  for (const past of history) if (past.t !== 'header') registry.append(live, past)
   const state = sessionStateFrom(answer)
   if (state) registry.append(live, state)
   const modeNotApplied = preset ? presetMode(live, record, preset, connection.definition.name) : null

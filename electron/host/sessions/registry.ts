@@ -54,6 +54,8 @@ export interface RegistryOptions {
 const MAX_EARLY_UPDATES = 1000
 /** Session ids held that way at most: an agent sending updates for made-up sessions cannot grow memory. */
 const MAX_EARLY_SESSIONS = 16
+/** Records of a copied conversation written (and told) at once. */
+const COPY_BATCH = 1000
 
 /** The updates that change a session's mode. */
 const MODE_UPDATES = new Set(['current_mode_update', 'config_option_update'])
@@ -177,6 +179,41 @@ export class SessionRegistry {
     }
     this.options.events.emit('session.records', { id: live.record.id, seq, records: [record] })
     if (record.t === 'session' || (record.t === 'update' && MODE_UPDATES.has(record.update.sessionUpdate))) this.noteMode(live)
+  }
+
+  /**
+   * A new session's copied conversation (a fork's, a seed's), before it is linked to its agent: written a batch at a
+   * time, each on disk before the next is taken, and told to the windows a batch at a time; the view folds its tail
+   * only, as a loaded session's does. However long the conversation, the Host holds a batch and the tail.
+   */
+  async copyIn(live: LiveSession, history: Iterable<TranscriptRecord> | AsyncIterable<TranscriptRecord>): Promise<void> {
+    let batch: TranscriptRecord[] = []
+    let tail: TranscriptRecord[] = []
+    const write = async (): Promise<void> => {
+      if (batch.length === 0) return
+      const seq = live.writer.nextSeq
+      for (const record of batch) live.writer.append(record)
+      this.options.events.emit('session.records', { id: live.record.id, seq, records: batch })
+      tail = tail.concat(batch).slice(-TAIL_RECORDS)
+      batch = []
+      await live.writer.flush()
+    }
+    for await (const record of history) {
+      if (record.t === 'header') continue
+      batch.push(record)
+      if (batch.length >= COPY_BATCH) await write()
+    }
+    await write()
+    const first = live.writer.nextSeq - tail.length
+    tail.forEach((record, i) => {
+      try {
+        this.options.onFold?.(record)
+        applyRecordAt(live.thread, record, first + i)
+      } catch (error) {
+        this.foldFailed(live, error)
+      }
+    })
+    this.noteMode(live)
   }
 
   /** A record the live view could not take: reported, and the view folded again from the transcript, skipping what throws. */

@@ -80,6 +80,7 @@ export function sessionsHandlers(rooms: SessionsServiceOptions): HandlerSlice<'s
     'sessions.dropHandOffSeed': ({ id }) => handOff.dropSeed(id),
     'sessions.editResend': ({ id, seq, text, conversationOnly }) => lifecycle.edits.resend(id, seq, text, conversationOnly),
     'sessions.rename': ({ id, title }) => lifecycle.rename(id, title),
-    'transcripts.read': ({ id, before, offset, limit }) => lifecycle.readEarlier(id, before, offset, limit)
+    'transcripts.read': ({ id, before, offset, limit }) => lifecycle.readEarlier(id, before, offset, limit),
+    'transcripts.readLater': ({ id, from, offset, limit }) => lifecycle.readLater(id, from, offset, limit)
   }
 }

@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { isSwitchboardNote } from '../../../shared/thread'
 import type { TranscriptHeader, TranscriptRecord } from '../../../shared/transcript'
+import { transcriptLines } from '../storage/transcript-stream'
 import { SpendFold, type SpendFact } from './fold'
 
 /**
@@ -40,27 +41,36 @@ export async function transcriptFiles(dataDir: string): Promise<string[]> {
  * matter to spend are parsed.
  */
 export async function readPastSpend(file: string, wantTitle: (id: string) => boolean): Promise<PastSpend | null> {
-  const text = await fs.readFile(file, 'utf8').catch(() => '')
-  const lines = text.split('\n')
-  // A last line without its newline may still be being written: it is left to the live records.
-  lines.pop()
-  const header = parse(lines[0] ?? '')
-  if (header?.t !== 'header') return null
-  const fold = new SpendFold(header.createdAt)
+  let read: { header: TranscriptHeader; fold: SpendFold; title: string | undefined } | null = null
   const facts: SpendFact[] = []
-  let title = wantTitle(header.id) ? '' : undefined
-  for (let seq = 1; seq < lines.length; seq++) {
-    const line = lines[seq]
-    const type = /^\{"t":"(\w+)"/.exec(line)?.[1]
-    if (type === 'update' && !line.includes('"usage_update"')) continue
-    if (type !== undefined && !['prompt', 'stop', 'error', 'reset', 'reconnected', 'update'].includes(type)) continue
-    const record = type === 'prompt' && title !== '' ? promptStart(line) : parse(line)
-    if (!record) continue
-    if (title === '' && record.t === 'prompt') title = firstLine(record)
-    const fact = fold.take(record)
-    if (fact) facts.push(fact)
+  let nextSeq = 0
+  try {
+    // A chunk at a time: a long transcript is never in memory whole.
+    for await (const { seq, line, torn } of transcriptLines(file)) {
+      // A last line without its newline may still be being written: it is left to the live records.
+      if (torn) break
+      nextSeq = seq + 1
+      if (!read) {
+        const header = parse(line)
+        if (header?.t !== 'header') return null
+        read = { header, fold: new SpendFold(header.createdAt), title: wantTitle(header.id) ? '' : undefined }
+        continue
+      }
+      const type = /^\{"t":"(\w+)"/.exec(line)?.[1]
+      if (type === 'update' && !line.includes('"usage_update"')) continue
+      if (type !== undefined && !['prompt', 'stop', 'error', 'reset', 'reconnected', 'update'].includes(type)) continue
+      const record = type === 'prompt' && read.title !== '' ? promptStart(line) : parse(line)
+      if (!record) continue
+      if (read.title === '' && record.t === 'prompt') read.title = firstLine(record)
+      const fact = read.fold.take(record)
+      if (fact) facts.push(fact)
+    }
+  } catch {
+    return null
   }
-  return { header, ...(title ? { title } : {}), facts, fold, nextSeq: lines.length }
+  if (!read) return null
+  const { header, fold, title } = read
+  return { header, ...(title ? { title } : {}), facts, fold, nextSeq }
 }
 
 function parse(line: string): TranscriptRecord | null {

@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs'
 import type { TranscriptRecord } from '../../../shared/transcript'
+import { keepLineCount, keptLineCount, type LineCount } from './line-counts'
 import { parseLine } from './transcripts'
 
 /**
@@ -156,13 +157,16 @@ async function readBackwards(handle: fs.FileHandle, lineEnd: number, endSeq: num
 }
 
 /** Newline counts by file, from a previous count: transcripts only grow, so only the new bytes are counted. */
-const counted = new Map<string, { size: number; newlines: number }>()
+const counted = new Map<string, LineCount>()
 const MAX_COUNTED_FILES = 500
 
 async function countNewlines(file: string, handle: fs.FileHandle, size: number): Promise<number> {
-  const known = counted.get(file)
+  // In memory from this run, or kept from an earlier one (line-counts.ts).
+  let known: LineCount | null | undefined = counted.get(file)
+  if (!known || known.size > size) known = await keptLineCount(file, handle, size)
   let pos = known && known.size <= size ? known.size : 0
   let newlines = known && known.size <= size ? known.newlines : 0
+  const from = pos
   const chunk = Buffer.alloc(1024 * 1024)
   while (pos < size) {
     const { bytesRead } = await handle.read(chunk, 0, Math.min(chunk.length, size - pos), pos)
@@ -174,7 +178,67 @@ async function countNewlines(file: string, handle: fs.FileHandle, size: number):
   counted.set(file, { size: pos, newlines })
   const oldest = counted.keys().next()
   if (counted.size > MAX_COUNTED_FILES && !oldest.done) counted.delete(oldest.value)
+  if (pos > from) await keepLineCount(file, handle, { size: pos, newlines }, pos - from)
   return newlines
 }
 
 // ---- writing -------------------------------------------------------------------
+
+/** Records read forwards from a cursor: the page after one a window let go of. */
+export interface TranscriptLaterPage {
+  records: TranscriptRecord[]
+  /** seq and byte offset just past the last line read: the cursor for the page after this one. */
+  endSeq: number
+  endOffset: number
+  skippedLines: number
+  /** True when the page reaches the end of what is written (a last line still being written is left for later). */
+  atEnd: boolean
+}
+
+/**
+ * The records from a cursor on (`from` = the seq of the line at byte `offset`,
+ * as a page's firstSeq/firstOffset), at least `limit` unless the end comes
+ * first, ending before the start of a turn where it can. One that does not
+ * point at the start of a line is refused.
+ */
+export async function readTranscriptLater(file: string, from: number, offset: number, options: PageOptions): Promise<TranscriptLaterPage> {
+  const maxBytes = options.maxBytes ?? DEFAULT_PAGE_BYTES
+  const handle = await fs.open(file, 'r')
+  try {
+    const size = (await handle.stat()).size
+    const previous = Buffer.alloc(1)
+    if (offset > size || (offset > 0 && ((await handle.read(previous, 0, 1, offset - 1)).bytesRead !== 1 || previous[0] !== 0x0a))) {
+      throw new Error('That place in the transcript no longer exists; open the conversation again')
+    }
+    const records: TranscriptRecord[] = []
+    let skippedLines = 0
+    let seq = from
+    let pos = offset
+    let parts: Buffer[] = []
+    let chunk = Buffer.alloc(FIRST_READ_CHUNK)
+    while (pos < size) {
+      const start = pos + parts.reduce((n, p) => n + p.length, 0)
+      const { bytesRead } = await handle.read(chunk, 0, Math.min(chunk.length, size - start), start)
+      if (bytesRead === 0) break
+      let lineStart = 0
+      for (let end = chunk.indexOf(0x0a, 0); end !== -1 && end < bytesRead; end = chunk.indexOf(0x0a, lineStart)) {
+        parts.push(chunk.subarray(lineStart, end))
+        const record = parseLine(Buffer.concat(parts).toString('utf8'))
+        parts = []
+        // A full page stops before the next turn: it is the next page's first.
+        if (records.length >= options.limit && startsTurn(record)) return { records, endSeq: seq, endOffset: pos, skippedLines, atEnd: false }
+        if (record) records.push(record)
+        else skippedLines++
+        seq += 1
+        pos = start + end + 1
+        lineStart = end + 1
+        if (pos - offset >= maxBytes) return { records, endSeq: seq, endOffset: pos, skippedLines, atEnd: pos >= size }
+      }
+      if (lineStart < bytesRead) parts.push(Buffer.from(chunk.subarray(lineStart, bytesRead)))
+      if (chunk.length < LARGEST_READ_CHUNK) chunk = Buffer.alloc(chunk.length * 2)
+    }
+    return { records, endSeq: seq, endOffset: pos, skippedLines, atEnd: true }
+  } finally {
+    await handle.close()
+  }
+}

@@ -80,7 +80,7 @@ export function currentView(lines: TranscriptRecord[]): TranscriptRecord[] {
 }
 
 /** A record whose effect a `reset` does not clear (it clears the entries only). */
-function outlivesReset(record: TranscriptRecord): boolean {
+export function outlivesReset(record: TranscriptRecord): boolean {
   if (record.t === 'session' || record.t === 'terminal') return true
   return record.t === 'update' && !record.child && !VIEW_UPDATES.has(record.update.sessionUpdate)
 }

@@ -19,22 +19,34 @@ import { useProjectsStore } from './projects'
 
 export interface OpenThread {
   thread: Thread
-  /** seq of the next record this thread expects. */
+  /** seq of the next record this thread expects (while it holds the conversation's end). */
   nextSeq: number
   skippedLines: number
   /** seq and byte offset of the first record shown: above 0, earlier records can still be loaded. */
   firstSeq: number
   firstOffset: number
   /**
-   * The records shown, kept while earlier ones are missing (firstSeq > 0):
-   * loading earlier records folds them all again, in order.
+   * Where the records shown end, when the window let go of the conversation's end (scrolled far up a long one):
+   * the cursor later records are read from again. Null while it holds the end and follows what is appended.
+   */
+  later: { seq: number; offset: number } | null
+  /**
+   * The records shown, kept while earlier or later ones are missing: loading a page folds them all again, in order.
    */
   records: TranscriptRecord[] | null
+  /** Where each page of `records` starts and how many records it has: the window lets go of whole pages. */
+  pages: { seq: number; offset: number; count: number }[]
   loadingEarlier: boolean
+  loadingLater: boolean
 }
 
-/** Records added by each "load earlier". */
-const EARLIER_RECORDS = 800
+/** Records added by each "load earlier" (or later). */
+const PAGE_RECORDS = 800
+/**
+ * Records a window holds at most (beyond its live end while it streams): scrolling through a conversation of any
+ * length loads the pages it reaches and lets go of those far behind, so the page's memory stays that of a few pages.
+ */
+export const WINDOW_RECORDS = 4 * PAGE_RECORDS
 
 /** Records that arrived for a session while its snapshot was on its way, in order. */
 type Held = { seq: number; records: TranscriptRecord[] }
@@ -68,8 +80,11 @@ export const useThreadsStore = defineStore('threads', () => {
           skippedLines: snapshot.skippedLines,
           firstSeq: snapshot.firstSeq,
           firstOffset: snapshot.firstOffset,
+          later: null,
           records: snapshot.firstSeq > 0 ? markRaw(snapshot.records) : null,
-          loadingEarlier: false
+          pages: [{ seq: snapshot.firstSeq, offset: snapshot.firstOffset, count: snapshot.records.length }],
+          loadingEarlier: false,
+          loadingLater: false
         }
         useProjectsStore().upsertSession(snapshot.record)
         delete loadErrors.value[id]
@@ -196,7 +211,8 @@ export const useThreadsStore = defineStore('threads', () => {
       return
     }
     const open = threads.value[id]
-    if (!open) return
+    // A window that let go of the end reads what is appended from the transcript when it comes back to it.
+    if (!open || open.later) return
     if (seq > open.nextSeq) {
       // Records were missed (e.g. while the connection was down): fetch the snapshot again.
       void load(id)
@@ -209,37 +225,42 @@ export const useThreadsStore = defineStore('threads', () => {
     const fresh = from > 0 ? records.slice(from) : records
     applyRecordsAt(open.thread, fresh, seq + from)
     if (open.records) for (const record of fresh) open.records.push(record)
+    open.pages[open.pages.length - 1].count += fresh.length
     open.nextSeq = seq + records.length
   }
 
   /**
    * Loads the records before the first one shown (a long conversation opens
-   * at its end) and folds the thread again with them. Resolves false when
-   * there is nothing earlier.
+   * at its end) and folds the thread again with them; a window grown past
+   * WINDOW_RECORDS lets go of its last pages. Resolves false when there is
+   * nothing earlier.
    */
   async function loadEarlier(id: string): Promise<boolean> {
     const open = threads.value[id]
-    if (!open || open.firstSeq === 0 || open.loadingEarlier || loading.has(id)) return false
+    if (!open || open.firstSeq === 0 || open.loadingEarlier || open.loadingLater || loading.has(id)) return false
     open.loadingEarlier = true
     try {
       const page = await host().request('transcripts.read', {
         id,
         before: open.firstSeq,
         offset: open.firstOffset,
-        limit: EARLIER_RECORDS
+        limit: PAGE_RECORDS
       })
       // The thread may have been reloaded meanwhile (a reconnect): then this page no longer fits.
       if (threads.value[id] !== open) return false
-      const records = page.records.concat(open.records ?? [])
-      open.thread = foldTail(records, open.nextSeq)
+      let records = page.records.concat(open.records ?? [])
+      const pages = [{ seq: page.firstSeq, offset: page.firstOffset, count: page.records.length }, ...open.pages]
+      for (let last = pages.at(-1); last && records.length > WINDOW_RECORDS && pages.length > 1; last = pages.at(-1)) {
+        pages.pop()
+        records = records.slice(0, records.length - last.count)
+        open.later = { seq: last.seq, offset: last.offset }
+      }
+      open.thread = foldTail(records, open.later?.seq ?? open.nextSeq)
       open.firstSeq = page.firstSeq
       open.firstOffset = page.firstOffset
-      open.records = page.firstSeq > 0 ? markRaw(records) : null
-      if (page.skippedLines > 0) {
-        notices.report(
-          `${page.skippedLines} damaged line${page.skippedLines === 1 ? '' : 's'} of this conversation could not be read and ${page.skippedLines === 1 ? 'was' : 'were'} skipped.`
-        )
-      }
+      open.pages = pages
+      open.records = page.firstSeq > 0 || open.later ? markRaw(records) : null
+      damaged(page.skippedLines)
       return true
     } catch (error) {
       notices.report(`Could not load the earlier part of the conversation: ${messageOf(error)}`)
@@ -249,10 +270,56 @@ export const useThreadsStore = defineStore('threads', () => {
     }
   }
 
+  /**
+   * Loads the records after the last one shown, in a window that let go of
+   * the conversation's end, and lets go of its first pages past
+   * WINDOW_RECORDS; at the end, the thread follows what is appended again.
+   * Resolves false when there is nothing later.
+   */
+  async function loadLater(id: string): Promise<boolean> {
+    const open = threads.value[id]
+    const later = open?.later
+    if (!open || !later || open.loadingEarlier || open.loadingLater || loading.has(id)) return false
+    open.loadingLater = true
+    try {
+      const page = await host().request('transcripts.readLater', { id, from: later.seq, offset: later.offset, limit: PAGE_RECORDS })
+      if (threads.value[id] !== open) return false
+      let records = (open.records ?? []).concat(page.records)
+      const pages = [...open.pages, { seq: later.seq, offset: later.offset, count: page.records.length }]
+      while (records.length > WINDOW_RECORDS && pages.length > 1) {
+        records = records.slice(pages[0].count)
+        pages.shift()
+        open.firstSeq = pages[0].seq
+        open.firstOffset = pages[0].offset
+      }
+      open.later = page.atEnd ? null : { seq: page.endSeq, offset: page.endOffset }
+      // Back at the end: records appended from here on are applied as they come (those before are in this page).
+      if (page.atEnd) open.nextSeq = page.endSeq
+      open.thread = foldTail(records, page.endSeq)
+      open.pages = pages
+      open.records = open.firstSeq > 0 || open.later ? markRaw(records) : null
+      damaged(page.skippedLines)
+      return true
+    } catch (error) {
+      notices.report(`Could not load the later part of the conversation: ${messageOf(error)}`)
+      return false
+    } finally {
+      open.loadingLater = false
+    }
+  }
+
+  function damaged(skippedLines: number): void {
+    if (skippedLines > 0) {
+      notices.report(
+        `${skippedLines} damaged line${skippedLines === 1 ? '' : 's'} of this conversation could not be read and ${skippedLines === 1 ? 'was' : 'were'} skipped.`
+      )
+    }
+  }
+
   function forget(id: string): void {
     delete threads.value[id]
     delete loadErrors.value[id]
   }
 
-  return { threads, loadErrors, load, loaded, loadEarlier, receiveRecords, flushRecords, catchUp, forget }
+  return { threads, loadErrors, load, loaded, loadEarlier, loadLater, receiveRecords, flushRecords, catchUp, forget }
 })

@@ -1,0 +1,225 @@
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Browser, Page } from 'playwright-core'
+import { Host } from '../electron/host/host'
+import { launchBrowser, serve } from '../test/e2e/browser'
+import { makeDataset } from './data'
+import { stats, withTempDir, now, percentile, type Figure } from './lib'
+import { barePage, LONG_ENTRIES_PER_TURN, longTurn } from './long-data'
+
+/**
+ * A conversation of any length (issue 40, goal 1), BENCH_ONLY=long: a long
+ * day's agent log (long-data.ts: text, thoughts, tool calls with diffs and
+ * terminal output) of 100 and of 100,000 entries, opened in the real window:
+ * click to its tail painted, the renderer's JS heap once open and once
+ * scrolled end to end, and the scroll itself (to the first message and back
+ * to the last, a fling of ten screens a frame) against a bare page that
+ * scrolls the same text the same way (static HTML, no script).
+ */
+
+type Add = (figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: number[]) => Figure
+
+/** Screens scrolled each frame: a hard fling, so that 100,000 entries go by in a bench's minute or two. */
+const SCREENS_PER_FRAME = 10
+/**
+ * The bare page holds the text of this many turns at most (14,000 entries, 9 MB of HTML): a static page's frame
+ * costs the same at any length, and the whole 100,000 entries (60 MB) take Chromium minutes to load.
+ */
+const BARE_TURNS = 2_000
+/** A scroll that has not reached its end by then stops (and says so). */
+const SCROLL_LIMIT_MS = 240_000
+
+interface Scrolled {
+  frames: number[]
+  reachedTop: boolean
+  reachedBottom: boolean
+  /** The first message of the conversation, as seen at the top. */
+  firstMessage: string | null
+}
+
+interface Opened {
+  firstPaintMs: number
+  heapOpenMb: number
+  scrolled?: Scrolled
+  heapScrolledMb?: number
+}
+
+export async function longFigures(add: Add, quick: boolean, runs: number): Promise<void> {
+  const big = Number(process.env.BENCH_LONG_ENTRIES) || (quick ? 10_000 : 100_000)
+  const browser = await launchBrowser()
+  try {
+    await withTempDir('long', async (root) => {
+      const small = await openRuns(browser, root, 100, runs, false)
+      const large = await openRuns(browser, root, big, runs, true)
+      const base = add(
+        { group: '4', name: 'long: click to the tail painted, 100 entries (baseline)', unit: 'ms', size: 100 },
+        small.map((r) => r.firstPaintMs)
+      )
+      base.ratio = 1
+      base.baseline = '100 entries'
+      const open = add(
+        { group: '4', name: 'long: click to the tail painted', unit: 'ms', size: big },
+        large.map((r) => r.firstPaintMs)
+      )
+      open.ratio = open.median / base.median
+      open.baseline = '100 entries'
+      open.goal = '< 200 ms and ≤ 1.3 × 100 entries'
+      open.met = open.median < 200 && open.ratio <= 1.3
+      const heapOpen = add(
+        { group: '5', name: 'long: renderer JS heap, the session open', unit: 'MB', size: big },
+        large.map((r) => r.heapOpenMb)
+      )
+      heapOpen.ratio = heapOpen.median / stats(small.map((r) => r.heapOpenMb)).median
+      heapOpen.baseline = '100 entries'
+      heapOpen.goal = '< 60 MB'
+      heapOpen.met = heapOpen.median < 60
+      const scrolledRun = large.find((r) => r.scrolled)!
+      const scrolled = scrolledRun.scrolled!
+      const heapScrolled = add({ group: '5', name: 'long: renderer JS heap, scrolled end to end', unit: 'MB', size: big }, [
+        scrolledRun.heapScrolledMb!
+      ])
+      heapScrolled.goal = '< 60 MB'
+      heapScrolled.met = heapScrolled.median < 60
+      console.error(`  long: scrolled ${scrolled.frames.length} frames, top ${scrolled.reachedTop}, back at the end ${scrolled.reachedBottom}`)
+      const bare = await bareScroll(browser, root, Math.min(BARE_TURNS, Math.ceil(big / LONG_ENTRIES_PER_TURN)))
+      console.error(`  long: bare page ${bare.frames.length} frames, end ${bare.reachedBottom}, top ${bare.reachedTop}`)
+      const bareP99 = add({ group: '4', name: 'long: bare page scrolling the same text, p99 frame (baseline)', unit: 'ms', size: big }, [
+        percentile(bare.frames, 99)
+      ])
+      bareP99.ratio = 1
+      bareP99.baseline = 'bare page'
+      bareP99.note = `${fps(bare.frames).toFixed(1)} fps`
+      const p99 = add({ group: '4', name: 'long: scrolling end to end, p99 frame', unit: 'ms', size: big }, [percentile(scrolled.frames, 99)])
+      p99.ratio = p99.median / bareP99.median
+      p99.baseline = 'bare page'
+      p99.goal = '≤ 1.5 × the bare page'
+      p99.met = p99.ratio <= 1.5
+      const rate = add({ group: '4', name: 'long: scrolling end to end', unit: 'fps', size: big }, [fps(scrolled.frames)])
+      rate.goal = '≥ 58 fps, to the first message and back'
+      const whole = scrolled.reachedTop && scrolled.reachedBottom
+      rate.met = rate.median >= 58 && whole
+      rate.note = whole
+        ? `first message seen: "${scrolled.firstMessage ?? 'none'}"`
+        : `did not reach ${scrolled.reachedTop ? 'the end again' : 'the first message'} in ${SCROLL_LIMIT_MS / 1000} s`
+      if (!rate.met && fps(bare.frames) < 58) rate.reach = `the bare page scrolls at ${fps(bare.frames).toFixed(1)} fps here`
+    })
+  } finally {
+    await browser.close()
+  }
+}
+
+function fps(frames: number[]): number {
+  return (frames.length / frames.reduce((a, b) => a + b, 0)) * 1000
+}
+
+async function openRuns(browser: Browser, root: string, entries: number, runs: number, scroll: boolean): Promise<Opened[]> {
+  const turns = Math.max(1, Math.round(entries / LONG_ENTRIES_PER_TURN))
+  const { dataDir, longSessionTitle, marker } = await makeDataset(join(root, `d${entries}`), {
+    projects: 1,
+    sessions: 1,
+    turnsPerSession: 1,
+    longTurns: turns,
+    longTurn
+  })
+  const results: Opened[] = []
+  await openLong(browser, dataDir, longSessionTitle!, marker, false) // warm-up
+  for (let i = 0; i < runs; i++) results.push(await openLong(browser, dataDir, longSessionTitle!, marker, scroll && i === 0))
+  return results
+}
+
+async function painted(page: Page): Promise<void> {
+  await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
+}
+
+async function heapMb(page: Page): Promise<number> {
+  const cdp = await page.context().newCDPSession(page)
+  await cdp.send('HeapProfiler.collectGarbage')
+  const heap = (await cdp.send('Runtime.getHeapUsage')) as { usedSize: number }
+  await cdp.detach()
+  return heap.usedSize / 1024 / 1024
+}
+
+async function openLong(browser: Browser, dataDir: string, title: string, marker: string, scroll: boolean): Promise<Opened> {
+  const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
+  const server = await serve(host)
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const page = await context.newPage()
+  try {
+    await page.goto(server.url)
+    const item = page.locator('[data-testid=session-item]', { hasText: title }).first()
+    await item.waitFor({ timeout: 120_000 })
+    await painted(page)
+    const t0 = now()
+    await item.click()
+    await page.getByText(`the final answer ${marker}`).waitFor({ timeout: 300_000 })
+    await painted(page)
+    const firstPaintMs = now() - t0
+    const heapOpenMb = await heapMb(page)
+    if (!scroll) return { firstPaintMs, heapOpenMb }
+    const scrolled = await scrollEndToEnd(page, '[data-testid=thread-scroll]')
+    return { firstPaintMs, heapOpenMb, scrolled, heapScrolledMb: await heapMb(page) }
+  } finally {
+    await context.close()
+    await server.close()
+    await host.close()
+  }
+}
+
+/**
+ * Scrolls `selector` up to its top and back down to its end, SCREENS_PER_FRAME screens a frame; at an end where
+ * more is being loaded (a long conversation's earlier or later records) it waits, frames still counted.
+ */
+async function scrollEndToEnd(page: Page, selector: string, downFirst = false): Promise<Scrolled> {
+  return (await page.evaluate(
+    `new Promise((resolve) => {
+      const scroller = document.querySelector(${JSON.stringify(selector)})
+      const frames = []
+      const step = scroller.clientHeight * ${SCREENS_PER_FRAME}
+      let direction = ${downFirst ? 1 : -1}
+      let reachedTop = false
+      let reachedBottom = false
+      let firstMessage = null
+      let last = performance.now()
+      const started = last
+      const more = (which) => document.querySelector('[data-testid=load-' + which + ']')
+      const atTop = () => scroller.scrollTop <= 0 && !more('earlier')
+      const atBottom = () => scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 2 && !more('later')
+      const tick = () => {
+        const t = performance.now()
+        frames.push(t - last)
+        last = t
+        if (direction < 0 && atTop()) {
+          reachedTop = true
+          const first = scroller.querySelector('[data-testid=thread] .row')
+          firstMessage = first ? first.textContent.trim().slice(0, 80) : null
+          direction = 1
+        } else if (direction > 0 && atBottom()) {
+          reachedBottom = true
+          if (${downFirst}) direction = -1
+        }
+        if ((reachedTop && reachedBottom) || t - started > ${SCROLL_LIMIT_MS}) {
+          resolve({ frames: frames.slice(1), reachedTop, reachedBottom, firstMessage })
+          return
+        }
+        scroller.scrollTop += direction * step
+        requestAnimationFrame(tick)
+      }
+      requestAnimationFrame(tick)
+    })`
+  )) as Scrolled
+}
+
+/** The bare page of `turns` turns, scrolled down to its end and back up the same way. */
+async function bareScroll(browser: Browser, root: string, turns: number): Promise<Scrolled> {
+  const file = join(root, 'bare.html')
+  await writeFile(file, barePage(turns))
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const page = await context.newPage()
+  try {
+    await page.goto(`file://${file}`, { timeout: 300_000 })
+    await painted(page)
+    return await scrollEndToEnd(page, '[data-testid=bare]', true)
+  } finally {
+    await context.close()
+  }
+}

@@ -1,0 +1,271 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { appendFile, mkdir, readdir, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { scriptedTransport } from '../test/agent/spawn'
+import { agentEnv, repoRoot } from './agents'
+import { withTempDir, type Figure } from './lib'
+import { LONG_ENTRIES_PER_TURN, longTurn } from './long-data'
+import { consoleCodes, servedUrl, WsClient } from './memory'
+
+/**
+ * The soak (issue 40, goal 1), BENCH_ONLY=soak: the headless Host as shipped
+ * (serve.js) with four sessions streaming for BENCH_SOAK_MINUTES (2 by
+ * default), and each minute a fork of the longest, a search and a new
+ * session: the Host's RSS (peak, and its slope over the soak) and the data
+ * folder's growth per streamed chunk. Then a fork of a 100,000-entry
+ * conversation against a fork of a 100-entry one: the Host's RSS while it
+ * runs.
+ */
+
+type Add = (figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: number[]) => Figure
+
+const SESSIONS = 4
+/** Chunks a turn streams, and how fast: about 200 a second per session, an agent in full flow. */
+const CHUNKS_PER_TURN = 3_000
+const STREAM_ENV = { SCRIPTED_AGENT_SESSIONS: 'fork', SCRIPTED_AGENT_CHUNK_DELAY_MS: '5', SCRIPTED_AGENT_CHUNKS_PER_DELAY: '1' }
+/** A chunk as the agent sends it (a session/update line), what the data folder's growth per chunk is held to. */
+const CHUNK_WIRE_BYTES = Buffer.byteLength(
+  JSON.stringify({
+    jsonrpc: '2.0',
+    method: 'session/update',
+    params: {
+      sessionId: 'sess-00000000-0000-0000-0000-000000000000',
+      update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'chunk 1234 ' } }
+    }
+  }) + '\n'
+)
+
+export async function soakFigures(add: Add, quick: boolean): Promise<void> {
+  const minutes = Number(process.env.BENCH_SOAK_MINUTES) || (quick ? 1 : 2)
+  const soak = await withTempDir('soak', (root) => runSoak(root, minutes))
+  const idle = add({ group: '5', name: 'soak: Host RSS before the sessions start (baseline)', unit: 'MB' }, [soak.idleMb])
+  idle.ratio = 1
+  idle.baseline = 'idle Host'
+  const peak = add(
+    {
+      group: '5',
+      name: `soak: Host RSS peak, ${SESSIONS} sessions streaming ${minutes} min, a fork, a search, a new session each minute`,
+      unit: 'MB'
+    },
+    [soak.peakMb]
+  )
+  peak.ratio = peak.median / idle.median
+  peak.baseline = 'idle Host'
+  peak.note = `${soak.chunks.toLocaleString('en-US')} chunks, ${soak.forks} forks (the last of ${soak.lastForkRecords.toLocaleString('en-US')} records)`
+  const slope = add({ group: '5', name: 'soak: Host RSS slope over the soak', unit: 'MB/min' }, [soak.slopeMbPerMin])
+  slope.ratio = slope.median / idle.median
+  slope.baseline = 'idle Host (share of it per minute)'
+  slope.goal = 'flat: ≤ 5 % of the idle Host a minute'
+  slope.met = slope.ratio <= 0.05
+  const search = add({ group: '2', name: 'soak: search, request to answer, last minute', unit: 'ms' }, [soak.searchMs.at(-1)!])
+  search.ratio = search.median / soak.searchMs[0]
+  search.baseline = 'first minute'
+  const growth = add({ group: '5', name: 'soak: data folder growth per streamed chunk', unit: 'bytes' }, [soak.growthBytes / soak.chunks])
+  growth.ratio = growth.median / CHUNK_WIRE_BYTES
+  growth.baseline = `the chunk on the wire (${CHUNK_WIRE_BYTES} bytes)`
+  growth.note = 'forks copy their parent: their copies count'
+
+  const forks = await withTempDir('soak-fork', (root) => forkMemory(root, quick ? [100, 10_000] : [100, 100_000]))
+  const small = add({ group: '5', name: 'fork: Host RSS rise while forking, 100 entries (baseline)', unit: 'MB', size: 100 }, forks[0].riseMb)
+  small.ratio = 1
+  small.baseline = '100 entries'
+  const big = forks[1]
+  const large = add({ group: '5', name: 'fork: Host RSS rise while forking', unit: 'MB', size: big.entries }, big.riseMb)
+  large.ratio = (large.median + big.idleMb) / (small.median + forks[0].idleMb)
+  large.baseline = 'the Host forking 100 entries (peak RSS to peak RSS)'
+  large.goal = 'flat in the conversation’s size: peak ≤ 1.3 × the 100-entry fork'
+  large.met = large.ratio <= 1.3
+  large.note = `idle ${big.idleMb.toFixed(0)} MB, peak ${(big.idleMb + large.median).toFixed(0)} MB, transcript ${big.fileMb.toFixed(0)} MB`
+}
+
+function rssMb(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'))
+  return Number(/(\d+)/.exec(line ?? '')?.[1] ?? NaN) / 1024
+}
+
+interface Served {
+  child: ChildProcess
+  client: WsClient
+  codes: ReturnType<typeof consoleCodes>
+  close(): Promise<void>
+}
+
+async function startHost(dataDir: string): Promise<Served> {
+  // BENCH_SERVE_JS: another build's Host (as for the Host start), to measure a version before.
+  const serveJs = process.env.BENCH_SERVE_JS ?? join(repoRoot, 'out', 'main', 'serve.js')
+  const child = spawn(process.execPath, [serveJs, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const codes = consoleCodes(child)
+  const url = await servedUrl(child)
+  const client = await WsClient.connect(url, () => undefined)
+  return {
+    child,
+    client,
+    codes,
+    async close() {
+      client.close()
+      child.kill('SIGTERM')
+      await new Promise((r) => child.once('exit', r))
+    }
+  }
+}
+
+/** Samples the Host's RSS every 100 ms until stopped. */
+function sampler(pid: number): { samples: { at: number; mb: number }[]; stop(): void } {
+  const samples: { at: number; mb: number }[] = []
+  const started = Date.now()
+  const timer = setInterval(() => {
+    try {
+      samples.push({ at: (Date.now() - started) / 60_000, mb: rssMb(pid) })
+    } catch {
+      // The Host is gone: the soak will say why.
+    }
+  }, 100)
+  return { samples, stop: () => clearInterval(timer) }
+}
+
+/** Least-squares slope of RSS over time (MB a minute). */
+function slopeOf(samples: { at: number; mb: number }[]): number {
+  const n = samples.length
+  const mx = samples.reduce((a, s) => a + s.at, 0) / n
+  const my = samples.reduce((a, s) => a + s.mb, 0) / n
+  const sxy = samples.reduce((a, s) => a + (s.at - mx) * (s.mb - my), 0)
+  const sxx = samples.reduce((a, s) => a + (s.at - mx) ** 2, 0)
+  return sxx === 0 ? 0 : sxy / sxx
+}
+
+async function folderBytes(dir: string): Promise<number> {
+  let total = 0
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    total += entry.isDirectory() ? await folderBytes(path) : (await stat(path)).size
+  }
+  return total
+}
+
+interface Soak {
+  idleMb: number
+  peakMb: number
+  slopeMbPerMin: number
+  chunks: number
+  forks: number
+  lastForkRecords: number
+  searchMs: number[]
+  growthBytes: number
+}
+
+async function runSoak(root: string, minutes: number): Promise<Soak> {
+  const dataDir = join(root, 'data')
+  const project = join(root, 'project')
+  await mkdir(project, { recursive: true })
+  const host = await startHost(dataDir)
+  try {
+    const { client, codes } = host
+    const projectId = (await codes.confirmed<{ id: string }>(client, 'projects.add', { cwd: project })).id
+    const agentId = (
+      await codes.confirmed<{ id: string }>(client, 'agents.add', {
+        name: 'Scripted',
+        transport: scriptedTransport(agentEnv(join(root, 'agent-state'), STREAM_ENV))
+      })
+    ).id
+    await new Promise((r) => setTimeout(r, 500))
+    const idleMb = rssMb(host.child.pid!)
+    const sizeBefore = await folderBytes(dataDir)
+    const rss = sampler(host.child.pid!)
+    const sessions = await Promise.all(
+      Array.from({ length: SESSIONS }, () => codes.confirmed<{ id: string }>(client, 'sessions.new', { projectId, agentId }))
+    )
+    const deadline = Date.now() + minutes * 60_000
+    let turns = 0
+    const streaming = sessions.map(async (session) => {
+      while (Date.now() < deadline) {
+        await codes.confirmed(client, 'sessions.prompt', { id: session.id, text: `/stream ${CHUNKS_PER_TURN}` })
+        turns++
+      }
+    })
+    let forks = 0
+    let lastForkRecords = 0
+    const searchMs: number[] = []
+    for (let minute = 0; minute < minutes; minute++) {
+      await new Promise((r) => setTimeout(r, Math.max(0, Math.min(60_000, deadline - Date.now() - 5_000))))
+      const fork = await codes.confirmed<{ id: string }>(client, 'sessions.fork', { id: sessions[0].id })
+      forks++
+      lastForkRecords = (await client.request<{ nextSeq: number }>('sessions.open', { id: fork.id, tail: 1 })).nextSeq
+      const t0 = performance.now()
+      await client.request('search.query', { q: 'chunk 1234', limit: 30 })
+      searchMs.push(performance.now() - t0)
+      const fresh = await codes.confirmed<{ id: string }>(client, 'sessions.new', { projectId, agentId })
+      await codes.confirmed(client, 'sessions.prompt', { id: fresh.id, text: 'hello' })
+    }
+    await Promise.all(streaming)
+    rss.stop()
+    const growthBytes = (await folderBytes(dataDir)) - sizeBefore
+    return {
+      idleMb,
+      peakMb: Math.max(...rss.samples.map((s) => s.mb)),
+      slopeMbPerMin: slopeOf(rss.samples),
+      chunks: turns * CHUNKS_PER_TURN,
+      forks,
+      lastForkRecords,
+      searchMs,
+      growthBytes
+    }
+  } finally {
+    await host.close()
+  }
+}
+
+interface ForkMemory {
+  entries: number
+  idleMb: number
+  riseMb: number[]
+  fileMb: number
+}
+
+/** The Host's RSS rise while it forks a conversation of each size (a session made by the agent, its transcript then made long). */
+export async function forkMemory(root: string, sizes: number[]): Promise<ForkMemory[]> {
+  const results: ForkMemory[] = []
+  for (const entries of sizes) {
+    const dataDir = join(root, `data-${entries}`)
+    const project = join(root, 'project')
+    await mkdir(project, { recursive: true })
+    let host = await startHost(dataDir)
+    const projectId = (await host.codes.confirmed<{ id: string }>(host.client, 'projects.add', { cwd: project })).id
+    const agentId = (
+      await host.codes.confirmed<{ id: string }>(host.client, 'agents.add', {
+        name: 'Scripted',
+        transport: scriptedTransport(agentEnv(join(root, `agent-state-${entries}`), { SCRIPTED_AGENT_SESSIONS: 'fork' }))
+      })
+    ).id
+    const parent = await host.codes.confirmed<{ id: string }>(host.client, 'sessions.new', { projectId, agentId })
+    await host.codes.confirmed(host.client, 'sessions.prompt', { id: parent.id, text: 'the first question' })
+    await host.close()
+    const file = join(dataDir, 'transcripts', `${parent.id}.jsonl`)
+    const at = new Date().toISOString()
+    const turns = Math.round(entries / LONG_ENTRIES_PER_TURN)
+    for (let from = 0; from < turns; from += 1_000) {
+      const lines: string[] = []
+      for (let i = from; i < Math.min(turns, from + 1_000); i++) for (const r of longTurn(i, at)) lines.push(JSON.stringify(r))
+      await appendFile(file, lines.join('\n') + '\n')
+    }
+    const fileMb = (await stat(file)).size / 1024 / 1024
+    const riseMb: number[] = []
+    for (let run = 0; run < 2; run++) {
+      host = await startHost(dataDir)
+      try {
+        await new Promise((r) => setTimeout(r, 1_000))
+        const idle = rssMb(host.child.pid!)
+        const rss = sampler(host.child.pid!)
+        await host.codes.confirmed(host.client, 'sessions.fork', { id: parent.id })
+        rss.stop()
+        riseMb.push(Math.max(idle, ...rss.samples.map((s) => s.mb)) - idle)
+        if (run === 0) results.push({ entries, idleMb: idle, riseMb, fileMb })
+      } finally {
+        await host.close()
+      }
+    }
+  }
+  return results
+}

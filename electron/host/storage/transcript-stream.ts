@@ -1,0 +1,81 @@
+import { promises as fs } from 'node:fs'
+import type { TranscriptRecord } from '../../../shared/transcript'
+import { outlivesReset, parseLine } from './transcripts'
+
+/**
+ * A transcript read from its start a chunk at a time, line by line, so that
+ * copying a long one (a fork, a seed) holds a chunk and the records in hand,
+ * never the whole file, its lines and all its records at once.
+ */
+
+const READ_CHUNK = 1024 * 1024
+
+/**
+ * The lines of a transcript in order, with their seq (line number); `upTo`:
+ * only its first lines. A last line without its newline is given too, as
+ * `readTranscript` gives it, marked `torn` (it may still be being written). A
+ * missing file has none.
+ */
+export async function* transcriptLines(file: string, upTo = Infinity): AsyncGenerator<{ seq: number; line: string; torn?: true }> {
+  let handle: fs.FileHandle
+  try {
+    handle = await fs.open(file, 'r')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+    throw error
+  }
+  try {
+    const chunk = Buffer.alloc(READ_CHUNK)
+    let pending: Buffer[] = []
+    let seq = 0
+    for (;;) {
+      if (seq >= upTo) return
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null)
+      if (bytesRead === 0) break
+      let start = 0
+      for (let end = chunk.indexOf(0x0a, 0); end !== -1 && end < bytesRead; end = chunk.indexOf(0x0a, start)) {
+        const piece = chunk.subarray(start, end)
+        const line = pending.length ? Buffer.concat([...pending, piece]).toString('utf8') : piece.toString('utf8')
+        pending = []
+        start = end + 1
+        yield { seq, line }
+        if (++seq >= upTo) return
+      }
+      if (start < bytesRead) pending.push(Buffer.from(chunk.subarray(start, bytesRead)))
+    }
+    if (pending.length) yield { seq, line: Buffer.concat(pending).toString('utf8'), torn: true }
+  } finally {
+    await handle.close()
+  }
+}
+
+/** The readable records of a transcript in order (damaged lines skipped), read as `transcriptLines` reads. */
+export async function* transcriptRecords(file: string, upTo?: number): AsyncGenerator<TranscriptRecord> {
+  for await (const { line } of transcriptLines(file, upTo)) {
+    const record = parseLine(line)
+    if (record) yield record
+  }
+}
+
+/**
+ * `currentView` of a transcript read in two passes instead of whole: the first
+ * finds the last `reset` (only a line that mentions one is parsed), the second
+ * gives what a copy of the conversation takes. Seqs order records as their
+ * index in the list of records would.
+ */
+export async function* currentViewOf(file: string, upTo?: number): AsyncGenerator<TranscriptRecord> {
+  let lastReset = -1
+  for await (const { seq, line } of transcriptLines(file, upTo)) {
+    if (line.includes('"reset"') && parseLine(line)?.t === 'reset') lastReset = seq
+  }
+  for await (const { seq, line } of transcriptLines(file, upTo)) {
+    const record = parseLine(line)
+    if (record && record.t !== 'header' && (seq > lastReset || outlivesReset(record))) yield record
+  }
+}
+
+/** The records of `first`, then `last`. */
+export async function* followedBy(first: AsyncIterable<TranscriptRecord>, ...last: TranscriptRecord[]): AsyncGenerator<TranscriptRecord> {
+  yield* first
+  yield* last
+}
