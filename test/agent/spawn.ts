@@ -1,13 +1,13 @@
 import { createRequire } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { TransportInput } from '../../shared/agent-requests'
-import { SCRIPTED_AGENT_BUNDLE_ENV } from './bundle'
+import { SCRIPTED_AGENT_BUNDLE_ENV } from '../bundle-env'
 
 /**
  * How to start the scripted ACP agent (./scripted-agent.ts) as a subprocess,
  * from any working directory, as absolute references: under vitest, the current
  * Node binary on the one-file build that the run's globalSetup made of it
- * (./bundle.ts, named in SCRIPTED_AGENT_BUNDLE); elsewhere (bench/, by hand),
+ * (../bundles.ts, named in SCRIPTED_AGENT_BUNDLE); elsewhere (bench/, by hand),
  * the current Node binary with tsx's ESM loader and the script. The script is
  * always the last argument.
  */
