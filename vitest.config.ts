@@ -7,7 +7,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // After the last test, no process a test started may still run (test/leak-check.ts).
-    globalSetup: ['test/leak-check.ts'],
+    globalSetup: ['test/leak-check.ts', 'test/bundles.ts'],
     // A backstop for a stuck test, not a speed check: a loaded 2-core machine takes several times longer than a quiet one.
     testTimeout: 120_000,
     hookTimeout: 60_000,

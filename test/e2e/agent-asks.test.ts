@@ -52,7 +52,7 @@ describe('what an agent asks of the user', () => {
     await dialog.waitFor()
     // The login program's prompt, drawn by xterm.js.
     await expect.poll(() => dialog.locator('.xterm-rows').textContent(), { timeout: 15_000 }).toContain('Enter the code 4242')
-    expect(await dialog.textContent()).toMatch(/scripted-agent\.ts --login/)
+    expect(await dialog.textContent()).toMatch(/scripted-agent\.(ts|mjs) --login/)
 
     // A wrong code first: the dialog says how it ended and offers another try.
     await page.locator('.xterm-helper-textarea').focus()

@@ -229,7 +229,8 @@ describe('pane headers', () => {
       await expect.poll(() => page.getByTestId('pane').count()).toBe(1)
       expect(await page.getByTestId('session-title').textContent()).toBe(TITLES[0])
       // One pane has the room for its actions beside the title; an idle session's menu starts its agent, or hands it to another.
-      expect(await page.getByTestId('fork-session').isVisible()).toBe(true)
+      // The header learns its new width from a ResizeObserver, a frame or more after the pane closed: wait for it.
+      await page.getByTestId('fork-session').waitFor()
       expect(await page.getByTestId('continue-session').count()).toBe(0)
       await page.getByTestId('session-more').click()
       expect(await page.getByTestId('action-menu').getByRole('menuitem').allTextContents()).toEqual(['Start Scripted now', 'Continue with…'])

@@ -1,6 +1,6 @@
 import { chmod, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
-import { join } from 'node:path'
+import { extname, join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Host } from '../../electron/host/host'
 import { MemorySecretStore, agentEnvKey } from '../../electron/host/storage/secrets'
@@ -145,12 +145,21 @@ describe('an agent’s working folder', () => {
     const folder = join(root, 'agent-home')
     await mkdir(folder)
     const { command, args } = scriptedAgentCommand()
-    await symlink(args[2], join(folder, 'agent.ts'))
-    await writeFile(join(folder, 'run-agent'), `#!/bin/sh\nexec ${JSON.stringify(command)} --import ${JSON.stringify(args[1])} "$@"\n`)
+    const script = args.at(-1)!
+    const relativeScript = `agent${extname(script)}`
+    await symlink(script, join(folder, relativeScript))
+    const launcher = [command, ...args.slice(0, -1)].map((arg) => JSON.stringify(arg)).join(' ')
+    await writeFile(join(folder, 'run-agent'), `#!/bin/sh\nexec ${launcher} "$@"\n`)
     await chmod(join(folder, 'run-agent'), 0o755)
     const agent = await host.request('agents.add', {
       name: 'Relative',
-      transport: { kind: 'process', command: './run-agent', args: ['agent.ts'], cwd: folder, env: { SCRIPTED_AGENT_STATE_DIR: join(root, 'state') } }
+      transport: {
+        kind: 'process',
+        command: './run-agent',
+        args: [relativeScript],
+        cwd: folder,
+        env: { SCRIPTED_AGENT_STATE_DIR: join(root, 'state') }
+      }
     })
     expect(runOf(agent).cwd).toBe(folder)
     expect((await agentState(agent.id))?.installed).toBe(true)

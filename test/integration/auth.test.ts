@@ -155,7 +155,7 @@ describe('authentication', () => {
 
     // A wrong code: the login program exits 1, nothing changes.
     const wrong = await host.request('agents.login.start', { agentId, methodId: 'cli-login', cols: 80, rows: 24 })
-    expect(wrong.command).toMatch(/scripted-agent\.ts --login$/)
+    expect(wrong.command).toMatch(/scripted-agent\.(ts|mjs) --login$/)
     await until(() => (output.get(wrong.loginId) ?? '').includes('Enter the code'))
     await host.request('agents.login.input', { loginId: wrong.loginId, data: '1111\r' })
     await until(() => exits.some((e) => e.loginId === wrong.loginId))

@@ -176,7 +176,7 @@ describe('serve: a page-side change that runs a program is refused until confirm
     const start = { agentId: agent.id, methodId: 'cli-login', cols: 80, rows: 24 }
     const confirmation = asked(await call('agents.login.start', start))
     expect(confirmation).toMatchObject({ action: 'Sign in to Locked agent (Log in from a terminal)', confirm: 'Start sign-in' })
-    expect(confirmation.programs[0].commandLine).toMatch(/scripted-agent\.ts --login$/)
+    expect(confirmation.programs[0].commandLine).toMatch(/scripted-agent\.(ts|mjs) --login$/)
     expect(confirmation.programs[0].env).toContainEqual({ name: 'SCRIPTED_LOGIN_CODE', value: '4242' })
     expect(await call('agents.login.start', { ...start, confirmationCode: wrongFor(printedCode()) })).toMatchObject({
       ok: false,

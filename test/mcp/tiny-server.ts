@@ -23,6 +23,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js'
 import { z } from 'zod'
+import { TINY_SERVER_BUNDLE_ENV } from '../bundle-env'
 
 export const TINY_SERVER_NAME = 'tiny-mcp'
 
@@ -40,8 +41,13 @@ export function createTinyServer(greeting = 'hello'): McpServer {
   return server
 }
 
-/** How to start the stdio server as a subprocess, from any working directory. */
+/**
+ * How to start the stdio server as a subprocess, from any working directory: under vitest, its one-file build
+ * (test/bundles.ts, named in TINY_MCP_SERVER_BUNDLE); elsewhere, this file through tsx.
+ */
 export function tinyServerCommand(): { command: string; args: string[] } {
+  const bundle = process.env[TINY_SERVER_BUNDLE_ENV]
+  if (bundle) return { command: process.execPath, args: [bundle] }
   const tsxLoader = createRequire(import.meta.url).resolve('tsx')
   const loader = process.platform === 'win32' ? pathToFileURL(tsxLoader).href : tsxLoader
   return { command: process.execPath, args: ['--import', loader, fileURLToPath(import.meta.url)] }
