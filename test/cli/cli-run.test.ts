@@ -162,6 +162,28 @@ describe('switchboard run, without a running Switchboard', () => {
     expect(await runCli(['run', '--continue', id, '/env LOCKED_TOKEN'], { env })).toMatchObject({ code: 8 })
   })
 
+  it('an MCP server whose secret the app keeps in the keychain is said to be left out, with why; the turn runs without it', async () => {
+    const ownData = join(root, 'mcp-data')
+    const host = await openHost(ownData)
+    try {
+      await host.request('agents.add', scriptedAgent(join(root, 'state')))
+      await host.request('mcp.save', {
+        name: 'tracker',
+        transport: 'stdio',
+        command: 'true',
+        args: [],
+        env: [{ name: 'TRACKER_TOKEN', value: 't-1', secret: true }]
+      })
+    } finally {
+      await host.close()
+    }
+    const run = await runCli(['run', '--agent', 'Scripted', '--project', project, '/say done'], { env: { SWITCHBOARD_DATA_DIR: ownData } })
+    expect(run).toMatchObject({ code: 0, stdout: 'done\n' })
+    expect(run.stderr).toMatch(
+      /switchboard: the MCP server tracker was left out: the secret value of TRACKER_TOKEN is not in the secret store any more.* \(with Switchboard running, the command goes through it, and it can unlock secrets\)/
+    )
+  })
+
   it('a relative --project is the folder under the current one, and the prompt can come from stdin', async () => {
     const run = await runCli(['run', '--agent', 'Scripted', '--project', 'project', '-'], { env, cwd: root, stdin: '/cwd\n' })
     expect(run.stdout).toBe(`cwd=${project}\n`)

@@ -6,6 +6,9 @@ import type { TranscriptRecord } from '../../shared/transcript'
 import { readSpendBook, SpendBook, type SpendEntry } from '../../electron/host/spend/book'
 import { SpendFold } from '../../electron/host/spend/fold'
 import { spendReport } from '../../electron/host/spend/report'
+import { EventBus } from '../../electron/host/contract/events'
+import { SpendService } from '../../electron/host/spend/service'
+import type { Records } from '../../electron/host/storage/records'
 import { removeDir, tempDir } from '../helpers'
 
 /** The rules of what is summed (fold.ts), the buckets of the chart (report.ts), the file (book.ts) and the CSV, without an agent. */
@@ -177,5 +180,38 @@ describe('CSV', () => {
     for (const name of starts) expect(csv, JSON.stringify(name)).toContain(`\r\n"'${name}",`)
     // Text that starts otherwise is left as written.
     expect(spendCsv({ currencies: [], agents: [{ ...rows[0], name: 'Fix = bug' }] }, 'agents')).toContain('\r\n"Fix = bug",')
+  })
+})
+
+describe('what sessions spent, asked for at once (SpendService.totalsOf)', () => {
+  it('counts a turn that ended before the past transcripts were read (a new data folder, a race compared at once)', async () => {
+    const dataDir = await tempDir('spend-at-once')
+    try {
+      await mkdir(join(dataDir, 'transcripts'))
+      const events = new EventBus()
+      const records = { findSession: () => undefined, findProject: () => undefined, findAgent: () => undefined } as unknown as Records
+      const service = new SpendService({ dataDir, events, records, read: await readSpendBook(dataDir) })
+      const header: TranscriptRecord = {
+        t: 'header',
+        v: 2,
+        id: 's1',
+        acpSessionId: 'acp-1',
+        agentId: 'a1',
+        projectId: 'p1',
+        cwd: '/work/app',
+        createdAt: '2026-01-01T00:00:00.000Z'
+      }
+      events.emit('session.records', {
+        id: 's1',
+        seq: 0,
+        records: [header, prompt('2026-01-01T00:00:01.000Z'), cost('2026-01-01T00:00:02.000Z', 0.25), stop('2026-01-01T00:00:03.000Z', 40)]
+      })
+      const totals = (await service.totalsOf(['s1'])).get('s1')
+      expect(totals?.cost).toEqual({ USD: 0.25 })
+      expect(totals?.tokens.total).toBe(40)
+      await service.close()
+    } finally {
+      await removeDir(dataDir)
+    }
   })
 })

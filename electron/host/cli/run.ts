@@ -35,6 +35,11 @@ export async function runTurn(run: RunRequest, streams: Streams, adder: ProjectA
   try {
     const session = await sessionFor(link, run, adder)
     streams.err(`Session ${session.id}; go on with: switchboard run --continue ${session.id} "…"\n`)
+    // An MCP server the session was not given is said, as the window says it: never a run that quietly lacks a tool.
+    // Without the app its secrets are locked in the keychain (see keychain.ts), which is the usual reason here.
+    const unlockHint = link.via === 'in-process' ? ' (with Switchboard running, the command goes through it, and it can unlock secrets)' : ''
+    for (const server of session.mcpLeftOut ?? [])
+      streams.err(`switchboard: the MCP server ${server.name} was left out: ${server.reason}${unlockHint}\n`)
     return await promptOnce(link, session.id, run, streams)
   } finally {
     await link.close()

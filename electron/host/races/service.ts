@@ -105,7 +105,7 @@ export class RaceService {
   async compare(raceId: string): Promise<RaceComparison> {
     const { records, registry, spend, workspace } = this.options
     const race = structuredClone(await this.book.get(raceId))
-    const spent = spend.totalsOf(race.racers.flatMap((r) => (r.sessionId ? [r.sessionId] : [])))
+    const spent = await spend.totalsOf(race.racers.flatMap((r) => (r.sessionId ? [r.sessionId] : [])))
     const rows: RaceRow[] = []
     for (const racer of race.racers) {
       const record = racer.sessionId ? records.findSession(racer.sessionId) : undefined

@@ -100,8 +100,14 @@ export class SpendService {
     }
   }
 
-  /** What each of these sessions reported it spent, all told (those that reported nothing are left out). */
-  totalsOf(sessionIds: readonly string[]): Map<string, SpendTotals> {
+  /**
+   * What each of these sessions reported it spent, all told (those that reported nothing are left out). Past
+   * transcripts still waiting for a quiet moment are read first: until then what the sessions spend live waits too, and
+   * a race's comparison asked for meanwhile (one that polls keeps the Host from being quiet) said they spent nothing.
+   */
+  async totalsOf(sessionIds: readonly string[]): Promise<Map<string, SpendTotals>> {
+    this.quiet.now()
+    await this.backfilling
     return sessionTotals(this.book.entries, sessionIds)
   }
 

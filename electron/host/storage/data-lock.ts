@@ -2,11 +2,13 @@ import { promises as fs } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { PRIVATE_FILE_MODE } from './private-files'
+import { isRunning } from '../child-processes/running'
 
 /**
  * One writer per data folder: the app and `npm run serve` on the same folder
  * would overwrite each other's db.json. The lock file names its owner; one
- * whose process is gone is stale and taken over.
+ * whose process is gone (or is a zombie: killed, not yet reaped) is stale
+ * and taken over.
  */
 
 export interface DataLock {
@@ -33,7 +35,7 @@ export async function acquireDataLock(dataDir: string): Promise<DataLock> {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error
       const current = await readOwner(file)
-      if (current && current.hostname === owner.hostname && isAlive(current.pid)) throw new Error(inUse(dataDir, current))
+      if (current && current.hostname === owner.hostname && isRunning(current.pid)) throw new Error(inUse(dataDir, current))
       // Stale (its process is gone, or unreadable): take it over.
       await fs.rm(file, { force: true })
     }
@@ -61,14 +63,5 @@ async function readOwner(file: string): Promise<LockOwner | null> {
     return typeof value.pid === 'number' ? value : null
   } catch {
     return null
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import type { Host } from '../host'
 import { AtomicTextFile } from '../storage/atomic-file'
 import { startWsServer } from './ws-server'
+import { isRunning } from '../child-processes/running'
 
 /**
  * How a second process on this machine reaches the Host that runs on a data
@@ -63,7 +64,7 @@ export async function serveDoor(host: Host, dataDir: string, rendererDir: string
 export async function findDoor(dataDir: string): Promise<Door | null> {
   const file = join(dataDir, DOOR_FILE)
   const door = await readDoorFile(file)
-  if (!door || !isAlive(door.pid)) return null
+  if (!door || !isRunning(door.pid)) return null
   if (process.platform !== 'win32') {
     const { mode } = await fs.stat(file)
     if ((mode & 0o077) !== 0) {
@@ -92,13 +93,4 @@ async function readDoorFile(file: string): Promise<Door | null> {
     throw new Error(`${file} is not a Switchboard door file; if no Switchboard runs on this data folder, remove it.`)
   }
   return { pid: pid as number, port: port as number, token }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
