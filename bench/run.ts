@@ -13,17 +13,8 @@ import { PATHOLOGICAL } from '../test/agent/pathological'
 import { hostMemory, type HostMemory } from './memory'
 import { initialJavaScript } from './initial-js'
 import { hostStart, type HostStart } from './startup'
-import {
-  listing,
-  reopen,
-  searchLatency,
-  warmProfile,
-  writeFloorPage,
-  writePicturePage,
-  type ListingOptions,
-  type Reopened,
-  type WarmProfile
-} from './ui'
+import { searchFigures } from './search'
+import { listing, reopen, warmProfile, writeFloorPage, writePicturePage, type ListingOptions, type Reopened, type WarmProfile } from './ui'
 import { openSshApp } from './ssh'
 import { startSshd } from '../test/ssh/sshd'
 
@@ -204,13 +195,6 @@ async function overDataFolders(
   } finally {
     await browser.close()
   }
-}
-
-function searchFigures(): Promise<void> {
-  const sizes = quick ? [1_000] : [100, 1_000, 10_000]
-  return overDataFolders({ prefix: 'search', name: 'search: query to results painted', goal: '< 100 ms', limitMs: 100, sizes }, (browser, dataDir) =>
-    searchLatency(browser, dataDir, 'render listing', quick ? 2 : 5)
-  )
 }
 
 /** What the built window loads before its first paint (bench/initial-js.ts): a size, the same in every run. */
@@ -678,7 +662,7 @@ async function main(): Promise<void> {
     await initialJavaScriptFigure()
     await listingFigures()
   }
-  if (want('search')) await searchFigures()
+  if (want('search')) await searchFigures(add, quick)
   if (want('reopen')) await reopenFigures()
   if (want('memory')) await memoryFigures()
   if (want('checkpoint')) await checkpointFigures()
