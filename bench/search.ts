@@ -12,7 +12,7 @@ import { makeDataset } from './data'
 import { settleDisk, until, withTempDir, type Figure } from './lib'
 
 /**
- * Search (BENCH_ONLY=search): the Ctrl/Cmd+K palette over data folders of one
+ * Search (BENCH_ONLY=search; BENCH_SEARCH_SIZES=10000 chooses sizes): the Ctrl/Cmd+K palette over data folders of one
  * session (the baseline), 10,000 and 100,000 sessions across 50 projects, from
  * typing the query to its results painted; beside it, what is physically
  * possible here (a bare page painting the same answer's rows), the Host's own
@@ -35,7 +35,8 @@ const GOAL_MS = 100
 const GOAL_RATIO = 1.3
 
 export async function searchFigures(add: Add, quick: boolean): Promise<void> {
-  const sizes = quick ? [1_000] : [10_000, 100_000]
+  const chosen = (process.env.BENCH_SEARCH_SIZES ?? '').split(',').filter(Boolean).map(Number)
+  const sizes = chosen.length ? chosen : quick ? [1_000] : [10_000, 100_000]
   const runs = quick ? 2 : 7
   const browser = await launchBrowser()
   try {
