@@ -14,17 +14,8 @@ import { hostMemory, type HostMemory } from './memory'
 import { appMemoryFigures, idleFigures } from './idle'
 import { initialJavaScript } from './initial-js'
 import { hostStart, type HostStart } from './startup'
-import {
-  listing,
-  reopen,
-  searchLatency,
-  warmProfile,
-  writeFloorPage,
-  writePicturePage,
-  type ListingOptions,
-  type Reopened,
-  type WarmProfile
-} from './ui'
+import { searchFigures } from './search'
+import { listing, reopen, warmProfile, writeFloorPage, writePicturePage, type ListingOptions, type Reopened, type WarmProfile } from './ui'
 import { openSshApp } from './ssh'
 import { longFigures } from './long'
 import { soakFigures } from './soak'
@@ -208,13 +199,6 @@ async function overDataFolders(
   } finally {
     await browser.close()
   }
-}
-
-function searchFigures(): Promise<void> {
-  const sizes = quick ? [1_000] : [100, 1_000, 10_000]
-  return overDataFolders({ prefix: 'search', name: 'search: query to results painted', goal: '< 100 ms', limitMs: 100, sizes }, (browser, dataDir) =>
-    searchLatency(browser, dataDir, 'render listing', quick ? 2 : 5)
-  )
 }
 
 /** What the built window loads before its first paint (bench/initial-js.ts): a size, the same in every run. */
@@ -656,7 +640,7 @@ async function main(): Promise<void> {
     await initialJavaScriptFigure()
     await listingFigures()
   })
-  await group('search', searchFigures)
+  await group('search', () => searchFigures(add, quick))
   await group('reopen', reopenFigures)
   await group('long', () => longFigures(add, quick, RUNS))
   await group('soak', () => soakFigures(add, quick))

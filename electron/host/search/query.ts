@@ -1,9 +1,10 @@
-import type { SearchResult } from 'minisearch'
 import type { Project, SessionRecord } from '../../../shared/domain'
-import type { SearchHit, SearchResults, SearchSnippet } from '../../../shared/search'
+import type { SearchHit, SearchHitKind, SearchResults, SearchSnippet } from '../../../shared/search'
 import { plainText } from './plain-text'
 import { tokenize, type SearchDocs } from './documents'
 import { parseDocId } from './index-file'
+import type { SearchSources } from './build'
+import { queryTerms as queryTermsOf, rankDocs, type Ranked } from './rank'
 
 /**
  * A query against the search index: words matched whole, the last one also as
@@ -26,7 +27,7 @@ export function queryDocs(
   docs: SearchDocs,
   q: string,
   limit: number,
-  known: { projects: readonly Project[]; sessions: readonly SessionRecord[] },
+  known: Pick<SearchSources, 'projects' | 'sessions'>,
   indexing: SearchResults['indexing']
 ): SearchResults {
   const trimmed = q.trim()
@@ -34,100 +35,118 @@ export function queryDocs(
   const phrase = normaliseSpaces(quoted ? quoted[1] : trimmed)
   const empty: SearchResults = { projects: [], sessions: [], entries: [], indexing }
   if (!phrase) return empty
-  const results = docs.mini
-    .search(phrase, {
-      combineWith: 'AND',
-      prefix: (_term, index, terms) => index === terms.length - 1,
-      fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
-      boost: { title: 3 }
-    })
-    .slice(0, MAX_QUERY_RESULTS)
-
-  const projects = new Map(known.projects.map((p) => [p.id, p]))
-  const sessions = new Map(known.sessions.map((s) => [s.id, s]))
-  const hits: SearchHit[] = []
-  for (const result of results) {
-    const hit = toHit(docs, result, phrase, projects, sessions)
+  // The best by MiniSearch's score only are looked at: of them, those holding the exact phrase rank first.
+  const { top, matched } = rankDocs(docs.mini, phrase, MAX_QUERY_RESULTS)
+  const pattern = phrasePattern(phrase)
+  const exactPattern = pattern && new RegExp(pattern.source, 'iu')
+  const exactIn = (text: string): boolean => exactPattern !== null && exactPattern.test(text)
+  const projects = new Map(known.projects().map((p) => [p.id, p]))
+  const sessions = sessionsOf(top, known.sessions())
+  const found: Found[] = []
+  for (const ranked of top) {
+    const hit = toFound(docs, ranked, exactIn, projects, sessions)
     if (!hit) continue
     if (quoted && !hit.exact) continue
-    hits.push(hit.hit)
+    found.push(hit)
   }
-  hits.sort((a, b) => b.score - a.score)
+  found.sort((a, b) => b.score - a.score)
+  const shown = (kind: SearchHitKind, most: number): SearchHit[] =>
+    found
+      .filter((f) => f.hit.kind === kind)
+      .slice(0, most)
+      .map((f) => withSnippet(f, phrase, matched))
   return {
-    projects: hits.filter((h) => h.kind === 'project').slice(0, Math.min(limit, 5)),
-    sessions: hits.filter((h) => h.kind === 'session').slice(0, Math.min(limit, 10)),
-    entries: hits.filter((h) => h.kind === 'entry').slice(0, limit),
+    projects: shown('project', Math.min(limit, 5)),
+    sessions: shown('session', Math.min(limit, 10)),
+    entries: shown('entry', limit),
     indexing
   }
 }
 
-function toHit(
+/** The records of the sessions the documents belong to, in one pass over them (no map of every session). */
+function sessionsOf(top: Ranked[], all: readonly SessionRecord[]): Map<string, SessionRecord> {
+  const wanted = new Set<string>()
+  for (const ranked of top) {
+    const doc = parseDocId(ranked.id)
+    if (doc && doc.kind !== 'project') wanted.add(doc.sessionId)
+  }
+  const found = new Map<string, SessionRecord>()
+  if (wanted.size > 0) for (const session of all) if (wanted.has(session.id)) found.set(session.id, session)
+  return found
+}
+
+/** A document found, ranked, its snippet not yet made (only those shown get one). */
+interface Found {
+  hit: Omit<SearchHit, 'snippet'>
+  score: number
+  exact: boolean
+  /** The text the snippet is cut from (a project: its name, or its folder when only that holds the query). */
+  shows: string
+  /** The text the document was indexed with, whose words are marked. */
+  words: string
+  /** A project whose name does not hold the phrase: its folder may (decided with the words marked). */
+  folder?: string
+}
+
+function toFound(
   docs: SearchDocs,
-  result: SearchResult,
-  phrase: string,
+  ranked: Ranked,
+  exactIn: (text: string) => boolean,
   projects: Map<string, Project>,
   sessions: Map<string, SessionRecord>
-): { hit: SearchHit; exact: boolean } | null {
-  const doc = parseDocId(String(result.id))
+): Found | null {
+  const doc = parseDocId(ranked.id)
   if (!doc) return null
-  const terms = result.terms
   if (doc.kind === 'project') {
     const project = projects.get(doc.projectId)
     if (!project) return null
-    const inName = containsPhrase(project.name, phrase)
-    const exact = inName || containsPhrase(project.cwd, phrase)
-    const shown = inName || !terms.some((t) => containsPhrase(project.cwd, t)) ? project.name : project.cwd
-    return {
-      hit: {
-        kind: 'project',
-        projectId: project.id,
-        title: project.name,
-        snippet: snippet(shown, phrase, terms),
-        score: rank(result.score, exact)
-      },
-      exact
-    }
+    const inName = exactIn(project.name)
+    const exact = inName || exactIn(project.cwd)
+    const score = rank(ranked.score, exact)
+    const hit = { kind: 'project' as const, projectId: project.id, title: project.name, score }
+    return { hit, score, exact, shows: project.name, words: `${project.name} ${project.cwd}`, folder: inName ? undefined : project.cwd }
   }
   const sessionId = doc.sessionId
   const session = sessions.get(sessionId)
   if (!session) return null
   const projectId = session.projectId
   if (doc.kind === 'session') {
-    const exact = containsPhrase(session.title, phrase)
-    return {
-      hit: {
-        kind: 'session',
-        projectId,
-        sessionId,
-        agentId: session.agentId,
-        title: session.title,
-        snippet: snippet(session.title, phrase, terms),
-        score: rank(result.score, exact)
-      },
-      exact
-    }
+    const exact = exactIn(session.title)
+    const score = rank(ranked.score, exact)
+    const hit = { kind: 'session' as const, projectId, sessionId, agentId: session.agentId, title: session.title, score }
+    return { hit, score, exact, shows: session.title, words: session.title }
   }
   const entryId = doc.entryId
   const indexed = docs.sessions.get(sessionId)
   const entry = indexed?.texts.get(entryId)
   if (!entry) return null
-  const exact = containsPhrase(entry.text, phrase)
-  return {
-    hit: {
-      kind: 'entry',
-      projectId,
-      sessionId,
-      agentId: session.agentId,
-      entryId,
-      entryKind: entry.kind,
-      seq: indexed?.seqs.get(entryId),
-      title: session.title,
-      // A message is markdown: its snippet is the words as the window shows them, not the marks around them.
-      snippet: snippet(MARKDOWN_KINDS.has(entry.kind) ? plainText(entry.text) : entry.text, phrase, terms),
-      score: rank(result.score, exact)
-    },
-    exact
+  const exact = exactIn(entry.text)
+  const score = rank(ranked.score, exact)
+  const hit = {
+    kind: 'entry' as const,
+    projectId,
+    sessionId,
+    agentId: session.agentId,
+    entryId,
+    entryKind: entry.kind,
+    seq: indexed?.seqs.get(entryId),
+    title: session.title,
+    score
   }
+  return { hit, score, exact, shows: entry.text, words: entry.text }
+}
+
+/** A hit shown: its snippet, with the words of the index the query matched that are in it marked. */
+function withSnippet(found: Found, phrase: string, matched: Set<string>): SearchHit {
+  const terms = [...new Set(queryTermsOf(found.words))].filter((word) => matched.has(word))
+  const { hit } = found
+  let shows = found.shows
+  // A project's name is shown, unless only its folder holds what was asked.
+  const folder = found.folder
+  if (folder !== undefined && terms.some((t) => containsPhrase(folder, t))) shows = folder
+  // A message is markdown: its snippet is the words as the window shows them, not the marks around them.
+  if (hit.kind === 'entry' && MARKDOWN_KINDS.has(hit.entryKind ?? '')) shows = plainText(shows)
+  return { ...hit, snippet: snippet(shows, phrase, terms) }
 }
 
 /** An exact phrase is worth more than its words scattered. */

@@ -346,7 +346,7 @@ export class SearchIndex {
     if (!this.building && !this.closed) void this.build()
     this.flushOrRebuild()
     const indexing = this.progress ? { ...this.progress } : null
-    return queryDocs(this.docs, q, limit, { projects: this.sources.projects(), sessions: this.sources.sessions() }, indexing)
+    return queryDocs(this.docs, q, limit, this.sources, indexing)
   }
 
   /** Stops following the Host's events and building; resolves once a build under way has stopped (it is abandoned at its next step). */
