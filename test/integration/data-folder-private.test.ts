@@ -171,4 +171,22 @@ describe.skipIf(!posix)('the data folder is private', () => {
     expect((await lstat(outside)).mode & 0o777).toBe(0o666)
     expect((await lstat(root)).mode & 0o777).not.toBe(0o700)
   })
+  it('walks the whole folder once; a later start closes its top again and leaves the rest to the folder being 0700', async () => {
+    await mkdir(join(dataDir, 'transcripts'), { recursive: true })
+    host = await openHost(dataDir)
+    await host.close()
+    host = undefined
+    // Opened by hand since: the folder, a folder at its top, a file deep inside.
+    await writeFile(join(dataDir, 'transcripts', 'later.jsonl'), '', { mode: 0o644 })
+    await chmod(join(dataDir, 'transcripts', 'later.jsonl'), 0o644)
+    await chmod(join(dataDir, 'transcripts'), 0o755)
+    await chmod(dataDir, 0o755)
+    host = await openHost(dataDir)
+    await host.close()
+    host = undefined
+    expect((await lstat(dataDir)).mode & 0o777).toBe(0o700)
+    expect((await lstat(join(dataDir, 'transcripts'))).mode & 0o777).toBe(0o700)
+    // Not walked again (a walk at each start cost one lstat per file); nobody else can reach it through the folders.
+    expect((await lstat(join(dataDir, 'transcripts', 'later.jsonl'))).mode & 0o777).toBe(0o644)
+  })
 })
