@@ -130,7 +130,7 @@ export async function hostMemory(root: string, agents: number, chunks: number): 
     const url = await servedUrl(child)
     let done = 0
     const client = await WsClient.connect(url, () => undefined)
-    const project = await client.request<{ id: string }>('projects.add', { cwd: join(root, 'project') })
+    const project = await codes.confirmed<{ id: string }>(client, 'projects.add', { cwd: join(root, 'project') })
     const agentIds: string[] = []
     for (let i = 0; i < agents; i++) {
       agentIds.push(

@@ -632,6 +632,9 @@ async function main(): Promise<void> {
     const at = Date.now()
     await run()
     console.error(`${name}: ${Math.round((Date.now() - at) / 1000)} s`)
+    // What is measured so far is kept as each group ends: a run stopped part way keeps its figures.
+    const partial = { date: new Date().toISOString(), node: process.version, quick, partial: true, figures }
+    await writeFile(join(repoRoot, 'bench', 'results.json'), JSON.stringify(partial, null, 2) + '\n')
   }
   if (want('stream')) await group('stream', () => streamThroughput())
   else if (want('ssh')) await group('ssh', () => streamThroughput(true))
