@@ -1,11 +1,11 @@
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
-import { Host } from '../electron/host/host'
-import { launchBrowser, serve } from '../test/e2e/browser'
+import { launchBrowser } from '../test/e2e/browser'
 import { makeDataset } from './data'
-import { stats, withTempDir, now, percentile, type Figure } from './lib'
+import { stats, withTempDir, percentile, type Figure } from './lib'
 import { barePage, LONG_ENTRIES_PER_TURN, longTurn } from './long-data'
+import { openPastSession } from './ui'
 
 /**
  * A conversation of any length (issue 40, goal 1), BENCH_ONLY=long: a long
@@ -140,29 +140,12 @@ async function heapMb(page: Page): Promise<number> {
 }
 
 async function openLong(browser: Browser, dataDir: string, title: string, marker: string, scroll: boolean): Promise<Opened> {
-  const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
-  const server = await serve(host)
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-  const page = await context.newPage()
-  try {
-    await page.goto(server.url)
-    const item = page.locator('[data-testid=session-item]', { hasText: title }).first()
-    await item.waitFor({ timeout: 120_000 })
-    await painted(page)
-    const t0 = now()
-    await item.click()
-    await page.getByText(`the final answer ${marker}`).waitFor({ timeout: 300_000 })
-    await painted(page)
-    const firstPaintMs = now() - t0
+  return openPastSession(browser, dataDir, title, marker, async (page, firstPaintMs) => {
     const heapOpenMb = await heapMb(page)
     if (!scroll) return { firstPaintMs, heapOpenMb }
     const scrolled = await scrollEndToEnd(page, '[data-testid=thread-scroll]')
     return { firstPaintMs, heapOpenMb, scrolled, heapScrolledMb: await heapMb(page) }
-  } finally {
-    await context.close()
-    await server.close()
-    await host.close()
-  }
+  })
 }
 
 /**

@@ -251,20 +251,7 @@ export interface Reopened {
  * the frame rate, and the renderer's JS heap after a garbage collection.
  */
 export async function reopen(browser: Browser, dataDir: string, title: string, marker: string, scroll: boolean): Promise<Reopened> {
-  const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
-  const server = await serve(host)
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-  const page = await context.newPage()
-  try {
-    await page.goto(server.url)
-    const item = page.locator('[data-testid=session-item]', { hasText: title }).first()
-    await item.waitFor({ timeout: 120_000 })
-    await painted(page)
-    const t0 = now()
-    await item.click()
-    await page.getByText(`the final answer ${marker}`).waitFor({ timeout: 300_000 })
-    await painted(page)
-    const firstPaintMs = now() - t0
+  return openPastSession(browser, dataDir, title, marker, async (page, firstPaintMs) => {
     let scrollFps = NaN
     let frameP99Ms = NaN
     if (scroll) {
@@ -291,10 +278,38 @@ export async function reopen(browser: Browser, dataDir: string, title: string, m
       scrollFps = (frames.length / total) * 1000
       frameP99Ms = percentile(frames, 99)
     }
-    const cdp = await context.newCDPSession(page)
+    const cdp = await page.context().newCDPSession(page)
     await cdp.send('HeapProfiler.collectGarbage')
     const heap = (await cdp.send('Runtime.getHeapUsage')) as { usedSize: number }
     return { firstPaintMs, scrollFps, frameP99Ms, heapMb: heap.usedSize / 1024 / 1024 }
+  })
+}
+
+/**
+ * A Host on `dataDir` served to a new page; the click on the session titled `title` timed to the first paint of its
+ * tail (the entry saying "the final answer <marker>"), then `then` with the page; everything closed after.
+ */
+export async function openPastSession<T>(
+  browser: Browser,
+  dataDir: string,
+  title: string,
+  marker: string,
+  then: (page: Page, firstPaintMs: number) => Promise<T>
+): Promise<T> {
+  const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
+  const server = await serve(host)
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const page = await context.newPage()
+  try {
+    await page.goto(server.url)
+    const item = page.locator('[data-testid=session-item]', { hasText: title }).first()
+    await item.waitFor({ timeout: 120_000 })
+    await painted(page)
+    const t0 = now()
+    await item.click()
+    await page.getByText(`the final answer ${marker}`).waitFor({ timeout: 300_000 })
+    await painted(page)
+    return await then(page, now() - t0)
   } finally {
     await context.close()
     await server.close()
