@@ -117,6 +117,29 @@ export async function traceFocus(page: Page): Promise<void> {
   })()`)
 }
 
+/**
+ * Holds every `<dialog>`'s `close` listeners until a key (by its `key`) is released, as a loaded machine did in CI: the
+ * event comes a task after the dialog closed, and Chromium may run the user's next keys first. A dialog that gives the
+ * focus back at its close event then takes it from wherever the user had moved it (e2e/presets' Home → ArrowDown ended
+ * on the agent: the late event put the focus on the New session button between the two keys). Call before `goto`.
+ */
+export async function holdDialogCloseUntilKey(page: Page, key: string): Promise<void> {
+  await page.addInitScript(`(() => {
+    const held = []
+    const add = EventTarget.prototype.addEventListener
+    EventTarget.prototype.addEventListener = function (type, listener, options) {
+      if (type !== 'close' || !(this instanceof HTMLDialogElement) || !listener) return add.call(this, type, listener, options)
+      const late = function (event) {
+        held.push(() => (typeof listener === 'function' ? listener.call(this, event) : listener.handleEvent(event)))
+      }
+      return add.call(this, type, late, options)
+    }
+    window.addEventListener('keyup', (event) => {
+      if (event.key === ${JSON.stringify(key)}) held.splice(0).forEach((run) => run())
+    }, true)
+  })()`)
+}
+
 /** What `traceFocus` noted, one event a line, for an assertion's message. */
 export async function focusTrace(page: Page): Promise<string> {
   const trace = (await page.evaluate('globalThis.focusTrace ?? []')) as string[]
