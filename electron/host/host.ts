@@ -75,6 +75,7 @@ export class Host {
   private readonly broker: AskBroker
   private readonly terminals: Terminals
   private readonly signIn: SignIn
+  private readonly checks: AgentChecks
   private readonly search: SearchIndex
   private readonly settings: UserSettingsStore
   private readonly spend: SpendService
@@ -141,7 +142,7 @@ export class Host {
       canStop: (connection) => canStopQuietly(connection, registry, broker)
     }))
     const signIn = (this.signIn = new SignIn({ records, secrets, events, supervisor, environment, markPrefix }))
-    const checks = new AgentChecks({ dataDir, supervisor })
+    const checks = (this.checks = new AgentChecks({ dataDir, supervisor }))
     const registryService = new RegistryService({
       records,
       events,
@@ -366,7 +367,9 @@ export class Host {
     this.broker.cancelAll()
     this.terminals.releaseAll()
     this.signIn.close()
+    const checksEnded = this.checks.close()
     await this.supervisor.close()
+    await checksEnded
     await turnsEnded
     await this.races.close()
     await this.registry.flushAll()

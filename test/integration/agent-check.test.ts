@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import { checkReportMarkdown, checkSummary, type AgentCheckReport, type CheckLine } from '../../shared/registry'
-import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { openHost, processesWithEnv, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 
 /**
  * The Check action: the agent started apart in a scratch folder and probed
@@ -96,6 +96,30 @@ describe('the capability check', () => {
     expect(report.lines).toHaveLength(1)
     expect(line(report, 'initialize')).toMatchObject({ outcome: 'failed', detail: expect.stringContaining('missing credentials') })
     expect(checkSummary(report)).toBe('cannot start a session')
+  })
+
+  it('a check under way when Switchboard closes: its agent is stopped even before it answered, and nothing is written after', async () => {
+    // An agent that never answers initialize: the check waits on it when the Host closes (a registry update starts one).
+    const mark = `check-close-${Date.now()}`
+    const agent = await host.request(
+      'agents.add',
+      scriptedAgent(join(root, 'state'), { SCRIPTED_AGENT_INIT: 'hang', SWITCHBOARD_TEST_MARK: mark }, 'Mute')
+    )
+    const check = host.request('agents.check', { agentId: agent.id })
+    check.catch(() => undefined)
+    await waitUntil('the checked agent to run', () => processesWithEnv(`SWITCHBOARD_TEST_MARK=${mark}`).length > 0)
+    await host.close()
+    // Closed means its agents are gone and its data folder is left alone (another Switchboard may open it now).
+    expect(processesWithEnv(`SWITCHBOARD_TEST_MARK=${mark}`)).toEqual([])
+    const reports = join(root, 'data', 'agent-checks')
+    expect(existsSync(reports) ? readdirSync(reports) : []).toEqual([])
+    // The request itself is answered (its report says the start failed; the window that asked is closing too).
+    expect(
+      await check.then(
+        () => 'answered',
+        () => 'answered'
+      )
+    ).toBe('answered')
   })
 
   it('reports are kept across a restart and exported as markdown; the check runs apart from the sessions’ agent', async () => {

@@ -52,18 +52,30 @@ export class AgentChecks {
   private readonly dir: string
   /** One check per agent at a time: a second caller gets the first's report. */
   private readonly running = new Map<string, Promise<AgentCheckReport>>()
+  /** The Host is closing: no check starts, and one that ends now keeps no report (the data folder is no longer ours). */
+  private closed = false
 
   constructor(private readonly options: AgentChecksOptions) {
     this.dir = join(options.dataDir, 'agent-checks')
   }
 
   run(definition: AgentDefinition): Promise<AgentCheckReport> {
+    if (this.closed) return Promise.reject(new Error('Switchboard is shutting down'))
     let check = this.running.get(definition.id)
     if (!check) {
       check = this.probe(definition).finally(() => this.running.delete(definition.id))
       this.running.set(definition.id, check)
     }
     return check
+  }
+
+  /**
+   * No check starts after this, and none under way writes its report. Resolves once those under way have ended (the
+   * supervisor's close stops their agents, even one that has not answered initialize).
+   */
+  async close(): Promise<void> {
+    this.closed = true
+    await Promise.allSettled([...this.running.values()])
   }
 
   /** Every report kept. */
@@ -124,6 +136,7 @@ export class AgentChecks {
       durationMs: Date.now() - started,
       lines
     }
+    if (this.closed) return report
     await privateFolder(this.dir)
     await new AtomicTextFile(this.fileOf(definition.id)).write(JSON.stringify(report, null, 2))
     return report

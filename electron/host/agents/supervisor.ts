@@ -55,6 +55,8 @@ export class AgentSupervisor {
   private readonly contact = new Map<string, { problem?: AgentProblem; sessionStarted?: boolean }>()
   /** Runs apart from the sessions' (capability checks), stopped at close. */
   private readonly apart = new Set<AgentConnection>()
+  /** Runs apart still starting, each as the way to stop it. */
+  private readonly startingApart = new Set<() => Promise<unknown>>()
   /** The idle sweep (stopIdle), running only while an agent's process does: a Host with none wakes for nothing. */
   private idleTimer: NodeJS.Timeout | null = null
   private closing = false
@@ -221,8 +223,22 @@ export class AgentSupervisor {
    */
   async connectApart(definition: AgentDefinition, handlers: ClientHandlers, cwd: string, logName: string): Promise<AgentConnection> {
     if (this.closing) throw new Error('Switchboard is shutting down')
-    const connection = await this.connect(definition, { logName, cwd, handlers, onState: () => undefined })
+    // Known from its first state, before it has answered initialize: a Host that closes meanwhile stops it too (an
+    // agent that never answers would otherwise outlive the Host until its start timed out).
+    const seen = new Set<AgentConnection>()
+    const stopStarting = (): Promise<unknown> => Promise.all([...seen].map((c) => c.stop()))
+    this.startingApart.add(stopStarting)
+    let connection: AgentConnection
+    try {
+      connection = await this.connect(definition, { logName, cwd, handlers, onState: (c) => void seen.add(c) })
+    } finally {
+      this.startingApart.delete(stopStarting)
+    }
     this.apart.add(connection)
+    if (this.closing) {
+      await this.stopApart(connection)
+      throw new Error('Switchboard is shutting down')
+    }
     // Signed in as the sessions' run is: a key held in the app is given to this process too.
     await this.signInAgain(definition, connection)
     return connection
@@ -241,6 +257,7 @@ export class AgentSupervisor {
   async close(): Promise<void> {
     this.closing = true
     this.sweepWhileRunning()
+    await Promise.allSettled([...this.startingApart].map((stop) => stop()))
     await Promise.allSettled([...this.starting.values()])
     await Promise.all([...this.running.values(), ...this.apart].map((a) => a.stop()))
     this.sshHosts.close()
