@@ -146,11 +146,18 @@ export async function focusTrace(page: Page): Promise<string> {
   return `focus and keys, last first:\n${trace.slice(-40).reverse().join('\n')}`
 }
 
+/** The page each `problems` list (from `watchConsole`) listens to, and whether a restart's refused reconnects are let pass. */
+const watched = new WeakMap<string[], { page: Page; restarting: number }>()
+
 /** Collects console errors and CSP violations so a test can assert there were none. */
 export function watchConsole(page: Page): string[] {
   const problems: string[] = []
+  const state = { page, restarting: 0 }
+  watched.set(problems, state)
   page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(message.text())
+    if (message.type() !== 'error') return
+    if (state.restarting > 0 && REFUSED_RECONNECT.test(message.text())) return
+    problems.push(message.text())
   })
   page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`))
   return problems
@@ -160,16 +167,40 @@ export function watchConsole(page: Page): string[] {
 const REFUSED_RECONNECT =
   /^WebSocket connection to 'ws:\/\/127\.0\.0\.1:\d+\/ws\?token=[^']*' failed: .*ERR_CONNECTION_REFUSED|^Failed to load resource: net::ERR_CONNECTION_REFUSED$/
 
+let consoleMarks = 0
+
 /**
  * Runs a host restart: the refused reconnects the page logs meanwhile are
- * expected and dropped from `problems`; anything else logged stays.
+ * expected and dropped from `problems`; anything else logged stays. The page
+ * may tell of a refusal after `restart` returned (its console reaches this
+ * process late under load: seen in e2e/resync run twice at once), so they are
+ * let pass until the page is connected again and its console has caught up
+ * (a mark it logs after that has come back); a refusal after it counts.
  */
 export async function whileHostRestarts<T>(problems: string[], restart: () => Promise<T>): Promise<T> {
+  const state = watched.get(problems)
+  if (state) state.restarting++
   const from = problems.length
-  const result = await restart()
-  const during = problems.splice(from)
-  problems.push(...during.filter((problem) => !REFUSED_RECONNECT.test(problem)))
-  return result
+  try {
+    return await restart()
+  } finally {
+    const during = problems.splice(from)
+    problems.push(...during.filter((problem) => !REFUSED_RECONNECT.test(problem)))
+    if (state) void caughtUp(state.page).finally(() => state.restarting--)
+  }
+}
+
+/** Resolves once the page is connected to a Host again and every console message it logged before has come. */
+async function caughtUp(page: Page): Promise<void> {
+  try {
+    await page.getByTestId('connection-status').waitFor({ state: 'detached', timeout: 120_000 })
+    const mark = `console caught up ${++consoleMarks}`
+    const seen = page.waitForEvent('console', { predicate: (message) => message.text() === mark, timeout: 120_000 })
+    await page.evaluate(`console.debug(${JSON.stringify(mark)})`)
+    await seen
+  } catch {
+    // The page went (closed or navigated away): nothing more of it to wait for.
+  }
 }
 
 /**
