@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Host } from '../../electron/host/host'
-import { confirmEverything, entriesOf, fold, removeDir, scriptedAgent, tempDir } from '../helpers'
+import { confirmEverything, entriesOf, fold, processesWithEnv, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 
 /** Agents start when needed and stop when idle, where nothing is lost by it. */
 
@@ -72,6 +72,28 @@ describe('an agent Switchboard stops, and one that stops on its own', () => {
     expect(state).toMatchObject({ status: 'idle' })
     expect(state.error).toBeUndefined()
   })
+
+  it('an agent still starting when Switchboard closes is stopped at once: close does not wait out its start', async () => {
+    // A start that would be waited for ten minutes: on the old supervisor close waited for it, past this test's limit.
+    await host.close()
+    host = await Host.open({
+      dataDir: join(root, 'data'),
+      version: 'test',
+      confirmCommand: confirmEverything,
+      presets: [],
+      initializeTimeoutMs: 600_000
+    })
+    const mark = `closing-start-${Date.now()}`
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state'), { SCRIPTED_AGENT_INIT: 'hang', SWITCHBOARD_TEST_MARK: mark }))
+    const started = host.request('sessions.new', { projectId, agentId: agent.id }).then(
+      () => 'started',
+      (error: Error) => error.message
+    )
+    await waitUntil('the agent to run', () => processesWithEnv(`SWITCHBOARD_TEST_MARK=${mark}`).length > 0)
+    await host.close()
+    expect(processesWithEnv(`SWITCHBOARD_TEST_MARK=${mark}`)).toEqual([])
+    expect(await started).not.toBe('started')
+  }, 60_000)
 
   it('an agent that exits on its own mid-turn says so, with its last stderr line, in the thread', async () => {
     const agent = await host.request('agents.add', scriptedAgent(join(root, 'state')))

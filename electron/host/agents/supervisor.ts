@@ -55,8 +55,8 @@ export class AgentSupervisor {
   private readonly contact = new Map<string, { problem?: AgentProblem; sessionStarted?: boolean }>()
   /** Runs apart from the sessions' (capability checks), stopped at close. */
   private readonly apart = new Set<AgentConnection>()
-  /** Runs apart still starting, each as the way to stop it. */
-  private readonly startingApart = new Set<() => Promise<unknown>>()
+  /** Runs still starting (the sessions' and those apart), each as the way to stop it before it answered initialize. */
+  private readonly stillStarting = new Set<() => Promise<unknown>>()
   /** The idle sweep (stopIdle), running only while an agent's process does: a Host with none wakes for nothing. */
   private idleTimer: NodeJS.Timeout | null = null
   private closing = false
@@ -223,17 +223,7 @@ export class AgentSupervisor {
    */
   async connectApart(definition: AgentDefinition, handlers: ClientHandlers, cwd: string, logName: string): Promise<AgentConnection> {
     if (this.closing) throw new Error('Switchboard is shutting down')
-    // Known from its first state, before it has answered initialize: a Host that closes meanwhile stops it too (an
-    // agent that never answers would otherwise outlive the Host until its start timed out).
-    const seen = new Set<AgentConnection>()
-    const stopStarting = (): Promise<unknown> => Promise.all([...seen].map((c) => c.stop()))
-    this.startingApart.add(stopStarting)
-    let connection: AgentConnection
-    try {
-      connection = await this.connect(definition, { logName, cwd, handlers, onState: (c) => void seen.add(c) })
-    } finally {
-      this.startingApart.delete(stopStarting)
-    }
+    const connection = await this.stoppableWhileStarting((onState) => this.connect(definition, { logName, cwd, handlers, onState }))
     this.apart.add(connection)
     if (this.closing) {
       await this.stopApart(connection)
@@ -257,7 +247,7 @@ export class AgentSupervisor {
   async close(): Promise<void> {
     this.closing = true
     this.sweepWhileRunning()
-    await Promise.allSettled([...this.startingApart].map((stop) => stop()))
+    await Promise.allSettled([...this.stillStarting].map((stop) => stop()))
     await Promise.allSettled([...this.starting.values()])
     await Promise.all([...this.running.values(), ...this.apart].map((a) => a.stop()))
     this.sshHosts.close()
@@ -265,15 +255,35 @@ export class AgentSupervisor {
 
   private async start(definition: AgentDefinition): Promise<AgentConnection> {
     const { onAgentMessage } = this.options
-    const connection = await this.connect(definition, {
-      handlers: this.options.handlers,
-      onState: (conn, state) => this.onState(conn, state),
-      onMessage: onAgentMessage && ((direction, message) => onAgentMessage(definition.id, direction, message))
-    })
+    const connection = await this.stoppableWhileStarting((seen) =>
+      this.connect(definition, {
+        handlers: this.options.handlers,
+        onState: (conn, state) => {
+          seen(conn)
+          this.onState(conn, state)
+        },
+        onMessage: onAgentMessage && ((direction, message) => onAgentMessage(definition.id, direction, message))
+      })
+    )
     this.running.set(definition.id, connection)
     this.sweepWhileRunning()
     await this.signInAgain(definition, connection)
     return connection
+  }
+
+  /**
+   * Starts a run that the Host's close can stop before it has answered initialize: it is known from its first state
+   * (an agent that never answers would otherwise outlive the Host, or hold its close, until its start timed out).
+   */
+  private async stoppableWhileStarting(start: (seen: (connection: AgentConnection) => void) => Promise<AgentConnection>): Promise<AgentConnection> {
+    const seen = new Set<AgentConnection>()
+    const stop = (): Promise<unknown> => Promise.all([...seen].map((c) => c.stop()))
+    this.stillStarting.add(stop)
+    try {
+      return await start((connection) => void seen.add(connection))
+    } finally {
+      this.stillStarting.delete(stop)
+    }
   }
 
   /**
