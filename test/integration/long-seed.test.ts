@@ -13,7 +13,7 @@ import { openHost, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpe
  * folds it as it reads) give the seed the whole conversation gave before (seed-oracle.ts), character for character.
  */
 
-const TURNS = 2_000
+const TURNS = 800
 
 let root: string
 let dataDir: string
@@ -38,8 +38,8 @@ beforeAll(async () => {
   await host.close()
   transcript = join(dataDir, 'transcripts', `${original.id}.jsonl`)
   const at = new Date().toISOString()
-  for (let from = 0; from < TURNS; from += 500) {
-    const lines = Array.from({ length: 500 }, (_, i) => longTurn(from + i, at).map((r) => JSON.stringify(r))).flat()
+  for (let from = 0; from < TURNS; from += 400) {
+    const lines = Array.from({ length: 400 }, (_, i) => longTurn(from + i, at).map((r) => JSON.stringify(r))).flat()
     await appendFile(transcript, lines.join('\n') + '\n')
   }
   host = await openHost(dataDir)
@@ -61,7 +61,7 @@ describe('the seed of a long conversation', () => {
     expect(stored.seed.text).toContain('No file differs from how they were when the conversation began.')
     const expected = seedBefore(records, { ...about(), reviewNotes: [], changes: { files: [], truncated: false } }, { images: false })
     expect(stored.seed).toEqual(expected)
-    expect(expected.notes[0]).toMatch(/^Too long to send whole: the first [\d,]+ of 2,?001 turns/)
+    expect(expected.notes[0]).toMatch(/^Too long to send whole: the first [\d,]+ of 801 turns/)
   })
 
   it('edited and resent at its last message: the seed the whole conversation before it gave', async () => {
@@ -78,7 +78,7 @@ describe('the seed of a long conversation', () => {
     const note = prompt?.t !== 'prompt' ? undefined : prompt.content.find((b) => b.type === 'text' && b._meta?.switchboard)
     const text = note?.type === 'text' ? note.text : ''
     const preface = text.slice(0, text.indexOf('\n\n## The conversation'))
-    expect(preface).toMatch(/^\[Switchboard\] This session continues a conversation .* before the user's message 2001,/)
+    expect(preface).toMatch(/^\[Switchboard\] This session continues a conversation .* before the user's message 801,/)
     expect(text).toBe(`${seedBefore(before, { ...about(), preface }, { images: false }).text}\n\n[End of the earlier conversation]`)
   })
 })
