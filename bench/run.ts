@@ -19,6 +19,7 @@ import { listing, reopen, warmProfile, writeFloorPage, writePicturePage, type Li
 import { openSshApp } from './ssh'
 import { longFigures } from './long'
 import { soakFigures } from './soak'
+import { seedMemoryFigures } from './seed-memory'
 import { startSshd } from '../test/ssh/sshd'
 
 /**
@@ -647,6 +648,7 @@ async function main(): Promise<void> {
   await group('reopen', reopenFigures)
   await group('long', () => longFigures(add, quick, RUNS))
   await group('soak', () => soakFigures(add, quick))
+  await group('seed-memory', () => seedMemoryFigures(add, quick))
   await group('memory', memoryFigures)
   await group('checkpoint', () => checkpointFigures(add, quick))
   await group('costly', costlyTextFigures)

@@ -10,6 +10,7 @@ import type { SearchResults } from '../shared/search'
 import { launchBrowser, serve } from '../test/e2e/browser'
 import { makeDataset } from './data'
 import { settleDisk, until, withTempDir, type Figure } from './lib'
+import { startProfiles } from './profile'
 
 /**
  * Search (BENCH_ONLY=search; BENCH_SEARCH_SIZES=10000 chooses sizes): the Ctrl/Cmd+K palette over data folders of one
@@ -164,7 +165,10 @@ async function paletteLatency(browser: Browser, host: Host, runs: number): Promi
     await page.goto(server.url)
     await page.locator('[data-testid=session-item]').first().waitFor({ timeout: 120_000 })
     const samples: number[] = []
+    let stop = async (): Promise<void> => undefined
     for (let i = -1; i < runs; i++) {
+      // BENCH_PROFILE, BENCH_TRACE: the measured runs (profile.ts).
+      if (i === 0) stop = await startProfiles(browser, page, 'search-palette')
       await page.keyboard.press('Control+K')
       const input = page.getByTestId('search-input')
       await input.waitFor()
@@ -177,6 +181,7 @@ async function paletteLatency(browser: Browser, host: Host, runs: number): Promi
       await page.keyboard.press('Escape')
       await page.getByTestId('search-input').waitFor({ state: 'hidden' })
     }
+    await stop()
     return samples
   } finally {
     await context.close()

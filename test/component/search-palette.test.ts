@@ -68,4 +68,38 @@ describe('the search palette', () => {
     expect(fake.requests.filter((r) => r.method === 'search.query')).toHaveLength(3)
     palette.unmount()
   })
+
+  it('a long answer is all in the list a frame after its first screenful, and the keys reach every row of it', async () => {
+    useUiStore().searchOpen = true
+    const palette = mount(SearchPalette, { attachTo: document.body })
+    await flushPromises()
+    await palette.get('[data-testid=search-input]').setValue('render')
+    const titles = Array.from({ length: 40 }, (_, i) => `render ${i}`)
+    asked[0].answer(results(...titles))
+    await flushPromises()
+    const shown = () => palette.findAll('[data-testid=search-result]').map((r) => r.text())
+    // The first rows at once; every row once that frame is painted.
+    expect(shown().length).toBeGreaterThan(0)
+    await expect.poll(() => shown().length).toBe(40)
+    expect(shown()).toEqual(titles.map((t): unknown => expect.stringContaining(t)))
+    // Up from the first row is the last, selected and named as the active one.
+    await palette.get('[data-testid=search-input]').trigger('keydown', { key: 'ArrowUp' })
+    const last = palette.findAll('[data-testid=search-result]').at(-1)
+    expect(last?.attributes('aria-selected')).toBe('true')
+    expect(palette.get('[data-testid=search-input]').attributes('aria-activedescendant')).toBe(last?.attributes('id'))
+    palette.unmount()
+  })
+
+  it('the keys reach a row below the first screenful at once, before the rest is drawn', async () => {
+    useUiStore().searchOpen = true
+    const palette = mount(SearchPalette, { attachTo: document.body })
+    await flushPromises()
+    await palette.get('[data-testid=search-input]').setValue('render')
+    asked[0].answer(results(...Array.from({ length: 40 }, (_, i) => `render ${i}`)))
+    await flushPromises()
+    await palette.get('[data-testid=search-input]').trigger('keydown', { key: 'ArrowUp' })
+    const selected = palette.find('[aria-selected=true]')
+    expect(selected.text()).toContain('render 39')
+    palette.unmount()
+  })
 })

@@ -1,9 +1,12 @@
 import type { ContentBlock, PlanEntry } from '@agentclientprotocol/sdk'
 import { createTwoFilesPatch } from 'diff'
-import { applyRecord } from '../../../shared/thread-fold'
-import { createThread, type ThreadEntry, type ToolCallEntry } from '../../../shared/thread'
+import type { ThreadEntry } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import type { FileChange, ReviewComment } from '../../../shared/workspace'
+import { ConversationFold, FIRST_REQUEST_CHARS, type FoldedConversation, type FoldedTurn, type SeedImage } from './conversation-fold'
+import { oneLine, pathsOf } from './seed-lines'
+
+export type { SeedImage } from './conversation-fold'
 
 /**
  * A conversation as the first prompt of another session (a hand-off to
@@ -13,7 +16,7 @@ import type { FileChange, ReviewComment } from '../../../shared/workspace'
  * of the files, within a budget of characters. A long conversation keeps its
  * first request and its last turns; what was left out is said, to the agent in
  * the text and to the user in `notes`. Pure: the caller reads the transcript
- * and the files.
+ * (a record at a time: conversation-fold.ts) and the files.
  */
 
 /** Characters a seed holds at most, unless told otherwise (≈ 15 000 tokens). */
@@ -48,11 +51,6 @@ export interface SeedOptions {
   beforeEntry?: number
 }
 
-export interface SeedImage {
-  data: string
-  mimeType: string
-}
-
 export interface ConversationSeed {
   /** Markdown, `chars` long, at most the budget. */
   text: string
@@ -63,22 +61,36 @@ export interface ConversationSeed {
   notes: string[]
 }
 
-/** Builds the seed from a session's transcript (its current view: a superseded replay left out). */
-export function conversationSeed(records: readonly TranscriptRecord[], about: SeedAbout, options: SeedOptions): ConversationSeed {
-  const budget = Math.max(MIN_SEED_BUDGET, Math.floor(options.budget ?? SEED_BUDGET))
-  const { entries, imagesOf } = foldConversation(records, options.beforeEntry)
-  const turns = turnsOf(entries, about.agentName)
+/** Characters the seed holds at most under these options. */
+export function seedBudget(options: Pick<SeedOptions, 'budget'>): number {
+  return Math.max(MIN_SEED_BUDGET, Math.floor(options.budget ?? SEED_BUDGET))
+}
+
+/** Builds the seed from a session's transcript (its current view: a superseded replay left out), held whole. */
+export function conversationSeed(records: Iterable<TranscriptRecord>, about: SeedAbout, options: SeedOptions): ConversationSeed {
+  const fold = new ConversationFold(about.agentName, seedBudget(options), options.beforeEntry)
+  for (const record of records) if (!fold.add(record)) break
+  return seedOf(fold.result(), about, options)
+}
+
+/**
+ * The seed of a conversation folded a record at a time (conversation-fold.ts: `foldConversation` with the
+ * agent's name and `seedBudget(options)`; `options.beforeEntry` was the fold's).
+ */
+export function seedOf(folded: FoldedConversation, about: SeedAbout, options: SeedOptions): ConversationSeed {
+  const budget = seedBudget(options)
+  const { turns } = folded
   const notes: string[] = []
 
   const fixed = [
-    filesSection(entries),
-    planSection(entries),
+    filesSection(folded.toolCalls),
+    planSection(folded.plan ? [folded.plan] : []),
     clip(notesSection(about.reviewNotes ?? []), Math.floor(budget / 4), 'review notes', false)
   ].filter(Boolean)
   const diff = diffSection(about.changes)
   const frame = intro(about) + fixed.join('') + CUT_ROOM
   const room = Math.max(0, budget - frame.length)
-  const conversationSize = turns.reduce((n, t) => n + t.text.length, 0)
+  const conversationSize = turns.reduce((n, t) => n + t.length, 0)
   const diffRoom =
     diff.length + conversationSize <= room ? diff.length : Math.min(diff.length, Math.max(Math.floor(room * 0.4), room - conversationSize))
   const diffText = clip(diff, diffRoom, 'diff', true)
@@ -92,9 +104,9 @@ export function conversationSeed(records: readonly TranscriptRecord[], about: Se
     cut = `[Switchboard left out ${what} (${fmt(leftChars)} characters) to keep within ${fmt(budget)} characters; the first request is quoted, the rest is the newest part.]\n\n`
     notes.push(`Too long to send whole: ${what} (${fmt(leftChars)} characters) were left out, the newest part kept.`)
   }
-  const first = left > 0 && turns[0] ? `### The first request\n\n${clip(turns[0].user, FIRST_REQUEST_CHARS, 'request', false)}\n\n` : ''
+  const first = left > 0 && turns[0] ? `### The first request\n\n${clip(folded.firstUser, FIRST_REQUEST_CHARS, 'request', false)}\n\n` : ''
 
-  const images = kept.turns.flatMap((t) => (t.userEntryId ? (imagesOf.get(t.userEntryId) ?? []) : []))
+  const images = kept.turns.flatMap((t) => t.images)
   const sent = options.images ? images.slice(-MAX_SEED_IMAGES) : []
   const leftOut = images.length - sent.length
   if (leftOut > 0) {
@@ -134,121 +146,8 @@ export function tooLong(message: string): boolean {
   )
 }
 
-const FIRST_REQUEST_CHARS = 2_000
 /** Kept free for the note of what was cut and the first request. */
 const CUT_ROOM = ' '.repeat(FIRST_REQUEST_CHARS + 400)
-
-interface Turn {
-  user: string
-  userEntryId?: string
-  text: string
-}
-
-function foldConversation(records: readonly TranscriptRecord[], beforeEntry: number | undefined) {
-  const thread = createThread()
-  const imagesOf = new Map<string, SeedImage[]>()
-  for (const record of records) {
-    if (beforeEntry !== undefined && thread.entries.length >= beforeEntry) break
-    applyRecord(thread, record)
-    if (record.t !== 'prompt') continue
-    const user = thread.entries.at(-1)
-    const images = record.content.flatMap((b) => (b.type === 'image' ? [{ data: b.data, mimeType: b.mimeType }] : []))
-    if (user?.kind === 'user' && images.length) imagesOf.set(user.id, images)
-  }
-  const entries = beforeEntry === undefined ? thread.entries : thread.entries.slice(0, beforeEntry)
-  return { entries, imagesOf }
-}
-
-/** A turn per user message (what came before the first one is a turn of its own), as markdown. */
-function turnsOf(entries: readonly ThreadEntry[], agentName: string): Turn[] {
-  const turns: Turn[] = []
-  let current: { user: string; userEntryId?: string; lines: string[] } | null = null
-  const flush = (): void => {
-    if (!current) return
-    const said = current.lines.join('\n').trim()
-    const user = current.userEntryId ? `### User\n\n${current.user}\n\n` : ''
-    turns.push({ user: current.user, userEntryId: current.userEntryId, text: `${user}${said ? `### ${agentName}\n\n${said}\n\n` : ''}` })
-  }
-  for (const entry of entries) {
-    if (entry.kind === 'user') {
-      flush()
-      current = { user: entry.text.trim() || '(no text)', userEntryId: entry.id, lines: [] }
-      continue
-    }
-    current ??= { user: '', lines: [] }
-    const line = entryLine(entry)
-    if (line) current.lines.push(line)
-  }
-  flush()
-  return turns
-}
-
-function entryLine(entry: ThreadEntry): string | null {
-  switch (entry.kind) {
-    case 'assistant':
-      return entry.text.trim() ? `${entry.text.trim()}\n` : null
-    case 'tool_call':
-      return `- ${toolSummary(entry)}`
-    case 'subagent':
-      return `- Subagent: ${entry.title ?? entry.description ?? entry.sessionId}`
-    case 'session_message':
-      return `- Message${entry.sender ? ` from ${entry.sender}` : ''}: ${oneLine(entry.text, 300)}`
-    case 'error':
-      return `- Error: ${oneLine(entry.message, 300)}`
-    case 'stop':
-      return entry.stopReason === 'end_turn' ? null : `- (The turn ended: ${entry.stopReason})`
-    default:
-      return null
-  }
-}
-
-/** One line for a tool call: what was run, read or changed, and how it ended when not well. */
-export function toolSummary(call: ToolCallEntry): string {
-  const paths = pathsOf(call)
-  const where = paths.length ? paths.map((p) => `\`${p}\``).join(', ') : oneLine(call.title, 200)
-  const command = commandOf(call)
-  let what: string
-  switch (call.toolKind) {
-    case 'execute':
-      what = `Ran \`${oneLine(command ?? call.title, 200)}\``
-      break
-    case 'read':
-      what = `Read ${where}`
-      break
-    case 'edit':
-      what = `Edited ${where}`
-      break
-    case 'delete':
-      what = `Deleted ${where}`
-      break
-    case 'move':
-      what = `Moved ${where}`
-      break
-    case 'search':
-      what = `Searched: ${oneLine(call.title, 200)}`
-      break
-    case 'fetch':
-      what = `Fetched: ${oneLine(call.title, 200)}`
-      break
-    default:
-      what = oneLine(call.title, 200) || 'A tool call'
-  }
-  const ended = call.status === 'completed' ? '' : ` (${call.status})`
-  return `${what}${ended}`
-}
-
-function pathsOf(call: ToolCallEntry): string[] {
-  const paths = [...call.locations.map((l) => l.path), ...call.content.flatMap((c) => (c.type === 'diff' ? [c.path] : []))]
-  return [...new Set(paths)].slice(0, 8)
-}
-
-function commandOf(call: ToolCallEntry): string | undefined {
-  const input = call.rawInput as { command?: unknown; cmd?: unknown } | null | undefined
-  const command = input?.command ?? input?.cmd
-  if (typeof command === 'string') return command
-  if (Array.isArray(command) && command.every((c) => typeof c === 'string')) return command.join(' ')
-  return undefined
-}
 
 /** Which files the conversation's tool calls changed, once each. */
 function filesSection(entries: readonly ThreadEntry[]): string {
@@ -306,20 +205,21 @@ function intro(about: SeedAbout): string {
   )
 }
 
-/** The newest turns that fit; when even the newest does not, its end. */
-function keepLast(turns: Turn[], room: number): { turns: Turn[]; trimmed: number } {
-  const kept: Turn[] = []
+/** The newest turns that fit; when even the newest does not, its end (a turn's text is whole where it fits). */
+function keepLast(turns: readonly FoldedTurn[], room: number): { turns: FoldedTurn[]; trimmed: number } {
+  const kept: FoldedTurn[] = []
   let used = 0
-  for (const turn of [...turns].reverse()) {
-    if (used + turn.text.length <= room) {
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const turn = turns[i]
+    if (used + turn.length <= room) {
       kept.unshift(turn)
-      used += turn.text.length
+      used += turn.length
       continue
     }
     if (!kept.length && room > 0) {
       const tail = turn.text.slice(turn.text.length - room + 20)
       kept.unshift({ ...turn, text: `…${tail}` })
-      return { turns: kept, trimmed: turn.text.length - tail.length }
+      return { turns: kept, trimmed: turn.length - tail.length }
     }
     break
   }
@@ -330,11 +230,6 @@ function clip(text: string, max: number, what: string, fenced: boolean): string 
   if (text.length <= max) return text
   const note = `\n[… the rest of the ${what} left out]\n${fenced ? '```\n' : ''}\n`
   return max > note.length ? text.slice(0, max - note.length) + note : ''
-}
-
-function oneLine(text: string, max: number): string {
-  const line = text.replace(/\s+/g, ' ').trim()
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line
 }
 
 function fmt(n: number): string {

@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto'
-import { promises as fs } from 'node:fs'
 import type { RequestResult } from '../../../shared/contract'
 import type { SessionRecord } from '../../../shared/domain'
-import { applyRecord } from '../../../shared/thread-fold'
-import { createThread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import { describeError, HostError } from '../contract/errors'
 import { serversForAgent } from '../mcp/acp-servers'
-import { currentView, parseLine, parseTranscript } from '../storage/transcripts'
+import { currentViewOf, followedBy, transcriptLines } from '../storage/transcript-stream'
+import { parseLine } from '../storage/transcripts'
 import type { WorkspaceService } from '../workspace/service'
 import type { SessionDeps } from './connector'
-import { conversationSeed, type SeedAbout } from './conversation-seed'
-import { forkPointMeta, forksAtMessage, lastAgentMessageId } from './fork-at-message'
+import { foldConversation } from './conversation-fold'
+import { conversationSeed, seedBudget, seedOf, type SeedAbout } from './conversation-seed'
+import { forkPointMeta, forksAtMessage } from './fork-at-message'
 import { assertFolder, newSessionIn, registerSession, systemPromptOf } from './new-session'
 import { presetProfilesOf } from './preset-settings'
 import { directoriesFor, sessionMcp, systemPromptFor } from './session-parts'
@@ -39,9 +38,20 @@ export type EditResendResult = RequestResult<'sessions.editResend'>
  * tool calls in short, the plan, within its budget), without the diff (the
  * files go back to before the message) and without images (the note is text).
  */
-export function seedUpTo(before: readonly TranscriptRecord[], about: Pick<SeedAbout, 'title' | 'agentName' | 'cwd' | 'preface'>): string {
+export function seedUpTo(before: Iterable<TranscriptRecord>, about: SeedAboutBefore): string {
   return conversationSeed(before, about, { images: false }).text
 }
+
+/**
+ * `seedUpTo` of a conversation read a record at a time and folded as it is read (conversation-fold.ts): a long one
+ * is never held whole. Undefined when it folds to nothing.
+ */
+export async function seedUpToOf(before: AsyncIterable<TranscriptRecord>, about: SeedAboutBefore): Promise<string | undefined> {
+  const folded = await foldConversation(before, about.agentName, seedBudget({}))
+  return folded.entries === 0 ? undefined : seedOf(folded, about, { images: false }).text
+}
+
+type SeedAboutBefore = Pick<SeedAbout, 'title' | 'agentName' | 'cwd' | 'preface'>
 
 export interface EditResendDeps extends SessionDeps {
   turns: Turns
@@ -87,21 +97,43 @@ export class EditResend {
     return { session: records.session(session.id), rewound, forked: made.forked }
   }
 
-  /** The user message at `seq`, its number among the conversation's messages, and what came before it (the current view). */
+  /**
+   * The user message at `seq`, its number among the conversation's messages, and what is read of the conversation
+   * before it (the current view), read a chunk at a time: a long conversation is never in memory whole.
+   */
   private async editedMessage(id: string, seq: number): Promise<EditedMessage> {
-    // Read as readTranscript does (a missing file is an empty conversation), kept as text: the message is line `seq`.
-    const text = await fs.readFile(await this.deps.registry.flushedTranscript(id), 'utf8').catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return ''
-      throw new Error(`This conversation's transcript could not be read, so nothing was changed: ${error.message}`)
-    })
-    const line = text.split('\n')[seq]
+    const file = await this.deps.registry.flushedTranscript(id)
+    const unreadable = (error: unknown): Error =>
+      new Error(`This conversation's transcript could not be read, so nothing was changed: ${(error as Error).message}`)
+    // A missing file is an empty conversation (as readTranscript reads it): there is no message to edit.
+    let line: string | undefined
+    try {
+      for await (const read of transcriptLines(file, seq + 1)) if (read.seq === seq) line = read.line
+    } catch (error) {
+      throw unreadable(error)
+    }
     const prompt = line === undefined ? null : parseLine(line)
     if (prompt?.t !== 'prompt')
       throw new Error(`There is no message of yours at line ${seq} of this conversation; it may have been replaced by the agent's replay`)
     if (prompt.steered) throw new Error('This message was sent into a running turn: edit the message that started that turn instead')
-    const before = currentView(parseTranscript(text, seq).records)
-    const message = before.filter((r) => r.t === 'prompt' && !r.steered).length + 1
-    return { seq, message, before }
+    // What the rest needs of the conversation before it: the messages, the last turn's checkpoint, the last reply's id.
+    let messages = 0
+    let checkpoint: Extract<TranscriptRecord, { t: 'checkpoint' }> | undefined
+    let anchor: string | undefined
+    try {
+      for await (const record of currentViewOf(file, seq)) {
+        if (record.t === 'prompt') {
+          if (!record.steered) messages++
+          checkpoint = undefined
+          anchor = undefined
+        } else if (record.t === 'checkpoint') checkpoint = record
+        else if (record.t === 'update' && !record.child && record.update.sessionUpdate === 'agent_message_chunk')
+          anchor = record.update.messageId ?? undefined
+      }
+    } catch (error) {
+      throw unreadable(error)
+    }
+    return { seq, message: messages + 1, checkpoint, anchor, history: () => withoutCheckpoints(currentViewOf(file, seq)) }
   }
 
   /** The checkpoint taken as the message's turn started, or why the files cannot go back (`checkpoint_missing`). */
@@ -110,10 +142,9 @@ export class EditResend {
     const project = this.deps.records.findProject(parent.projectId)
     if (project?.sshHost)
       throw new HostError('checkpoint_missing', `${project.name} is on ${project.sshHost}: its files have no checkpoints to go back to. ${offer}`)
-    const lastPrompt = edited.before.map((r) => r.t).lastIndexOf('prompt')
-    const taken = edited.before.slice(lastPrompt + 1).findLast((r) => r.t === 'checkpoint')
-    if (taken?.t === 'checkpoint' && taken.index !== undefined) return taken.index
-    const why = taken?.t === 'checkpoint' && taken.error ? taken.error : `No checkpoint of the files was taken before message ${edited.message}.`
+    const taken = edited.checkpoint
+    if (taken?.index !== undefined) return taken.index
+    const why = taken?.error ? taken.error : `No checkpoint of the files was taken before message ${edited.message}.`
     throw new HostError('checkpoint_missing', `${why.replace(/\.?$/, '.')} ${offer}`)
   }
 
@@ -124,7 +155,7 @@ export class EditResend {
     await assertFolder(this.deps, records.project(parent.projectId), definition, parent.cwd)
     const prepared = await mcp.prepareForProject(parent.projectId, presetProfilesOf(parent, records))
     const connection = await supervisor.ensure(definition)
-    const anchor = lastAgentMessageId(edited.before)
+    const anchor = edited.anchor
     const forked = Boolean(anchor && parent.acpSessionId && forksAtMessage(connection))
     const servers = serversForAgent(prepared, connection.capabilities, definition.name)
     const made = forked
@@ -142,16 +173,11 @@ export class EditResend {
           })
         }
       : await newSessionIn(this.deps, definition, parent.cwd, prepared, parent.additionalDirectories ?? [], parent.systemPrompt)
-    // The original's checkpoints are its own (its refs): the copy's messages offer none of them.
-    const history = edited.before.filter((r) => r.t !== 'checkpoint')
-    const earlier = createThread()
-    for (const past of history) applyRecord(earlier, past)
     const now = new Date().toISOString()
     const preface = `[Switchboard] This session continues a conversation between the user and you (${definition.name}) from just before the user's message ${edited.message}, which the user has edited and sends again below. What came after that message did not happen, and the files are back as they were before it (unless the user chose to keep them). The conversation before it, for context:`
-    const seed =
-      forked || earlier.entries.length === 0
-        ? undefined
-        : seedUpTo(history, { title: parent.title, agentName: definition.name, cwd: parent.cwd, preface })
+    const seed = forked
+      ? undefined
+      : await seedUpToOf(edited.history(), { title: parent.title, agentName: definition.name, cwd: parent.cwd, preface })
     const record: SessionRecord = {
       id: randomUUID(),
       acpSessionId: made.response.sessionId,
@@ -178,7 +204,7 @@ export class EditResend {
     const branch: TranscriptRecord = { t: 'branch', at: now, from: parent.id, title: parent.title, message: edited.message, seq: edited.seq }
     return {
       forked,
-      register: () => registerSession(this.deps, record, made.connection, made.response, [...history, branch], made.mark),
+      register: () => registerSession(this.deps, record, made.connection, made.response, followedBy(edited.history(), branch), made.mark),
       /** Best effort: the agent forgets the session where it can; else it stays in the agent's own list only. */
       abandon: async () => {
         if (made.connection.capabilities.session.close)
@@ -203,6 +229,17 @@ interface EditedMessage {
   seq: number
   /** Its number among the user's messages (1 is the first). */
   message: number
-  /** The conversation before it (the records after the last replay's reset, no header). */
-  before: TranscriptRecord[]
+  /** The checkpoint record of the turn before it (after the last prompt before it), if one was taken. */
+  checkpoint?: Extract<TranscriptRecord, { t: 'checkpoint' }>
+  /** The id of the agent's last message before it, where a fork at a message would end. */
+  anchor?: string
+  /**
+   * The conversation before it (the records after the last replay's reset, no header), read again each time it is
+   * asked for; the original's checkpoints left out (they are its own refs: the copy's messages offer none of them).
+   */
+  history: () => AsyncIterable<TranscriptRecord>
+}
+
+async function* withoutCheckpoints(records: AsyncIterable<TranscriptRecord>): AsyncGenerator<TranscriptRecord> {
+  for await (const record of records) if (record.t !== 'checkpoint') yield record
 }

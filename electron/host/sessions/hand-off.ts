@@ -2,9 +2,10 @@ import type { SessionRecord, UnseenTurn } from '../../../shared/domain'
 import type { HandOffSeedInfo } from '../../../shared/hand-off'
 import type { ReviewComment } from '../../../shared/workspace'
 import type { Records } from '../storage/records'
-import { currentView, readTranscript } from '../storage/transcripts'
+import { currentViewOf } from '../storage/transcript-stream'
 import type { WorkspaceService } from '../workspace/service'
-import { conversationSeed, MIN_SEED_BUDGET, SMALLER_SEED_BUDGET, tooLong, type ConversationSeed } from './conversation-seed'
+import { foldConversation } from './conversation-fold'
+import { MIN_SEED_BUDGET, SEED_BUDGET, seedOf, SMALLER_SEED_BUDGET, tooLong, type ConversationSeed } from './conversation-seed'
 import type { HandOffSeeds } from './hand-off-seeds'
 import type { SessionLifecycle } from './lifecycle'
 import type { SessionRegistry } from './registry'
@@ -50,11 +51,11 @@ export class HandOff {
       )
     }
     // What the seed is made of is read before any agent starts: a transcript that cannot be read stops here.
-    const source = await this.source(parent)
+    const source = await this.source(parent, SEED_BUDGET)
     const session = await lifecycle.create(parent.projectId, target.id, { preset, within: parent })
     const live = registry.get(session.id)
     const accepts = live?.connection?.capabilities.prompt ?? { embeddedContext: false, image: false }
-    const seed = conversationSeed(source.records, { ...source.about, reviewNotes }, { images: accepts.image })
+    const seed = seedOf(source.folded, { ...source.about, reviewNotes }, { images: accepts.image })
     await seeds.save(session.id, { seed, reviewNotes })
     const to = preset ? `${preset.name} (${target.name})` : target.name
     const from = records.agent(parent.agentId).name
@@ -103,9 +104,9 @@ export class HandOff {
     }
     const smaller = budget > SMALLER_SEED_BUDGET ? SMALLER_SEED_BUDGET : Math.max(MIN_SEED_BUDGET, Math.floor(budget / 2))
     const { reviewNotes } = await seeds.read(id)
-    const source = await this.source(parent)
+    const source = await this.source(parent, smaller)
     const accepts = this.deps.registry.get(id)?.connection?.capabilities.prompt ?? { embeddedContext: false, image: false }
-    const seed = conversationSeed(source.records, { ...source.about, reviewNotes }, { images: accepts.image, budget: smaller })
+    const seed = seedOf(source.folded, { ...source.about, reviewNotes }, { images: accepts.image, budget: smaller })
     await seeds.save(id, { seed, reviewNotes })
     const agent = records.agent(record.agentId).name
     const said = `${agent} refused the conversation as too long (${budget.toLocaleString('en-US')} characters at most): it is attached again within ${smaller.toLocaleString('en-US')}. Send again, or remove it.`
@@ -124,16 +125,20 @@ export class HandOff {
     return first
   }
 
-  /** The parent's conversation as it stands (a superseded replay left out), and what the seed says of where it happened. */
-  private async source(parent: SessionRecord) {
+  /**
+   * The parent's conversation as it stands (a superseded replay left out), folded for a seed of `budget` characters
+   * as its transcript is read (a long one is never held whole), and what the seed says of where it happened.
+   */
+  private async source(parent: SessionRecord, budget: number) {
     const { registry, records, workspace } = this.deps
-    const transcript = currentView((await readTranscript(await registry.flushedTranscript(parent.id))).records)
+    const agentName = records.findAgent(parent.agentId)?.name ?? 'the agent'
+    const folded = await foldConversation(currentViewOf(await registry.flushedTranscript(parent.id)), agentName, budget)
     const changes = await workspace.sinceStart(this.firstOf(parent)).catch((error: unknown) => ({ unavailable: (error as Error).message }))
     return {
-      records: transcript,
+      folded,
       about: {
         title: parent.title,
-        agentName: records.findAgent(parent.agentId)?.name ?? 'the agent',
+        agentName,
         cwd: parent.cwd,
         ...(parent.worktree ? { branch: parent.worktree.branch } : {}),
         changes

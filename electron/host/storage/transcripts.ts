@@ -88,6 +88,8 @@ export function outlivesReset(record: TranscriptRecord): boolean {
 /** Updates that make the conversation's entries (what a reset clears). */
 const VIEW_UPDATES = new Set(['user_message_chunk', 'agent_message_chunk', 'agent_thought_chunk', 'tool_call', 'tool_call_update', 'plan'])
 
+const PROMPTS_CHUNK = 1024 * 1024
+
 /**
  * What each checkpoint's turn asked: the first line of the prompt that follows each `checkpoint` record (index →
  * line; a later record of the same index wins: a fork's own checkpoints come after its parent's copied ones). Kept
@@ -112,24 +114,38 @@ export class CheckpointPrompts {
         this.files.set(file, known)
       }
       if (size === known.offset) return known.prompts
-      const buffer = Buffer.alloc(size - known.offset)
-      await handle.read(buffer, 0, buffer.length, known.offset)
-      const end = buffer.lastIndexOf(0x0a)
-      if (end < 0) return known.prompts
-      // Only whole lines: a torn or half-written last one is read next time.
-      for (const line of buffer.subarray(0, end).toString('utf8').split('\n')) {
-        if (!line.includes('"t":"checkpoint"') && !line.includes('"t":"prompt"')) continue
-        const record = parseLine(line)
-        if (record?.t === 'checkpoint') known.waiting = record.index ?? null
-        else if (record?.t === 'prompt' && !record.steered) {
-          if (known.waiting !== null) known.prompts.set(known.waiting, firstLineOf(record.content))
-          known.waiting = null
+      // A chunk at a time (a long transcript is not read whole), whole lines only: a torn or half-written last one is
+      // read next time.
+      const chunk = Buffer.alloc(Math.min(PROMPTS_CHUNK, size - known.offset))
+      let carried: Buffer[] = []
+      let at = known.offset
+      while (at < size) {
+        const { bytesRead } = await handle.read(chunk, 0, Math.min(chunk.length, size - at), at)
+        if (bytesRead === 0) break
+        at += bytesRead
+        let start = 0
+        for (let end = chunk.indexOf(0x0a); end !== -1 && end < bytesRead; end = chunk.indexOf(0x0a, start)) {
+          const piece = chunk.subarray(start, end)
+          const line = carried.length ? Buffer.concat([...carried, piece]) : piece
+          known.offset += line.length + 1
+          carried = []
+          start = end + 1
+          if (line.includes('"t":"checkpoint"') || line.includes('"t":"prompt"')) this.read(known, line.toString('utf8'))
         }
+        if (start < bytesRead) carried.push(Buffer.from(chunk.subarray(start, bytesRead)))
       }
-      known.offset += end + 1
       return known.prompts
     } finally {
       await handle.close()
+    }
+  }
+
+  private read(known: { waiting: number | null; prompts: Map<number, string> }, line: string): void {
+    const record = parseLine(line)
+    if (record?.t === 'checkpoint') known.waiting = record.index ?? null
+    else if (record?.t === 'prompt' && !record.steered) {
+      if (known.waiting !== null) known.prompts.set(known.waiting, firstLineOf(record.content))
+      known.waiting = null
     }
   }
 }

@@ -1,0 +1,143 @@
+import { appendFile, mkdir, readFile, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { scriptedTransport } from '../test/agent/spawn'
+import { agentEnv } from './agents'
+import { withTempDir, type Figure } from './lib'
+import { LONG_ENTRIES_PER_TURN, longTurn } from './long-data'
+import { rssMb, startServe, type Served } from './processes'
+
+/**
+ * The seed's memory (issue 40, goal 1), BENCH_ONLY=seed-memory: the Host's RSS
+ * while it hands a conversation over to another session ("Continue with…")
+ * and while it edits and resends its last message (a new session given the
+ * conversation before it), for a conversation of 100,000 entries against one
+ * of 100. The Host is the process serve.js forks (processes.ts), read every
+ * 100 ms from /proc; each run starts a fresh Host and waits for its search
+ * index to be read in (what a start does with every transcript) before the
+ * Host's RSS is taken as idle. The figure is the peak over the idle Host
+ * against the 100-entry rise over the same idle Host (the large Host's idle
+ * holds its conversation's text in the search index: that is goal 2's figure,
+ * the index's memory per session, not this one's).
+ */
+
+type Add = (figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: number[]) => Figure
+
+interface Conversation {
+  entries: number
+  dataDir: string
+  sessionId: string
+  agentId: string
+  /** The line of its last prompt (the message edited). */
+  lastPrompt: number
+  fileMb: number
+}
+
+interface Rise {
+  idleMb: number
+  riseMb: number[]
+}
+
+const ACTIONS = {
+  'hand-off': 'a hand-off (the seed of the whole conversation)',
+  'edit-resend': 'an edit and resend of its last message (the seed of the conversation before it)'
+} as const
+
+export async function seedMemoryFigures(add: Add, quick: boolean): Promise<void> {
+  const sizes = [100, quick ? 10_000 : 100_000]
+  await withTempDir('seed-memory', async (root) => {
+    const conversations: Conversation[] = []
+    for (const entries of sizes) conversations.push(await longConversation(root, entries))
+    for (const action of Object.keys(ACTIONS) as (keyof typeof ACTIONS)[]) {
+      const [small, large] = [await rise(conversations[0], action), await rise(conversations[1], action)]
+      const base = add({ group: '5', name: `${action}: Host RSS rise, 100 entries (baseline)`, unit: 'MB', size: 100 }, small.riseMb)
+      base.ratio = 1
+      base.baseline = '100 entries'
+      const big = conversations[1]
+      const figure = add({ group: '5', name: `${action}: Host RSS rise during ${ACTIONS[action]}`, unit: 'MB', size: big.entries }, large.riseMb)
+      // Against the same idle Host: the large one's idle already holds its conversation in the search index (not this figure's).
+      figure.ratio = (figure.median + large.idleMb) / (base.median + large.idleMb)
+      figure.baseline = `the rise with 100 entries, on the same idle Host (peak to peak)`
+      figure.goal = 'flat in the conversation’s size: peak ≤ 1.3 × the 100-entry one'
+      figure.met = figure.ratio <= 1.3
+      figure.note = `idle ${large.idleMb.toFixed(0)} MB, peak ${(large.idleMb + figure.median).toFixed(0)} MB, transcript ${big.fileMb.toFixed(0)} MB`
+    }
+  })
+}
+
+/** A session of the scripted agent whose transcript is then made `entries` long (the long day of long-data.ts). */
+async function longConversation(root: string, entries: number): Promise<Conversation> {
+  const dataDir = join(root, `data-${entries}`)
+  const project = join(root, `project-${entries}`)
+  await mkdir(project, { recursive: true })
+  const served = await startServe(dataDir)
+  let sessionId: string
+  let agentId: string
+  try {
+    const projectId = (await served.confirmed<{ id: string }>('projects.add', { cwd: project })).id
+    agentId = (
+      await served.confirmed<{ id: string }>('agents.add', {
+        name: 'Scripted',
+        transport: scriptedTransport(agentEnv(join(root, `agent-state-${entries}`)))
+      })
+    ).id
+    sessionId = (await served.confirmed<{ id: string }>('sessions.new', { projectId, agentId })).id
+    await served.confirmed('sessions.prompt', { id: sessionId, text: 'the first question' })
+  } finally {
+    await served.close()
+  }
+  const file = join(dataDir, 'transcripts', `${sessionId}.jsonl`)
+  const linesBefore = (await readFile(file, 'utf8')).split('\n').length - 1
+  const at = new Date().toISOString()
+  const turns = Math.round(entries / LONG_ENTRIES_PER_TURN)
+  for (let from = 0; from < turns; from += 1_000) {
+    const lines: string[] = []
+    for (let i = from; i < Math.min(turns, from + 1_000); i++) for (const r of longTurn(i, at)) lines.push(JSON.stringify(r))
+    await appendFile(file, lines.join('\n') + '\n')
+  }
+  // Each turn opens with its prompt.
+  const lastPrompt = linesBefore + (turns - 1) * longTurn(0, at).length
+  return { entries, dataDir, sessionId, agentId, lastPrompt, fileMb: (await stat(file)).size / 1024 / 1024 }
+}
+
+/** The Host's RSS rise while it does `action` on the conversation, twice, each on a Host just started. */
+async function rise(conversation: Conversation, action: keyof typeof ACTIONS): Promise<Rise> {
+  const riseMb: number[] = []
+  let idleMb = 0
+  for (let run = 0; run < 2; run++) {
+    const served = await startServe(conversation.dataDir)
+    try {
+      // The Host reads every transcript into the search index after it opens: measured once that is done.
+      for (;;) {
+        const answer = await served.client.request<{ indexing: unknown }>('search.query', { q: 'question', limit: 1 })
+        if (!answer.indexing) break
+        await new Promise((r) => setTimeout(r, 200))
+      }
+      await new Promise((r) => setTimeout(r, 1_000))
+      const idle = rssMb(served.host)
+      if (run === 0) idleMb = idle
+      const peak = await peakWhile(served, () => act(served, conversation, action))
+      riseMb.push(Math.max(idle, peak) - idle)
+    } finally {
+      await served.close()
+    }
+  }
+  return { idleMb, riseMb }
+}
+
+function act(served: Served, { sessionId, agentId, lastPrompt }: Conversation, action: keyof typeof ACTIONS): Promise<unknown> {
+  return action === 'hand-off'
+    ? served.confirmed('sessions.handOff', { id: sessionId, agentId })
+    : served.confirmed('sessions.editResend', { id: sessionId, seq: lastPrompt, text: 'the last question, again', conversationOnly: true })
+}
+
+/** The Host's peak RSS (MB), read every 100 ms while `work` runs. */
+async function peakWhile(served: Served, work: () => Promise<unknown>): Promise<number> {
+  let peak = rssMb(served.host)
+  const timer = setInterval(() => (peak = Math.max(peak, rssMb(served.host))), 100)
+  try {
+    await work()
+  } finally {
+    clearInterval(timer)
+  }
+  return Math.max(peak, rssMb(served.host))
+}
