@@ -9,7 +9,7 @@ import { transcriptPath } from '../electron/host/storage/transcripts'
 import type { SessionRecord } from '../shared/domain'
 import { makeDataset } from './data'
 
-/** The search bench's index in process (no browser, no transcripts per session): `npx tsx bench/search-rank-profile.ts 100000`. */
+/** The search bench's index in process (no browser, no transcripts per session): `node --expose-gc --import tsx bench/search-rank-profile.ts 100000`. */
 async function main(): Promise<void> {
   const size = Number(process.argv[2] ?? 100_000)
   const root = await mkdtemp(join(tmpdir(), 'search-rank-'))
@@ -33,7 +33,9 @@ async function main(): Promise<void> {
     }
     sessions.push(record)
     docs.putSession(record)
-    docs.indexEntries(record.id, texts, seqs)
+    // Each session's texts its own strings, as each transcript read gives.
+    const own = new Map([...texts].map(([id, entry]) => [id, { kind: entry.kind, text: [...entry.text].join('') }]))
+    docs.indexEntries(record.id, own, seqs)
   }
   global.gc?.()
   console.log(
@@ -58,6 +60,33 @@ async function main(): Promise<void> {
   }
   times.sort((a, b) => a - b)
   console.log(`query: median ${times[7].toFixed(1)} ms`)
+  if (global.gc) heapByPart(docs, size)
+}
+
+/** What of the heap each part of the index holds, a document at a time (each part let go of in turn, the heap read after a GC). */
+function heapByPart(docs: SearchDocs, size: number): void {
+  const heap = (): number => {
+    global.gc?.()
+    global.gc?.()
+    const { heapUsed, arrayBuffers } = process.memoryUsage()
+    return heapUsed + arrayBuffers
+  }
+  const documents = docs.mini.documentCount
+  const mini = docs.mini as unknown as Record<string, unknown>
+  const parts: [string, () => void][] = [
+    ['the texts and seqs kept for snippets (SearchDocs.sessions)', () => (docs.sessions = new Map())],
+    ["MiniSearch's postings (its radix tree of words, a Map per word and field)", () => (mini._index = null)],
+    ["MiniSearch's field lengths (a Map of arrays)", () => (mini._fieldLength = null)],
+    ["MiniSearch's document ids, both ways", () => ((mini._documentIds = null), (mini._idToShortId = null))]
+  ]
+  let before = heap()
+  for (const [what, drop] of parts) {
+    drop()
+    const after = heap()
+    console.log(`${((before - after) / documents).toFixed(0).padStart(5)} B a document: ${what}`)
+    before = after
+  }
+  console.log(`(${documents} documents, ${size} sessions)`)
 }
 
 void main()
