@@ -26,6 +26,9 @@ interface LengthsView {
   _documentCount: number
 }
 
+/** Discarded documents noted between two queries, at most (then the lengths are read whole at the next). */
+const MAX_NOTED = 50_000
+
 export class DocLengths {
   /** By field id, by short id: the document's length in that field (NaN: not live). */
   private fields: Float32Array[] = []
@@ -42,6 +45,14 @@ export class DocLengths {
     if (view !== this.index) return
     const shortId = view._idToShortId.get(docId)
     if (shortId !== undefined) this.discarded.push(shortId)
+    // Hours of streaming with no query: rather than keep every id, the next query reads the lengths whole.
+    if (this.discarded.length > MAX_NOTED) this.forget()
+  }
+
+  private forget(): void {
+    this.index = null
+    this.fields = []
+    this.discarded = []
   }
 
   /** The lengths by field id, in step with `index` (a MiniSearch). Valid until the index next changes. */
