@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import type { Project, SessionRecord } from '../../shared/domain'
 import type { SearchHit, SearchResults } from '../../shared/search'
-import { SearchDocs, tokenize } from '../../electron/host/search/documents'
-import { parseDocId, type EntryText } from '../../electron/host/search/index-file'
+import MiniSearch from 'minisearch'
+import { MINISEARCH_OPTIONS, SearchDocs, tokenize } from '../../electron/host/search/documents'
+import { parseDocId, type EntryText, type IndexedDoc } from '../../electron/host/search/index-file'
 import { queryDocs } from '../../electron/host/search/query'
 import { rankDocs } from '../../electron/host/search/rank'
 
@@ -249,5 +250,65 @@ describe('ranking a query', () => {
       // A message is markdown: the snippet is its words, without the stars.
       expect(hit.snippet.text).not.toContain('**')
     }
+  })
+
+  it('follows the index as it changes between queries: documents added, replaced and removed, an index read from its file', async () => {
+    const { docs, projects, sessions } = corpus()
+    const ask = (): void => void queryDocs(docs, 'render listing', 40, { projects: () => projects, sessions: () => live }, null)
+    let live = [...sessions]
+    // Each query after the first takes in only what changed since the one before: each is held to MiniSearch's own.
+    const compare = async (when: string): Promise<void> => {
+      // MiniSearch's scores count discarded documents until it is vacuumed (which leaves the field lengths as they are).
+      await docs.mini.vacuum()
+      for (const q of ['render listing', 'listin', 'rendr', 'round']) {
+        const best = referenceHits(docs, q, live, projects, 400)
+        const truth = new Map(referenceHits(docs, q, live, projects, Infinity).map((h) => [key(h), h.score]))
+        const got = queryDocs(docs, q, 400, { projects: () => projects, sessions: () => live }, null)
+        const want = groups(best, 400)
+        for (const group of ['projects', 'sessions', 'entries'] as const) {
+          expect(got[group].length, `${when}: ${q} ${group}`).toBe(want[group].length)
+          expectSameHits(got[group], want[group], truth, `${when}: ${q} ${group}`)
+        }
+        expect(got.entries.length + got.sessions.length, q).toBeGreaterThan(5)
+      }
+    }
+    const next = random(7)
+    for (let round = 0; round < 3; round++) {
+      // Removed: their documents discarded (the Host's list of sessions is a new array then).
+      for (const session of live.filter((_, i) => i % 17 === round + 1)) docs.removeSession(session.id)
+      live = live.filter((s) => docs.sessions.has(s.id))
+      // A query takes each document's field lengths and the sessions by id; what follows changes both under them.
+      ask()
+      for (let s = 0; s < 40; s++) {
+        const id = `new-${round}-${s}`
+        const record = { ...sessions[0], id, title: s % 3 ? `render listing round ${round}` : `round ${round}` }
+        // A session added is pushed onto the same list.
+        live.push(record)
+        docs.putSession(record)
+        const words = Array.from({ length: 1 + Math.floor(next() * 30) }, () => VOCABULARY[Math.floor(next() * VOCABULARY.length)]).join(' ')
+        docs.indexEntries(id, new Map([['e0', { kind: 'user', text: `render ${words} listing` }]]))
+      }
+      // Replaced (a streamed answer grows): documents whose lengths were taken discarded, others added.
+      for (const session of live.filter((_, i) => i % 9 === round)) {
+        const texts = new Map(docs.sessions.get(session.id)!.texts)
+        texts.set('e0', { kind: 'assistant', text: `render listing ${round} ${'grown '.repeat(round * 7)}` })
+        docs.indexEntries(session.id, texts)
+      }
+      await compare(`round ${round}`)
+    }
+    // The index as the file gives it back: another MiniSearch, with the same documents under the same short ids.
+    const reread = MiniSearch.loadJSON<IndexedDoc>(JSON.stringify(docs.mini), MINISEARCH_OPTIONS)
+    docs.adopt({ mini: reread, projects: docs.projects, sessions: docs.sessions })
+    await compare('read from its file')
+  })
+
+  it('of documents with equal scores keeps the ones indexed last, as MiniSearch orders them', () => {
+    // The bench's corpus: every session the same turn, so every entry holding the query scores the same.
+    const docs = new SearchDocs(() => {})
+    for (let s = 0; s < 2_000; s++) docs.indexEntries(`s${s}`, new Map([['e0', { kind: 'user', text: 'render the listing' }]]))
+    const ranked = rankDocs(docs.mini, 'render listing', 400, docs.lengths)
+    expect(ranked.total).toBe(2_000)
+    expect(new Set(ranked.top.map((d) => d.score)).size).toBe(1)
+    expect(ranked.top.map((d) => d.id)).toEqual(Array.from({ length: 400 }, (_, i) => `e\u0000s${1_999 - i}\u0000e0`))
   })
 })

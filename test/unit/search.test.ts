@@ -245,6 +245,36 @@ describe('the search index', () => {
     expect(done.indexing).toBeNull()
     expect(done.entries).toHaveLength(30)
   })
+
+  it('reads transcripts ahead of the one it indexes, yet a session removed or gone live meanwhile is not taken from disk', async () => {
+    sessions = Array.from({ length: 40 }, (_, i) => session(`s${i}`, `Session ${i}`))
+    for (const s of sessions) await writeTranscript(s.id, [header(s.id), prompt(`needle number ${s.id}`)])
+    const indexed: string[] = []
+    index = new SearchIndex({
+      transcriptDir: dir,
+      projects: () => projects,
+      sessions: () => sessions,
+      threadOf: (id) => live.get(id),
+      onTranscriptRead: (id) => {
+        indexed.push(id)
+        // While s10 is taken in, the transcripts after it are being read already: s11 is deleted, s12 goes live.
+        if (id !== 's10') return
+        sessions = sessions.filter((s) => s.id !== 's11')
+        emit({ type: 'session.removed', payload: { id: 's11' } })
+        append('s12', 2, prompt('live words only'))
+      }
+    })
+    await index.build()
+    expect(indexed).not.toContain('s11')
+    expect(indexed).not.toContain('s12')
+    const found = index.query('needle', 100).entries.map((e) => e.sessionId)
+    expect(found).toHaveLength(38)
+    expect(found).not.toContain('s11')
+    // s12 is indexed from the Host's fold, which is newer than its transcript.
+    expect(index.query('live words', 100).entries.map((e) => e.sessionId)).toEqual(['s12'])
+    // The rest were indexed in the order of the sessions.
+    expect(indexed).toEqual(sessions.map((s) => s.id).filter((id) => id !== 's12'))
+  })
 })
 
 describe('when the index is built', () => {

@@ -2,7 +2,7 @@ import type { Project, SessionRecord } from '../../../shared/domain'
 import type { Thread } from '../../../shared/thread'
 import { MINISEARCH_OPTIONS, type SearchDocs } from './documents'
 import { readIndexFile, type StoredIndex } from './index-file'
-import { signatureOf } from './intake'
+import { readEntries, signatureOf, type Entries } from './intake'
 import { transcriptPath } from '../storage/transcripts'
 
 /**
@@ -55,6 +55,11 @@ export interface SearchSources extends SearchHooks {
 
 /** Transcripts looked at (stat) at once when the index is brought up to date. */
 const STAT_BATCH = 256
+/**
+ * Transcripts being read ahead of the one indexed: a read waits mostly on the disk and the thread pool (at 10,000
+ * sessions the build was idle half its time reading one after another), and they are still indexed in order.
+ */
+const READ_AHEAD = 8
 
 /** What the build works on: the index's documents and the sessions it follows. */
 export interface BuildTarget {
@@ -70,8 +75,8 @@ export interface BuildTarget {
   /** Takes the index read from disk in place of the one followed while it was read. */
   adopt(stored: StoredIndex): void
   removeSession(sessionId: string): void
-  /** Indexes a session's transcript as it is on disk; `signature` is the file's, taken before it was read. */
-  readSession(sessionId: string, signature: string | null): Promise<void>
+  /** Indexes a session's transcript as it is on disk; `signature` is the file's, taken before it was read; `read`: its read, started ahead. */
+  readSession(sessionId: string, signature: string | null, read?: Promise<Entries>): Promise<void>
 }
 
 /** Brings the index up to date; null when abandoned, else how many transcripts were read and whether a usable file was. */
@@ -97,16 +102,30 @@ export async function bringUpToDate(target: BuildTarget): Promise<{ reads: numbe
     const batch = sessions.slice(start, start + STAT_BATCH)
     const signatures = await Promise.all(batch.map((s) => signatureOf(transcriptPath(sources.transcriptDir, s.id))))
     if (abandoned()) return null
+    // The sessions whose transcript is to be read again (a session removed or gone live meanwhile drops its read).
+    const wanted = batch.map((record, i) => {
+      const indexed = docs.sessions.get(record.id)
+      const current = indexed?.signature !== null && indexed?.signature === signatures[i]
+      // A session that went live meanwhile was indexed from the Host's fold, which is newer.
+      return !current && !target.removed.has(record.id) && !target.live.has(record.id)
+    })
+    const readsAhead: (Promise<Entries> | undefined)[] = []
+    let ahead = 0
     for (let i = 0; i < batch.length; i++) {
+      for (; ahead < Math.min(batch.length, i + READ_AHEAD); ahead++) {
+        if (!wanted[ahead]) continue
+        const read = readEntries(transcriptPath(sources.transcriptDir, batch[ahead].id))
+        // Its error is handled when its turn comes (a build abandoned meanwhile drops it).
+        read.catch(() => {})
+        readsAhead[ahead] = read
+      }
       const record = batch[i]
       // A session deleted while its transcript was looked at is gone from the index already.
       if (!target.removed.has(record.id)) {
         docs.putSession(record)
-        const indexed = docs.sessions.get(record.id)
-        const current = indexed?.signature !== null && indexed?.signature === signatures[i]
-        // A session that went live meanwhile was indexed from the Host's fold, which is newer.
-        if (!current && !target.live.has(record.id)) {
-          await target.readSession(record.id, signatures[i])
+        if (wanted[i] && !target.live.has(record.id)) {
+          await target.readSession(record.id, signatures[i], readsAhead[i])
+          readsAhead[i] = undefined
           reads++
         }
         if (abandoned()) return null

@@ -1,5 +1,6 @@
 import MiniSearch, { type Options } from 'minisearch'
 import type { Project, SessionRecord } from '../../../shared/domain'
+import { DocLengths } from './doc-lengths'
 import { entryDocId, projectDocId, sessionDocId, type EntryText, type IndexedDoc, type SessionDocs, type StoredIndex } from './index-file'
 
 /**
@@ -30,6 +31,8 @@ export function tokenize(text: string): string[] {
 
 export class SearchDocs implements StoredIndex {
   mini = new MiniSearch<IndexedDoc>(MINISEARCH_OPTIONS)
+  /** Each document's field lengths in typed arrays, for the ranking (rank.ts), kept in step with `mini`. */
+  readonly lengths = new DocLengths()
   sessions = new Map<string, SessionDocs>()
   /** The project documents indexed, with what they were indexed with. */
   projects = new Map<string, { name: string; cwd: string }>()
@@ -114,6 +117,7 @@ export class SearchDocs implements StoredIndex {
 
   /** Takes a document out of the index; what it leaves there is vacuumed once there is enough of it. */
   private discard(docId: string): void {
+    this.lengths.noteDiscard(this.mini, docId)
     this.mini.discard(docId)
     this.onDiscard()
   }

@@ -65,13 +65,19 @@ export function entryText(entry: ThreadEntry): string | null {
   return text.length > MAX_ENTRY_CHARS ? text.slice(0, MAX_ENTRY_CHARS) : text
 }
 
+/** A transcript's entries as the index takes them: the searchable text of each, and the seq of the record that started it. */
+export interface Entries {
+  texts: Map<string, EntryText>
+  seqs: Map<string, number>
+}
+
 /**
  * Reads a transcript and folds it, noting the seq (line number) of the record
  * that started each entry. A damaged line is skipped, as everywhere. Read a
  * chunk at a time, and at each prompt the turns before it give their text and
  * are let go of: however long the transcript, the fold holds one turn.
  */
-export async function readEntries(file: string): Promise<{ texts: Map<string, EntryText>; seqs: Map<string, number> }> {
+export async function readEntries(file: string): Promise<Entries> {
   const thread = createThread()
   const texts = new Map<string, EntryText>()
   const seqs = new Map<string, number>()

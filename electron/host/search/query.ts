@@ -36,7 +36,7 @@ export function queryDocs(
   const empty: SearchResults = { projects: [], sessions: [], entries: [], indexing }
   if (!phrase) return empty
   // The best by MiniSearch's score only are looked at: of them, those holding the exact phrase rank first.
-  const { top, matched } = rankDocs(docs.mini, phrase, MAX_QUERY_RESULTS)
+  const { top, matched } = rankDocs(docs.mini, phrase, MAX_QUERY_RESULTS, docs.lengths)
   const pattern = phrasePattern(phrase)
   const exactPattern = pattern && new RegExp(pattern.source, 'iu')
   const exactIn = (text: string): boolean => exactPattern !== null && exactPattern.test(text)
@@ -63,16 +63,33 @@ export function queryDocs(
   }
 }
 
-/** The records of the sessions the documents belong to, in one pass over them (no map of every session). */
+/**
+ * The records of the sessions the documents belong to, looked up by id. The Host's list of records is an array
+ * (100,000 of them: 10–15 ms to walk, a cache miss a record): its map by id is made once and kept while the
+ * list is the same array of the same length (records change in place; a session added is pushed, one removed
+ * makes a new array; none is replaced in place).
+ */
 function sessionsOf(top: Ranked[], all: readonly SessionRecord[]): Map<string, SessionRecord> {
-  const wanted = new Set<string>()
+  const byId = sessionsById(all)
+  const found = new Map<string, SessionRecord>()
   for (const ranked of top) {
     const doc = parseDocId(ranked.id)
-    if (doc && doc.kind !== 'project') wanted.add(doc.sessionId)
+    if (!doc || doc.kind === 'project' || found.has(doc.sessionId)) continue
+    const record = byId.get(doc.sessionId)
+    if (record && record.id === doc.sessionId) found.set(doc.sessionId, record)
   }
-  const found = new Map<string, SessionRecord>()
-  if (wanted.size > 0) for (const session of all) if (wanted.has(session.id)) found.set(session.id, session)
   return found
+}
+
+const byIdOf = new WeakMap<readonly SessionRecord[], { length: number; byId: Map<string, SessionRecord> }>()
+
+function sessionsById(all: readonly SessionRecord[]): Map<string, SessionRecord> {
+  let kept = byIdOf.get(all)
+  if (!kept || kept.length !== all.length) {
+    kept = { length: all.length, byId: new Map(all.map((session) => [session.id, session])) }
+    byIdOf.set(all, kept)
+  }
+  return kept.byId
 }
 
 /** A document found, ranked, its snippet not yet made (only those shown get one). */

@@ -1,6 +1,7 @@
 import type MiniSearch from 'minisearch'
 import { tokenize } from './documents'
 import type { IndexedDoc } from './index-file'
+import { DocLengths } from './doc-lengths'
 
 /**
  * The best `k` documents for a query, scored exactly as MiniSearch's `search`
@@ -12,8 +13,14 @@ import type { IndexedDoc } from './index-file'
  * result object for every match and sorts them all (at 10,000 sessions where
  * every transcript holds the query, 20,000 matches: 50–70 ms of the Host). Here
  * the scores are summed in typed arrays over MiniSearch's postings and the best
- * `k` kept in a heap, so a query costs a few tens of nanoseconds per posting and
- * allocates for the `k` kept only.
+ * `k` kept in a heap, so a query costs ~10–20 nanoseconds a posting (at 100,000
+ * sessions, two words held by 200,000 entries each: 5–10 ms) and allocates for
+ * the `k` kept only. Each posting's document length is read from typed arrays
+ * kept beside the index (doc-lengths.ts), not from MiniSearch's Map of arrays,
+ * a lookup there cost ~200 ns a posting once the index outgrew the caches (90
+ * of a query's 100 ms at 100,000 sessions); the arrays a query sums into are
+ * the same from query to query; of equal scores, the documents indexed last
+ * are met first, so the heap is not rebuilt at every one of them.
  *
  * It reads MiniSearch's index through its `protected` fields (the API MiniSearch
  * offers subclasses, here a view of them), and never changes it: MiniSearch's
@@ -54,7 +61,6 @@ interface Internals {
   _documentCount: number
   _documentIds: Map<number, string>
   _fieldIds: Record<string, number>
-  _fieldLength: Map<number, number[]>
   _avgFieldLength: number[]
   _nextId: number
   _dirtCount: number
@@ -85,20 +91,21 @@ interface Derived {
   weight: number
 }
 
-export function rankDocs(mini: MiniSearch<IndexedDoc>, phrase: string, k: number): RankedQuery {
+/** `lengths`: the documents' field lengths kept beside the index (SearchDocs); without it they are read whole for this query. */
+export function rankDocs(mini: MiniSearch<IndexedDoc>, phrase: string, k: number, lengths = new DocLengths()): RankedQuery {
   const index = mini as unknown as Internals
   const terms = queryTerms(phrase)
   const matched = new Set<string>()
   if (terms.length === 0) return { top: [], matched, total: 0 }
-  const size = index._nextId
-  const scores = new Float64Array(size)
-  // How many of the query's words each document matched so far: every word is required.
-  const words = new Uint16Array(size)
+  const { scores, words } = scratch(index._nextId)
   const candidates: number[] = []
   const checkLive = index._dirtCount > 0
   const documentCount = index._documentCount
-  const fields = FIELD_BOOSTS.map(([field, boost]) => ({ id: index._fieldIds[field], boost, avg: index._avgFieldLength[index._fieldIds[field]] }))
-  const fieldLength = index._fieldLength
+  const byField = lengths.of(mini)
+  const fields = FIELD_BOOSTS.map(([field, boost]) => {
+    const id = index._fieldIds[field]
+    return { id, boost, avg: index._avgFieldLength[id], lengths: byField[id] }
+  })
   const last = terms.length - 1
   for (let i = 0; i <= last; i++) {
     for (const { word, postings, weight } of derivedTerms(index._index, terms[i], i === last)) {
@@ -106,17 +113,19 @@ export function rankDocs(mini: MiniSearch<IndexedDoc>, phrase: string, k: number
       for (const field of fields) {
         const freqs = postings.get(field.id)
         if (!freqs) continue
-        const live = checkLive ? countLive(freqs, index._fieldLength) : freqs.size
+        const fieldLengths = field.lengths
+        const live = checkLive ? countLive(freqs, fieldLengths) : freqs.size
         const idf = Math.log(1 + (documentCount - live + 0.5) / (live + 0.5))
         const factor = weight * field.boost * idf
+        const avg = field.avg
         freqs.forEach((tf, doc) => {
           const seen = words[doc]
           // A document that missed an earlier word is out.
           if (seen < i) return
-          const lengths = fieldLength.get(doc)
-          // Discarded (its postings wait for the vacuum).
-          if (!lengths) return
-          const norm = BM25.k * (1 - BM25.b + (BM25.b * lengths[field.id]) / field.avg)
+          const length = fieldLengths[doc]
+          // Discarded (its postings wait for the vacuum): NaN.
+          if (length !== length) return
+          const norm = BM25.k * (1 - BM25.b + (BM25.b * length) / avg)
           scores[doc] += factor * (BM25.d + (tf * (BM25.k + 1)) / (tf + norm))
           if (seen === i) {
             words[doc] = i + 1
@@ -161,10 +170,28 @@ function derivedTerms(words: Words, term: string, prefix: boolean): Derived[] {
   return out
 }
 
-function countLive(freqs: Map<number, number>, lengths: Map<number, number[]>): number {
+function countLive(freqs: Map<number, number>, lengths: Float32Array): number {
   let live = 0
-  for (const doc of freqs.keys()) if (lengths.has(doc)) live++
+  for (const doc of freqs.keys()) if (!Number.isNaN(lengths[doc])) live++
   return live
+}
+
+let scratchScores = new Float64Array(0)
+let scratchWords = new Uint16Array(0)
+
+/**
+ * A score and a count of words matched per document (by short id), zeroed: the same arrays from query to query
+ * (a query is synchronous), grown as the index grows, so that a query does not allocate megabytes for the GC.
+ */
+function scratch(size: number): { scores: Float64Array; words: Uint16Array } {
+  if (scratchScores.length < size) {
+    scratchScores = new Float64Array(Math.ceil(size * 1.25))
+    scratchWords = new Uint16Array(scratchScores.length)
+  } else {
+    scratchScores.fill(0, 0, size)
+    scratchWords.fill(0, 0, size)
+  }
+  return { scores: scratchScores, words: scratchWords }
 }
 
 /** The `k` best of `docs` by score, best first; of equal scores, the higher short id (indexed later) first. */
@@ -172,7 +199,8 @@ function bestOf(docs: number[], scores: Float64Array, k: number): number[] {
   const better = (a: number, b: number): boolean => scores[a] > scores[b] || (scores[a] === scores[b] && a > b)
   if (docs.length <= k) return docs.sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0))
   // A min-heap of the best k so far: its root is the worst kept, which most documents do not beat.
-  const heap = docs.slice(0, k)
+  // Documents come in the order they were indexed, mostly: the last first, so of equal scores the first kept stay.
+  const heap = docs.slice(docs.length - k)
   const down = (at: number): void => {
     for (;;) {
       const left = 2 * at + 1
@@ -186,7 +214,7 @@ function bestOf(docs: number[], scores: Float64Array, k: number): number[] {
     }
   }
   for (let i = (k >> 1) - 1; i >= 0; i--) down(i)
-  for (let i = k; i < docs.length; i++) {
+  for (let i = docs.length - k - 1; i >= 0; i--) {
     if (!better(docs[i], heap[0])) continue
     heap[0] = docs[i]
     down(0)

@@ -4,7 +4,7 @@ import { QuietStart } from './quiet-start'
 import { bringUpToDate, type SearchSources } from './build'
 import { SearchDocs } from './documents'
 import { IndexSaves, ReadAbandoned, type StoredIndex } from './index-file'
-import { readEntries, signatureOf, textsOf } from './intake'
+import { readEntries, signatureOf, textsOf, type Entries } from './intake'
 import { queryDocs } from './query'
 import { transcriptPath } from '../storage/transcripts'
 
@@ -131,7 +131,7 @@ export class SearchIndex {
       setProgress: (progress) => (this.progress = progress),
       adopt: (stored) => this.adopt(stored),
       removeSession: (id) => this.removeSession(id),
-      readSession: (id, signature) => this.readSession(id, signature)
+      readSession: (id, signature, read) => this.readSession(id, signature, read)
     })
     if (!built) return
     this.progress = null
@@ -163,11 +163,11 @@ export class SearchIndex {
     }
   }
 
-  /** Indexes a session's transcript as it is on disk; `signature` is the file's, taken before it was read. */
-  private async readSession(sessionId: string, signature: string | null, closing = false): Promise<void> {
+  /** Indexes a session's transcript as it is on disk; `signature` is the file's, taken before it was read; `read`: its read, started ahead (by the build). */
+  private async readSession(sessionId: string, signature: string | null, read?: Promise<Entries>, closing = false): Promise<void> {
     try {
       this.sources.onTranscriptRead?.(sessionId)
-      const { texts, seqs } = await readEntries(transcriptPath(this.sources.transcriptDir, sessionId))
+      const { texts, seqs } = await (read ?? readEntries(transcriptPath(this.sources.transcriptDir, sessionId)))
       if (!closing && (this.closed || this.live.has(sessionId))) return
       if (this.removed.has(sessionId)) return
       const docs = this.docs.docsOf(sessionId)
@@ -382,7 +382,7 @@ export class SearchIndex {
       this.flushQuietly()
       for (const id of this.live) {
         const record = this.sources.sessions().find((s) => s.id === id)
-        if (record) await this.readSession(id, await signatureOf(transcriptPath(this.sources.transcriptDir, id)), true)
+        if (record) await this.readSession(id, await signatureOf(transcriptPath(this.sources.transcriptDir, id)), undefined, true)
       }
       this.live.clear()
     }
