@@ -6,6 +6,7 @@ import { makeDataset } from './data'
 import { stats, withTempDir, percentile, type Figure } from './lib'
 import { barePage, LONG_ENTRIES_PER_TURN, longTurn } from './long-data'
 import { openPastSession } from './ui'
+import { startProfiles } from './profile'
 
 /**
  * A conversation of any length (issue 40, goal 1), BENCH_ONLY=long: a long
@@ -143,7 +144,9 @@ async function openLong(browser: Browser, dataDir: string, title: string, marker
   return openPastSession(browser, dataDir, title, marker, async (page, firstPaintMs) => {
     const heapOpenMb = await heapMb(page)
     if (!scroll) return { firstPaintMs, heapOpenMb }
+    const stopProfiles = await startProfiles(browser, page, 'long-scroll')
     const scrolled = await scrollEndToEnd(page, '[data-testid=thread-scroll]')
+    await stopProfiles()
     return { firstPaintMs, heapOpenMb, scrolled, heapScrolledMb: await heapMb(page) }
   })
 }
@@ -201,7 +204,10 @@ async function bareScroll(browser: Browser, root: string, turns: number): Promis
   try {
     await page.goto(`file://${file}`, { timeout: 300_000 })
     await painted(page)
-    return await scrollEndToEnd(page, '[data-testid=bare]', true)
+    const stopProfiles = await startProfiles(browser, page, 'long-scroll-bare')
+    const scrolled = await scrollEndToEnd(page, '[data-testid=bare]', true)
+    await stopProfiles()
+    return scrolled
   } finally {
     await context.close()
   }

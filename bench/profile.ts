@@ -6,7 +6,7 @@ import { repoRoot } from './agents'
 
 /**
  * Where a measured run spent its time, for the benchmarks that look into the
- * renderer and the Host (stream, frames, costly text):
+ * renderer and the Host (stream, frames, costly text, the long scroll and its bare page):
  *
  * - `BENCH_PROFILE=1`: a CPU profile of the page's main thread (the DevTools
  *   protocol's `Profiler`, through playwright-core) and one of the Host (this

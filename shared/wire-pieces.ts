@@ -48,11 +48,28 @@ export function wirePieces(text: string, size = WIRE_PIECE_CHARS): string[] {
 export function wireFrames(message: unknown): string[] {
   const json = JSON.stringify(message)
   if (json.length <= WIRE_PIECE_CHARS) return [json]
+  // Most long messages are many short strings (a batch of streamed chunks): their JSON is the skeleton as it is,
+  // not stringified again from a copy.
+  const skeleton = hasLongText(message) ? null : wirePieces(json)
+  if (skeleton) return [JSON.stringify({ kind: 'pieces', count: skeleton.length, texts: [] } satisfies WirePieces), ...skeleton]
   const texts: { path: (string | number)[]; text: string }[] = []
-  const skeleton = wirePieces(JSON.stringify(withoutTexts(message, [], texts)))
+  const pieces = wirePieces(JSON.stringify(withoutTexts(message, [], texts)))
   const textFrames = texts.map((t) => wirePieces(t.text))
-  const header: WirePieces = { kind: 'pieces', count: skeleton.length, texts: texts.map((t, i) => ({ path: t.path, count: textFrames[i].length })) }
-  return [JSON.stringify(header), ...skeleton, ...textFrames.flat()]
+  const header: WirePieces = { kind: 'pieces', count: pieces.length, texts: texts.map((t, i) => ({ path: t.path, count: textFrames[i].length })) }
+  return [JSON.stringify(header), ...pieces, ...textFrames.flat()]
+}
+
+/** Whether JSON data holds a string over `WIRE_TEXT_CHARS` (a walk that allocates nothing). */
+function hasLongText(value: unknown): boolean {
+  if (typeof value === 'string') return value.length > WIRE_TEXT_CHARS
+  if (Array.isArray(value)) {
+    for (const item of value) if (hasLongText(item)) return true
+    return false
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const key in value) if (hasLongText((value as Record<string, unknown>)[key])) return true
+  }
+  return false
 }
 
 /** A copy of JSON data with each string over `WIRE_TEXT_CHARS` made empty and listed in `out` with its path. */

@@ -179,6 +179,21 @@ describe('WebSocket transport', () => {
     expect(() => joinWire({ ...header, texts: [{ path: ['events', 0, 'type'], count: 1 }] }, [rest[0], 'x'])).toThrow(/no place for a text/)
     expect(wireHeader('{"kind":"pieces","count":"x"}')).toBeNull()
   })
+
+  it('sends a long message of short strings (a batch of streamed chunks) as its own JSON in pieces, whole and in order', () => {
+    const records = Array.from({ length: 2_000 }, (_, i) => ({
+      t: 'update',
+      update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `chunk ${i + 1} 😀` } }
+    }))
+    const message = { kind: 'events', events: [{ type: 'session.records', payload: { id: 's', seq: 7, records } }] }
+    const [first, ...rest] = wireFrames(message)
+    const header = wireHeader(first)!
+    expect(header.texts).toEqual([])
+    expect(rest.length).toBeGreaterThan(2)
+    expect(rest).toHaveLength(wireFrameCount(header))
+    expect(rest.every((p) => p.length <= WIRE_PIECE_CHARS)).toBe(true)
+    expect(joinWire(header, rest)).toEqual(message)
+  })
 })
 
 describe('a Host still opening its data folder (the desktop app loads its window meanwhile)', () => {

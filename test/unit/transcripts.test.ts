@@ -1,4 +1,5 @@
-import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { readlinkSync } from 'node:fs'
+import { appendFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { currentView, parseTranscript, readTranscript, TranscriptWriter } from '../../electron/host/storage/transcripts'
@@ -29,6 +30,31 @@ describe('transcripts', () => {
     expect(contents.records).toEqual(Array.from({ length: 50 }, (_, i) => stop(i)))
     expect(contents.nextSeq).toBe(50)
     expect(errors).toEqual([])
+  })
+
+  it('writes a flood of records arriving tick after tick whole and in order, and leaves the file closed once written', async () => {
+    const file = join(dir, 'flood.jsonl')
+    const errors: Error[] = []
+    const writer = new TranscriptWriter(file, 0, true, (e) => errors.push(e))
+    // Records keep coming while earlier ones are being written (a streamed reply): many writes, one run.
+    for (let tick = 0; tick < 40; tick++) {
+      for (let i = 0; i < 25; i++) writer.append(stop(tick * 25 + i))
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    await writer.flush()
+    const contents = await readTranscript(file)
+    expect(contents.records).toEqual(Array.from({ length: 1_000 }, (_, i) => stop(i)))
+    expect(errors).toEqual([])
+    // Nothing holds the file once everything is written: it can be moved or removed (a session deleted) at once.
+    const target = (fd: string): string | null => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`, { encoding: 'utf8' })
+      } catch {
+        return null // the folder's own listing, closed meanwhile
+      }
+    }
+    const open = (await readdir('/proc/self/fd').catch(() => [])).map(target)
+    expect(open.filter((target) => target === file)).toEqual([])
   })
 
   it('skips a torn last line and seals it before the next append, keeping seqs true', async () => {

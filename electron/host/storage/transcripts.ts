@@ -273,25 +273,42 @@ export class TranscriptWriter<R = TranscriptRecord> {
     void this.writeAll().finally(() => (this.busy = false))
   }
 
+  /**
+   * Writes what is queued, batch after batch, until the queue is empty. The file stays open for the whole run
+   * (a streamed reply is one run of many batches) and its size is counted rather than asked: a batch costs one
+   * write and one fdatasync, not an open, a stat and a close as well.
+   */
   private async writeAll(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue
-      this.queue = []
-      const text = (this.sealTornLine ? '\n' : '') + batch.join('')
-      try {
-        await this.write(text)
-        this.sealTornLine = false
-        this.written += batch.length
-        this.settle((w) => w.seq <= this.written)
-      } catch (error) {
-        // Keep the records, in order, for the next attempt.
-        this.queue = batch.concat(this.queue)
-        this.onError(error as Error)
-        this.settle(() => true)
-        this.retryTimer ??= setTimeout(() => this.drain(), 1000)
-        this.retryTimer.unref?.()
-        return
+    let file: { handle: fs.FileHandle; size: number } | null = null
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue
+        this.queue = []
+        const text = (this.sealTornLine ? '\n' : '') + batch.join('')
+        try {
+          file ??= await this.open()
+          await this.write(file, text)
+          this.sealTornLine = false
+          this.written += batch.length
+          // Nothing more to write: closed before anyone waiting is told (they may move or remove the file next).
+          if (this.queue.length === 0) {
+            const done = file
+            file = null
+            await done.handle.close().catch(() => undefined)
+          }
+          this.settle((w) => w.seq <= this.written)
+        } catch (error) {
+          // Keep the records, in order, for the next attempt.
+          this.queue = batch.concat(this.queue)
+          this.onError(error as Error)
+          this.settle(() => true)
+          this.retryTimer ??= setTimeout(() => this.drain(), 1000)
+          this.retryTimer.unref?.()
+          return
+        }
       }
+    } finally {
+      await file?.handle.close().catch(() => undefined)
     }
   }
 
@@ -302,24 +319,32 @@ export class TranscriptWriter<R = TranscriptRecord> {
     for (const waiter of ready) waiter.resolve()
   }
 
-  private async write(text: string): Promise<void> {
+  private async open(): Promise<{ handle: fs.FileHandle; size: number }> {
     const handle = await fs.open(this.file, 'a', PRIVATE_FILE_MODE)
-    let sizeBefore = -1
     try {
-      sizeBefore = (await handle.stat()).size
-      await handle.appendFile(text, 'utf8')
-      await handle.datasync()
+      const size = (await handle.stat()).size
+      if (!this.folderSynced) {
+        // A new file's name must survive a power loss too.
+        await syncFolder(dirname(this.file))
+        this.folderSynced = true
+      }
+      return { handle, size }
     } catch (error) {
-      // Undo a partial write so the file ends with a whole line again.
-      if (sizeBefore >= 0) await handle.truncate(sizeBefore).catch(() => undefined)
+      await handle.close().catch(() => undefined)
       throw error
-    } finally {
-      await handle.close()
     }
-    if (!this.folderSynced) {
-      // A new file's name must survive a power loss too.
-      this.folderSynced = true
-      await syncFolder(dirname(this.file))
+  }
+
+  /** Appends `text` and flushes it to the disk; a partial write is undone, so the file ends with a whole line again. */
+  private async write(file: { handle: fs.FileHandle; size: number }, text: string): Promise<void> {
+    const bytes = Buffer.from(text, 'utf8')
+    try {
+      await file.handle.appendFile(bytes)
+      await file.handle.datasync()
+      file.size += bytes.length
+    } catch (error) {
+      await file.handle.truncate(file.size).catch(() => undefined)
+      throw error
     }
   }
 }
