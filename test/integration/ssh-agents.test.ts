@@ -3,7 +3,6 @@ import { spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { link, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Host } from '../../electron/host/host'
@@ -316,7 +315,8 @@ describe('a connection to the host', () => {
     expect(outcome('session/new')).toBe('worked')
     expect(outcome('session/load')).toBe('worked')
     expect(report.lines.find((l) => l.id === 'session/new')?.detail).toMatch(/^session sess-/)
-    expect((await readdir(tmpdir())).filter((name) => name.startsWith('switchboard-check-'))).toEqual([])
+    // Made in the host's TMPDIR (the server's own folder: the machine's /tmp is shared with whatever else runs).
+    expect(await readdir(sshd.remoteTmp)).toEqual([])
   })
 })
 

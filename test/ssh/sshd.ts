@@ -33,6 +33,8 @@ export interface TestSshd {
   knownHosts: string
   wrongKnownHosts: string
   emptyKnownHosts: string
+  /** The host's temporary folder (its commands' TMPDIR), this server's own: what the Host leaves "there" in it is this test's. */
+  remoteTmp: string
   /** Every command line sshd was asked to run, in order: what ran "there". */
   commands(): Promise<string[]>
   /** The target of an agent on this server (the right key and known_hosts unless overridden). */
@@ -56,6 +58,9 @@ export async function startSshd(): Promise<TestSshd> {
   await writeFile(join(dir, 'authorized_keys'), await readFile(`${identityFile}.pub`))
   const sshdPort = await freePort()
   const run = process.env[TEST_RUN_ENV]
+  // Its own temporary folder: another test or suite running at once, or a run killed earlier, leaves nothing in it.
+  const remoteTmp = join(dir, 'remote-tmp')
+  mkdirSync(remoteTmp, { mode: 0o700 })
   // Each command is written down, then run as sshd would have (the same process: session leader, no terminal).
   const commandsFile = join(dir, 'commands.log')
   const runCommand = join(dir, 'run-command')
@@ -81,7 +86,7 @@ export async function startSshd(): Promise<TestSshd> {
       'ClientAliveCountMax 3',
       `ForceCommand ${runCommand}`,
       'LogLevel VERBOSE',
-      ...(run ? [`SetEnv ${TEST_RUN_ENV}=${run}`] : [])
+      `SetEnv TMPDIR=${remoteTmp}${run ? ` ${TEST_RUN_ENV}=${run}` : ''}`
     ].join('\n') + '\n'
   )
   // sshd run by root insists on its privilege-separation folder (Debian's service makes it at boot).
@@ -122,6 +127,7 @@ export async function startSshd(): Promise<TestSshd> {
   return {
     port,
     sshdPort,
+    remoteTmp,
     identityFile,
     otherKey,
     knownHosts,
