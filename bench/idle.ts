@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, readdir, rm } from 'node:fs/promises'
+import { cp, mkdir, readFile, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { SEARCH_INDEX_FILE } from '../electron/host/search/search-index'
@@ -206,119 +206,160 @@ async function settled(m: Measured[]): Promise<number> {
   return (Date.now() - t0) / 1000
 }
 
+/** One app measured in an idle window: serve on its data folder, its window, where its wake-ups are counted. */
+interface IdleApp {
+  label: string
+  agentNote: string
+  served: Served
+  browser: Browser
+  page: Page
+  wakeupsDir: string
+}
+
 /**
- * `idle`: two windows of `seconds` (IDLE_SECONDS, default 60; 10 in a quick run): the four panes on long finished
- * conversations, then the same with an agent connected and idle; the empty app measured over the same seconds.
+ * `idle`: the four panes on long finished conversations, and the same with an agent connected and idle, each an app
+ * of its own (serve on its own copy of the data folder, its window in a browser of its own), and the empty app,
+ * all three measured over the same `seconds` (IDLE_SECONDS, default 60; 10 in a quick run). An idle app asks next
+ * to nothing of the cores, so the three do not wait for one another; one window of `seconds` measures them all
+ * (two windows in turn took twice the bench's time).
  */
 export async function idleFigures(add: Add, quick: boolean): Promise<void> {
   const seconds = Number(process.env.BENCH_IDLE_SECONDS) || (quick ? 10 : 60)
   const sessions = quick ? 1_000 : 10_000
-  const browser = await launchBrowser()
-  const baseBrowser = await launchBrowser()
+  const browsers: Browser[] = []
   try {
     await withTempDir('idle', async (root) => {
-      const dataset = await makeDataset(join(root, 'full'), { projects: 50, sessions, turnsPerSession: 1, longTurns: LONG_TURNS, longSessions: 4 })
-      const empty = await makeDataset(join(root, 'empty'), { projects: 0, sessions: 0, turnsPerSession: 1 })
-      await settleDisk()
-      const wakeupsDir = join(root, 'wakeups')
-      await mkdir(wakeupsDir, { recursive: true })
-      const served = await startServe(dataset.dataDir, wakeupsDir)
-      const base = await startServe(empty.dataDir)
+      const served: Served[] = []
       try {
-        await setPanes(served, dataset.longSessionIds)
-        const page = await openWindow(browser, served, 4)
-        const basePage = await baseBrowser.newPage()
-        await basePage.addInitScript(PAGE_WAKEUPS)
-        await basePage.goto(base.url)
-        await basePage.getByTestId('empty-state').first().waitFor({ timeout: 60_000 })
-        // Whatever the start left to do (the search index, the first screen's work) is done before the count starts.
-        await indexed(served, dataset.dataDir)
-        console.error(`  idle: settled after ${await settled([await measured(served, browser), await measured(base, baseBrowser)])} s`)
-
-        const window = async (label: string, agentNote: string): Promise<void> => {
-          const app = await measured(served, browser)
-          const baseline = await measured(base, baseBrowser)
-          await hostWakeups(served, wakeupsDir, true)
-          await page.evaluate('window.__wakeups.start()')
-          await basePage.evaluate('window.__wakeups.start()')
-          const [a0, b0] = [cpuOf(app), cpuOf(baseline)]
-          await sleep(seconds * 1000)
-          const [a1, b1] = [cpuOf(app), cpuOf(baseline)]
-          const pageCount = (await page.evaluate('window.__wakeups.stop()')) as WakeupCount
-          const basePageCount = (await basePage.evaluate('window.__wakeups.stop()')) as WakeupCount
-          const hostCount = (await hostWakeups(served, wakeupsDir, false))!
-          const pct = (from: number, to: number): number => ((to - from) / seconds) * 100
-          const total = (c: typeof a0): number => c.host + c.supervisor + c.renderers
-          const baseFigure = add(
-            {
-              group: '12',
-              name: `idle CPU, ${label}: baseline, the app on an empty data folder over the same seconds (Host + serve + renderers)`,
-              unit: '% of a core',
-              note: `${seconds} s`
-            },
-            [pct(total(b0), total(b1))]
-          )
-          baseFigure.ratio = 1
-          baseFigure.baseline = 'empty app'
-          const f = add(
-            {
-              group: '12',
-              name: `idle CPU, ${label}: Host + serve + Chromium's renderers, ${sessions.toLocaleString('en-US')} sessions, 4 panes on conversations of ${(LONG_TURNS * 4).toLocaleString('en-US')} entries${agentNote}`,
-              unit: '% of a core',
-              note:
-                `${seconds} s; of it Host ${pct(a0.host, a1.host).toFixed(2)} %, serve ${pct(a0.supervisor, a1.supervisor).toFixed(2)} %, ` +
-                `renderers (${app.renderers.length}) ${pct(a0.renderers, a1.renderers).toFixed(2)} %; beside it Chromium's browser, GPU and utilities ` +
-                `${pct(a0.chromium, a1.chromium).toFixed(2)} %${app.agents.length ? `, the agent ${pct(a0.agents, a1.agents).toFixed(2)} %` : ''}`
-            },
-            [pct(total(a0), total(a1))]
-          )
-          f.ratio = baseFigure.median > 0 ? f.median / baseFigure.median : undefined
-          f.baseline = 'empty app'
-          f.goal = '< 1 % of a core'
-          f.met = f.median < 1
-          if (!f.met) f.reach = `the empty app reads ${baseFigure.median.toFixed(2)} %`
-          const counts: Record<string, WakeupCount> = { page: pageCount, host: hostCount.host, serve: hostCount.supervisor }
-          printWakeups(label, { ...counts, 'empty app page': basePageCount })
-          const timers = Object.entries(counts).flatMap(([who, c]) =>
-            perSecond(c)
-              .filter(([site]) => isTimer(site))
-              .map(([site, rate]) => ({ who, site, rate }))
-          )
-          const busiest = timers.sort((x, y) => y.rate - x.rate)[0]
-          const w = add(
-            {
-              group: '12',
-              name: `idle: the most frequent timer, ${label}`,
-              unit: 'firings/s',
-              note: busiest ? `${busiest.who}: ${busiest.site.slice(0, 120)}` : 'no timer fired'
-            },
-            [busiest?.rate ?? 0]
-          )
-          w.goal = '≤ 1 a second'
-          w.met = w.median <= 1
-          const animations = pageCount.animations ?? []
-          if (animations.length) w.note += `; CSS animations running: ${animations.join(', ')}`
-        }
-
-        await window('nothing running', '')
-        // One agent connected and idle: a session of the scripted agent, a turn done, its session in the fourth pane.
-        const agent = await served.confirmed<{ id: string }>('agents.add', { name: 'Scripted', transport: scriptedTransport(agentEnv(null)) })
-        const session = await served.client.request<{ id: string }>('sessions.new', { projectId: 'project-0', agentId: agent.id })
-        await served.client.request('sessions.prompt', { id: session.id, text: 'hello' })
-        await setPanes(served, [...dataset.longSessionIds.slice(0, 3), session.id])
-        await page.reload()
-        await page.getByTestId('pane').nth(3).getByTestId('entry-assistant').last().waitFor({ timeout: 60_000 })
-        for (let i = 0; i < 3; i++) await page.getByTestId('pane').nth(i).getByTestId('entry-assistant').last().waitFor({ timeout: 120_000 })
-        console.error(`  idle: settled after ${await settled([await measured(served, browser), await measured(base, baseBrowser)])} s`)
-        await window('one agent connected and idle', ', one of them an idle agent’s (connected)')
+        await measureIdle(root, served)
       } finally {
-        await served.close()
-        await base.close()
+        for (const one of served) await one.close()
       }
     })
   } finally {
-    await browser.close()
-    await baseBrowser.close()
+    for (const one of browsers) await one.close()
+  }
+
+  async function measureIdle(root: string, served: Served[]): Promise<void> {
+    const dataset = await makeDataset(join(root, 'full'), { projects: 50, sessions, turnsPerSession: 1, longTurns: LONG_TURNS, longSessions: 4 })
+    const withAgentDir = join(root, 'full-agent')
+    await cp(dataset.dataDir, withAgentDir, { recursive: true })
+    const empty = await makeDataset(join(root, 'empty'), { projects: 0, sessions: 0, turnsPerSession: 1 })
+    await settleDisk()
+    const wakeups = async (name: string): Promise<string> => {
+      const dir = join(root, `wakeups-${name}`)
+      await mkdir(dir, { recursive: true })
+      return dir
+    }
+    const startApp = async (dataDir: string, wakeupsDir: string): Promise<Served> => {
+      const one = await startServe(dataDir, wakeupsDir)
+      served.push(one)
+      return one
+    }
+    const newBrowser = async (): Promise<Browser> => {
+      const one = await launchBrowser()
+      browsers.push(one)
+      return one
+    }
+    const quietDir = await wakeups('quiet')
+    const quiet = await startApp(dataset.dataDir, quietDir)
+    const agentDir = await wakeups('agent')
+    const withAgent = await startApp(withAgentDir, agentDir)
+    const base = await startServe(empty.dataDir)
+    served.push(base)
+    // One agent connected and idle: a session of the scripted agent, a turn done, its session in the fourth pane.
+    const agent = await withAgent.confirmed<{ id: string }>('agents.add', { name: 'Scripted', transport: scriptedTransport(agentEnv(null)) })
+    const session = await withAgent.client.request<{ id: string }>('sessions.new', { projectId: 'project-0', agentId: agent.id })
+    await withAgent.client.request('sessions.prompt', { id: session.id, text: 'hello' })
+    await setPanes(quiet, dataset.longSessionIds)
+    await setPanes(withAgent, [...dataset.longSessionIds.slice(0, 3), session.id])
+    const apps: IdleApp[] = []
+    for (const [label, agentNote, one, wakeupsDir] of [
+      ['nothing running', '', quiet, quietDir],
+      ['one agent connected and idle', ', one of them an idle agent’s (connected)', withAgent, agentDir]
+    ] as const) {
+      const browser = await newBrowser()
+      apps.push({ label, agentNote, served: one, browser, page: await openWindow(browser, one, 4), wakeupsDir })
+    }
+    const baseBrowser = await newBrowser()
+    const basePage = await baseBrowser.newPage()
+    await basePage.addInitScript(PAGE_WAKEUPS)
+    await basePage.goto(base.url)
+    await basePage.getByTestId('empty-state').first().waitFor({ timeout: 60_000 })
+    // Whatever the start left to do (the search index, the first screen's work) is done before the count starts.
+    await indexed(quiet, dataset.dataDir)
+    await indexed(withAgent, withAgentDir)
+    const measuredApps = await Promise.all(apps.map((app) => measured(app.served, app.browser)))
+    const baseline = await measured(base, baseBrowser)
+    console.error(`  idle: settled after ${await settled([...measuredApps, baseline])} s`)
+
+    for (const app of apps) await hostWakeups(app.served, app.wakeupsDir, true)
+    for (const app of apps) await app.page.evaluate('window.__wakeups.start()')
+    await basePage.evaluate('window.__wakeups.start()')
+    const before = { apps: measuredApps.map(cpuOf), base: cpuOf(baseline) }
+    await sleep(seconds * 1000)
+    const after = { apps: measuredApps.map(cpuOf), base: cpuOf(baseline) }
+    const pageCounts: WakeupCount[] = []
+    for (const app of apps) pageCounts.push((await app.page.evaluate('window.__wakeups.stop()')) as WakeupCount)
+    const basePageCount = (await basePage.evaluate('window.__wakeups.stop()')) as WakeupCount
+    const hostCounts: Record<'host' | 'supervisor', WakeupCount>[] = []
+    for (const app of apps) hostCounts.push((await hostWakeups(app.served, app.wakeupsDir, false))!)
+
+    const pct = (from: number, to: number): number => ((to - from) / seconds) * 100
+    const total = (c: ReturnType<typeof cpuOf>): number => c.host + c.supervisor + c.renderers
+    apps.forEach((app, i) => {
+      const [a0, a1] = [before.apps[i], after.apps[i]]
+      const label = app.label
+      const baseFigure = add(
+        {
+          group: '12',
+          name: `idle CPU, ${label}: baseline, the app on an empty data folder over the same seconds (Host + serve + renderers)`,
+          unit: '% of a core',
+          note: `${seconds} s`
+        },
+        [pct(total(before.base), total(after.base))]
+      )
+      baseFigure.ratio = 1
+      baseFigure.baseline = 'empty app'
+      const f = add(
+        {
+          group: '12',
+          name: `idle CPU, ${label}: Host + serve + Chromium's renderers, ${sessions.toLocaleString('en-US')} sessions, 4 panes on conversations of ${(LONG_TURNS * 4).toLocaleString('en-US')} entries${app.agentNote}`,
+          unit: '% of a core',
+          note:
+            `${seconds} s; of it Host ${pct(a0.host, a1.host).toFixed(2)} %, serve ${pct(a0.supervisor, a1.supervisor).toFixed(2)} %, ` +
+            `renderers (${measuredApps[i].renderers.length}) ${pct(a0.renderers, a1.renderers).toFixed(2)} %; beside it Chromium's browser, GPU and utilities ` +
+            `${pct(a0.chromium, a1.chromium).toFixed(2)} %${measuredApps[i].agents.length ? `, the agent ${pct(a0.agents, a1.agents).toFixed(2)} %` : ''}`
+        },
+        [pct(total(a0), total(a1))]
+      )
+      f.ratio = baseFigure.median > 0 ? f.median / baseFigure.median : undefined
+      f.baseline = 'empty app'
+      f.goal = '< 1 % of a core'
+      f.met = f.median < 1
+      if (!f.met) f.reach = `the empty app reads ${baseFigure.median.toFixed(2)} %`
+      const counts: Record<string, WakeupCount> = { page: pageCounts[i], host: hostCounts[i].host, serve: hostCounts[i].supervisor }
+      printWakeups(label, { ...counts, 'empty app page': basePageCount })
+      const timers = Object.entries(counts).flatMap(([who, c]) =>
+        perSecond(c)
+          .filter(([site]) => isTimer(site))
+          .map(([site, rate]) => ({ who, site, rate }))
+      )
+      const busiest = timers.sort((x, y) => y.rate - x.rate)[0]
+      const w = add(
+        {
+          group: '12',
+          name: `idle: the most frequent timer, ${label}`,
+          unit: 'firings/s',
+          note: busiest ? `${busiest.who}: ${busiest.site.slice(0, 120)}` : 'no timer fired'
+        },
+        [busiest?.rate ?? 0]
+      )
+      w.goal = '≤ 1 a second'
+      w.met = w.median <= 1
+      const animations = pageCounts[i].animations ?? []
+      if (animations.length) w.note += `; CSS animations running: ${animations.join(', ')}`
+    })
   }
 }
 

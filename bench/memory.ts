@@ -1,106 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
-import WebSocket from 'ws'
-import type { HostEvent, WireServerMessage } from '../shared/contract'
-import { joinWire, wireFrameCount, wireHeader, type WirePieces } from '../shared/wire-pieces'
 import { scriptedTransport } from '../test/agent/spawn'
-import { agentEnv, repoRoot } from './agents'
+import { agentEnv } from './agents'
 import { until } from './lib'
+import { procStatusMb, startServe } from './processes'
 
 /**
- * Host memory: the headless Host as shipped (`node out/main/serve.js`), driven
- * over its WebSocket like the renderer drives it; its resident set size is read
- * from /proc (VmRSS now, VmHWM the peak), so nothing of the benchmark counts.
+ * Host memory: the headless Host as shipped (`node out/main/serve.js`, which forks the Host's process and
+ * supervises it), driven over its WebSocket like the renderer drives it; the Host's resident set size is read from
+ * /proc (VmRSS now, VmHWM the peak), so nothing of the benchmark or of serve's supervisor counts.
  */
-
-function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith(`${field}:`))
-  return Number(/(\d+)/.exec(line ?? '')?.[1] ?? NaN) / 1024
-}
-
-export class WsClient {
-  private nextId = 1
-  private readonly pending = new Map<number, (m: WireServerMessage) => void>()
-  readonly events: HostEvent[][] = []
-  constructor(
-    private readonly ws: WebSocket,
-    onEvents: (events: HostEvent[]) => void
-  ) {
-    let pieces: { header: WirePieces; received: string[] } | null = null
-    ws.on('message', (data) => {
-      // A long message arrives in pieces (shared/wire-pieces.ts).
-      const text = data.toString()
-      let message: WireServerMessage
-      if (pieces) {
-        pieces.received.push(text)
-        if (pieces.received.length < wireFrameCount(pieces.header)) return
-        message = joinWire(pieces.header, pieces.received) as WireServerMessage
-        pieces = null
-      } else {
-        const header = wireHeader(text)
-        if (header) {
-          pieces = { header, received: [] }
-          return
-        }
-        message = JSON.parse(text) as WireServerMessage
-      }
-      if (message.kind === 'events') onEvents(message.events)
-      else this.pending.get(message.id)?.(message)
-    })
-  }
-  static async connect(url: string, onEvents: (events: HostEvent[]) => void): Promise<WsClient> {
-    const page = new URL(url)
-    const token = new URLSearchParams(page.hash.slice(1)).get('token')
-    const ws = new WebSocket(`ws://${page.host}/ws?token=${token}`)
-    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject))
-    return new WsClient(ws, onEvents)
-  }
-  request<T>(method: string, params: unknown): Promise<T> {
-    const id = this.nextId++
-    return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, (m) => {
-        this.pending.delete(id)
-        if (m.kind === 'response' && m.ok) resolve(m.result as T)
-        else if (m.kind === 'response' && !m.ok) reject(Object.assign(new Error(m.error.message), { code: m.error.code }))
-        else reject(new Error('bad response'))
-      })
-      this.ws.send(JSON.stringify({ kind: 'request', id, method, params }))
-    })
-  }
-  close(): void {
-    this.ws.close()
-  }
-}
-
-/**
- * The codes a spawned serve.js prints on its console to confirm a change that
- * runs a program (console-codes.ts), as a user would read them there.
- */
-export function consoleCodes(child: ChildProcess): { confirmed<T>(client: WsClient, method: string, params: object): Promise<T> } {
-  const codes: string[] = []
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    const m = /type this code in the page: (\S+)/.exec(line)
-    if (m) codes.push(m[1])
-  })
-  return {
-    /** Sends the request; asked for a code, types the one serve printed for it and sends it again. */
-    async confirmed<T>(client: WsClient, method: string, params: object): Promise<T> {
-      const seen = codes.length
-      try {
-        return await client.request<T>(method, params)
-      } catch (error) {
-        if ((error as { code?: string }).code !== 'confirmation_required') throw error
-        await until(() => codes.length > seen, 'serve.js to print the confirmation code')
-        return client.request<T>(method, { ...params, confirmationCode: codes[codes.length - 1] })
-      }
-    }
-  }
-}
 
 export interface HostMemory {
   idle: number
@@ -108,47 +17,30 @@ export interface HostMemory {
   after: number
 }
 
-/** The address a spawned serve.js prints once it serves (stdout piped); rejects if it exits first. */
-export function servedUrl(child: ChildProcess): Promise<string> {
-  return new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = /^Open (http\S+)/.exec(line)
-      if (m) resolve(m[1])
-    })
-    child.once('exit', (code) => reject(new Error(`serve.js exited with ${code}`)))
-  })
-}
-
 /** RSS of the serve.js Host: idle, peak while `agents` sessions each stream `chunks` chunks at once, and after. */
 export async function hostMemory(root: string, agents: number, chunks: number): Promise<HostMemory> {
   await mkdir(join(root, 'project'), { recursive: true })
-  const child = spawn(process.execPath, [join(repoRoot, 'out', 'main', 'serve.js'), '--data-dir', join(root, 'data')], {
-    stdio: ['ignore', 'pipe', 'inherit']
-  })
+  const served = await startServe(join(root, 'data'))
   try {
-    const codes = consoleCodes(child)
-    const url = await servedUrl(child)
+    const { client } = served
     let done = 0
-    const client = await WsClient.connect(url, () => undefined)
-    const project = await codes.confirmed<{ id: string }>(client, 'projects.add', { cwd: join(root, 'project') })
+    const project = await served.confirmed<{ id: string }>('projects.add', { cwd: join(root, 'project') })
     const agentIds: string[] = []
     for (let i = 0; i < agents; i++) {
       agentIds.push(
-        (await codes.confirmed<{ id: string }>(client, 'agents.add', { name: `Scripted ${i}`, transport: scriptedTransport(agentEnv(null)) })).id
+        (await served.confirmed<{ id: string }>('agents.add', { name: `Scripted ${i}`, transport: scriptedTransport(agentEnv(null)) })).id
       )
     }
     await new Promise((r) => setTimeout(r, 500))
-    const idle = procStatus(child.pid!, 'VmRSS')
+    const idle = procStatusMb(served.host, 'VmRSS')
     const sessions = await Promise.all(agentIds.map((agentId) => client.request<{ id: string }>('sessions.new', { projectId: project.id, agentId })))
     await Promise.all(sessions.map((s) => client.request('sessions.prompt', { id: s.id, text: `/stream ${chunks}` }).then(() => (done += 1))))
     await until(() => done === agents, 'every session to finish streaming')
-    const peak = procStatus(child.pid!, 'VmHWM')
+    const peak = procStatusMb(served.host, 'VmHWM')
     await new Promise((r) => setTimeout(r, 1000))
-    const after = procStatus(child.pid!, 'VmRSS')
-    client.close()
+    const after = procStatusMb(served.host, 'VmRSS')
     return { idle, peak, after }
   } finally {
-    child.kill('SIGTERM')
-    await new Promise((r) => child.once('exit', r))
+    await served.close()
   }
 }

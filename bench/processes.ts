@@ -3,7 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { repoRoot } from './agents'
-import { consoleCodes, servedUrl, WsClient } from './memory'
+import { consoleCodes, servedUrl, WsClient } from './serve-client'
 
 /**
  * The processes of the app under measurement, read from /proc: CPU time (utime + stime of /proc/<pid>/stat) and
@@ -26,13 +26,19 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+/** A size in MB from /proc/<pid>/status: VmRSS (resident now) or VmHWM (its peak so far); throws when the process is gone. */
+export function procStatusMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${field}:`))
+  if (!line) throw new Error(`/proc/${pid}/status has no ${field}`)
+  return Number(/(\d+)/.exec(line)![1]) / 1024
+}
+
 /** Resident set size in MB (VmRSS), or 0 when the process is gone. */
 export function rssMb(pid: number): number {
   try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('VmRSS:'))
-    return Number(/(\d+)/.exec(line ?? '')?.[1] ?? 0) / 1024
+    return procStatusMb(pid, 'VmRSS')
   } catch {
     return 0
   }
@@ -74,7 +80,7 @@ export interface Served {
   url: string
   /** serve.js itself: the supervisor (in the desktop app, this part of the main process). */
   supervisor: number
-  /** The Host's process that serve.js forked. */
+  /** The Host's process that serve.js forked (serve.js itself in a build from before it forked one). */
   host: number
   client: WsClient
   /** Sends a request that runs a program (agents.add), confirmed with the code serve prints. */
@@ -84,11 +90,15 @@ export interface Served {
 
 export const WAKEUPS_PRELOAD = join(repoRoot, 'bench', 'wakeups-preload.cjs')
 
-/** Starts serve.js; `wakeupsDir`: with bench/wakeups-preload.cjs loaded in it and its Host (their wake-ups counted). */
+/**
+ * Starts serve.js (or the build BENCH_SERVE_JS names, to measure a version before); `wakeupsDir`: with
+ * bench/wakeups-preload.cjs loaded in it and its Host (their wake-ups counted).
+ */
 export async function startServe(dataDir: string, wakeupsDir?: string): Promise<Served> {
   const env: NodeJS.ProcessEnv = { ...process.env }
   if (wakeupsDir) Object.assign(env, { NODE_OPTIONS: `--require ${WAKEUPS_PRELOAD}`, BENCH_WAKEUPS_ROLE: 'agent', BENCH_WAKEUPS_DIR: wakeupsDir })
-  const child: ChildProcess = spawn(process.execPath, [join(repoRoot, 'out', 'main', 'serve.js'), '--data-dir', dataDir, '--port', '0'], {
+  const serveJs = process.env.BENCH_SERVE_JS ?? join(repoRoot, 'out', 'main', 'serve.js')
+  const child: ChildProcess = spawn(process.execPath, [serveJs, '--data-dir', dataDir, '--port', '0'], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env
   })
@@ -96,13 +106,14 @@ export async function startServe(dataDir: string, wakeupsDir?: string): Promise<
   try {
     const codes = consoleCodes(child)
     const url = await servedUrl(child)
+    // A build before serve forked its Host (BENCH_SERVE_JS) runs the Host in serve's own process.
     const hosts = childrenOf(child.pid!)
-    if (hosts.length !== 1) throw new Error(`serve.js (process ${child.pid}) has ${hosts.length} child processes; expected its Host alone`)
+    if (hosts.length > 1) throw new Error(`serve.js (process ${child.pid}) has ${hosts.length} child processes; expected its Host alone`)
     const client = await WsClient.connect(url, () => undefined)
     return {
       url,
       supervisor: child.pid!,
-      host: hosts[0],
+      host: hosts[0] ?? child.pid!,
       client,
       confirmed: (method, params) => codes.confirmed(client, method, params),
       async close() {

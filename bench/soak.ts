@@ -1,12 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
 import { appendFile, mkdir, readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { scriptedTransport } from '../test/agent/spawn'
-import { agentEnv, repoRoot } from './agents'
+import { agentEnv } from './agents'
 import { withTempDir, type Figure } from './lib'
 import { LONG_ENTRIES_PER_TURN, longTurn } from './long-data'
-import { consoleCodes, servedUrl, WsClient } from './memory'
+import { procStatusMb, startServe, type Served } from './processes'
 
 /**
  * The soak (issue 40, goal 1), BENCH_ONLY=soak: the headless Host as shipped
@@ -79,38 +77,8 @@ export async function soakFigures(add: Add, quick: boolean): Promise<void> {
   large.note = `idle ${big.idleMb.toFixed(0)} MB, peak ${(big.idleMb + large.median).toFixed(0)} MB, transcript ${big.fileMb.toFixed(0)} MB`
 }
 
-function rssMb(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith('VmRSS:'))
-  return Number(/(\d+)/.exec(line ?? '')?.[1] ?? NaN) / 1024
-}
-
-interface Served {
-  child: ChildProcess
-  client: WsClient
-  codes: ReturnType<typeof consoleCodes>
-  close(): Promise<void>
-}
-
-async function startHost(dataDir: string): Promise<Served> {
-  // BENCH_SERVE_JS: another build's Host (as for the Host start), to measure a version before.
-  const serveJs = process.env.BENCH_SERVE_JS ?? join(repoRoot, 'out', 'main', 'serve.js')
-  const child = spawn(process.execPath, [serveJs, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] })
-  const codes = consoleCodes(child)
-  const url = await servedUrl(child)
-  const client = await WsClient.connect(url, () => undefined)
-  return {
-    child,
-    client,
-    codes,
-    async close() {
-      client.close()
-      child.kill('SIGTERM')
-      await new Promise((r) => child.once('exit', r))
-    }
-  }
-}
+/** The Host's RSS (the process serve.js forked, not serve's supervisor), in MB. */
+const rssMb = (pid: number): number => procStatusMb(pid, 'VmRSS')
 
 /** Samples the Host's RSS every 100 ms until stopped. */
 function sampler(pid: number): { samples: { at: number; mb: number }[]; stop(): void } {
@@ -160,28 +128,26 @@ async function runSoak(root: string, minutes: number): Promise<Soak> {
   const dataDir = join(root, 'data')
   const project = join(root, 'project')
   await mkdir(project, { recursive: true })
-  const host = await startHost(dataDir)
+  const host = await startServe(dataDir)
   try {
-    const { client, codes } = host
-    const projectId = (await codes.confirmed<{ id: string }>(client, 'projects.add', { cwd: project })).id
+    const { client } = host
+    const projectId = (await host.confirmed<{ id: string }>('projects.add', { cwd: project })).id
     const agentId = (
-      await codes.confirmed<{ id: string }>(client, 'agents.add', {
+      await host.confirmed<{ id: string }>('agents.add', {
         name: 'Scripted',
         transport: scriptedTransport(agentEnv(join(root, 'agent-state'), STREAM_ENV))
       })
     ).id
     await new Promise((r) => setTimeout(r, 500))
-    const idleMb = rssMb(host.child.pid!)
+    const idleMb = rssMb(host.host)
     const sizeBefore = await folderBytes(dataDir)
-    const rss = sampler(host.child.pid!)
-    const sessions = await Promise.all(
-      Array.from({ length: SESSIONS }, () => codes.confirmed<{ id: string }>(client, 'sessions.new', { projectId, agentId }))
-    )
+    const rss = sampler(host.host)
+    const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => host.confirmed<{ id: string }>('sessions.new', { projectId, agentId })))
     const deadline = Date.now() + minutes * 60_000
     let turns = 0
     const streaming = sessions.map(async (session) => {
       while (Date.now() < deadline) {
-        await codes.confirmed(client, 'sessions.prompt', { id: session.id, text: `/stream ${CHUNKS_PER_TURN}` })
+        await host.confirmed('sessions.prompt', { id: session.id, text: `/stream ${CHUNKS_PER_TURN}` })
         turns++
       }
     })
@@ -190,14 +156,14 @@ async function runSoak(root: string, minutes: number): Promise<Soak> {
     const searchMs: number[] = []
     for (let minute = 0; minute < minutes; minute++) {
       await new Promise((r) => setTimeout(r, Math.max(0, Math.min(60_000, deadline - Date.now() - 5_000))))
-      const fork = await codes.confirmed<{ id: string }>(client, 'sessions.fork', { id: sessions[0].id })
+      const fork = await host.confirmed<{ id: string }>('sessions.fork', { id: sessions[0].id })
       forks++
       lastForkRecords = (await client.request<{ nextSeq: number }>('sessions.open', { id: fork.id, tail: 1 })).nextSeq
       const t0 = performance.now()
       await client.request('search.query', { q: 'chunk 1234', limit: 30 })
       searchMs.push(performance.now() - t0)
-      const fresh = await codes.confirmed<{ id: string }>(client, 'sessions.new', { projectId, agentId })
-      await codes.confirmed(client, 'sessions.prompt', { id: fresh.id, text: 'hello' })
+      const fresh = await host.confirmed<{ id: string }>('sessions.new', { projectId, agentId })
+      await host.confirmed('sessions.prompt', { id: fresh.id, text: 'hello' })
     }
     await Promise.all(streaming)
     rss.stop()
@@ -231,16 +197,16 @@ export async function forkMemory(root: string, sizes: number[]): Promise<ForkMem
     const dataDir = join(root, `data-${entries}`)
     const project = join(root, 'project')
     await mkdir(project, { recursive: true })
-    let host = await startHost(dataDir)
-    const projectId = (await host.codes.confirmed<{ id: string }>(host.client, 'projects.add', { cwd: project })).id
+    let host: Served = await startServe(dataDir)
+    const projectId = (await host.confirmed<{ id: string }>('projects.add', { cwd: project })).id
     const agentId = (
-      await host.codes.confirmed<{ id: string }>(host.client, 'agents.add', {
+      await host.confirmed<{ id: string }>('agents.add', {
         name: 'Scripted',
         transport: scriptedTransport(agentEnv(join(root, `agent-state-${entries}`), { SCRIPTED_AGENT_SESSIONS: 'fork' }))
       })
     ).id
-    const parent = await host.codes.confirmed<{ id: string }>(host.client, 'sessions.new', { projectId, agentId })
-    await host.codes.confirmed(host.client, 'sessions.prompt', { id: parent.id, text: 'the first question' })
+    const parent = await host.confirmed<{ id: string }>('sessions.new', { projectId, agentId })
+    await host.confirmed('sessions.prompt', { id: parent.id, text: 'the first question' })
     await host.close()
     const file = join(dataDir, 'transcripts', `${parent.id}.jsonl`)
     const at = new Date().toISOString()
@@ -253,12 +219,12 @@ export async function forkMemory(root: string, sizes: number[]): Promise<ForkMem
     const fileMb = (await stat(file)).size / 1024 / 1024
     const riseMb: number[] = []
     for (let run = 0; run < 2; run++) {
-      host = await startHost(dataDir)
+      host = await startServe(dataDir)
       try {
         await new Promise((r) => setTimeout(r, 1_000))
-        const idle = rssMb(host.child.pid!)
-        const rss = sampler(host.child.pid!)
-        await host.codes.confirmed(host.client, 'sessions.fork', { id: parent.id })
+        const idle = rssMb(host.host)
+        const rss = sampler(host.host)
+        await host.confirmed('sessions.fork', { id: parent.id })
         rss.stop()
         riseMb.push(Math.max(idle, ...rss.samples.map((s) => s.mb)) - idle)
         if (run === 0) results.push({ entries, idleMb: idle, riseMb, fileMb })

@@ -5,7 +5,7 @@ import { SEARCH_INDEX_FILE } from '../electron/host/search/search-index'
 import type { SearchResults } from '../shared/search'
 import { repoRoot } from './agents'
 import { now, until } from './lib'
-import { servedUrl, WsClient } from './memory'
+import { servedUrl, WsClient } from './serve-client'
 
 /**
  * Host start: the Host as shipped (`node out/main/serve.js`, or the build

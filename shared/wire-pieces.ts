@@ -44,48 +44,46 @@ export function wirePieces(text: string, size = WIRE_PIECE_CHARS): string[] {
   return pieces
 }
 
-/** The frames that carry `message` (JSON data): one when it is short, else a header, the skeleton and the strings. */
+/**
+ * The frames that carry `message` (JSON data): one when it is short, else a header, the skeleton and the strings.
+ * A long message is most often a batch of many short records (an agent streaming): its JSON, already made, is then
+ * its skeleton as it is. The long strings are found without copying the message (a copy, and a path for every
+ * value in it, was most of what the serve Host allocated while four agents streamed).
+ */
 export function wireFrames(message: unknown): string[] {
   const json = JSON.stringify(message)
   if (json.length <= WIRE_PIECE_CHARS) return [json]
-  // Most long messages are many short strings (a batch of streamed chunks): their JSON is the skeleton as it is,
-  // not stringified again from a copy.
-  const skeleton = hasLongText(message) ? null : wirePieces(json)
-  if (skeleton) return [JSON.stringify({ kind: 'pieces', count: skeleton.length, texts: [] } satisfies WirePieces), ...skeleton]
   const texts: { path: (string | number)[]; text: string }[] = []
-  const pieces = wirePieces(JSON.stringify(withoutTexts(message, [], texts)))
+  longTexts(message, [], texts)
+  const skeleton = wirePieces(texts.length === 0 ? json : JSON.stringify(message, withoutLongTexts))
   const textFrames = texts.map((t) => wirePieces(t.text))
-  const header: WirePieces = { kind: 'pieces', count: pieces.length, texts: texts.map((t, i) => ({ path: t.path, count: textFrames[i].length })) }
-  return [JSON.stringify(header), ...pieces, ...textFrames.flat()]
+  const header: WirePieces = { kind: 'pieces', count: skeleton.length, texts: texts.map((t, i) => ({ path: t.path, count: textFrames[i].length })) }
+  return [JSON.stringify(header), ...skeleton, ...textFrames.flat()]
 }
 
-/** Whether JSON data holds a string over `WIRE_TEXT_CHARS` (a walk that allocates nothing). */
-function hasLongText(value: unknown): boolean {
-  if (typeof value === 'string') return value.length > WIRE_TEXT_CHARS
-  if (Array.isArray(value)) {
-    for (const item of value) if (hasLongText(item)) return true
-    return false
-  }
-  if (value !== null && typeof value === 'object') {
-    for (const key in value) if (hasLongText((value as Record<string, unknown>)[key])) return true
-  }
-  return false
-}
-
-/** A copy of JSON data with each string over `WIRE_TEXT_CHARS` made empty and listed in `out` with its path. */
-function withoutTexts(value: unknown, path: (string | number)[], out: { path: (string | number)[]; text: string }[]): unknown {
+/** Each string of JSON data over `WIRE_TEXT_CHARS`, with its path, in the order JSON.stringify meets them (`path` is the walk's own). */
+function longTexts(value: unknown, path: (string | number)[], out: { path: (string | number)[]; text: string }[]): void {
   if (typeof value === 'string') {
-    if (value.length <= WIRE_TEXT_CHARS) return value
-    out.push({ path, text: value })
-    return ''
+    if (value.length > WIRE_TEXT_CHARS) out.push({ path: [...path], text: value })
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      path.push(i)
+      longTexts(value[i], path, out)
+      path.pop()
+    }
+  } else if (value !== null && typeof value === 'object') {
+    // for...in, not Object.keys: no array made for each object (JSON data has no inherited keys).
+    for (const key in value) {
+      path.push(key)
+      longTexts((value as Record<string, unknown>)[key], path, out)
+      path.pop()
+    }
   }
-  if (Array.isArray(value)) return value.map((item: unknown, i) => withoutTexts(item, [...path, i], out))
-  if (value !== null && typeof value === 'object') {
-    const copy: Record<string, unknown> = {}
-    for (const [key, item] of Object.entries(value)) if (item !== undefined) copy[key] = withoutTexts(item, [...path, key], out)
-    return copy
-  }
-  return value
+}
+
+/** JSON.stringify's replacer for the skeleton: each string over `WIRE_TEXT_CHARS` made empty. */
+function withoutLongTexts(_key: string, value: unknown): unknown {
+  return typeof value === 'string' && value.length > WIRE_TEXT_CHARS ? '' : value
 }
 
 /** The header `data` is, when it is one (a frame that starts like one and is well formed). */

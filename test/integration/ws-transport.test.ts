@@ -194,6 +194,20 @@ describe('WebSocket transport', () => {
     expect(rest.every((p) => p.length <= WIRE_PIECE_CHARS)).toBe(true)
     expect(joinWire(header, rest)).toEqual(message)
   })
+
+  it('sends a long batch of short records (an agent streaming) as its JSON in pieces, every record back in its place', () => {
+    const events = Array.from({ length: 2_000 }, (_, i) => ({
+      type: 'session.records',
+      payload: { id: 's-1', seq: i, gone: undefined, records: [{ t: 'update', text: `chunk ${i} `, none: null, list: [1, undefined] }] }
+    }))
+    const message = { kind: 'events', events }
+    const [first, ...rest] = wireFrames(message)
+    const header = wireHeader(first)!
+    expect(header.texts).toEqual([])
+    expect(rest.every((frame) => frame.length <= WIRE_PIECE_CHARS)).toBe(true)
+    expect(rest.join('')).toBe(JSON.stringify(message))
+    expect(joinWire(header, rest)).toEqual(JSON.parse(JSON.stringify(message)))
+  })
 })
 
 describe('a Host still opening its data folder (the desktop app loads its window meanwhile)', () => {
