@@ -41,7 +41,7 @@ const RUNS = Number(process.env.BENCH_RUNS) || (quick ? 1 : 3)
  * to the one-session start where a median of 3 moved by ±0.15, and 11 (each
  * round one start of every size up to 10,000, in turn) hold it better still.
  */
-const LISTING_RUNS = Number(process.env.BENCH_RUNS) || (quick ? 1 : 11)
+const LISTING_RUNS = Number(process.env.BENCH_RUNS) || (quick ? 1 : 7)
 const figures: Figure[] = []
 
 function add(figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: number[]): Figure {
@@ -590,7 +590,7 @@ async function costlyTextFigures(): Promise<void> {
  */
 async function startupFigures(): Promise<void> {
   const sizes = quick ? [1_000] : [100, 1_000, 10_000]
-  const runs = quick ? 1 : Number(process.env.BENCH_STARTUP_RUNS ?? 5)
+  const runs = quick ? 1 : Number(process.env.BENCH_STARTUP_RUNS ?? 3)
   await withTempDir('startup', async (root) => {
     const { dataDir: emptyDir } = await makeDataset(join(root, 'empty'), { projects: 0, sessions: 0, turnsPerSession: 1 })
     await hostStart(emptyDir, false)

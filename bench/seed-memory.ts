@@ -103,7 +103,7 @@ async function longConversation(root: string, entries: number): Promise<Conversa
 async function rise(conversation: Conversation, action: keyof typeof ACTIONS): Promise<Rise> {
   const riseMb: number[] = []
   let idleMb = 0
-  for (let run = 0; run < 2; run++) {
+  for (let run = 0; run < (Number(process.env.BENCH_SEED_RUNS) || 1); run++) {
     const served = await startServe(conversation.dataDir)
     try {
       // The Host reads every transcript into the search index after it opens: measured once that is done.
