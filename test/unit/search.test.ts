@@ -246,6 +246,26 @@ describe('the search index', () => {
     expect(done.entries).toHaveLength(30)
   })
 
+  it('finds every conversation by its title from the start of a build, before the transcripts before it are read', async () => {
+    sessions = Array.from({ length: 40 }, (_, i) => session(`s${i}`, `Session ${i}: a title`))
+    for (const s of sessions) await writeTranscript(s.id, [header(s.id), prompt(`words of ${s.id}`)])
+    const read: string[] = []
+    let found: (string | undefined)[] | null = null
+    index = new SearchIndex({
+      transcriptDir: dir,
+      projects: () => projects,
+      sessions: () => sessions,
+      threadOf: (id) => live.get(id),
+      onTranscriptRead: (id) => {
+        read.push(id)
+        // While the first transcript is taken in, the last session is asked for by its title.
+        if (read.length === 1) found = index.query('Session 39:').sessions.map((hit) => hit.sessionId)
+      }
+    })
+    await index.build()
+    expect(found).toEqual(['s39'])
+  })
+
   it('reads transcripts ahead of the one it indexes, yet a session removed or gone live meanwhile is not taken from disk', async () => {
     sessions = Array.from({ length: 40 }, (_, i) => session(`s${i}`, `Session ${i}`))
     for (const s of sessions) await writeTranscript(s.id, [header(s.id), prompt(`needle number ${s.id}`)])

@@ -98,6 +98,13 @@ export async function bringUpToDate(target: BuildTarget): Promise<{ reads: numbe
   target.setProgress(progress)
   const known = new Set(sessions.map((s) => s.id))
   for (const id of [...docs.sessions.keys()]) if (!known.has(id)) target.removeSession(id)
+  // Every title first (db.json has them): a conversation is found by its title from the start, not once the
+  // transcripts before it have been read (on a first start with thousands, that took minutes under load).
+  for (let start = 0; start < sessions.length; start += STAT_BATCH) {
+    for (const record of sessions.slice(start, start + STAT_BATCH)) if (!target.removed.has(record.id)) docs.putSession(record)
+    await new Promise((resolve) => setImmediate(resolve))
+    if (abandoned()) return null
+  }
   for (let start = 0; start < sessions.length; start += STAT_BATCH) {
     const batch = sessions.slice(start, start + STAT_BATCH)
     const signatures = await Promise.all(batch.map((s) => signatureOf(transcriptPath(sources.transcriptDir, s.id))))
