@@ -394,18 +394,22 @@ describe('the thread view', () => {
     await send(page, '/stream 150')
     await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('chunk 10 ')
     await page.getByTestId('thread-scroll').evaluate((el: any) => (el.scrollTop = el.scrollHeight / 2))
-    // The virtual list draws the rows of the new place on its next frames: measure once it has (under load, a look
-    // before that saw a row of the old place, 10,000 px down, and the check below failed on it).
-    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
-    // The first entry wholly in view, and where it is.
+    // The first entry wholly in view, and where it is; null until the list has drawn a row in the view. It draws the
+    // new place's rows on its next frames, and until then the old place's rows are still in the page, far below the
+    // view (under load a look two frames on saw one, the second turn's prompt, and took it for the first in view).
     const firstInView = () =>
       page.getByTestId('thread-scroll').evaluate((scroller: any) => {
-        const top = scroller.getBoundingClientRect().top
-        const rows = [...scroller.querySelectorAll('.row')].filter((row: any) => row.getBoundingClientRect().top >= top)
+        const { top, bottom } = scroller.getBoundingClientRect()
+        const rows = [...scroller.querySelectorAll('.row')].filter((row: any) => {
+          const rowTop = row.getBoundingClientRect().top
+          return rowTop >= top && rowTop < bottom
+        })
         rows.sort((a: any, b: any) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)
-        return { id: rows[0].dataset.entryId as string, top: Math.round(rows[0].getBoundingClientRect().top) }
+        return rows.length ? { id: rows[0].dataset.entryId as string, top: Math.round(rows[0].getBoundingClientRect().top) } : null
       })
-    const before = await firstInView()
+    await expect.poll(firstInView).not.toBeNull()
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
+    const before = (await firstInView())!
     expect(before.id).toMatch(/^assistant:/)
     // (The turn's end is out of view, and so out of the page: the session's status says it.)
     await expect.poll(() => page.getByTestId('session-status').textContent(), { timeout: 30_000 }).toBe('Ready')
