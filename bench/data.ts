@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { SPEND_FILE } from '../electron/host/spend/book'
 import { Store } from '../electron/host/storage/store'
 import { transcriptPath } from '../electron/host/storage/transcripts'
 import type { SessionRecord } from '../shared/domain'
@@ -177,5 +178,10 @@ export async function makeDataset(
   }
   store.data.sessions.push(...records)
   await store.save()
+  // A data folder the app has used holds its spend book: without one, the Host's first start reads every transcript
+  // for past spend once it is quiet (at 10,000 sessions, through the listing's, the idle figure's and the index's
+  // seconds, in the same process): a first start after an update, not the steady state the figures are about.
+  const book = { t: 'header', v: 1, createdAt: new Date().toISOString(), backfilled: records.length }
+  await writeFile(join(dataDir, SPEND_FILE), JSON.stringify(book) + '\n')
   return { dataDir, longSessionTitle, longSessionIds, marker }
 }

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { stat, writeFile } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
@@ -7,7 +7,6 @@ import type { Browser, Page } from 'playwright-core'
 import { Host } from '../electron/host/host'
 import { readEntries } from '../electron/host/search/intake'
 import { SEARCH_INDEX_FILE } from '../electron/host/search/search-index'
-import { SPEND_FILE } from '../electron/host/spend/book'
 import { transcriptPath } from '../electron/host/storage/transcripts'
 import type { SearchResults } from '../shared/search'
 import { launchBrowser, serve } from '../test/e2e/browser'
@@ -102,11 +101,7 @@ async function measureAt(browser: Browser, size: number, runs: number): Promise<
   return withTempDir(`search-${size}`, async (root) => {
     const shape = size === 1 ? { projects: 1, sessions: 1, turnsPerSession: 1 } : { projects: 50, sessions: size, turnsPerSession: 1 }
     const { dataDir } = await makeDataset(root, shape)
-    // A data folder the app has used holds its spend book: without one, the Host's first start reads every
-    // transcript for past spend once it is quiet (at 100,000 sessions, for minutes: through the index's build and
-    // the timings, in the same process).
-    const book = { t: 'header', v: 1, createdAt: new Date().toISOString(), backfilled: size }
-    await writeFile(join(dataDir, SPEND_FILE), JSON.stringify(book) + '\n')
+    // It holds its spend book, as a folder the app has used does (data.ts): the Host reads no transcript for past spend.
     await settleDisk()
     const heapBefore = heapAfterGc()
     const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0, search: { buildOnSearchOnly: true } })
