@@ -24,3 +24,16 @@ export function isRunning(pid: number): boolean {
     return true
   }
 }
+
+/**
+ * Resolves once none of `pids` runs (see `isRunning`), or after `maxMs`: a process sent SIGKILL is gone only once the
+ * kernel has run it again, which on a loaded machine can come after the sender has moved on.
+ */
+export async function untilGone(pids: readonly number[], maxMs = 2_000): Promise<void> {
+  const deadline = Date.now() + maxMs
+  let left = pids.filter(isRunning)
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    left = left.filter(isRunning)
+  }
+}

@@ -7,6 +7,7 @@ import type { AgentDefinition } from '../../../shared/agent-definition'
 import type { AgentCommand } from '../../../shared/transport'
 import { explainingLines, lastLines } from '../../../shared/stderr-lines'
 import { killProcessTree, newProcessMark, PROCESS_MARK_ENV } from '../child-processes/process-tree'
+import { untilGone } from '../child-processes/running'
 import { LineGuard } from './line-guard'
 import type { AgentLink, LinkEnd, LinkOptions, ProcessDiagnostics } from './link'
 
@@ -213,8 +214,9 @@ export class AgentRun implements AgentLink, ProcessDiagnostics {
     }
     await this.exited
     clearTimeout(timer)
-    // The agent is gone; make sure nothing it started lingers.
-    killProcessTree({ pid: child.pid, mark: this.mark, reaped: true, also: asked }, 'SIGKILL')
+    // The agent is gone; make sure nothing it started lingers, and is gone when this resolves (a Host closed has none
+    // left: integration/real-claude's teardown once found Claude Code's last process still running right after close).
+    await untilGone(killProcessTree({ pid: child.pid, mark: this.mark, reaped: true, also: asked }, 'SIGKILL'))
   }
 
   /** Asks the launch how the run ended (for a while: the run's end is reported either way). */
