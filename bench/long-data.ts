@@ -1,3 +1,4 @@
+import { appendFile } from 'node:fs/promises'
 import type { TranscriptRecord } from '../shared/transcript'
 
 /**
@@ -105,4 +106,15 @@ export function barePage(turns: number): string {
   }
   parts.push('</div></body></html>')
   return parts.join('\n')
+}
+
+/** Appends the long day's turns to a transcript until it holds about `entries` more entries; returns the turns appended. */
+export async function appendLongTurns(file: string, entries: number, at = new Date().toISOString()): Promise<number> {
+  const turns = Math.round(entries / LONG_ENTRIES_PER_TURN)
+  for (let from = 0; from < turns; from += 1_000) {
+    const lines: string[] = []
+    for (let i = from; i < Math.min(turns, from + 1_000); i++) for (const r of longTurn(i, at)) lines.push(JSON.stringify(r))
+    await appendFile(file, lines.join('\n') + '\n')
+  }
+  return turns
 }

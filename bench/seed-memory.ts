@@ -1,9 +1,9 @@
-import { appendFile, mkdir, readFile, stat } from 'node:fs/promises'
+import { mkdir, readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { scriptedTransport } from '../test/agent/spawn'
 import { agentEnv } from './agents'
 import { withTempDir, type Figure } from './lib'
-import { LONG_ENTRIES_PER_TURN, longTurn } from './long-data'
+import { appendLongTurns, longTurn } from './long-data'
 import { rssMb, startServe, type Served } from './processes'
 
 /**
@@ -88,12 +88,7 @@ async function longConversation(root: string, entries: number): Promise<Conversa
   const file = join(dataDir, 'transcripts', `${sessionId}.jsonl`)
   const linesBefore = (await readFile(file, 'utf8')).split('\n').length - 1
   const at = new Date().toISOString()
-  const turns = Math.round(entries / LONG_ENTRIES_PER_TURN)
-  for (let from = 0; from < turns; from += 1_000) {
-    const lines: string[] = []
-    for (let i = from; i < Math.min(turns, from + 1_000); i++) for (const r of longTurn(i, at)) lines.push(JSON.stringify(r))
-    await appendFile(file, lines.join('\n') + '\n')
-  }
+  const turns = await appendLongTurns(file, entries, at)
   // Each turn opens with its prompt.
   const lastPrompt = linesBefore + (turns - 1) * longTurn(0, at).length
   return { entries, dataDir, sessionId, agentId, lastPrompt, fileMb: (await stat(file)).size / 1024 / 1024 }

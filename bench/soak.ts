@@ -1,9 +1,9 @@
-import { appendFile, mkdir, readdir, stat } from 'node:fs/promises'
+import { mkdir, readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { scriptedTransport } from '../test/agent/spawn'
 import { agentEnv } from './agents'
 import { withTempDir, type Figure } from './lib'
-import { LONG_ENTRIES_PER_TURN, longTurn } from './long-data'
+import { appendLongTurns } from './long-data'
 import { procStatusMb, startServe, type Served } from './processes'
 
 /**
@@ -209,13 +209,7 @@ export async function forkMemory(root: string, sizes: number[]): Promise<ForkMem
     await host.confirmed('sessions.prompt', { id: parent.id, text: 'the first question' })
     await host.close()
     const file = join(dataDir, 'transcripts', `${parent.id}.jsonl`)
-    const at = new Date().toISOString()
-    const turns = Math.round(entries / LONG_ENTRIES_PER_TURN)
-    for (let from = 0; from < turns; from += 1_000) {
-      const lines: string[] = []
-      for (let i = from; i < Math.min(turns, from + 1_000); i++) for (const r of longTurn(i, at)) lines.push(JSON.stringify(r))
-      await appendFile(file, lines.join('\n') + '\n')
-    }
+    await appendLongTurns(file, entries)
     const fileMb = (await stat(file)).size / 1024 / 1024
     const riseMb: number[] = []
     for (let run = 0; run < 2; run++) {
