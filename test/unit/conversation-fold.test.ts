@@ -9,6 +9,7 @@ import { ConversationFold, foldConversation } from '../../electron/host/sessions
 import { currentViewOf } from '../../electron/host/storage/transcript-stream'
 import { LONG_ENTRIES_PER_TURN, longTurn } from '../../bench/long-data'
 import { conversationSeed as seedBefore } from './seed-oracle'
+import { seededRandom } from '../seeded-random'
 
 /**
  * The seed folded a record at a time, letting go of what it told (conversation-fold.ts), is the seed the whole
@@ -23,20 +24,9 @@ const about: SeedAbout = { title: 'A long day', agentName: 'Claude Code', cwd: '
 /** A record written loosely (the generator's optional fields). */
 const record = (value: unknown): TranscriptRecord => value as TranscriptRecord
 
-/** A small deterministic random source (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 /** A conversation of odd shapes: every kind of record the seed reads, in orders an agent may send them. */
 function oddConversation(seed: number, records: number): TranscriptRecord[] {
-  const rnd = random(seed)
+  const rnd = seededRandom(seed)
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]
   const words = (n: number): string =>
     Array.from({ length: n }, () => pick(['alpha', 'beta', 'gamma', ' ', '\n', 'delta  ', 'src/a.ts', 'é', '```'])).join(' ')

@@ -6,6 +6,7 @@ import { MINISEARCH_OPTIONS, SearchDocs, tokenize } from '../../electron/host/se
 import { parseDocId, type EntryText, type IndexedDoc } from '../../electron/host/search/index-file'
 import { queryDocs } from '../../electron/host/search/query'
 import { rankDocs } from '../../electron/host/search/rank'
+import { seededRandom } from '../seeded-random'
 
 /**
  * A query ranks over MiniSearch's postings itself (rank.ts) and makes snippets
@@ -24,21 +25,10 @@ const VOCABULARY = (
   'in it is fix bug build test tests code config window pane palette query result results snippet word words'
 ).split(' ')
 
-/** A deterministic generator (mulberry32): the corpus is the same at every run. */
-function random(seed: number): () => number {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 const at = '2026-01-01T00:00:00.000Z'
 
 function corpus(): { docs: SearchDocs; projects: Project[]; sessions: SessionRecord[] } {
-  const next = random(40)
+  const next = seededRandom(40)
   const words = (n: number): string => Array.from({ length: n }, () => VOCABULARY[Math.floor(next() * VOCABULARY.length)]).join(' ')
   const docs = new SearchDocs(() => {})
   const projects: Project[] = Array.from({ length: 6 }, (_, p) => ({
@@ -272,7 +262,7 @@ describe('ranking a query', () => {
         expect(got.entries.length + got.sessions.length, q).toBeGreaterThan(5)
       }
     }
-    const next = random(7)
+    const next = seededRandom(7)
     for (let round = 0; round < 3; round++) {
       // Removed: their documents discarded (the Host's list of sessions is a new array then).
       for (const session of live.filter((_, i) => i % 17 === round + 1)) docs.removeSession(session.id)
