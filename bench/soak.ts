@@ -13,7 +13,7 @@ import { procStatusMb, startServe, type Served } from './processes'
  * session: the Host's RSS (peak, and its slope over the soak) and the data
  * folder's growth per streamed chunk. Then a fork of a 100,000-entry
  * conversation against a fork of a 100-entry one: the Host's RSS while it
- * runs.
+ * runs (BENCH_SOAK_FORK_ONLY=1: only these).
  */
 
 type Add = (figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: number[]) => Figure
@@ -35,6 +35,12 @@ const CHUNK_WIRE_BYTES = Buffer.byteLength(
 )
 
 export async function soakFigures(add: Add, quick: boolean): Promise<void> {
+  // BENCH_SOAK_FORK_ONLY=1: the fork figures alone (the soak itself takes minutes).
+  if (!process.env.BENCH_SOAK_FORK_ONLY) await soakItself(add, quick)
+  await forkFigures(add, quick)
+}
+
+async function soakItself(add: Add, quick: boolean): Promise<void> {
   const minutes = Number(process.env.BENCH_SOAK_MINUTES) || (quick ? 1 : 2)
   const soak = await withTempDir('soak', (root) => runSoak(root, minutes))
   const idle = add({ group: '5', name: 'soak: Host RSS before the sessions start (baseline)', unit: 'MB' }, [soak.idleMb])
@@ -63,7 +69,9 @@ export async function soakFigures(add: Add, quick: boolean): Promise<void> {
   growth.ratio = growth.median / CHUNK_WIRE_BYTES
   growth.baseline = `the chunk on the wire (${CHUNK_WIRE_BYTES} bytes)`
   growth.note = 'forks copy their parent: their copies count'
+}
 
+async function forkFigures(add: Add, quick: boolean): Promise<void> {
   const forks = await withTempDir('soak-fork', (root) => forkMemory(root, quick ? [100, 10_000] : [100, 100_000]))
   const small = add({ group: '5', name: 'fork: Host RSS rise while forking, 100 entries (baseline)', unit: 'MB', size: 100 }, forks[0].riseMb)
   small.ratio = 1

@@ -299,8 +299,14 @@ export class Host {
       return { ok: false, error: { message: `Invalid parameters for ${method}: ${z.prettifyError(parsed.error)}`, code: 'invalid_params' } }
     }
     const { data, request } = withConfirmation(parsed.data, via.confirmCommand ?? this.confirmCommand)
-    this.search.noteRequest()
-    this.spend.noteRequest()
+    const answered = this.answer(method, data, request)
+    // Reading every transcript (the search index, past spend) waits until the Host is quiet: no request running.
+    this.search.noteRequest(answered)
+    this.spend.noteRequest(answered)
+    return answered
+  }
+
+  private async answer(method: RequestMethod, data: unknown, request: RequestContext): Promise<WireResponse> {
     try {
       if (!this.store.isWhole && !answeredFromFirstPart(method, data)) await this.wholeRecords()
       const handler = this.handlers[method] as (p: unknown, r: RequestContext) => Promise<unknown>

@@ -4,7 +4,7 @@ import type { SessionUpdate } from '@agentclientprotocol/sdk'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
 import type { TranscriptRecord } from '../../shared/transcript'
-import { fold, openHost, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
+import { fold, openHost, recordEvents, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 
 /**
  * What a fork's view holds (issue 37): the conversation once, as it is now
@@ -104,6 +104,23 @@ describe('a fork taken mid-turn', () => {
   }, 60_000)
 })
 
+describe('what a fork spent', () => {
+  it('is what it spent after the fork: the cost its copy of the parent reports is not counted again', async () => {
+    // The past transcripts (none) read first, so what follows is counted live.
+    await waitUntil('spend read', async () => (await host.request('spend.report', { timeZone: 'UTC' })).backfill === undefined)
+    const agent = await host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_SESSIONS: 'fork' }))
+    const parent = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', { id: parent.id, text: '/cost 3 USD' })
+    const fork = await host.request('sessions.fork', { id: parent.id })
+    // The fork's count goes on from the parent's, as an agent's cumulative cost may (3.50 USD): the fork spent the rise.
+    await host.request('sessions.prompt', { id: fork.id, text: '/cost 3.5 USD' })
+    const costOf = async (id: string) => (await host.request('spend.report', { timeZone: 'UTC' })).sessions.find((row) => row.id === id)?.cost
+    await waitUntil('the fork’s spend', async () => (await costOf(fork.id)) !== undefined)
+    expect(await costOf(fork.id)).toEqual({ USD: 0.5 })
+    expect(await costOf(parent.id)).toEqual({ USD: 3 })
+  })
+})
+
 describe('a fork of a long conversation', () => {
   it('holds every record of the parent, in order, however long (read a chunk at a time, not whole)', async () => {
     const agent = await host.request('agents.add', scriptedAgent(stateDir, { SCRIPTED_AGENT_SESSIONS: 'fork' }))
@@ -144,8 +161,12 @@ describe('a fork of a long conversation', () => {
     await appendFile(join(dataDir, 'transcripts', `${parent.id}.jsonl`), lines.join('\n') + '\n')
     host = await openHost(dataDir)
 
+    const events = recordEvents(host)
     const fork = await host.request('sessions.fork', { id: parent.id })
     const copied = (await recordsOf(parent.id)).filter((r) => r.t !== 'header')
+    // No window is sent the copy (none shows the fork before it is made; one that opens it reads it): 25,000 records.
+    host.events.flush()
+    expect(events.filter((e) => e.type === 'session.records' && e.payload.id === fork.id && e.payload.seq <= copied.length)).toEqual([])
     const forked = await recordsOf(fork.id)
     expect(copied.filter((r) => r.t === 'prompt')).toHaveLength(5_001)
     expect(forked.filter((r) => r.t !== 'header').slice(0, copied.length)).toEqual(copied)

@@ -348,6 +348,47 @@ describe('when the index is built', () => {
       vi.useRealTimers()
     }
   })
+
+  it('not while a request is still being answered (a long fork): a second after its answer, or at 30 s at the latest', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] })
+    try {
+      const started = (): { started: () => boolean } => {
+        let began = false
+        index = new SearchIndex({
+          transcriptDir: dir,
+          projects: () => projects,
+          sessions: () => sessions,
+          threadOf: (id) => live.get(id),
+          onBuildStep: (step) => void (began ||= step.step === 'start')
+        })
+        index.buildWhenQuiet()
+        return { started: () => began }
+      }
+      const request = (): { answer: () => Promise<void> } => {
+        let answer!: () => void
+        index.noteRequest(new Promise<void>((resolve) => (answer = resolve)))
+        return { answer: async () => void (answer(), await vi.advanceTimersByTimeAsync(0)) }
+      }
+      let build = started()
+      const fork = request()
+      await vi.advanceTimersByTimeAsync(8_000)
+      expect(build.started()).toBe(false)
+      await fork.answer()
+      await vi.advanceTimersByTimeAsync(900)
+      expect(build.started()).toBe(false)
+      await vi.advanceTimersByTimeAsync(100)
+      expect(build.started()).toBe(true)
+      // One that is never answered: at 30 s.
+      build = started()
+      request()
+      await vi.advanceTimersByTimeAsync(29_900)
+      expect(build.started()).toBe(false)
+      await vi.advanceTimersByTimeAsync(100)
+      expect(build.started()).toBe(true)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
 })
 
 describe('the index under churn', () => {

@@ -34,6 +34,20 @@ export class EventBus {
   }
 
   emit<K extends HostEventName>(type: K, payload: HostEvents[K]): void {
+    this.enqueue(this.tell(type, payload))
+    if (!this.scheduled) {
+      this.scheduled = true
+      const wait = this.lastFlush + MIN_INTERVAL_MS - Date.now()
+      if (wait > 0) this.timer = setTimeout(() => this.flush(), wait)
+      else setImmediate(() => this.flush())
+    }
+  }
+
+  /**
+   * Tells the Host's own observers (the taps) only, not the windows: what no window can show (a new session's copied
+   * conversation, before the session is registered: a window that opens it reads its tail).
+   */
+  tell<K extends HostEventName>(type: K, payload: HostEvents[K]): HostEvent {
     // A type and its payload, paired by the caller's K: TypeScript cannot see that the pair is one member of the union.
     const event = { type, payload } as unknown as HostEvent
     for (const tap of this.taps) {
@@ -43,13 +57,7 @@ export class EventBus {
         console.error(`An observer of ${type} failed`, error)
       }
     }
-    this.enqueue(event)
-    if (!this.scheduled) {
-      this.scheduled = true
-      const wait = this.lastFlush + MIN_INTERVAL_MS - Date.now()
-      if (wait > 0) this.timer = setTimeout(() => this.flush(), wait)
-      else setImmediate(() => this.flush())
-    }
+    return event
   }
 
   flush(): void {

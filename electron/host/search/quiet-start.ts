@@ -3,8 +3,11 @@
  * spend) waits until the Host is quiet, so the window's first requests are
  * answered first: it starts `quietMs` after the Host's last request, or
  * `unaskedMs` after the start when nothing asks at all (no window), and at
- * the latest `latestMs` after the start (a window that keeps asking). `now()`
- * starts it at once (a user asking for what it makes).
+ * the latest `latestMs` after the start (a window that keeps asking). A
+ * request still being answered is not quiet: work waits until it is answered
+ * (a fork copying a long conversation, which the index's read of that
+ * conversation would otherwise add its memory to). `now()` starts it at once
+ * (a user asking for what it makes).
  */
 
 const TIMING = { quietMs: 1_000, unaskedMs: 10_000, latestMs: 30_000 }
@@ -13,6 +16,8 @@ export class QuietStart {
   private timer: NodeJS.Timeout | null = null
   private readonly startedAt = Date.now()
   private done = false
+  /** Requests being answered. */
+  private running = 0
 
   constructor(private readonly work: () => void) {}
 
@@ -21,9 +26,15 @@ export class QuietStart {
     this.schedule(TIMING.unaskedMs)
   }
 
-  /** The Host answered a request: work still waiting waits until it has been quiet again. */
-  noteRequest(): void {
+  /** The Host answers a request (`answered`: once it is): work still waiting waits until none runs and it has been quiet again. */
+  noteRequest(answered?: Promise<unknown>): void {
     if (this.timer) this.schedule(TIMING.quietMs)
+    if (!answered || this.done) return
+    this.running++
+    void answered.finally(() => {
+      this.running--
+      if (this.timer) this.schedule(TIMING.quietMs)
+    })
   }
 
   /** Starts the work now if it has not started (it runs once). */
@@ -44,7 +55,11 @@ export class QuietStart {
     if (this.done) return
     this.cancel()
     const latest = this.startedAt + TIMING.latestMs - Date.now()
-    this.timer = setTimeout(() => this.now(), Math.max(0, Math.min(ms, latest)))
+    this.timer = setTimeout(
+      // A request still running: not quiet yet (its answer schedules again), but at the latest moment it starts.
+      () => (this.running > 0 && latest > ms ? this.schedule(latest) : this.now()),
+      Math.max(0, Math.min(ms, latest))
+    )
     this.timer.unref?.()
   }
 }

@@ -100,9 +100,9 @@ export class SearchIndex {
     this.quiet.arm()
   }
 
-  /** The Host answered a request: a build still waiting waits until the Host is quiet again. */
-  noteRequest(): void {
-    this.quiet.noteRequest()
+  /** The Host answers a request (`answered`: once it is): a build still waiting waits until the Host is quiet again. */
+  noteRequest(answered?: Promise<unknown>): void {
+    this.quiet.noteRequest(answered)
   }
 
   private async buildAll(): Promise<void> {

@@ -4,7 +4,7 @@ import type { SessionRecord } from '../../../shared/domain'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import { describeError, HostError } from '../contract/errors'
 import { serversForAgent } from '../mcp/acp-servers'
-import { currentViewOf, followedBy, transcriptLines } from '../storage/transcript-stream'
+import { currentViewLinesOf, currentViewOf, followedBy, transcriptLines, type ReadRecord } from '../storage/transcript-stream'
 import { parseLine } from '../storage/transcripts'
 import type { WorkspaceService } from '../workspace/service'
 import type { SessionDeps } from './connector'
@@ -133,7 +133,7 @@ export class EditResend {
     } catch (error) {
       throw unreadable(error)
     }
-    return { seq, message: messages + 1, checkpoint, anchor, history: () => withoutCheckpoints(currentViewOf(file, seq)) }
+    return { seq, message: messages + 1, checkpoint, anchor, history: () => withoutCheckpoints(currentViewLinesOf(file, seq)) }
   }
 
   /** The checkpoint taken as the message's turn started, or why the files cannot go back (`checkpoint_missing`). */
@@ -177,7 +177,7 @@ export class EditResend {
     const preface = `[Switchboard] This session continues a conversation between the user and you (${definition.name}) from just before the user's message ${edited.message}, which the user has edited and sends again below. What came after that message did not happen, and the files are back as they were before it (unless the user chose to keep them). The conversation before it, for context:`
     const seed = forked
       ? undefined
-      : await seedUpToOf(edited.history(), { title: parent.title, agentName: definition.name, cwd: parent.cwd, preface })
+      : await seedUpToOf(recordsOf(edited.history()), { title: parent.title, agentName: definition.name, cwd: parent.cwd, preface })
     const record: SessionRecord = {
       id: randomUUID(),
       acpSessionId: made.response.sessionId,
@@ -235,11 +235,16 @@ interface EditedMessage {
   anchor?: string
   /**
    * The conversation before it (the records after the last replay's reset, no header), read again each time it is
-   * asked for; the original's checkpoints left out (they are its own refs: the copy's messages offer none of them).
+   * asked for, each record with its line; the original's checkpoints left out (they are its own refs: the copy's
+   * messages offer none of them).
    */
-  history: () => AsyncIterable<TranscriptRecord>
+  history: () => AsyncIterable<ReadRecord>
 }
 
-async function* withoutCheckpoints(records: AsyncIterable<TranscriptRecord>): AsyncGenerator<TranscriptRecord> {
-  for await (const record of records) if (record.t !== 'checkpoint') yield record
+async function* withoutCheckpoints(records: AsyncIterable<ReadRecord>): AsyncGenerator<ReadRecord> {
+  for await (const read of records) if (read.record.t !== 'checkpoint') yield read
+}
+
+async function* recordsOf(reads: AsyncIterable<ReadRecord>): AsyncGenerator<TranscriptRecord> {
+  for await (const { record } of reads) yield record
 }

@@ -10,7 +10,7 @@ import { conversationAsContext, createThread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import { serversForAgent } from '../mcp/acp-servers'
 import { readTranscript } from '../storage/transcripts'
-import { currentViewOf, followedBy, transcriptRecords } from '../storage/transcript-stream'
+import { currentViewLinesOf, followedBy, transcriptRecords } from '../storage/transcript-stream'
 import { readTranscriptLater, readTranscriptPage, readTranscriptTail } from '../storage/transcript-pages'
 import type { SessionDeps } from './connector'
 import type { SessionPreset } from '../../../shared/presets'
@@ -127,7 +127,7 @@ export class SessionLifecycle {
     const response = await connection.acp.forkSession(params, () => {
       upTo = registry.get(id)?.writer.nextSeq
     })
-    const history = currentViewOf(await registry.flushedTranscript(id), upTo)
+    const history = currentViewLinesOf(await registry.flushedTranscript(id), upTo)
     const now = new Date().toISOString()
     const record: SessionRecord = {
       id: randomUUID(),

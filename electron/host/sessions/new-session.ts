@@ -2,7 +2,6 @@ import type { Project, SessionRecord } from '../../../shared/domain'
 import { agentFitsProject, type AgentDefinition } from '../../../shared/agent-definition'
 import { transportHost } from '../../../shared/transport'
 import type { SessionPreset } from '../../../shared/presets'
-import type { TranscriptRecord } from '../../../shared/transcript'
 import type { AgentConnection } from '../connection/connection'
 import { agentFailure, type Asked } from '../agents/problems'
 import { authRequired } from '../agents/sign-in'
@@ -12,6 +11,7 @@ import { serversForAgent, type PreparedServer } from '../mcp/acp-servers'
 import { SshError } from '../ssh/endpoint'
 import { checkRemoteFolder } from '../ssh/remote-files'
 import type { SessionDeps } from './connector'
+import type { Copied } from './registry'
 import { applyPresetSettings, presetMode } from './preset-settings'
 import { directoriesFor, sessionStateFrom, systemPromptFor, systemPromptLeftOut } from './session-parts'
 import { applyStartingMode } from './starting-mode'
@@ -87,7 +87,7 @@ export async function registerSession(
   connection: AgentConnection,
   answer: unknown,
   /** The conversation it starts with (read as it is copied: a long one is never in memory whole). */
-  history: Iterable<TranscriptRecord> | AsyncIterable<TranscriptRecord>,
+  history: Iterable<Copied> | AsyncIterable<Copied>,
   /** Where the agent's stderr was before it was asked for the session. */
   mark?: number,
   preset?: SessionPreset

@@ -11,6 +11,7 @@ import type { EventBus } from '../contract/events'
 import { Listeners } from '../contract/listeners'
 import type { Records, Saved } from '../storage/records'
 import { readTranscriptTail } from '../storage/transcript-pages'
+import type { ReadRecord } from '../storage/transcript-stream'
 import { TranscriptWriter, transcriptPath } from '../storage/transcripts'
 import { headerOf } from './session-parts'
 import { appendFromAgent } from './replay'
@@ -54,8 +55,11 @@ export interface RegistryOptions {
 const MAX_EARLY_UPDATES = 1000
 /** Session ids held that way at most: an agent sending updates for made-up sessions cannot grow memory. */
 const MAX_EARLY_SESSIONS = 16
-/** Records of a copied conversation written (and told) at once. */
+/** Records of a copied conversation written before the copy waits for the disk. */
 const COPY_BATCH = 1000
+
+/** What a copied conversation is made of: records read from a transcript with their lines, or records made anew (a seed's). */
+export type Copied = TranscriptRecord | ReadRecord
 
 /** The updates that change a session's mode. */
 const MODE_UPDATES = new Set(['current_mode_update', 'config_option_update'])
@@ -182,28 +186,29 @@ export class SessionRegistry {
   }
 
   /**
-   * A new session's copied conversation (a fork's, a seed's), before it is linked to its agent: written a batch at a
-   * time, each on disk before the next is taken, and told to the windows a batch at a time; the view folds its tail
-   * only, as a loaded session's does. However long the conversation, the Host holds a batch and the tail.
+   * A new session's copied conversation (a fork's, a seed's), before it is linked to its agent: written as it is read,
+   * a line read from a transcript written again as it is (never parsed and written anew), waiting for the disk every
+   * batch; the Host's own observers (spend, search, MCP servers' run) are told each record, the windows none (no
+   * window shows the session before it is registered, and one that opens it reads its tail). The view folds its tail
+   * only, as a loaded session's does. However long the conversation, the Host holds a batch's lines and the tail.
    */
-  async copyIn(live: LiveSession, history: Iterable<TranscriptRecord> | AsyncIterable<TranscriptRecord>): Promise<void> {
-    let batch: TranscriptRecord[] = []
+  async copyIn(live: LiveSession, history: Iterable<Copied> | AsyncIterable<Copied>): Promise<void> {
     let tail: TranscriptRecord[] = []
-    const write = async (): Promise<void> => {
-      if (batch.length === 0) return
-      const seq = live.writer.nextSeq
-      for (const record of batch) live.writer.append(record)
-      this.options.events.emit('session.records', { id: live.record.id, seq, records: batch })
-      tail = tail.concat(batch).slice(-TAIL_RECORDS)
-      batch = []
-      await live.writer.flush()
-    }
-    for await (const record of history) {
+    let unflushed = 0
+    for await (const item of history) {
+      const { record, line } = 't' in item ? { record: item, line: undefined } : item
       if (record.t === 'header') continue
-      batch.push(record)
-      if (batch.length >= COPY_BATCH) await write()
+      const seq = line === undefined ? live.writer.append(record) : live.writer.appendLine(line)
+      this.options.events.tell('session.records', { id: live.record.id, seq, records: [record] })
+      tail.push(record)
+      if (tail.length >= 2 * TAIL_RECORDS) tail = tail.slice(-TAIL_RECORDS)
+      if (++unflushed >= COPY_BATCH) {
+        unflushed = 0
+        await live.writer.flush()
+      }
     }
-    await write()
+    await live.writer.flush()
+    tail = tail.slice(-TAIL_RECORDS)
     const first = live.writer.nextSeq - tail.length
     tail.forEach((record, i) => {
       try {

@@ -78,9 +78,9 @@ export class SpendService {
     }
   }
 
-  /** The Host answered a request: past transcripts still to read wait until it is quiet again. */
-  noteRequest(): void {
-    this.quiet.noteRequest()
+  /** The Host answers a request (`answered`: once it is): past transcripts still to read wait until it is quiet again. */
+  noteRequest(answered?: Promise<unknown>): void {
+    this.quiet.noteRequest(answered)
   }
 
   handlers(): HandlerSlice<'spend'> {

@@ -74,18 +74,29 @@ export async function* transcriptRecords(file: string, upTo?: number): AsyncGene
  * index in the list of records would.
  */
 export async function* currentViewOf(file: string, upTo?: number): AsyncGenerator<TranscriptRecord> {
+  for await (const { record } of currentViewLinesOf(file, upTo)) yield record
+}
+
+/** A record read from a transcript, with its line as written there: a copy writes the line again as it is. */
+export interface ReadRecord {
+  record: TranscriptRecord
+  line: string
+}
+
+/** `currentViewOf` with each record's line (one that parsed: a damaged line is skipped, as everywhere). */
+export async function* currentViewLinesOf(file: string, upTo?: number): AsyncGenerator<ReadRecord> {
   let lastReset = -1
   for await (const { seq, line } of transcriptLines(file, upTo)) {
     if (line.includes('"reset"') && parseLine(line)?.t === 'reset') lastReset = seq
   }
   for await (const { seq, line } of transcriptLines(file, upTo)) {
     const record = parseLine(line)
-    if (record && record.t !== 'header' && (seq > lastReset || outlivesReset(record))) yield record
+    if (record && record.t !== 'header' && (seq > lastReset || outlivesReset(record))) yield { record, line }
   }
 }
 
 /** The records of `first`, then `last`. */
-export async function* followedBy(first: AsyncIterable<TranscriptRecord>, ...last: TranscriptRecord[]): AsyncGenerator<TranscriptRecord> {
+export async function* followedBy<T>(first: AsyncIterable<T>, ...last: TranscriptRecord[]): AsyncGenerator<T | TranscriptRecord> {
   yield* first
   yield* last
 }

@@ -242,7 +242,12 @@ export class TranscriptWriter<R = TranscriptRecord> {
 
   /** Queues a record and returns its seq; the write happens within the tick. */
   append(record: R): number {
-    this.queue.push(JSON.stringify(record) + '\n')
+    return this.appendLine(JSON.stringify(record))
+  }
+
+  /** Queues a record's line as another transcript has it (a copy's, read and checked: one line, no newline); returns its seq. */
+  appendLine(line: string): number {
+    this.queue.push(line + '\n')
     if (!this.scheduled) {
       this.scheduled = true
       setImmediate(() => this.drain())
