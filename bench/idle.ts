@@ -438,6 +438,8 @@ export async function appMemoryFigures(add: Add, quick: boolean): Promise<void> 
       await settleDisk()
       const served = await startServe(dataset.dataDir)
       try {
+        // The search index built and kept, as on every start after a folder's first (the first build's own peak is startup's).
+        await indexed(served, dataset.dataDir)
         const env = agentEnv(null, { SCRIPTED_AGENT_CHUNK_DELAY_MS: '1', SCRIPTED_AGENT_CHUNKS_PER_DELAY: '2' })
         const ids: string[] = []
         for (let i = 0; i < 4; i++) {
