@@ -31,6 +31,20 @@ type Add = (figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: nu
 const LONG_TURNS = 2_500
 
 /**
+ * The third app: as "nothing running", with no field focused. It is not a goal's figure but what the goal's
+ * would read without the caret: the window focuses the composer, where Chromium blinks the caret at the
+ * OS's rate (here its default, 500 ms), a paint and a frame each time.
+ */
+const STILL = 'nothing running, no caret'
+
+/** The Host's garbage collections over the count, for the note: V8's work shows in no wake-up. */
+function gcNote(count: WakeupCount | undefined): string {
+  const gc = count?.gc
+  if (!gc) return ''
+  return ` (V8 collected its heap ${gc.major} times, ${gc.majorMs.toFixed(0)} ms on its main thread, and its new space ${gc.minor} times)`
+}
+
+/**
  * Counts the page's wake-ups by where they were asked for (the first frames of the stack that scheduled them):
  * setTimeout, setInterval and requestAnimationFrame callbacks run, messages on a WebSocket, and at the end the
  * CSS animations running. `__wakeups.start()` starts afresh, `__wakeups.stop()` returns the count.
@@ -75,6 +89,8 @@ interface WakeupCount {
   seconds: number
   sites: Record<string, number>
   animations?: string[]
+  /** A Node process's garbage collections over the same seconds (bench/wakeups-preload.cjs), and their time on its main thread. */
+  gc?: { major: number; majorMs: number; minor: number; minorMs: number }
 }
 
 /** The busiest sites of a count, per second, for the report: `[site, per second]`, busiest first. */
@@ -242,8 +258,17 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
 
   async function measureIdle(root: string, served: Served[]): Promise<void> {
     const dataset = await makeDataset(join(root, 'full'), { projects: 50, sessions, turnsPerSession: 1, longTurns: LONG_TURNS, longSessions: 4 })
+    // The index built once and kept, as on every start after a data folder's first: the three apps load it.
+    const first = await startServe(dataset.dataDir)
+    try {
+      await indexed(first, dataset.dataDir)
+    } finally {
+      await first.close()
+    }
     const withAgentDir = join(root, 'full-agent')
     await cp(dataset.dataDir, withAgentDir, { recursive: true })
+    const stillDir = join(root, 'full-still')
+    await cp(dataset.dataDir, stillDir, { recursive: true })
     const empty = await makeDataset(join(root, 'empty'), { projects: 0, sessions: 0, turnsPerSession: 1 })
     await settleDisk()
     const wakeups = async (name: string): Promise<string> => {
@@ -265,6 +290,8 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
     const quiet = await startApp(dataset.dataDir, quietDir)
     const agentDir = await wakeups('agent')
     const withAgent = await startApp(withAgentDir, agentDir)
+    const caretDir = await wakeups('still')
+    const still = await startApp(stillDir, caretDir)
     const base = await startServe(empty.dataDir)
     served.push(base)
     // One agent connected and idle: a session of the scripted agent, a turn done, its session in the fourth pane.
@@ -273,13 +300,18 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
     await withAgent.client.request('sessions.prompt', { id: session.id, text: 'hello' })
     await setPanes(quiet, dataset.longSessionIds)
     await setPanes(withAgent, [...dataset.longSessionIds.slice(0, 3), session.id])
+    await setPanes(still, dataset.longSessionIds)
     const apps: IdleApp[] = []
     for (const [label, agentNote, one, wakeupsDir] of [
       ['nothing running', '', quiet, quietDir],
-      ['one agent connected and idle', ', one of them an idle agent’s (connected)', withAgent, agentDir]
+      ['one agent connected and idle', ', one of them an idle agent’s (connected)', withAgent, agentDir],
+      [STILL, ', the composer not focused (no caret blinking)', still, caretDir]
     ] as const) {
       const browser = await newBrowser()
-      apps.push({ label, agentNote, served: one, browser, page: await openWindow(browser, one, 4), wakeupsDir })
+      const page = await openWindow(browser, one, 4)
+      // The window gives the focused pane's composer the focus, where Chromium blinks the caret (at the OS's rate).
+      if (label === STILL) await page.evaluate('document.activeElement?.blur()')
+      apps.push({ label, agentNote, served: one, browser, page, wakeupsDir })
     }
     const baseBrowser = await newBrowser()
     const basePage = await baseBrowser.newPage()
@@ -289,6 +321,7 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
     // Whatever the start left to do (the search index, the first screen's work) is done before the count starts.
     await indexed(quiet, dataset.dataDir)
     await indexed(withAgent, withAgentDir)
+    await indexed(still, stillDir)
     const measuredApps = await Promise.all(apps.map((app) => measured(app.served, app.browser)))
     const baseline = await measured(base, baseBrowser)
     console.error(`  idle: settled after ${await settled([...measuredApps, baseline])} s`)
@@ -302,6 +335,8 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
     const pageCounts: WakeupCount[] = []
     for (const app of apps) pageCounts.push((await app.page.evaluate('window.__wakeups.stop()')) as WakeupCount)
     const basePageCount = (await basePage.evaluate('window.__wakeups.stop()')) as WakeupCount
+    const stillFocus = await apps.find((app) => app.label === STILL)!.page.evaluate('document.activeElement?.tagName')
+    if (stillFocus !== 'BODY') console.error(`  idle: “${STILL}” had the focus back in a ${stillFocus} by the count's end`)
     const hostCounts: Record<'host' | 'supervisor', WakeupCount>[] = []
     for (const app of apps) hostCounts.push((await hostWakeups(app.served, app.wakeupsDir, false))!)
 
@@ -327,7 +362,7 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
           name: `idle CPU, ${label}: Host + serve + Chromium's renderers, ${sessions.toLocaleString('en-US')} sessions, 4 panes on conversations of ${(LONG_TURNS * 4).toLocaleString('en-US')} entries${app.agentNote}`,
           unit: '% of a core',
           note:
-            `${seconds} s; of it Host ${pct(a0.host, a1.host).toFixed(2)} %, serve ${pct(a0.supervisor, a1.supervisor).toFixed(2)} %, ` +
+            `${seconds} s; of it Host ${pct(a0.host, a1.host).toFixed(2)} %${gcNote(hostCounts[i].host)}, serve ${pct(a0.supervisor, a1.supervisor).toFixed(2)} %, ` +
             `renderers (${measuredApps[i].renderers.length}) ${pct(a0.renderers, a1.renderers).toFixed(2)} %; beside it Chromium's browser, GPU and utilities ` +
             `${pct(a0.chromium, a1.chromium).toFixed(2)} %${measuredApps[i].agents.length ? `, the agent ${pct(a0.agents, a1.agents).toFixed(2)} %` : ''}`
         },
@@ -335,11 +370,12 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
       )
       f.ratio = baseFigure.median > 0 ? f.median / baseFigure.median : undefined
       f.baseline = 'empty app'
+      const counts: Record<string, WakeupCount> = { page: pageCounts[i], host: hostCounts[i].host, serve: hostCounts[i].supervisor }
+      printWakeups(label, { ...counts, 'empty app page': basePageCount })
+      if (label === STILL) return
       f.goal = '< 1 % of a core'
       f.met = f.median < 1
       if (!f.met) f.reach = `the empty app reads ${baseFigure.median.toFixed(2)} %`
-      const counts: Record<string, WakeupCount> = { page: pageCounts[i], host: hostCounts[i].host, serve: hostCounts[i].supervisor }
-      printWakeups(label, { ...counts, 'empty app page': basePageCount })
       const timers = Object.entries(counts).flatMap(([who, c]) =>
         perSecond(c)
           .filter(([site]) => isTimer(site))
@@ -409,6 +445,8 @@ export async function appMemoryFigures(add: Add, quick: boolean): Promise<void> 
       await settleDisk()
       const served = await startServe(dataset.dataDir)
       try {
+        // The search index built and kept, as on every start after a folder's first (the first build's own peak is startup's).
+        await indexed(served, dataset.dataDir)
         const env = agentEnv(null, { SCRIPTED_AGENT_CHUNK_DELAY_MS: '1', SCRIPTED_AGENT_CHUNKS_PER_DELAY: '2' })
         const ids: string[] = []
         for (let i = 0; i < 4; i++) {

@@ -8,7 +8,9 @@
  * agent started by the Host inherits it too and is told apart by its role's name.
  *
  * SIGUSR2 starts the count afresh; the next SIGUSR2 writes what was counted since to
- * `$BENCH_WAKEUPS_DIR/<role>-<pid>.json` ({ seconds, sites: { "<kind> <where>": firings } }).
+ * `$BENCH_WAKEUPS_DIR/<role>-<pid>.json` ({ seconds, sites: { "<kind> <where>": firings }, gc }): `gc` is V8's
+ * own work over the same seconds (its collections, major and minor, and their time on the main thread), which
+ * no callback shows: a collection runs on V8's threads and in allocations, not as a wake-up of the loop.
  */
 const role = process.env.BENCH_WAKEUPS_ROLE
 const dir = process.env.BENCH_WAKEUPS_DIR
@@ -21,6 +23,19 @@ if (role && dir) {
   const counts = new Map()
   let counting = false
   let since = 0
+  const gc = { major: 0, majorMs: 0, minor: 0, minorMs: 0 }
+  const { PerformanceObserver, constants } = require('node:perf_hooks')
+  new PerformanceObserver((list) => {
+    if (!counting) return
+    for (const entry of list.getEntries()) {
+      // A major collection's incremental marking steps come before it as entries of their own: their time is its.
+      const kind = entry.detail?.kind
+      const major = kind === constants.NODE_PERFORMANCE_GC_MAJOR || kind === constants.NODE_PERFORMANCE_GC_INCREMENTAL
+      if (kind === constants.NODE_PERFORMANCE_GC_MAJOR) gc.major += 1
+      else if (!major) gc.minor += 1
+      gc[major ? 'majorMs' : 'minorMs'] += entry.duration
+    }
+  }).observe({ entryTypes: ['gc'] })
   const frames = () => {
     const limit = Error.stackTraceLimit
     Error.stackTraceLimit = 40
@@ -55,6 +70,7 @@ if (role && dir) {
   process.on('SIGUSR2', () => {
     if (!counting) {
       counts.clear()
+      Object.assign(gc, { major: 0, majorMs: 0, minor: 0, minorMs: 0 })
       counting = true
       since = Date.now()
       return
@@ -62,7 +78,7 @@ if (role && dir) {
     counting = false
     writeFileSync(
       join(dir, `${name}-${process.pid}.json`),
-      JSON.stringify({ seconds: (Date.now() - since) / 1000, sites: Object.fromEntries(counts) })
+      JSON.stringify({ seconds: (Date.now() - since) / 1000, sites: Object.fromEntries(counts), gc })
     )
   })
 }

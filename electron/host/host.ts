@@ -373,9 +373,8 @@ export class Host {
     this.broker.cancelAll()
     this.terminals.releaseAll()
     this.signIn.close()
-    const checksEnded = this.checks.close()
-    await this.supervisor.close()
-    await checksEnded
+    // A check cut short removes its scratch folder, on an agent's SSH host too: the connections close after it.
+    await this.supervisor.close(this.checks.close())
     await turnsEnded
     await this.races.close()
     await this.registry.flushAll()

@@ -317,6 +317,22 @@ describe('a connection to the host', () => {
     expect(report.lines.find((l) => l.id === 'session/new')?.detail).toMatch(/^session sess-/)
     // Made in the host's TMPDIR (the server's own folder: the machine's /tmp is shared with whatever else runs).
     expect(await readdir(sshd.remoteTmp)).toEqual([])
+
+    // A check the Host's close cuts short (here while its agent takes its time to load a session) removes its
+    // scratch folder on the host all the same: the SSH connections close after it.
+    const slowState = join(root, 'slow-agent-state')
+    const slow = await host.request(
+      'agents.add',
+      sshAgent(sshd.target(), randomUUID(), {
+        name: 'Slow load',
+        env: { SCRIPTED_AGENT_STATE_DIR: slowState, SCRIPTED_AGENT_LOAD_DELAY_MS: '60000' }
+      })
+    )
+    const cut = host.request('agents.check', { agentId: slow.id }).catch((error: Error) => error)
+    await waitUntil('the check to make its scratch folder on the host', async () => (await readdir(sshd.remoteTmp)).length === 1)
+    await host.close()
+    await cut
+    expect(await readdir(sshd.remoteTmp)).toEqual([])
   })
 })
 

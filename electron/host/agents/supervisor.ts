@@ -243,13 +243,17 @@ export class AgentSupervisor {
     }
   }
 
-  /** Stops every agent; no new one starts after this. */
-  async close(): Promise<void> {
+  /**
+   * Stops every agent; no new one starts after this. The SSH connections close last, once `tidied` has settled: what
+   * ran on a host may still tidy up there after its agent stopped (a capability check removes its scratch folder).
+   */
+  async close(tidied: Promise<unknown> = Promise.resolve()): Promise<void> {
     this.closing = true
     this.sweepWhileRunning()
     await Promise.allSettled([...this.stillStarting].map((stop) => stop()))
     await Promise.allSettled([...this.starting.values()])
     await Promise.all([...this.running.values(), ...this.apart].map((a) => a.stop()))
+    await Promise.allSettled([tidied])
     this.sshHosts.close()
   }
 

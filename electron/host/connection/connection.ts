@@ -11,7 +11,7 @@ import type { SshEndpoint } from '../ssh/endpoint'
 import { LinkRun } from './link-run'
 import type { AgentProtocol } from './protocol'
 import { V1Protocol } from './protocol-v1'
-import { V2_PROTOCOL_VERSION, V2Protocol } from './protocol-v2'
+import type { V2Protocol } from './protocol-v2'
 import type { WireProtocol } from './wire'
 
 /**
@@ -102,6 +102,9 @@ export const connectAgent: ConnectAgent = async (definition, options) => {
   }
 }
 
+/** ACP's version 2 (the draft). Its protocol, and the SDK's `experimental/v2` under it, load when an agent is asked for it (about 8 MB). */
+const V2_PROTOCOL_VERSION = 2
+
 class LinkedConnection implements AgentConnection {
   state: AgentRuntimeState
   private readonly run: LinkRun
@@ -112,7 +115,7 @@ class LinkedConnection implements AgentConnection {
   private constructor(
     readonly definition: AgentDefinition,
     private readonly options: AgentConnectionOptions,
-    version: 1 | 2
+    v2: typeof V2Protocol | null
   ) {
     const missingSecrets = options.missingSecrets ?? []
     this.state = { agentId: definition.id, status: 'starting', stderrTail: '', ...(missingSecrets.length ? { missingSecrets } : {}) }
@@ -140,7 +143,7 @@ class LinkedConnection implements AgentConnection {
       status: () => this.state.status,
       closeStream: (error) => protocol?.connection.close(error)
     })
-    protocol = version === V2_PROTOCOL_VERSION ? new V2Protocol(this.run.stream, protocolOptions) : new V1Protocol(this.run.stream, protocolOptions)
+    protocol = v2 ? new v2(this.run.stream, protocolOptions) : new V1Protocol(this.run.stream, protocolOptions)
     this.protocol = protocol
     this.watchStreamEnd()
   }
@@ -151,7 +154,8 @@ class LinkedConnection implements AgentConnection {
    * any other failure stops the run and rejects with what to do about it.
    */
   static async start(definition: AgentDefinition, options: AgentConnectionOptions, version: 1 | 2, protocolNote?: string): Promise<LinkedConnection> {
-    const connection = new LinkedConnection(definition, options, version)
+    const v2 = version === V2_PROTOCOL_VERSION ? (await import('./protocol-v2')).V2Protocol : null
+    const connection = new LinkedConnection(definition, options, v2)
     connection.setState({ status: 'starting', message: undefined, protocolVersion: undefined, protocolNote: undefined })
     await connection.initialize(version, protocolNote)
     return connection

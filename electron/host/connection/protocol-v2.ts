@@ -36,7 +36,7 @@ import { toV1PermissionRequest, V2SessionAdapter, type Adapted } from './v2-adap
  * no `session/fork` in its stable set.
  */
 
-export const V2_PROTOCOL_VERSION = 2
+const V2_PROTOCOL_VERSION = 2
 
 interface Turn {
   /** A `running` (or `requires_action`) state was reported since the prompt went out. */

@@ -13,7 +13,6 @@ import { prepareServers, type PreparedServer } from './acp-servers'
 import { exportTarget, exportToMcpJson } from './export'
 import { importInputs, knownImportSources, previewImport, readMcpConfig, type Places } from './import'
 import { McpProfiles, type McpProfileChange } from './profiles'
-import { testMcpConnection } from './test-connection'
 
 /**
  * Everything the Host does for MCP server profiles, behind the `mcp.*`
@@ -69,6 +68,8 @@ export class McpService {
       return {}
     },
     'mcp.test': async (p) => {
+      // The MCP SDK's client is loaded on the first test, not with the Host (about 9 MB and a third of a second at start).
+      const { testMcpConnection } = await import('./test-connection')
       const result = await testMcpConnection(await this.profiles.unlock(this.profiles.profile(p.id)), {
         timeoutMs: p.timeoutMs,
         clientVersion: this.options.clientVersion,
