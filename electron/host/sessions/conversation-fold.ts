@@ -98,6 +98,12 @@ export class ConversationFold {
   private queue: Piece[] = []
   private head = 0
   private queued = 0
+  /**
+   * Turns with text let go since their pieces were last joined: only theirs are joined again (joining is idempotent).
+   * Joining every turn's at each trim of the queue made each a new array of pieces again and again, which outlived
+   * the young generation and were promoted, then dropped: half the garbage a long conversation's fold left.
+   */
+  private touched = new Set<Turn>()
   private done = false
 
   constructor(
@@ -235,6 +241,7 @@ export class ConversationFold {
         piece.trailing = piece.text.length - piece.text.trimEnd().length
         piece.text = undefined
         piece.turn.letGo = true
+        this.touched.add(piece.turn)
         if (piece.turn !== this.openTurn) piece.turn.images = []
       }
       this.head++
@@ -242,7 +249,8 @@ export class ConversationFold {
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head)
       this.head = 0
-      for (const turn of this.turns) if (turn.letGo) turn.pieces = joinLetGo(turn.pieces)
+      for (const turn of this.touched) turn.pieces = joinLetGo(turn.pieces)
+      this.touched.clear()
     }
   }
 
