@@ -56,6 +56,8 @@ export interface FoldedConversation {
 const KEPT_KINDS = new Set<ThreadEntry['kind']>(['stop', 'plan', 'tool_call'])
 /** Entries kept by key for good (a reset alone lets go of them, and the current view has none). */
 const KEYED_KINDS = new Set<ThreadEntry['kind']>(['tool_call', 'subagent', 'session_message', 'compaction'])
+/** The user message of a turn that ended, once told: the message itself, its whole text, is let go. */
+const TOLD_USER: ThreadEntry = { kind: 'user', id: '', text: '' }
 /** Untold entries of the open turn that make the thread take them out. */
 const SETTLE_EVERY = 256
 
@@ -161,6 +163,9 @@ export class ConversationFold {
       entries.splice(0, entries.length - 1)
       this.told = 0
       if (turn.letGo) turn.images = []
+      // Its user message is told: its piece holds the text (until let go), and the turn needs only to know it had one.
+      // One still named (a replay's, read at the end) stays with its piece.
+      if (turn.user && turn.pieces.some((p) => p.user && !p.entry)) turn.user = TOLD_USER
       const images = this.imagesOf?.entry === last ? this.imagesOf.images : []
       this.imagesOf = null
       this.turns.push({ user: last, pieces: [], entries: 0, images, letGo: false })
