@@ -25,11 +25,9 @@ import { transcriptPath } from '../storage/transcripts'
  * say `indexing` until it is complete (the build: build.ts; what it
  * indexes: intake.ts, documents.ts; a query: query.ts).
  *
- * After that it follows the Host's events as they are emitted: a record
- * appended to a live session marks the session, and its entries are
- * re-indexed from the Host's own fold of it in batches (every `FLUSH_MS`, a
- * message still streaming once done; before every query, whole, so a query
- * sees all appended before it). Titles, removed sessions, projects follow.
+ * After that it follows the Host's events as they are emitted: a record appended to a live session marks it, and
+ * its entries are re-indexed from the Host's fold in batches (every `FLUSH_MS`, a message still streaming once done;
+ * before every query, whole: a query sees all appended before it). Titles, removed sessions and projects follow.
  *
  * The file is only ever replaced by a complete index: when the Host closes
  * after the build completed, the sessions that went live are read from their
@@ -56,7 +54,9 @@ export class SearchIndex {
   private docs = new SearchDocs(() => this.vacuumSoon())
   /** Sessions that went live in this run: their entries follow the Host's fold, not the file. */
   private readonly live = new Set<string>()
-  private dirty = new Set<string>()
+  /** Sessions with records not indexed yet; `streaming`: those whose last message, still streaming, a batch left. */
+  private readonly dirty = new Set<string>()
+  private readonly streaming = new Set<string>()
   /** Sessions removed in this run (ids are never reused): a read under way for one is dropped. */
   private readonly removed = new Set<string>()
   private timer: NodeJS.Timeout | null = null
@@ -239,15 +239,15 @@ export class SearchIndex {
     this.timer = null
     // Nothing is added while the index is vacuumed: the vacuum's end flushes.
     if (this.vacuuming) return
-    this.sources.onFlush?.([...this.dirty])
-    const streaming = new Set<string>()
-    for (const sessionId of this.dirty) {
-      // removeSession takes a removed session out of the dirty ones; this check is only a guard.
+    const marked = [...new Set(batch ? this.dirty : [...this.dirty, ...this.streaming])]
+    this.sources.onFlush?.(marked)
+    this.dirty.clear()
+    for (const sessionId of marked) {
+      this.streaming.delete(sessionId)
       const thread = this.sources.threadOf(sessionId)
-      if (!thread || this.removed.has(sessionId)) continue
-      if (this.docs.indexLive(sessionId, thread, batch)) streaming.add(sessionId)
+      if (!thread || this.removed.has(sessionId)) continue // removeSession unmarks a session: here, a streaming one
+      if (this.docs.indexLive(sessionId, thread, batch)) this.streaming.add(sessionId)
     }
-    this.dirty = streaming
   }
 
   /** A flush where nothing above would catch what it throws (a timer, the end of a vacuum): an error rebuilds the index. */
@@ -282,7 +282,7 @@ export class SearchIndex {
     this.vacuumTimer = null
     this.docs = new SearchDocs(() => this.vacuumSoon())
     this.live.clear()
-    this.dirty.clear()
+    for (const marked of [this.dirty, this.streaming]) marked.clear()
     this.held = []
     this.vacuuming = null
     this.buildRunning = false
