@@ -117,7 +117,13 @@ async function folderBytes(dir: string): Promise<number> {
   let total = 0
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name)
-    total += entry.isDirectory() ? await folderBytes(path) : (await stat(path)).size
+    // A file being replaced (db.json's temporary copy, renamed over it) may be gone by the time it is read.
+    total += entry.isDirectory()
+      ? await folderBytes(path)
+      : await stat(path).then(
+          (s) => s.size,
+          () => 0
+        )
   }
   return total
 }

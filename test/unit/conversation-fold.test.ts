@@ -163,6 +163,18 @@ describe('the seed folded a record at a time', () => {
     }
   })
 
+  it('of a replayed conversation (its messages named to the end), whose first request is quoted', () => {
+    // Named messages are read at the end: the fold lets go of a told user message, never of one still named.
+    const update = (u: Record<string, unknown>): TranscriptRecord => ({ t: 'update', at, update: u as SessionUpdate })
+    const records = Array.from({ length: 120 }, (_, i) => [
+      update({ sessionUpdate: 'user_message_chunk', messageId: `u${i}`, content: { type: 'text', text: `Request ${i}: ${'why '.repeat(40)}` } }),
+      update({ sessionUpdate: 'agent_message_chunk', messageId: `a${i}`, content: { type: 'text', text: `Answer ${i}: ${'because '.repeat(30)}` } })
+    ]).flat()
+    const seed = conversationSeed(records, about, { images: false, budget: 4_000 })
+    expect(seed.text).toContain('Request 0: why')
+    expect(seed).toEqual(seedBefore(records, about, { images: false, budget: 4_000 }))
+  })
+
   it('of a long day read from its file, with the hand-off’s budget, the smaller one, and up to a message', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'fold-'))
     try {

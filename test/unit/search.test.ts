@@ -209,6 +209,24 @@ describe('the search index', () => {
     expect(index.query('caching').entries[0]).toMatchObject({ entryKind: 'user', seq: 7 })
   })
 
+  it('finds a message still streaming whole, once its batch has gone by, and once its turn has ended', async () => {
+    sessions = [session('s1', 'New session')]
+    await writeTranscript('s1', [header('s1')])
+    await openIndex().build()
+    const batchGoneBy = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 300))
+    append('s1', 1, prompt('Deploy the billing service'))
+    append('s1', 2, chunk('Deploying billing '))
+    await batchGoneBy()
+    append('s1', 3, chunk('to eu-west-1 '))
+    await batchGoneBy()
+    expect(index.query('eu-west-1').entries[0]?.snippet.text).toBe('Deploying billing to eu-west-1')
+    append('s1', 4, chunk('and then to us-east-2'))
+    append('s1', 5, { t: 'stop', at, stopReason: 'end_turn' })
+    await batchGoneBy()
+    expect(index.query('us-east-2').entries[0]?.snippet.text).toBe('Deploying billing to eu-west-1 and then to us-east-2')
+    expect(index.query('billing').entries).toHaveLength(2)
+  })
+
   it('follows titles, removed sessions and projects', async () => {
     sessions = [session('s1', 'Old title'), session('s2', 'Keep me', 'p2')]
     await writeTranscript('s1', [header('s1'), prompt('a message about kittens')])

@@ -1,7 +1,12 @@
 import MiniSearch, { type Options } from 'minisearch'
 import type { Project, SessionRecord } from '../../../shared/domain'
+import type { Thread } from '../../../shared/thread'
 import { DocLengths } from './doc-lengths'
 import { entryDocId, projectDocId, sessionDocId, type EntryText, type IndexedDoc, type SessionDocs, type StoredIndex } from './index-file'
+import { textsOf } from './intake'
+
+/** A live session's last entry of these kinds may still be streaming. */
+const GROWING_KINDS = new Set(['assistant', 'thought', 'user'])
 
 /**
  * What the search index holds: the MiniSearch index and, beside it, what each
@@ -56,6 +61,22 @@ export class SearchDocs implements StoredIndex {
       this.sessions.set(sessionId, docs)
     }
     return docs
+  }
+
+  /**
+   * Indexes a live session's entries as its thread holds them; `batch` (a flush of the Host's batches): a message
+   * still streaming (the thread's last) stays as it was indexed, and true is said: the session is to be indexed
+   * again once another entry follows it, or before a query (whole). Indexed whole at every batch, its old terms
+   * discarded and vacuumed, it was most of what a streaming Host's heap took in and let go (the soak).
+   */
+  indexLive(sessionId: string, thread: Thread, batch: boolean): boolean {
+    const texts = textsOf(thread)
+    const last = thread.entries.at(-1)
+    const streaming = batch && last !== undefined && GROWING_KINDS.has(last.kind) && texts.delete(last.id)
+    const indexed = streaming && this.docsOf(sessionId).texts.get(last.id)
+    if (indexed) texts.set(last.id, indexed)
+    this.indexEntries(sessionId, texts)
+    return streaming
   }
 
   /** Makes the indexed entries of a session equal to `texts`: changed ones replaced, gone ones dropped. */

@@ -4,7 +4,7 @@ import { QuietStart } from './quiet-start'
 import { bringUpToDate, type SearchSources } from './build'
 import { SearchDocs } from './documents'
 import { IndexSaves, ReadAbandoned, type StoredIndex } from './index-file'
-import { readEntries, signatureOf, textsOf, type Entries } from './intake'
+import { readEntries, signatureOf, type Entries } from './intake'
 import { queryDocs } from './query'
 import { transcriptPath } from '../storage/transcripts'
 
@@ -25,11 +25,9 @@ import { transcriptPath } from '../storage/transcripts'
  * say `indexing` until it is complete (the build: build.ts; what it
  * indexes: intake.ts, documents.ts; a query: query.ts).
  *
- * After that it follows the Host's events as they are emitted: a record
- * appended to a live session marks the session, and its entries are
- * re-indexed from the Host's own fold of it in batches (every `FLUSH_MS`, and
- * before every query, so a query sees everything appended before it). Titles,
- * removed sessions and projects follow their events.
+ * After that it follows the Host's events as they are emitted: a record appended to a live session marks it, and
+ * its entries are re-indexed from the Host's fold in batches (every `FLUSH_MS`, a message still streaming once done;
+ * before every query, whole: a query sees all appended before it). Titles, removed sessions and projects follow.
  *
  * The file is only ever replaced by a complete index: when the Host closes
  * after the build completed, the sessions that went live are read from their
@@ -56,7 +54,9 @@ export class SearchIndex {
   private docs = new SearchDocs(() => this.vacuumSoon())
   /** Sessions that went live in this run: their entries follow the Host's fold, not the file. */
   private readonly live = new Set<string>()
+  /** Sessions with records not indexed yet; `streaming`: those whose last message, still streaming, a batch left. */
   private readonly dirty = new Set<string>()
+  private readonly streaming = new Set<string>()
   /** Sessions removed in this run (ids are never reused): a read under way for one is dropped. */
   private readonly removed = new Set<string>()
   private timer: NodeJS.Timeout | null = null
@@ -228,31 +228,32 @@ export class SearchIndex {
     docs.scanned = thread.entries.length
     this.dirty.add(sessionId)
     if (!this.timer) {
-      this.timer = setTimeout(() => this.flushOrRebuild(), FLUSH_MS)
+      this.timer = setTimeout(() => this.flushOrRebuild(true), FLUSH_MS)
       this.timer.unref?.()
     }
   }
 
-  /** Re-indexes the entries of every session that grew since the last flush. */
-  flush(): void {
+  /** Re-indexes the entries of every session that grew since the last flush; `batch`: a message still streaming waits. */
+  flush(batch = false): void {
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
     // Nothing is added while the index is vacuumed: the vacuum's end flushes.
     if (this.vacuuming) return
-    this.sources.onFlush?.([...this.dirty])
-    for (const sessionId of this.dirty) {
-      // removeSession takes a removed session out of the dirty ones; this check is only a guard.
-      const thread = this.sources.threadOf(sessionId)
-      if (!thread || this.removed.has(sessionId)) continue
-      this.docs.indexEntries(sessionId, textsOf(thread))
-    }
+    const marked = [...new Set(batch ? this.dirty : [...this.dirty, ...this.streaming])]
+    this.sources.onFlush?.(marked)
     this.dirty.clear()
+    for (const sessionId of marked) {
+      this.streaming.delete(sessionId)
+      const thread = this.sources.threadOf(sessionId)
+      if (!thread || this.removed.has(sessionId)) continue // removeSession unmarks a session: here, a streaming one
+      if (this.docs.indexLive(sessionId, thread, batch)) this.streaming.add(sessionId)
+    }
   }
 
   /** A flush where nothing above would catch what it throws (a timer, the end of a vacuum): an error rebuilds the index. */
-  private flushOrRebuild(): void {
+  private flushOrRebuild(batch = false): void {
     try {
-      this.flush()
+      this.flush(batch)
     } catch (error) {
       this.failed(error)
     }
@@ -281,7 +282,7 @@ export class SearchIndex {
     this.vacuumTimer = null
     this.docs = new SearchDocs(() => this.vacuumSoon())
     this.live.clear()
-    this.dirty.clear()
+    for (const marked of [this.dirty, this.streaming]) marked.clear()
     this.held = []
     this.vacuuming = null
     this.buildRunning = false

@@ -56,6 +56,8 @@ export interface FoldedConversation {
 const KEPT_KINDS = new Set<ThreadEntry['kind']>(['stop', 'plan', 'tool_call'])
 /** Entries kept by key for good (a reset alone lets go of them, and the current view has none). */
 const KEYED_KINDS = new Set<ThreadEntry['kind']>(['tool_call', 'subagent', 'session_message', 'compaction'])
+/** The user message of a turn that ended, once told: the message itself, its whole text, is let go. */
+const TOLD_USER: ThreadEntry = { kind: 'user', id: '', text: '' }
 /** Untold entries of the open turn that make the thread take them out. */
 const SETTLE_EVERY = 256
 
@@ -98,6 +100,12 @@ export class ConversationFold {
   private queue: Piece[] = []
   private head = 0
   private queued = 0
+  /**
+   * Turns with text let go since their pieces were last joined: only theirs are joined again (joining is idempotent).
+   * Joining every turn's at each trim of the queue made each a new array of pieces again and again, which outlived
+   * the young generation and were promoted, then dropped: half the garbage a long conversation's fold left.
+   */
+  private touched = new Set<Turn>()
   private done = false
 
   constructor(
@@ -155,6 +163,9 @@ export class ConversationFold {
       entries.splice(0, entries.length - 1)
       this.told = 0
       if (turn.letGo) turn.images = []
+      // Its user message is told: its piece holds the text (until let go), and the turn needs only to know it had one.
+      // One still named (a replay's, read at the end) stays with its piece.
+      if (turn.user && turn.pieces.some((p) => p.user && !p.entry)) turn.user = TOLD_USER
       const images = this.imagesOf?.entry === last ? this.imagesOf.images : []
       this.imagesOf = null
       this.turns.push({ user: last, pieces: [], entries: 0, images, letGo: false })
@@ -235,6 +246,7 @@ export class ConversationFold {
         piece.trailing = piece.text.length - piece.text.trimEnd().length
         piece.text = undefined
         piece.turn.letGo = true
+        this.touched.add(piece.turn)
         if (piece.turn !== this.openTurn) piece.turn.images = []
       }
       this.head++
@@ -242,7 +254,8 @@ export class ConversationFold {
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head)
       this.head = 0
-      for (const turn of this.turns) if (turn.letGo) turn.pieces = joinLetGo(turn.pieces)
+      for (const turn of this.touched) turn.pieces = joinLetGo(turn.pieces)
+      this.touched.clear()
     }
   }
 
