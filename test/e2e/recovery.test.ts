@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, Page } from 'playwright-core'
 import type { TranscriptRecord } from '../../shared/transcript'
+import { appendLongTurns } from '../../bench/long-data'
 import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
 import { launchBrowser, RestartableHost, screenshot, watchConsole } from './browser'
 
@@ -148,6 +149,29 @@ describe('recovering in the browser', () => {
     await dark.close()
   })
 
+  it('scrolls a long day of conversation to its first entry and back to its last as fast as the wheel can fling, the pages loading on the way', async () => {
+    const first = await openHost(dataDir)
+    const project = await first.request('projects.add', { cwd: projectDir })
+    const agent = await first.request('agents.add', scriptedAgent(join(root, 'agent-state')))
+    const record = await first.request('sessions.new', { projectId: project.id, agentId: agent.id })
+    await first.request('sessions.prompt', { id: record.id, text: 'The very first question' })
+    await first.close()
+    // Entries of many heights (thoughts, diffs, terminal output, markdown): the list guesses them and measures them late.
+    const turns = await appendLongTurns(join(dataDir, 'transcripts', `${record.id}.jsonl`), 10_000)
+    const { page, problems } = await newPage((await app.start(dataDir)).url)
+    await page.getByTestId('session-item').first().click()
+    const last = page.getByTestId('entry-user').filter({ hasText: `Question ${turns - 1}:` })
+    await last.waitFor()
+    await fling(page, 'earlier')
+    await page.getByTestId('entry-user').filter({ hasText: 'The very first question' }).waitFor()
+    // Far up, the window let go of the end: down again, it loads it back a page at a time and reaches it.
+    expect(await page.getByTestId('load-later').count()).toBe(1)
+    await fling(page, 'later')
+    await last.waitFor()
+    expect(await page.getByTestId('load-later').count()).toBe(0)
+    expect(problems).toEqual([])
+  })
+
   it('shows an agent crash mid-turn, keeps what it said, and continues with the next message, also after a restart', async () => {
     const first = await app.start(dataDir)
     const project = await app.host.request('projects.add', { cwd: projectDir })
@@ -192,3 +216,24 @@ describe('recovering in the browser', () => {
     expect(again.problems).toEqual([])
   })
 })
+
+/**
+ * Scrolls the thread ten screens a frame (a fling) towards `edge` until it is there with nothing more to load, or a
+ * minute has passed (then the caller's wait for the entry at that end fails).
+ */
+function fling(page: Page, edge: 'earlier' | 'later'): Promise<void> {
+  return page.getByTestId('thread-scroll').evaluate(
+    (el, to) =>
+      new Promise<void>((resolve) => {
+        const started = performance.now()
+        const tick = (): void => {
+          const there = to === 'later' ? el.scrollTop + el.clientHeight >= el.scrollHeight - 2 : el.scrollTop <= 0
+          if ((there && !document.querySelector(`[data-testid=load-${to}]`)) || performance.now() - started > 60_000) return resolve()
+          el.scrollTop += (to === 'later' ? 1 : -1) * el.clientHeight * 10
+          requestAnimationFrame(tick)
+        }
+        requestAnimationFrame(tick)
+      }),
+    edge
+  )
+}
