@@ -9,6 +9,7 @@ import {
   DEFAULT_DEAD_AFTER_MS,
   DEFAULT_PING_EVERY_MS,
   HostSupervisor,
+  START_GRACE_MS,
   MAX_RESTARTS,
   type HostFailure,
   type HostProcess
@@ -45,7 +46,7 @@ class FakeHost implements HostProcess {
       this.pings++
       setImmediate(() => this.messageListeners.forEach((l) => l({ type: 'pong', id: message.id })))
     }
-    if (message.type === 'open') setImmediate(() => this.messageListeners.forEach((l) => l({ type: 'ready', warnings: [] })))
+    if (message.type === 'open' && !this.hung) setImmediate(() => this.messageListeners.forEach((l) => l({ type: 'ready', warnings: [] })))
     if (message.type === 'close') setImmediate(() => this.messageListeners.forEach((l) => l({ type: 'closed' })))
   }
   onMessage(listener: (message: FromHost) => void): void {
@@ -120,6 +121,37 @@ describe('the Host supervisor', () => {
       expect(downs).toEqual([
         `The Switchboard host stopped (it did not answer for ${DEFAULT_DEAD_AFTER_MS / 1000} s and was stopped); starting it again…`
       ])
+      await supervisor.stop()
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('stops a Host that never answers after it started once the grace of its start is over, says so, and starts it again', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] })
+    try {
+      const started: FakeHost[] = []
+      const downs: string[] = []
+      const supervisor = new HostSupervisor({
+        open: { dataDir: join(root, 'data'), version: 'test', loginShell: false, shell: 'desktop' },
+        start: () => {
+          const host = new FakeHost()
+          // The first hangs as it starts: no answer to its opening nor to any ping.
+          host.hung = started.length === 0
+          started.push(host)
+          return host
+        },
+        onDown: (reason) => downs.push(reason),
+        cleanUp: () => 0
+      })
+      await supervisor.start()
+      await vi.advanceTimersByTimeAsync(START_GRACE_MS - DEFAULT_PING_EVERY_MS)
+      expect(downs).toEqual([])
+      await vi.advanceTimersByTimeAsync(2 * DEFAULT_PING_EVERY_MS + 5_000)
+      expect(downs).toEqual([
+        `The Switchboard host stopped (it did not answer for ${START_GRACE_MS / 1000} s after it started and was stopped); starting it again…`
+      ])
+      while (supervisor.current !== started[1]) await vi.advanceTimersByTimeAsync(100)
       await supervisor.stop()
     } finally {
       vi.useRealTimers()

@@ -124,7 +124,8 @@ export class HostSupervisor {
     let failed: string | null = null
     let lastPong = Date.now()
     let pings = 0
-    let killedAsHung = false
+    /** The silence (ms) after which it was stopped as hung: the dead time, or the start's grace before its first answer. */
+    let killedAsHung: number | null = null
     let closed = false
     /** Until its first answer the Host is loading its code: it gets START_GRACE_MS, not deadAfterMs. */
     let answered = false
@@ -165,8 +166,8 @@ export class HostSupervisor {
       if (this.current === child) this.current = null
       const how = closed
         ? 'it closed as asked'
-        : killedAsHung
-          ? `it did not answer for ${Math.round(this.deadAfterMs / 1000)} s and was stopped`
+        : killedAsHung !== null
+          ? `it did not answer for ${Math.round(killedAsHung / 1000)} s${answered ? '' : ' after it started'} and was stopped`
           : signal
             ? `it was killed (${signal})`
             : `it exited with code ${code}`
@@ -198,8 +199,9 @@ export class HostSupervisor {
     // A Host that stops answering (hung, or stopped) counts as dead: killed, then started again like one that died.
     this.pingTimer = setInterval(() => {
       if (this.child !== child) return
-      if (Date.now() - lastPong > (answered ? this.deadAfterMs : Math.max(this.deadAfterMs, START_GRACE_MS))) {
-        killedAsHung = true
+      const limit = answered ? this.deadAfterMs : Math.max(this.deadAfterMs, START_GRACE_MS)
+      if (Date.now() - lastPong > limit) {
+        killedAsHung = limit
         this.note(`the Host has not answered for ${Date.now() - lastPong} ms: stopping it`)
         child.kill()
         return
