@@ -61,14 +61,20 @@ function turns(from: number, count: number): string {
   return lines.map((r) => JSON.stringify(r) + '\n').join('')
 }
 
+/** A session whose first turn asked 'The very first question', made by a Host that is closed again: its transcript is then made long. */
+async function firstQuestion(): Promise<{ id: string }> {
+  const first = await openHost(dataDir)
+  const project = await first.request('projects.add', { cwd: projectDir })
+  const agent = await first.request('agents.add', scriptedAgent(join(root, 'agent-state')))
+  const record = await first.request('sessions.new', { projectId: project.id, agentId: agent.id })
+  await first.request('sessions.prompt', { id: record.id, text: 'The very first question' })
+  await first.close()
+  return record
+}
+
 describe('recovering in the browser', () => {
   it('tells the user about a damaged db.json and a torn line, and opens a long conversation at its end', async () => {
-    const first = await openHost(dataDir)
-    const project = await first.request('projects.add', { cwd: projectDir })
-    const agent = await first.request('agents.add', scriptedAgent(join(root, 'agent-state')))
-    const record = await first.request('sessions.new', { projectId: project.id, agentId: agent.id })
-    await first.request('sessions.prompt', { id: record.id, text: 'The very first question' })
-    await first.close()
+    const record = await firstQuestion()
     // Months of conversation: 3,000 more turns (15,000 records), then a line torn by a crash.
     const transcript = join(dataDir, 'transcripts', `${record.id}.jsonl`)
     await appendFile(transcript, turns(1, 3000))
@@ -150,12 +156,7 @@ describe('recovering in the browser', () => {
   })
 
   it('scrolls a long day of conversation to its first entry and back to its last as fast as the wheel can fling, the pages loading on the way', async () => {
-    const first = await openHost(dataDir)
-    const project = await first.request('projects.add', { cwd: projectDir })
-    const agent = await first.request('agents.add', scriptedAgent(join(root, 'agent-state')))
-    const record = await first.request('sessions.new', { projectId: project.id, agentId: agent.id })
-    await first.request('sessions.prompt', { id: record.id, text: 'The very first question' })
-    await first.close()
+    const record = await firstQuestion()
     // Entries of many heights (thoughts, diffs, terminal output, markdown): the list guesses them and measures them late.
     const turns = await appendLongTurns(join(dataDir, 'transcripts', `${record.id}.jsonl`), 10_000)
     const { page, problems } = await newPage((await app.start(dataDir)).url)
@@ -222,18 +223,17 @@ describe('recovering in the browser', () => {
  * minute has passed (then the caller's wait for the entry at that end fails).
  */
 function fling(page: Page, edge: 'earlier' | 'later'): Promise<void> {
-  return page.getByTestId('thread-scroll').evaluate(
-    (el, to) =>
-      new Promise<void>((resolve) => {
-        const started = performance.now()
-        const tick = (): void => {
-          const there = to === 'later' ? el.scrollTop + el.clientHeight >= el.scrollHeight - 2 : el.scrollTop <= 0
-          if ((there && !document.querySelector(`[data-testid=load-${to}]`)) || performance.now() - started > 60_000) return resolve()
-          el.scrollTop += (to === 'later' ? 1 : -1) * el.clientHeight * 10
-          requestAnimationFrame(tick)
-        }
-        requestAnimationFrame(tick)
-      }),
-    edge
-  )
+  const down = edge === 'later'
+  // A string: this runs in the page (the tests' TypeScript has no DOM types).
+  return page.evaluate(`new Promise((resolve) => {
+    const el = document.querySelector('[data-testid=thread-scroll]')
+    const started = performance.now()
+    const tick = () => {
+      const there = ${down} ? el.scrollTop + el.clientHeight >= el.scrollHeight - 2 : el.scrollTop <= 0
+      if ((there && !document.querySelector('[data-testid=load-${edge}]')) || performance.now() - started > 60000) return resolve()
+      el.scrollTop += ${down ? 1 : -1} * el.clientHeight * 10
+      requestAnimationFrame(tick)
+    }
+    requestAnimationFrame(tick)
+  })`)
 }
