@@ -239,7 +239,7 @@ export class SearchIndex {
     this.timer = null
     // Nothing is added while the index is vacuumed: the vacuum's end flushes.
     if (this.vacuuming) return
-    const marked = [...new Set(batch ? this.dirty : [...this.dirty, ...this.streaming])]
+    const marked = batch ? [...this.dirty] : [...new Set([...this.dirty, ...this.streaming])]
     this.sources.onFlush?.(marked)
     this.dirty.clear()
     for (const sessionId of marked) {
