@@ -1,6 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { execFile } from 'node:child_process'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { Checkpoints } from '../../electron/host/workspace/checkpoints'
 import { gitIn, removeDir, tempDir } from '../helpers'
 
@@ -9,6 +10,23 @@ import { gitIn, removeDir, tempDir } from '../helpers'
  * checkpoint's commit and ref are written after. What the agent changes from then on is not in it; nothing
  * reads the checkpoints before they are there; the numbers stay right with the last one remembered.
  */
+
+// Every git the Host starts is seen (and run): starting one holds the Host's thread while it forks.
+vi.mock('node:child_process', async (importOriginal) => {
+  const original = await importOriginal<typeof import('node:child_process')>()
+  return { ...original, execFile: vi.fn(original.execFile) }
+})
+
+/** The git subcommands started so far (after the `-c` settings), but the configuration's listing (made again while its files are new). */
+function started(): string[] {
+  return vi
+    .mocked(execFile)
+    .mock.calls.map((call) => {
+      const args = (call[1] ?? []) as string[]
+      return args.find((arg, i) => !arg.startsWith('-') && args[i - 1] !== '-c') ?? ''
+    })
+    .filter((command) => command !== 'config')
+}
 
 let dir: string
 let project: string
@@ -51,6 +69,19 @@ describe.skipIf(process.platform === 'win32')('a turn’s checkpoint', () => {
     expect(fileAt(written.commit, 'new.txt')).toBe('untracked')
     expect(() => fileAt(written.commit, 'later.txt')).toThrow()
     expect(await readFile(join(project, 'a.txt'), 'utf8')).toBe('AFTER THE TURN\n')
+  })
+
+  it('lets the turn go on before the checkpoint’s tree is written: no other git is started before it answers', async () => {
+    await (
+      await checkpoints.begin('s1', project)
+    ).written
+    await writeFile(join(project, 'a.txt'), 'changed\n')
+    vi.mocked(execFile).mockClear()
+
+    const begun = await checkpoints.begin('s1', project)
+    expect(started()).toEqual(['add'])
+    await begun.written
+    expect(started()).toEqual(['add', 'write-tree', 'commit-tree', 'update-ref'])
   })
 
   it('is listed as soon as the turn goes on: a listing waits for it to be written', async () => {

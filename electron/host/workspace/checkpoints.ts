@@ -96,6 +96,8 @@ export class Checkpoints {
         throw error
       }
       filesRead(next)
+      // The caller goes on first (the prompt goes out): starting a git holds this thread while it forks, longer as the Host grows.
+      await new Promise((resolve) => setImmediate(resolve))
       return this.write(ws, sessionId, next, await treeOfIndex(ws, run))
     })
     // The caller hears of a failure after the files were read through `written`; one before, through the answer.

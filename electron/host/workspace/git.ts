@@ -41,6 +41,8 @@ export interface GitOptions {
   configFrom?: string
   /** `driverOverrides` already read for these options: calls made together (a checkpoint's add and write-tree) list the configuration once. */
   drivers?: string[]
+  /** Settings for this call only (`-c`, after `SAFE_CONFIG`), e.g. how Switchboard's own index is written. */
+  settings?: string[]
 }
 
 export interface GitResult {
@@ -224,7 +226,7 @@ function run(args: string[], options: GitOptions, drivers: string[]): Promise<Gi
   return new Promise((resolve, reject) => {
     const child = execFile(
       'git',
-      [...safeConfig(options.userHooks).flatMap((setting) => ['-c', setting]), ...drivers, ...args],
+      [...[...safeConfig(options.userHooks), ...(options.settings ?? [])].flatMap((setting) => ['-c', setting]), ...drivers, ...args],
       { cwd: options.cwd, env, encoding: 'buffer', maxBuffer: 512 * 1024 * 1024, timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS },
       (error, stdout, stderr) => {
         // The spawn itself failed: no git on PATH (an exit code is a number, a spawn error a string).

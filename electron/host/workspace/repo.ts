@@ -34,6 +34,12 @@ const SNAPSHOT_TIMEOUT_MS = 30_000
 /** The drivers each repository's configuration defines, while its files are unchanged. */
 const drivers = new DriverCache()
 
+/**
+ * How Switchboard's own index is written (never the user's: `ws.index` is in the data folder): without the SHA-1
+ * over the whole file at each write (git 2.40 or newer; an older git ignores the key and writes it as before).
+ */
+const OWN_INDEX = ['index.skipHash=true']
+
 const SHADOW_EXCLUDES = ['node_modules/', '.venv/', '__pycache__/', 'target/', 'dist/', 'build/', '.DS_Store'].join('\n') + '\n'
 
 /** The git work tree a folder is in: its top, the folder's prefix in it, and its index file; null when it is in none. */
@@ -100,7 +106,7 @@ export async function readFiles(ws: Workspace): Promise<GitOptions> {
   }
   const plain = { ...ws.run, indexFile: ws.index }
   // The drivers the configuration defines, for both commands (listed again only when a configuration file changed).
-  const run = { ...plain, drivers: await drivers.overrides(plain) }
+  const run = { ...plain, drivers: await drivers.overrides(plain), settings: OWN_INDEX }
   await git(['add', '-A', '--ignore-errors', '--', scope(ws)], { ...run, okCodes: [0, 1], timeoutMs: SNAPSHOT_TIMEOUT_MS })
   return run
 }
