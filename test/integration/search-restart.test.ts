@@ -288,10 +288,15 @@ describe('the search index kept in the data folder', () => {
         return JSON.stringify(value)
       })
       .join('\n')
+    // Every line there, but a line of terms cut short (the terms' lines are parsed only as the index takes them in).
+    const lines = good.trimEnd().split('\n')
+    const termLine = lines.findLastIndex((line) => line.startsWith('["index",'))
+    const tornTerms = lines.map((line, i) => (i === termLine ? line.slice(0, Math.floor(line.length / 2)) : line)).join('\n') + '\n'
     const damaged = [
       // Torn in the middle (the file is written whole and renamed, but a disk can still lose it).
       good.slice(0, Math.floor(good.length / 2)),
       withoutBravo,
+      tornTerms,
       // Not an index at all.
       '[1, 2, 3]'
     ]

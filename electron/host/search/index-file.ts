@@ -139,9 +139,9 @@ export class ReadAbandoned extends Error {}
  * throws `ReadAbandoned` when `abandoned()` says to stop. Throws nothing else.
  */
 export async function readIndexFile(file: string, options: Options<IndexedDoc>, abandoned: () => boolean): Promise<StoredIndex | null> {
-  let text: string
+  let data: Buffer
   try {
-    text = await fs.readFile(file, 'utf8')
+    data = await fs.readFile(file)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
       console.warn(`search: the index ${file} could not be read (${(error as Error).message}); it is rebuilt from the transcripts`)
@@ -149,7 +149,7 @@ export async function readIndexFile(file: string, options: Options<IndexedDoc>, 
     return null
   }
   try {
-    return await parseIndexFile(text, options, abandoned)
+    return await parseIndexFile(data, options, abandoned)
   } catch (error) {
     if (error instanceof ReadAbandoned) throw error
     console.warn(`search: the index ${file} is not usable (${(error as Error).message}); it is rebuilt from the transcripts`)
@@ -160,18 +160,25 @@ export async function readIndexFile(file: string, options: Options<IndexedDoc>, 
 /**
  * The saved index, checked: its format, its shape, that no line is missing,
  * and that the MiniSearch index holds exactly the documents the rest of the
- * file names. Throws what is wrong.
+ * file names. Throws what is wrong. The terms' lines and the sessions' lines
+ * (most of the file) are parsed one at a time as they are taken in: what one
+ * line parses into is garbage before the next is read, so the read's peak is
+ * the index it builds, not that and the whole file's parse beside it. Each line
+ * is decoded from the file's bytes on its own: the strings a parse keeps (the
+ * entries' texts) never hold on to a string of the whole file.
  */
-async function parseIndexFile(text: string, options: Options<IndexedDoc>, abandoned: () => boolean): Promise<StoredIndex> {
+async function parseIndexFile(data: Buffer, options: Options<IndexedDoc>, abandoned: () => boolean): Promise<StoredIndex> {
   const slice = slicer()
   const pause = async (): Promise<void> => {
     const wait = slice()
     if (wait) await wait
     if (abandoned()) throw new ReadAbandoned()
   }
-  const lines = text.split('\n')
-  if (lines[lines.length - 1] === '') lines.pop()
-  const head = JSON.parse(lines[0] ?? '') as Partial<SavedHead> | null
+  const lines = lineStarts(data)
+  const lineAt = (i: number): string => data.toString('utf8', lines[i], i + 1 < lines.length ? lines[i + 1] - 1 : data.length)
+  const startsWith = (i: number, prefix: Buffer): boolean =>
+    data.compare(prefix, 0, prefix.length, lines[i], Math.min(lines[i] + prefix.length, data.length)) === 0
+  const head = JSON.parse(lines.length > 0 ? lineAt(0) : '') as Partial<SavedHead> | null
   if (typeof head !== 'object' || head === null || Array.isArray(head)) throw new Error('not an index')
   if (head.format !== INDEX_FORMAT) throw new Error(`format ${String(head.format)}, this version uses ${INDEX_FORMAT}`)
   if (!isRecord(head.projects) || !isRecord(head.mini) || typeof head.lines !== 'number') throw new Error('projects or index missing')
@@ -183,15 +190,21 @@ async function parseIndexFile(text: string, options: Options<IndexedDoc>, abando
     storedFields: {},
     index: []
   }
-  const savedSessions: Record<string, SavedSession> = {}
+  const sessionLines: number[] = []
+  const termLines: number[] = []
   for (let i = 1; i < lines.length; i++) {
-    await pause()
-    const [kind, part] = JSON.parse(lines[i]) as SavedLine
-    if (kind === 'sessions' && isRecord(part)) Object.assign(savedSessions, part)
-    else if (BULKY.includes(kind as Bulky) && isRecord(part)) Object.assign(plain[kind as Bulky], part)
-    else if (kind === 'index' && Array.isArray(part)) for (const term of part) plain.index.push(term)
-    else throw new Error(`line ${i + 1} is malformed`)
+    // A line's kind is its start, as JSON.stringify writes it: the terms' and sessions' lines are parsed when taken in.
+    if (startsWith(i, TERMS_LINE)) termLines.push(i)
+    else if (startsWith(i, SESSIONS_LINE)) sessionLines.push(i)
+    else {
+      await pause()
+      const [kind, part] = JSON.parse(lineAt(i)) as SavedLine
+      if (BULKY.includes(kind as Bulky) && isRecord(part)) Object.assign(plain[kind as Bulky], part)
+      else throw new Error(`line ${i + 1} is malformed`)
+    }
   }
+  // MiniSearch takes the terms in as an iterable (it yields to the event loop every 1,000 terms: a line is 500).
+  plain.index = termsOf(termLines, lineAt, abandoned) as unknown as AsPlainObject['index']
   await pause()
   const mini = await MiniSearch.loadJSAsync<IndexedDoc>(plain, options)
   let documents = 0
@@ -203,32 +216,70 @@ async function parseIndexFile(text: string, options: Options<IndexedDoc>, abando
     documents++
   }
   const sessions = new Map<string, SessionDocs>()
-  for (const [id, value] of Object.entries(savedSessions)) {
+  for (const i of sessionLines) {
     await pause()
-    const { title, signature, entries } = (value ?? {}) as Partial<SavedSession>
-    if ((title !== null && typeof title !== 'string') || (signature !== null && typeof signature !== 'string') || !Array.isArray(entries)) {
-      throw new Error(`session ${id} is malformed`)
+    const [kind, part] = JSON.parse(lineAt(i)) as SavedLine
+    if (kind !== 'sessions' || !isRecord(part)) throw new Error(`line ${i + 1} is malformed`)
+    for (const [id, value] of Object.entries(part as Record<string, unknown>)) {
+      if (sessions.has(id)) throw new Error(`session ${id} is named twice`)
+      documents += takeSession(sessions, mini, id, value)
     }
-    if (title !== null) {
-      if (!mini.has(sessionDocId(id))) throw new Error(`session ${id} is not in the index`)
-      documents++
-    }
-    const texts = new Map<string, EntryText>()
-    const seqs = new Map<string, number>()
-    for (const entry of entries) {
-      const [entryId, kind, text, seq] = (Array.isArray(entry) ? entry : []) as unknown[]
-      if (typeof entryId !== 'string' || typeof kind !== 'string' || typeof text !== 'string' || (seq !== null && typeof seq !== 'number')) {
-        throw new Error(`an entry of session ${id} is malformed`)
-      }
-      if (!mini.has(entryDocId(id, entryId))) throw new Error(`an entry of session ${id} is not in the index`)
-      texts.set(entryId, { kind, text })
-      if (seq !== null) seqs.set(entryId, seq)
-      documents++
-    }
-    sessions.set(id, { title, signature, texts, seqs, scanned: 0 })
   }
   if (mini.documentCount !== documents) throw new Error(`the index holds ${mini.documentCount} documents, the file names ${documents}`)
   return { mini, projects, sessions }
+}
+
+/** How the terms' and the sessions' lines start. */
+const TERMS_LINE = Buffer.from('["index",')
+const SESSIONS_LINE = Buffer.from('["sessions",')
+
+/** Where each line of `data` starts (the file ends with a newline: no empty last line). */
+function lineStarts(data: Buffer): number[] {
+  const starts: number[] = []
+  for (let at = 0; at < data.length;) {
+    starts.push(at)
+    const end = data.indexOf(10, at)
+    if (end < 0) break
+    at = end + 1
+  }
+  return starts
+}
+
+/** The terms of the index's lines, each line parsed as it is reached. */
+function* termsOf(termLines: number[], lineAt: (i: number) => string, abandoned: () => boolean): Generator<AsPlainObject['index'][number]> {
+  for (const i of termLines) {
+    if (abandoned()) throw new ReadAbandoned()
+    const [kind, part] = JSON.parse(lineAt(i)) as SavedLine
+    if (kind !== 'index' || !Array.isArray(part)) throw new Error(`line ${i + 1} is malformed`)
+    yield* part
+  }
+}
+
+/** A session of the file, checked against the index, into `sessions`; how many of the index's documents it names. */
+function takeSession(sessions: Map<string, SessionDocs>, mini: MiniSearch<IndexedDoc>, id: string, value: unknown): number {
+  const { title, signature, entries } = (value ?? {}) as Partial<SavedSession>
+  if ((title !== null && typeof title !== 'string') || (signature !== null && typeof signature !== 'string') || !Array.isArray(entries)) {
+    throw new Error(`session ${id} is malformed`)
+  }
+  let documents = 0
+  if (title !== null) {
+    if (!mini.has(sessionDocId(id))) throw new Error(`session ${id} is not in the index`)
+    documents++
+  }
+  const texts = new Map<string, EntryText>()
+  const seqs = new Map<string, number>()
+  for (const entry of entries) {
+    const [entryId, kind, text, seq] = (Array.isArray(entry) ? entry : []) as unknown[]
+    if (typeof entryId !== 'string' || typeof kind !== 'string' || typeof text !== 'string' || (seq !== null && typeof seq !== 'number')) {
+      throw new Error(`an entry of session ${id} is malformed`)
+    }
+    if (!mini.has(entryDocId(id, entryId))) throw new Error(`an entry of session ${id} is not in the index`)
+    texts.set(entryId, { kind, text })
+    if (seq !== null) seqs.set(entryId, seq)
+    documents++
+  }
+  sessions.set(id, { title, signature, texts, seqs, scanned: 0 })
+  return documents
 }
 
 /**
