@@ -40,6 +40,8 @@ interface Scrolled {
   loadFrames: number[]
   /** Rows the list put in the page on the way. */
   rowsMounted: number
+  /** The main thread's CPU time over the scroll (Chromium's ThreadTime), and its tasks' script and layout time, in ms. */
+  cpu?: { thread: number; script: number; layout: number }
 }
 
 interface Opened {
@@ -89,7 +91,7 @@ export async function longFigures(add: Add, quick: boolean, runs: number): Promi
         `  long: scrolled ${scrolled.frames.length} frames, top ${scrolled.reachedTop}, back at the end ${scrolled.reachedBottom}; ${frameCounts(scrolled)}`
       )
       const bare = await bareScroll(browser, root, Math.min(BARE_TURNS, Math.ceil(big / LONG_ENTRIES_PER_TURN)))
-      console.error(`  long: bare page ${bare.frames.length} frames, end ${bare.reachedBottom}, top ${bare.reachedTop}`)
+      console.error(`  long: bare page ${bare.frames.length} frames, end ${bare.reachedBottom}, top ${bare.reachedTop}; ${frameCounts(bare)}`)
       const bareP99 = add({ group: '4', name: 'long: bare page scrolling the same text, p99 frame (baseline)', unit: 'ms', size: big }, [
         percentile(bare.frames, 99)
       ])
@@ -122,7 +124,10 @@ function frameCounts(scrolled: Scrolled): string {
   const loads = scrolled.frames.filter((_, i) => atLoad.has(i))
   const rest = scrolled.frames.filter((_, i) => !atLoad.has(i))
   const p99 = (frames: number[]): string => (frames.length ? `${percentile(frames, 99).toFixed(1)} ms` : '-')
-  return `${loads.length} page loads (p99 ${p99(loads)}), other frames p99 ${p99(rest)}; ${scrolled.rowsMounted} rows put in the page`
+  const cpu = scrolled.cpu
+    ? `; main thread CPU ${(scrolled.cpu.thread / 1000).toFixed(1)} s (script ${(scrolled.cpu.script / 1000).toFixed(1)} s, style and layout ${(scrolled.cpu.layout / 1000).toFixed(1)} s)`
+    : ''
+  return `${loads.length} frames taking in a page (p99 ${p99(loads)}), other frames p99 ${p99(rest)}; ${scrolled.rowsMounted} rows put in the page${cpu}`
 }
 
 function fps(frames: number[]): number {
@@ -172,6 +177,22 @@ async function openLong(browser: Browser, dataDir: string, title: string, marker
  * more is being loaded (a long conversation's earlier or later records) it waits, frames still counted.
  */
 async function scrollEndToEnd(page: Page, selector: string, downFirst = false): Promise<Scrolled> {
+  // The main thread's CPU time: on the loaded machine a frame's length is mostly the wait for a core, its CPU time is not.
+  const cdp = await page.context().newCDPSession(page)
+  await cdp.send('Performance.enable')
+  const metrics = async (): Promise<Record<string, number>> =>
+    Object.fromEntries(
+      ((await cdp.send('Performance.getMetrics')) as { metrics: { name: string; value: number }[] }).metrics.map((m) => [m.name, m.value])
+    )
+  const before = await metrics()
+  const scrolled = await scrollInPage(page, selector, downFirst)
+  const after = await metrics()
+  await cdp.detach()
+  const ms = (name: string): number => ((after[name] ?? 0) - (before[name] ?? 0)) * 1000
+  return { ...scrolled, cpu: { thread: ms('ThreadTime'), script: ms('ScriptDuration'), layout: ms('LayoutDuration') + ms('RecalcStyleDuration') } }
+}
+
+async function scrollInPage(page: Page, selector: string, downFirst: boolean): Promise<Scrolled> {
   return (await page.evaluate(
     `new Promise((resolve) => {
       const scroller = document.querySelector(${JSON.stringify(selector)})
@@ -190,17 +211,24 @@ async function scrollEndToEnd(page: Page, selector: string, downFirst = false): 
         for (const m of list) for (const n of m.addedNodes) if (n.nodeType === 1 && n.classList.contains('row')) rowsMounted++
       })
       observer.observe(scroller, { childList: true, subtree: true })
+      // A page taken in (or let go of) above the rows shown moves their place in the list: a row kept from the frame
+      // before under another index.
+      const rows = () => new Map(Array.from(scroller.querySelectorAll('[data-testid=thread] > .row'), (row) => [row.dataset.entryId, row.dataset.index]))
       const loadFrames = []
-      let wasLoading = false
+      let held = rows()
       const atTop = () => scroller.scrollTop <= 0 && !more('earlier')
       const atBottom = () => scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 2 && !more('later')
       const tick = () => {
         const t = performance.now()
         frames.push(t - last)
         last = t
-        const loading = !!scroller.querySelector('[data-testid^=load-][disabled]')
-        if (wasLoading && !loading) loadFrames.push(frames.length - 2)
-        wasLoading = loading
+        const holds = rows()
+        for (const [id, index] of holds) {
+          if (!held.has(id) || held.get(id) === index) continue
+          loadFrames.push(frames.length - 2)
+          break
+        }
+        held = holds
         if (direction < 0 && atTop()) {
           reachedTop = true
           const first = scroller.querySelector('[data-testid=thread] .row')
