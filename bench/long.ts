@@ -40,8 +40,8 @@ interface Scrolled {
   loadFrames: number[]
   /** Rows the list put in the page on the way. */
   rowsMounted: number
-  /** The main thread's CPU time over the scroll (Chromium's ThreadTime), and its tasks' script and layout time, in ms. */
-  cpu?: { thread: number; script: number; layout: number }
+  /** The main thread's CPU time over the scroll (Chromium's ThreadTime), in ms. */
+  cpuMs?: number
 }
 
 interface Opened {
@@ -124,9 +124,7 @@ function frameCounts(scrolled: Scrolled): string {
   const loads = scrolled.frames.filter((_, i) => atLoad.has(i))
   const rest = scrolled.frames.filter((_, i) => !atLoad.has(i))
   const p99 = (frames: number[]): string => (frames.length ? `${percentile(frames, 99).toFixed(1)} ms` : '-')
-  const cpu = scrolled.cpu
-    ? `; main thread CPU ${(scrolled.cpu.thread / 1000).toFixed(1)} s (script ${(scrolled.cpu.script / 1000).toFixed(1)} s, style and layout ${(scrolled.cpu.layout / 1000).toFixed(1)} s)`
-    : ''
+  const cpu = scrolled.cpuMs === undefined ? '' : `; main thread CPU ${(scrolled.cpuMs / 1000).toFixed(1)} s`
   return `${loads.length} frames taking in a page (p99 ${p99(loads)}), other frames p99 ${p99(rest)}; ${scrolled.rowsMounted} rows put in the page${cpu}`
 }
 
@@ -177,7 +175,8 @@ async function openLong(browser: Browser, dataDir: string, title: string, marker
  * more is being loaded (a long conversation's earlier or later records) it waits, frames still counted.
  */
 async function scrollEndToEnd(page: Page, selector: string, downFirst = false): Promise<Scrolled> {
-  // The main thread's CPU time: on the loaded machine a frame's length is mostly the wait for a core, its CPU time is not.
+  // The main thread's CPU time: on the loaded machine a frame's length is mostly the wait for a core, its CPU time is not
+  // (the metrics' ScriptDuration and LayoutDuration are wall time too).
   const cdp = await page.context().newCDPSession(page)
   await cdp.send('Performance.enable')
   const metrics = async (): Promise<Record<string, number>> =>
@@ -188,8 +187,7 @@ async function scrollEndToEnd(page: Page, selector: string, downFirst = false): 
   const scrolled = await scrollInPage(page, selector, downFirst)
   const after = await metrics()
   await cdp.detach()
-  const ms = (name: string): number => ((after[name] ?? 0) - (before[name] ?? 0)) * 1000
-  return { ...scrolled, cpu: { thread: ms('ThreadTime'), script: ms('ScriptDuration'), layout: ms('LayoutDuration') + ms('RecalcStyleDuration') } }
+  return { ...scrolled, cpuMs: ((after.ThreadTime ?? 0) - (before.ThreadTime ?? 0)) * 1000 }
 }
 
 async function scrollInPage(page: Page, selector: string, downFirst: boolean): Promise<Scrolled> {
