@@ -36,6 +36,12 @@ interface Scrolled {
   reachedBottom: boolean
   /** The first message of the conversation, as seen at the top. */
   firstMessage: string | null
+  /** Frames (their indexes in `frames`) in which a page of records the window loaded came in. */
+  loadFrames: number[]
+  /** Rows the list put in the page on the way. */
+  rowsMounted: number
+  /** The main thread's CPU time over the scroll (Chromium's ThreadTime), in ms. */
+  cpuMs?: number
 }
 
 interface Opened {
@@ -81,9 +87,11 @@ export async function longFigures(add: Add, quick: boolean, runs: number): Promi
       ])
       heapScrolled.goal = '< 60 MB'
       heapScrolled.met = heapScrolled.median < 60
-      console.error(`  long: scrolled ${scrolled.frames.length} frames, top ${scrolled.reachedTop}, back at the end ${scrolled.reachedBottom}`)
+      console.error(
+        `  long: scrolled ${scrolled.frames.length} frames, top ${scrolled.reachedTop}, back at the end ${scrolled.reachedBottom}; ${frameCounts(scrolled)}`
+      )
       const bare = await bareScroll(browser, root, Math.min(BARE_TURNS, Math.ceil(big / LONG_ENTRIES_PER_TURN)))
-      console.error(`  long: bare page ${bare.frames.length} frames, end ${bare.reachedBottom}, top ${bare.reachedTop}`)
+      console.error(`  long: bare page ${bare.frames.length} frames, end ${bare.reachedBottom}, top ${bare.reachedTop}; ${frameCounts(bare)}`)
       const bareP99 = add({ group: '4', name: 'long: bare page scrolling the same text, p99 frame (baseline)', unit: 'ms', size: big }, [
         percentile(bare.frames, 99)
       ])
@@ -95,6 +103,7 @@ export async function longFigures(add: Add, quick: boolean, runs: number): Promi
       p99.baseline = 'bare page'
       p99.goal = '≤ 1.5 × the bare page'
       p99.met = p99.ratio <= 1.5
+      p99.note = frameCounts(scrolled)
       const rate = add({ group: '4', name: 'long: scrolling end to end', unit: 'fps', size: big }, [fps(scrolled.frames)])
       rate.goal = '≥ 58 fps, to the first message and back'
       const whole = scrolled.reachedTop && scrolled.reachedBottom
@@ -107,6 +116,16 @@ export async function longFigures(add: Add, quick: boolean, runs: number): Promi
   } finally {
     await browser.close()
   }
+}
+
+/** The frames in which a page of records came in against the others (p99 of each), and the rows put in the page. */
+function frameCounts(scrolled: Scrolled): string {
+  const atLoad = new Set(scrolled.loadFrames)
+  const loads = scrolled.frames.filter((_, i) => atLoad.has(i))
+  const rest = scrolled.frames.filter((_, i) => !atLoad.has(i))
+  const p99 = (frames: number[]): string => (frames.length ? `${percentile(frames, 99).toFixed(1)} ms` : '-')
+  const cpu = scrolled.cpuMs === undefined ? '' : `; main thread CPU ${(scrolled.cpuMs / 1000).toFixed(1)} s`
+  return `${loads.length} frames taking in a page (p99 ${p99(loads)}), other frames p99 ${p99(rest)}; ${scrolled.rowsMounted} rows put in the page${cpu}`
 }
 
 function fps(frames: number[]): number {
@@ -156,6 +175,22 @@ async function openLong(browser: Browser, dataDir: string, title: string, marker
  * more is being loaded (a long conversation's earlier or later records) it waits, frames still counted.
  */
 async function scrollEndToEnd(page: Page, selector: string, downFirst = false): Promise<Scrolled> {
+  // The main thread's CPU time: on the loaded machine a frame's length is mostly the wait for a core, its CPU time is not
+  // (the metrics' ScriptDuration and LayoutDuration are wall time too).
+  const cdp = await page.context().newCDPSession(page)
+  await cdp.send('Performance.enable')
+  const metrics = async (): Promise<Record<string, number>> =>
+    Object.fromEntries(
+      ((await cdp.send('Performance.getMetrics')) as { metrics: { name: string; value: number }[] }).metrics.map((m) => [m.name, m.value])
+    )
+  const before = await metrics()
+  const scrolled = await scrollInPage(page, selector, downFirst)
+  const after = await metrics()
+  await cdp.detach()
+  return { ...scrolled, cpuMs: ((after.ThreadTime ?? 0) - (before.ThreadTime ?? 0)) * 1000 }
+}
+
+async function scrollInPage(page: Page, selector: string, downFirst: boolean): Promise<Scrolled> {
   return (await page.evaluate(
     `new Promise((resolve) => {
       const scroller = document.querySelector(${JSON.stringify(selector)})
@@ -168,12 +203,30 @@ async function scrollEndToEnd(page: Page, selector: string, downFirst = false): 
       let last = performance.now()
       const started = last
       const more = (which) => document.querySelector('[data-testid=load-' + which + ']')
+      // Counted on the way: rows put in the page, and the frames in which a page of records came in.
+      let rowsMounted = 0
+      const observer = new MutationObserver((list) => {
+        for (const m of list) for (const n of m.addedNodes) if (n.nodeType === 1 && n.classList.contains('row')) rowsMounted++
+      })
+      observer.observe(scroller, { childList: true, subtree: true })
+      // A page taken in (or let go of) above the rows shown moves their place in the list: a row kept from the frame
+      // before under another index.
+      const rows = () => new Map(Array.from(scroller.querySelectorAll('[data-testid=thread] > .row'), (row) => [row.dataset.entryId, row.dataset.index]))
+      const loadFrames = []
+      let held = rows()
       const atTop = () => scroller.scrollTop <= 0 && !more('earlier')
       const atBottom = () => scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 2 && !more('later')
       const tick = () => {
         const t = performance.now()
         frames.push(t - last)
         last = t
+        const holds = rows()
+        for (const [id, index] of holds) {
+          if (!held.has(id) || held.get(id) === index) continue
+          loadFrames.push(frames.length - 2)
+          break
+        }
+        held = holds
         if (direction < 0 && atTop()) {
           reachedTop = true
           const first = scroller.querySelector('[data-testid=thread] .row')
@@ -184,7 +237,8 @@ async function scrollEndToEnd(page: Page, selector: string, downFirst = false): 
           if (${downFirst}) direction = -1
         }
         if ((reachedTop && reachedBottom) || t - started > ${SCROLL_LIMIT_MS}) {
-          resolve({ frames: frames.slice(1), reachedTop, reachedBottom, firstMessage })
+          observer.disconnect()
+          resolve({ frames: frames.slice(1), reachedTop, reachedBottom, firstMessage, loadFrames, rowsMounted })
           return
         }
         scroller.scrollTop += direction * step

@@ -4,6 +4,9 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { createPinia, setActivePinia } from 'pinia'
 import type { SessionRecord } from '../../shared/domain'
 import type { TranscriptRecord } from '../../shared/transcript'
+import { toRaw } from 'vue'
+import { foldTail } from '../../shared/thread-fold'
+import type { ThreadEntry } from '../../shared/thread'
 import { useThreadsStore, WINDOW_RECORDS } from '../../renderer/src/stores/threads'
 import { FakeHost } from './fake-host'
 
@@ -39,34 +42,38 @@ function turn(i: number): TranscriptRecord[] {
   ]
 }
 
-/** The transcript's lines (line = seq), and a Host that pages them as the Host does (a page begins at a turn's start). */
+/** The transcripts' lines (line = seq), by session, and a Host that pages them as the Host does (a page begins at a turn's start). */
 const lines: TranscriptRecord[] = []
-const startsTurn = (seq: number): boolean => seq === 0 || lines[seq]?.t === 'prompt'
+const transcripts: Record<string, TranscriptRecord[]> = { s1: lines }
 
 beforeAll(() => {
   lines.push({ t: 'header', v: 2, id: 's1', acpSessionId: 'acp-1', agentId: 'a1', projectId: 'p1', cwd: '/work/app', createdAt: at })
   for (let i = 0; i < TURNS; i++) lines.push(...turn(i))
   setActivePinia(createPinia())
-  const back = (before: number, limit: number): number => {
+  const startsTurn = (lines: TranscriptRecord[], seq: number): boolean => seq === 0 || lines[seq]?.t === 'prompt'
+  const back = (lines: TranscriptRecord[], before: number, limit: number): number => {
     let first = Math.max(0, before - limit)
-    while (!startsTurn(first)) first--
+    while (!startsTurn(lines, first)) first--
     return first
   }
   new FakeHost()
-    .answer('sessions.open', (p: { tail: number }) => {
-      const first = back(lines.length, p.tail)
+    .answer('sessions.open', (p: { id: string; tail: number }) => {
+      const lines = transcripts[p.id]
+      const first = back(lines, lines.length, p.tail)
       const records = lines.slice(first)
-      return { record, state: { id: 's1', status: 'idle' }, records, nextSeq: lines.length, skippedLines: 0, firstSeq: first, firstOffset: first }
+      const state = { id: p.id, status: 'idle' }
+      return { record: { ...record, id: p.id }, state, records, nextSeq: lines.length, skippedLines: 0, firstSeq: first, firstOffset: first }
     })
-    .answer('transcripts.read', (p: { before: number; offset: number; limit: number }) => {
+    .answer('transcripts.read', (p: { id: string; before: number; offset: number; limit: number }) => {
       expect(p.offset).toBe(p.before)
-      const first = back(p.before, p.limit)
-      return { records: lines.slice(first, p.before), firstSeq: first, firstOffset: first, skippedLines: 0 }
+      const first = back(transcripts[p.id], p.before, p.limit)
+      return { records: transcripts[p.id].slice(first, p.before), firstSeq: first, firstOffset: first, skippedLines: 0 }
     })
-    .answer('transcripts.readLater', (p: { from: number; offset: number; limit: number }) => {
+    .answer('transcripts.readLater', (p: { id: string; from: number; offset: number; limit: number }) => {
+      const lines = transcripts[p.id]
       expect(p.offset).toBe(p.from)
       let end = Math.min(lines.length, p.from + p.limit)
-      while (end < lines.length && !startsTurn(end)) end++
+      while (end < lines.length && !startsTurn(lines, end)) end++
       return { records: lines.slice(p.from, end), endSeq: end, endOffset: end, skippedLines: 0, atEnd: end === lines.length }
     })
     .install()
@@ -127,4 +134,65 @@ describe('a long conversation in the window', () => {
     expect(texts('user').at(-1)).toBe(`question ${TURNS + 1}`)
     expect(texts('user').filter((t) => t === `question ${TURNS}`)).toHaveLength(1)
   }, 120_000)
+
+  it('taking in a page, shows the records folded again, and keeps the entries that came out the same as they were', async () => {
+    // Each turn's checkpoint is taken before its prompt (the page before holds it), and a later turn edits an earlier
+    // question (its branch record names that prompt): entries that change when a page comes in, under the same id.
+    const day: TranscriptRecord[] = [
+      { t: 'header', v: 2, id: 's2', acpSessionId: 'acp-2', agentId: 'a1', projectId: 'p1', cwd: '/work/app', createdAt: at }
+    ]
+    for (let i = 0; i < 1_500; i++) {
+      day.push({ t: 'checkpoint', at, index: i + 1 })
+      const prompt = day.length
+      day.push(...turn(i))
+      if (i % 100 === 50) day.push({ t: 'branch', at, to: `copy-${i}`, title: `edited ${i}`, message: 0, seq: prompt - 400 })
+    }
+    // The last turn is still being answered.
+    const chunk = (text: string): TranscriptRecord => ({
+      t: 'update',
+      at,
+      update: { sessionUpdate: 'agent_message_chunk', messageId: 'm-live', content: { type: 'text', text } }
+    })
+    day.push({ t: 'prompt', at, content: [{ type: 'text', text: 'question live' }] }, chunk('so far'))
+    transcripts.s2 = day
+    const threads = useThreadsStore()
+    await threads.load('s2')
+    const open = (): (typeof threads.threads)['s2'] => threads.threads.s2
+    const shown = (): ThreadEntry[] => toRaw(open().thread).entries
+    let changed = 0
+    let kept = 0
+    const step = async (load: () => Promise<boolean>): Promise<boolean> => {
+      const before = new Map(shown().map((entry) => [entry.id, structuredClone(entry)]))
+      const objects = new Map(shown().map((entry) => [entry.id, entry]))
+      if (!(await load())) return false
+      // What is shown is the window's records folded afresh...
+      const end = open().later?.seq ?? open().nextSeq
+      expect(shown()).toEqual(foldTail(day.slice(open().firstSeq, end), end).entries)
+      // ...and an entry the page did not change is the one the list was drawing (its row is not drawn again).
+      for (const entry of shown()) {
+        const was = before.get(entry.id)
+        if (!was) continue
+        const same = JSON.stringify(was) === JSON.stringify(entry)
+        expect(entry === objects.get(entry.id)).toBe(same)
+        if (same) kept++
+        else changed++
+      }
+      return true
+    }
+    // Scrolled up a page while the answer streams: what streams on joins the reply shown (the one the fold keeps).
+    await step(() => threads.loadEarlier('s2'))
+    day.push(chunk(' and more'))
+    threads.receiveRecords('s2', day.length - 1, day.slice(-1))
+    threads.flushRecords()
+    expect(shown().at(-1)).toMatchObject({ kind: 'assistant', text: 'so far and more' })
+    while (await step(() => threads.loadEarlier('s2')));
+    expect(open().firstSeq).toBe(0)
+    expect(shown()[0]).toMatchObject({ kind: 'user', text: 'question 0', checkpoint: 1 })
+    while (await step(() => threads.loadLater('s2')));
+    expect(open().later).toBeNull()
+    expect(shown().at(-1)).toMatchObject({ kind: 'assistant', text: 'so far and more' })
+    // Both kinds were met: entries a page changed (a checkpoint, an edit), and many more it did not.
+    expect(changed).toBeGreaterThan(10)
+    expect(kept).toBeGreaterThan(changed * 50)
+  }, 60_000)
 })

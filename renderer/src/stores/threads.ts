@@ -1,5 +1,5 @@
 import { defineStore } from 'pinia'
-import { markRaw, ref } from 'vue'
+import { markRaw, ref, toRaw } from 'vue'
 import type { SessionSnapshot } from '../../../shared/contract'
 import { applyRecordsAt, foldTail, TAIL_RECORDS } from '../../../shared/thread-fold'
 import type { Thread } from '../../../shared/thread'
@@ -7,6 +7,7 @@ import type { TranscriptRecord } from '../../../shared/transcript'
 import { host, messageOf } from '../host/client'
 import { useNoticesStore } from './notices'
 import { useProjectsStore } from './projects'
+import { keepUnchanged } from './thread-keep'
 
 /**
  * The thread cache: the threads of the sessions that were opened. A thread is
@@ -255,7 +256,8 @@ export const useThreadsStore = defineStore('threads', () => {
         records = records.slice(0, records.length - last.count)
         open.later = { seq: last.seq, offset: last.offset }
       }
-      open.thread = foldTail(records, open.later?.seq ?? open.nextSeq)
+      // Folded again whole (earlier records can change the entries after them); the entries that came out the same stay the objects shown.
+      open.thread = keepUnchanged(toRaw(open.thread), foldTail(records, open.later?.seq ?? open.nextSeq))
       open.firstSeq = page.firstSeq
       open.firstOffset = page.firstOffset
       open.pages = pages
@@ -295,7 +297,7 @@ export const useThreadsStore = defineStore('threads', () => {
       open.later = page.atEnd ? null : { seq: page.endSeq, offset: page.endOffset }
       // Back at the end: records appended from here on are applied as they come (those before are in this page).
       if (page.atEnd) open.nextSeq = page.endSeq
-      open.thread = foldTail(records, page.endSeq)
+      open.thread = keepUnchanged(toRaw(open.thread), foldTail(records, page.endSeq))
       open.pages = pages
       open.records = open.firstSeq > 0 || open.later ? markRaw(records) : null
       damaged(page.skippedLines)
