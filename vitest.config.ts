@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import vue from '@vitejs/plugin-vue'
 import { defineConfig } from 'vitest/config'
 
@@ -15,12 +16,13 @@ const IN_PROCESS_DIRS = ['test/unit', 'test/component', 'test/renderer']
 /** vi.mock('electron'): a module mock in a shared graph would reach the files after it, or come too late. */
 const NEEDS_ISOLATION = new Set(['test/unit/confirm-dialog.test.ts'])
 
+const root = fileURLToPath(new URL('.', import.meta.url))
 const inProcess = IN_PROCESS_DIRS.flatMap((dir) =>
-  readdirSync(dir)
+  readdirSync(root + dir)
     .filter((name) => name.endsWith('.test.ts'))
     .map((name) => `${dir}/${name}`)
 ).filter((file) => !NEEDS_ISOLATION.has(file))
-const inDom = inProcess.filter((file) => /^\/\/ @vitest-environment happy-dom$/m.test(readFileSync(file, 'utf8')))
+const inDom = inProcess.filter((file) => /^\/\/ @vitest-environment happy-dom$/m.test(readFileSync(root + file, 'utf8')))
 const inNode = inProcess.filter((file) => !inDom.includes(file))
 
 export default defineConfig({
