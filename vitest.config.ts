@@ -8,22 +8,22 @@ import { defineConfig } from 'vitest/config'
  * browser or agent of their own. Vitest gives every file a fresh module graph by default ("isolate"), which cost these
  * ~80 files most of their run in importing the same modules again (a whole run: import 200 s of its ~1,900 s summed).
  * They share one graph per worker instead (isolate: false). Each restores what it changes (real timers, restored
- * spies, environment variables); a file that needs its own graph stays isolated (NEEDS_ISOLATION). The files in
- * happy-dom (their `// @vitest-environment happy-dom` line) are a project of their own: a worker is reused only by
- * files of the same project and environment.
+ * spies, environment variables). A file that mocks a module (vi.mock, vi.doMock) keeps its own graph: in a shared one
+ * the mock would reach the files after it, or come after the real module was loaded. The files in happy-dom (their
+ * `// @vitest-environment happy-dom` line) are a project of their own: a worker is reused only by files of the same
+ * project and environment.
  */
 const IN_PROCESS_DIRS = ['test/unit', 'test/component', 'test/renderer']
-/** vi.mock('electron'): a module mock in a shared graph would reach the files after it, or come too late. */
-const NEEDS_ISOLATION = new Set(['test/unit/confirm-dialog.test.ts'])
 
 const root = fileURLToPath(new URL('.', import.meta.url))
 const inProcess = IN_PROCESS_DIRS.flatMap((dir) =>
   readdirSync(root + dir)
     .filter((name) => name.endsWith('.test.ts'))
-    .map((name) => `${dir}/${name}`)
-).filter((file) => !NEEDS_ISOLATION.has(file))
-const inDom = inProcess.filter((file) => /^\/\/ @vitest-environment happy-dom$/m.test(readFileSync(root + file, 'utf8')))
-const inNode = inProcess.filter((file) => !inDom.includes(file))
+    .map((file) => ({ file: `${dir}/${file}`, text: readFileSync(`${root}${dir}/${file}`, 'utf8') }))
+    .filter(({ text }) => !/\bvi\.(mock|doMock)\(/.test(text))
+)
+const inDom = inProcess.filter(({ text }) => /^\/\/ @vitest-environment happy-dom$/m.test(text)).map(({ file }) => file)
+const inNode = inProcess.map(({ file }) => file).filter((file) => !inDom.includes(file))
 
 export default defineConfig({
   // Component tests (test/renderer/ and test/component/, in happy-dom) mount the renderer's single-file components.
@@ -43,7 +43,7 @@ export default defineConfig({
     // Projects start in the order of their names: the files that start processes first (the longest among them), the
     // short in-process ones last, where they fill the workers as the long files end.
     projects: [
-      { extends: true, test: { name: 'processes', include: ['test/**/*.test.ts'], exclude: inProcess } },
+      { extends: true, test: { name: 'processes', include: ['test/**/*.test.ts'], exclude: [...inNode, ...inDom] } },
       { extends: true, test: { name: 'unit', include: inNode, isolate: false } },
       { extends: true, test: { name: 'unit-dom', include: inDom, isolate: false } }
     ]
