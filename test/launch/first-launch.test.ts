@@ -30,7 +30,11 @@ import { tempDir, removeDir } from '../helpers'
  * Then packaging: electron-builder --dir with the fake build as electronDist, and the app.asar it
  * makes must hold every module the bundles import, with the native binaries outside it.
  *
- * One `npm ci` serves the whole file (the npm cache is warm in CI: .ci/run has just run npm ci).
+ * One `npm ci` serves the whole file (the npm cache is warm in CI: .ci/run has just run npm ci). It installs the project
+ * less the dev dependencies only other test files run (TEST_ONLY: the preset agents, whose binaries are 0.8 of
+ * node_modules' 1.4 GB, and Electronegativity), taken out of the copy's package.json and lock file by npm itself:
+ * npm start and electron-builder never load them, and they were half of npm ci's time (quiet: 50 s with them, 27 s
+ * without; 105 to 160 s with them in a whole run). That the whole lock file installs is shown by .ci/run's `npm ci`.
  *
  * What the packaging part does not prove: that a real Electron run as Node (ELECTRON_RUN_AS_NODE) loads the
  * command's ES modules from inside app.asar as the stand-in does from the extracted archive; the deb, AppImage,
@@ -45,6 +49,8 @@ const target = `${process.platform}-${process.arch}`
 const zipName = `electron-v${electronVersion}-${target}.zip`
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
 const stackTrace = /\n\s+at .+:\d+:\d+\)?\n/
+/** Dev dependencies that only other test files run (test/real/, test/security/): not installed here (see above). */
+const TEST_ONLY = ['@agentclientprotocol/claude-agent-acp', '@agentclientprotocol/codex-acp', '@google/gemini-cli', '@doyensec/electronegativity']
 
 let work: string
 let app: string
@@ -93,6 +99,11 @@ describe.runIf(process.platform === 'linux')('first launch on a fresh install', 
     electronCache = join(work, 'electron-cache')
     copyProject(app)
     expect(existsSync(join(app, 'node_modules'))).toBe(false)
+    const pruned = await run(npm, ['uninstall', '--package-lock-only', '--prefer-offline', '--no-audit', '--no-fund', ...TEST_ONLY], {
+      cwd: app,
+      env: userEnv()
+    })
+    if (pruned.code !== 0) throw new Error(`npm uninstall --package-lock-only failed (${pruned.code}):\n${pruned.output}`)
     const ci = await run(npm, ['ci', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: app, env: userEnv() })
     timings['npm ci'] = ci.seconds
     if (ci.code !== 0) throw new Error(`npm ci failed (${ci.code}):\n${ci.output}`)
