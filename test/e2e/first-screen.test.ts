@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest'
 import type { Browser, Page, Route } from 'playwright-core'
 import { Host } from '../../electron/host/host'
@@ -56,6 +59,14 @@ async function openHeld(page: Page): Promise<() => void> {
 }
 
 describe("the window's first screen", () => {
+  it('loads in Node itself, as serve and the desktop app load it (the tests import it through their own resolver)', async () => {
+    // Node's ES module resolution is stricter than the test runner's: a package imported by a folder (no file, no
+    // exports map) loads here and fails in the app, where the Host then draws no first screen.
+    const file = pathToFileURL(join(rendererDir, '..', 'main', 'first-screen.js')).href
+    const loads = `const m = await import(${JSON.stringify(file)}); if (typeof m.renderFirstScreen !== 'function') throw new Error('no renderFirstScreen')`
+    await expect(promisify(execFile)(process.execPath, ['--input-type=module', '-e', loads])).resolves.toBeDefined()
+  })
+
   it("is painted from the Host's drawing before the window's code runs, escaped, then the window mounts over it and works", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
     // Closed even when a check fails: a page left open keeps asking the Host, and the later tests count what is asked.
