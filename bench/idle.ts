@@ -8,7 +8,7 @@ import { scriptedTransport } from '../test/agent/spawn'
 import { agentEnv } from './agents'
 import { makeDataset } from './data'
 import { settleDisk, until, withTempDir, type Figure } from './lib'
-import { chromiumProcesses, cpuSeconds, rssMb, childrenOf, startServe, type ChromiumProcess, type Served } from './processes'
+import { chromiumProcesses, cpuSeconds, rssMb, childrenOf, searchComplete, startServe, type ChromiumProcess, type Served } from './processes'
 
 /**
  * Issue 40's goals 3 and 4, on a data folder of 10,000 sessions (50 projects) and four long finished
@@ -187,15 +187,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * (search-index.json, written in slices after the build, atomically: there once it is whole).
  */
 async function indexed(served: Served, dataDir: string): Promise<void> {
-  await until(
-    async () => {
-      const { indexing } = await served.client.request<{ indexing: unknown }>('search.query', { q: 'zzzz', limit: 1 })
-      if (indexing) await sleep(500)
-      return !indexing
-    },
-    'the search index to be complete',
-    600_000
-  )
+  await searchComplete(served)
   await until(
     async () => {
       if (existsSync(join(dataDir, SEARCH_INDEX_FILE))) return true

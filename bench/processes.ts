@@ -3,6 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { repoRoot } from './agents'
+import { until } from './lib'
 import { consoleCodes, servedUrl, WsClient } from './serve-client'
 
 /**
@@ -127,4 +128,17 @@ export async function startServe(dataDir: string, wakeupsDir?: string): Promise<
     await exited
     throw error
   }
+}
+
+/** Resolves once the served Host's search index is complete (`search.query` no longer says `indexing`); throws after 10 minutes. */
+export async function searchComplete(served: Served): Promise<void> {
+  await until(
+    async () => {
+      const { indexing } = await served.client.request<{ indexing: unknown }>('search.query', { q: 'question', limit: 1 })
+      if (indexing) await new Promise((resolve) => setTimeout(resolve, 200))
+      return !indexing
+    },
+    'the search index to be complete',
+    600_000
+  )
 }

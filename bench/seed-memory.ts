@@ -4,7 +4,7 @@ import { scriptedTransport } from '../test/agent/spawn'
 import { agentEnv } from './agents'
 import { withTempDir, type Figure } from './lib'
 import { appendLongTurns, longTurn } from './long-data'
-import { rssMb, startServe, type Served } from './processes'
+import { rssMb, searchComplete, startServe, type Served } from './processes'
 
 /**
  * The seed's memory (issue 40, goal 1), BENCH_ONLY=seed-memory: the Host's RSS
@@ -96,7 +96,7 @@ async function longConversation(root: string, entries: number): Promise<Conversa
   // as every start after the one that first meets a transcript does, rather than each carrying that read's garbage.
   const indexing = await startServe(dataDir)
   try {
-    await indexed(indexing)
+    await searchComplete(indexing)
   } finally {
     await indexing.close()
   }
@@ -111,7 +111,7 @@ async function rise(conversation: Conversation, action: keyof typeof ACTIONS): P
     const served = await startServe(conversation.dataDir)
     try {
       // The Host reads the search index after it opens: measured once that is done.
-      await indexed(served)
+      await searchComplete(served)
       await new Promise((r) => setTimeout(r, 1_000))
       const idle = rssMb(served.host)
       if (run === 0) idleMb = idle
@@ -128,15 +128,6 @@ function act(served: Served, { sessionId, agentId, lastPrompt }: Conversation, a
   return action === 'hand-off'
     ? served.confirmed('sessions.handOff', { id: sessionId, agentId })
     : served.confirmed('sessions.editResend', { id: sessionId, seq: lastPrompt, text: 'the last question, again', conversationOnly: true })
-}
-
-/** Resolves once the Host's search index is complete. */
-async function indexed(served: Served): Promise<void> {
-  for (;;) {
-    const answer = await served.client.request<{ indexing: unknown }>('search.query', { q: 'question', limit: 1 })
-    if (!answer.indexing) return
-    await new Promise((r) => setTimeout(r, 200))
-  }
 }
 
 /** The Host's peak RSS (MB), read every 100 ms while `work` runs. */

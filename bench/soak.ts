@@ -4,7 +4,7 @@ import { scriptedTransport } from '../test/agent/spawn'
 import { agentEnv } from './agents'
 import { withTempDir, type Figure } from './lib'
 import { appendLongTurns } from './long-data'
-import { procStatusMb, startServe, type Served } from './processes'
+import { procStatusMb, searchComplete, startServe, type Served } from './processes'
 
 /**
  * The soak (issue 40, goal 1), BENCH_ONLY=soak: the headless Host as shipped
@@ -232,11 +232,7 @@ export async function forkMemory(root: string, sizes: number[]): Promise<ForkMem
       try {
         // Once the search index has read the conversation in, as seed-memory measures (its memory is goal 2's, the
         // index's per session): forked right after the start, the index's read of the parent ran beside the copy.
-        for (;;) {
-          const answer = await host.client.request<{ indexing: unknown }>('search.query', { q: 'question', limit: 1 })
-          if (!answer.indexing) break
-          await new Promise((r) => setTimeout(r, 200))
-        }
+        await searchComplete(host)
         await new Promise((r) => setTimeout(r, 1_000))
         const idle = rssMb(host.host)
         const rss = sampler(host.host)
