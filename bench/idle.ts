@@ -30,12 +30,13 @@ type Add = (figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: nu
 /** What a long finished conversation is here: 2,500 turns, 10,000 entries. */
 const LONG_TURNS = 2_500
 
-/**
- * The third app: as "nothing running", with no field focused. It is not a goal's figure but what the goal's
- * would read without the caret: the window focuses the composer, where Chromium blinks the caret at the
- * OS's rate (here its default, 500 ms), a paint and a frame each time.
- */
-const STILL = 'nothing running, no caret'
+/** Where the page's focus is at the count's end, and whether a focused field's caret rests (caret-rest.ts) or blinks. */
+const CARET = `(() => {
+  const field = document.activeElement
+  if (!field || !field.matches('textarea, input')) return 'no field focused'
+  const name = field.dataset.testid || field.tagName.toLowerCase()
+  return getComputedStyle(field).caretAnimation === 'manual' ? name + ' focused, its caret at rest' : name + ' focused, its caret blinking'
+})()`
 
 /** The Host's garbage collections over the count, for the note: V8's work shows in no wake-up. */
 function gcNote(count: WakeupCount | undefined): string {
@@ -259,8 +260,6 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
     }
     const withAgentDir = join(root, 'full-agent')
     await cp(dataset.dataDir, withAgentDir, { recursive: true })
-    const stillDir = join(root, 'full-still')
-    await cp(dataset.dataDir, stillDir, { recursive: true })
     const empty = await makeDataset(join(root, 'empty'), { projects: 0, sessions: 0, turnsPerSession: 1 })
     await settleDisk()
     const wakeups = async (name: string): Promise<string> => {
@@ -282,8 +281,6 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
     const quiet = await startApp(dataset.dataDir, quietDir)
     const agentDir = await wakeups('agent')
     const withAgent = await startApp(withAgentDir, agentDir)
-    const caretDir = await wakeups('still')
-    const still = await startApp(stillDir, caretDir)
     const base = await startServe(empty.dataDir)
     served.push(base)
     // One agent connected and idle: a session of the scripted agent, a turn done, its session in the fourth pane.
@@ -292,17 +289,13 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
     await withAgent.client.request('sessions.prompt', { id: session.id, text: 'hello' })
     await setPanes(quiet, dataset.longSessionIds)
     await setPanes(withAgent, [...dataset.longSessionIds.slice(0, 3), session.id])
-    await setPanes(still, dataset.longSessionIds)
     const apps: IdleApp[] = []
     for (const [label, agentNote, one, wakeupsDir] of [
       ['nothing running', '', quiet, quietDir],
-      ['one agent connected and idle', ', one of them an idle agent’s (connected)', withAgent, agentDir],
-      [STILL, ', the composer not focused (no caret blinking)', still, caretDir]
+      ['one agent connected and idle', ', one of them an idle agent’s (connected)', withAgent, agentDir]
     ] as const) {
       const browser = await newBrowser()
       const page = await openWindow(browser, one, 4)
-      // The window gives the focused pane's composer the focus, where Chromium blinks the caret (at the OS's rate).
-      if (label === STILL) await page.evaluate('document.activeElement?.blur()')
       apps.push({ label, agentNote, served: one, browser, page, wakeupsDir })
     }
     const baseBrowser = await newBrowser()
@@ -313,7 +306,6 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
     // Whatever the start left to do (the search index, the first screen's work) is done before the count starts.
     await indexed(quiet, dataset.dataDir)
     await indexed(withAgent, withAgentDir)
-    await indexed(still, stillDir)
     const measuredApps = await Promise.all(apps.map((app) => measured(app.served, app.browser)))
     const baseline = await measured(base, baseBrowser)
     console.error(`  idle: settled after ${await settled([...measuredApps, baseline])} s`)
@@ -327,8 +319,9 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
     const pageCounts: WakeupCount[] = []
     for (const app of apps) pageCounts.push((await app.page.evaluate('window.__wakeups.stop()')) as WakeupCount)
     const basePageCount = (await basePage.evaluate('window.__wakeups.stop()')) as WakeupCount
-    const stillFocus = await apps.find((app) => app.label === STILL)!.page.evaluate('document.activeElement?.tagName')
-    if (stillFocus !== 'BODY') console.error(`  idle: “${STILL}” had the focus back in a ${stillFocus} by the count's end`)
+    // The window gives the focused pane's composer the focus; its caret rests (no blink) after 5 s with no key (caret-rest.ts).
+    const carets: string[] = []
+    for (const app of apps) carets.push((await app.page.evaluate(CARET)) as string)
     const hostCounts: Record<'host' | 'supervisor', WakeupCount>[] = []
     for (const app of apps) hostCounts.push((await hostWakeups(app.served, app.wakeupsDir, false))!)
 
@@ -354,7 +347,7 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
           name: `idle CPU, ${label}: Host + serve + Chromium's renderers, ${sessions.toLocaleString('en-US')} sessions, 4 panes on conversations of ${(LONG_TURNS * 4).toLocaleString('en-US')} entries${app.agentNote}`,
           unit: '% of a core',
           note:
-            `${seconds} s; of it Host ${pct(a0.host, a1.host).toFixed(2)} %${gcNote(hostCounts[i].host)}, serve ${pct(a0.supervisor, a1.supervisor).toFixed(2)} %, ` +
+            `${seconds} s, ${carets[i]}; of it Host ${pct(a0.host, a1.host).toFixed(2)} %${gcNote(hostCounts[i].host)}, serve ${pct(a0.supervisor, a1.supervisor).toFixed(2)} %, ` +
             `renderers (${measuredApps[i].renderers.length}) ${pct(a0.renderers, a1.renderers).toFixed(2)} %; beside it Chromium's browser, GPU and utilities ` +
             `${pct(a0.chromium, a1.chromium).toFixed(2)} %${measuredApps[i].agents.length ? `, the agent ${pct(a0.agents, a1.agents).toFixed(2)} %` : ''}`
         },
@@ -364,7 +357,6 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
       f.baseline = 'empty app'
       const counts: Record<string, WakeupCount> = { page: pageCounts[i], host: hostCounts[i].host, serve: hostCounts[i].supervisor }
       printWakeups(label, { ...counts, 'empty app page': basePageCount })
-      if (label === STILL) return
       f.goal = '< 1 % of a core'
       f.met = f.median < 1
       if (!f.met) f.reach = `the empty app reads ${baseFigure.median.toFixed(2)} %`

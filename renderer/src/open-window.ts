@@ -1,6 +1,7 @@
 import './zod-config'
 import { createApp } from 'vue'
 import { createPinia } from 'pinia'
+import { restCaret } from './caret-rest'
 import App from './App.vue'
 import { listenToHost } from './event-router'
 import type { EarlyLink } from './host/early-link'
@@ -16,8 +17,10 @@ import { useNoticesStore } from './stores/notices'
  * before the mount (the first frame shows the rows, over the Host's drawing), and the Host's events are kept
  * until the window listens; else the window mounts at once, listens, and the app store loads, as a window always did.
  * Either way the window's own listeners (desktop.ts, from App's setup) hear each batch before the stores' router.
+ * The text caret rests after a few quiet seconds (caret-rest.ts).
  */
 export function openWindow(early: EarlyLink, answered: boolean): void {
+  restCaret()
   const pinia = createPinia()
   const app = createApp(App).use(pinia)
   const appStore = useAppStore(pinia)

@@ -1,11 +1,12 @@
 // @vitest-environment happy-dom
 import './happy-dom-fixes'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { flushPromises, mount, type VueWrapper } from '@vue/test-utils'
 import { createPinia, setActivePinia, type Pinia } from 'pinia'
 import type { AgentCapabilities } from '../../shared/domain'
 import { createThread } from '../../shared/thread'
 import ComposerBox from '../../renderer/src/components/session/ComposerBox.vue'
+import { CARET_REST_CLASS, CARET_REST_MS, restCaret } from '../../renderer/src/caret-rest'
 import { useAgentsStore } from '../../renderer/src/stores/agents'
 import { useProjectsStore } from '../../renderer/src/stores/projects'
 import { useSessionsStore } from '../../renderer/src/stores/sessions'
@@ -224,5 +225,39 @@ describe('images', () => {
     await flushPromises()
     expect(w.findAll('[data-testid=attachment]')).toHaveLength(0)
     expect(w.find('[data-testid=attach-error]').text()).toBe('Helper does not accept images')
+  })
+})
+
+describe('the caret at rest', () => {
+  afterEach(() => vi.useRealTimers())
+
+  it('stops blinking after five quiet seconds, blinks again at a key or a click, and typing keeps it blinking', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] })
+    const root = document.documentElement
+    const stop = restCaret()
+    const resting = (): boolean => root.classList.contains(CARET_REST_CLASS)
+    vi.advanceTimersByTime(CARET_REST_MS - 1)
+    expect(resting()).toBe(false)
+    vi.advanceTimersByTime(1)
+    expect(resting()).toBe(true)
+    // A key: blinking again at once, and at rest again only five seconds after the last key.
+    document.body.dispatchEvent(new KeyboardEvent('keydown', { key: 'a', bubbles: true }))
+    expect(resting()).toBe(false)
+    for (let i = 0; i < 4; i++) {
+      vi.advanceTimersByTime(CARET_REST_MS - 1000)
+      expect(resting()).toBe(false)
+      document.body.dispatchEvent(new Event('input', { bubbles: true }))
+    }
+    vi.advanceTimersByTime(CARET_REST_MS - 1)
+    expect(resting()).toBe(false)
+    vi.advanceTimersByTime(1)
+    expect(resting()).toBe(true)
+    document.body.dispatchEvent(new Event('pointerdown', { bubbles: true }))
+    expect(resting()).toBe(false)
+    // Stopped (a window closing): the class goes, and no timer is left behind.
+    stop()
+    expect(vi.getTimerCount()).toBe(0)
+    vi.advanceTimersByTime(CARET_REST_MS * 2)
+    expect(resting()).toBe(false)
   })
 })

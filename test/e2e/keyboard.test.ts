@@ -13,7 +13,8 @@ import { closeBrowserHost, focusTrace, openBrowserHost, resetWindowSettings, scr
  * sidebar; the card focuses "Allow once", a destructive dialog Cancel; Esc
  * cancels a running turn from the thread or an empty composer; the sidebar's
  * shortcut, the skip link, the pages that take the focus and give it back;
- * focus rings on "↓ Latest" and in the shortcut list, light and dark.
+ * focus rings on "↓ Latest" and in the shortcut list, light and dark; the
+ * composer's caret at rest after five quiet seconds.
  */
 
 let root: string
@@ -235,6 +236,35 @@ describe('the keyboard where the focus is', () => {
     await page.keyboard.press('Escape')
     await expect.poll(() => page.getByTestId('spend-page').count()).toBe(0)
     expect(await focused(page)).toBe('nav-spend')
+    expect(problems).toEqual([])
+    await close()
+  })
+
+  it('the composer’s caret stops blinking after five quiet seconds and shows steadily; a key makes it blink again', async () => {
+    const { page, problems, close } = await openPage()
+    await openSession(page, 'Let the caret rest')
+    const composer = page.getByTestId('composer-input')
+    await composer.focus()
+    const caretAnimation = (): Promise<string> =>
+      page.evaluate("getComputedStyle(document.querySelector('[data-testid=composer-input]')).caretAnimation") as Promise<string>
+    const resting = (): Promise<boolean> => page.evaluate("document.documentElement.classList.contains('caret-rest')") as Promise<boolean>
+    // Nothing pressed for five seconds (caret-rest.ts): the caret rests.
+    await expect.poll(resting, { timeout: 15_000 }).toBe(true)
+    expect(await caretAnimation()).toBe('manual')
+    // Steady and shown: the composer looks the same at five moments over more than a blink's period, and not as it
+    // does without the caret.
+    const shots: string[] = []
+    for (let i = 0; i < 5; i++) {
+      shots.push((await composer.screenshot({ caret: 'initial' })).toString('base64'))
+      await page.waitForTimeout(150)
+    }
+    expect(new Set(shots).size).toBe(1)
+    expect((await composer.screenshot({ caret: 'hide' })).toString('base64')).not.toBe(shots[0])
+    // A key: blinking again, and the key typed.
+    await page.keyboard.press('a')
+    expect(await resting()).toBe(false)
+    expect(await caretAnimation()).toBe('auto')
+    expect(await composer.inputValue()).toBe('a')
     expect(problems).toEqual([])
     await close()
   })
