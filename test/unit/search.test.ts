@@ -410,8 +410,9 @@ describe('when the index is built', () => {
   })
 
   it('saves the index a build read, but not while a request is being answered (a long fork): a second after its answer, or 30 s later at the latest', async () => {
-    sessions = [session('s1', 'Alpha')]
-    await writeTranscript('s1', [header('s1'), prompt('saved words')])
+    // More sessions than a line of the file holds (100).
+    sessions = Array.from({ length: 150 }, (_, i) => session(`s${i}`, `Session ${i}`))
+    for (const { id } of sessions) await writeTranscript(id, [header(id), prompt(`saved words of ${id}`)])
     const file = join(dir, '..', 'search-index.json')
     const saves = vi.spyOn(IndexSaves.prototype, 'save')
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] })
@@ -445,7 +446,8 @@ describe('when the index is built', () => {
           onTranscriptRead: (id) => read.push(id)
         })
         await index.build()
-        expect(index.query('saved words').entries.map((e) => e.sessionId)).toEqual(['s1'])
+        expect(index.query('saved words', 200).entries).toHaveLength(150)
+        expect(index.query('saved words of s149').entries.map((e) => e.sessionId)).toEqual(['s149'])
         expect(read).toEqual([])
         await index.stop()
       }

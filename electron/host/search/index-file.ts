@@ -283,12 +283,14 @@ function takeSession(sessions: Map<string, SessionDocs>, mini: MiniSearch<Indexe
 }
 
 /**
- * The file's text for an index. What it holds is taken at once (MiniSearch's
+ * The file's text for an index, a line at a time (written as it is made: the
+ * whole text, its lines and its bytes were ~100 MB at once beside a
+ * 100,000-entry conversation). What it holds is taken at once (MiniSearch's
  * `toJSON` copies the index; the entry lists are copied), so changes made
- * while the lines are written out are not part of it; the lines are written
- * in slices.
+ * while the lines are written out are not part of it; the lines are made in
+ * slices.
  */
-export async function indexFileText(index: StoredIndex): Promise<string> {
+export async function* indexFileLines(index: StoredIndex): AsyncGenerator<string> {
   const { documentIds, fieldLength, storedFields, index: terms, ...scalars } = index.mini.toJSON()
   const sessions: [string, SavedSession][] = []
   for (const [id, docs] of index.sessions) {
@@ -298,26 +300,25 @@ export async function indexFileText(index: StoredIndex): Promise<string> {
   }
   const projects: SavedHead['projects'] = {}
   for (const [id, { name, cwd }] of index.projects) projects[id] = [name, cwd]
-
+  const parts = [
+    ['documentIds', Object.entries(documentIds)],
+    ['fieldLength', Object.entries(fieldLength)],
+    ['storedFields', Object.entries(storedFields)]
+  ] as const
+  const lines = [sessions.length / SESSIONS_PER_LINE, ...parts.map(([, keys]) => keys.length / KEYS_PER_LINE), terms.length / TERMS_PER_LINE]
+  const head: SavedHead = { format: INDEX_FORMAT, lines: lines.reduce((sum, n) => sum + Math.ceil(n), 0), projects, mini: scalars }
+  yield JSON.stringify(head) + '\n'
   const slice = slicer()
-  const lines: string[] = []
-  const line = async (value: SavedLine): Promise<void> => {
-    lines.push(JSON.stringify(value))
+  const line = async (value: SavedLine): Promise<string> => {
     const wait = slice()
     if (wait) await wait
+    return JSON.stringify(value) + '\n'
   }
-  for (let i = 0; i < sessions.length; i += SESSIONS_PER_LINE) await line(['sessions', Object.fromEntries(sessions.slice(i, i + SESSIONS_PER_LINE))])
-  for (const [kind, part] of [
-    ['documentIds', documentIds],
-    ['fieldLength', fieldLength],
-    ['storedFields', storedFields]
-  ] as const) {
-    const keys = Object.entries(part as Record<string, unknown>)
-    for (let i = 0; i < keys.length; i += KEYS_PER_LINE) await line([kind, Object.fromEntries(keys.slice(i, i + KEYS_PER_LINE))])
+  for (let i = 0; i < sessions.length; i += SESSIONS_PER_LINE) yield line(['sessions', Object.fromEntries(sessions.slice(i, i + SESSIONS_PER_LINE))])
+  for (const [kind, keys] of parts) {
+    for (let i = 0; i < keys.length; i += KEYS_PER_LINE) yield line([kind, Object.fromEntries(keys.slice(i, i + KEYS_PER_LINE))])
   }
-  for (let i = 0; i < terms.length; i += TERMS_PER_LINE) await line(['index', terms.slice(i, i + TERMS_PER_LINE)])
-  const head: SavedHead = { format: INDEX_FORMAT, lines: lines.length, projects, mini: scalars }
-  return [JSON.stringify(head), ...lines].join('\n') + '\n'
+  for (let i = 0; i < terms.length; i += TERMS_PER_LINE) yield line(['index', terms.slice(i, i + TERMS_PER_LINE)])
 }
 
 function isRecord(value: unknown): value is Record<string, never> {
@@ -375,7 +376,7 @@ export class IndexSaves {
       if (!index?.unsaved) return
       index.unsaved = false
       try {
-        await this.file.write(await indexFileText(index))
+        await this.file.writePieces(indexFileLines(index))
       } catch (error) {
         index.unsaved = true
         console.warn(`search: could not save the index to ${this.file.file}: ${(error as Error).message}`)
