@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { HostEvent } from '../../shared/contract'
@@ -7,6 +7,7 @@ import { applyRecord, foldTail } from '../../shared/thread-fold'
 import { createThread, type Thread } from '../../shared/thread'
 import type { TranscriptRecord } from '../../shared/transcript'
 import { SearchIndex } from '../../electron/host/search/search-index'
+import { IndexSaves } from '../../electron/host/search/index-file'
 import { snippet } from '../../electron/host/search/query'
 import { fold, removeDir, tempDir } from '../helpers'
 
@@ -405,6 +406,54 @@ describe('when the index is built', () => {
       expect(build.started()).toBe(true)
     } finally {
       vi.useRealTimers()
+    }
+  })
+
+  it('saves the index a build read, but not while a request is being answered (a long fork): a second after its answer, or 30 s later at the latest', async () => {
+    // More sessions than a line of the file holds (100).
+    sessions = Array.from({ length: 150 }, (_, i) => session(`s${i}`, `Session ${i}`))
+    for (const { id } of sessions) await writeTranscript(id, [header(id), prompt(`saved words of ${id}`)])
+    const file = join(dir, '..', 'search-index.json')
+    const saves = vi.spyOn(IndexSaves.prototype, 'save')
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] })
+    try {
+      for (const answered of [true, false]) {
+        await rm(file, { force: true })
+        saves.mockClear()
+        // No usable file: the build's reads are saved soon after it completes (2 s), once the Host is quiet.
+        await openIndex(file).build()
+        let answer!: () => void
+        index.noteRequest(new Promise<void>((resolve) => (answer = resolve)))
+        await vi.advanceTimersByTimeAsync(answered ? 10_000 : 31_900)
+        expect(saves).not.toHaveBeenCalled()
+        if (answered) {
+          answer()
+          await vi.advanceTimersByTimeAsync(900)
+          expect(saves).not.toHaveBeenCalled()
+        }
+        await vi.advanceTimersByTimeAsync(100)
+        expect(saves).toHaveBeenCalledTimes(1)
+        await saves.mock.results[0].value
+        await index.stop()
+        // What was saved is the index: a Host started on it finds the words without reading the transcript.
+        const read: string[] = []
+        index = new SearchIndex({
+          transcriptDir: dir,
+          file,
+          projects: () => projects,
+          sessions: () => sessions,
+          threadOf: () => undefined,
+          onTranscriptRead: (id) => read.push(id)
+        })
+        await index.build()
+        expect(index.query('saved words', 200).entries).toHaveLength(150)
+        expect(index.query('saved words of s149').entries.map((e) => e.sessionId)).toEqual(['s149'])
+        expect(read).toEqual([])
+        await index.stop()
+      }
+    } finally {
+      vi.useRealTimers()
+      saves.mockRestore()
     }
   })
 })

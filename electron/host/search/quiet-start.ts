@@ -7,7 +7,8 @@
  * request still being answered is not quiet: work waits until it is answered
  * (a fork copying a long conversation, which the index's read of that
  * conversation would otherwise add its memory to). `now()` starts it at once
- * (a user asking for what it makes).
+ * (a user asking for what it makes). `quietIn()` says how long until the Host
+ * is quiet (the index's save after a build waits for it too).
  */
 
 const TIMING = { quietMs: 1_000, unaskedMs: 10_000, latestMs: 30_000 }
@@ -16,8 +17,9 @@ export class QuietStart {
   private timer: NodeJS.Timeout | null = null
   private readonly startedAt = Date.now()
   private done = false
-  /** Requests being answered. */
+  /** Requests being answered, and when the last was asked or answered. */
   private running = 0
+  private lastRequestAt = 0
 
   constructor(private readonly work: () => void) {}
 
@@ -29,12 +31,19 @@ export class QuietStart {
   /** The Host answers a request (`answered`: once it is): work still waiting waits until none runs and it has been quiet again. */
   noteRequest(answered?: Promise<unknown>): void {
     if (this.timer) this.schedule(TIMING.quietMs)
-    if (!answered || this.done) return
+    this.lastRequestAt = Date.now()
+    if (!answered) return
     this.running++
     void answered.finally(() => {
       this.running--
+      this.lastRequestAt = Date.now()
       if (this.timer) this.schedule(TIMING.quietMs)
     })
+  }
+
+  /** How long until the Host is quiet (no request being answered, and a second after the last), in ms: 0 when it is. */
+  quietIn(): number {
+    return this.running > 0 ? TIMING.quietMs : Math.max(0, this.lastRequestAt + TIMING.quietMs - Date.now())
   }
 
   /** Starts the work now if it has not started (it runs once). */

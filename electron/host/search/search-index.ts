@@ -47,7 +47,7 @@ const VACUUM_AT = { dirtCount: 20, dirtFactor: 0.1 }
 const FLUSH_MS = 250
 /** A build that read at least this many transcripts is saved soon after (reading them again would cost more than writing the file). */
 const SAVE_AFTER_READS = 200
-/** How soon. */
+/** How soon (then once the Host is quiet: `IndexSaves.soon`). */
 const SAVE_AFTER_BUILD_MS = 2_000
 
 export class SearchIndex {
@@ -137,7 +137,7 @@ export class SearchIndex {
     this.progress = null
     this.complete = true
     await this.sources.onBuildStep?.({ step: 'complete' })
-    if (this.docs.unsaved && (built.reads >= SAVE_AFTER_READS || !built.stored)) this.saves?.soon(SAVE_AFTER_BUILD_MS)
+    if (this.docs.unsaved && (built.reads >= SAVE_AFTER_READS || !built.stored)) this.saves?.soon(SAVE_AFTER_BUILD_MS, () => this.quiet.quietIn())
   }
 
   /**

@@ -57,12 +57,23 @@ export class AtomicTextFile {
     return this.queued
   }
 
-  private async writeNow(text: string): Promise<void> {
+  /**
+   * Resolves once the text `pieces` make is durably in place, after the writes queued before it: written piece by
+   * piece as they come, never whole in memory (a large file: the search index's). Never superseded.
+   */
+  writePieces(pieces: AsyncIterable<string>): Promise<void> {
+    const run = this.tail.catch(() => undefined).then(() => this.writeNow(pieces))
+    this.tail = run
+    return run
+  }
+
+  private async writeNow(text: string | AsyncIterable<string>): Promise<void> {
     const handle = await fs.open(this.temp, 'w', this.mode)
     try {
       // A temporary file left by a crash keeps its old mode through open: set it before writing.
       if (this.mode !== undefined && process.platform !== 'win32') await handle.chmod(this.mode)
-      await handle.writeFile(text, 'utf8')
+      if (typeof text === 'string') await handle.writeFile(text, 'utf8')
+      else for await (const piece of text) await handle.write(piece, null, 'utf8')
       await handle.sync()
     } finally {
       await handle.close()

@@ -1,0 +1,74 @@
+'use strict'
+/**
+ * The Host's memory as it goes (bench/fork-probe.ts): loaded with NODE_OPTIONS="--require bench/host-heap-preload.cjs"
+ * and P43_PROBE_DIR set, the Host's process (serve.js forked, SWITCHBOARD_SERVE_HOST=1; not serve's supervisor, not an
+ * agent) writes to $P43_PROBE_DIR/host-<pid>.jsonl its RSS and heap every 100 ms and, at each major GC, the heap
+ * used after it and each space's used and committed MB; SIGUSR2 starts a sampling heap profile that keeps what GCs
+ * collected, the next SIGUSR2 writes it (host-<pid>-<time>.heapprofile, for Chrome's DevTools).
+ */
+const dir = process.env.P43_PROBE_DIR
+if (dir && process.env.SWITCHBOARD_SERVE_HOST === '1' && /serve\.js$/.test(process.argv[1] || '')) {
+  const fs = require('node:fs')
+  const v8 = require('node:v8')
+  const { join } = require('node:path')
+  const { PerformanceObserver, constants } = require('node:perf_hooks')
+  const out = fs.openSync(join(dir, `host-${process.pid}.jsonl`), 'a')
+  const w = (o) => fs.writeSync(out, JSON.stringify(o) + '\n')
+  const spaces = () => {
+    const s = {}
+    for (const sp of v8.getHeapSpaceStatistics())
+      s[sp.space_name.replace('_space', '')] = [Math.round(sp.space_used_size / 1e5) / 10, Math.round(sp.physical_space_size / 1e5) / 10]
+    return s
+  }
+  const mb = (n) => Math.round(n / 1e5) / 10
+  setInterval(() => {
+    const m = process.memoryUsage()
+    w({ t: Date.now(), rss: mb(m.rss), used: mb(m.heapUsed), total: mb(m.heapTotal), ext: mb(m.external), ab: mb(m.arrayBuffers) })
+  }, 100).unref()
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = e.detail?.kind
+      const k =
+        kind === constants.NODE_PERFORMANCE_GC_MAJOR
+          ? 'major'
+          : kind === constants.NODE_PERFORMANCE_GC_MINOR
+            ? 'minor'
+            : kind === constants.NODE_PERFORMANCE_GC_INCREMENTAL
+              ? 'incr'
+              : 'other' + kind
+      if (k === 'minor') continue
+      w({
+        t: Date.now(),
+        gc: k,
+        ms: Math.round(e.duration),
+        used: mb(v8.getHeapStatistics().used_heap_size),
+        rss: mb(process.memoryUsage.rss()),
+        spaces: spaces()
+      })
+    }
+  }).observe({ entryTypes: ['gc'] })
+  let session = null
+  process.on('SIGUSR2', () => {
+    const inspector = require('node:inspector')
+    if (!session) {
+      session = new inspector.Session()
+      session.connect()
+      session.post('HeapProfiler.enable')
+      session.post('HeapProfiler.startSampling', {
+        samplingInterval: 32768,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true
+      })
+      w({ t: Date.now(), mark: 'profile-start' })
+    } else {
+      const s = session
+      session = null
+      s.post('HeapProfiler.stopSampling', (err, r) => {
+        if (!err) fs.writeFileSync(join(dir, `host-${process.pid}-${Date.now()}.heapprofile`), JSON.stringify(r.profile))
+        w({ t: Date.now(), mark: 'profile-stop', err: String(err) })
+        s.disconnect()
+      })
+    }
+  })
+  w({ t: Date.now(), mark: 'start', pid: process.pid })
+}
