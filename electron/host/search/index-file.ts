@@ -325,15 +325,15 @@ function isRecord(value: unknown): value is Record<string, never> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
+/** How long a planned save waits at most for a quiet Host (a request never answered). */
+const SAVE_WAITS_MS = 30_000
+
 /**
  * The saves of the index to its file (atomically): only once the index is
  * complete (`index` gives it then, else null), and only if it changed since it
  * was loaded or last saved; a failure is logged. Saves run one after another,
  * each taking the index as it is when it starts.
  */
-/** How long a planned save waits at most for a quiet Host (a request never answered). */
-const SAVE_WAITS_MS = 30_000
-
 export class IndexSaves {
   private readonly file: AtomicTextFile
   /** The last save. */
