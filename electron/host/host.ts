@@ -118,7 +118,8 @@ export class Host {
       events,
       foldFailed: (room, error, reset) => rooms.report(room, error, reset),
       phaseRefused: (room, error) => rooms.report(room, error),
-      onFold: options.faults?.onFold
+      onFold: options.faults?.onFold,
+      onCopied: (id) => this.search.copied(id)
     }))
     const broker = (this.broker = new AskBroker({
       records,

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { HostEvent } from '../../shared/contract'
 import type { Project, SessionRecord } from '../../shared/domain'
-import { applyRecord, foldTail } from '../../shared/thread-fold'
+import { applyRecord, foldTail, TAIL_RECORDS } from '../../shared/thread-fold'
 import { createThread, type Thread } from '../../shared/thread'
 import type { TranscriptRecord } from '../../shared/transcript'
 import { SearchIndex } from '../../electron/host/search/search-index'
@@ -519,6 +519,61 @@ describe('the index kept on disk', () => {
     ])
     expect(results.sessions.map((h) => h.title)).toEqual(['Billing rollout'])
     expect(index.query('staging keys').entries.map((h) => h.sessionId)).toEqual(['s2'])
+  })
+})
+
+describe('a long conversation, of which the Host folds the tail only', () => {
+  /** 300 turns of a prompt and a reply: 601 records, more than the tail the Host folds (TAIL_RECORDS, 400). */
+  const longDay = (id: string): TranscriptRecord[] => [
+    header(id),
+    ...Array.from({ length: 300 }, (_, i) => [prompt(`question about widget${i}`), chunk(`answer ${i}`, `m${i}`)]).flat()
+  ]
+  const sessionsWith = (q: string): string[] => [...new Set(index.query(q).entries.map((h) => String(h.sessionId)))].sort()
+
+  it('keeps what it indexed before the tail when the conversation goes on', async () => {
+    sessions = [session('s1', 'Long day')]
+    const records = longDay('s1')
+    await writeTranscript('s1', records)
+    await openIndex().build()
+    expect(sessionsWith('widget0')).toEqual(['s1'])
+    // Continued after a start: the Host folds the transcript's tail, then what comes.
+    live.set('s1', foldTail(records.slice(-TAIL_RECORDS), records.length))
+    append('s1', records.length, prompt('one more question about gadgets'))
+    expect(sessionsWith('gadgets')).toEqual(['s1'])
+    expect(sessionsWith('widget0')).toEqual(['s1'])
+    expect(sessionsWith('widget299')).toEqual(['s1'])
+  })
+
+  it('still forgets what came before a session/load replay, the replay the first it hears of the conversation', async () => {
+    sessions = [session('s1', 'Long day')]
+    const records = longDay('s1')
+    await writeTranscript('s1', records)
+    await openIndex().build()
+    live.set('s1', foldTail(records.slice(-TAIL_RECORDS), records.length))
+    append('s1', records.length, { t: 'reset', at, reason: 'load' })
+    append('s1', records.length + 1, prompt('Replayed question about sprockets'))
+    expect(sessionsWith('sprockets')).toEqual(['s1'])
+    expect(sessionsWith('widget0')).toEqual([])
+    expect(sessionsWith('widget299')).toEqual([])
+  })
+
+  it('finds a copied conversation (a fork) whole: what its tail does not hold is read from its transcript', async () => {
+    sessions = [session('s1', 'Long day')]
+    const records = longDay('s1')
+    await writeTranscript('s1', records)
+    await openIndex().build()
+    // The fork: its transcript written as the records are told to the index (its view still empty), then its tail folded.
+    const copy = [header('s2'), ...records.slice(1)]
+    await writeTranscript('s2', copy)
+    sessions = [...sessions, session('s2', 'Fork of long day')]
+    live.set('s2', createThread())
+    copy.slice(1).forEach((record, i) => emit({ type: 'session.records', payload: { id: 's2', seq: i + 1, records: [record] } }))
+    live.set('s2', foldTail(copy.slice(-TAIL_RECORDS), copy.length))
+    index.copied('s2')
+    append('s2', copy.length, prompt('the fork goes on about gadgets'))
+    await expect.poll(() => sessionsWith('widget0')).toEqual(['s1', 's2'])
+    expect(sessionsWith('widget299')).toEqual(['s1', 's2'])
+    expect(sessionsWith('gadgets')).toEqual(['s2'])
   })
 })
 

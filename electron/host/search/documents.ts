@@ -46,12 +46,27 @@ export class SearchDocs implements StoredIndex {
 
   constructor(private readonly onDiscard: () => void) {}
 
-  /** Takes the index read from disk in place of this one. */
-  adopt(stored: StoredIndex): void {
+  /**
+   * Takes the index read from disk in place of this one (only the Host's events since the start are in this one):
+   * the sessions that went live meanwhile (`live`) keep the seqs their entries were given (those read from a
+   * transcript are exact; the fold only names what came after) and are to be re-indexed from the Host's fold.
+   */
+  adopt(stored: StoredIndex, live: ReadonlySet<string> = new Set()): void {
+    const followed = this.sessions
     this.mini = stored.mini
     this.sessions = stored.sessions
     this.projects = stored.projects
     this.unsaved = false
+    for (const id of live) {
+      const docs = this.docsOf(id)
+      const before = followed.get(id)
+      if (before) {
+        for (const [entryId, seq] of before.seqs) if (!docs.seqs.has(entryId)) docs.seqs.set(entryId, seq)
+        docs.scanned = before.scanned
+      }
+      docs.signature = null
+      this.unsaved = true
+    }
   }
 
   docsOf(sessionId: string): SessionDocs {
@@ -73,18 +88,26 @@ export class SearchDocs implements StoredIndex {
     const texts = textsOf(thread)
     const last = thread.entries.at(-1)
     const streaming = batch && last !== undefined && GROWING_KINDS.has(last.kind) && texts.delete(last.id)
-    const indexed = streaming && this.docsOf(sessionId).texts.get(last.id)
+    const docs = this.docsOf(sessionId)
+    const indexed = streaming && docs.texts.get(last.id)
     if (indexed) texts.set(last.id, indexed)
-    this.indexEntries(sessionId, texts)
+    // A loaded or copied session's thread holds its transcript's tail only: what was indexed before it stays.
+    let from = Infinity
+    for (const entry of thread.entries) from = Math.min(from, docs.seqs.get(entry.id) ?? Infinity)
+    this.indexEntries(sessionId, texts, undefined, from)
     return streaming
   }
 
-  /** Makes the indexed entries of a session equal to `texts`: changed ones replaced, gone ones dropped. */
-  indexEntries(sessionId: string, texts: Map<string, EntryText>, seqs?: Map<string, number>): void {
+  /**
+   * Makes the indexed entries of a session equal to `texts`: changed ones replaced, gone ones dropped, but for
+   * those that started before the seq `keepBefore` (a thread's tail begins there).
+   */
+  indexEntries(sessionId: string, texts: Map<string, EntryText>, seqs?: Map<string, number>, keepBefore = -Infinity): void {
     const docs = this.docsOf(sessionId)
     if (seqs) for (const [id, seq] of seqs) if (!docs.seqs.has(id)) docs.seqs.set(id, seq)
     for (const [entryId, before] of docs.texts) {
       const now = texts.get(entryId)
+      if (!now && (docs.seqs.get(entryId) ?? Infinity) < keepBefore) continue
       if (!now || now.text !== before.text) {
         this.discard(entryDocId(sessionId, entryId))
         docs.texts.delete(entryId)
@@ -95,6 +118,19 @@ export class SearchDocs implements StoredIndex {
       this.mini.add({ id: entryDocId(sessionId, entryId), title: '', text: now.text })
       docs.texts.set(entryId, now)
     }
+  }
+
+  /** A copied conversation's entries, read from its transcript: those not indexed yet are added (the thread's stay as they are). */
+  indexCopy(sessionId: string, texts: Map<string, EntryText>, seqs: Map<string, number>): void {
+    const docs = this.docsOf(sessionId)
+    for (const [entryId, text] of texts) {
+      if (docs.texts.has(entryId)) continue
+      const seq = seqs.get(entryId)
+      if (seq !== undefined && !docs.seqs.has(entryId)) docs.seqs.set(entryId, seq)
+      this.mini.add({ id: entryDocId(sessionId, entryId), title: '', text: text.text })
+      docs.texts.set(entryId, text)
+    }
+    this.unsaved = true
   }
 
   putSession(record: SessionRecord): void {

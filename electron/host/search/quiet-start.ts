@@ -72,3 +72,16 @@ export class QuietStart {
     this.timer.unref?.()
   }
 }
+
+/** Resolves once `quietIn` (a `QuietStart`'s) says the Host is quiet, or `latestMs` from now at the latest. */
+export function whenQuiet(quietIn: () => number, latestMs = TIMING.latestMs): Promise<void> {
+  const latest = Date.now() + latestMs
+  return new Promise((resolve) => {
+    const due = (): void => {
+      const wait = Math.min(quietIn(), latest - Date.now())
+      if (wait > 0) setTimeout(due, wait).unref?.()
+      else resolve()
+    }
+    due()
+  })
+}

@@ -1,6 +1,7 @@
 import type { HostEvent } from '../../../shared/contract'
 import type { SearchResults } from '../../../shared/search'
-import { QuietStart } from './quiet-start'
+import type { TranscriptRecord } from '../../../shared/transcript'
+import { QuietStart, whenQuiet } from './quiet-start'
 import { bringUpToDate, type SearchSources } from './build'
 import { SearchDocs } from './documents'
 import { IndexSaves, ReadAbandoned, type StoredIndex } from './index-file'
@@ -9,32 +10,27 @@ import { queryDocs } from './query'
 import { transcriptPath } from '../storage/transcripts'
 
 /**
- * Full-text search over project names and paths, session titles and the text
- * of every transcript, with MiniSearch. The unit of a transcript is a thread
- * entry (a whole message, thought, tool call title, plan, error), folded with
- * the same `applyRecord` as everywhere else (entries named after their records'
- * seqs, `applyRecordAt`, as the renderer names them), so a phrase streamed over
- * many chunks is one document and a hit names the entry the renderer shows.
+ * Full-text search over project names and paths, session titles and the text of every transcript, with MiniSearch.
+ * The unit of a transcript is a thread entry (a whole message, thought, tool call title, plan, error), folded with the
+ * same `applyRecord` as everywhere else (entries named after their records' seqs, `applyRecordAt`, as the renderer
+ * names them), so a phrase streamed over many chunks is one document and a hit names the entry the renderer shows.
  *
- * The index is kept in the data folder (`search-index.json`, index-file.ts:
- * MiniSearch's own serialisation, with the text, seqs and title of each
- * session's entries and the size, mtime and inode its transcript had when it
- * was read). It is built once the Host has answered the window's first
- * requests and been quiet for a moment (`buildWhenQuiet`), or at the first
- * search if that comes sooner, so the Host's start never waits for it; queries
- * say `indexing` until it is complete (the build: build.ts; what it
- * indexes: intake.ts, documents.ts; a query: query.ts).
+ * The index is kept in the data folder (`search-index.json`, index-file.ts: MiniSearch's own serialisation, with the
+ * text, seqs and title of each session's entries and the size, mtime and inode its transcript had when it was read).
+ * It is built once the Host has answered the window's first requests and been quiet for a moment (`buildWhenQuiet`),
+ * or at the first search if that comes sooner, so the Host's start never waits for it; queries say `indexing` until
+ * it is complete (the build: build.ts; what it indexes: intake.ts, documents.ts; a query: query.ts).
  *
  * After that it follows the Host's events as they are emitted: a record appended to a live session marks it, and
  * its entries are re-indexed from the Host's fold in batches (every `FLUSH_MS`, a message still streaming once done;
- * before every query, whole: a query sees all appended before it). Titles, removed sessions and projects follow.
+ * before every query, whole: a query sees all appended before it). A live thread holds its transcript's tail only:
+ * what was indexed before the tail stays, and a copied conversation's is read from its transcript (`copied`).
+ * Titles, removed sessions and projects follow.
  *
- * The file is only ever replaced by a complete index: when the Host closes
- * after the build completed, the sessions that went live are read from their
- * transcripts again and the index saved (the next start reads none); a build
- * still under way at close is abandoned and nothing saved, so the file stays
- * the last complete one and the next start reads what changed since it (see
- * `close`). A build that read many transcripts is also saved soon after it
+ * The file is only ever replaced by a complete index: when the Host closes after the build completed, the sessions
+ * that went live are read from their transcripts again and the index saved (the next start reads none); a build
+ * still under way at close is abandoned and nothing saved, so the file stays the last complete one and the next
+ * start reads what changed since it (see `close`). A build that read many transcripts is also saved soon after it
  * completes, so that a crash does not cost that work again.
  */
 
@@ -147,20 +143,28 @@ export class SearchIndex {
    * sessions that went live meanwhile are re-indexed from the Host's fold.
    */
   private adopt(stored: StoredIndex): void {
-    const followed = this.docs.sessions
-    this.docs.adopt(stored)
-    for (const id of this.live) {
-      const docs = this.docs.docsOf(id)
-      const before = followed.get(id)
-      if (before) {
-        // Seqs read from the transcript are exact; the fold only names what came after.
-        for (const [entryId, seq] of before.seqs) if (!docs.seqs.has(entryId)) docs.seqs.set(entryId, seq)
-        docs.scanned = before.scanned
-      }
-      docs.signature = null
-      this.dirty.add(id)
-      this.docs.unsaved = true
+    this.docs.adopt(stored, this.live)
+    for (const id of this.live) this.dirty.add(id)
+  }
+
+  /** A new session's conversation was copied (a fork's, a seed's), its thread the tail only: once the Host is quiet, and after the build (which adopts the file's index, holding nothing of the copy), what the thread does not hold is read from its transcript, as the next start would. */
+  copied(sessionId: string): void {
+    const gone = (generation: number): boolean => this.closed || this.removed.has(sessionId) || generation !== this.generation
+    const read = async (): Promise<void> => {
+      if (!this.complete && !this.closed) await this.build()
+      const generation = this.generation
+      if (gone(generation) || !this.complete) return
+      const { texts, seqs } = await readEntries(transcriptPath(this.sources.transcriptDir, sessionId))
+      while (this.vacuuming) await this.vacuuming
+      if (gone(generation)) return
+      this.docs.indexCopy(sessionId, texts, seqs)
+      this.dirty.add(sessionId)
+      this.flushOrRebuild()
     }
+    const failed = (error: Error): void => console.warn(`search: could not index the copied conversation of ${sessionId}: ${error.message}`)
+    void whenQuiet(() => this.quiet.quietIn())
+      .then(read)
+      .catch(failed)
   }
 
   /** Indexes a session's transcript as it is on disk; `signature` is the file's, taken before it was read; `read`: its read, started ahead (by the build). */
@@ -190,7 +194,7 @@ export class SearchIndex {
     }
     switch (event.type) {
       case 'session.records':
-        this.noteRecords(event.payload.id, event.payload.seq, event.payload.records.length)
+        this.noteRecords(event.payload.id, event.payload.seq, event.payload.records)
         return
       case 'session.record':
         this.docs.putSession(event.payload)
@@ -207,7 +211,7 @@ export class SearchIndex {
   }
 
   /** Records were appended to a session and folded into its live thread. */
-  private noteRecords(sessionId: string, seq: number, count: number): void {
+  private noteRecords(sessionId: string, seq: number, records: readonly TranscriptRecord[]): void {
     const thread = this.sources.threadOf(sessionId)
     if (!thread) return
     const docs = this.docs.docsOf(sessionId)
@@ -215,12 +219,12 @@ export class SearchIndex {
     // The transcript has grown past what was read from it: the next start reads it again.
     docs.signature = null
     this.docs.unsaved = true
-    if (thread.entries.length < docs.scanned) {
-      // A reset (session/load replay) emptied the thread: what follows starts again.
+    if (thread.entries.length < docs.scanned || records.some((record) => record.t === 'reset')) {
+      // A reset (session/load replay) emptied the thread: what follows starts again, and nothing before it is kept.
       docs.seqs.clear()
       docs.scanned = 0
     }
-    const last = seq + Math.max(0, count - 1)
+    const last = seq + Math.max(0, records.length - 1)
     for (let i = docs.scanned; i < thread.entries.length; i++) {
       const id = thread.entries[i].id
       if (!docs.seqs.has(id)) docs.seqs.set(id, last)
@@ -364,23 +368,24 @@ export class SearchIndex {
   }
 
   /**
-   * Stops, and saves the index if its build completed: the sessions that were
-   * live are read again from their transcripts first (call it once they are
-   * all written out), so the file matches every transcript and the next start
-   * reads none of them.
+   * Stops, and saves the index if its build completed: the sessions that were live are read again from their
+   * transcripts first (call it once they are all written out), so the file matches every transcript and the next
+   * start reads none of them.
    *
-   * A build still under way is abandoned, not finished, and nothing is saved:
-   * the file stays the last complete index (an index not yet brought up to
-   * date would name as current what it has not looked at, or hold only this
-   * run's sessions), and the next start reads what changed since it, this
-   * run's sessions included. Finishing instead could keep a quit waiting for
-   * thousands of transcripts (a first start at 10,000 sessions reads them for
-   * 10 to 20 s on a loaded machine).
+   * A build still under way is abandoned, not finished, and nothing is saved: the file stays the last complete index
+   * (an index not yet brought up to date would name as current what it has not looked at, or hold only this run's
+   * sessions), and the next start reads what changed since it, this run's sessions included. Finishing instead could
+   * keep a quit waiting for thousands of transcripts (a first start at 10,000 sessions reads them for 10 to 20 s on a
+   * loaded machine).
    */
   async close(): Promise<void> {
     await this.stop()
     if (this.complete) {
-      this.flushQuietly()
+      try {
+        this.flush()
+      } catch (error) {
+        console.warn(`search: ${(error as Error).message}`)
+      }
       for (const id of this.live) {
         const record = this.sources.sessions().find((s) => s.id === id)
         if (record) await this.readSession(id, await signatureOf(transcriptPath(this.sources.transcriptDir, id)), undefined, true)
@@ -388,13 +393,5 @@ export class SearchIndex {
       this.live.clear()
     }
     await this.saves?.save()
-  }
-
-  private flushQuietly(): void {
-    try {
-      this.flush()
-    } catch (error) {
-      console.warn(`search: ${(error as Error).message}`)
-    }
   }
 }

@@ -49,6 +49,8 @@ export interface RegistryOptions {
   phaseRefused?: (room: string, error: Error) => void
   /** Test-only: called with each record as it is folded into a live session's view (a throw stands for a bug in the fold). */
   onFold?: (record: TranscriptRecord) => void
+  /** A new session's copied conversation is written, its view folded from the tail (the search index reads the rest). */
+  onCopied?: (sessionId: string) => void
 }
 
 /** Updates for a session id the Host has not registered yet (they can race session/new's answer). */
@@ -219,6 +221,7 @@ export class SessionRegistry {
       }
     })
     this.noteMode(live)
+    this.options.onCopied?.(live.record.id)
   }
 
   /** A record the live view could not take: reported, and the view folded again from the transcript, skipping what throws. */
