@@ -1,11 +1,9 @@
 import { appendFileSync, mkdirSync } from 'node:fs'
-import { mkdir, stat } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { scriptedTransport } from '../test/agent/spawn'
-import { agentEnv } from './agents'
 import { withTempDir } from './lib'
-import { appendLongTurns } from './long-data'
 import { procStatusMb, searchComplete, startServe, type Served } from './processes'
+import { longForkParent } from './soak'
 
 /**
  * A probe of the fork's figure (not part of `npm run bench`; `npx tsx bench/fork-probe.ts`): the soak's fork
@@ -24,24 +22,11 @@ const profile = process.env.PROBE_PROFILE === '1'
 
 await withTempDir('fork-probe', async (root) => {
   const dataDir = join(root, 'data')
-  const project = join(root, 'project')
-  await mkdir(project, { recursive: true })
-  let host: Served = await startServe(dataDir)
-  const projectId = (await host.confirmed<{ id: string }>('projects.add', { cwd: project })).id
-  const agentId = (
-    await host.confirmed<{ id: string }>('agents.add', {
-      name: 'Scripted',
-      transport: scriptedTransport(agentEnv(join(root, 'agent-state'), { SCRIPTED_AGENT_SESSIONS: 'fork' }))
-    })
-  ).id
-  const parent = await host.confirmed<{ id: string }>('sessions.new', { projectId, agentId })
-  await host.confirmed('sessions.prompt', { id: parent.id, text: 'the first question' })
-  await host.close()
-  const file = join(dataDir, 'transcripts', `${parent.id}.jsonl`)
-  await appendLongTurns(file, entries)
+  const { parentId, file } = await longForkParent(root, dataDir, entries)
+  const parent = { id: parentId }
   mark({ mark: 'transcript', mb: (await stat(file)).size / 1048576 })
   for (let run = 0; run < runs; run++) {
-    host = await startServe(dataDir)
+    const host: Served = await startServe(dataDir)
     try {
       mark({ mark: 'started', run, pid: host.host })
       await searchComplete(host)

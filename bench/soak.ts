@@ -205,14 +205,16 @@ interface ForkMemory {
   fileMb: number
 }
 
-/** The Host's RSS rise while it forks a conversation of each size (a session made by the agent, its transcript then made long). */
-export async function forkMemory(root: string, sizes: number[]): Promise<ForkMemory[]> {
-  const results: ForkMemory[] = []
-  for (const entries of sizes) {
-    const dataDir = join(root, `data-${entries}`)
-    const project = join(root, 'project')
-    await mkdir(project, { recursive: true })
-    let host: Served = await startServe(dataDir)
+/**
+ * A data folder (`dataDir`) with one conversation of the scripted agent (which can fork) made `entries` long: a session
+ * made by the agent (a turn, 'the first question'), its transcript then made long while no Host runs.
+ */
+export async function longForkParent(root: string, dataDir: string, entries: number): Promise<{ parentId: string; file: string }> {
+  const project = join(root, 'project')
+  await mkdir(project, { recursive: true })
+  const host: Served = await startServe(dataDir)
+  let parentId: string
+  try {
     const projectId = (await host.confirmed<{ id: string }>('projects.add', { cwd: project })).id
     const agentId = (
       await host.confirmed<{ id: string }>('agents.add', {
@@ -220,15 +222,27 @@ export async function forkMemory(root: string, sizes: number[]): Promise<ForkMem
         transport: scriptedTransport(agentEnv(join(root, `agent-state-${entries}`), { SCRIPTED_AGENT_SESSIONS: 'fork' }))
       })
     ).id
-    const parent = await host.confirmed<{ id: string }>('sessions.new', { projectId, agentId })
-    await host.confirmed('sessions.prompt', { id: parent.id, text: 'the first question' })
+    parentId = (await host.confirmed<{ id: string }>('sessions.new', { projectId, agentId })).id
+    await host.confirmed('sessions.prompt', { id: parentId, text: 'the first question' })
+  } finally {
     await host.close()
-    const file = join(dataDir, 'transcripts', `${parent.id}.jsonl`)
-    await appendLongTurns(file, entries)
+  }
+  const file = join(dataDir, 'transcripts', `${parentId}.jsonl`)
+  await appendLongTurns(file, entries)
+  return { parentId, file }
+}
+
+/** The Host's RSS rise while it forks a conversation of each size (`longForkParent`). */
+export async function forkMemory(root: string, sizes: number[]): Promise<ForkMemory[]> {
+  const results: ForkMemory[] = []
+  for (const entries of sizes) {
+    const dataDir = join(root, `data-${entries}`)
+    const { parentId, file } = await longForkParent(root, dataDir, entries)
+    const parent = { id: parentId }
     const fileMb = (await stat(file)).size / 1024 / 1024
     const riseMb: number[] = []
     for (let run = 0; run < 2; run++) {
-      host = await startServe(dataDir)
+      const host = await startServe(dataDir)
       try {
         // Once the search index has read the conversation in, as seed-memory measures (its memory is goal 2's, the
         // index's per session): forked right after the start, the index's read of the parent ran beside the copy.
