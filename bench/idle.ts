@@ -138,11 +138,14 @@ function cpuOf(m: Measured): Record<'host' | 'supervisor' | 'renderers' | 'chrom
   }
 }
 
-/** Opens the window on `served` in a new context, with PAGE_WAKEUPS; waits for `panes` panes with their conversations shown. */
-async function openWindow(browser: Browser, served: Served, panes: number): Promise<Page> {
+/**
+ * Opens the window on `served` in a new context, with PAGE_WAKEUPS unless `wakeups` is false (its wrappers take a
+ * stack at every timer and frame asked for: the bench's own work); waits for `panes` panes with their conversations shown.
+ */
+async function openWindow(browser: Browser, served: Served, panes: number, wakeups = true): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1600, height: 900 } })
   const page = await context.newPage()
-  await page.addInitScript(PAGE_WAKEUPS)
+  if (wakeups) await page.addInitScript(PAGE_WAKEUPS)
   await page.goto(served.url)
   await page.getByTestId('session-item').first().waitFor({ timeout: 120_000 })
   for (let i = 0; i < panes; i++) {
@@ -447,7 +450,8 @@ export async function appMemoryFigures(add: Add, quick: boolean): Promise<void> 
           ids.push(session.id)
         }
         await setPanes(served, ids)
-        const page = await openWindow(browser, served, 4)
+        // The page as a user's: no wake-up counting (its stacks would be garbage the app does not make).
+        const page = await openWindow(browser, served, 4, false)
         await sleep(2_000)
         const m = await measured(served, browser)
         const renderer = m.renderers.map((pid) => ({ pid, rss: rssMb(pid) })).sort((a, b) => b.rss - a.rss)[0].pid

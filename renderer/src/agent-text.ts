@@ -35,6 +35,15 @@ export const LIMITS = {
   /** A render of a long text (over `slowRenderChars`) that took longer than this switches it to plain text. */
   slowRenderMs: 500,
   slowRenderChars: 16_000,
+  /**
+   * A text longer than `growingChars` that changes (a long block streaming in) is shown again at most every
+   * `length / growingCharsPerMs` ms, at most `growingMaxWaitMs` apart: each showing lays out the whole growing
+   * block again, and its garbage (the browser's line boxes and glyph runs, the string copies) grows with the text.
+   * A text that stops changing for 100 ms (its stream ended or paused) is shown at once (MarkdownBlock.vue).
+   */
+  growingChars: 16_000,
+  growingCharsPerMs: 200,
+  growingMaxWaitMs: 500,
   /** Plain text is laid out in pieces of this many characters, each its own block (laying out one costs a few ms). */
   plainPiece: 8_000,
   /** Pieces shown before "Show all": about 200 lines of 80 characters. */

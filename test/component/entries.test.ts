@@ -101,6 +101,31 @@ describe('messages', () => {
     expect(streamed.find('table').exists()).toBe(true)
   })
 
+  it('shows a long answer streamed faster than it is drawn whole and in order, as markdown and past its bounds as plain text', async () => {
+    // Past LIMITS.growingChars a growing text is drawn again only every so often: what came meanwhile must not be lost.
+    const entry = (text: string): ThreadEntry => ({ kind: 'assistant', id: 'long', text })
+    const words = Array.from({ length: 16_000 }, (_, i) => `word ${i + 1} `).join('')
+    const wrapper = mountEntry(entry(''))
+    const stream = async (from: number, to: number) => {
+      for (let end = from; end < to;) {
+        end = Math.min(to, end + 2_000)
+        await wrapper.setProps({ entry: entry(words.slice(0, end)) })
+        await flushPromises()
+      }
+    }
+    await stream(0, 60_000)
+    await vi.waitFor(() => expect(wrapper.find('.md-block p').text()).toBe(words.slice(0, 60_000).trimEnd()), { timeout: 5_000 })
+    await stream(60_000, words.length)
+    await vi.waitFor(() => wrapper.find('[data-testid=plain-show-all]').trigger('click'), { timeout: 5_000 })
+    const shown = () =>
+      wrapper
+        .findAll('.plain-piece')
+        .map((piece) => piece.element.textContent)
+        .join('')
+    await vi.waitFor(() => expect(shown().length).toBe(words.length), { timeout: 10_000 })
+    expect(shown()).toBe(words)
+  })
+
   it('adds streamed words to the paragraph being written, which keeps its text (and a selection in it)', async () => {
     const entry = (text: string): ThreadEntry => ({ kind: 'assistant', id: 'words', text })
     const wrapper = mountEntry(entry('First paragraph.\n\nThe second one'))

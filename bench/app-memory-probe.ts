@@ -1,0 +1,221 @@
+/**
+ * A diagnostic, not a figure (`npx tsx bench/app-memory-probe.ts`; not run by `npm run bench`): app-memory's scene
+ * (bench/idle.ts) with the window's renderer looked into while four panes stream: its RSS (anonymous and file-backed),
+ * JS heap used/total, DOM nodes, documents and layouts every second; PROBE_DUMPS=1 adds Chromium's memory-infra
+ * dumps (blink_gc, malloc, partition_alloc, cc tiles, v8 spaces), PROBE_SAMPLING=1 V8's sampled allocations
+ * (collected ones included) by function. PROBE_CHUNKS (20,000), PROBE_SESSIONS (10,000), PROBE_ARGS (Chromium's).
+ */
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Browser, CDPSession, Page } from 'playwright-core'
+import { SEARCH_INDEX_FILE } from '../electron/host/search/search-index'
+import { chromium } from 'playwright-core'
+import { CHROMIUM_ARGS, chromiumPath } from '../test/e2e/browser'
+import { scriptedTransport } from '../test/agent/spawn'
+import { agentEnv } from './agents'
+import { makeDataset } from './data'
+import { settleDisk, until, withTempDir } from './lib'
+import { chromiumProcesses, rssMb, searchComplete, startServe, type Served } from './processes'
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+const SESSIONS = Number(process.env.PROBE_SESSIONS ?? 10_000)
+const CHUNKS = Number(process.env.PROBE_CHUNKS ?? 20_000)
+const DUMPS = process.env.PROBE_DUMPS === '1'
+const SAMPLING = process.env.PROBE_SAMPLING === '1'
+const CLICK = process.env.PROBE_CLICK !== '0'
+
+async function indexed(served: Served, dataDir: string): Promise<void> {
+  await searchComplete(served)
+  await until(
+    async () => {
+      if (existsSync(join(dataDir, SEARCH_INDEX_FILE))) return true
+      await sleep(500)
+      return false
+    },
+    'the search index to be saved',
+    600_000
+  )
+}
+
+function smaps(pid: number): string {
+  try {
+    const t = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
+    const get = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(t)?.[1] ?? 0) / 1024
+    return `anon ${get('Anonymous').toFixed(0)} file ${(get('Rss') - get('Anonymous')).toFixed(0)}`
+  } catch {
+    return '?'
+  }
+}
+
+async function dump(browserSession: CDPSession, rendererPid: number): Promise<string> {
+  const events: unknown[] = []
+  const onData = (e: { value: unknown[] }): void => void events.push(...e.value)
+  browserSession.on('Tracing.dataCollected' as never, onData as never)
+  const send = (browserSession as unknown as { send(method: string, params?: object): Promise<unknown> }).send.bind(browserSession)
+  await send('Tracing.start', {
+    traceConfig: { includedCategories: ['disabled-by-default-memory-infra'], excludedCategories: ['*'], memoryDumpConfig: { triggers: [] } },
+    transferMode: 'ReportEvents'
+  })
+  const r = (await send('Tracing.requestMemoryDump', { deterministic: false, levelOfDetail: 'detailed' })) as { success: boolean }
+  const done = new Promise((resolve) => browserSession.once('Tracing.tracingComplete' as never, resolve as never))
+  await send('Tracing.end')
+  await done
+  browserSession.off('Tracing.dataCollected' as never, onData as never)
+  const sizes: Record<string, number> = {}
+  for (const ev of events as {
+    ph: string
+    pid: number
+    args?: { dumps?: { allocators?: Record<string, { attrs?: Record<string, { value: string }> }> } }
+  }[]) {
+    if (ev.ph !== 'v' || ev.pid !== rendererPid) continue
+    const allocators = ev.args?.dumps?.allocators ?? {}
+    for (const [name, a] of Object.entries(allocators)) {
+      const depth = name.split('/').length
+      const keep =
+        depth === 1 ||
+        /^(v8\/main\/heap\/[a-z_]+|partition_alloc\/partitions\/[a-z_]+|blink_gc\/main\/heap\/[A-Za-z]+|cc\/tile_memory|malloc\/[a-z_]+)$/.test(name)
+      if (!keep) continue
+      const v = a.attrs?.size?.value
+      if (v) sizes[name] = Number.parseInt(v, 16) / 1024 / 1024
+    }
+  }
+  return (
+    `dump ${r.success ? '' : '(failed) '}` +
+    Object.entries(sizes)
+      .filter(([, mb]) => mb >= 0.5)
+      .map(([n, mb]) => `${n} ${mb.toFixed(1)}`)
+      .join(', ')
+  )
+}
+
+async function main(): Promise<void> {
+  const browser: Browser = await chromium.launch({
+    executablePath: chromiumPath(),
+    args: [...CHROMIUM_ARGS, ...(process.env.PROBE_ARGS ? process.env.PROBE_ARGS.split(' ') : [])]
+  })
+  try {
+    await withTempDir('probe-appmem', async (root) => {
+      const dataset = await makeDataset(join(root, 'full'), { projects: 50, sessions: SESSIONS, turnsPerSession: 1 })
+      const first = await startServe(dataset.dataDir)
+      try {
+        await indexed(first, dataset.dataDir)
+      } finally {
+        await first.close()
+      }
+      await settleDisk()
+      const served = await startServe(dataset.dataDir)
+      try {
+        await indexed(served, dataset.dataDir)
+        const env = agentEnv(null, { SCRIPTED_AGENT_CHUNK_DELAY_MS: '1', SCRIPTED_AGENT_CHUNKS_PER_DELAY: '2' })
+        const ids: string[] = []
+        for (let i = 0; i < 4; i++) {
+          const agent = await served.confirmed<{ id: string }>('agents.add', { name: `Scripted ${i + 1}`, transport: scriptedTransport(env) })
+          const session = await served.client.request<{ id: string }>('sessions.new', { projectId: 'project-0', agentId: agent.id })
+          await served.client.request('sessions.prompt', { id: session.id, text: `pane ${i + 1}` })
+          ids.push(session.id)
+        }
+        await served.client.request('settings.set', {
+          panes: { panes: ids.map((sessionId, i) => ({ id: `pane-${i + 1}`, sessionId })), focused: 'pane-1', maximised: null }
+        })
+        const context = await browser.newContext({ viewport: { width: 1600, height: 900 } })
+        const page: Page = await context.newPage()
+        await page.goto(served.url)
+        await page.getByTestId('session-item').first().waitFor({ timeout: 120_000 })
+        for (let i = 0; i < 4; i++) await page.getByTestId('pane').nth(i).getByTestId('entry-assistant').last().waitFor({ timeout: 120_000 })
+        await sleep(2_000)
+        const renderers = (await chromiumProcesses(browser)).filter((p) => p.type === 'renderer').map((p) => p.pid)
+        const renderer = renderers.map((pid) => ({ pid, rss: rssMb(pid) })).sort((a, b) => b.rss - a.rss)[0].pid
+        const cdp = await context.newCDPSession(page)
+        await cdp.send('Performance.enable')
+        const bs = await browser.newBrowserCDPSession()
+        const metrics = async (): Promise<Record<string, number>> => {
+          const { metrics: m } = await cdp.send('Performance.getMetrics')
+          return Object.fromEntries(m.map((x) => [x.name, x.value]))
+        }
+        const line = async (label: string): Promise<void> => {
+          const m = await metrics()
+          const mb = (b: number): string => (b / 1024 / 1024).toFixed(1)
+          console.error(
+            `${label} rss ${rssMb(renderer).toFixed(0)} (${smaps(renderer)}) host ${rssMb(served.host).toFixed(0)} js ${mb(m.JSHeapUsedSize)}/${mb(m.JSHeapTotalSize)} nodes ${m.Nodes} docs ${m.Documents} layouts ${m.LayoutCount} recalcs ${m.RecalcStyleCount} listeners ${m.JSEventListeners}`
+          )
+        }
+        await line('before')
+        if (DUMPS) console.error(await dump(bs, renderer))
+        if (SAMPLING)
+          // Collected objects too (Chromium 122+): what was allocated, not what is left.
+          await (cdp as unknown as { send(method: string, params: object): Promise<unknown> }).send('HeapProfiler.startSampling', {
+            samplingInterval: 16384,
+            includeObjectsCollectedByMajorGC: true,
+            includeObjectsCollectedByMinorGC: true
+          })
+        let peak = 0
+        let sampling = true
+        const t0 = Date.now()
+        const sampler = (async () => {
+          let n = 0
+          while (sampling) {
+            peak = Math.max(peak, rssMb(renderer))
+            if (++n % 10 === 0) await line(`t+${((Date.now() - t0) / 1000).toFixed(1)}`)
+            if (DUMPS && n % 30 === 0) console.error(await dump(bs, renderer))
+            await sleep(100)
+          }
+        })()
+        await Promise.all(ids.map((id) => served.client.request('sessions.prompt', { id, text: `/stream ${CHUNKS}` })))
+        const needle = `chunk ${CHUNKS}`
+        await until(
+          async () => {
+            const shown = (await page.evaluate(`[...document.querySelectorAll('[data-testid=pane]')].filter((pane) => {
+            const entries = pane.querySelectorAll('[data-testid=entry-assistant]')
+            const last = entries[entries.length - 1]
+            ${CLICK ? "last?.querySelector('[data-testid=plain-show-all]')?.click()" : ''}
+            const blocks = last ? last.querySelectorAll('.md-block, .plain-piece') : []
+            return blocks.length > 0 && (blocks[blocks.length - 1].textContent || '').trimEnd().endsWith(${JSON.stringify(needle)})
+          }).length`)) as number
+            if (shown < 4) await sleep(500)
+            return shown === 4
+          },
+          'every pane to show its last chunk',
+          600_000
+        )
+        sampling = false
+        await sampler
+        console.error(`peak renderer rss ${peak.toFixed(0)} after ${((Date.now() - t0) / 1000).toFixed(1)} s`)
+        await line('end')
+        if (SAMPLING) {
+          const { profile } = (await cdp.send('HeapProfiler.stopSampling')) as unknown as {
+            profile: { head: Node; samples: { size: number; nodeId: number }[] }
+          }
+          type Node = { callFrame: { functionName: string; url: string; lineNumber: number }; selfSize: number; id: number; children: Node[] }
+          // Sampling profile: sizes live at stop (not allocated); print top self by function.
+          const by = new Map<string, number>()
+          const walk = (n: Node, stack: string[]): void => {
+            const f = `${n.callFrame.functionName || '(anon)'} ${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber}`
+            const s = [f, ...stack].slice(0, Number(process.env.PROBE_DEPTH ?? 3)).join(' < ')
+            if (n.selfSize) by.set(s, (by.get(s) ?? 0) + n.selfSize)
+            for (const c of n.children) walk(c, [f, ...stack])
+          }
+          walk(profile.head, [])
+          for (const [k, v] of [...by].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.error(`  alloc ${(v / 1024 / 1024).toFixed(2)} MB ${k}`)
+        }
+        if (DUMPS) console.error(await dump(bs, renderer))
+        await cdp.send('HeapProfiler.collectGarbage')
+        await sleep(1000)
+        await line('after gc')
+        if (DUMPS) console.error(await dump(bs, renderer))
+        const counts = await page.evaluate(`[...document.querySelectorAll('[data-testid=pane]')].map((pane) => [
+          pane.querySelectorAll('[data-testid^=entry-]').length, pane.querySelectorAll('.md-block').length, pane.querySelectorAll('.plain-piece').length, pane.querySelectorAll('*').length])`)
+        console.error(`per pane [entries, md blocks, plain pieces, elements]: ${JSON.stringify(counts)}`)
+        await context.close()
+      } finally {
+        await served.close()
+      }
+    })
+  } finally {
+    await browser.close()
+  }
+}
+
+void main().catch((error: unknown) => {
+  console.error(error)
+  process.exit(1)
+})
