@@ -3,7 +3,7 @@ import './happy-dom-fixes'
 import { describe, expect, it } from 'vitest'
 import hljs from 'highlight.js/lib/core'
 import { HIGHLIGHT_LANGUAGES, LANGUAGE_ALIASES, languagesLoaded, languagesSettled, preloadLanguages } from '../../renderer/src/highlight'
-import { markdownParts, renderMarkdown, renderMarkdownBlocks } from '../../renderer/src/markdown'
+import { markdownParts, rememberRender, renderAgentMarkdown, renderedBefore, renderMarkdown, renderMarkdownBlocks } from '../../renderer/src/markdown'
 import { passingParts } from '../../renderer/src/components/thread/passing-text'
 import { XSS_CORPUS } from '../agent/xss-corpus'
 
@@ -140,6 +140,17 @@ describe('agent markdown', () => {
       { code: false, text: 'After.', lang: '' },
       { code: true, text: 'open to the end', lang: 'text' }
     ])
+  })
+
+  it('gives a text shown again its render as first shown, but not one from before a language’s highlighting arrived', () => {
+    const text = 'Shown again: `x`\n\n```ts\nconst a = 1\n```'
+    const first = renderAgentMarkdown(text)
+    rememberRender(text, false, first)
+    expect(renderedBefore(text, false)).toBe(first)
+    // A person's message (line breaks kept) is another render of the same text.
+    expect(renderedBefore(text, true)).toBeUndefined()
+    languagesLoaded.value++
+    expect(renderedBefore(text, false)).toBeUndefined()
   })
 
   it('keeps line breaks in a person’s message', () => {
