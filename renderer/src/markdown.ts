@@ -1,7 +1,7 @@
 import MarkdownIt, { type Env, type MarkdownIt as MarkdownRenderer, type Token } from 'markdown-it'
 import DOMPurify from 'dompurify'
 import { LIMITS, hiddenWarning, markHiddenHtml, markdownVerdict, revealPath, revealText } from './agent-text'
-import { highlightCode } from './highlight'
+import { highlightCode, languagesLoaded } from './highlight'
 
 /**
  * Agent (and user) text is untrusted: it becomes HTML only through markdown-it
@@ -222,6 +222,48 @@ export function renderAgentMarkdown(text: string, options: { breaks?: boolean; a
   const { blocks, depth } = parseAndRender(text, options.breaks === true, LIMITS.nesting - 1, options.parts)
   if (depth >= LIMITS.nesting - 1) return { plain: `it is nested more than ${LIMITS.nesting - 2} levels deep` }
   return { blocks }
+}
+
+/**
+ * Recent texts as rendered when first shown (`renderAgentMarkdown` without
+ * `anyway`), by text: a row put in the page again (a thread scrolled back and
+ * forth) is neither parsed nor sanitised again. Most recently used last,
+ * bounded by count and size; a result from before a language's highlighting
+ * arrived is not given back.
+ */
+const rendered = new Map<string, { result: AgentMarkdown; languages: number; chars: number }>()
+// A text long enough to be switched to plain text by a slow render (MarkdownBlock) is not kept.
+const RENDERED_CACHE = { entries: 600, chars: 3_000_000, entryChars: LIMITS.slowRenderChars }
+let renderedChars = 0
+const renderedKey = (text: string, breaks: boolean): string => (breaks ? 'b' : 'a') + text
+
+/** The remembered render of `text` (see `rememberRender`), if it is still as it would be rendered now. */
+export function renderedBefore(text: string, breaks: boolean): AgentMarkdown | undefined {
+  const key = renderedKey(text, breaks)
+  const hit = rendered.get(key)
+  if (!hit || hit.languages !== languagesLoaded.value) return undefined
+  rendered.delete(key)
+  rendered.set(key, hit)
+  return hit.result
+}
+
+/** Keeps the render of a text as first shown (not the renders of a text growing as it streams). */
+export function rememberRender(text: string, breaks: boolean, result: AgentMarkdown): void {
+  if (text.length > RENDERED_CACHE.entryChars) return
+  const key = renderedKey(text, breaks)
+  const old = rendered.get(key)
+  if (old) {
+    rendered.delete(key)
+    renderedChars -= old.chars
+  }
+  const chars = key.length + (result.blocks ?? []).reduce((n, html) => n + html.length, 0)
+  rendered.set(key, { result, languages: languagesLoaded.value, chars })
+  renderedChars += chars
+  while (rendered.size > RENDERED_CACHE.entries || renderedChars > RENDERED_CACHE.chars) {
+    const [oldest, value] = rendered.entries().next().value as [string, { chars: number }]
+    rendered.delete(oldest)
+    renderedChars -= value.chars
+  }
 }
 
 /**

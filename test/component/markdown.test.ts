@@ -3,7 +3,8 @@ import './happy-dom-fixes'
 import { describe, expect, it } from 'vitest'
 import hljs from 'highlight.js/lib/core'
 import { HIGHLIGHT_LANGUAGES, LANGUAGE_ALIASES, languagesLoaded, languagesSettled, preloadLanguages } from '../../renderer/src/highlight'
-import { markdownParts, renderMarkdown, renderMarkdownBlocks } from '../../renderer/src/markdown'
+import { markdownParts, rememberRender, renderAgentMarkdown, renderedBefore, renderMarkdown, renderMarkdownBlocks } from '../../renderer/src/markdown'
+import { passingParts } from '../../renderer/src/components/thread/passing-text'
 import { XSS_CORPUS } from '../agent/xss-corpus'
 
 /** What the sanitised HTML holds, parsed as the browser would. */
@@ -128,6 +129,28 @@ describe('agent markdown', () => {
     expect(link.getAttribute('href')).toBe('https://example.com/logo.png')
     expect(link.getAttribute('target')).toBe('_blank')
     expect(link.getAttribute('rel')).toBe('noopener noreferrer')
+  })
+
+  it('shapes a text passing by in a fling like its markdown: paragraphs apart, fenced code as code blocks, bullets', () => {
+    const text = 'Turn 7: the plan.\n\n- one `a.ts`\n- two\n\n```ts\nconst a = 1\n\nreturn a\n```\nAfter.\n~~~\nopen to the end'
+    expect(passingParts(text)).toEqual([
+      { code: false, text: 'Turn 7: the plan.', lang: '' },
+      { code: false, text: '• one `a.ts`\n• two', lang: '' },
+      { code: true, text: 'const a = 1\n\nreturn a', lang: 'ts' },
+      { code: false, text: 'After.', lang: '' },
+      { code: true, text: 'open to the end', lang: 'text' }
+    ])
+  })
+
+  it('gives a text shown again its render as first shown, but not one from before a language’s highlighting arrived', () => {
+    const text = 'Shown again: `x`\n\n```ts\nconst a = 1\n```'
+    const first = renderAgentMarkdown(text)
+    rememberRender(text, false, first)
+    expect(renderedBefore(text, false)).toBe(first)
+    // A person's message (line breaks kept) is another render of the same text.
+    expect(renderedBefore(text, true)).toBeUndefined()
+    languagesLoaded.value++
+    expect(renderedBefore(text, false)).toBeUndefined()
   })
 
   it('keeps line breaks in a person’s message', () => {

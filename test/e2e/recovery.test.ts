@@ -163,13 +163,25 @@ describe('recovering in the browser', () => {
     await page.getByTestId('session-item').first().click()
     const last = page.getByTestId('entry-user').filter({ hasText: `Question ${turns - 1}:` })
     await last.waitFor()
+    // Rows passing by in a fling show their markdown as text alone (MarkdownBlock): looked at mid-fling, light and dark.
+    await passingScreenshot(page, -1, 'recovery-fling-passing')
     await fling(page, 'earlier')
     await page.getByTestId('entry-user').filter({ hasText: 'The very first question' }).waitFor()
     // Far up, the window let go of the end: down again, it loads it back a page at a time and reaches it.
     expect(await page.getByTestId('load-later').count()).toBe(1)
+    await page.emulateMedia({ colorScheme: 'dark' })
+    await passingScreenshot(page, 1, 'recovery-fling-passing-dark')
     await fling(page, 'later')
     await last.waitFor()
     expect(await page.getByTestId('load-later').count()).toBe(0)
+    // At rest, every row shows its markdown again: the last turn's reply its list and its highlighted code block.
+    await expect.poll(() => page.getByTestId('markdown-passing').count()).toBe(0)
+    const reply = page.getByTestId('entry-assistant').filter({ hasText: `Turn ${turns - 1}:` })
+    await reply.locator('.code-block pre code').waitFor()
+    expect(await reply.locator('li').count()).toBe(3)
+    expect(await reply.locator('.md-block').count()).toBe(3)
+    expect(await page.locator('[data-testid=entry-user] .markdown .md-block').count()).toBeGreaterThan(0)
+    await screenshot(page, 'recovery-fling-rest-dark')
     expect(problems).toEqual([])
   })
 
@@ -217,6 +229,24 @@ describe('recovering in the browser', () => {
     expect(again.problems).toEqual([])
   })
 })
+
+/**
+ * A screenshot of rows passing by in a fling, as a reader sees them: the thread scrolled a screen and a half at a time
+ * from a timer (scrolled from a frame's callback, as `fling` does, a frame is painted before the rows are put in the
+ * page), until such a row is in view.
+ */
+async function passingScreenshot(page: Page, direction: 1 | -1, name: string): Promise<void> {
+  await page.evaluate(`(() => {
+    const el = document.querySelector('[data-testid=thread-scroll]')
+    window.__flinging = setInterval(() => (el.scrollTop += ${direction} * el.clientHeight * 1.5), 16)
+  })()`)
+  try {
+    await page.getByTestId('markdown-passing').first().waitFor()
+    await screenshot(page, name)
+  } finally {
+    await page.evaluate('clearInterval(window.__flinging)')
+  }
+}
 
 /**
  * Scrolls the thread ten screens a frame (a fling) towards `edge` until it is there with nothing more to load, or a

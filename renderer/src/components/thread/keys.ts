@@ -1,4 +1,4 @@
-import type { ComputedRef, InjectionKey } from 'vue'
+import type { ComputedRef, InjectionKey, Ref } from 'vue'
 import type { SubagentEntry, TerminalView } from '../../../../shared/thread'
 
 /** The open session's terminals, for tool call cards that show one. */
@@ -35,3 +35,9 @@ export const editMessageKey: InjectionKey<{ sessionId: string; running: Computed
 
 /** The open session's subagents, by child session id: a tool call that launched one shows it nested. */
 export const subagentsKey: InjectionKey<(sessionId: string) => SubagentEntry | undefined> = Symbol('subagents')
+
+/**
+ * Whether the reader is flinging through the thread (ThreadView): a row put in the page meanwhile is gone from the
+ * view by the next frame, so its markdown shows as its text alone until the fling stops (MarkdownBlock).
+ */
+export const flingingKey: InjectionKey<Readonly<Ref<boolean>>> = Symbol('flinging')
