@@ -5,17 +5,13 @@
  * dumps (blink_gc, malloc, partition_alloc, cc tiles, v8 spaces), PROBE_SAMPLING=1 V8's sampled allocations
  * (collected ones included) by function. PROBE_CHUNKS (20,000), PROBE_SESSIONS (10,000), PROBE_ARGS (Chromium's).
  */
-import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import type { Browser, CDPSession, Page } from 'playwright-core'
-import { SEARCH_INDEX_FILE } from '../electron/host/search/search-index'
 import { chromium } from 'playwright-core'
 import { CHROMIUM_ARGS, chromiumPath } from '../test/e2e/browser'
-import { scriptedTransport } from '../test/agent/spawn'
-import { agentEnv } from './agents'
-import { makeDataset } from './data'
-import { settleDisk, until, withTempDir } from './lib'
-import { chromiumProcesses, rssMb, searchComplete, startServe, type Served } from './processes'
+import { withTempDir } from './lib'
+import { chromiumProcesses, rssMb } from './processes'
+import { fourAgentsScene, untilEveryPaneShows } from './idle'
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 const SESSIONS = Number(process.env.PROBE_SESSIONS ?? 10_000)
@@ -23,19 +19,6 @@ const CHUNKS = Number(process.env.PROBE_CHUNKS ?? 20_000)
 const DUMPS = process.env.PROBE_DUMPS === '1'
 const SAMPLING = process.env.PROBE_SAMPLING === '1'
 const CLICK = process.env.PROBE_CLICK !== '0'
-
-async function indexed(served: Served, dataDir: string): Promise<void> {
-  await searchComplete(served)
-  await until(
-    async () => {
-      if (existsSync(join(dataDir, SEARCH_INDEX_FILE))) return true
-      await sleep(500)
-      return false
-    },
-    'the search index to be saved',
-    600_000
-  )
-}
 
 function smaps(pid: number): string {
   try {
@@ -95,25 +78,8 @@ async function main(): Promise<void> {
   })
   try {
     await withTempDir('probe-appmem', async (root) => {
-      const dataset = await makeDataset(join(root, 'full'), { projects: 50, sessions: SESSIONS, turnsPerSession: 1 })
-      const first = await startServe(dataset.dataDir)
+      const { served, ids } = await fourAgentsScene(root, SESSIONS)
       try {
-        await indexed(first, dataset.dataDir)
-      } finally {
-        await first.close()
-      }
-      await settleDisk()
-      const served = await startServe(dataset.dataDir)
-      try {
-        await indexed(served, dataset.dataDir)
-        const env = agentEnv(null, { SCRIPTED_AGENT_CHUNK_DELAY_MS: '1', SCRIPTED_AGENT_CHUNKS_PER_DELAY: '2' })
-        const ids: string[] = []
-        for (let i = 0; i < 4; i++) {
-          const agent = await served.confirmed<{ id: string }>('agents.add', { name: `Scripted ${i + 1}`, transport: scriptedTransport(env) })
-          const session = await served.client.request<{ id: string }>('sessions.new', { projectId: 'project-0', agentId: agent.id })
-          await served.client.request('sessions.prompt', { id: session.id, text: `pane ${i + 1}` })
-          ids.push(session.id)
-        }
         await served.client.request('settings.set', {
           panes: { panes: ids.map((sessionId, i) => ({ id: `pane-${i + 1}`, sessionId })), focused: 'pane-1', maximised: null }
         })
@@ -161,22 +127,7 @@ async function main(): Promise<void> {
           }
         })()
         await Promise.all(ids.map((id) => served.client.request('sessions.prompt', { id, text: `/stream ${CHUNKS}` })))
-        const needle = `chunk ${CHUNKS}`
-        await until(
-          async () => {
-            const shown = (await page.evaluate(`[...document.querySelectorAll('[data-testid=pane]')].filter((pane) => {
-            const entries = pane.querySelectorAll('[data-testid=entry-assistant]')
-            const last = entries[entries.length - 1]
-            ${CLICK ? "last?.querySelector('[data-testid=plain-show-all]')?.click()" : ''}
-            const blocks = last ? last.querySelectorAll('.md-block, .plain-piece') : []
-            return blocks.length > 0 && (blocks[blocks.length - 1].textContent || '').trimEnd().endsWith(${JSON.stringify(needle)})
-          }).length`)) as number
-            if (shown < 4) await sleep(500)
-            return shown === 4
-          },
-          'every pane to show its last chunk',
-          600_000
-        )
+        await untilEveryPaneShows(page, `chunk ${CHUNKS}`, CLICK)
         sampling = false
         await sampler
         console.error(`peak renderer rss ${peak.toFixed(0)} after ${((Date.now() - t0) / 1000).toFixed(1)} s`)

@@ -422,33 +422,69 @@ const appRss = (s: RssSample): number => s.host + s.supervisor + s.renderer
  * window's renderer is the one of Chromium's renderers with the largest RSS (the others are Chromium's spare and
  * empty ones, counted with its browser and GPU processes). Peers' published figures in the note (not measured here).
  */
+/**
+ * app-memory's scene: `sessions` sessions in 50 projects, their search index built by a first Host and kept (the
+ * Host measured loads it, as every start after a folder's first does: the first build's own peak is startup's, and a
+ * Host that built it still holds the build's and the save's pages), and that Host with four scripted agents'
+ * sessions, a turn each, for its four panes. The caller closes `served`.
+ */
+export async function fourAgentsScene(root: string, sessions: number): Promise<{ served: Served; ids: string[] }> {
+  const dataset = await makeDataset(join(root, 'full'), { projects: 50, sessions, turnsPerSession: 1 })
+  const first = await startServe(dataset.dataDir)
+  try {
+    await indexed(first, dataset.dataDir)
+  } finally {
+    await first.close()
+  }
+  await settleDisk()
+  const served = await startServe(dataset.dataDir)
+  try {
+    await indexed(served, dataset.dataDir)
+    const env = agentEnv(null, { SCRIPTED_AGENT_CHUNK_DELAY_MS: '1', SCRIPTED_AGENT_CHUNKS_PER_DELAY: '2' })
+    const ids: string[] = []
+    for (let i = 0; i < 4; i++) {
+      const agent = await served.confirmed<{ id: string }>('agents.add', { name: `Scripted ${i + 1}`, transport: scriptedTransport(env) })
+      const session = await served.client.request<{ id: string }>('sessions.new', { projectId: 'project-0', agentId: agent.id })
+      await served.client.request('sessions.prompt', { id: session.id, text: `pane ${i + 1}` })
+      ids.push(session.id)
+    }
+    return { served, ids }
+  } catch (error) {
+    await served.close()
+    throw error
+  }
+}
+
+/**
+ * Resolves once every pane's last reply ends with `needle` (asked every half second: each question is a task in the
+ * page); `showAll` (default) opens a reply shown as plain text whole, as a reader would to see its end.
+ */
+export async function untilEveryPaneShows(page: Page, needle: string, showAll = true): Promise<void> {
+  await until(
+    async () => {
+      const shown = (await page.evaluate(`[...document.querySelectorAll('[data-testid=pane]')].filter((pane) => {
+        const entries = pane.querySelectorAll('[data-testid=entry-assistant]')
+        const last = entries[entries.length - 1]
+        ${showAll ? "last?.querySelector('[data-testid=plain-show-all]')?.click()" : ''}
+        const blocks = last ? last.querySelectorAll('.md-block, .plain-piece') : []
+        return blocks.length > 0 && (blocks[blocks.length - 1].textContent || '').trimEnd().endsWith(${JSON.stringify(needle)})
+      }).length`)) as number
+      if (shown < 4) await sleep(500)
+      return shown === 4
+    },
+    'every pane to show its last chunk',
+    600_000
+  )
+}
+
 export async function appMemoryFigures(add: Add, quick: boolean): Promise<void> {
   const sessions = quick ? 1_000 : 10_000
   const chunks = quick ? 2_000 : 20_000
   const browser = await launchBrowser()
   try {
     await withTempDir('app-memory', async (root) => {
-      const dataset = await makeDataset(join(root, 'full'), { projects: 50, sessions, turnsPerSession: 1 })
-      // The search index built once and kept: the app measured loads it, as every start after a folder's first does
-      // (the first build's own peak is startup's; a Host that built it still holds the build's and the save's pages).
-      const first = await startServe(dataset.dataDir)
+      const { served, ids } = await fourAgentsScene(root, sessions)
       try {
-        await indexed(first, dataset.dataDir)
-      } finally {
-        await first.close()
-      }
-      await settleDisk()
-      const served = await startServe(dataset.dataDir)
-      try {
-        await indexed(served, dataset.dataDir)
-        const env = agentEnv(null, { SCRIPTED_AGENT_CHUNK_DELAY_MS: '1', SCRIPTED_AGENT_CHUNKS_PER_DELAY: '2' })
-        const ids: string[] = []
-        for (let i = 0; i < 4; i++) {
-          const agent = await served.confirmed<{ id: string }>('agents.add', { name: `Scripted ${i + 1}`, transport: scriptedTransport(env) })
-          const session = await served.client.request<{ id: string }>('sessions.new', { projectId: 'project-0', agentId: agent.id })
-          await served.client.request('sessions.prompt', { id: session.id, text: `pane ${i + 1}` })
-          ids.push(session.id)
-        }
         await setPanes(served, ids)
         // The page as a user's: no wake-up counting (its stacks would be garbage the app does not make).
         const page = await openWindow(browser, served, 4, false)
@@ -466,23 +502,7 @@ export async function appMemoryFigures(add: Add, quick: boolean): Promise<void> 
           }
         })()
         await Promise.all(ids.map((id) => served.client.request('sessions.prompt', { id, text: `/stream ${chunks}` })))
-        // Every pane shows its last chunk (asked every half second: each question is a task in the page).
-        const needle = `chunk ${chunks}`
-        await until(
-          async () => {
-            const shown = (await page.evaluate(`[...document.querySelectorAll('[data-testid=pane]')].filter((pane) => {
-            const entries = pane.querySelectorAll('[data-testid=entry-assistant]')
-            const last = entries[entries.length - 1]
-            last?.querySelector('[data-testid=plain-show-all]')?.click()
-            const blocks = last ? last.querySelectorAll('.md-block, .plain-piece') : []
-            return blocks.length > 0 && (blocks[blocks.length - 1].textContent || '').trimEnd().endsWith(${JSON.stringify(needle)})
-          }).length`)) as number
-            if (shown < 4) await sleep(500)
-            return shown === 4
-          },
-          'every pane to show its last chunk',
-          600_000
-        )
+        await untilEveryPaneShows(page, `chunk ${chunks}`)
         sampling = false
         await sampler
         const fmt = (s: RssSample): string =>
