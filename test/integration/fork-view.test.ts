@@ -176,10 +176,11 @@ describe('a fork of a long conversation', () => {
     expect(shown.filter((e) => e.kind === 'user').at(-1)).toMatchObject({ text: 'question 4999' })
     expect(fold(forked).entries.find((e) => e.kind === 'user')).toMatchObject({ text: 'first question' })
     // Search finds the first message in the fork too (its view holds the tail only: the rest is read from its
-    // transcript once the Host is quiet), and still in the parent once that goes on (its view the tail too).
+    // transcript once the Host is quiet, a second after its last request: asked less often than that), and still in
+    // the parent once that goes on (its view the tail too).
     const foundIn = async (): Promise<string[]> =>
       (await host.request('search.query', { q: 'first question' })).entries.filter((e) => e.entryKind === 'user').map((e) => String(e.sessionId))
-    await expect.poll(async () => (await foundIn()).sort(), { timeout: 60_000 }).toEqual([parent.id, fork.id].sort())
+    await expect.poll(async () => (await foundIn()).sort(), { timeout: 60_000, interval: 1_500 }).toEqual([parent.id, fork.id].sort())
     await host.request('sessions.prompt', { id: parent.id, text: 'one more question' })
     expect((await foundIn()).sort()).toEqual([parent.id, fork.id].sort())
   }, 120_000)
