@@ -269,6 +269,31 @@ describe('the keyboard where the focus is', () => {
     await close()
   })
 
+  it('keeps the focus on a control of a row the view moves far from (the list does not let go of that row)', async () => {
+    const { page, problems, close } = await openPage()
+    await openSession(page, 'Keep the focus where it is')
+    await send(page, Array.from({ length: 40 }, (_, i) => `/tool step ${i + 1}`).join('\n'))
+    await expect.poll(() => page.getByTestId('entry-stop').count()).toBe(1)
+    const scroll = page.getByTestId('thread-scroll')
+    await scroll.evaluate((element) => element.scrollTo({ top: 0 }))
+    // The first row's first control (the question's own), focused as Tab would.
+    const focusFirst = `(() => {
+      const control = document.querySelector('[data-testid=thread] .row[data-index="0"]')?.querySelector('button, a[href]')
+      control?.focus()
+      return control ? control.closest('.row').dataset.entryId : null
+    })()`
+    // (Once the list has drawn the first row again, after the scroll.)
+    await expect.poll(() => page.evaluate(focusFirst)).not.toBeNull()
+    const entryId = (await page.evaluate('document.activeElement?.closest(".row")?.dataset.entryId ?? null')) as string | null
+    expect(entryId).not.toBeNull()
+    // Far from it (the list draws the rows near the view only): the control keeps the focus, its row in the page.
+    await scroll.evaluate((element) => element.scrollTo({ top: element.scrollHeight }))
+    await expect.poll(() => page.evaluate('document.querySelectorAll("[data-testid=thread] .row").length')).toBeLessThan(40)
+    expect(await page.evaluate('document.activeElement?.closest(".row")?.dataset.entryId ?? null')).toBe(entryId)
+    expect(problems).toEqual([])
+    await close()
+  })
+
   it.each(['light', 'dark'] as const)('shows the focus ring on ↓ Latest and in the shortcut list (%s)', async (scheme) => {
     const { page, problems, close } = await openPage(scheme)
     await openSession(page, `A long answer (${scheme})`)
