@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs'
 import MiniSearch, { type AsPlainObject, type Options } from 'minisearch'
 import { AtomicTextFile } from '../storage/atomic-file'
+import { whenQuiet } from './quiet-start'
 
 /**
  * The search index as kept in the data folder (`search-index.json`), and the
@@ -339,6 +340,8 @@ export class IndexSaves {
   /** The last save. */
   private saving: Promise<void> = Promise.resolve()
   private timer: NodeJS.Timeout | null = null
+  /** The save planned (its first timer), until it runs or is cancelled: `whenQuiet` waits meanwhile. */
+  private planned: NodeJS.Timeout | null = null
 
   constructor(
     file: string,
@@ -353,21 +356,25 @@ export class IndexSaves {
    * conversation meanwhile would add its memory to (a 100,000-entry fork rose +190 MB with it, +32 without).
    */
   soon(ms: number, quietIn: () => number = () => 0): void {
-    if (this.timer) return
-    const latest = Date.now() + ms + SAVE_WAITS_MS
-    const due = (): void => {
-      const wait = Math.min(quietIn(), latest - Date.now())
-      this.timer = wait > 0 ? setTimeout(due, wait) : null
-      if (this.timer) this.timer.unref?.()
-      else void this.save()
-    }
-    this.timer = setTimeout(due, ms)
+    if (this.planned) return
+    const planned =
+      (this.planned =
+      this.timer =
+        setTimeout(() => {
+          this.timer = null
+          void whenQuiet(quietIn, SAVE_WAITS_MS).then(() => {
+            if (this.planned !== planned) return
+            this.planned = null
+            void this.save()
+          })
+        }, ms))
     this.timer.unref?.()
   }
 
   cancel(): void {
     if (this.timer) clearTimeout(this.timer)
     this.timer = null
+    this.planned = null
   }
 
   save(): Promise<void> {
