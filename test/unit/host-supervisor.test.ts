@@ -11,6 +11,7 @@ import {
   HostSupervisor,
   START_GRACE_MS,
   MAX_RESTARTS,
+  READY_WITHIN_MS,
   type HostFailure,
   type HostProcess
 } from '../../electron/host/host-process/host-supervisor'
@@ -41,12 +42,15 @@ class FakeHost implements HostProcess {
   /** Pings it answered (until it hangs). */
   pings = 0
   hung = false
+  /** It answers pings but its open never ends. */
+  stuckOpening = false
   send(message: ToHost): void {
     if (message.type === 'ping' && !this.hung) {
       this.pings++
       setImmediate(() => this.messageListeners.forEach((l) => l({ type: 'pong', id: message.id })))
     }
-    if (message.type === 'open' && !this.hung) setImmediate(() => this.messageListeners.forEach((l) => l({ type: 'ready', warnings: [] })))
+    if (message.type === 'open' && !this.hung && !this.stuckOpening)
+      setImmediate(() => this.messageListeners.forEach((l) => l({ type: 'ready', warnings: [] })))
     if (message.type === 'close') setImmediate(() => this.messageListeners.forEach((l) => l({ type: 'closed' })))
   }
   onMessage(listener: (message: FromHost) => void): void {
@@ -152,6 +156,45 @@ describe('the Host supervisor', () => {
         `The Switchboard host stopped (it did not answer for ${START_GRACE_MS / 1000} s after it started and was stopped); starting it again…`
       ])
       while (supervisor.current !== started[1]) await vi.advanceTimersByTimeAsync(100)
+      await supervisor.stop()
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('stops a Host that answers but never opens, starts it again, and gives up with the cause on the second', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] })
+    try {
+      const started: FakeHost[] = []
+      const downs: string[] = []
+      let failure: HostFailure | null = null
+      const supervisor = new HostSupervisor({
+        open: { dataDir: join(root, 'data'), version: 'test', loginShell: false, shell: 'desktop' },
+        start: () => {
+          const host = new FakeHost()
+          host.stuckOpening = true
+          started.push(host)
+          return host
+        },
+        onDown: (reason) => downs.push(reason),
+        onGaveUp: (gaveUp) => (failure = gaveUp),
+        cleanUp: () => 0
+      })
+      await supervisor.start()
+      // Answering its pings all along, it is not taken for hung: the window waits while it opens.
+      await vi.advanceTimersByTimeAsync(READY_WITHIN_MS - 1_000)
+      expect(started[0].pings).toBeGreaterThan(5)
+      expect(downs).toEqual([])
+      await vi.advanceTimersByTimeAsync(1_000)
+      const how = `it had not opened the data folder ${READY_WITHIN_MS / 1000} s after it started and was stopped`
+      expect(downs).toEqual([`The Switchboard host stopped (${how}); starting it again…`])
+      // The second start sticks the same way: no third, and the cause is said (the window shows it with the log).
+      await vi.advanceTimersByTimeAsync(READY_WITHIN_MS + 5_000)
+      expect(started).toHaveLength(2)
+      expect(failure).toEqual({
+        cause: `The Switchboard host stopped as it started, 2 times running (${how})`,
+        logFile: join(root, 'data', 'logs', 'host.log')
+      })
       await supervisor.stop()
     } finally {
       vi.useRealTimers()

@@ -18,7 +18,9 @@ import { SSH_SOCKETS_PREFIX } from '../ssh/options'
  *   MAX_RESTARTS in RESTART_WINDOW_MS, and the supervisor gives up with the
  *   cause and the log's path (`onGaveUp`).
  * - A Host that does not answer a ping for `deadAfterMs` is treated as dead:
- *   it is killed, and the above follows.
+ *   it is killed, and the above follows. So is one that answers but has not
+ *   opened within `readyWithinMs` (its open stuck on something that never
+ *   ends): the window would otherwise wait for it with no word, for good.
  * - A Host that could not open (it says why: `failed`), or that exits before
  *   it was ready twice running, is not started again: starting it would fail
  *   the same way (a database it cannot read, a data folder another
@@ -59,6 +61,8 @@ export interface SupervisorOptions {
   pingEveryMs?: number
   /** How long without an answer to a ping before the Host counts as dead (default 30 s: an index build or a large db.json read answers long before). */
   deadAfterMs?: number
+  /** How long a started Host may take to open (say `ready` or `failed`) before it is stopped as stuck (default READY_WITHIN_MS). */
+  readyWithinMs?: number
   /** How long the Host gets to close (stop its agents, write its files) when asked, before it is killed. */
   closeTimeoutMs?: number
   /** Stops what a dead Host left running (default: its marked processes, its SSH socket folders). */
@@ -78,6 +82,12 @@ export const DEFAULT_DEAD_AFTER_MS = 30_000
 export const DEFAULT_CLOSE_TIMEOUT_MS = 30_000
 /** How long a Host that was just started may take to answer its first ping (it loads its code meanwhile). */
 export const START_GRACE_MS = 60_000
+/**
+ * How long a started Host may take to open: its code loaded, the data folder locked, db.json read and the login
+ * shell's environment read (which has a deadline of its own, 10 s). Twice the start's grace: a Host that has not
+ * opened by then is stuck, not slow.
+ */
+export const READY_WITHIN_MS = 120_000
 /** The last lines of the Host's output, quoted when it could not start. */
 const TAIL_LINES = 12
 
@@ -126,6 +136,9 @@ export class HostSupervisor {
     let pings = 0
     /** The silence (ms) after which it was stopped as hung: the dead time, or the start's grace before its first answer. */
     let killedAsHung: number | null = null
+    /** It answered pings but had not opened after this long (ms), and was stopped. */
+    let killedUnopened: number | null = null
+    let readyTimer: ReturnType<typeof setTimeout> | undefined
     let closed = false
     /** Until its first answer the Host is loading its code: it gets START_GRACE_MS, not deadAfterMs. */
     let answered = false
@@ -143,6 +156,7 @@ export class HostSupervisor {
         answered = true
       } else if (message.type === 'ready') {
         ready = true
+        clearTimeout(readyTimer)
         this.startFailures = 0
         this.current = child
         this.note(`the Host (process ${child.pid ?? '?'}) is open`)
@@ -160,6 +174,7 @@ export class HostSupervisor {
       }
     })
     child.onExit((code, signal) => {
+      clearTimeout(readyTimer)
       if (this.pingTimer) clearInterval(this.pingTimer)
       this.pingTimer = null
       if (this.child === child) this.child = null
@@ -168,9 +183,11 @@ export class HostSupervisor {
         ? 'it closed as asked'
         : killedAsHung !== null
           ? `it did not answer for ${Math.round(killedAsHung / 1000)} s${answered ? '' : ' after it started'} and was stopped`
-          : signal
-            ? `it was killed (${signal})`
-            : `it exited with code ${code}`
+          : killedUnopened !== null
+            ? `it had not opened the data folder ${Math.round(killedUnopened / 1000)} s after it started and was stopped`
+            : signal
+              ? `it was killed (${signal})`
+              : `it exited with code ${code}`
       this.note(`the Host's process ended: ${how}`)
       const cleaned = this.cleanUp(child.pid)
       if (cleaned > 0) this.note(`stopped ${cleaned} process${cleaned === 1 ? '' : 'es'} the Host had left running`)
@@ -196,6 +213,15 @@ export class HostSupervisor {
       }, delay)
     })
     child.send({ type: 'open', ...this.options.open })
+    // A Host that answers pings but never opens (a step of its open that never ends) is stopped like a hung one: its
+    // start counts as failed, and a second such start gives up with its log's last lines, where the window shows them.
+    const readyWithin = this.options.readyWithinMs ?? READY_WITHIN_MS
+    readyTimer = setTimeout(() => {
+      if (this.child !== child || ready || failed !== null || this.stopping) return
+      killedUnopened = readyWithin
+      this.note(`the Host has not opened ${readyWithin} ms after it started: stopping it`)
+      child.kill()
+    }, readyWithin)
     // A Host that stops answering (hung, or stopped) counts as dead: killed, then started again like one that died.
     this.pingTimer = setInterval(() => {
       if (this.child !== child) return
