@@ -19,7 +19,7 @@ export class AtomicTextFile {
   private tail: Promise<void> = Promise.resolve()
   /** The write that has not started yet, which new texts join. */
   private queued: Promise<void> | null = null
-  private queuedText: string | null = null
+  private queuedText: string | (() => string) | null = null
 
   /** `mode`: the file's permissions, set before anything is written to it: the owner's alone unless told (the data folder is private, private-files.ts). */
   constructor(
@@ -39,8 +39,12 @@ export class AtomicTextFile {
     }
   }
 
-  /** Resolves once `text` (or a newer text) is durably in place. */
-  write(text: string): Promise<void> {
+  /**
+   * Resolves once `text` (or a newer text) is durably in place. A function is called for the text when the write
+   * starts: one superseded before then is never called (a large file saved often, db.json, is serialised once a
+   * write rather than once a save).
+   */
+  write(text: string | (() => string)): Promise<void> {
     this.queuedText = text
     if (!this.queued) {
       const run = this.tail
@@ -49,7 +53,7 @@ export class AtomicTextFile {
           this.queued = null
           const next = this.queuedText
           this.queuedText = null
-          return next === null ? undefined : this.writeNow(next)
+          return next === null ? undefined : this.writeNow(typeof next === 'function' ? next() : next)
         })
       this.queued = run
       this.tail = run

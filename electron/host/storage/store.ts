@@ -135,9 +135,12 @@ class DbFile {
     return read.data as DbData
   }
 
-  /** Serialises at call time: later changes to `data` are not part of this write. */
+  /**
+   * Serialises when the write starts, with the changes made to `data` since: saves asked for while a write is on its
+   * way are one text, not one each (four turns ending at once asked for ~16 saves of a 3 MB db.json in a second).
+   */
   write(data: DbData): Promise<void> {
-    return this.text.write(dbText(data))
+    return this.text.write(() => dbText(data))
   }
 }
 
