@@ -6,7 +6,7 @@ import type { AgentDefinition } from '../../../shared/agent-definition'
 import type { McpProfile } from '../../../shared/mcp'
 import type { SessionPreset } from '../../../shared/presets'
 import { AtomicTextFile } from './atomic-file'
-import { dbText, parseRest, readDbFile, type DbRead, type SessionsLayout } from './db-file'
+import { dbBytes, parseRest, readDbFile, type DbRead, type SessionsLayout } from './db-file'
 import { migrateAgentTransports } from './migrate-transport'
 import { readTranscriptSummaries } from './transcripts'
 import { makeFilePrivate, privateFolder } from './private-files'
@@ -140,7 +140,7 @@ class DbFile {
    * way are one text, not one each (four turns ending at once asked for ~16 saves of a 3 MB db.json in a second).
    */
   write(data: DbData): Promise<void> {
-    return this.text.write(() => dbText(data))
+    return this.text.write(() => dbBytes(data))
   }
 }
 
