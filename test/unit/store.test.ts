@@ -325,6 +325,37 @@ describe('saving', () => {
     expect(await readFile(join(dataDir, 'x.json'), 'utf8')).toBe('4')
     expect(existsSync(join(dataDir, '.x.json.tmp'))).toBe(false)
   })
+  it("makes db.json's text once a write, not once a save: the saves asked for while a write is on its way share one text, with every change", async () => {
+    const { store } = await Store.open(dataDir, presets)
+    type WriteNow = { writeNow: (text: string) => Promise<void> }
+    const writeNow = (AtomicTextFile.prototype as unknown as WriteNow).writeNow
+    let letFirstEnd: () => void = () => undefined
+    const firstHeld = new Promise<void>((resolve) => (letFirstEnd = resolve))
+    let started: () => void = () => undefined
+    const firstStarted = new Promise<void>((resolve) => (started = resolve))
+    const writes = vi.spyOn(AtomicTextFile.prototype as unknown as WriteNow, 'writeNow').mockImplementation(async function (this: WriteNow, text) {
+      if (writes.mock.calls.length === 1) {
+        started()
+        await firstHeld
+      }
+      return writeNow.call(this, text)
+    })
+    const first = store.save()
+    await firstStarted
+    const texts = vi.spyOn(JSON, 'stringify')
+    const later: Promise<void>[] = []
+    for (let i = 0; i < 3; i++) {
+      store.data.projects.push({ id: `p${i}`, name: `p${i}`, cwd: `/p${i}`, createdAt: at })
+      later.push(store.save())
+      // Each save in a tick of its own (one tick's saves are one save already).
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    letFirstEnd()
+    await Promise.all([first, ...later])
+    expect(writes).toHaveBeenCalledTimes(2)
+    expect(texts.mock.calls.filter(([value]) => (value as { projects?: unknown } | null)?.projects !== undefined)).toHaveLength(1)
+    expect(((await readDb()).projects as unknown[]).length).toBe(3)
+  })
 })
 
 describe('a damaged db.json', () => {

@@ -3,9 +3,8 @@ import { basename, dirname, isAbsolute, posix, relative, resolve, sep } from 'no
 import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { ReadableStream as WebReadableStream } from 'node:stream/web'
-import * as tar from 'tar'
-import unbzip2 from 'unbzip2-stream'
-import yauzl from 'yauzl'
+import type { ReadEntry } from 'tar'
+import type * as yauzl from 'yauzl'
 import { HostError } from '../contract/errors'
 import { causeOf, get } from './http'
 import { bytesText, REGISTRY_LIMITS, type RegistryLimits } from './limits'
@@ -255,6 +254,9 @@ class EntryGuard {
 }
 
 async function untar(file: string, format: 'tar.gz' | 'tar.bz2', guard: EntryGuard): Promise<void> {
+  // The unpackers are loaded at the first install, not with the Host: most runs install nothing (~5 MB of RSS).
+  const tar = await import('tar')
+  const unbzip2 = format === 'tar.bz2' ? (await import('unbzip2-stream')).default : null
   let refusal: unknown = null
   const source = createReadStream(file)
   const unpacker = tar.x({
@@ -262,7 +264,7 @@ async function untar(file: string, format: 'tar.gz' | 'tar.bz2', guard: EntryGua
     strict: true,
     filter: (path, entry) => {
       if (refusal) return false
-      const read = entry as tar.ReadEntry
+      const read = entry as ReadEntry
       const type = read.type
       try {
         if (type === 'Directory' || type === 'GNUDumpDir') guard.place(path, 'directory')
@@ -286,14 +288,15 @@ async function untar(file: string, format: 'tar.gz' | 'tar.bz2', guard: EntryGua
     }
   })
   try {
-    await (format === 'tar.bz2' ? pipeline(source, unbzip2(), unpacker) : pipeline(source, unpacker))
+    await (unbzip2 ? pipeline(source, unbzip2(), unpacker) : pipeline(source, unpacker))
   } catch (error) {
     throw refusal ?? error
   }
   if (refusal) throw refusal
 }
 
-function unzip(file: string, guard: EntryGuard): Promise<void> {
+async function unzip(file: string, guard: EntryGuard): Promise<void> {
+  const { default: yauzl } = await import('yauzl')
   return new Promise((done, fail) => {
     yauzl.open(file, { lazyEntries: true, autoClose: true, validateEntrySizes: true }, (openError, zip) => {
       if (openError || !zip) return fail(openError ?? new Error('not a zip archive'))

@@ -85,9 +85,11 @@ export class SearchDocs implements StoredIndex {
    * discarded and vacuumed, it was most of what a streaming Host's heap took in and let go (the soak).
    */
   indexLive(sessionId: string, thread: Thread, batch: boolean): boolean {
-    const texts = textsOf(thread)
     const last = thread.entries.at(-1)
-    const streaming = batch && last !== undefined && GROWING_KINDS.has(last.kind) && texts.delete(last.id)
+    const streaming = batch && last !== undefined && GROWING_KINDS.has(last.kind)
+    // The message still streaming is not read: trimming its text (appended to at each chunk) copied the whole
+    // reply at every batch (four streams of 20,000 chunks: ~40 MB the Host allocated and let go).
+    const texts = textsOf(thread, streaming ? thread.entries.length - 1 : thread.entries.length)
     const docs = this.docsOf(sessionId)
     const indexed = streaming && docs.texts.get(last.id)
     if (indexed) texts.set(last.id, indexed)

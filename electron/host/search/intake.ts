@@ -108,10 +108,11 @@ export async function readEntries(file: string): Promise<Entries> {
   return { texts, seqs }
 }
 
-/** The searchable text of each entry of a thread, by entry id. */
-export function textsOf(thread: Thread): Map<string, EntryText> {
+/** The searchable text of each entry of a thread (of its first `count`), by entry id. */
+export function textsOf(thread: Thread, count = thread.entries.length): Map<string, EntryText> {
   const texts = new Map<string, EntryText>()
-  for (const entry of thread.entries) {
+  for (let i = 0; i < count; i++) {
+    const entry = thread.entries[i]
     const text = entryText(entry)
     if (text) texts.set(entry.id, { kind: entry.kind, text })
   }

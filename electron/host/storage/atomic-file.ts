@@ -19,7 +19,7 @@ export class AtomicTextFile {
   private tail: Promise<void> = Promise.resolve()
   /** The write that has not started yet, which new texts join. */
   private queued: Promise<void> | null = null
-  private queuedText: string | null = null
+  private queuedText: string | (() => string | Uint8Array[]) | null = null
 
   /** `mode`: the file's permissions, set before anything is written to it: the owner's alone unless told (the data folder is private, private-files.ts). */
   constructor(
@@ -39,8 +39,12 @@ export class AtomicTextFile {
     }
   }
 
-  /** Resolves once `text` (or a newer text) is durably in place. */
-  write(text: string): Promise<void> {
+  /**
+   * Resolves once `text` (or a newer text) is durably in place. A function is called for the text (or its bytes, in
+   * pieces) when the write starts: one superseded before then is never called (a large file saved often, db.json, is
+   * serialised once a write rather than once a save).
+   */
+  write(text: string | (() => string | Uint8Array[])): Promise<void> {
     this.queuedText = text
     if (!this.queued) {
       const run = this.tail
@@ -49,7 +53,7 @@ export class AtomicTextFile {
           this.queued = null
           const next = this.queuedText
           this.queuedText = null
-          return next === null ? undefined : this.writeNow(next)
+          return next === null ? undefined : this.writeNow(typeof next === 'function' ? next() : next)
         })
       this.queued = run
       this.tail = run
@@ -67,12 +71,13 @@ export class AtomicTextFile {
     return run
   }
 
-  private async writeNow(text: string | AsyncIterable<string>): Promise<void> {
+  private async writeNow(text: string | Uint8Array[] | AsyncIterable<string>): Promise<void> {
     const handle = await fs.open(this.temp, 'w', this.mode)
     try {
       // A temporary file left by a crash keeps its old mode through open: set it before writing.
       if (this.mode !== undefined && process.platform !== 'win32') await handle.chmod(this.mode)
       if (typeof text === 'string') await handle.writeFile(text, 'utf8')
+      else if (Array.isArray(text)) for (const bytes of text) await handle.writeFile(bytes)
       else for await (const piece of text) await handle.write(piece, null, 'utf8')
       await handle.sync()
     } finally {
