@@ -484,6 +484,11 @@ describe('the thread view', () => {
     await page.waitForTimeout(400)
     console.log(`screenshot: ${await screenshot(page, 'thread-growing-paragraph-dark')}`)
     await page.emulateMedia({ colorScheme: 'light' })
+    // Narrower while it streams: the pieces cut at the old width are one paragraph again, and the lines still those of one.
+    await page.setViewportSize({ width: 1000, height: 860 })
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
+    const narrower = await lines()
+    expect(narrower.shown).toEqual(narrower.one)
     // Once it stops: one paragraph again (what copying it and another width need), ending with the last chunk.
     await turns(page, 1)
     await expect.poll(async () => (await lines()).paragraphs).toBe(1)
@@ -491,6 +496,7 @@ describe('the thread view', () => {
     expect(done.settled).toBe(0)
     expect(done.shown).toEqual(done.one)
     expect(done.shown[done.shown.length - 1]).toMatch(/chunk 900$/)
+    console.log(`screenshot: ${await screenshot(page, 'thread-grown-paragraph')}`)
     expect(problems).toEqual([])
     await context.close()
   })
