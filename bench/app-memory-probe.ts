@@ -3,9 +3,10 @@
  * (bench/idle.ts) with the window's renderer looked into while four panes stream: its RSS (anonymous and file-backed),
  * JS heap used/total, DOM nodes, documents and layouts every second; PROBE_DUMPS=1 adds Chromium's memory-infra
  * dumps (blink_gc, malloc, partition_alloc, cc tiles, v8 spaces), PROBE_SAMPLING=1 V8's sampled allocations
- * (collected ones included) by function. PROBE_CHUNKS (20,000), PROBE_SESSIONS (10,000), PROBE_ARGS (Chromium's).
+ * (collected ones included) by function, PROBE_SNAPSHOT=path a heap snapshot of the page after the streams and a GC.
+ * PROBE_CHUNKS (20,000), PROBE_SESSIONS (10,000), PROBE_ARGS (Chromium's).
  */
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import type { Browser, CDPSession, Page } from 'playwright-core'
 import { chromium } from 'playwright-core'
 import { CHROMIUM_ARGS, chromiumPath } from '../test/e2e/browser'
@@ -19,6 +20,8 @@ const CHUNKS = Number(process.env.PROBE_CHUNKS ?? 20_000)
 const DUMPS = process.env.PROBE_DUMPS === '1'
 const SAMPLING = process.env.PROBE_SAMPLING === '1'
 const CLICK = process.env.PROBE_CLICK !== '0'
+/** Where to write a heap snapshot of the page after the streams and a GC (PROBE_SNAPSHOT=path). */
+const SNAPSHOT = process.env.PROBE_SNAPSHOT
 
 function smaps(pid: number): string {
   try {
@@ -153,6 +156,15 @@ async function main(): Promise<void> {
         await sleep(1000)
         await line('after gc')
         if (DUMPS) console.error(await dump(bs, renderer))
+        if (SNAPSHOT) {
+          const chunks: string[] = []
+          const onChunk = (e: { chunk: string }): void => void chunks.push(e.chunk)
+          cdp.on('HeapProfiler.addHeapSnapshotChunk', onChunk)
+          await cdp.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false })
+          cdp.off('HeapProfiler.addHeapSnapshotChunk', onChunk)
+          writeFileSync(SNAPSHOT, chunks.join(''))
+          console.error(`heap snapshot: ${SNAPSHOT}`)
+        }
         const counts = await page.evaluate(`[...document.querySelectorAll('[data-testid=pane]')].map((pane) => [
           pane.querySelectorAll('[data-testid^=entry-]').length, pane.querySelectorAll('.md-block').length, pane.querySelectorAll('.plain-piece').length, pane.querySelectorAll('*').length])`)
         console.error(`per pane [entries, md blocks, plain pieces, elements]: ${JSON.stringify(counts)}`)

@@ -424,4 +424,80 @@ describe('the thread view', () => {
     expect(problems).toEqual([])
     await context.close()
   })
+
+  it('lays out a long growing paragraph in pieces, each ending where its line ended, and as one paragraph once it stops', async () => {
+    const context = await newContext()
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await newSession(page, 'Streamer')
+    await send(page, '/stream 900')
+    const entry = page.getByTestId('entry-assistant').last()
+    // The reply's paragraphs, each as the lines the page shows it in, and the same text laid out as one paragraph at
+    // the same width beside them (taken out again at once: all in one task, between two drawings).
+    const lines = () =>
+      entry.evaluate((el: any) => {
+        const paragraphs: any[] = [...el.querySelectorAll('.markdown p')]
+        const tail = paragraphs[paragraphs.length - 1]
+        const doc = el.ownerDocument
+        const whole = doc.createElement('p')
+        whole.textContent = paragraphs.map((p) => p.textContent).join('')
+        whole.style.cssText = `position: absolute; visibility: hidden; width: ${tail.getBoundingClientRect().width}px`
+        tail.after(whole)
+        const range = doc.createRange()
+        const linesOf = (elements: any[]) => {
+          const out: string[] = []
+          for (const element of elements) {
+            let top: number | null = null
+            const walker = doc.createTreeWalker(element, 4 /* NodeFilter.SHOW_TEXT */)
+            for (let node: any = walker.nextNode(); node; node = walker.nextNode()) {
+              for (let i = 0; i < node.data.length; i++) {
+                range.setStart(node, i)
+                range.setEnd(node, i + 1)
+                const box = range.getClientRects()[0]
+                if (!box) continue
+                if (top === null || Math.abs(box.top - top) > box.height / 2) out.push('')
+                top = box.top
+                out[out.length - 1] += node.data[i]
+              }
+            }
+          }
+          return out.map((line) => line.trim())
+        }
+        const shown = linesOf(paragraphs)
+        const one = linesOf([whole])
+        whole.remove()
+        const first = el.querySelector('.md-settled')
+        const kept = !!first?.__kept
+        if (first) first.__kept = true
+        return { paragraphs: paragraphs.length, settled: el.querySelectorAll('.md-settled').length, shown, one, kept }
+      })
+    // While it streams: the lines above the last few in paragraphs of their own, laid out once and left as they are,
+    // the page showing the very lines one paragraph would.
+    await expect.poll(async () => (await lines()).settled, { timeout: 60_000 }).toBeGreaterThan(1)
+    const streaming = await lines()
+    expect(streaming.shown.length).toBeGreaterThan(10)
+    expect(streaming.shown).toEqual(streaming.one)
+    expect(streaming.kept).toBe(true)
+    console.log(`screenshot: ${await screenshot(page, 'thread-growing-paragraph')}`)
+    await page.emulateMedia({ colorScheme: 'dark' })
+    // (The colours change over a short transition: the picture is taken after it.)
+    await page.waitForTimeout(400)
+    console.log(`screenshot: ${await screenshot(page, 'thread-growing-paragraph-dark')}`)
+    await page.emulateMedia({ colorScheme: 'light' })
+    // Narrower while it streams: the pieces cut at the old width are one paragraph again, and the lines still those of one.
+    await page.setViewportSize({ width: 1000, height: 860 })
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
+    const narrower = await lines()
+    expect(narrower.shown).toEqual(narrower.one)
+    // Once it stops: one paragraph again (what copying it and another width need), ending with the last chunk.
+    await turns(page, 1)
+    await expect.poll(async () => (await lines()).paragraphs).toBe(1)
+    const done = await lines()
+    expect(done.settled).toBe(0)
+    expect(done.shown).toEqual(done.one)
+    expect(done.shown[done.shown.length - 1]).toMatch(/chunk 900$/)
+    console.log(`screenshot: ${await screenshot(page, 'thread-grown-paragraph')}`)
+    expect(problems).toEqual([])
+    await context.close()
+  })
 })
