@@ -357,18 +357,16 @@ export class IndexSaves {
    */
   soon(ms: number, quietIn: () => number = () => 0): void {
     if (this.planned) return
-    const planned =
-      (this.planned =
-      this.timer =
-        setTimeout(() => {
-          this.timer = null
-          void whenQuiet(quietIn, SAVE_WAITS_MS).then(() => {
-            if (this.planned !== planned) return
-            this.planned = null
-            void this.save()
-          })
-        }, ms))
-    this.timer.unref?.()
+    const planned = setTimeout(() => {
+      this.timer = null
+      void whenQuiet(quietIn, SAVE_WAITS_MS).then(() => {
+        if (this.planned !== planned) return
+        this.planned = null
+        void this.save()
+      })
+    }, ms)
+    planned.unref?.()
+    this.planned = this.timer = planned
   }
 
   cancel(): void {
