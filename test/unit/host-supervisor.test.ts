@@ -69,31 +69,37 @@ class FakeHost implements HostProcess {
   }
 }
 
+/** A supervisor of FakeHosts (`each` sets one up as it starts, given how many started before), and what it said. */
+function supervise(each: (host: FakeHost, before: number) => void = () => {}) {
+  const said = { started: [] as FakeHost[], downs: [] as string[], failure: null as HostFailure | null }
+  const supervisor = new HostSupervisor({
+    open: { dataDir: join(root, 'data'), version: 'test', loginShell: false, shell: 'desktop' },
+    start: () => {
+      const host = new FakeHost()
+      each(host, said.started.length)
+      said.started.push(host)
+      return host
+    },
+    onDown: (reason) => said.downs.push(reason),
+    onGaveUp: (gaveUp) => (said.failure = gaveUp),
+    cleanUp: () => 0
+  })
+  return { supervisor, said }
+}
+
 describe('the Host supervisor', () => {
   it(`starts a Host that dies again, at most ${MAX_RESTARTS} times a minute, then gives up with the cause and the log`, async () => {
-    const started: FakeHost[] = []
-    const downs: string[] = []
-    let failure: HostFailure | null = null
-    const supervisor = new HostSupervisor({
-      open: { dataDir: join(root, 'data'), version: 'test', loginShell: false, shell: 'desktop' },
-      start: () => {
-        const host = new FakeHost()
-        started.push(host)
-        return host
-      },
-      onDown: (reason) => downs.push(reason),
-      onGaveUp: (gaveUp) => (failure = gaveUp),
-      cleanUp: () => 0
-    })
+    const { supervisor, said } = supervise()
+    const { started, downs } = said
     await supervisor.start()
     for (let round = 1; round <= MAX_RESTARTS + 1; round++) {
       await waitUntil(`Host ${round} open`, () => supervisor.current === started[round - 1])
       started[round - 1].die(1, null)
     }
-    await waitUntil('the supervisor to give up', () => failure)
+    await waitUntil('the supervisor to give up', () => said.failure)
     expect(started).toHaveLength(MAX_RESTARTS + 1)
     expect(downs).toHaveLength(MAX_RESTARTS)
-    expect(failure).toEqual({
+    expect(said.failure).toEqual({
       cause: `The Switchboard host stopped ${MAX_RESTARTS + 1} times within a minute; the last time it exited with code 1`,
       logFile: join(root, 'data', 'logs', 'host.log')
     })
@@ -134,20 +140,9 @@ describe('the Host supervisor', () => {
   it('stops a Host that never answers after it started once the grace of its start is over, says so, and starts it again', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] })
     try {
-      const started: FakeHost[] = []
-      const downs: string[] = []
-      const supervisor = new HostSupervisor({
-        open: { dataDir: join(root, 'data'), version: 'test', loginShell: false, shell: 'desktop' },
-        start: () => {
-          const host = new FakeHost()
-          // The first hangs as it starts: no answer to its opening nor to any ping.
-          host.hung = started.length === 0
-          started.push(host)
-          return host
-        },
-        onDown: (reason) => downs.push(reason),
-        cleanUp: () => 0
-      })
+      // The first hangs as it starts: no answer to its opening nor to any ping.
+      const { supervisor, said } = supervise((host, before) => (host.hung = before === 0))
+      const { started, downs } = said
       await supervisor.start()
       await vi.advanceTimersByTimeAsync(START_GRACE_MS - DEFAULT_PING_EVERY_MS)
       expect(downs).toEqual([])
@@ -165,21 +160,8 @@ describe('the Host supervisor', () => {
   it('stops a Host that answers but never opens, starts it again, and gives up with the cause on the second', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] })
     try {
-      const started: FakeHost[] = []
-      const downs: string[] = []
-      let failure: HostFailure | null = null
-      const supervisor = new HostSupervisor({
-        open: { dataDir: join(root, 'data'), version: 'test', loginShell: false, shell: 'desktop' },
-        start: () => {
-          const host = new FakeHost()
-          host.stuckOpening = true
-          started.push(host)
-          return host
-        },
-        onDown: (reason) => downs.push(reason),
-        onGaveUp: (gaveUp) => (failure = gaveUp),
-        cleanUp: () => 0
-      })
+      const { supervisor, said } = supervise((host) => (host.stuckOpening = true))
+      const { started, downs } = said
       await supervisor.start()
       // Answering its pings all along, it is not taken for hung: the window waits while it opens.
       await vi.advanceTimersByTimeAsync(READY_WITHIN_MS - 1_000)
@@ -191,7 +173,7 @@ describe('the Host supervisor', () => {
       // The second start sticks the same way: no third, and the cause is said (the window shows it with the log).
       await vi.advanceTimersByTimeAsync(READY_WITHIN_MS + 5_000)
       expect(started).toHaveLength(2)
-      expect(failure).toEqual({
+      expect(said.failure).toEqual({
         cause: `The Switchboard host stopped as it started, 2 times running (${how})`,
         logFile: join(root, 'data', 'logs', 'host.log')
       })
