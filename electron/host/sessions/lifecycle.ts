@@ -128,24 +128,14 @@ export class SessionLifecycle {
       upTo = registry.get(id)?.writer.nextSeq
     })
     const history = currentViewLinesOf(await registry.flushedTranscript(id), upTo)
-    const now = new Date().toISOString()
-    const record: SessionRecord = {
-      id: randomUUID(),
-      acpSessionId: response.sessionId,
-      agentId: parent.agentId,
-      projectId: parent.projectId,
-      cwd: parent.cwd,
-      additionalDirectories: parent.additionalDirectories,
-      ...(parent.worktree ? { worktree: parent.worktree } : {}),
-      title: `Fork of ${parent.title}`,
-      titleSource: 'default',
-      forkedFrom: parent.id,
-      createdAt: now,
-      updatedAt: now,
-      ...sessionMcp(servers),
-      ...(parent.preset ? { preset: parent.preset } : {}),
-      ...systemPromptOf(connection, definition, parent.systemPrompt)
-    }
+    const record = childOf(
+      parent,
+      { sessionId: response.sessionId, title: `Fork of ${parent.title}`, titleSource: 'default' },
+      {
+        ...sessionMcp(servers),
+        ...systemPromptOf(connection, definition, parent.systemPrompt)
+      }
+    )
     return registerSession(this.deps, record, connection, response, history)
   }
 
@@ -172,30 +162,20 @@ export class SessionLifecycle {
     const earlier = createThread()
     for await (const past of transcriptRecords(file)) applyRecord(earlier, past)
     const reason = registry.stateOf(id).reopenFailed ?? 'it was not reopened'
-    const now = new Date().toISOString()
-    const record: SessionRecord = {
-      id: randomUUID(),
-      acpSessionId: response.sessionId,
-      agentId: parent.agentId,
-      projectId: parent.projectId,
-      cwd: parent.cwd,
-      additionalDirectories: parent.additionalDirectories,
-      ...(parent.worktree ? { worktree: parent.worktree } : {}),
-      title: `${parent.title} (continued)`,
-      titleSource: 'prompt',
-      forkedFrom: parent.id,
-      createdAt: now,
-      updatedAt: now,
-      ...sessionMcp(servers),
-      ...(parent.preset ? { preset: parent.preset } : {}),
-      ...systemPromptOf(connection, definition, parent.systemPrompt),
-      rewindNote: [
-        `[Switchboard] This session continues an earlier conversation between the user and you (${definition.name}) that could not be reopened. Here it is, for context:`,
-        conversationAsContext(earlier.entries),
-        '[End of the earlier conversation]'
-      ].join('\n\n')
-    }
-    const context: TranscriptRecord = { t: 'context', at: now, from: parent.id, title: parent.title, agent: definition.name, reason }
+    const record = childOf(
+      parent,
+      { sessionId: response.sessionId, title: `${parent.title} (continued)`, titleSource: 'prompt' },
+      {
+        ...sessionMcp(servers),
+        ...systemPromptOf(connection, definition, parent.systemPrompt),
+        rewindNote: [
+          `[Switchboard] This session continues an earlier conversation between the user and you (${definition.name}) that could not be reopened. Here it is, for context:`,
+          conversationAsContext(earlier.entries),
+          '[End of the earlier conversation]'
+        ].join('\n\n')
+      }
+    )
+    const context: TranscriptRecord = { t: 'context', at: record.createdAt, from: parent.id, title: parent.title, agent: definition.name, reason }
     return registerSession(this.deps, record, connection, response, followedBy(transcriptRecords(file), context))
   }
   /** Brings in the agent's sessions for the project's folder (made in other clients), through session/list. */
@@ -354,4 +334,32 @@ export class SessionLifecycle {
 
 function joined(first: string | undefined, second: string): string {
   return first ? `${first} ${second}` : second
+}
+
+/**
+ * A new session that goes on from `parent` (a fork, or a conversation continued in a new session): the same agent,
+ * project, folders, worktree and preset, marked as coming from it; `rest` is what its agent's answer decided.
+ */
+function childOf(
+  parent: SessionRecord,
+  made: { sessionId: string; title: string; titleSource: SessionRecord['titleSource'] },
+  rest: Partial<SessionRecord>
+): SessionRecord {
+  const now = new Date().toISOString()
+  return {
+    id: randomUUID(),
+    acpSessionId: made.sessionId,
+    agentId: parent.agentId,
+    projectId: parent.projectId,
+    cwd: parent.cwd,
+    additionalDirectories: parent.additionalDirectories,
+    ...(parent.worktree ? { worktree: parent.worktree } : {}),
+    title: made.title,
+    titleSource: made.titleSource,
+    forkedFrom: parent.id,
+    createdAt: now,
+    updatedAt: now,
+    ...(parent.preset ? { preset: parent.preset } : {}),
+    ...rest
+  }
 }
