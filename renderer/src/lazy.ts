@@ -11,6 +11,9 @@ import LazyState from './components/common/LazyState.vue'
  * "Try again" that fetches it anew. Props, attributes, listeners and slots
  * pass through to the part.
  *
+ * A thread's rows fetch theirs (the diff, the terminal) before one is shown,
+ * once the thread holds a row that needs it (components/thread/row-parts.ts).
+ *
  * `what` names it for the user ("the terminal"); `placement` is where its
  * states stand: `fill` takes the whole place of a page or pane, `overlay`
  * floats (for a dialog), `line` (the default) is one line in the flow;

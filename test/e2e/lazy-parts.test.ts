@@ -15,8 +15,10 @@ import { closeBrowserHost, openBrowserHost, rendererDir, resetWindowSettings, sc
  * highlighting language arrive when first used. A code block shows plain at
  * once and highlighted once its language is in; a part that is slow to come
  * shows a loading line, one whose chunk cannot be fetched says so with Try
- * again. All under the strict CSP, with no violation. Screenshots in
- * test-results/ (light and dark).
+ * again. A conversation whose rows show diffs fetches the diff's code once
+ * it is shown, so rows scrolled into view later are drawn whole at once. All
+ * under the strict CSP, with no violation. Screenshots in test-results/
+ * (light and dark).
  */
 
 let root: string
@@ -24,6 +26,8 @@ let projectDir: string
 let browser: Browser
 let host: Host
 let server: RunningServer
+let projectId: string
+let agentId: string
 
 beforeAll(async () => {
   root = await tempDir('e2e-lazy')
@@ -31,8 +35,8 @@ beforeAll(async () => {
   await mkdir(join(projectDir, 'src'), { recursive: true })
   await writeFile(join(projectDir, 'src', 'example.ts'), 'export const x = 1\n')
   ;({ browser, host, server } = await openBrowserHost(join(root, 'data')))
-  await host.request('agents.add', scriptedAgent(join(root, 'agent-state'), {}, 'Scripted'))
-  await host.request('projects.add', { cwd: projectDir })
+  agentId = (await host.request('agents.add', scriptedAgent(join(root, 'agent-state'), {}, 'Scripted'))).id
+  projectId = (await host.request('projects.add', { cwd: projectDir })).id
 })
 
 afterAll(async () => {
@@ -189,4 +193,98 @@ describe('a window that opens fast', () => {
     },
     180_000
   )
+
+  it('draws the edit cards of a conversation opened at its end whole and at their height when the reader flings up past them, on a slow network', async () => {
+    // Three edits amid 180 messages: opened at its end (the list draws its first rows, then its last), no edit is in view.
+    const { id } = await host.request('sessions.new', { projectId, agentId })
+    await host.request('sessions.rename', { id, title: 'Edits far up' })
+    const edits = ['/diff src/example.ts', '/diff src/example.ts', '/diff src/example.ts']
+    await host.request('sessions.prompt', { id, text: ['/many 60', ...edits, '/many 120'].join('\n') })
+
+    const context = await newContext('light')
+    // A slow network: the diff's code takes its time to come.
+    await context.route(/\/assets\/DiffView-[^/]*\.js$/, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      await route.continue()
+    })
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    const diffCode = page.waitForEvent('requestfinished', { predicate: (r) => /\/assets\/DiffView-[^/]*\.js$/.test(r.url()), timeout: 60_000 })
+    await page.goto(server.url)
+    await page.getByTestId('session-item').filter({ hasText: 'Edits far up' }).click()
+    await page.getByTestId('entry-assistant').filter({ hasText: 'Message 120 with code' }).waitFor({ timeout: 30_000 })
+    expect(await page.getByTestId('entry-tool-call').count()).toBe(0)
+    // While the reader is at the end, the diff's code comes, though no diff was shown.
+    await diffCode
+    // The reader pauses (the page is idle: the code that came is in).
+    await page.evaluate('new Promise((resolve) => requestIdleCallback(() => resolve()))')
+
+    // Each edit card the list puts in the page: whether it shows its diff then, its heights while in the page, any loading line.
+    await page.evaluate(`(() => {
+      const seen = (window.__cards = [])
+      window.__loading = 0
+      const sizes = new ResizeObserver((entries) => {
+        for (const e of entries) if (e.target.isConnected) seen.find((c) => c.el === e.target)?.heights.push(Math.round(e.borderBoxSize[0].blockSize))
+      })
+      new MutationObserver((records) => {
+        for (const r of records)
+          for (const node of r.addedNodes) {
+            if (!(node instanceof Element)) continue
+            if (node.matches('[data-testid=lazy-loading]') || node.querySelector('[data-testid=lazy-loading]')) window.__loading++
+            for (const card of [node, ...node.querySelectorAll('[data-testid=entry-tool-call]')]) {
+              if (!card.matches('[data-testid=entry-tool-call]') || seen.some((c) => c.el === card)) continue
+              seen.push({ el: card, diff: Boolean(card.querySelector('[data-testid=tool-call-diff]')), heights: [] })
+              sizes.observe(card)
+            }
+          }
+      }).observe(document.querySelector('[data-testid=thread-scroll]'), { childList: true, subtree: true })
+    })()`)
+    await fling(page)
+    await page.getByTestId('entry-user').first().waitFor()
+    // Back down to the edits, where the reader stops.
+    const scroller = page.getByTestId('thread-scroll')
+    await expect
+      .poll(async () => {
+        await scroller.evaluate((el) => (el.scrollTop += 200))
+        return page.getByTestId('tool-call-diff').count()
+      })
+      .toBeGreaterThan(1)
+    // Two frames, for the last sizes to be told.
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
+    const cards = (await page.evaluate('window.__cards.map((c) => ({ diff: c.diff, heights: [...new Set(c.heights)] }))')) as {
+      diff: boolean
+      heights: number[]
+    }[]
+    expect(cards.length).toBeGreaterThanOrEqual(3)
+    // (One the fling took past within a frame was gone before it was laid out: no height.)
+    for (const card of cards) {
+      expect(card.diff).toBe(true)
+      expect(card.heights.length).toBeLessThanOrEqual(1)
+    }
+    expect(cards.filter((card) => card.heights.length === 1).length).toBeGreaterThanOrEqual(2)
+    expect(await page.evaluate('window.__loading')).toBe(0)
+    await page.getByTestId('tool-call-diff').first().scrollIntoViewIfNeeded()
+    await screenshot(page, 'lazy-diff-flung-light')
+    await page.emulateMedia({ colorScheme: 'dark' })
+    // Once the colours have changed (their transitions run out).
+    await expect.poll(() => page.evaluate('document.getAnimations().length')).toBe(0)
+    await screenshot(page, 'lazy-diff-flung-dark')
+    expect(await page.evaluate('window.__violations')).toEqual([])
+    expect(problems).toEqual([])
+    await context.close()
+  }, 180_000)
 })
+
+/** Scrolls the thread up a screen and a half a frame (a fling, its rows passing by) until it is at its top. */
+function fling(page: Page): Promise<void> {
+  // A string: this runs in the page (the tests' TypeScript has no DOM types).
+  return page.evaluate(`new Promise((resolve) => {
+    const el = document.querySelector('[data-testid=thread-scroll]')
+    const tick = () => {
+      if (el.scrollTop <= 0) return resolve()
+      el.scrollTop -= el.clientHeight * 1.5
+      requestAnimationFrame(tick)
+    }
+    requestAnimationFrame(tick)
+  })`)
+}
