@@ -84,6 +84,57 @@ function distanceFromBottom(page: Page): Promise<number> {
   return page.getByTestId('thread-scroll').evaluate((el: any) => el.scrollHeight - el.scrollTop - el.clientHeight)
 }
 
+/** Sends a prompt and waits for its turn to end (its stop line may be out of view, and so out of the page). */
+async function prompt(page: Page, text: string): Promise<void> {
+  const thread = page.getByTestId('thread')
+  const asked = Number((await thread.count()) ? await thread.getAttribute('data-user-entries') : 0)
+  await send(page, text)
+  await expect.poll(async () => Number(await thread.getAttribute('data-user-entries')), { timeout: 30_000 }).toBe(asked + 1)
+  await expect.poll(() => page.getByTestId('session-status').textContent(), { timeout: 30_000 }).toBe('Ready')
+}
+
+/**
+ * Watches, from now on, each frame as it is painted: whether the conversation's last entry is drawn, its bottom inside
+ * the view and, once the conversation is longer than the view, at its end (within its padding). Read where a frame is
+ * done: in a ResizeObserver made after the list's own (observers are called in the order they were made, so this one
+ * runs after the list has measured the rows and moved the view, and before the paint), woken each frame by an element
+ * resized in requestAnimationFrame (which runs before the list's measurements, so it cannot tell what is painted).
+ * Returns how many frames it saw, and those that did not show the end.
+ */
+async function watchPaintedEnd(page: Page): Promise<() => Promise<{ frames: number; faults: string[] }>> {
+  await page.evaluate(`(() => {
+    const state = { frames: 0, faults: [] }
+    globalThis.paintedEnd = state
+    let probe = document.body
+    for (let depth = 0; depth < 60; depth++) {
+      const inner = document.createElement('div')
+      inner.style.cssText = 'position: absolute; width: 1px; height: 1px; pointer-events: none'
+      probe = probe.appendChild(inner)
+    }
+    let wide = false
+    const wake = () => {
+      wide = !wide
+      probe.style.width = wide ? '2px' : '1px'
+      requestAnimationFrame(wake)
+    }
+    requestAnimationFrame(wake)
+    new ResizeObserver(() => {
+      const scroller = document.querySelector('[data-testid=thread-scroll]')
+      const thread = scroller?.querySelector('[data-testid=thread]')
+      if (!thread) return
+      state.frames++
+      const last = Number(thread.dataset.entries) - 1
+      const row = thread.querySelector('.row[data-index="' + last + '"]')
+      const view = scroller.getBoundingClientRect()
+      const bottom = row ? Math.round(row.getBoundingClientRect().bottom - view.bottom) : null
+      const fits = scroller.scrollHeight <= scroller.clientHeight
+      if (bottom === null || bottom > 1 || (!fits && bottom < -60))
+        state.faults.push('entry ' + last + ': ' + (bottom === null ? 'not drawn' : 'its bottom ' + bottom + ' px from the view’s'))
+    }).observe(probe)
+  })()`)
+  return () => page.evaluate('globalThis.paintedEnd') as Promise<{ frames: number; faults: string[] }>
+}
+
 const richTurn = [
   '/commands',
   '/usage',
@@ -421,6 +472,33 @@ describe('the thread view', () => {
     await page.getByTestId('to-latest').click()
     await expect.poll(() => distanceFromBottom(page)).toBeLessThan(30)
     expect(await inView(page.getByText('chunk 150'))).toBe(true)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it('keeps the newest entry in place for a reader at the end: every frame painted shows it, whole, at the bottom', async () => {
+    const context = await newContext()
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await newSession(page)
+    // Longer than the view: the reader is at its end.
+    await prompt(page, '/many 30')
+    const painted = await watchPaintedEnd(page)
+    // A batch of entries at once (an agent's burst, a tool call's messages), a streamed reply, tool calls.
+    await prompt(page, '/many 30')
+    await prompt(page, '/stream 80\n/tool Format\n/say **done**\n/tool Lint\n/many 8')
+    await prompt(page, 'hello there')
+    // A prompt of several lines typed: the composer grows, the view above it shrinks, the end stays in it.
+    await page.getByTestId('composer-input').fill('Now the tests:\nfirst the unit ones,\nthen the end-to-end ones,\nand say what failed.')
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
+    const { frames, faults } = await painted()
+    expect(frames).toBeGreaterThan(5)
+    expect(faults).toEqual([])
+    console.log(`screenshot: ${await screenshot(page, 'thread-end-followed')}`)
+    await page.emulateMedia({ colorScheme: 'dark' })
+    // (The colours change over a short transition: the picture is taken after it.)
+    await page.waitForTimeout(400)
+    console.log(`screenshot: ${await screenshot(page, 'thread-end-followed-dark')}`)
     expect(problems).toEqual([])
     await context.close()
   })
