@@ -19,6 +19,9 @@ let projectDir: string
 let browser: Browser
 let host: Host
 let server: RunningServer
+let projectId: string
+/** The agent named Scripted. */
+let scriptedId: string
 
 beforeAll(async () => {
   root = await tempDir('e2e-thread')
@@ -27,10 +30,10 @@ beforeAll(async () => {
   await writeFile(join(projectDir, 'src', 'example.ts'), 'export const x = 1\n')
   await writeFile(join(projectDir, 'README.md'), '# My project\n')
   ;({ browser, host, server } = await openBrowserHost(join(root, 'data')))
-  await host.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_SESSION_STATE: '1' }, 'Scripted'))
+  scriptedId = (await host.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_SESSION_STATE: '1' }, 'Scripted'))).id
   await host.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_CHUNK_DELAY_MS: '12' }, 'Streamer'))
   await host.request('agents.add', scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_PROMPT: 'image,embeddedContext' }, 'Seer'))
-  await host.request('projects.add', { cwd: projectDir })
+  projectId = (await host.request('projects.add', { cwd: projectDir })).id
 })
 
 afterAll(async () => {
@@ -472,6 +475,35 @@ describe('the thread view', () => {
     await page.getByTestId('to-latest').click()
     await expect.poll(() => distanceFromBottom(page)).toBeLessThan(30)
     expect(await inView(page.getByText('chunk 150'))).toBe(true)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it('opens a long conversation at its end without drawing its beginning first', async () => {
+    const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
+    await host.request('sessions.rename', { id, title: 'Opened at its end' })
+    await host.request('sessions.prompt', { id, text: '/many 200' })
+    const context = await newContext()
+    // Every row the list puts in the page, from the first, by its place in the conversation.
+    await context.addInitScript(`new MutationObserver((records) => {
+      const seen = (window.__rowsAdded ??= [])
+      for (const record of records)
+        for (const node of record.addedNodes)
+          if (node instanceof Element)
+            for (const row of [node, ...node.querySelectorAll('.row[data-index]')])
+              if (row.matches('[data-testid=thread] .row[data-index]') && !seen.includes(row)) seen.push(row)
+    }).observe(document, { childList: true, subtree: true })`)
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await page.goto(server.url)
+    await page.getByTestId('session-item').filter({ hasText: 'Opened at its end' }).click()
+    await expect.poll(() => inView(page.getByText('Message 199:'))).toBe(true)
+    const count = Number(await page.getByTestId('thread').getAttribute('data-entries'))
+    expect(count).toBeGreaterThan(200)
+    const added = (await page.evaluate('window.__rowsAdded.map((row) => Number(row.dataset.index))')) as number[]
+    // Drawn from its end: no row of its first half was ever in the page (the view holds a few dozen of its last).
+    expect(added.length).toBeGreaterThan(0)
+    expect(added.filter((index) => index < count / 2)).toEqual([])
     expect(problems).toEqual([])
     await context.close()
   })
