@@ -53,6 +53,22 @@ describe('what an agent asks of the user', () => {
     // The login program's prompt, drawn by xterm.js.
     await expect.poll(() => dialog.locator('.xterm-rows').textContent(), { timeout: 15_000 }).toContain('Enter the code 4242')
     expect(await dialog.textContent()).toMatch(/scripted-agent\.(ts|mjs) --login/)
+    // The theme changed while it is open (here the OS's): the terminal takes the new background, as its frame does.
+    const backgrounds = (): Promise<string[]> =>
+      page.evaluate(`[document.querySelector('.screen-frame'), document.querySelector('[data-testid=login-screen] .xterm-scrollable-element')]
+        .map((el) => getComputedStyle(el).backgroundColor)`)
+    const [lightFrame, lightScreen] = await backgrounds()
+    expect(lightScreen).toBe(lightFrame)
+    await page.emulateMedia({ colorScheme: 'dark' })
+    // Once the frame's colour has changed (its transition run out), the terminal's is the same.
+    await expect
+      .poll(async () => backgrounds().then(([frame, screen]) => ({ frameChanged: frame !== lightFrame, same: screen === frame })))
+      .toEqual({
+        frameChanged: true,
+        same: true
+      })
+    console.log(`screenshot: ${await screenshot(page, 'e2e-terminal-sign-in-dark')}`)
+    await page.emulateMedia({ colorScheme: 'light' })
 
     // A wrong code first: the dialog says how it ended and offers another try.
     await page.locator('.xterm-helper-textarea').focus()

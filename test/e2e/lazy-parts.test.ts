@@ -5,7 +5,7 @@ import type { Browser, BrowserContext, Page, Route } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/web/ws-server'
 import { initialJavaScript } from '../../bench/initial-js'
-import { removeDir, scriptedAgent, tempDir } from '../helpers'
+import { allowCommands, removeDir, scriptedAgent, tempDir } from '../helpers'
 import { closeBrowserHost, openBrowserHost, rendererDir, resetWindowSettings, screenshot, watchConsole, chooseAgent } from './browser'
 
 /**
@@ -194,12 +194,21 @@ describe('a window that opens fast', () => {
     180_000
   )
 
-  it('draws the edit cards of a conversation opened at its end whole and at their height when the reader flings up past them, on a slow network', async () => {
-    // Three edits amid 180 messages: opened at its end (the list draws its first rows, then its last), no edit is in view.
+  it('draws the edit and command cards of a conversation opened at its end whole and at their height when the reader flings up past them, on a slow network', async () => {
+    // Three edits and three commands amid 180 messages: opened at its end, none of them is in view. The commands' output:
+    // more lines than a terminal shows (it scrolls), a few lines, coloured, and lines longer than the terminal is wide.
     const { id } = await host.request('sessions.new', { projectId, agentId })
     await host.request('sessions.rename', { id, title: 'Edits far up' })
     const edits = ['/diff src/example.ts', '/diff src/example.ts', '/diff src/example.ts']
-    await host.request('sessions.prompt', { id, text: ['/many 60', ...edits, '/many 120'].join('\n') })
+    const commands = [
+      '/terminal seq 1 40',
+      "/terminal printf '\\033[1;32mPASS\\033[0m one\\ntwo\\nthree\\n'",
+      `/terminal printf '${'wide '.repeat(50)}\\nshort\\n${'x'.repeat(330)}\\n'`
+    ]
+    // The commands are asked before they run: allowed here, as a user would on each card.
+    const allowed = allowCommands(host)
+    await host.request('sessions.prompt', { id, text: ['/many 60', ...edits, ...commands, '/many 120'].join('\n') })
+    expect(allowed).toHaveLength(3)
 
     const context = await newContext('light')
     // A slow network: the diff's code takes its time to come.
@@ -210,16 +219,20 @@ describe('a window that opens fast', () => {
     const page = await context.newPage()
     const problems = watchConsole(page)
     const diffCode = page.waitForEvent('requestfinished', { predicate: (r) => /\/assets\/DiffView-[^/]*\.js$/.test(r.url()), timeout: 60_000 })
+    const terminalCode = page.waitForEvent('requestfinished', {
+      predicate: (r) => /\/assets\/TerminalOutput-[^/]*\.js$/.test(r.url()),
+      timeout: 60_000
+    })
     await page.goto(server.url)
     await page.getByTestId('session-item').filter({ hasText: 'Edits far up' }).click()
     await page.getByTestId('entry-assistant').filter({ hasText: 'Message 120 with code' }).waitFor({ timeout: 30_000 })
     expect(await page.getByTestId('entry-tool-call').count()).toBe(0)
-    // While the reader is at the end, the diff's code comes, though no diff was shown.
-    await diffCode
+    // While the reader is at the end, the diff's and the terminal's code come, though neither was shown.
+    await Promise.all([diffCode, terminalCode])
     // The reader pauses (the page is idle: the code that came is in).
     await page.evaluate('new Promise((resolve) => requestIdleCallback(() => resolve()))')
 
-    // Each edit card the list puts in the page: whether it shows its diff then, its heights while in the page, any loading line.
+    // Each card the list puts in the page: whether it shows its diff or terminal then, its heights while in the page, any loading line.
     await page.evaluate(`(() => {
       const seen = (window.__cards = [])
       window.__loading = 0
@@ -233,7 +246,8 @@ describe('a window that opens fast', () => {
             if (node.matches('[data-testid=lazy-loading]') || node.querySelector('[data-testid=lazy-loading]')) window.__loading++
             for (const card of [node, ...node.querySelectorAll('[data-testid=entry-tool-call]')]) {
               if (!card.matches('[data-testid=entry-tool-call]') || seen.some((c) => c.el === card)) continue
-              seen.push({ el: card, diff: Boolean(card.querySelector('[data-testid=tool-call-diff]')), heights: [] })
+              const part = card.querySelector('[data-testid=tool-call-diff]') ? 'diff' : card.querySelector('[data-testid=terminal-output]') ? 'terminal' : 'none'
+              seen.push({ el: card, part, heights: [] })
               sizes.observe(card)
             }
           }
@@ -241,34 +255,50 @@ describe('a window that opens fast', () => {
     })()`)
     await fling(page)
     await page.getByTestId('entry-user').first().waitFor()
-    // Back down to the edits, where the reader stops.
+    // Back down past the edits and the commands, where the reader stops.
     const scroller = page.getByTestId('thread-scroll')
     await expect
       .poll(async () => {
         await scroller.evaluate((el) => (el.scrollTop += 200))
-        return page.getByTestId('tool-call-diff').count()
+        return page.getByTestId('terminal-output').count()
       })
-      .toBeGreaterThan(1)
+      .toBe(3)
     // Two frames, for the last sizes to be told.
     await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
-    const cards = (await page.evaluate('window.__cards.map((c) => ({ diff: c.diff, heights: [...new Set(c.heights)] }))')) as {
-      diff: boolean
+    const cards = (await page.evaluate('window.__cards.map((c) => ({ part: c.part, heights: [...new Set(c.heights)] }))')) as {
+      part: 'diff' | 'terminal' | 'none'
       heights: number[]
     }[]
-    expect(cards.length).toBeGreaterThanOrEqual(3)
     // (One the fling took past within a frame was gone before it was laid out: no height.)
     for (const card of cards) {
-      expect(card.diff).toBe(true)
-      expect(card.heights.length).toBeLessThanOrEqual(1)
+      expect(card.part).not.toBe('none')
+      expect(card, `a ${card.part} card changed height`).toEqual({ part: card.part, heights: card.heights.slice(0, 1) })
     }
-    expect(cards.filter((card) => card.heights.length === 1).length).toBeGreaterThanOrEqual(2)
+    for (const part of ['diff', 'terminal']) {
+      expect(cards.filter((card) => card.part === part && card.heights.length === 1).length, part).toBeGreaterThanOrEqual(2)
+    }
     expect(await page.evaluate('window.__loading')).toBe(0)
-    await page.getByTestId('tool-call-diff').first().scrollIntoViewIfNeeded()
-    await screenshot(page, 'lazy-diff-flung-light')
+    // The commands' output: the first at its first lines, the others whole, the long lines wrapped.
+    const outputs = page.getByTestId('terminal-output')
+    await outputs.nth(2).scrollIntoViewIfNeeded()
+    const shown = async (n: number): Promise<string | undefined> => (await outputs.nth(n).locator('.xterm-rows').textContent())?.trimEnd()
+    await expect.poll(() => shown(0)).toBe('12345678910111213141516')
+    await expect.poll(() => shown(1)).toBe('PASS onetwothree')
+    await screenshot(page, 'lazy-terminal-flung-light')
     await page.emulateMedia({ colorScheme: 'dark' })
     // Once the colours have changed (their transitions run out).
     await expect.poll(() => page.evaluate('document.getAnimations().length')).toBe(0)
+    // The terminals take the dark theme's background too, as the box around them does.
+    const backgrounds = (await page.evaluate(`[...document.querySelectorAll('[data-testid=terminal-output]')].map((box) =>
+      [box, box.querySelector('.xterm-scrollable-element')].map((el) => getComputedStyle(el).backgroundColor))`)) as [string, string][]
+    expect(backgrounds).toHaveLength(3)
+    for (const [box, screen] of backgrounds) expect(screen).toBe(box)
+    await screenshot(page, 'lazy-terminal-flung-dark')
+    await page.getByTestId('tool-call-diff').first().scrollIntoViewIfNeeded()
     await screenshot(page, 'lazy-diff-flung-dark')
+    await page.emulateMedia({ colorScheme: 'light' })
+    await expect.poll(() => page.evaluate('document.getAnimations().length')).toBe(0)
+    await screenshot(page, 'lazy-diff-flung-light')
     expect(await page.evaluate('window.__violations')).toEqual([])
     expect(problems).toEqual([])
     await context.close()

@@ -61,3 +61,29 @@ export function completeLength(text: string): number {
 export function stripAnsi(text: string): string {
   return text.replace(/\x1b\[[0-9;:?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]/g, '')
 }
+
+/**
+ * Characters a terminal draws one cell wide whatever its Unicode version: printable ASCII and Latin (not the soft
+ * hyphen), arrows, box drawing, blocks and geometric shapes, the bullet, the ellipsis and the check marks test runners
+ * print. Anything else may be wide, zero-width or a control, which only xterm itself lays out.
+ */
+const NARROW = /^[\x20-\x7e\xa0-\xac\xae-\u02ff\u2022\u2026\u2190-\u21ff\u2500-\u25ff\u2713\u2714\u2717\u2718]*$/
+
+/**
+ * How many rows `text` fills in a terminal `cols` wide (at most `max`), when that can be told without laying it out:
+ * lines of one-cell characters in colour (`\x1b[…m`), wrapped at the width. Undefined for anything else (the cursor
+ * moved, a carriage return or a tab, a character that may be wide): xterm's own layout tells then.
+ */
+export function plainRows(text: string, cols: number, max: number): number | undefined {
+  if (!Number.isInteger(cols) || cols < 1) return undefined
+  const lines = text.replace(/\x1b\[[0-9;:]*m/g, '').split(/\r?\n/)
+  let rows = 0
+  for (const [index, line] of lines.entries()) {
+    if (!NARROW.test(line)) return undefined
+    // The last line, empty, holds the cursor at its start: no row of its own.
+    if (line.length === 0 && index === lines.length - 1 && index > 0) break
+    rows += Math.max(1, Math.ceil(line.length / cols))
+    if (rows >= max) return max
+  }
+  return Math.max(1, rows)
+}
