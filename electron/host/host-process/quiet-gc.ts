@@ -17,7 +17,8 @@ import { PerformanceObserver, performance } from 'node:perf_hooks'
  * the heap and buffers grew by `growthBytes` since the last full collection
  * here, `collect` runs once (at most once in `minIntervalMs`: it is a full
  * collection, the loop held for it, 0.1–0.7 s with the scene's 80 MB of live
- * heap on a loaded machine); still busy: it looks again a second later; grown
+ * heap on a loaded machine; sooner, it waits for more work, not for a timer,
+ * so an idle Host is not woken for it); still busy: it looks again a second later; grown
  * less: nothing until the next collection. A Host that allocates nothing sets
  * no timer. `collect` is Node's `gc` (--expose-gc, which serve's fork and the
  * desktop's utilityProcess pass the Host); without it nothing is watched.
@@ -59,8 +60,8 @@ export class QuietCollector {
     this.timer = null
     if (performance.eventLoopUtilization(this.since).utilization > this.timing.busy) return this.arm()
     if (held() - this.afterLast < this.timing.growthBytes) return
-    const wait = this.lastAt + this.timing.minIntervalMs - performance.now()
-    if (wait > 0) return this.arm(Math.max(wait, this.timing.quietMs))
+    // Too soon after the last: the next collection V8 runs (more work) looks again; no timer waits for it.
+    if (performance.now() - this.lastAt < this.timing.minIntervalMs) return
     this.collect?.()
     this.collections++
     this.lastAt = performance.now()
