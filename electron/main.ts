@@ -242,7 +242,8 @@ async function start(): Promise<void> {
 
 /** The Host's own process, as the supervisor drives it. */
 function startHostProcess(): HostProcess {
-  const child = utilityProcess.fork(join(here, 'host-process.js'), [], { serviceName: 'Switchboard Host', stdio: 'pipe' })
+  // --expose-gc: the Host hands its garbage back once quiet (host/host-process/quiet-gc.ts).
+  const child = utilityProcess.fork(join(here, 'host-process.js'), [], { serviceName: 'Switchboard Host', stdio: 'pipe', execArgv: ['--expose-gc'] })
   let pid: number | undefined = child.pid
   child.once('spawn', () => (pid = child.pid))
   return {

@@ -116,7 +116,9 @@ function forkedHost(script: string): HostProcess {
     env: { ...process.env, [SERVE_HOST_ENV]: '1' },
     // stdout is the console's (the confirmation codes are printed there, never logged); stderr goes to the log.
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
-    serialization: 'advanced'
+    serialization: 'advanced',
+    // The Host hands its garbage back once quiet (host-process/quiet-gc.ts).
+    execArgv: [...process.execArgv, '--expose-gc']
   })
   return {
     pid: child.pid,

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -68,6 +68,8 @@ describe.runIf(process.platform === 'linux')('npm run serve, supervised', () => 
     expect(await accepted(url)).toBe(true)
     const [host] = hostsOf(run.child.pid!)
     expect(host).toBeGreaterThan(0)
+    // Its `gc` exposed: it hands its garbage back once quiet (host-process/quiet-gc.ts).
+    expect(readFileSync(`/proc/${host}/cmdline`, 'utf8').split('\0')).toContain('--expose-gc')
 
     process.kill(host, 'SIGKILL')
     await waitUntil('the Host started again', () => run.out().includes('The Switchboard host was started again'))

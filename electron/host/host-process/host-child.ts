@@ -3,6 +3,7 @@ import type { UpdateState } from '../../../shared/updates'
 import type { ConfirmCommand } from '../contract/confirmations'
 import type { FromHost, HostOpen, PortMessage, PortRequest, ShellAnswers, ShellCall, ToHost } from './host-channel'
 import { Host } from '../host'
+import { QuietCollector } from './quiet-gc'
 import type { SecretStore } from '../storage/secrets'
 import { serveDoor } from '../web/door'
 import { startServing } from '../web/serving'
@@ -47,6 +48,8 @@ export function runHostProcess(parent: ParentLink, firstScreen: FirstScreenRende
     else console.error('switchboard host: a promise failed and nothing caught it (the Host goes on):', reason)
   })
   let host: Host | null = null
+  // The start's garbage and a burst's are handed back once the Host is quiet (quiet-gc.ts; `gc` is there with --expose-gc).
+  const collector = new QuietCollector((globalThis as { gc?: () => void }).gc)
   const windows = new WindowsSeen()
   let close: (() => Promise<void>) | null = null
   let closing = false
@@ -102,6 +105,7 @@ export function runHostProcess(parent: ParentLink, firstScreen: FirstScreenRende
   let closed: Promise<void> | null = null
   function shutDown(): Promise<void> {
     closing = true
+    collector.stop()
     // A Host still opening is closed once open (its lock taken, its agents not started yet).
     closed ??= (opening ?? Promise.resolve())
       .then(() => close?.())

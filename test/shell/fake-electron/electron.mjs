@@ -142,7 +142,7 @@ const parentPortShim = new URL('./parent-port.mjs', import.meta.url).href
 export const utilityProcess = {
   fork(modulePath, args = [], options = {}) {
     const child = fork(modulePath, args, {
-      execArgv: ['--import', parentPortShim],
+      execArgv: ['--import', parentPortShim, ...(options.execArgv ?? [])],
       stdio: options.stdio === 'pipe' ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'advanced',
       env: options.env ?? process.env
