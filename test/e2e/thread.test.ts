@@ -479,7 +479,7 @@ describe('the thread view', () => {
     await context.close()
   })
 
-  it('opens a long conversation at its end without drawing its beginning first', async () => {
+  it('opens a long conversation at its end without drawing its beginning first, or rows it then lets go of', async () => {
     const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
     await host.request('sessions.rename', { id, title: 'Opened at its end' })
     await host.request('sessions.prompt', { id, text: '/many 200' })
@@ -504,6 +504,13 @@ describe('the thread view', () => {
     // Drawn from its end: no row of its first half was ever in the page (the view holds a few dozen of its last).
     expect(added.length).toBeGreaterThan(0)
     expect(added.filter((index) => index < count / 2)).toEqual([])
+    // And each row put in the page is one the view at rest holds: none drawn and let go of on the way. A row whose
+    // markdown was put in it only after the row was measured as it mounted was measured empty (a one-line reply as
+    // 0 px), and the list drew more rows above to fill the view with them: 57 rows put in the page for 18 in it.
+    const kept = (await page.evaluate(
+      "Array.from(document.querySelectorAll('[data-testid=thread] > .row'), (row) => Number(row.dataset.index))"
+    )) as number[]
+    expect(added.filter((index) => !kept.includes(index))).toEqual([])
     expect(problems).toEqual([])
     await context.close()
   })

@@ -25,7 +25,10 @@ import type { Directive } from 'vue'
  * changes.
  */
 export const vGrowHtml: Directive<HTMLElement, string> = {
-  mounted(el, { value }) {
+  // Set before the element is put in the page: a row of the thread is measured as it mounts (ThreadView), and a
+  // block filled only once mounted was measured empty (a one-line reply as 0 px, the list then drawing more rows
+  // to fill the view with them).
+  beforeMount(el, { value }) {
     el.innerHTML = value
   },
   updated(el, { value, oldValue }) {
