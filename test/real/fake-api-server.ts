@@ -37,6 +37,10 @@ export async function startFakeApiServer(
         res.end(JSON.stringify(errorBody(`${name} failed: ${String(error)}`)))
       })
   })
+  // The agents' HTTP clients keep a connection open between requests. Node's server closes one idle for 5 s, and a
+  // request sent on it in that moment is reset (ECONNRESET: Claude Code's "Connection dropped" failed a turn of
+  // real-claude-edit in a loaded fresh-clone CI). An API's gateway keeps them far longer; so does this one.
+  server.keepAliveTimeout = 10 * 60_000
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
   return {
