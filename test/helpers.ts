@@ -11,6 +11,7 @@ import { applyRecord } from '../shared/thread-fold'
 import { createThread, type Thread, type ThreadEntry } from '../shared/thread'
 import type { TranscriptRecord } from '../shared/transcript'
 import type { AgentDefinition } from '../shared/agent-definition'
+import type { SessionState } from '../shared/domain'
 import { commandOf, type AgentCommand } from '../shared/transport'
 import type { ConfirmCommand } from '../electron/host/contract/confirmations'
 import { LAYOUT_KEY } from '../electron/host/storage/db-file'
@@ -216,4 +217,42 @@ export function runOf(agent: Pick<AgentDefinition, 'transport' | 'name'>): Agent
   const command = commandOf(agent.transport)
   if (!command) throw new Error(`${agent.name} runs no command (its transport is ${agent.transport.kind})`)
   return command
+}
+
+/**
+ * Waits until `pick` finds something in session `id`'s state (its pending permission requests, its questions: what a
+ * window is sent), and returns it, or what `or` resolves to if it settles first (a turn that ended without asking);
+ * fails after `timeoutMs` naming what was awaited. Read from the Host's `session.state` events (each carries the whole
+ * state), after one `sessions.open` for the state as it already is: not by polling `sessions.open`, which writes the
+ * transcript out and reads it whole on every call (a 20 ms poll through a turn slowed by a loaded machine was most of
+ * integration/permissions' CPU).
+ */
+export async function waitForState<T, R = never>(
+  host: Host,
+  id: string,
+  what: string,
+  pick: (state: SessionState) => T | null | undefined | false,
+  { timeoutMs = 20_000, or }: { timeoutMs?: number; or?: Promise<R> } = {}
+): Promise<NonNullable<T> | R> {
+  let stop = (): void => undefined
+  try {
+    return await new Promise<NonNullable<T> | R>((resolve, reject) => {
+      const found = (state: SessionState): void => {
+        const value = pick(state)
+        if (value) resolve(value as NonNullable<T>)
+      }
+      const unsubscribe = host.events.subscribe((batch) => {
+        for (const event of batch) if (event.type === 'session.state' && event.payload.id === id) found(event.payload)
+      })
+      const timer = setTimeout(() => reject(new Error(`Timed out after ${timeoutMs / 1000} s waiting for ${what}`)), timeoutMs)
+      stop = () => {
+        clearTimeout(timer)
+        unsubscribe()
+      }
+      host.request('sessions.open', { id }).then(({ state }) => found(state), reject)
+      or?.then(resolve, reject)
+    })
+  } finally {
+    stop()
+  }
 }

@@ -7,13 +7,20 @@ import type { PendingPermission } from '../../shared/domain'
 import type { ThreadEntry } from '../../shared/thread'
 import type { Host } from '../../electron/host/host'
 import { DB_VERSION } from '../../electron/host/storage/store'
-import { entriesOf, fold, openHost, readDbJson, recordEvents, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
+import { entriesOf, fold, openHost, readDbJson, recordEvents, removeDir, scriptedAgent, tempDir, waitForState, waitUntil } from '../helpers'
 
 /**
  * session/request_permission: asked inline; an "always" answer becomes
  * Switchboard's rule for one agent, project and tool, with one exact command
  * or files inside the project's folders, answered with the agent's "once"
  * option; a path outside the project is always asked; rules are revocable.
+ *
+ * A pending request is awaited from the Host's session.state events (waitForState), not by polling sessions.open
+ * every 20 ms (each call writes the transcript out and reads it whole). CPU (user+sys, the file alone, this 2-core
+ * machine shared with three benches, load 13-21): 77.1 s before, 68.1 s after, one after the other; 70.3 s and
+ * 68.7 s run side by side (wall 406 and 396 s). Where the rest goes (a sampling of the run's processes): the vitest
+ * worker (Host and test) 28 s, the scripted agents 14 s (one started per test: 22 Hosts and agents; one shared per
+ * file was not tried in this round), vitest's own process 9 s.
  */
 
 let root: string
@@ -43,16 +50,12 @@ afterEach(async () => {
 /** Runs a prompt, answering the permission request it raises (if any) with `optionId`; returns the agent's last message and the request shown. */
 async function promptAsking(id: string, text: string, optionId: string | null): Promise<{ said: string; asked: PendingPermission | null }> {
   const turn = host.request('sessions.prompt', { id, text })
-  let ended = false
-  void turn.then(
-    () => (ended = true),
-    () => (ended = true)
-  )
   // The turn may end without asking (a remembered answer): then there is nothing to answer.
-  const permission = await waitUntil('the permission request or the end of the turn', async () => {
-    if (ended) return 'ended'
-    return (await host.request('sessions.open', { id })).state.permissions?.[0] ?? null
-  })
+  const ended = turn.then(
+    () => 'ended' as const,
+    () => 'ended' as const
+  )
+  const permission = await waitForState(host, id, 'the permission request or the end of the turn', (state) => state.permissions?.[0], { or: ended })
   if (permission !== 'ended') await host.request('sessions.respondPermission', { id, requestId: permission.requestId, optionId })
   await turn
   const thread = fold((await host.request('sessions.open', { id })).records)
@@ -135,14 +138,11 @@ describe('permissions', () => {
   it('refuses an option the agent did not offer, and records a dismissal', async () => {
     const session = await host.request('sessions.new', { projectId, agentId })
     const turn = host.request('sessions.prompt', { id: session.id, text: '/permission' })
-    let requestId: string | undefined
-    await expect
-      .poll(async () => (requestId = (await host.request('sessions.open', { id: session.id })).state.permissions?.[0]?.requestId))
-      .toBeDefined()
-    await expect(host.request('sessions.respondPermission', { id: session.id, requestId: requestId!, optionId: 'allow-always' })).rejects.toThrow(
+    const requestId = await waitForState(host, session.id, 'the permission request', (state) => state.permissions?.[0]?.requestId)
+    await expect(host.request('sessions.respondPermission', { id: session.id, requestId, optionId: 'allow-always' })).rejects.toThrow(
       /'allow-always' is not one of the options the agent offered \(allow, reject\)/
     )
-    await host.request('sessions.respondPermission', { id: session.id, requestId: requestId!, optionId: null })
+    await host.request('sessions.respondPermission', { id: session.id, requestId, optionId: null })
     await turn
     const thread = fold((await host.request('sessions.open', { id: session.id })).records)
     expect(entriesOf(thread, 'permission')).toMatchObject([{ answer: 'Dismissed', allowed: false, remembered: false }])
@@ -152,10 +152,7 @@ describe('permissions', () => {
     const session = await host.request('sessions.new', { projectId, agentId })
     const size = 2_000_000
     const turn = host.request('sessions.prompt', { id: session.id, text: `/payload line ${size} in=permission` })
-    const asked = await waitUntil(
-      'the permission request',
-      async () => (await host.request('sessions.open', { id: session.id })).state.permissions?.[0] ?? null
-    )
+    const asked = await waitForState(host, session.id, 'the permission request', (state) => state.permissions?.[0])
     expect(asked.title).toMatch(/^lorem ipsum .*… \(1,990,000 more characters\)$/)
     expect(asked.title.length).toBeLessThan(10_100)
     expect(asked.options[0].name).toMatch(/… \(999,000 more characters\)$/)
@@ -276,8 +273,8 @@ describe('what "always" covers', () => {
     // The request names no tool (only Claude Code's announcement does); the announcement comes 300 ms after it.
     const late = bash(command, { announceAfterMs: 300 })
     const turn = host.request('sessions.prompt', { id, text: late })
-    const named = await waitUntil('the card to say what "always" covers by the announced tool', async () => {
-      const asked = (await host.request('sessions.open', { id })).state.permissions?.[0]
+    const named = await waitForState(host, id, 'the card to say what "always" covers by the announced tool', (state) => {
+      const asked = state.permissions?.[0]
       return asked?.always?.remembered && asked.always.tool === 'Bash' ? asked : null
     })
     expect(named.always).toMatchObject({ toolKind: 'execute', scope: { kind: 'command', command } })
@@ -468,8 +465,8 @@ describe('several permission requests at once', () => {
   it('lists both, oldest first, and answers each on its own', async () => {
     const session = await host.request('sessions.new', { projectId, agentId })
     const turn = host.request('sessions.prompt', { id: session.id, text: '/permissions 2' })
-    const pending = await waitUntil('two pending requests', async () => {
-      const list = (await host.request('sessions.open', { id: session.id })).state.permissions ?? []
+    const pending = await waitForState(host, session.id, 'two pending requests', (state) => {
+      const list = state.permissions ?? []
       return list.length === 2 ? list : null
     })
     expect(pending.map((p) => p.title)).toEqual(['Step 1 of 2', 'Step 2 of 2'])
