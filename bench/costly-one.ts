@@ -8,7 +8,8 @@ import { withTempDir } from './lib'
  * `npx tsx bench/costly-one.ts KIND[,KIND…] [PLACE[,PLACE…]] [SIZE]` (after a
  * build), e.g. `line message` or `line thought,plan 200000`. With
  * BENCH_PROFILE=1 it prints where the page's main thread spent its time
- * (BENCH_PROFILE_FN=name: that function's callers); with BENCH_TRACE=1 the
+ * (BENCH_PROFILE_FN=name: that function's callers; BENCH_PROFILE_FILE=path
+ * keeps the profile, for DevTools); with BENCH_TRACE=1 the
  * trace events by self time (BENCH_TRACE_FILE=path keeps the trace, for
  * chrome://tracing or Perfetto); bench/profile.ts sums both up.
  */

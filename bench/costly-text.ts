@@ -151,7 +151,11 @@ export async function costlyText(
       if (process.env.BENCH_TRACE_FILE) writeFileSync(process.env.BENCH_TRACE_FILE, buffer)
       console.error(summarizeTrace(JSON.parse(buffer.toString()) as Parameters<typeof summarizeTrace>[0]))
     }
-    if (profile) console.error(summarizeProfile(((await cdp.send('Profiler.stop')) as { profile: CpuProfile }).profile, 20))
+    if (profile) {
+      const cpu = ((await cdp.send('Profiler.stop')) as { profile: CpuProfile }).profile
+      if (process.env.BENCH_PROFILE_FILE) writeFileSync(process.env.BENCH_PROFILE_FILE, JSON.stringify(cpu))
+      console.error(summarizeProfile(cpu, 20))
+    }
     const failed = await Promise.race([turn, new Promise<null>((r) => setTimeout(() => r(null), 30_000))])
     if (failed) throw new Error(`/payload ${kind} in=${where}: the turn failed: ${failed.message}`)
     if (!shownMs) throw new Error(`/payload ${kind} in=${where} was not shown within ${timeoutMs / 1000} s`)

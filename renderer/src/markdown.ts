@@ -239,6 +239,9 @@ const renderedKey = (text: string, breaks: boolean): string => (breaks ? 'b' : '
 
 /** The remembered render of `text` (see `rememberRender`), if it is still as it would be rendered now. */
 export function renderedBefore(text: string, breaks: boolean): AgentMarkdown | undefined {
+  // Never kept (`rememberRender`); and its key, the text with a letter before it, would be a copy of the text made
+  // in full for the map's lookup (V8 flattens it): a 5 MB text cost the task that put it in the page 20-80 ms.
+  if (text.length > RENDERED_CACHE.entryChars) return undefined
   const key = renderedKey(text, breaks)
   const hit = rendered.get(key)
   if (!hit || hit.languages !== languagesLoaded.value) return undefined

@@ -1,9 +1,10 @@
 // @vitest-environment happy-dom
 import './happy-dom-fixes'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import hljs from 'highlight.js/lib/core'
 import { HIGHLIGHT_LANGUAGES, LANGUAGE_ALIASES, languagesLoaded, languagesSettled, preloadLanguages } from '../../renderer/src/highlight'
 import { markdownParts, rememberRender, renderAgentMarkdown, renderedBefore, renderMarkdown, renderMarkdownBlocks } from '../../renderer/src/markdown'
+import { LIMITS } from '../../renderer/src/agent-text'
 import { passingParts } from '../../renderer/src/components/thread/passing-text'
 import { XSS_CORPUS } from '../agent/xss-corpus'
 
@@ -151,6 +152,18 @@ describe('agent markdown', () => {
     expect(renderedBefore(text, true)).toBeUndefined()
     languagesLoaded.value++
     expect(renderedBefore(text, false)).toBeUndefined()
+  })
+
+  it('does not look up a text too long to be remembered (the lookup’s key would copy it whole: 5 MB in the task that shows it)', () => {
+    const text = 'lorem ipsum '.repeat(Math.ceil(LIMITS.slowRenderChars / 12) + 1)
+    rememberRender(text, false, renderAgentMarkdown(text))
+    const get = vi.spyOn(Map.prototype, 'get')
+    try {
+      expect(renderedBefore(text, false)).toBeUndefined()
+      expect(get.mock.calls.filter(([key]) => typeof key === 'string' && key.length > LIMITS.slowRenderChars).length).toBe(0)
+    } finally {
+      get.mockRestore()
+    }
   })
 
   it('keeps line breaks in a person’s message', () => {
