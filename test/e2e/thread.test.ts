@@ -515,6 +515,63 @@ describe('the thread view', () => {
     await context.close()
   })
 
+  it('draws only the rows in view while the reader flings, and those around the view again once the fling stops', async () => {
+    const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
+    await host.request('sessions.rename', { id, title: 'Flung through' })
+    await host.request('sessions.prompt', { id, text: '/many 800' })
+    const context = await newContext()
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await page.goto(server.url)
+    await page.getByTestId('session-item').filter({ hasText: 'Flung through' }).click()
+    await expect.poll(() => inView(page.getByText('Message 799:')), { timeout: 60_000 }).toBe(true)
+    // Rows in the page wholly above the view and wholly below it, as the frame before this one left them.
+    const outside = `(() => {
+      const scroller = document.querySelector('[data-testid=thread-scroll]')
+      const view = scroller.getBoundingClientRect()
+      const rows = Array.from(scroller.querySelectorAll('[data-testid=thread] > .row'), (row) => row.getBoundingClientRect())
+      return { above: rows.filter((row) => row.bottom <= view.top).length, below: rows.filter((row) => row.top >= view.bottom).length }
+    })()`
+    // Flung up: a leap of `screens` each frame, for 10 frames; what each frame left outside the view once the fling is
+    // one (its second leap). Looked at in a frame's callback, after the frame's scroll event and the rows it drew; the
+    // view moved in a task after the frame, as a reader's wheel moves it. (Moved in the frame's callback, it moved
+    // between the scroll event and the list's measurements, which put the view back where the event had it, in every
+    // other frame: a leap and a step, never two leaps in a row.)
+    const fling = (screens: number) =>
+      page.evaluate(`new Promise((resolve) => {
+        const scroller = document.querySelector('[data-testid=thread-scroll]')
+        const seen = []
+        let frame = 0
+        const tick = () => {
+          if (frame >= 3) seen.push(${outside})
+          if (frame++ === 10) return resolve(seen)
+          setTimeout(() => {
+            scroller.scrollTop -= ${screens} * scroller.clientHeight
+            requestAnimationFrame(tick)
+          })
+        }
+        requestAnimationFrame(tick)
+      })`) as Promise<{ above: number; below: number }[]>
+    const fast = await fling(3)
+    // Three screens a frame: the rows beyond the view are gone from it by the next frame, and none is drawn but in a
+    // frame or two where rows measured as they came in moved the view (one on either side was drawn in every frame: two
+    // rows a frame put in the page for nothing).
+    expect(fast).toHaveLength(8)
+    expect(fast.filter((frame) => frame.above + frame.below > 0).length).toBeLessThan(fast.length / 2)
+    // Once it stops, the rows around the view are drawn again, ready for the wheel.
+    // (Six on either side, give or take the one the view's edge cuts.)
+    const around = async () => {
+      const { above, below } = (await page.evaluate(outside)) as { above: number; below: number }
+      return Math.min(above, below)
+    }
+    await expect.poll(around).toBeGreaterThanOrEqual(5)
+    // A screen and a half a frame: the row just above the view is in the next frame's view, and it is drawn.
+    const slow = await fling(1.5)
+    expect(slow.filter((frame) => frame.above === 1).length).toBeGreaterThan(slow.length / 2)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
   it('keeps the newest entry in place for a reader at the end: every frame painted shows it, whole, at the bottom', async () => {
     const context = await newContext()
     const page = await context.newPage()
