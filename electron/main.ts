@@ -22,6 +22,7 @@ import { isCliRelay, relayToCli } from './cli-relay'
 import { dialogConfirmation } from './confirm-dialog'
 import { failurePage } from './failure-page'
 import { wantsLoginShell } from './host/child-processes/environment'
+import { HOST_EXEC_ARGV } from './host/host-process/exec-argv'
 import type { FromHost, ShellCall } from './host/host-process/host-channel'
 import { HostSupervisor, type HostFailure, type HostProcess } from './host/host-process/host-supervisor'
 import { LinkRouter, registerLinkScheme } from './links'
@@ -242,8 +243,7 @@ async function start(): Promise<void> {
 
 /** The Host's own process, as the supervisor drives it. */
 function startHostProcess(): HostProcess {
-  // --expose-gc: the Host hands its garbage back once quiet (host/host-process/quiet-gc.ts).
-  const child = utilityProcess.fork(join(here, 'host-process.js'), [], { serviceName: 'Switchboard Host', stdio: 'pipe', execArgv: ['--expose-gc'] })
+  const child = utilityProcess.fork(join(here, 'host-process.js'), [], { serviceName: 'Switchboard Host', stdio: 'pipe', execArgv: HOST_EXEC_ARGV })
   let pid: number | undefined = child.pid
   child.once('spawn', () => (pid = child.pid))
   return {

@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { LOGIN_SHELL_ENV } from './child-processes/environment'
+import { HOST_EXEC_ARGV } from './host-process/exec-argv'
 import { firstScreenBeside } from './host-process/first-screen-module'
 import type { FromHost, ToHost } from './host-process/host-channel'
 import { HostSupervisor, type HostProcess } from './host-process/host-supervisor'
@@ -117,8 +118,7 @@ function forkedHost(script: string): HostProcess {
     // stdout is the console's (the confirmation codes are printed there, never logged); stderr goes to the log.
     stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
     serialization: 'advanced',
-    // The Host hands its garbage back once quiet (host-process/quiet-gc.ts).
-    execArgv: [...process.execArgv, '--expose-gc']
+    execArgv: [...process.execArgv, ...HOST_EXEC_ARGV]
   })
   return {
     pid: child.pid,
