@@ -171,8 +171,9 @@ async function openLong(browser: Browser, dataDir: string, title: string, marker
 }
 
 /**
- * Scrolls `selector` up to its top and back down to its end, SCREENS_PER_FRAME screens a frame; at an end where
- * more is being loaded (a long conversation's earlier or later records) it waits, frames still counted.
+ * Scrolls `selector` up to its top and back down to its end, SCREENS_PER_FRAME screens a frame, as a reader's wheel
+ * does (a wheel event, then the move between frames); at an end where more is being loaded (a long conversation's
+ * earlier or later records) it waits, frames still counted.
  */
 async function scrollEndToEnd(page: Page, selector: string, downFirst = false): Promise<Scrolled> {
   // The main thread's CPU time: on the loaded machine a frame's length is mostly the wait for a core, its CPU time is not
@@ -241,9 +242,16 @@ async function scrollInPage(page: Page, selector: string, downFirst: boolean): P
           resolve({ frames: frames.slice(1), reachedTop, reachedBottom, firstMessage, loadFrames, rowsMounted })
           return
         }
-        scroller.scrollTop += direction * step
+        // As a reader's wheel: its event first (the window lets go of what it holds in place for a reader), then the
+        // move in a task after this frame, so the next frame's scroll event comes before the list measures its rows.
+        // Set here in the frame's callback, the move came after that scroll event, and the list's own correction of a
+        // row measured above the view, made from the place it last read, undid it every other frame.
+        scroller.dispatchEvent(new WheelEvent('wheel', { deltaY: direction * step, bubbles: true }))
+        wheel.port2.postMessage(direction * step)
         requestAnimationFrame(tick)
       }
+      const wheel = new MessageChannel()
+      wheel.port1.onmessage = (event) => { scroller.scrollTop += event.data }
       requestAnimationFrame(tick)
     })`
   )) as Scrolled
