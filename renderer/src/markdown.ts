@@ -235,14 +235,18 @@ const rendered = new Map<string, { result: AgentMarkdown; languages: number; cha
 // A text long enough to be switched to plain text by a slow render (MarkdownBlock) is not kept.
 const RENDERED_CACHE = { entries: 600, chars: 3_000_000, entryChars: LIMITS.slowRenderChars }
 let renderedChars = 0
-const renderedKey = (text: string, breaks: boolean): string => (breaks ? 'b' : 'a') + text
+/**
+ * A text's key among the renders kept, or none for a text too long to be kept: its key, the text with a letter before
+ * it, is a copy of the whole text, made in full for each lookup (V8 flattens it; a 5 MB text cost the task that put it
+ * in the page 20-80 ms), for a lookup that could not succeed.
+ */
+const renderedKey = (text: string, breaks: boolean): string | undefined =>
+  text.length > RENDERED_CACHE.entryChars ? undefined : (breaks ? 'b' : 'a') + text
 
 /** The remembered render of `text` (see `rememberRender`), if it is still as it would be rendered now. */
 export function renderedBefore(text: string, breaks: boolean): AgentMarkdown | undefined {
-  // Never kept (`rememberRender`); and its key, the text with a letter before it, would be a copy of the text made
-  // in full for the map's lookup (V8 flattens it): a 5 MB text cost the task that put it in the page 20-80 ms.
-  if (text.length > RENDERED_CACHE.entryChars) return undefined
   const key = renderedKey(text, breaks)
+  if (key === undefined) return undefined
   const hit = rendered.get(key)
   if (!hit || hit.languages !== languagesLoaded.value) return undefined
   rendered.delete(key)
@@ -252,8 +256,8 @@ export function renderedBefore(text: string, breaks: boolean): AgentMarkdown | u
 
 /** Keeps the render of a text as first shown (not the renders of a text growing as it streams). */
 export function rememberRender(text: string, breaks: boolean, result: AgentMarkdown): void {
-  if (text.length > RENDERED_CACHE.entryChars) return
   const key = renderedKey(text, breaks)
+  if (key === undefined) return
   const old = rendered.get(key)
   if (old) {
     rendered.delete(key)
