@@ -140,7 +140,7 @@ export class Host {
       onAgentMessage: options.onAgentMessage,
       idleMs: agentIdleMs ?? DEFAULT_AGENT_IDLE_MS,
       ssh: options.ssh,
-      canStop: (connection) => canStopQuietly(connection, registry, broker)
+      canStop: (connection) => canStopQuietly(connection, registry, broker, (id) => this.turns.hasPromptUnderWay(id))
     }))
     const signIn = (this.signIn = new SignIn({ records, secrets, events, supervisor, environment, markPrefix }))
     const checks = (this.checks = new AgentChecks({ dataDir, supervisor }))

@@ -1,7 +1,8 @@
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { Host } from '../../electron/host/host'
+import { HandOffSeeds } from '../../electron/host/sessions/hand-off-seeds'
 import { confirmEverything, entriesOf, fold, processesWithEnv, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 
 /** Agents start when needed and stop when idle, where nothing is lost by it. */
@@ -37,6 +38,26 @@ describe('idle agents', () => {
     expect((await host.request('sessions.prompt', { id: record.id, text: 'second' })).stopReason).toBe('end_turn')
     const thread = fold((await host.request('sessions.open', { id: record.id })).records)
     expect(entriesOf(thread, 'user').map((e) => (e as { text: string }).text)).toEqual(['first', 'second'])
+  })
+
+  it('does not stop an agent under a prompt still being prepared, however long that takes', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state')))
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    // The prompt's preparation (here its hand-off seed read, for an SSH agent the mentions checked over the network)
+    // outlasts the idle limit: the sweep runs (every 150 ms) while the session has no turn yet.
+    const seeds = HandOffSeeds.prototype.blocksFor
+    const held = vi.spyOn(HandOffSeeds.prototype, 'blocksFor').mockImplementationOnce(async function (this: HandOffSeeds, ...args) {
+      await new Promise((r) => setTimeout(r, 900))
+      return seeds.apply(this, args)
+    })
+    try {
+      expect((await host.request('sessions.prompt', { id: record.id, text: 'first' })).stopReason).toBe('end_turn')
+      expect(held).toHaveBeenCalledTimes(1)
+    } finally {
+      held.mockRestore()
+    }
+    const thread = fold((await host.request('sessions.open', { id: record.id })).records)
+    expect(entriesOf(thread, 'user').map((e) => (e as { text: string }).text)).toEqual(['first'])
   })
 
   it('keeps an agent running while a turn runs, and one whose sessions could not come back', async () => {

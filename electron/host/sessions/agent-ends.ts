@@ -10,11 +10,24 @@ import type { SessionRegistry } from './registry'
  * stop), and what becomes of them when it ends.
  */
 
-/** No turn running, starting or about to, no question pending, and every session on it can come back. */
-export function canStopQuietly(connection: AgentConnection, registry: SessionRegistry, broker: AskBroker): boolean {
+/**
+ * No turn running, starting or about to, no question pending, and every
+ * session on it can come back. `promptUnderWay`: a prompt of the session
+ * was asked for and has not ended (Turns), though its turn may not have begun.
+ */
+export function canStopQuietly(
+  connection: AgentConnection,
+  registry: SessionRegistry,
+  broker: AskBroker,
+  promptUnderWay: (sessionId: string) => boolean
+): boolean {
   const sessions = registry.on(connection)
-  // The phase covers the moments between statuses (a prompt taking its checkpoint, a replay going quiet).
-  const busy = sessions.some((l) => l.phase.now.phase !== 'idle' || registry.isBusy(l.record.id) || broker.pendingPermissions(l.record.id).length > 0)
+  // The phase covers the moments between statuses (a prompt taking its checkpoint, a replay going quiet);
+  // a prompt still being prepared (its mentions checked, a hand-off's seed read) is in none of them yet.
+  const busy = sessions.some(
+    (l) =>
+      l.phase.now.phase !== 'idle' || registry.isBusy(l.record.id) || promptUnderWay(l.record.id) || broker.pendingPermissions(l.record.id).length > 0
+  )
   const { loadSession, session } = connection.capabilities
   return !busy && !broker.isAsking(connection.definition.id) && (sessions.length === 0 || loadSession || session.resume)
 }

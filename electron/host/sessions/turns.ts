@@ -37,9 +37,16 @@ export interface TurnsDeps extends SessionDeps {
 export class Turns {
   /** Prompts under way, each until its end is written (its thread, its record, the queue told). */
   private readonly underWay = new Set<Promise<unknown>>()
+  /** How many prompts each session has under way, from the request on: one still being prepared has no turn yet. */
+  private readonly perSession = new Map<string, number>()
   private closingDown = false
 
   constructor(private readonly deps: TurnsDeps) {}
+
+  /** A prompt of the session is under way, from its request to its end (the idle stop waits for it). */
+  hasPromptUnderWay(id: string): boolean {
+    return this.perSession.has(id)
+  }
 
   /** Switchboard is closing: no prompt starts any more. */
   get closing(): boolean {
@@ -75,9 +82,16 @@ export class Turns {
     options: { midTurn?: boolean; onStart?: () => void } = {}
   ): Promise<{ stopReason: string }> {
     if (this.closingDown) return Promise.reject(new Error('Switchboard is closing; the prompt was not sent'))
+    // Counted before the first await: until its turn begins, nothing else says the session is busy.
+    this.perSession.set(id, (this.perSession.get(id) ?? 0) + 1)
     const turn = this.run(id, text, attachments, options)
     this.underWay.add(turn)
-    const gone = (): void => void this.underWay.delete(turn)
+    const gone = (): void => {
+      this.underWay.delete(turn)
+      const left = (this.perSession.get(id) ?? 1) - 1
+      if (left > 0) this.perSession.set(id, left)
+      else this.perSession.delete(id)
+    }
     turn.then(gone, gone)
     return turn
   }
