@@ -72,6 +72,10 @@ export class StubAgents {
 export class StubConnection implements AgentConnection {
   state: AgentRuntimeState
   lastActivity = Date.now()
+  /** It stops at once (stop() reports it stopped before returning): never seen half-stopped. */
+  readonly stopping = false
+  private ended!: () => void
+  readonly closed = new Promise<void>((resolve) => (this.ended = resolve))
   /** Each session's history, replayed by session/load. */
   readonly histories = new Map<string, SessionUpdate[]>()
   readonly calls: { method: string; params: unknown }[] = []
@@ -146,6 +150,7 @@ export class StubConnection implements AgentConnection {
   report(patch: Partial<AgentRuntimeState>): void {
     this.state = { ...this.state, ...patch }
     this.options.onState(this, this.state)
+    if (this.state.status === 'stopped' || this.state.status === 'exited') this.ended()
   }
 
   private send(acpSessionId: string, update: SessionUpdate): void {

@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { Host } from '../../electron/host/host'
+import { LinkRun } from '../../electron/host/connection/link-run'
 import { HandOffSeeds } from '../../electron/host/sessions/hand-off-seeds'
 import { confirmEverything, entriesOf, fold, processesWithEnv, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 
@@ -56,6 +57,29 @@ describe('idle agents', () => {
     } finally {
       held.mockRestore()
     }
+    const thread = fold((await host.request('sessions.open', { id: record.id })).records)
+    expect(entriesOf(thread, 'user').map((e) => (e as { text: string }).text)).toEqual(['first'])
+  })
+
+  it('a prompt sent while its idle agent is being stopped goes to the agent started again, not to the one ending', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(join(root, 'state')))
+    const record = await host.request('sessions.new', { projectId, agentId: agent.id })
+    // The idle stop has begun (the agent's stdin closed) and the agent has not ended yet when the prompt comes.
+    const stop = LinkRun.prototype.stop
+    let begun!: () => void
+    const stopBegun = new Promise<void>((resolve) => (begun = resolve))
+    const stopping = vi.spyOn(LinkRun.prototype, 'stop').mockImplementationOnce(function (this: LinkRun) {
+      const stopped = stop.call(this)
+      begun()
+      return stopped
+    })
+    try {
+      await stopBegun
+      expect((await host.request('sessions.prompt', { id: record.id, text: 'first' })).stopReason).toBe('end_turn')
+    } finally {
+      stopping.mockRestore()
+    }
+    expect(await agentStatus(agent.id)).toBe('ready')
     const thread = fold((await host.request('sessions.open', { id: record.id })).records)
     expect(entriesOf(thread, 'user').map((e) => (e as { text: string }).text)).toEqual(['first'])
   })

@@ -71,11 +71,13 @@ export class AgentSupervisor {
   /** The agent's connection, started if it is not running (concurrent callers share one start). */
   ensure(definition: AgentDefinition): Promise<AgentConnection> {
     const running = this.running.get(definition.id)
-    if (running?.isAlive) return Promise.resolve(running)
+    if (running?.isAlive && !running.stopping) return Promise.resolve(running)
     const starting = this.starting.get(definition.id)
     if (starting) return starting
     if (this.closing) return Promise.reject(new Error('Switchboard is shutting down'))
-    const start = this.start(definition).finally(() => this.starting.delete(definition.id))
+    // One being stopped (its idle stop) ends first: its end, told to its sessions, must not come after the new start.
+    const ended = running?.stopping ? running.closed : Promise.resolve()
+    const start = ended.then(() => this.start(definition)).finally(() => this.starting.delete(definition.id))
     this.starting.set(definition.id, start)
     return start
   }

@@ -32,6 +32,10 @@ export interface AgentConnection {
   /** What the agent announced (throws if initialize has not completed). */
   readonly capabilities: AgentCapabilities
   readonly isAlive: boolean
+  /** Switchboard has begun to stop it (its idle stop, a restart): no new work goes to it; a new start waits for `closed`. */
+  readonly stopping: boolean
+  /** Resolves once it has ended and its end has been told (its sessions detached). */
+  readonly closed: Promise<void>
   /** It ended because its connection was lost (a network or SSH agent's, not closed by Switchboard): its sessions reconnect. */
   readonly connectionLost?: boolean
   /** The host an agent over SSH runs on, on this connection: its sessions' files and terminals are there. */
@@ -173,6 +177,14 @@ class LinkedConnection implements AgentConnection {
 
   get isAlive(): boolean {
     return !this.run.ended && this.state.status === 'ready'
+  }
+
+  get stopping(): boolean {
+    return this.run.stopping
+  }
+
+  get closed(): Promise<void> {
+    return this.run.closed
   }
 
   get lastActivity(): number {

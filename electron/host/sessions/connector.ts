@@ -44,7 +44,8 @@ export class SessionConnector {
     const { records, registry } = this.deps
     const record = records.session(id)
     const loaded = registry.get(id)
-    if (loaded?.connection?.isAlive) return loaded
+    // An agent being stopped takes no new work: the session is reopened on the agent started again.
+    if (loaded?.connection?.isAlive && !loaded.connection.stopping) return loaded
     if (loaded && loaded.phase.now.phase !== 'idle') {
       // Another request is reopening it (its outcome is this one's too), or a turn whose agent is gone is writing its end.
       await (loaded.phase.reopening?.done ?? loaded.phase.untilIdle())
@@ -53,7 +54,7 @@ export class SessionConnector {
     const definition = records.agent(record.agentId)
     if (!record.acpSessionId) throw new Error('This session was never created by its agent and cannot be continued')
     const live = await registry.load(record)
-    if (live.connection?.isAlive) return live
+    if (live.connection?.isAlive && !live.connection.stopping) return live
     if (live.phase.now.phase !== 'idle') return this.ensureLive(id)
     const abort = new AbortController()
     let attempt!: (reopening: Promise<void>) => void
