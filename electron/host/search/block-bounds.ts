@@ -12,10 +12,13 @@
  * have no bound and are scored; once there are more than `MAX_OPEN` of those
  * ids the bounds are read again (a walk of the postings).
  *
- * Kept only for a word's postings that are dense (at least one for every 8
- * short ids: the bounds then cost at most a byte a posting, against the ~40 of
- * MiniSearch's Map entry, and sweeping them costs less than walking the
- * postings); sparser postings are walked whole, as before. Held in a WeakMap
+ * Kept only for a word's postings that are dense (at least one for every 4
+ * short ids: the bounds then cost at most half a byte a posting, against the
+ * ~40 of MiniSearch's Map entry, and a block scored document by document, a
+ * Map lookup each, costs at most 4 times its postings' walk); sparser postings
+ * are walked whole, as before (at one for every 6 short ids, scoring whole
+ * blocks of loose bounds cost 10 times the walk: bench/search-rank-profile.ts
+ * `varied`). Held in a WeakMap
  * by the postings' Map: an index read from its file, or a word whose postings
  * MiniSearch made anew, gets its own.
  */
@@ -43,7 +46,7 @@ const kept = new WeakMap<Map<number, number>, Kept>()
 
 /** Whether a word's postings in a field are dense enough to be swept by block rather than walked (`nextId`: MiniSearch's). */
 export function isDense(freqs: Map<number, number>, nextId: number): boolean {
-  return freqs.size >= Math.max(MIN_DENSE, nextId >> 3)
+  return freqs.size >= Math.max(MIN_DENSE, nextId >> 2)
 }
 
 /** The bounds of `freqs`, read again if too many documents were added since; `lengths`: the field's, by short id (NaN: not live). */

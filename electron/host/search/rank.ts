@@ -17,7 +17,7 @@ import { BLOCK_SHIFT, boundsOf, isDense, liveCount, type Bounds } from './block-
  * A word's sparse postings are walked and summed per document in typed arrays
  * (the same from query to query, only what was summed zeroed after), with the
  * best sum per block of 64 short ids. A word's dense postings (block-bounds.ts:
- * one for every 8 short ids or more, the words most documents hold) are not
+ * one for every 4 short ids or more, the words most documents hold) are not
  * walked: per block they have a bound (the highest count, the shortest field).
  * The blocks are then visited newest first; one where a word has no posting,
  * or whose bound cannot beat the worst of the best `k` kept so far, is passed
