@@ -167,8 +167,14 @@ export function rankDocs(mini: MiniSearch<IndexedDoc>, phrase: string, k: number
     }
   }
   const kept = new Best(k)
+  const dense = terms.some((term) => term.swept.length > 0)
+  if (!dense) {
+    // No word dense: the matches are what the last word's walk touched that every word's did (newest first, as below).
+    const matches = terms[last].touched.filter((doc) => terms.every((term) => term.sums[doc] > 0)).sort((a, b) => b - a)
+    for (const doc of matches) kept.offer(doc, scoreOf(terms, doc, doc >> BLOCK_SHIFT))
+  }
   // Newest first: of equal scores the document indexed last ranks first, so a block that can at best equal the worst kept is passed by.
-  for (let block = blocks - 1; block >= 0; block--) {
+  for (let block = dense ? blocks - 1 : -1; block >= 0; block--) {
     const bound = boundOf(terms, block)
     if (bound !== bound || (kept.full() && bound <= kept.worst())) continue
     for (let doc = Math.min(nextId, (block + 1) << BLOCK_SHIFT) - 1; doc >= block << BLOCK_SHIFT; doc--) {
