@@ -38,6 +38,8 @@ export class DocLengths {
   private live = 0
   /** Short ids discarded since the last `of`. */
   private discarded: number[] = []
+  /** Counts up whenever a document's length is taken away (discarded) or the lengths are read whole: counts kept of live documents are stale then. */
+  changes = 0
 
   /** A document of `index` is about to be discarded (call before MiniSearch's `discard`, which forgets its short id). */
   noteDiscard(index: object, docId: string): void {
@@ -71,6 +73,7 @@ export class DocLengths {
       if (id >= this.nextId || Number.isNaN(this.fields[0][id])) continue
       for (const field of this.fields) field[id] = NaN
       this.live--
+      this.changes++
     }
     this.discarded = []
     // Something changed the index that was not noted: read it whole.
@@ -90,6 +93,7 @@ export class DocLengths {
     this.index = view
     this.nextId = view._nextId
     this.discarded = []
+    this.changes++
     return this.fields
   }
 

@@ -2,25 +2,40 @@ import type MiniSearch from 'minisearch'
 import { tokenize } from './documents'
 import type { IndexedDoc } from './index-file'
 import { DocLengths } from './doc-lengths'
+import { BLOCK_SHIFT, boundsOf, isDense, liveCount, type Bounds } from './block-bounds'
 
 /**
  * The best `k` documents for a query, scored exactly as MiniSearch's `search`
  * scores them with the options query.ts gives it (every word required, the
  * last also as a prefix, a typo allowed in words of five letters or more,
  * titles boosted 3×, BM25 with MiniSearch's parameters), without what makes
- * `search` cost a microsecond or more per matching document: it builds an
- * object, an array and a Map entry for every posting of every word, then a
- * result object for every match and sorts them all (at 10,000 sessions where
- * every transcript holds the query, 20,000 matches: 50–70 ms of the Host). Here
- * the scores are summed in typed arrays over MiniSearch's postings and the best
- * `k` kept in a heap, so a query costs ~10–20 nanoseconds a posting (at 100,000
- * sessions, two words held by 200,000 entries each: 5–10 ms) and allocates for
- * the `k` kept only. Each posting's document length is read from typed arrays
- * kept beside the index (doc-lengths.ts), not from MiniSearch's Map of arrays,
- * a lookup there cost ~200 ns a posting once the index outgrew the caches (90
- * of a query's 100 ms at 100,000 sessions); the arrays a query sums into are
- * the same from query to query; of equal scores, the documents indexed last
- * are met first, so the heap is not rebuilt at every one of them.
+ * `search` cost a microsecond or more per matching document (an object, an
+ * array and a Map entry for every posting, a result for every match, all
+ * sorted: at 10,000 sessions where every transcript holds the query, 50–70 ms
+ * of the Host), and without scoring what cannot be kept.
+ *
+ * A word's sparse postings are walked and summed per document in typed arrays
+ * (the same from query to query, only what was summed zeroed after), with the
+ * best sum per block of 64 short ids. A word's dense postings (block-bounds.ts:
+ * one for every 4 short ids or more, the words most documents hold) are not
+ * walked: per block they have a bound (the highest count, the shortest field).
+ * The blocks are then visited newest first; one where a word has no posting,
+ * or whose bound cannot beat the worst of the best `k` kept so far, is passed
+ * by, and the documents of the others are scored one by one (a dense posting
+ * read with the Map's `get`). Of equal scores the document indexed last ranks
+ * first, as before, so a block that can at best equal the worst kept is passed
+ * by too: at 100,000 sessions of the same turn, where 200,000 entries score
+ * the same, a query scores the newest few hundred and sweeps the rest by
+ * block (~6,000 blocks) instead of summing 400,000 postings. A bound is summed
+ * in the order a document's score is, each part at least the document's, so
+ * with floating-point addition monotonic a bound is never below a score it
+ * stands for, and the documents kept are those a walk of every posting keeps
+ * (test/unit/search-rank.test.ts, "a long history", fails on a stop too early;
+ * a word's sparse postings summed apart from the words before may differ in
+ * the last bit from the walk's running sum, as MiniSearch's own order does).
+ * Each posting's document length is read from typed arrays kept beside the
+ * index (doc-lengths.ts), not from MiniSearch's Map of arrays (~200 ns a
+ * posting once the index outgrew the caches).
  *
  * It reads MiniSearch's index through its `protected` fields (the API MiniSearch
  * offers subclasses, here a view of them), and never changes it: MiniSearch's
@@ -41,8 +56,6 @@ export interface RankedQuery {
   top: Ranked[]
   /** Every word of the index the query matched (its words, what the last one prefixes, what is a typo away): a hit's marks are its words among these. */
   matched: Set<string>
-  /** How many documents matched every word. */
-  total: number
 }
 
 /** What MiniSearch keeps for a word: per field, per document (short id), how often it occurs. */
@@ -91,54 +104,138 @@ interface Derived {
   weight: number
 }
 
+/** A word's postings in a field, dense enough to be swept by block (block-bounds.ts), and what a posting there is worth. */
+interface Swept {
+  freqs: Map<number, number>
+  bounds: Bounds
+  factor: number
+  lengths: Float32Array
+  avg: number
+}
+
+/** One word of the query: its sparse postings summed per document (`sums`, the best per block in `best`), its dense ones swept. */
+interface Term {
+  sums: Float64Array
+  best: Float64Array
+  touched: number[]
+  swept: Swept[]
+}
+
 /** `lengths`: the documents' field lengths kept beside the index (SearchDocs); without it they are read whole for this query. */
 export function rankDocs(mini: MiniSearch<IndexedDoc>, phrase: string, k: number, lengths = new DocLengths()): RankedQuery {
   const index = mini as unknown as Internals
-  const terms = queryTerms(phrase)
+  const words = queryTerms(phrase)
   const matched = new Set<string>()
-  if (terms.length === 0) return { top: [], matched, total: 0 }
-  const { scores, words } = scratch(index._nextId)
-  const candidates: number[] = []
-  const checkLive = index._dirtCount > 0
+  if (words.length === 0 || k <= 0) return { top: [], matched }
+  const nextId = index._nextId
+  const blocks = (nextId >> BLOCK_SHIFT) + 1
   const documentCount = index._documentCount
   const byField = lengths.of(mini)
   const fields = FIELD_BOOSTS.map(([field, boost]) => {
     const id = index._fieldIds[field]
     return { id, boost, avg: index._avgFieldLength[id], lengths: byField[id] }
   })
-  const last = terms.length - 1
+  const last = words.length - 1
+  const terms: Term[] = []
   for (let i = 0; i <= last; i++) {
-    for (const { word, postings, weight } of derivedTerms(index._index, terms[i], i === last)) {
+    const term: Term = { sums: scratch(i, nextId), best: new Float64Array(blocks), touched: [], swept: [] }
+    terms.push(term)
+    for (const { word, postings, weight } of derivedTerms(index._index, words[i], i === last)) {
       matched.add(word)
       for (const field of fields) {
         const freqs = postings.get(field.id)
         if (!freqs) continue
         const fieldLengths = field.lengths
-        const live = checkLive ? countLive(freqs, fieldLengths) : freqs.size
+        const live = index._dirtCount > 0 ? liveCount(freqs, fieldLengths, nextId, lengths.changes) : freqs.size
         const idf = Math.log(1 + (documentCount - live + 0.5) / (live + 0.5))
         const factor = weight * field.boost * idf
         const avg = field.avg
+        if (isDense(freqs, nextId)) {
+          term.swept.push({ freqs, bounds: boundsOf(freqs, fieldLengths, nextId), factor, lengths: fieldLengths, avg })
+          continue
+        }
+        const { sums, best, touched } = term
         freqs.forEach((tf, doc) => {
-          const seen = words[doc]
-          // A document that missed an earlier word is out.
-          if (seen < i) return
           const length = fieldLengths[doc]
           // Discarded (its postings wait for the vacuum): NaN.
           if (length !== length) return
-          const norm = BM25.k * (1 - BM25.b + (BM25.b * length) / avg)
-          scores[doc] += factor * (BM25.d + (tf * (BM25.k + 1)) / (tf + norm))
-          if (seen === i) {
-            words[doc] = i + 1
-            if (i === last) candidates.push(doc)
-          }
+          if (sums[doc] === 0) touched.push(doc)
+          const sum = (sums[doc] += worth(factor, tf, length, avg))
+          if (sum > best[doc >> BLOCK_SHIFT]) best[doc >> BLOCK_SHIFT] = sum
         })
       }
     }
   }
+  const kept = new Best(k)
+  const dense = terms.some((term) => term.swept.length > 0)
+  if (!dense) {
+    // No word dense: the matches are what the last word's walk touched that every word's did (newest first, as below).
+    const matches = terms[last].touched.filter((doc) => terms.every((term) => term.sums[doc] > 0)).sort((a, b) => b - a)
+    for (const doc of matches) kept.offer(doc, scoreOf(terms, doc, doc >> BLOCK_SHIFT))
+  }
+  // Newest first: of equal scores the document indexed last ranks first, so a block that can at best equal the worst kept is passed by.
+  for (let block = dense ? blocks - 1 : -1; block >= 0; block--) {
+    const bound = boundOf(terms, block)
+    if (bound !== bound || (kept.full() && bound <= kept.worst())) continue
+    for (let doc = Math.min(nextId, (block + 1) << BLOCK_SHIFT) - 1; doc >= block << BLOCK_SHIFT; doc--) {
+      const score = scoreOf(terms, doc, block)
+      if (score === score) kept.offer(doc, score)
+    }
+  }
+  for (const term of terms) for (const doc of term.touched) term.sums[doc] = 0
   // MiniSearch multiplies by how many distinct words matched: with every word required, the same for all.
-  const quality = new Set(terms).size
-  const top = bestOf(candidates, scores, k).map((doc) => ({ id: index._documentIds.get(doc) ?? '', score: scores[doc] * quality }))
-  return { top, matched, total: candidates.length }
+  const quality = new Set(words).size
+  const top = kept.sorted().map(([doc, score]) => ({ id: index._documentIds.get(doc) ?? '', score: score * quality }))
+  return { top, matched }
+}
+
+/** What a posting adds to its document's score (BM25 as MiniSearch computes it): more the more often, less the longer the field. */
+function worth(factor: number, tf: number, length: number, avg: number): number {
+  const norm = BM25.k * (1 - BM25.b + (BM25.b * length) / avg)
+  return factor * (BM25.d + (tf * (BM25.k + 1)) / (tf + norm))
+}
+
+/**
+ * The most a document of the block can score, summed in the order `scoreOf` sums (floating-point addition being
+ * monotonic, each part at least the document's makes the sum at least its score): NaN if a word has no posting in
+ * it, Infinity if it holds documents added since a word's bounds were read.
+ */
+function boundOf(terms: Term[], block: number): number {
+  let bound = 0
+  for (const term of terms) {
+    const sparse = term.best[block]
+    let any = sparse > 0
+    bound += sparse
+    for (const { bounds, factor, avg } of term.swept) {
+      if (block >= bounds.blocks) return Infinity
+      const tf = bounds.maxTf[block]
+      if (tf === 0) continue
+      any = true
+      bound += worth(factor, tf, bounds.minLength[block], avg)
+    }
+    if (!any) return NaN
+  }
+  return bound
+}
+
+/** A document's score, summed word by word (its sparse postings' sum, then each dense posting): NaN if it misses a word. */
+function scoreOf(terms: Term[], doc: number, block: number): number {
+  let score = 0
+  for (const term of terms) {
+    const sparse = term.sums[doc]
+    let any = sparse > 0
+    score += sparse
+    for (const { freqs, bounds, factor, lengths, avg } of term.swept) {
+      if (block < bounds.blocks && bounds.maxTf[block] === 0) continue
+      const tf = freqs.get(doc)
+      const length = lengths[doc]
+      if (tf === undefined || length !== length) continue
+      any = true
+      score += worth(factor, tf, length, avg)
+    }
+    if (!any) return NaN
+  }
+  return score
 }
 
 /**
@@ -170,54 +267,84 @@ function derivedTerms(words: Words, term: string, prefix: boolean): Derived[] {
   return out
 }
 
-function countLive(freqs: Map<number, number>, lengths: Float32Array): number {
-  let live = 0
-  for (const doc of freqs.keys()) if (!Number.isNaN(lengths[doc])) live++
-  return live
-}
-
-let scratchScores = new Float64Array(0)
-let scratchWords = new Uint16Array(0)
+let sums: Float64Array[] = []
 
 /**
- * A score and a count of words matched per document (by short id), zeroed: the same arrays from query to query
- * (a query is synchronous), grown as the index grows, so that a query does not allocate megabytes for the GC.
+ * Per word of the query, a sum per document (by short id), zeroed: the same arrays from query to query (a query is
+ * synchronous; each zeroes what it summed into), grown as the index grows, so that a query neither allocates
+ * megabytes for the GC nor zeroes the whole index's worth.
  */
-function scratch(size: number): { scores: Float64Array; words: Uint16Array } {
-  if (scratchScores.length < size) {
-    scratchScores = new Float64Array(Math.ceil(size * 1.25))
-    scratchWords = new Uint16Array(scratchScores.length)
-  } else {
-    scratchScores.fill(0, 0, size)
-    scratchWords.fill(0, 0, size)
+function scratch(term: number, size: number): Float64Array {
+  if (sums.length <= term || sums[term].length < size) {
+    if (sums.length <= term) sums = [...sums, ...Array.from({ length: term + 1 - sums.length }, () => new Float64Array(0))]
+    sums[term] = new Float64Array(Math.ceil(size * 1.25))
   }
-  return { scores: scratchScores, words: scratchWords }
+  return sums[term]
 }
 
-/** The `k` best of `docs` by score, best first; of equal scores, the higher short id (indexed later) first. */
-function bestOf(docs: number[], scores: Float64Array, k: number): number[] {
-  const better = (a: number, b: number): boolean => scores[a] > scores[b] || (scores[a] === scores[b] && a > b)
-  if (docs.length <= k) return docs.sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0))
-  // A min-heap of the best k so far: its root is the worst kept, which most documents do not beat.
-  // Documents come in the order they were indexed, mostly: the last first, so of equal scores the first kept stay.
-  const heap = docs.slice(docs.length - k)
-  const down = (at: number): void => {
+/** The `k` best documents offered, in a min-heap whose root is the worst kept; offered newest first, so an equal score does not enter. */
+class Best {
+  private readonly docs: number[] = []
+  private readonly scores: number[] = []
+  constructor(private readonly k: number) {}
+
+  full(): boolean {
+    return this.docs.length === this.k
+  }
+
+  worst(): number {
+    return this.scores[0]
+  }
+
+  offer(doc: number, score: number): void {
+    if (!this.full()) {
+      this.docs.push(doc)
+      this.scores.push(score)
+      this.up(this.docs.length - 1)
+    } else if (score > this.scores[0]) {
+      this.docs[0] = doc
+      this.scores[0] = score
+      this.down(0)
+    }
+  }
+
+  /** Best first; of equal scores, the one indexed last first. */
+  sorted(): [doc: number, score: number][] {
+    const pairs = this.docs.map((doc, i): [number, number] => [doc, this.scores[i]])
+    return pairs.sort((a, b) => b[1] - a[1] || b[0] - a[0])
+  }
+
+  /** Whether the kept at `a` is worse than the one at `b` (lower score; of equal ones, indexed earlier). */
+  private worse(a: number, b: number): boolean {
+    const { scores, docs } = this
+    return scores[a] < scores[b] || (scores[a] === scores[b] && docs[a] < docs[b])
+  }
+
+  private swap(a: number, b: number): void {
+    const { scores, docs } = this
+    ;[docs[a], docs[b]] = [docs[b], docs[a]]
+    ;[scores[a], scores[b]] = [scores[b], scores[a]]
+  }
+
+  private up(at: number): void {
+    while (at > 0) {
+      const parent = (at - 1) >> 1
+      if (!this.worse(at, parent)) return
+      this.swap(at, parent)
+      at = parent
+    }
+  }
+
+  private down(at: number): void {
+    const size = this.docs.length
     for (;;) {
       const left = 2 * at + 1
-      const right = left + 1
       let worst = at
-      if (left < k && better(heap[worst], heap[left])) worst = left
-      if (right < k && better(heap[worst], heap[right])) worst = right
+      if (left < size && this.worse(left, worst)) worst = left
+      if (left + 1 < size && this.worse(left + 1, worst)) worst = left + 1
       if (worst === at) return
-      ;[heap[at], heap[worst]] = [heap[worst], heap[at]]
+      this.swap(at, worst)
       at = worst
     }
   }
-  for (let i = (k >> 1) - 1; i >= 0; i--) down(i)
-  for (let i = docs.length - k - 1; i >= 0; i--) {
-    if (!better(docs[i], heap[0])) continue
-    heap[0] = docs[i]
-    down(0)
-  }
-  return heap.sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0))
 }
