@@ -515,6 +515,57 @@ describe('the thread view', () => {
     await context.close()
   })
 
+  it('lays the page out once for the rows a render puts in it, not once a row; a row scrolled back to is not measured again', async () => {
+    const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
+    await host.request('sessions.rename', { id, title: 'Measured together' })
+    await host.request('sessions.prompt', { id, text: '/many 200' })
+    const context = await newContext()
+    // Each read of a row's height, and whether the page had changed since the last read of a height (the read then lays
+    // the page out first), counted by the row it read.
+    await context.addInitScript(`(() => {
+      const height = Object.getOwnPropertyDescriptor(HTMLElement.prototype, 'offsetHeight').get
+      const changes = new MutationObserver(() => undefined)
+      changes.observe(document, { childList: true, subtree: true, attributes: true, characterData: true })
+      const reads = (window.__rowReads = { laidOut: 0, byRow: {} })
+      Object.defineProperty(HTMLElement.prototype, 'offsetHeight', {
+        configurable: true,
+        get() {
+          const changed = changes.takeRecords().length > 0
+          if (this.matches('[data-testid=thread] > .row')) {
+            if (changed) reads.laidOut++
+            reads.byRow[this.dataset.entryId] = (reads.byRow[this.dataset.entryId] ?? 0) + 1
+          }
+          return height.call(this)
+        }
+      })
+    })()`)
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await page.goto(server.url)
+    await page.getByTestId('session-item').filter({ hasText: 'Measured together' }).click()
+    await expect.poll(() => inView(page.getByText('Message 199:'))).toBe(true)
+    const reads = () => page.evaluate('window.__rowReads') as Promise<{ laidOut: number; byRow: Record<string, number> }>
+    const opened = await reads()
+    // The view at the end holds some 18 rows, each read once as the list put it in the page. Read as each mounted, the
+    // next row's insertion came between two reads: every read laid the page out again (one layout a row, 18 or more).
+    const measured = Object.keys(opened.byRow).length
+    expect(measured).toBeGreaterThan(10)
+    expect(opened.laidOut).toBeLessThanOrEqual(3)
+    // A screen up and back down, a step at a time: the rows at the end, measured at the open, are not read again.
+    const atEnd = Object.keys(opened.byRow)
+    for (const dir of [-1, 1]) {
+      for (let step = 0; step < 3; step++) {
+        await page.getByTestId('thread-scroll').evaluate((el, d) => el.scrollBy(0, (d * el.clientHeight) / 3), dir)
+        await page.evaluate('new Promise((r) => setTimeout(r, 250))')
+      }
+    }
+    await expect.poll(() => inView(page.getByText('Message 199:'))).toBe(true)
+    const back = await reads()
+    expect(atEnd.filter((row) => back.byRow[row] !== opened.byRow[row])).toEqual([])
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
   it('draws only the rows in view while the reader flings, and those around the view again once the fling stops', async () => {
     const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
     await host.request('sessions.rename', { id, title: 'Flung through' })
