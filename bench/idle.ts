@@ -319,6 +319,8 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
     const before = { apps: measuredApps.map(cpuOf), base: cpuOf(baseline) }
     await sleep(seconds * 1000)
     const after = { apps: measuredApps.map(cpuOf), base: cpuOf(baseline) }
+    // What the idle Host holds meanwhile (what a collection in the window would have given back stays here).
+    const hostRss = measuredApps.map((m) => rssMb(m.host))
     const pageCounts: WakeupCount[] = []
     for (const app of apps) pageCounts.push((await app.page.evaluate('window.__wakeups.stop()')) as WakeupCount)
     const basePageCount = (await basePage.evaluate('window.__wakeups.stop()')) as WakeupCount
@@ -350,7 +352,8 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
           name: `idle CPU, ${label}: Host + serve + Chromium's renderers, ${sessions.toLocaleString('en-US')} sessions, 4 panes on conversations of ${(LONG_TURNS * 4).toLocaleString('en-US')} entries${app.agentNote}`,
           unit: '% of a core',
           note:
-            `${seconds} s, ${carets[i]}; of it Host ${pct(a0.host, a1.host).toFixed(2)} %${gcNote(hostCounts[i].host)}, serve ${pct(a0.supervisor, a1.supervisor).toFixed(2)} %, ` +
+            `${seconds} s, ${carets[i]}; of it Host ${pct(a0.host, a1.host).toFixed(2)} %${gcNote(hostCounts[i].host)} (its RSS ${hostRss[i].toFixed(0)} MB at the end), ` +
+            `serve ${pct(a0.supervisor, a1.supervisor).toFixed(2)} %, ` +
             `renderers (${measuredApps[i].renderers.length}) ${pct(a0.renderers, a1.renderers).toFixed(2)} %; beside it Chromium's browser, GPU and utilities ` +
             `${pct(a0.chromium, a1.chromium).toFixed(2)} %${measuredApps[i].agents.length ? `, the agent ${pct(a0.agents, a1.agents).toFixed(2)} %` : ''}`
         },

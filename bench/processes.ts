@@ -1,5 +1,6 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
-import { readFileSync, readdirSync } from 'node:fs'
+import { appendFileSync, readFileSync, readdirSync } from 'node:fs'
+import { createInterface } from 'node:readline'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { repoRoot } from './agents'
@@ -90,6 +91,7 @@ export interface Served {
 }
 
 export const WAKEUPS_PRELOAD = join(repoRoot, 'bench', 'wakeups-preload.cjs')
+const GC_TRACE_PRELOAD = join(repoRoot, 'bench', 'gc-trace-preload.cjs')
 
 /**
  * Starts serve.js (or the build BENCH_SERVE_JS names, to measure a version before); `wakeupsDir`: with
@@ -98,6 +100,9 @@ export const WAKEUPS_PRELOAD = join(repoRoot, 'bench', 'wakeups-preload.cjs')
 export async function startServe(dataDir: string, wakeupsDir?: string): Promise<Served> {
   const env: NodeJS.ProcessEnv = { ...process.env }
   if (wakeupsDir) Object.assign(env, { NODE_OPTIONS: `--require ${WAKEUPS_PRELOAD}`, BENCH_WAKEUPS_ROLE: 'agent', BENCH_WAKEUPS_DIR: wakeupsDir })
+  // BENCH_GC_TRACE=<folder>: the Host's collections with V8's reasons (bench/gc-trace-preload.cjs), serve's console kept there.
+  const gcTrace = process.env.BENCH_GC_TRACE
+  if (gcTrace) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --require ${GC_TRACE_PRELOAD}`.trim()
   const serveJs = process.env.BENCH_SERVE_JS ?? join(repoRoot, 'out', 'main', 'serve.js')
   const child: ChildProcess = spawn(process.execPath, [serveJs, '--data-dir', dataDir, '--port', '0'], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -106,6 +111,7 @@ export async function startServe(dataDir: string, wakeupsDir?: string): Promise<
   const exited = new Promise((resolve) => child.once('exit', resolve))
   try {
     const codes = consoleCodes(child)
+    if (gcTrace) keepConsole(child, join(gcTrace, `serve-${child.pid}.log`))
     const url = await servedUrl(child)
     // A build before serve forked its Host (BENCH_SERVE_JS) runs the Host in serve's own process.
     const hosts = childrenOf(child.pid!)
@@ -128,6 +134,11 @@ export async function startServe(dataDir: string, wakeupsDir?: string): Promise<
     await exited
     throw error
   }
+}
+
+/** Appends each line `child` prints to `file`, after the wall clock's time. */
+function keepConsole(child: ChildProcess, file: string): void {
+  createInterface({ input: child.stdout! }).on('line', (line) => appendFileSync(file, `${new Date().toISOString()} ${line}\n`))
 }
 
 /** Resolves once the served Host's search index is complete (`search.query` no longer says `indexing`); throws after 10 minutes. */

@@ -154,8 +154,11 @@ describe.runIf(process.platform === 'linux')('the desktop shell with the Host in
     expect(app.hostPids).toHaveLength(1)
     const [hostPid] = app.hostPids
     expect(hostPid).not.toBe(app.child.pid)
-    // V8's flags reach the Host's process (host-process/exec-argv.ts): its `gc` for quiet-gc.ts, its young generation 2 × 8 MB.
-    expect(readFileSync(`/proc/${hostPid}/cmdline`, 'utf8').split('\0')).toEqual(expect.arrayContaining(['--expose-gc', '--max-semi-space-size=8']))
+    // V8's flags reach the Host's process (host-process/exec-argv.ts): its `gc` for quiet-gc.ts, its young generation
+    // 2 × 8 MB, no memory reducer (its collections woke an idle Host).
+    expect(readFileSync(`/proc/${hostPid}/cmdline`, 'utf8').split('\0')).toEqual(
+      expect.arrayContaining(['--expose-gc', '--max-semi-space-size=8', '--no-memory-reducer'])
+    )
     expect(await answered(app, 'projects.list')).toEqual({ ok: true, result: [] })
     // The `switchboard` command goes through the app's Host, by its door, while the app holds the data folder.
     const listed = await runCli(['ls', '--json'], { env: { SWITCHBOARD_DATA_DIR: app.dataDir } })

@@ -5,5 +5,9 @@
  * `--max-semi-space-size=8`: its young generation at most 2 × 8 MB instead
  * of Node's 2 × 16 MB, committed whenever the Host has worked
  * (docs/BENCHMARKS.md, item 12).
+ * `--no-memory-reducer`: V8's memory reducer, armed by every full collection,
+ * ran one more (and up to three) about 100 s after the last even in a Host
+ * doing nothing (its watchdog), into the idle window; quiet-gc.ts hands the
+ * garbage back after work instead (docs/BENCHMARKS.md, item 12).
  */
-export const HOST_EXEC_ARGV: string[] = ['--expose-gc', '--max-semi-space-size=8']
+export const HOST_EXEC_ARGV: string[] = ['--expose-gc', '--max-semi-space-size=8', '--no-memory-reducer']

@@ -10,6 +10,8 @@ import { PerformanceObserver, performance } from 'node:perf_hooks'
  * objects with 10,000 sessions: ArrayBuffers 19.5 → 1 MB after a full
  * collection) until four panes' streams had run their whole length with no
  * full collection, their garbage piling on it (docs/BENCHMARKS.md, item 12).
+ * The Host runs without the memory reducer (exec-argv.ts: its collections
+ * came ~100 s apart in a Host doing nothing): this is what hands back.
  *
  * Work is seen by its garbage: after a garbage collection of any kind (a
  * scavenge of the young generation comes every few MB allocated), a second
