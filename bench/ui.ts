@@ -1,8 +1,8 @@
-import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { Host } from '../electron/host/host'
-import { readUserSettings } from '../electron/host/settings/service'
+import { readUserSettings, SETTINGS_FILE } from '../electron/host/settings/service'
 import { startWsServer } from '../electron/host/web/ws-server'
 import { firstScreenModule } from '../electron/host/host-process/first-screen-module'
 import type { FirstScreenRenderer } from '../shared/contract'
@@ -286,8 +286,32 @@ export async function reopen(browser: Browser, dataDir: string, title: string, m
 }
 
 /**
+ * When a past session's tail is painted after the click on it, seen from the page itself (as `ROWS_PAINTED`):
+ * from the click's pointerdown to the frame after the tail's entry (its text `window.__tailText`) came into the
+ * page, on the page's clock; the harness's own round trips (the click's checks, the wait for the text, the
+ * frames waited for after) are not in it.
+ */
+const TAIL_PAINTED = `(() => {
+  window.__tailPainted = null
+  document.addEventListener('pointerdown', (event) => {
+    if (!window.__tailText || window.__clickedAt) return
+    window.__clickedAt = event.timeStamp
+    const observer = new MutationObserver(() => {
+      if (!document.body.textContent.includes(window.__tailText)) return
+      observer.disconnect()
+      requestAnimationFrame(() => setTimeout(() => (window.__tailPainted = performance.now() - window.__clickedAt)))
+    })
+    observer.observe(document.body, { childList: true, subtree: true, characterData: true })
+  }, true)
+})()`
+
+/**
  * A Host on `dataDir` served to a new page; the click on the session titled `title` timed to the first paint of its
  * tail (the entry saying "the final answer <marker>"), then `then` with the page; everything closed after.
+ *
+ * Each run opens the session anew, as a reader does a past one: the pane layout an earlier run kept (the session
+ * left open, which the window puts back at its start) is cleared first, and the click comes once the page has
+ * settled after its start (no fetch for half a second, then an idle moment), as a reader's after reading the list.
  */
 export async function openPastSession<T>(
   browser: Browser,
@@ -296,23 +320,40 @@ export async function openPastSession<T>(
   marker: string,
   then: (page: Page, firstPaintMs: number) => Promise<T>
 ): Promise<T> {
+  await forgetPaneLayout(dataDir)
   const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
   const server = await serve(host)
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
   const page = await context.newPage()
+  await page.addInitScript(TAIL_PAINTED)
   try {
     await page.goto(server.url)
     const item = page.locator('[data-testid=session-item]', { hasText: title }).first()
     await item.waitFor({ timeout: 120_000 })
     await painted(page)
-    const t0 = now()
+    await page.waitForLoadState('networkidle')
+    await page.evaluate('new Promise((r) => requestIdleCallback(() => r(), { timeout: 2000 }))')
+    const tail = `the final answer ${marker}`
+    if ((await page.evaluate(`document.body.textContent.includes(${JSON.stringify(tail)})`)) as boolean) {
+      throw new Error('openPastSession: the tail is in the page before the click')
+    }
+    await page.evaluate(`window.__tailText = ${JSON.stringify(tail)}`)
     await item.click()
-    await page.getByText(`the final answer ${marker}`).waitFor({ timeout: 300_000 })
+    await page.getByText(tail).waitFor({ timeout: 300_000 })
     await painted(page)
-    return await then(page, now() - t0)
+    const firstPaintMs = (await (await page.waitForFunction('window.__tailPainted')).jsonValue()) as number
+    return await then(page, firstPaintMs)
   } finally {
     await context.close()
     await server.close()
     await host.close()
   }
+}
+
+/** Clears the pane layout kept in `dataDir`'s settings (the sessions left open), as a window closed on none. */
+async function forgetPaneLayout(dataDir: string): Promise<void> {
+  const file = join(dataDir, SETTINGS_FILE)
+  const settings = (JSON.parse(await readFile(file, 'utf8').catch(() => '{}')) as Record<string, unknown>) ?? {}
+  delete settings.panes
+  await writeFile(file, JSON.stringify(settings, null, 2))
 }

@@ -1,0 +1,112 @@
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { Host } from '../electron/host/host'
+import { launchBrowser, serve } from '../test/e2e/browser'
+import { makeDataset } from './data'
+import { withTempDir } from './lib'
+import { startProfiles } from './profile'
+
+/**
+ * Where a past session's open spends its time, seen from the page: the click, the `sessions.open` request and its
+ * answer, the chunks fetched, the tail's entry put in the page and its frame painted (each on the page's clock,
+ * from the click). `node --import tsx bench/open-probe.ts [turns] [runs]`; BENCH_PROFILE / BENCH_TRACE as profile.ts.
+ */
+
+const PROBE = `(() => {
+  const marks = (window.__marks = [])
+  const mark = (what) => marks.push([what, performance.now()])
+  window.__mark = mark
+  const Native = window.WebSocket
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args)
+      this.addEventListener('message', (event) => {
+        const text = typeof event.data === 'string' ? event.data : ''
+        if (window.__armed && text.includes('"kind":"response"')) mark('response ' + text.length + 'B')
+      })
+    }
+    send(data) {
+      if (window.__armed && typeof data === 'string') mark('send ' + (/"method":"([^"]+)"/.exec(data) || [])[1])
+      return super.send(data)
+    }
+  }
+  document.addEventListener('pointerdown', () => { window.__armed = true; mark('pointerdown') }, true)
+  document.addEventListener('click', () => mark('click'), true)
+  window.__watch = (text) => {
+    const observer = new MutationObserver(() => {
+      if (!document.body.innerText.includes(text)) return
+      observer.disconnect()
+      mark('tail in page')
+      requestAnimationFrame(() => { mark('rAF'); setTimeout(() => mark('painted')) })
+    })
+    observer.observe(document, { childList: true, subtree: true, characterData: true })
+  }
+})()`
+
+async function main(): Promise<void> {
+  const turns = Number(process.argv[2] ?? 3)
+  const runs = Number(process.argv[3] ?? 5)
+  const browser = await launchBrowser()
+  await withTempDir('open-probe', async (root) => {
+    const { dataDir, longSessionTitle, marker } = await makeDataset(root, { projects: 1, sessions: 1, turnsPerSession: 1, longTurns: turns })
+    for (let run = 0; run < runs; run++) {
+      if (process.env.PROBE_FRESH === '1') await rm(join(dataDir, 'settings.json'), { force: true })
+      const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
+      const server = await serve(host)
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+      const page = await context.newPage()
+      await page.addInitScript(PROBE)
+      try {
+        await page.goto(server.url)
+        const item = page.locator('[data-testid=session-item]', { hasText: longSessionTitle! }).first()
+        await item.waitFor({ timeout: 120_000 })
+        await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
+        await page.waitForTimeout(Number(process.env.PROBE_IDLE_MS ?? 300))
+        await page.evaluate(`window.__watch(${JSON.stringify(`the final answer ${marker}`)})`)
+        const before = (await page.evaluate(`document.body.innerText.includes(${JSON.stringify(`the final answer ${marker}`)})`)) as boolean
+        console.log(`run ${run}: tail in the page before the click: ${before}`)
+        const stop = run === runs - 1 ? await startProfiles(browser, page, 'open-probe') : async () => undefined
+        const cdp = await context.newCDPSession(page)
+        await cdp.send('Performance.enable', { timeDomain: 'threadTicks' })
+        const metric = async (): Promise<Record<string, number>> =>
+          Object.fromEntries(
+            ((await cdp.send('Performance.getMetrics')) as { metrics: { name: string; value: number }[] }).metrics.map((m) => [m.name, m.value])
+          )
+        const m0 = await metric()
+        const t0 = Date.now()
+        await item.click()
+        await page.getByText(`the final answer ${marker}`).waitFor({ timeout: 300_000 })
+        await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
+        const outside = Date.now() - t0
+        const m1 = await metric()
+        const ms = (name: string): string => ((m1[name] - m0[name]) * 1000).toFixed(0)
+        console.log(
+          `run ${run}: main thread from the click to the tail painted: task ${ms('TaskDuration')} ms (script ${ms('ScriptDuration')}, layout ${ms('LayoutDuration')}, style ${ms('RecalcStyleDuration')})`
+        )
+        await page.waitForTimeout(100)
+        await stop()
+        const marks = (await page.evaluate('window.__marks')) as [string, number][]
+        const resources = (await page.evaluate(
+          `performance.getEntriesByType('resource').filter((e) => e.startTime >= window.__marks[0][1] - 5).map((e) => [e.name.split('/').pop(), e.startTime, e.responseEnd])`
+        )) as [string, number, number][]
+        const start = marks[0]?.[1] ?? 0
+        console.log(`run ${run}: outside ${outside} ms`)
+        for (const [what, at] of marks) console.log(`  ${(at - start).toFixed(1).padStart(7)} ${what}`)
+        for (const [name, s, e] of resources) console.log(`  ${(s - start).toFixed(1).padStart(7)}..${(e - start).toFixed(1)} fetch ${name}`)
+      } finally {
+        await context.close()
+        await server.close()
+        await host.close()
+      }
+    }
+  })
+  await browser.close()
+}
+
+void main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error)
+    process.exit(1)
+  }
+)
