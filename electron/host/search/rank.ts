@@ -268,6 +268,8 @@ function derivedTerms(words: Words, term: string, prefix: boolean): Derived[] {
 }
 
 let sums: Float64Array[] = []
+/** The words of a query whose arrays are kept from query to query; a longer query's others are its own (a pasted sentence of 30 words would keep 30 arrays the index's size for good). */
+const KEPT_SUMS = 4
 
 /**
  * Per word of the query, a sum per document (by short id), zeroed: the same arrays from query to query (a query is
@@ -275,6 +277,7 @@ let sums: Float64Array[] = []
  * megabytes for the GC nor zeroes the whole index's worth.
  */
 function scratch(term: number, size: number): Float64Array {
+  if (term >= KEPT_SUMS) return new Float64Array(size)
   if (sums.length <= term || sums[term].length < size) {
     if (sums.length <= term) sums = [...sums, ...Array.from({ length: term + 1 - sums.length }, () => new Float64Array(0))]
     sums[term] = new Float64Array(Math.ceil(size * 1.25))
