@@ -1,10 +1,8 @@
-import { rm } from 'node:fs/promises'
-import { join } from 'node:path'
-import { Host } from '../electron/host/host'
-import { launchBrowser, serve } from '../test/e2e/browser'
+import { launchBrowser } from '../test/e2e/browser'
 import { makeDataset } from './data'
 import { withTempDir } from './lib'
 import { startProfiles } from './profile'
+import { withPastSessionListed } from './ui'
 
 /**
  * Where a past session's open spends its time, seen from the page: the click, the `sessions.open` request and its
@@ -50,16 +48,8 @@ async function main(): Promise<void> {
   await withTempDir('open-probe', async (root) => {
     const { dataDir, longSessionTitle, marker } = await makeDataset(root, { projects: 1, sessions: 1, turnsPerSession: 1, longTurns: turns })
     for (let run = 0; run < runs; run++) {
-      if (process.env.PROBE_FRESH === '1') await rm(join(dataDir, 'settings.json'), { force: true })
-      const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
-      const server = await serve(host)
-      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-      const page = await context.newPage()
-      await page.addInitScript(PROBE)
-      try {
-        await page.goto(server.url)
-        const item = page.locator('[data-testid=session-item]', { hasText: longSessionTitle! }).first()
-        await item.waitFor({ timeout: 120_000 })
+      await withPastSessionListed(browser, dataDir, longSessionTitle!, PROBE, async (page, item) => {
+        const context = page.context()
         await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
         await page.waitForTimeout(Number(process.env.PROBE_IDLE_MS ?? 300))
         await page.evaluate(`window.__watch(${JSON.stringify(`the final answer ${marker}`)})`)
@@ -93,11 +83,7 @@ async function main(): Promise<void> {
         console.log(`run ${run}: outside ${outside} ms`)
         for (const [what, at] of marks) console.log(`  ${(at - start).toFixed(1).padStart(7)} ${what}`)
         for (const [name, s, e] of resources) console.log(`  ${(s - start).toFixed(1).padStart(7)}..${(e - start).toFixed(1)} fetch ${name}`)
-      } finally {
-        await context.close()
-        await server.close()
-        await host.close()
-      }
+      })
     }
   })
   await browser.close()

@@ -1,6 +1,6 @@
 import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core'
 import { Host } from '../electron/host/host'
 import { readUserSettings, SETTINGS_FILE } from '../electron/host/settings/service'
 import { startWsServer } from '../electron/host/web/ws-server'
@@ -320,16 +320,7 @@ export async function openPastSession<T>(
   marker: string,
   then: (page: Page, firstPaintMs: number) => Promise<T>
 ): Promise<T> {
-  await forgetPaneLayout(dataDir)
-  const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
-  const server = await serve(host)
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-  const page = await context.newPage()
-  await page.addInitScript(TAIL_PAINTED)
-  try {
-    await page.goto(server.url)
-    const item = page.locator('[data-testid=session-item]', { hasText: title }).first()
-    await item.waitFor({ timeout: 120_000 })
+  return withPastSessionListed(browser, dataDir, title, TAIL_PAINTED, async (page, item) => {
     await painted(page)
     await page.waitForLoadState('networkidle')
     await page.evaluate('new Promise((r) => requestIdleCallback(() => r(), { timeout: 2000 }))')
@@ -343,6 +334,31 @@ export async function openPastSession<T>(
     await painted(page)
     const firstPaintMs = (await (await page.waitForFunction('window.__tailPainted')).jsonValue()) as number
     return await then(page, firstPaintMs)
+  })
+}
+
+/**
+ * A Host on `dataDir` with no pane kept open (forgetPaneLayout), served to a new page running `initScript`, with the
+ * session titled `title` listed; then `then` with the page and that session's row; everything closed after.
+ */
+export async function withPastSessionListed<T>(
+  browser: Browser,
+  dataDir: string,
+  title: string,
+  initScript: string,
+  then: (page: Page, item: Locator) => Promise<T>
+): Promise<T> {
+  await forgetPaneLayout(dataDir)
+  const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
+  const server = await serve(host)
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const page = await context.newPage()
+  await page.addInitScript(initScript)
+  try {
+    await page.goto(server.url)
+    const item = page.locator('[data-testid=session-item]', { hasText: title }).first()
+    await item.waitFor({ timeout: 120_000 })
+    return await then(page, item)
   } finally {
     await context.close()
     await server.close()
