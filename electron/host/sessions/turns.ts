@@ -35,17 +35,19 @@ export interface TurnsDeps extends SessionDeps {
 }
 
 export class Turns {
-  /** Prompts under way, each until its end is written (its thread, its record, the queue told). */
-  private readonly underWay = new Set<Promise<unknown>>()
-  /** How many prompts each session has under way, from the request on: one still being prepared has no turn yet. */
-  private readonly perSession = new Map<string, number>()
+  /**
+   * Prompts under way, by their session, each from its request (one still being prepared has no turn yet) until its
+   * end is written (its thread, its record, the queue told).
+   */
+  private readonly underWay = new Map<Promise<unknown>, string>()
   private closingDown = false
 
   constructor(private readonly deps: TurnsDeps) {}
 
   /** A prompt of the session is under way, from its request to its end (the idle stop waits for it). */
   hasPromptUnderWay(id: string): boolean {
-    return this.perSession.has(id)
+    for (const session of this.underWay.values()) if (session === id) return true
+    return false
   }
 
   /** Switchboard is closing: no prompt starts any more. */
@@ -60,7 +62,7 @@ export class Turns {
    */
   close(): Promise<void> {
     this.closingDown = true
-    return Promise.allSettled([...this.underWay]).then(() => undefined)
+    return Promise.allSettled([...this.underWay.keys()]).then(() => undefined)
   }
 
   /** A turn is over (every prompt of it answered): `hold` says why the queue must wait, null when it goes on. */
@@ -82,16 +84,10 @@ export class Turns {
     options: { midTurn?: boolean; onStart?: () => void } = {}
   ): Promise<{ stopReason: string }> {
     if (this.closingDown) return Promise.reject(new Error('Switchboard is closing; the prompt was not sent'))
-    // Counted before the first await: until its turn begins, nothing else says the session is busy.
-    this.perSession.set(id, (this.perSession.get(id) ?? 0) + 1)
+    // Kept before run's first await lets anything else in: until its turn begins, nothing else says the session is busy.
     const turn = this.run(id, text, attachments, options)
-    this.underWay.add(turn)
-    const gone = (): void => {
-      this.underWay.delete(turn)
-      const left = (this.perSession.get(id) ?? 1) - 1
-      if (left > 0) this.perSession.set(id, left)
-      else this.perSession.delete(id)
-    }
+    this.underWay.set(turn, id)
+    const gone = (): void => void this.underWay.delete(turn)
     turn.then(gone, gone)
     return turn
   }
