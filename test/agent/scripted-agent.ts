@@ -34,7 +34,7 @@ import {
   type ToolCallContent,
   type ToolKind
 } from '@agentclientprotocol/sdk'
-import * as v2 from '@agentclientprotocol/sdk/experimental/v2'
+import type * as v2 from '@agentclientprotocol/sdk/experimental/v2'
 import { createTwoFilesPatch } from 'diff'
 import { XSS_CORPUS } from './xss-corpus'
 import { hostileCommand } from './hostile'
@@ -142,6 +142,13 @@ function receivedSystemPrompt(method: string): unknown {
 }
 /** `1`: also speak ACP protocol version 2 (the draft), to clients that ask for it, with the same sessions and scripts. */
 const speaksV2 = env.SCRIPTED_AGENT_V2 === '1'
+type V2Sdk = typeof v2
+/**
+ * Version 2's SDK, loaded only by an agent that speaks it: building its schemas took every start of this agent about
+ * 0.2 s more CPU (0.45 against 0.25 s of user time to load the build, on a loaded machine), and the suite starts it
+ * several hundred times, nearly always without version 2.
+ */
+const v2sdk: V2Sdk | null = speaksV2 ? await import('@agentclientprotocol/sdk/experimental/v2') : null
 
 if (stateDir) mkdirSync(stateDir, { recursive: true })
 
@@ -1871,8 +1878,8 @@ function toV2ConfigOptions(options: SessionConfigOption[]): v2.SessionConfigOpti
   return options.map(({ id, ...option }) => ({ configId: id, ...option }) as v2.SessionConfigOption)
 }
 
-function v2Peer(client: v2.AgentContext): Peer {
-  const send = (sessionId: string, update: v2.SessionUpdate): Promise<void> => client.notify(v2.methods.client.session.update, { sessionId, update })
+function v2Peer(sdk: V2Sdk, client: v2.AgentContext): Peer {
+  const send = (sessionId: string, update: v2.SessionUpdate): Promise<void> => client.notify(sdk.methods.client.session.update, { sessionId, update })
   return {
     update: async (sessionId, update) => {
       const converted = toV2Update(update)
@@ -1881,14 +1888,14 @@ function v2Peer(client: v2.AgentContext): Peer {
     v2Update: send,
     elicit: (request) =>
       client.request(
-        v2.methods.client.elicitation.create,
+        sdk.methods.client.elicitation.create,
         request as unknown as v2.CreateElicitationRequest
       ) as unknown as Promise<CreateElicitationResponse>,
-    elicitationComplete: (elicitationId) => client.notify(v2.methods.client.elicitation.complete, { elicitationId }),
+    elicitationComplete: (elicitationId) => client.notify(sdk.methods.client.elicitation.complete, { elicitationId }),
     requestPermission: async (request, options) => {
       const { toolCall } = request
       const response = await client.request(
-        v2.methods.client.session.requestPermission,
+        sdk.methods.client.session.requestPermission,
         {
           sessionId: request.sessionId,
           title: toolCall.title ?? 'Permission',
@@ -1910,171 +1917,178 @@ function v2SessionAnswer(session: Session): { configOptions?: v2.SessionConfigOp
   return offerSessionState ? { configOptions: toV2ConfigOptions(configOptions(session)) } : {}
 }
 
-async function sendState(client: v2.AgentContext, sessionId: string, update: v2.StateUpdate): Promise<void> {
-  await client.notify(v2.methods.client.session.update, { sessionId, update: { sessionUpdate: 'state_update', ...update } as v2.SessionUpdate })
+async function sendState(sdk: V2Sdk, client: v2.AgentContext, sessionId: string, update: v2.StateUpdate): Promise<void> {
+  await client.notify(sdk.methods.client.session.update, { sessionId, update: { sessionUpdate: 'state_update', ...update } as v2.SessionUpdate })
 }
 
-const v2App = v2
-  .agent({ name: agentName })
-  .onRequest(v2.methods.agent.initialize, async ({ params }) => {
-    // Version 2 names the client's capabilities `capabilities`; elicitation and auth have version 1's shapes.
-    const announced =
-      (params as { capabilities?: { elicitation?: ClientCapabilities['elicitation']; auth?: ClientCapabilities['auth'] } }).capabilities ?? {}
-    clientCapabilities = {
-      elicitation: announced.elicitation ?? undefined,
-      auth: announced.auth ? { terminal: Boolean(announced.auth.terminal) } : undefined
-    }
-    if (initMode === 'exit') {
-      log('scripted-agent: cannot start: missing credentials')
-      process.exit(3)
-    }
-    if (initMode === 'hang') return new Promise<never>(() => undefined)
-    const prompt = promptCapabilities()
-    const optional = (name: string): Record<string, object> => (sessionMethods.has(name) ? { [name]: {} } : {})
-    return {
-      protocolVersion: v2.PROTOCOL_VERSION,
-      info: { name: agentName, title: 'Scripted Agent', version: '1.0.0' },
-      capabilities: {
-        session: {
-          prompt: Object.fromEntries(
-            Object.entries(prompt)
-              .filter(([, on]) => on)
-              .map(([kind]) => [kind, {}])
-          ),
-          mcp: { stdio: {} },
-          ...optional('delete'),
-          ...optional('additionalDirectories')
-        }
-      },
-      authMethods: needsAuth
-        ? [
-            { type: 'agent' as const, methodId: 'browser', name: 'Log in with the browser', description: 'The agent opens a login page' },
-            { type: 'terminal' as const, methodId: 'cli-login', name: 'Log in from a terminal', args: ['--login'] }
-          ]
-        : []
-    }
-  })
-  .onRequest(v2.methods.agent.auth.login, async ({ params }) => {
-    if (params.methodId !== 'browser') throw new RequestError(-32602, `Unknown auth method ${params.methodId}`)
-    authenticated = true
-    return {}
-  })
-  .onRequest(v2.methods.agent.auth.logout, async () => {
-    authenticated = false
-    return {}
-  })
-  .onRequest(v2.methods.agent.session.new, async ({ params }) => {
-    if (!isAbsolute(params.cwd)) throw new RequestError(-32602, `cwd must be an absolute path, got '${params.cwd}'`)
-    requireAuth()
-    if (env.SCRIPTED_AGENT_NEW === 'fail') {
-      // As an agent whose own set-up fails: a line on stderr among others, then the SDK's generic error with details.
-      process.stderr.write('scripted-agent: indexing the workspace\n')
-      process.stderr.write(`scripted-agent: open ${params.cwd}/.index/lock: permission denied\n`)
-      process.stderr.write('scripted-agent: giving up on this session\n')
-      throw RequestError.internalError({ details: 'The workspace index could not be opened' })
-    }
-    const session = newSessionState(`sess-${randomUUID()}`, params.cwd)
-    session.additionalDirectories = params.additionalDirectories ?? null
-    sessions.set(session.id, session)
-    persist(session)
-    return { sessionId: session.id, ...v2SessionAnswer(session) }
-  })
-  .onRequest(v2.methods.agent.session.setConfigOption, async ({ params }) => {
-    const session = sessions.get(params.sessionId)
-    if (!session) throw unknownSession(params.sessionId)
-    if (params.configId === 'model' && params.type === 'id' && (params.value === 'fast' || params.value === 'smart'))
-      session.config.model = params.value
-    else if (params.configId === 'verbose' && params.type === 'boolean' && typeof params.value === 'boolean') session.config.verbose = params.value
-    else throw new RequestError(-32602, `Invalid value for ${params.configId}`)
-    return { configOptions: toV2ConfigOptions(configOptions(session)) }
-  })
-  .onRequest(v2.methods.agent.session.prompt, async ({ params, client }) => {
-    const session = sessions.get(params.sessionId)
-    if (!session) throw unknownSession(params.sessionId)
-    requireAuth()
-    if (session.turn) throw new RequestError(-32600, `Session ${session.id} already has a prompt turn running`)
-    const prompt = params.prompt as ContentBlock[]
-    const text = promptText(prompt)
-    currentPrompt = prompt
-    const messageId = randomUUID()
-    const userChunk: SessionUpdate = { sessionUpdate: 'user_message_chunk', messageId, content: { type: 'text', text } }
-    session.history.push(userChunk)
-    persist(session)
-    const controller = new AbortController()
-    const turn: Turn = { controller }
-    session.turn = turn
-    // The prompt is inserted: echoed as the user message, and work starts.
-    await client.notify(v2.methods.client.session.update, { sessionId: session.id, update: toV2Update(userChunk)! })
-    await sendState(client, session.id, { state: 'running' })
-    turn.finished = (async () => {
-      let idle: v2.StateUpdate
-      try {
-        idle = { state: 'idle', stopReason: await new TurnRunner(session, v2Peer(client), controller.signal).run(scriptFor(text)) } as v2.StateUpdate
-      } catch (error) {
-        const code = error instanceof RequestError ? error.code : -32603
-        idle = { state: 'idle', stopReason: 'error', error: { code, message: errorMessage(error) } }
-      } finally {
-        session.turn = null
-        persist(session)
+/** The version 2 side of this agent, built from the SDK once it is loaded. */
+function v2AgentOf(sdk: V2Sdk) {
+  const v2App = sdk
+    .agent({ name: agentName })
+    .onRequest(sdk.methods.agent.initialize, async ({ params }) => {
+      // Version 2 names the client's capabilities `capabilities`; elicitation and auth have version 1's shapes.
+      const announced =
+        (params as { capabilities?: { elicitation?: ClientCapabilities['elicitation']; auth?: ClientCapabilities['auth'] } }).capabilities ?? {}
+      clientCapabilities = {
+        elicitation: announced.elicitation ?? undefined,
+        auth: announced.auth ? { terminal: Boolean(announced.auth.terminal) } : undefined
       }
-      await sendState(client, session.id, idle)
-    })().catch((error: unknown) => log(`scripted-agent: turn ended badly: ${errorMessage(error)}`))
-    return { messageId }
-  })
-  .onNotification(v2.methods.agent.session.cancel, ({ params }) => {
-    sessions.get(params.sessionId)?.turn?.controller.abort()
-  })
-  .onRequest(v2.methods.agent.session.list, async ({ params }) => {
-    const all = storedSessions().filter((s) => !params.cwd || s.cwd === params.cwd)
-    const start = params.cursor ? Number(params.cursor) : 0
-    if (!Number.isInteger(start) || start < 0) throw new RequestError(-32602, `Invalid cursor ${params.cursor}`)
-    const page = all.slice(start, start + PAGE_SIZE)
-    return {
-      sessions: page.map((s) => ({ sessionId: s.sessionId, cwd: s.cwd, title: s.title, updatedAt: s.updatedAt })),
-      nextCursor: start + PAGE_SIZE < all.length ? String(start + PAGE_SIZE) : null
-    }
-  })
-  .onRequest(v2.methods.agent.session.resume, async ({ params, client, signal }) => {
-    if (params.replayFrom && (params.replayFrom.type !== 'start' || !loadSession)) {
-      throw new RequestError(-32602, `Cannot replay from ${JSON.stringify(params.replayFrom)}`)
-    }
-    const history = readHistory(params.sessionId)
-    if (!history) throw unknownSession(params.sessionId)
-    if (!(await wait(Number(env.SCRIPTED_AGENT_LOAD_DELAY_MS ?? 0), signal))) throw RequestError.requestCancelled()
-    const session = restore(params.sessionId, history, params.cwd)
-    session.additionalDirectories = params.additionalDirectories ?? null
-    if (params.replayFrom) {
-      for (const update of history) {
-        const converted = toV2Update(update)
-        if (converted) await client.notify(v2.methods.client.session.update, { sessionId: session.id, update: converted })
+      if (initMode === 'exit') {
+        log('scripted-agent: cannot start: missing credentials')
+        process.exit(3)
       }
-    }
-    // Every resume reports the current state before it answers.
-    await sendState(client, session.id, { state: 'idle' })
-    return v2SessionAnswer(session)
-  })
-  .onRequest(v2.methods.agent.session.close, async ({ params }) => {
-    const session = sessions.get(params.sessionId)
-    if (session?.turn) {
-      // Closing cancels the turn, whose final idle state goes out before this answer.
-      session.turn.controller.abort()
-      await session.turn.finished
-    }
-    sessions.delete(params.sessionId)
-    return {}
-  })
-
-const v2Agent = sessionMethods.has('delete')
-  ? v2App.onRequest(v2.methods.agent.session.delete, async ({ params }) => {
-      sessions.delete(params.sessionId)
-      const file = historyFile(params.sessionId)
-      if (file && /^[A-Za-z0-9_.-]+$/.test(params.sessionId)) {
-        rmSync(file, { force: true })
-        rmSync(metaFile(file), { force: true })
+      if (initMode === 'hang') return new Promise<never>(() => undefined)
+      const prompt = promptCapabilities()
+      const optional = (name: string): Record<string, object> => (sessionMethods.has(name) ? { [name]: {} } : {})
+      return {
+        protocolVersion: sdk.PROTOCOL_VERSION,
+        info: { name: agentName, title: 'Scripted Agent', version: '1.0.0' },
+        capabilities: {
+          session: {
+            prompt: Object.fromEntries(
+              Object.entries(prompt)
+                .filter(([, on]) => on)
+                .map(([kind]) => [kind, {}])
+            ),
+            mcp: { stdio: {} },
+            ...optional('delete'),
+            ...optional('additionalDirectories')
+          }
+        },
+        authMethods: needsAuth
+          ? [
+              { type: 'agent' as const, methodId: 'browser', name: 'Log in with the browser', description: 'The agent opens a login page' },
+              { type: 'terminal' as const, methodId: 'cli-login', name: 'Log in from a terminal', args: ['--login'] }
+            ]
+          : []
       }
+    })
+    .onRequest(sdk.methods.agent.auth.login, async ({ params }) => {
+      if (params.methodId !== 'browser') throw new RequestError(-32602, `Unknown auth method ${params.methodId}`)
+      authenticated = true
       return {}
     })
-  : v2App
+    .onRequest(sdk.methods.agent.auth.logout, async () => {
+      authenticated = false
+      return {}
+    })
+    .onRequest(sdk.methods.agent.session.new, async ({ params }) => {
+      if (!isAbsolute(params.cwd)) throw new RequestError(-32602, `cwd must be an absolute path, got '${params.cwd}'`)
+      requireAuth()
+      if (env.SCRIPTED_AGENT_NEW === 'fail') {
+        // As an agent whose own set-up fails: a line on stderr among others, then the SDK's generic error with details.
+        process.stderr.write('scripted-agent: indexing the workspace\n')
+        process.stderr.write(`scripted-agent: open ${params.cwd}/.index/lock: permission denied\n`)
+        process.stderr.write('scripted-agent: giving up on this session\n')
+        throw RequestError.internalError({ details: 'The workspace index could not be opened' })
+      }
+      const session = newSessionState(`sess-${randomUUID()}`, params.cwd)
+      session.additionalDirectories = params.additionalDirectories ?? null
+      sessions.set(session.id, session)
+      persist(session)
+      return { sessionId: session.id, ...v2SessionAnswer(session) }
+    })
+    .onRequest(sdk.methods.agent.session.setConfigOption, async ({ params }) => {
+      const session = sessions.get(params.sessionId)
+      if (!session) throw unknownSession(params.sessionId)
+      if (params.configId === 'model' && params.type === 'id' && (params.value === 'fast' || params.value === 'smart'))
+        session.config.model = params.value
+      else if (params.configId === 'verbose' && params.type === 'boolean' && typeof params.value === 'boolean') session.config.verbose = params.value
+      else throw new RequestError(-32602, `Invalid value for ${params.configId}`)
+      return { configOptions: toV2ConfigOptions(configOptions(session)) }
+    })
+    .onRequest(sdk.methods.agent.session.prompt, async ({ params, client }) => {
+      const session = sessions.get(params.sessionId)
+      if (!session) throw unknownSession(params.sessionId)
+      requireAuth()
+      if (session.turn) throw new RequestError(-32600, `Session ${session.id} already has a prompt turn running`)
+      const prompt = params.prompt as ContentBlock[]
+      const text = promptText(prompt)
+      currentPrompt = prompt
+      const messageId = randomUUID()
+      const userChunk: SessionUpdate = { sessionUpdate: 'user_message_chunk', messageId, content: { type: 'text', text } }
+      session.history.push(userChunk)
+      persist(session)
+      const controller = new AbortController()
+      const turn: Turn = { controller }
+      session.turn = turn
+      // The prompt is inserted: echoed as the user message, and work starts.
+      await client.notify(sdk.methods.client.session.update, { sessionId: session.id, update: toV2Update(userChunk)! })
+      await sendState(sdk, client, session.id, { state: 'running' })
+      turn.finished = (async () => {
+        let idle: v2.StateUpdate
+        try {
+          idle = {
+            state: 'idle',
+            stopReason: await new TurnRunner(session, v2Peer(sdk, client), controller.signal).run(scriptFor(text))
+          } as v2.StateUpdate
+        } catch (error) {
+          const code = error instanceof RequestError ? error.code : -32603
+          idle = { state: 'idle', stopReason: 'error', error: { code, message: errorMessage(error) } }
+        } finally {
+          session.turn = null
+          persist(session)
+        }
+        await sendState(sdk, client, session.id, idle)
+      })().catch((error: unknown) => log(`scripted-agent: turn ended badly: ${errorMessage(error)}`))
+      return { messageId }
+    })
+    .onNotification(sdk.methods.agent.session.cancel, ({ params }) => {
+      sessions.get(params.sessionId)?.turn?.controller.abort()
+    })
+    .onRequest(sdk.methods.agent.session.list, async ({ params }) => {
+      const all = storedSessions().filter((s) => !params.cwd || s.cwd === params.cwd)
+      const start = params.cursor ? Number(params.cursor) : 0
+      if (!Number.isInteger(start) || start < 0) throw new RequestError(-32602, `Invalid cursor ${params.cursor}`)
+      const page = all.slice(start, start + PAGE_SIZE)
+      return {
+        sessions: page.map((s) => ({ sessionId: s.sessionId, cwd: s.cwd, title: s.title, updatedAt: s.updatedAt })),
+        nextCursor: start + PAGE_SIZE < all.length ? String(start + PAGE_SIZE) : null
+      }
+    })
+    .onRequest(sdk.methods.agent.session.resume, async ({ params, client, signal }) => {
+      if (params.replayFrom && (params.replayFrom.type !== 'start' || !loadSession)) {
+        throw new RequestError(-32602, `Cannot replay from ${JSON.stringify(params.replayFrom)}`)
+      }
+      const history = readHistory(params.sessionId)
+      if (!history) throw unknownSession(params.sessionId)
+      if (!(await wait(Number(env.SCRIPTED_AGENT_LOAD_DELAY_MS ?? 0), signal))) throw RequestError.requestCancelled()
+      const session = restore(params.sessionId, history, params.cwd)
+      session.additionalDirectories = params.additionalDirectories ?? null
+      if (params.replayFrom) {
+        for (const update of history) {
+          const converted = toV2Update(update)
+          if (converted) await client.notify(sdk.methods.client.session.update, { sessionId: session.id, update: converted })
+        }
+      }
+      // Every resume reports the current state before it answers.
+      await sendState(sdk, client, session.id, { state: 'idle' })
+      return v2SessionAnswer(session)
+    })
+    .onRequest(sdk.methods.agent.session.close, async ({ params }) => {
+      const session = sessions.get(params.sessionId)
+      if (session?.turn) {
+        // Closing cancels the turn, whose final idle state goes out before this answer.
+        session.turn.controller.abort()
+        await session.turn.finished
+      }
+      sessions.delete(params.sessionId)
+      return {}
+    })
+
+  const v2Agent = sessionMethods.has('delete')
+    ? v2App.onRequest(sdk.methods.agent.session.delete, async ({ params }) => {
+        sessions.delete(params.sessionId)
+        const file = historyFile(params.sessionId)
+        if (file && /^[A-Za-z0-9_.-]+$/.test(params.sessionId)) {
+          rmSync(file, { force: true })
+          rmSync(metaFile(file), { force: true })
+        }
+        return {}
+      })
+    : v2App
+  return v2Agent
+}
 
 /**
  * SCRIPTED_AGENT_PROTOCOL_VERSION with version 2: the version 2 answer to
@@ -2146,7 +2160,9 @@ if (process.argv.includes('--login')) {
     )
   }
   // With version 2, a router answers each client in the version it asks for (version 1 stays exactly as above).
-  const connection = speaksV2 ? v2.agentProtocolRouter().withV1(app).withV2(v2Agent).connect(rewriteInitializeAnswer(stdio)) : app.connect(stdio)
+  const connection = v2sdk
+    ? v2sdk.agentProtocolRouter().withV1(app).withV2(v2AgentOf(v2sdk)).connect(rewriteInitializeAnswer(stdio))
+    : app.connect(stdio)
   void connection.closed.then(
     () => process.exit(0),
     (error: unknown) => {
