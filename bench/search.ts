@@ -33,6 +33,8 @@ import { startProfiles } from './profile'
 type Add = (figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: number[]) => Figure
 
 const QUERY = 'render listing'
+/** What the palette asks first (SearchPalette.vue: the messages of its first screenful), as the Host's part and the floor ask it. */
+const LIMIT = 12
 /** The goal: < 100 ms at 10,000 and at 100,000 sessions, and at most 1.3 × one session. */
 const GOAL_MS = 100
 const GOAL_RATIO = 1.3
@@ -112,7 +114,7 @@ async function measureAt(browser: Browser, size: number, runs: number): Promise<
       const heapOpen = heapAfterGc() - heapBefore
       let answer: SearchResults
       for (;;) {
-        answer = await host.request('search.query', { q: QUERY, limit: 40 })
+        answer = await host.request('search.query', { q: QUERY, limit: LIMIT })
         if (!answer.indexing) break
         await new Promise((r) => setTimeout(r, 50))
       }
@@ -124,7 +126,7 @@ async function measureAt(browser: Browser, size: number, runs: number): Promise<
       const hostMs: number[] = []
       for (let i = 0; i < runs * 3; i++) {
         const t0 = process.cpuUsage()
-        answer = await host.request('search.query', { q: QUERY, limit: 40 })
+        answer = await host.request('search.query', { q: QUERY, limit: LIMIT })
         const spent = process.cpuUsage(t0)
         hostMs.push((spent.user + spent.system) / 1000)
       }

@@ -36,6 +36,19 @@ beforeEach(() => {
 })
 
 const results = (...titles: string[]): SearchResults => ({ projects: [], sessions: titles.map(hit), entries: [], indexing: null })
+const message = (i: number): SearchHit => ({
+  ...hit(`talk ${i}`),
+  kind: 'entry',
+  entryId: `e${i}`,
+  entryKind: 'user',
+  snippet: { text: `render ${i}`, marks: [[0, 6]] }
+})
+const messages = (n: number): SearchResults => ({
+  projects: [],
+  sessions: [],
+  entries: Array.from({ length: n }, (_, i) => message(i)),
+  indexing: null
+})
 
 describe('the search palette', () => {
   it('asks at each keystroke; what is typed while a question is out is asked once, as it is when the answer comes', async () => {
@@ -87,6 +100,45 @@ describe('the search palette', () => {
     const last = palette.findAll('[data-testid=search-result]').at(-1)
     expect(last?.attributes('aria-selected')).toBe('true')
     expect(palette.get('[data-testid=search-input]').attributes('aria-activedescendant')).toBe(last?.attributes('id'))
+    palette.unmount()
+  })
+
+  it('asks for the messages of a screenful first, and for the rest once it is to be drawn or ↑ goes past the top', async () => {
+    useUiStore().searchOpen = true
+    const palette = mount(SearchPalette, { attachTo: document.body })
+    await flushPromises()
+    const limits = (): unknown[] => fake.calls('search.query').map((params) => (params as { limit: number }).limit)
+    await palette.get('[data-testid=search-input]').setValue('render')
+    expect(limits()).toEqual([12])
+    asked[0].answer(messages(12))
+    await flushPromises()
+    const shown = () => palette.findAll('[data-testid=search-result]').map((r) => r.text())
+    expect(shown()).toHaveLength(12)
+    // happy-dom lays nothing out, so the first rows never fill the list: the rest is asked for once they are painted (a
+    // list they fill asks once scrolled: e2e/search.test.ts). It is shown in place of the first, the selection where it was.
+    await expect.poll(limits).toEqual([12, 40])
+    asked[1].answer(messages(40))
+    await flushPromises()
+    expect(shown()).toEqual(Array.from({ length: 40 }, (_, i): unknown => expect.stringContaining(`render ${i}`)))
+    expect(palette.get('[aria-selected=true]').text()).toContain('render 0')
+
+    // Typed again: a screenful again; ↑ from the first row asks for the rest and selects the last row of it.
+    await palette.get('[data-testid=search-input]').setValue('render the')
+    asked[2].answer(messages(12))
+    await flushPromises()
+    await palette.get('[data-testid=search-input]').trigger('keydown', { key: 'ArrowUp' })
+    expect(limits()).toEqual([12, 40, 12, 40])
+    asked[3].answer(messages(40))
+    await flushPromises()
+    expect(palette.get('[aria-selected=true]').text()).toContain('render 39')
+    // An answer of fewer messages than a screenful is the whole: nothing more is asked.
+    await palette.get('[data-testid=search-input]').setValue('render them')
+    asked[4].answer(messages(5))
+    await flushPromises()
+    await palette.get('#search-results').trigger('scroll')
+    await palette.get('[data-testid=search-input]').trigger('keydown', { key: 'ArrowUp' })
+    expect(limits()).toEqual([12, 40, 12, 40, 12])
+    expect(palette.get('[aria-selected=true]').text()).toContain('render 4')
     palette.unmount()
   })
 

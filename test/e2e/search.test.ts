@@ -1,9 +1,10 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Browser } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/web/ws-server'
+import { makeDataset } from '../../bench/data'
 import { openHost, removeDir, scriptedAgent, tempDir } from '../helpers'
 import { launchBrowser, screenshot, serve, watchConsole } from './browser'
 
@@ -32,6 +33,20 @@ afterAll(async () => {
 })
 
 const mod = process.platform === 'darwin' ? 'Meta' : 'Control'
+
+/** The Host (re)opened on `dataDir` and served, and a page on it with its sessions listed. */
+async function reopenOn(dataDir: string): Promise<{ context: BrowserContext; page: Page; problems: string[]; url: string }> {
+  await server?.close()
+  await host?.close()
+  host = await openHost(dataDir)
+  server = await serve(host)
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const page = await context.newPage()
+  const problems = watchConsole(page)
+  await page.goto(server.url)
+  await page.getByTestId('session-item').first().waitFor()
+  return { context, page, problems, url: server.url }
+}
 
 describe('search', () => {
   it('finds text from an old session after a restart and opens it scrolled to the hit', async () => {
@@ -63,16 +78,7 @@ describe('search', () => {
     const other = await host.request('sessions.new', { projectId, agentId: b.id })
     await host.request('sessions.prompt', { id: other.id, text: 'Is the budget shared?' })
 
-    await server?.close()
-    await host.close()
-    host = await openHost(dataDir)
-    server = await serve(host)
-
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-    const page = await context.newPage()
-    const problems = watchConsole(page)
-    await page.goto(server.url)
-    await page.getByTestId('session-item').first().waitFor()
+    const { context, page, problems, url } = await reopenOn(dataDir)
 
     await page.keyboard.press(`${mod}+K`)
     const palette = page.getByTestId('search-palette')
@@ -128,7 +134,7 @@ describe('search', () => {
     // Dark mode.
     const dark = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'dark' })
     const darkPage = await dark.newPage()
-    await darkPage.goto(server.url)
+    await darkPage.goto(url)
     await darkPage.getByTestId('session-item').first().waitFor()
     await darkPage.keyboard.press(`${mod}+K`)
     await darkPage.getByTestId('search-input').fill('retry budget')
@@ -136,6 +142,35 @@ describe('search', () => {
     console.log(`screenshot: ${await screenshot(darkPage, 'e2e-search-dark')}`)
     await dark.close()
 
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it('a long answer shows the rows that fit, and the rest as the list is scrolled', async () => {
+    // Every session says 'render listing' twice (its question and answer): 40 messages are answered.
+    const { context, page, problems } = await reopenOn(
+      (await makeDataset(join(root, 'many'), { projects: 2, sessions: 60, turnsPerSession: 1 })).dataDir
+    )
+    await page.keyboard.press(`${mod}+K`)
+    await page.getByTestId('search-input').fill('render listing')
+    const results = page.getByTestId('search-result')
+    await expect.poll(() => results.count()).toBeGreaterThan(0)
+    await expect.poll(() => page.getByTestId('search-indexing').count()).toBe(0)
+    // Frames later, the list holds what fills it and a little more, not every row of the answer.
+    await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 300))))')
+    const list = page.locator('#search-results')
+    const first = await results.count()
+    expect(first).toBeLessThan(20)
+    expect(await list.evaluate((el) => el.scrollHeight > el.clientHeight)).toBe(true)
+    console.log(`screenshot: ${await screenshot(page, 'e2e-search-long-light')}`)
+    await page.emulateMedia({ colorScheme: 'dark' })
+    console.log(`screenshot: ${await screenshot(page, 'e2e-search-long-dark')}`)
+    await page.emulateMedia({ colorScheme: 'light' })
+    // Scrolled (the wheel over the list): the whole answer is there to scroll to.
+    await list.hover()
+    await page.mouse.wheel(0, 400)
+    await expect.poll(() => results.count()).toBe(40)
+    await expect.poll(() => list.evaluate((el) => el.scrollTop)).toBeGreaterThan(0)
     expect(problems).toEqual([])
     await context.close()
   })
