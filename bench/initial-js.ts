@@ -24,8 +24,16 @@ const STATIC_IMPORT = /(?:\bfrom\s*|\bimport\s*)["'](\.{1,2}\/[^"']+\.js)["']/g
 
 export async function initialJavaScript(rendererDir: string): Promise<InitialJavaScript> {
   const html = await readFile(join(rendererDir, 'index.html'), 'utf8')
-  const pending = [...html.matchAll(SCRIPT), ...html.matchAll(PRELOAD)].map((m) => posix.normalize(m[1].replace(/^\.\//, '')))
-  if (pending.length === 0) throw new Error(`${join(rendererDir, 'index.html')} names no module script: is it a build?`)
+  const named = [...html.matchAll(SCRIPT), ...html.matchAll(PRELOAD)].map((m) => posix.normalize(m[1].replace(/^\.\//, '')))
+  if (named.length === 0) throw new Error(`${join(rendererDir, 'index.html')} names no module script: is it a build?`)
+  const seen = await staticClosure(rendererDir, named)
+  const files = [...seen].map(([file, bytes]) => ({ file, bytes })).sort((a, b) => b.bytes - a.bytes)
+  return { bytes: files.reduce((sum, f) => sum + f.bytes, 0), files, allBytes: await allJs(rendererDir) }
+}
+
+/** The chunks `start` (files relative to the renderer folder) and those they import statically, transitively, with their sizes. */
+export async function staticClosure(rendererDir: string, start: string[]): Promise<Map<string, number>> {
+  const pending = [...start]
   const seen = new Map<string, number>()
   while (pending.length > 0) {
     const file = pending.pop() as string
@@ -34,8 +42,7 @@ export async function initialJavaScript(rendererDir: string): Promise<InitialJav
     seen.set(file, Buffer.byteLength(code))
     for (const m of code.matchAll(STATIC_IMPORT)) pending.push(posix.join(posix.dirname(file), m[1]))
   }
-  const files = [...seen].map(([file, bytes]) => ({ file, bytes })).sort((a, b) => b.bytes - a.bytes)
-  return { bytes: files.reduce((sum, f) => sum + f.bytes, 0), files, allBytes: await allJs(rendererDir) }
+  return seen
 }
 
 async function allJs(rendererDir: string): Promise<number> {

@@ -17,13 +17,17 @@ import LazyState from './components/common/LazyState.vue'
  * `what` names it for the user ("the terminal"); `placement` is where its
  * states stand: `fill` takes the whole place of a page or pane, `overlay`
  * floats (for a dialog), `line` (the default) is one line in the flow;
- * `name` is the component's name (what a test stubs it by).
+ * `name` is the component's name (what a test stubs it by); `whenIdle`: a
+ * part most windows show soon (a session's view) is fetched ahead, when the
+ * window is first idle after its start (`fetchPartsWhenIdle`), so showing
+ * it first waits for no fetch nor compile.
  */
 export function lazyPart(
   loader: () => Promise<{ default: Component }>,
   what: string,
-  options: { placement?: 'line' | 'fill' | 'overlay'; delay?: number; name?: string } = {}
+  options: { placement?: 'line' | 'fill' | 'overlay'; delay?: number; name?: string; whenIdle?: boolean } = {}
 ): Component {
+  if (options.whenIdle) fetchAhead(loader)
   // A chunk that cannot be fetched resolves to its failure, shown in place with Try again (not an error thrown into the window).
   const failed = (error: unknown): Component =>
     defineComponent(() => () => h(LazyState, { what, placement: options.placement, error: describe(error), onRetry: retry }))
@@ -50,6 +54,41 @@ export function lazyPart(
       return () => h(part.value, { ...attrs, key: attempt }, slots)
     }
   })
+}
+
+/** The loaders of the parts fetched ahead (`whenIdle`); a module once fetched is kept, so a later `import()` of it is at once. */
+const fetchedWhenIdle: (() => Promise<unknown>)[] = []
+/** The idle fetch has begun: a part made since (in a chunk it fetched: the diff, in a session's view's) is fetched at once. */
+let fetchingAhead = false
+
+function fetchAhead(loader: () => Promise<unknown>): void {
+  if (fetchingAhead) loader().catch(() => undefined)
+  else fetchedWhenIdle.push(loader)
+}
+
+/**
+ * After the window's start (its first load in, its first frame painted): the parts marked `whenIdle` are fetched
+ * (and their code compiled and run) when the browser is next idle, all at once (and those the fetched chunks make,
+ * as they are run), so the start is not slowed and the first session opened is not waiting for them. One that
+ * cannot be fetched is left: it says so where it is shown, as before.
+ */
+export function fetchPartsWhenIdle(): void {
+  requestAnimationFrame(() =>
+    whenIdle(() => {
+      fetchingAhead = true
+      for (const loader of fetchedWhenIdle.splice(0)) fetchAhead(loader)
+    })
+  )
+}
+
+/** `run` when the browser is next idle (at the latest after 2 s), or after 200 ms where it cannot say. */
+export function whenIdle(run: () => void): number {
+  return typeof requestIdleCallback === 'function' ? requestIdleCallback(run, { timeout: 2000 }) : window.setTimeout(run, 200)
+}
+
+export function cancelIdle(handle: number): void {
+  if (typeof cancelIdleCallback === 'function') cancelIdleCallback(handle)
+  else window.clearTimeout(handle)
 }
 
 /** True from the first time `source` is truthy on: a lazy dialog is mounted when first needed, then kept. */

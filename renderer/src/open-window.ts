@@ -2,6 +2,7 @@ import './zod-config'
 import { createApp } from 'vue'
 import { createPinia } from 'pinia'
 import { restCaret } from './caret-rest'
+import { fetchPartsWhenIdle } from './lazy'
 import App from './App.vue'
 import { listenToHost } from './event-router'
 import type { EarlyLink } from './host/early-link'
@@ -17,7 +18,8 @@ import { useNoticesStore } from './stores/notices'
  * before the mount (the first frame shows the rows, over the Host's drawing), and the Host's events are kept
  * until the window listens; else the window mounts at once, listens, and the app store loads, as a window always did.
  * Either way the window's own listeners (desktop.ts, from App's setup) hear each batch before the stores' router.
- * The text caret rests after a few quiet seconds (caret-rest.ts).
+ * The text caret rests after a few quiet seconds (caret-rest.ts). Once started, the parts most windows show soon
+ * (a session's view, the diff) are fetched when the browser is first idle (lazy.ts).
  */
 export function openWindow(early: EarlyLink, answered: boolean): void {
   restCaret()
@@ -48,10 +50,11 @@ export function openWindow(early: EarlyLink, answered: boolean): void {
     void appStore.load().finally(() => {
       app.mount('#app')
       listenToHost()
+      fetchPartsWhenIdle()
     })
   } else {
     app.mount('#app')
     listenToHost()
-    void appStore.load()
+    void appStore.load().finally(fetchPartsWhenIdle)
   }
 }

@@ -1,10 +1,10 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Browser, BrowserContext, Page, Route } from 'playwright-core'
 import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/web/ws-server'
-import { initialJavaScript } from '../../bench/initial-js'
+import { initialJavaScript, staticClosure } from '../../bench/initial-js'
 import { allowCommands, removeDir, scriptedAgent, tempDir } from '../helpers'
 import { closeBrowserHost, openBrowserHost, rendererDir, resetWindowSettings, screenshot, watchConsole, chooseAgent } from './browser'
 
@@ -102,16 +102,18 @@ describe('a window that opens fast', () => {
       await page.goto(server.url)
       const project = page.getByTestId('project').filter({ hasText: 'lazy-project' })
       await project.waitFor()
-      // The first screen: exactly the build's initial scripts, none of the parts not shown.
+      // The first screen: exactly the build's initial scripts, none of the parts not shown (a session's view and
+      // the diff may have begun to come: they are fetched once the window is idle).
       const initial = await initialJavaScript(rendererDir)
-      expect(new Set(scripts)).toEqual(new Set(initial.files.map((f) => f.file)))
+      const whenIdle = await fetchedWhenIdle(initial.files.map((f) => f.file))
+      expect(new Set(scripts.filter((s) => !whenIdle.has(s)))).toEqual(new Set(initial.files.map((f) => f.file)))
 
       await chooseAgent(project, { label: 'Scripted' })
       await project.getByTestId('new-session').click()
       await page.getByTestId('composer-input').waitFor()
       await expect.poll(() => page.getByTestId('composer-input').isEnabled()).toBe(true)
       expect(scripts.some((s) => /assets\/SessionView-/.test(s))).toBe(true)
-      expect(scripts.some((s) => /assets\/(open-xterm|DiffView|python)-/.test(s))).toBe(false)
+      expect(scripts.some((s) => /assets\/(open-xterm|TerminalOutput|python)-/.test(s))).toBe(false)
 
       await send(page, '/sayjson "Here it is:\\n\\n```python\\ndef greet(name):\\n    return f\\"hello {name}\\"\\n```\\n"')
       const code = page.locator('[data-testid=entry-assistant] .code-block').first()
@@ -192,6 +194,46 @@ describe('a window that opens fast', () => {
       await context.close()
     },
     180_000
+  )
+
+  it.each(['light', 'dark'] as const)(
+    'opens a past conversation, once the window has settled after its start, with no code left to fetch: its tail and its edit drawn at once (%s)',
+    async (scheme) => {
+      const { id } = await host.request('sessions.new', { projectId, agentId })
+      await host.request('sessions.rename', { id, title: `An edit at the end ${scheme}` })
+      await host.request('sessions.prompt', { id, text: '/diff src/example.ts\n/say The edit is made.' })
+      await host.request('sessions.close', { id })
+
+      const context = await newContext(scheme)
+      const page = await context.newPage()
+      const problems = watchConsole(page)
+      const scripts = scriptsRequested(page)
+      // The diff's code is the last the window fetches once idle after its start (the session's view's code makes it).
+      const diffCode = page.waitForEvent('requestfinished', { predicate: (r) => /\/assets\/DiffView-[^/]*\.js$/.test(r.url()), timeout: 60_000 })
+      await page.goto(server.url)
+      const item = page.getByTestId('session-item').filter({ hasText: `An edit at the end ${scheme}` })
+      await item.waitFor()
+      // The reader reads the list a moment: the page settles (its idle fetch done, nothing fetched for half a second, then idle).
+      await diffCode
+      await page.waitForLoadState('networkidle')
+      await page.evaluate('new Promise((resolve) => requestIdleCallback(() => resolve()))')
+      const before = scripts.length
+      // From here on no script can come (the network is down): the conversation opens with what the window has.
+      await context.route(/\.js$/, (route) => route.abort('internetdisconnected'))
+      await item.click()
+      await page.getByTestId('entry-assistant').filter({ hasText: 'The edit is made.' }).waitFor({ timeout: 30_000 })
+      // Its edit drawn whole in the same frame, not a loading line first.
+      expect(await page.getByTestId('tool-call-diff').count()).toBe(1)
+      expect(await page.getByTestId('diff-path').textContent()).toContain('example.ts')
+      expect(await page.getByTestId('lazy-loading').count()).toBe(0)
+      expect(await page.getByTestId('lazy-failed').count()).toBe(0)
+      expect(scripts.slice(before)).toEqual([])
+      await screenshot(page, `lazy-opened-settled-${scheme}`)
+      expect(await page.evaluate('window.__violations')).toEqual([])
+      expect(problems).toEqual([])
+      await context.close()
+    },
+    120_000
   )
 
   it('draws the edit and command cards of a conversation opened at its end whole and at their height when the reader flings up past them, on a slow network', async () => {
@@ -304,6 +346,16 @@ describe('a window that opens fast', () => {
     await context.close()
   }, 180_000)
 })
+
+/**
+ * The scripts the window fetches once idle after its start (lazy.ts `whenIdle`): a session's view and the diff,
+ * with what they import that the first screen's scripts (`initial`) do not hold.
+ */
+async function fetchedWhenIdle(initial: string[]): Promise<Set<string>> {
+  const parts = (await readdir(join(rendererDir, 'assets'))).filter((f) => /^(SessionView|DiffView)-[^.]*\.js$/.test(f)).map((f) => `assets/${f}`)
+  expect(parts).toHaveLength(2)
+  return new Set([...(await staticClosure(rendererDir, parts)).keys()].filter((file) => !initial.includes(file)))
+}
 
 /** Scrolls the thread up a screen and a half a frame (a fling, its rows passing by) until it is at its top. */
 function fling(page: Page): Promise<void> {

@@ -479,13 +479,17 @@ describe('the thread view', () => {
     await context.close()
   })
 
-  it('opens a long conversation at its end without drawing its beginning first, or rows it then lets go of', async () => {
-    const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
-    await host.request('sessions.rename', { id, title: 'Opened at its end' })
-    await host.request('sessions.prompt', { id, text: '/many 200' })
-    const context = await newContext()
-    // Every row the list puts in the page, from the first, by its place in the conversation.
-    await context.addInitScript(`new MutationObserver((records) => {
+  // Clicked at once, the session's view comes with its thread; once the window has fetched the view's code (when
+  // first idle after its start, lazy.ts), the view is drawn at the click and its thread comes into it after.
+  it.each(['at once', 'once the window has settled'] as const)(
+    'opens a long conversation at its end without drawing its beginning first, or rows it then lets go of (clicked %s)',
+    async (when) => {
+      const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
+      await host.request('sessions.rename', { id, title: `Opened at its end ${when}` })
+      await host.request('sessions.prompt', { id, text: '/many 200' })
+      const context = await newContext()
+      // Every row the list puts in the page, from the first, by its place in the conversation.
+      await context.addInitScript(`new MutationObserver((records) => {
       const seen = (window.__rowsAdded ??= [])
       for (const record of records)
         for (const node of record.addedNodes)
@@ -493,27 +497,37 @@ describe('the thread view', () => {
             for (const row of [node, ...node.querySelectorAll('.row[data-index]')])
               if (row.matches('[data-testid=thread] .row[data-index]') && !seen.includes(row)) seen.push(row)
     }).observe(document, { childList: true, subtree: true })`)
-    const page = await context.newPage()
-    const problems = watchConsole(page)
-    await page.goto(server.url)
-    await page.getByTestId('session-item').filter({ hasText: 'Opened at its end' }).click()
-    await expect.poll(() => inView(page.getByText('Message 199:'))).toBe(true)
-    const count = Number(await page.getByTestId('thread').getAttribute('data-entries'))
-    expect(count).toBeGreaterThan(200)
-    const added = (await page.evaluate('window.__rowsAdded.map((row) => Number(row.dataset.index))')) as number[]
-    // Drawn from its end: no row of its first half was ever in the page (the view holds a few dozen of its last).
-    expect(added.length).toBeGreaterThan(0)
-    expect(added.filter((index) => index < count / 2)).toEqual([])
-    // And each row put in the page is one the view at rest holds: none drawn and let go of on the way. A row whose
-    // markdown was put in it only after the row was measured as it mounted was measured empty (a one-line reply as
-    // 0 px), and the list drew more rows above to fill the view with them: 57 rows put in the page for 18 in it.
-    const kept = (await page.evaluate(
-      "Array.from(document.querySelectorAll('[data-testid=thread] > .row'), (row) => Number(row.dataset.index))"
-    )) as number[]
-    expect(added.filter((index) => !kept.includes(index))).toEqual([])
-    expect(problems).toEqual([])
-    await context.close()
-  })
+      const page = await context.newPage()
+      const problems = watchConsole(page)
+      const viewCode =
+        when === 'at once'
+          ? null
+          : page.waitForEvent('requestfinished', { predicate: (r) => /\/assets\/SessionView-[^/]*\.js$/.test(r.url()), timeout: 60_000 })
+      await page.goto(server.url)
+      const item = page.getByTestId('session-item').filter({ hasText: `Opened at its end ${when}` })
+      await item.waitFor()
+      await viewCode
+      await item.click()
+      await expect.poll(() => inView(page.getByText('Message 199:'))).toBe(true)
+      const count = Number(await page.getByTestId('thread').getAttribute('data-entries'))
+      expect(count).toBeGreaterThan(200)
+      const added = (await page.evaluate('window.__rowsAdded.map((row) => Number(row.dataset.index))')) as number[]
+      // Drawn from its end: no row of its first half was ever in the page (the view holds a few dozen of its last).
+      expect(added.length).toBeGreaterThan(0)
+      expect(added.filter((index) => index < count / 2)).toEqual([])
+      // And each row put in the page is one the view at rest holds: none drawn and let go of on the way. A row whose
+      // markdown was put in it only after the row was measured as it mounted was measured empty (a one-line reply as
+      // 0 px), and the list drew more rows above to fill the view with them: 57 rows put in the page for 18 in it. Drawn
+      // for the view's height before the session's settings line came above it (with the thread), the top row was let
+      // go of once the list learnt the view's new height.
+      const kept = (await page.evaluate(
+        "Array.from(document.querySelectorAll('[data-testid=thread] > .row'), (row) => Number(row.dataset.index))"
+      )) as number[]
+      expect(added.filter((index) => !kept.includes(index))).toEqual([])
+      expect(problems).toEqual([])
+      await context.close()
+    }
+  )
 
   it('lays the page out once for the rows a render puts in it, not once a row; a row scrolled back to is not measured again', async () => {
     const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })

@@ -1,6 +1,6 @@
 import { createVNode, defineComponent, onBeforeUnmount, toRaw, watch, type Component, type Ref } from 'vue'
 import type { ThreadEntry } from '../../../../shared/thread'
-import { lazyPart } from '../../lazy'
+import { cancelIdle, lazyPart, whenIdle } from '../../lazy'
 
 /**
  * The parts of a thread's rows whose code is a chunk of its own (lazy.ts): the
@@ -16,11 +16,11 @@ interface RowPart {
   preload(): void
 }
 
-function rowPart(loader: () => Promise<{ default: Component }>, what: string, name: string): RowPart {
+function rowPart(loader: () => Promise<{ default: Component }>, what: string, name: string, fetchWhenIdle = false): RowPart {
   // The part's component once its chunk is in: a part made after that draws it in its first render, at its height.
   let ready: Component | null = null
   const load = (): Promise<{ default: Component }> => loader().then((module) => ((ready = module.default), module))
-  const lazy = lazyPart(load, what, { name })
+  const lazy = lazyPart(load, what, { name, whenIdle: fetchWhenIdle })
   const component = defineComponent({
     name,
     inheritAttrs: false,
@@ -39,7 +39,8 @@ function rowPart(loader: () => Promise<{ default: Component }>, what: string, na
   }
 }
 
-const diff = rowPart(() => import('./DiffView.vue'), 'the diff', 'DiffView')
+// The diff (small, and in most conversations) is fetched when the window is first idle too: a conversation's first open draws its edits at once.
+const diff = rowPart(() => import('./DiffView.vue'), 'the diff', 'DiffView', true)
 const terminal = rowPart(() => import('./TerminalOutput.vue'), 'the terminal', 'TerminalOutput')
 export const DiffView = diff.component
 export const TerminalOutput = terminal.component
@@ -101,12 +102,4 @@ export function preloadRowParts(entries: () => readonly ThreadEntry[], flinging:
     if (idle !== null) cancelIdle(idle)
     stop()
   })
-}
-
-function whenIdle(run: () => void): number {
-  return typeof requestIdleCallback === 'function' ? requestIdleCallback(run, { timeout: 2000 }) : window.setTimeout(run, 200)
-}
-function cancelIdle(handle: number): void {
-  if (typeof cancelIdleCallback === 'function') cancelIdleCallback(handle)
-  else window.clearTimeout(handle)
 }
