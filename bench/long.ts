@@ -30,7 +30,7 @@ const BARE_TURNS = 2_000
 /** A scroll that has not reached its end by then stops (and says so). */
 const SCROLL_LIMIT_MS = 240_000
 
-interface Scrolled {
+export interface Scrolled {
   frames: number[]
   reachedTop: boolean
   reachedBottom: boolean
@@ -175,7 +175,7 @@ async function openLong(browser: Browser, dataDir: string, title: string, marker
  * does (a wheel event, then the move between frames); at an end where more is being loaded (a long conversation's
  * earlier or later records) it waits, frames still counted.
  */
-async function scrollEndToEnd(page: Page, selector: string, downFirst = false): Promise<Scrolled> {
+export async function scrollEndToEnd(page: Page, selector: string, downFirst = false): Promise<Scrolled> {
   // The main thread's CPU time: on the loaded machine a frame's length is mostly the wait for a core, its CPU time is not
   // (the metrics' ScriptDuration and LayoutDuration are wall time too).
   const cdp = await page.context().newCDPSession(page)

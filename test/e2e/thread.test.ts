@@ -637,6 +637,60 @@ describe('the thread view', () => {
     await context.close()
   })
 
+  it('draws a fling through files read at about their height: the rows a frame puts in the page are painted, not let go of once measured', async () => {
+    // 80 reads of a 40-line file: each card shows it in its code box (390 px at its cap), between short messages.
+    const file = join(projectDir, 'src', 'forty-lines.ts')
+    await writeFile(file, Array.from({ length: 40 }, (_, i) => `export const line${i} = ${i} // forty lines`).join('\n') + '\n')
+    const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
+    await host.request('sessions.rename', { id, title: 'Files read' })
+    await host.request('sessions.prompt', { id, text: Array.from({ length: 80 }, (_, i) => `/read ${file}\n/say Read ${i}.`).join('\n') })
+    const context = await newContext()
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await page.goto(server.url)
+    await page.getByTestId('session-item').filter({ hasText: 'Files read' }).click()
+    await expect.poll(() => inView(page.getByText('Read 79.')), { timeout: 60_000 }).toBe(true)
+    // Flung up three screens a frame (moved in a task after each frame, as a wheel moves it), each frame landing where no
+    // row was measured. Counted, by frame: whether it put rows in the page, and whether it let go of some of them in the
+    // same frame, after its animation frame callbacks (where the list measured them and took away the rows they pushed
+    // out of the view), never painted. Guessed at 80 px, a card drew four or five rows more than the view held at each
+    // landing, in nearly every frame.
+    const frames = (await page.evaluate(`new Promise((resolve) => {
+      const scroller = document.querySelector('[data-testid=thread-scroll]')
+      const landed = new Set()
+      const wasted = new Set()
+      let frame = 0
+      let afterCallbacks = false
+      const born = new WeakMap()
+      scroller.addEventListener('scroll', () => (afterCallbacks = false), { capture: true, passive: true })
+      const rows = new MutationObserver((records) => {
+        for (const record of records) {
+          for (const node of record.addedNodes) if (node.classList?.contains('row')) (landed.add(frame), born.set(node, frame))
+          for (const node of record.removedNodes)
+            if (node.classList?.contains('row') && afterCallbacks && born.get(node) === frame - 1) wasted.add(frame - 1)
+        }
+      })
+      rows.observe(scroller.querySelector('[data-testid=thread]'), { childList: true })
+      const tick = () => {
+        frame++
+        afterCallbacks = true
+        if (frame === 16 || scroller.scrollTop === 0) {
+          rows.disconnect()
+          return resolve({ landed: landed.size, wasted: wasted.size })
+        }
+        setTimeout(() => {
+          scroller.scrollTop -= 3 * scroller.clientHeight
+          requestAnimationFrame(tick)
+        })
+      }
+      requestAnimationFrame(tick)
+    })`)) as { landed: number; wasted: number }
+    expect(frames.landed).toBeGreaterThan(5)
+    expect(frames.wasted).toBeLessThan(frames.landed / 2)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
   it('keeps the newest entry in place for a reader at the end: every frame painted shows it, whole, at the bottom', async () => {
     const context = await newContext()
     const page = await context.newPage()

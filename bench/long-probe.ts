@@ -1,0 +1,82 @@
+import { existsSync } from 'node:fs'
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { launchBrowser } from '../test/e2e/browser'
+import { makeDataset } from './data'
+import { percentile } from './lib'
+import { LONG_ENTRIES_PER_TURN, longTurn } from './long-data'
+import { scrollEndToEnd } from './long'
+import { startProfiles } from './profile'
+import { openPastSession } from './ui'
+
+/**
+ * The long scroll alone (long.ts's open and fling, without its 100-entry opens and its bare page), for side-by-side
+ * runs of two builds: `node --import tsx bench/long-probe.ts [entries] [runs] [data folder]`. The data folder is made
+ * once and kept (a second build's checkout can run on the same one); BENCH_PROFILE / BENCH_TRACE as profile.ts.
+ * Prints a line a run: frames, fps, p99, rows put in the page, the main thread's CPU time and its share a frame.
+ */
+async function main(): Promise<void> {
+  const entries = Number(process.argv[2] ?? 10_000)
+  const runs = Number(process.argv[3] ?? 1)
+  const root = process.argv[4] ?? `/tmp/long-probe-${entries}`
+  const made = join(root, 'dataset.json')
+  if (!existsSync(made)) {
+    const turns = Math.max(1, Math.round(entries / LONG_ENTRIES_PER_TURN))
+    const dataset = await makeDataset(root, { projects: 1, sessions: 1, turnsPerSession: 1, longTurns: turns, longTurn })
+    await writeFile(made, JSON.stringify(dataset))
+  }
+  const { dataDir, longSessionTitle, marker } = JSON.parse(await readFile(made, 'utf8')) as {
+    dataDir: string
+    longSessionTitle: string
+    marker: string
+  }
+  const browser = await launchBrowser()
+  try {
+    for (let run = 0; run < runs; run++) {
+      const line = await openPastSession(browser, dataDir, longSessionTitle, marker, async (page) => {
+        // Rows put in the page at a frame's scroll event and let go of in the same frame, after its layout (the list's
+        // measurements), before it was painted: drawn for nothing.
+        await page.evaluate(`(() => {
+          const w = (window.__waste = { added: 0, unpainted: 0 })
+          // A frame: its scroll event (the rows it draws), its animation frame callbacks, its layout and the list's
+          // measurements (rows let go of then were never painted), its paint.
+          let paints = 0
+          let afterCallbacks = false
+          const born = new WeakMap()
+          const tick = () => { paints++; afterCallbacks = true; requestAnimationFrame(tick) }
+          requestAnimationFrame(tick)
+          document.querySelector('[data-testid=thread-scroll]').addEventListener('scroll', () => (afterCallbacks = false), { capture: true, passive: true })
+          new MutationObserver((list) => {
+            for (const m of list) {
+              for (const n of m.addedNodes) if (n.nodeType === 1 && n.classList.contains('row')) { w.added++; born.set(n, paints) }
+              for (const n of m.removedNodes)
+                if (n.nodeType === 1 && n.classList.contains('row') && afterCallbacks && born.get(n) === paints - 1) w.unpainted++
+            }
+          }).observe(document.querySelector('[data-testid=thread]'), { childList: true })
+        })()`)
+        const stop = await startProfiles(browser, page, 'long-probe')
+        const s = await scrollEndToEnd(page, '[data-testid=thread-scroll]')
+        await stop()
+        const waste = (await page.evaluate('window.__waste')) as { added: number; unpainted: number }
+        const total = s.frames.reduce((a, b) => a + b, 0)
+        const cpu = s.cpuMs ?? 0
+        return [
+          `frames ${s.frames.length}`,
+          `fps ${((s.frames.length / total) * 1000).toFixed(1)}`,
+          `p99 ${percentile(s.frames, 99).toFixed(1)} ms`,
+          `rows ${s.rowsMounted}`,
+          `cpu ${(cpu / 1000).toFixed(1)} s`,
+          `cpu/frame ${(cpu / s.frames.length).toFixed(1)} ms`,
+          `cpu/row ${(cpu / s.rowsMounted).toFixed(2)} ms`,
+          `ends ${s.reachedTop && s.reachedBottom}`,
+          `rows let go of unpainted ${waste.unpainted} of ${waste.added}`
+        ].join(', ')
+      })
+      console.log(`run ${run}: ${line}; load ${(await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')}`)
+    }
+  } finally {
+    await browser.close()
+  }
+}
+
+await main()
