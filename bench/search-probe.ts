@@ -5,8 +5,9 @@ import { Host } from '../electron/host/host'
 import { SEARCH_INDEX_FILE } from '../electron/host/search/search-index'
 import { launchBrowser, serve } from '../test/e2e/browser'
 import { makeDataset } from './data'
-import { until } from './lib'
+import { stats, until } from './lib'
 import { startProfiles } from './profile'
+import { LIMIT, QUERY } from './search'
 
 /**
  * Where the palette's time goes (`npx tsx bench/search-probe.ts 10000 9`): the search bench's query, typed into the
@@ -15,7 +16,6 @@ import { startProfiles } from './profile'
  * the first row in the page, the frame after. `PROBE_DIR` keeps the data folder between runs (made once).
  */
 
-const QUERY = 'render listing'
 const size = Number(process.argv[2] ?? 10_000)
 const runs = Number(process.argv[3] ?? 9)
 const root = process.env.PROBE_DIR ?? `/tmp/switchboard-search-probe-${size}`
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0, search: { buildOnSearchOnly: true } })
   try {
     await host.request('sessions.list', {})
-    while ((await host.request('search.query', { q: QUERY, limit: 40 })).indexing) await new Promise((r) => setTimeout(r, 50))
+    while ((await host.request('search.query', { q: QUERY, limit: LIMIT })).indexing) await new Promise((r) => setTimeout(r, 50))
     await until(() => existsSync(join(dataDir, SEARCH_INDEX_FILE)), 'the index saved', 300_000)
     await new Promise((r) => setTimeout(r, 3000))
     const handle = host.handle.bind(host)
@@ -120,9 +120,8 @@ async function main(): Promise<void> {
       }
       await stop()
       const names = ['input', 'to send', 'to Host', 'Host', 'to frames', 'to page', 'to DOM', 'to frame', 'to paint', 'total']
-      const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
       console.log(names.join('\t'))
-      console.log(names.map((_, k) => median(rows.map((r) => r[k])).toFixed(1)).join('\t'))
+      console.log(names.map((_, k) => stats(rows.map((r) => r[k])).median.toFixed(1)).join('\t'))
     } finally {
       await browser.close()
       await server.close()
