@@ -36,6 +36,8 @@ interface Conversation {
 interface Rise {
   idleMb: number
   riseMb: number[]
+  /** Request to answer, each run (ms). */
+  ms: number[]
 }
 
 const ACTIONS = {
@@ -61,6 +63,13 @@ export async function seedMemoryFigures(add: Add, quick: boolean): Promise<void>
       figure.goal = 'flat in the conversation’s size: peak ≤ 1.3 × the 100-entry one'
       figure.met = figure.ratio <= 1.3
       figure.note = `idle ${large.idleMb.toFixed(0)} MB, peak ${(large.idleMb + figure.median).toFixed(0)} MB, transcript ${big.fileMb.toFixed(0)} MB`
+      // What the user waits for: the request to its answer (the new session made, its first prompt sent).
+      const quick = add({ group: '5', name: `${action}: request to answer, 100 entries (baseline)`, unit: 'ms', size: 100 }, small.ms)
+      quick.ratio = 1
+      quick.baseline = '100 entries'
+      const long = add({ group: '5', name: `${action}: request to answer`, unit: 'ms', size: big.entries }, large.ms)
+      long.ratio = long.median / quick.median
+      long.baseline = '100 entries'
     }
   })
 }
@@ -106,6 +115,7 @@ async function longConversation(root: string, entries: number): Promise<Conversa
 /** The Host's RSS rise while it does `action` on the conversation, twice, each on a Host just started. */
 async function rise(conversation: Conversation, action: keyof typeof ACTIONS): Promise<Rise> {
   const riseMb: number[] = []
+  const ms: number[] = []
   let idleMb = 0
   for (let run = 0; run < (Number(process.env.BENCH_SEED_RUNS) || 1); run++) {
     const served = await startServe(conversation.dataDir)
@@ -115,13 +125,15 @@ async function rise(conversation: Conversation, action: keyof typeof ACTIONS): P
       await new Promise((r) => setTimeout(r, 1_000))
       const idle = rssMb(served.host)
       if (run === 0) idleMb = idle
+      const started = performance.now()
       const peak = await peakWhile(served, () => act(served, conversation, action))
+      ms.push(performance.now() - started)
       riseMb.push(Math.max(idle, peak) - idle)
     } finally {
       await served.close()
     }
   }
-  return { idleMb, riseMb }
+  return { idleMb, riseMb, ms }
 }
 
 function act(served: Served, { sessionId, agentId, lastPrompt }: Conversation, action: keyof typeof ACTIONS): Promise<unknown> {

@@ -83,6 +83,48 @@ describe('a fork copies the view once', () => {
   })
 })
 
+describe('an edit and resend copies the view once', () => {
+  it('after a replay an earlier version wrote: its copy and its seed hold only what the reset left in view', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(stateDir))
+    const parent = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', { id: parent.id, text: 'first question' })
+    await host.request('sessions.prompt', { id: parent.id, text: 'second question' })
+    await host.close()
+    const transcript = join(dataDir, 'transcripts', `${parent.id}.jsonl`)
+    const at = new Date().toISOString()
+    const replay: TranscriptRecord[] = [
+      { t: 'reset', at, reason: 'load' },
+      { t: 'update', at, update: { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'first question' } } },
+      { t: 'update', at, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'You said: first question' } } }
+    ]
+    await appendFile(transcript, replay.map((r) => `${JSON.stringify(r)}\n`).join(''))
+    host = await openHost(dataDir)
+    await host.request('sessions.continue', { id: parent.id })
+    await host.request('sessions.prompt', { id: parent.id, text: 'third question' })
+
+    // The message edited: the last prompt, after the replay.
+    const seq = (await readFile(transcript, 'utf8')).split('\n').findLastIndex((line) => line.includes('"t":"prompt"'))
+    const { session } = await host.request('sessions.editResend', { id: parent.id, seq, text: 'third, again', conversationOnly: true })
+    await waitUntil(
+      'the edited turn to end',
+      async () => (await host.request('sessions.states', {})).find((s) => s.id === session.id)?.status === 'ready'
+    )
+    const records = await recordsOf(session.id)
+    expect(records.some((r) => r.t === 'reset')).toBe(false)
+    // Before the branch: the replay's reply once; nothing the reset superseded (the second question and its reply).
+    const branch = records.findIndex((r) => r.t === 'branch')
+    expect(branch).toBeGreaterThan(0)
+    expect(chunkTexts(records.slice(0, branch))).toEqual(['You said: first question'])
+    expect(records.slice(0, branch).filter((r) => r.t === 'prompt')).toEqual([])
+    // The seed the new session was sent: the conversation in view, the superseded turn not in it.
+    const resent = records.findLast((r) => r.t === 'prompt')
+    const note = resent?.t === 'prompt' ? resent.content.find((b) => b.type === 'text' && b._meta?.switchboard) : undefined
+    const seed = note?.type === 'text' ? note.text : ''
+    expect(seed).toContain('You said: first question')
+    expect(seed).not.toContain('second question')
+  })
+})
+
 describe('a fork taken mid-turn', () => {
   it('holds every chunk the agent’s own fork holds, the ones streamed while the fork was asked for included', async () => {
     const agent = await host.request(

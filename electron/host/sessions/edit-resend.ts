@@ -4,7 +4,7 @@ import type { SessionRecord } from '../../../shared/domain'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import { describeError, HostError } from '../contract/errors'
 import { serversForAgent } from '../mcp/acp-servers'
-import { currentViewLinesOf, currentViewOf, followedBy, transcriptLines, type ReadRecord } from '../storage/transcript-stream'
+import { followedBy, isReset, transcriptLines, viewLinesAfter, type ReadRecord } from '../storage/transcript-stream'
 import { parseLine } from '../storage/transcripts'
 import type { WorkspaceService } from '../workspace/service'
 import type { SessionDeps } from './connector'
@@ -99,7 +99,10 @@ export class EditResend {
 
   /**
    * The user message at `seq`, its number among the conversation's messages, and what is read of the conversation
-   * before it (the current view), read a chunk at a time: a long conversation is never in memory whole.
+   * before it (the current view), read a chunk at a time: a long conversation is never in memory whole. The
+   * transcript is read once for the message and the last reset before it, and once more for the rest; the view's
+   * later reads (the seed, the copy) start from that reset, so a long conversation is read four times in all, not
+   * seven.
    */
   private async editedMessage(id: string, seq: number): Promise<EditedMessage> {
     const file = await this.deps.registry.flushedTranscript(id)
@@ -107,8 +110,12 @@ export class EditResend {
       new Error(`This conversation's transcript could not be read, so nothing was changed: ${(error as Error).message}`)
     // A missing file is an empty conversation (as readTranscript reads it): there is no message to edit.
     let line: string | undefined
+    let lastReset = -1
     try {
-      for await (const read of transcriptLines(file, seq + 1)) if (read.seq === seq) line = read.line
+      for await (const read of transcriptLines(file, seq + 1)) {
+        if (read.seq === seq) line = read.line
+        else if (isReset(read.line)) lastReset = read.seq
+      }
     } catch (error) {
       throw unreadable(error)
     }
@@ -121,7 +128,7 @@ export class EditResend {
     let checkpoint: Extract<TranscriptRecord, { t: 'checkpoint' }> | undefined
     let anchor: string | undefined
     try {
-      for await (const record of currentViewOf(file, seq)) {
+      for await (const { record } of viewLinesAfter(file, lastReset, seq)) {
         if (record.t === 'prompt') {
           if (!record.steered) messages++
           checkpoint = undefined
@@ -133,7 +140,8 @@ export class EditResend {
     } catch (error) {
       throw unreadable(error)
     }
-    return { seq, message: messages + 1, checkpoint, anchor, history: () => withoutCheckpoints(currentViewLinesOf(file, seq)) }
+    const history = () => withoutCheckpoints(viewLinesAfter(file, lastReset, seq))
+    return { seq, message: messages + 1, checkpoint, anchor, history }
   }
 
   /** The checkpoint taken as the message's turn started, or why the files cannot go back (`checkpoint_missing`). */

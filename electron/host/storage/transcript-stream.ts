@@ -86,9 +86,20 @@ export interface ReadRecord {
 /** `currentViewOf` with each record's line (one that parsed: a damaged line is skipped, as everywhere). */
 export async function* currentViewLinesOf(file: string, upTo?: number): AsyncGenerator<ReadRecord> {
   let lastReset = -1
-  for await (const { seq, line } of transcriptLines(file, upTo)) {
-    if (line.includes('"reset"') && parseLine(line)?.t === 'reset') lastReset = seq
-  }
+  for await (const { seq, line } of transcriptLines(file, upTo)) if (isReset(line)) lastReset = seq
+  yield* viewLinesAfter(file, lastReset, upTo)
+}
+
+/** The line is a `reset` record (only a line that mentions one is parsed). */
+export function isReset(line: string): boolean {
+  return line.includes('"reset"') && parseLine(line)?.t === 'reset'
+}
+
+/**
+ * `currentViewLinesOf`'s second pass, for a reader that already knows the seq of the last `reset` before `upTo`
+ * (-1: none): one read of the file, not two.
+ */
+export async function* viewLinesAfter(file: string, lastReset: number, upTo?: number): AsyncGenerator<ReadRecord> {
   for await (const { seq, line } of transcriptLines(file, upTo)) {
     const record = parseLine(line)
     if (record && record.t !== 'header' && (seq > lastReset || outlivesReset(record))) yield { record, line }
