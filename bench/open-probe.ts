@@ -1,4 +1,7 @@
+import { rm } from 'node:fs/promises'
+import { join } from 'node:path'
 import { launchBrowser } from '../test/e2e/browser'
+import { SEARCH_INDEX_FILE } from '../electron/host/search/search-index'
 import { makeDataset } from './data'
 import { withTempDir } from './lib'
 import { startProfiles } from './profile'
@@ -7,7 +10,9 @@ import { withPastSessionListed } from './ui'
 /**
  * Where a past session's open spends its time, seen from the page: the click, the `sessions.open` request and its
  * answer, the chunks fetched, the tail's entry put in the page and its frame painted (each on the page's clock,
- * from the click). `node --import tsx bench/open-probe.ts [turns] [runs]`; BENCH_PROFILE / BENCH_TRACE as profile.ts.
+ * from the click), with the Host's index build and its event loop held by a task (it runs in this process).
+ * `node --import tsx bench/open-probe.ts [turns] [runs]`; BENCH_PROFILE / BENCH_TRACE as profile.ts; PROBE_IDLE_MS: the
+ * wait before the click; PROBE_INDEX=reading: the click as the index build reads the long transcript anew.
  */
 
 const PROBE = `(() => {
@@ -48,42 +53,76 @@ async function main(): Promise<void> {
   await withTempDir('open-probe', async (root) => {
     const { dataDir, longSessionTitle, marker } = await makeDataset(root, { projects: 1, sessions: 1, turnsPerSession: 1, longTurns: turns })
     for (let run = 0; run < runs; run++) {
-      await withPastSessionListed(browser, dataDir, longSessionTitle!, PROBE, async (page, item) => {
-        const context = page.context()
-        await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
-        await page.waitForTimeout(Number(process.env.PROBE_IDLE_MS ?? 300))
-        await page.evaluate(`window.__watch(${JSON.stringify(`the final answer ${marker}`)})`)
-        const before = (await page.evaluate(`document.body.innerText.includes(${JSON.stringify(`the final answer ${marker}`)})`)) as boolean
-        console.log(`run ${run}: tail in the page before the click: ${before}`)
-        const stop = run === runs - 1 ? await startProfiles(browser, page, 'open-probe') : async () => undefined
-        const cdp = await context.newCDPSession(page)
-        await cdp.send('Performance.enable', { timeDomain: 'threadTicks' })
-        const metric = async (): Promise<Record<string, number>> =>
-          Object.fromEntries(
-            ((await cdp.send('Performance.getMetrics')) as { metrics: { name: string; value: number }[] }).metrics.map((m) => [m.name, m.value])
+      // The Host's search index build (it starts once the Host is quiet), on the wall clock: shown on the page's.
+      const hostSteps: [string, number][] = []
+      // PROBE_INDEX=reading: the index file is gone (as after a change to the conversation since it was saved) and the
+      // click comes as the Host's index build starts reading the long transcript: the open meets it taking that in.
+      const reading = process.env.PROBE_INDEX === 'reading'
+      if (reading) await rm(join(dataDir, SEARCH_INDEX_FILE), { force: true })
+      let readLong!: () => void
+      const longRead = new Promise<void>((resolve) => (readLong = resolve))
+      const search = {
+        onBuildStep: (step: { step: string }) => void hostSteps.push([`host: index ${step.step}`, Date.now()]),
+        onTranscriptRead: (id: string) => {
+          if (id !== 's-long') return
+          hostSteps.push(['host: index reads the long transcript', Date.now()])
+          readLong()
+        }
+      }
+      // The Host's event loop held by one task (it shares this process): each gap over 30 ms, at its end.
+      let tick = Date.now()
+      const ticker = setInterval(() => {
+        const at = Date.now()
+        if (at - tick > 30) hostSteps.push([`host: event loop held ${at - tick} ms (from ${(at - tick).toFixed(0)} ms before)`, at])
+        tick = at
+      }, 5)
+      await withPastSessionListed(
+        browser,
+        dataDir,
+        longSessionTitle!,
+        PROBE,
+        async (page, item) => {
+          const context = page.context()
+          await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
+          await page.waitForTimeout(Number(process.env.PROBE_IDLE_MS ?? 300))
+          if (reading) await longRead
+          await page.evaluate(`window.__watch(${JSON.stringify(`the final answer ${marker}`)})`)
+          const before = (await page.evaluate(`document.body.innerText.includes(${JSON.stringify(`the final answer ${marker}`)})`)) as boolean
+          console.log(`run ${run}: tail in the page before the click: ${before}`)
+          const stop = run === runs - 1 ? await startProfiles(browser, page, 'open-probe') : async () => undefined
+          const cdp = await context.newCDPSession(page)
+          await cdp.send('Performance.enable', { timeDomain: 'threadTicks' })
+          const metric = async (): Promise<Record<string, number>> =>
+            Object.fromEntries(
+              ((await cdp.send('Performance.getMetrics')) as { metrics: { name: string; value: number }[] }).metrics.map((m) => [m.name, m.value])
+            )
+          const m0 = await metric()
+          const t0 = Date.now()
+          await item.click()
+          await page.getByText(`the final answer ${marker}`).waitFor({ timeout: 300_000 })
+          await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
+          const outside = Date.now() - t0
+          const m1 = await metric()
+          const ms = (name: string): string => ((m1[name] - m0[name]) * 1000).toFixed(0)
+          console.log(
+            `run ${run}: main thread from the click to the tail painted: task ${ms('TaskDuration')} ms (script ${ms('ScriptDuration')}, layout ${ms('LayoutDuration')}, style ${ms('RecalcStyleDuration')})`
           )
-        const m0 = await metric()
-        const t0 = Date.now()
-        await item.click()
-        await page.getByText(`the final answer ${marker}`).waitFor({ timeout: 300_000 })
-        await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
-        const outside = Date.now() - t0
-        const m1 = await metric()
-        const ms = (name: string): string => ((m1[name] - m0[name]) * 1000).toFixed(0)
-        console.log(
-          `run ${run}: main thread from the click to the tail painted: task ${ms('TaskDuration')} ms (script ${ms('ScriptDuration')}, layout ${ms('LayoutDuration')}, style ${ms('RecalcStyleDuration')})`
-        )
-        await page.waitForTimeout(100)
-        await stop()
-        const marks = (await page.evaluate('window.__marks')) as [string, number][]
-        const resources = (await page.evaluate(
-          `performance.getEntriesByType('resource').filter((e) => e.startTime >= window.__marks[0][1] - 5).map((e) => [e.name.split('/').pop(), e.startTime, e.responseEnd])`
-        )) as [string, number, number][]
-        const start = marks[0]?.[1] ?? 0
-        console.log(`run ${run}: outside ${outside} ms`)
-        for (const [what, at] of marks) console.log(`  ${(at - start).toFixed(1).padStart(7)} ${what}`)
-        for (const [name, s, e] of resources) console.log(`  ${(s - start).toFixed(1).padStart(7)}..${(e - start).toFixed(1)} fetch ${name}`)
-      })
+          await page.waitForTimeout(100)
+          await stop()
+          const marks = (await page.evaluate('window.__marks')) as [string, number][]
+          const resources = (await page.evaluate(
+            `performance.getEntriesByType('resource').filter((e) => e.startTime >= window.__marks[0][1] - 5).map((e) => [e.name.split('/').pop(), e.startTime, e.responseEnd])`
+          )) as [string, number, number][]
+          const start = marks[0]?.[1] ?? 0
+          const origin = (await page.evaluate('performance.timeOrigin')) as number
+          const steps = hostSteps.map(([what, at]) => [what, at - origin] as [string, number])
+          console.log(`run ${run}: outside ${outside} ms`)
+          for (const [what, at] of [...marks, ...steps].sort((a, b) => a[1] - b[1])) console.log(`  ${(at - start).toFixed(1).padStart(7)} ${what}`)
+          for (const [name, s, e] of resources) console.log(`  ${(s - start).toFixed(1).padStart(7)}..${(e - start).toFixed(1)} fetch ${name}`)
+        },
+        { search }
+      )
+      clearInterval(ticker)
     }
   })
   await browser.close()

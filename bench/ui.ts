@@ -2,6 +2,7 @@ import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core'
 import { Host } from '../electron/host/host'
+import type { HostOptions } from '../electron/host/host-options'
 import { readUserSettings, SETTINGS_FILE } from '../electron/host/settings/service'
 import { startWsServer } from '../electron/host/web/ws-server'
 import { firstScreenModule } from '../electron/host/host-process/first-screen-module'
@@ -339,17 +340,19 @@ export async function openPastSession<T>(
 
 /**
  * A Host on `dataDir` with no pane kept open (forgetPaneLayout), served to a new page running `initScript`, with the
- * session titled `title` listed; then `then` with the page and that session's row; everything closed after.
+ * session titled `title` listed; then `then` with the page and that session's row; everything closed after. `hostOptions`
+ * are given to the Host (a probe's hooks).
  */
 export async function withPastSessionListed<T>(
   browser: Browser,
   dataDir: string,
   title: string,
   initScript: string,
-  then: (page: Page, item: Locator) => Promise<T>
+  then: (page: Page, item: Locator) => Promise<T>,
+  hostOptions: Partial<HostOptions> = {}
 ): Promise<T> {
   await forgetPaneLayout(dataDir)
-  const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0 })
+  const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0, ...hostOptions })
   const server = await serve(host)
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
   const page = await context.newPage()

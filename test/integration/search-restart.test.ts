@@ -14,7 +14,8 @@ import { confirmEverything, removeDir, scriptedAgent, tempDir } from '../helpers
  * before without reading the transcripts again; what changed while the Host
  * was down (a transcript appended, a session added or deleted) is read or
  * dropped; a damaged index file is rebuilt from the transcripts; a Host closed
- * while the index is being built leaves the file as it was.
+ * while the index is being built leaves the file as it was; a long transcript is
+ * taken in in slices, the Host answering between them.
  *
  * Every Host here builds its index at the first search only (no timer
  * decides), and a close saves only a complete index: `settled()` waits for it.
@@ -269,6 +270,43 @@ describe('the search index kept in the data folder', () => {
     expect(read).toEqual([])
     expect((await search('marsupial')).sessions.map((h) => h.sessionId)).toEqual([ids.charlie])
     expect((await search('wombat census')).sessions.map((h) => h.sessionId)).toEqual([delta.id])
+  })
+
+  it('opens a long conversation while the index is still taking it in: its entries go in in slices, the Host answering between them', async () => {
+    const { ids } = await threeSessions()
+    await host!.close()
+    host = null
+    // 5,000 turns appended while the Host was down (10,000 entries to take in again at the next start), the last one about a zeppelin.
+    const at = new Date().toISOString()
+    const turn = (i: number, words: string): TranscriptRecord[] => [
+      { t: 'prompt', at, content: [{ type: 'text', text: `Question ${i} about ${words}` }] },
+      {
+        t: 'update',
+        at,
+        update: { sessionUpdate: 'agent_message_chunk', messageId: `m${i}`, content: { type: 'text', text: `Answer ${i} on ${words}` } }
+      },
+      { t: 'stop', at, stopReason: 'end_turn' }
+    ]
+    const records = Array.from({ length: 5_000 }, (_, i) => turn(i, i === 4_999 ? 'the zeppelin timetable' : 'marmalade jars')).flat()
+    await appendFile(transcript(ids.alpha), records.map((r) => JSON.stringify(r) + '\n').join(''))
+
+    // The build held at its first pause in taking alpha's entries in.
+    const hold = holdBuild((step) => step.step === 'entries' && step.sessionId === ids.alpha)
+    const opened = await open(hold.hooks)
+    void search('zeppelin')
+    await hold.reached
+    // The conversation opens at its end meanwhile (the window's sessions.open), its last turn there...
+    const snapshot = await opened.request('sessions.open', { id: ids.alpha, tail: 3 })
+    expect(JSON.stringify(snapshot.records)).toContain('the zeppelin timetable')
+    // ...while the index has not taken that turn in yet.
+    expect(await search('zeppelin')).toMatchObject({ entries: [], indexing: expect.anything() })
+
+    hold.release()
+    await settled()
+    expect((await search('zeppelin')).entries.map((h) => [h.sessionId, h.entryKind]).sort()).toEqual([
+      [ids.alpha, 'assistant'],
+      [ids.alpha, 'user']
+    ])
   })
 
   it('rebuilds a damaged index file from the transcripts, says so in the log, and search works', async () => {

@@ -24,6 +24,8 @@ export type BuildStep =
   /** The file was read: `found` false when there was none, or none usable. */
   | { step: 'file'; found: boolean }
   | { step: 'batch'; done: number; total: number }
+  /** A pause in taking in a long transcript's entries (a slice of them is in). */
+  | { step: 'entries'; sessionId: string }
   | { step: 'complete' }
 
 /** What tests see of the index and how they steer it (HostOptions.search). */

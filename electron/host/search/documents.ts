@@ -1,8 +1,9 @@
 import MiniSearch, { type Options } from 'minisearch'
 import type { Project, SessionRecord } from '../../../shared/domain'
 import type { Thread } from '../../../shared/thread'
+import type { SearchHooks } from './build'
 import { DocLengths } from './doc-lengths'
-import { entryDocId, projectDocId, sessionDocId, type EntryText, type IndexedDoc, type SessionDocs, type StoredIndex } from './index-file'
+import { entryDocId, projectDocId, sessionDocId, slicer, type EntryText, type IndexedDoc, type SessionDocs, type StoredIndex } from './index-file'
 import { textsOf } from './intake'
 
 /** A live session's last entry of these kinds may still be streaming. */
@@ -105,6 +106,37 @@ export class SearchDocs implements StoredIndex {
    * those that started before the seq `keepBefore` (a thread's tail begins there).
    */
   indexEntries(sessionId: string, texts: Map<string, EntryText>, seqs?: Map<string, number>, keepBefore = -Infinity): void {
+    for (const _added of this.entryChanges(sessionId, texts, seqs, keepBefore));
+  }
+
+  /**
+   * `indexEntries` for a transcript the build read, in slices: at each pause the Host answers what waits, and it
+   * stops half done (resolving false) once `gone` (the session went live or away, or the index closed).
+   */
+  async indexEntriesInSlices(
+    sessionId: string,
+    texts: Map<string, EntryText>,
+    seqs: Map<string, number>,
+    onPause: SearchHooks['onBuildStep'],
+    gone: () => boolean
+  ): Promise<boolean> {
+    const slice = slicer()
+    for (const _added of this.entryChanges(sessionId, texts, seqs)) {
+      const wait = slice()
+      if (!wait) continue
+      await wait
+      await onPause?.({ step: 'entries', sessionId })
+      if (gone()) return false
+    }
+    return true
+  }
+
+  /**
+   * What `indexEntries` does, a step for each entry added: the build takes a transcript it read in slices (a
+   * 10,000-entry conversation's entries were one task of 300-900 ms, and a window opening a conversation meanwhile
+   * waited for its answer until it was over).
+   */
+  *entryChanges(sessionId: string, texts: Map<string, EntryText>, seqs?: Map<string, number>, keepBefore = -Infinity): Generator<void> {
     const docs = this.docsOf(sessionId)
     if (seqs) for (const [id, seq] of seqs) if (!docs.seqs.has(id)) docs.seqs.set(id, seq)
     for (const [entryId, before] of docs.texts) {
@@ -119,6 +151,7 @@ export class SearchDocs implements StoredIndex {
       if (docs.texts.has(entryId)) continue
       this.mini.add({ id: entryDocId(sessionId, entryId), title: '', text: now.text })
       docs.texts.set(entryId, now)
+      yield
     }
   }
 

@@ -118,7 +118,7 @@ export function parseDocId(
  * loop (through setImmediate: what waits, I/O and requests, goes first) once
  * `SLICE_MS` have passed since the last yield, and otherwise does nothing.
  */
-function slicer(): () => Promise<void> | null {
+export function slicer(): () => Promise<void> | null {
   let since = performance.now()
   return () => {
     if (performance.now() - since < SLICE_MS) return null

@@ -167,16 +167,17 @@ export class SearchIndex {
       .catch(failed)
   }
 
-  /** Indexes a session's transcript as it is on disk; `signature` is the file's, taken before it was read; `read`: its read, started ahead (by the build). */
+  /** Indexes a session's transcript as it is on disk (its entries in slices, but at the close); `signature` is the file's, taken before it was read; `read`: its read, started ahead (by the build). */
   private async readSession(sessionId: string, signature: string | null, read?: Promise<Entries>, closing = false): Promise<void> {
     try {
       this.sources.onTranscriptRead?.(sessionId)
       const { texts, seqs } = await (read ?? readEntries(transcriptPath(this.sources.transcriptDir, sessionId)))
-      if (!closing && (this.closed || this.live.has(sessionId))) return
-      if (this.removed.has(sessionId)) return
+      const gone = (): boolean => (!closing && (this.closed || this.live.has(sessionId))) || this.removed.has(sessionId)
+      if (gone()) return
       const docs = this.docs.docsOf(sessionId)
       docs.seqs = new Map()
-      this.docs.indexEntries(sessionId, texts, seqs)
+      if (closing) this.docs.indexEntries(sessionId, texts, seqs)
+      else if (!(await this.docs.indexEntriesInSlices(sessionId, texts, seqs, this.sources.onBuildStep, gone))) return
       docs.signature = signature
       this.docs.unsaved = true
     } catch (error) {
