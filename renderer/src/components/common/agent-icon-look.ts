@@ -11,7 +11,8 @@ export interface AgentIconLook {
   monogram: string
   /** An agent over the network or on a host over SSH carries a mark saying so; null for one on this computer. */
   over: 'network' | 'ssh' | null
-  style: Record<string, string>
+  /** The icon's attributes: its class, its colours and size, its label (title and aria-label), role and test id. */
+  attrs: Record<string, string | Record<string, string>>
 }
 
 /** What of the agents store the look reads. */
@@ -26,17 +27,26 @@ export function agentIconLook(agents: Agents, agentId: string, size: number): Ag
   const name = agents.name(agentId)
   const definition = agents.definitions.find((a) => a.id === agentId)
   const place = definition ? agentPlace(definition.transport) : { remote: false as const }
+  const label = place.remote ? `${name}, ${agents.whereRuns(agentId)}` : name
+  const style = {
+    '--agent-hue': String(agentHue(agentId, name)),
+    width: `${size}px`,
+    height: `${size}px`,
+    fontSize: `${Math.round(size * 0.5)}px`,
+    '--mark-size': `${Math.max(8, Math.round(size * 0.55))}px`
+  }
   return {
     name,
-    label: place.remote ? `${name}, ${agents.whereRuns(agentId)}` : name,
+    label,
     monogram: agentMonogram(name),
     over: place.remote ? (place.transport === 'SSH' ? 'ssh' : 'network') : null,
-    style: {
-      '--agent-hue': String(agentHue(agentId, name)),
-      width: `${size}px`,
-      height: `${size}px`,
-      fontSize: `${Math.round(size * 0.5)}px`,
-      '--mark-size': `${Math.max(8, Math.round(size * 0.55))}px`
+    attrs: {
+      class: place.remote ? 'agent-icon remote' : 'agent-icon',
+      style,
+      title: label,
+      role: 'img',
+      'aria-label': label,
+      'data-testid': 'agent-icon'
     }
   }
 }
