@@ -13,7 +13,9 @@ import { LIMIT, QUERY } from './search'
  * Where the palette's time goes (`npx tsx bench/search-probe.ts 10000 9`): the search bench's query, typed into the
  * palette as it does, with each step's moment taken on one clock (epoch milliseconds, page and Host alike): the input
  * event, the request sent by the page, the Host's handling begun and answered, the answer's frames sent and received,
- * the first row in the page, the frame after. `PROBE_DIR` keeps the data folder between runs (made once).
+ * the first row in the page, the frame after. `PROBE_DIR` keeps the data folder between runs (made once). Each query's
+ * span, typed to painted, is marked in a trace (`BENCH_TRACE=1`: `console.timeStamp` events 'probe-typed' and
+ * 'probe-painted'), to sum the main thread's work (and, with `BENCH_PROFILE=1`, the profile's samples) over those spans only.
  */
 
 const size = Number(process.argv[2] ?? 10_000)
@@ -89,11 +91,12 @@ async function main(): Promise<void> {
           const clock = () => performance.timeOrigin + performance.now()
           const input = document.querySelector('[data-testid=search-input]')
           const at = { typed: clock() }
+          console.timeStamp('probe-typed')
           const observer = new MutationObserver(() => {
             if (!document.querySelector('[data-testid=search-result]')) return
             observer.disconnect()
             at.dom = clock()
-            requestAnimationFrame(() => { at.frame = clock(); requestAnimationFrame(() => { at.painted = clock(); resolve({ ...at, send: window.__probe.send[0], recv: window.__probe.recv[0], bytes: window.__probe.size.at(-1), rows: document.querySelectorAll('[data-testid=search-result]').length }) }) })
+            requestAnimationFrame(() => { at.frame = clock(); requestAnimationFrame(() => { at.painted = clock(); console.timeStamp('probe-painted'); resolve({ ...at, send: window.__probe.send[0], recv: window.__probe.recv[0], bytes: window.__probe.size.at(-1), rows: document.querySelectorAll('[data-testid=search-result]').length }) }) })
           })
           observer.observe(document, { childList: true, subtree: true })
           input.value = ${JSON.stringify(QUERY)}

@@ -5,6 +5,7 @@ import { createPinia, setActivePinia } from 'pinia'
 import { beforeEach, describe, expect, it } from 'vitest'
 import type { SearchHit, SearchResults } from '../../shared/search'
 import SearchPalette from '../../renderer/src/components/window/SearchPalette.vue'
+import { useAgentsStore } from '../../renderer/src/stores/agents'
 import { useProjectsStore } from '../../renderer/src/stores/projects'
 import { useUiStore } from '../../renderer/src/stores/ui'
 import { FakeHost } from './fake-host'
@@ -152,6 +153,46 @@ describe('the search palette', () => {
     await palette.get('[data-testid=search-input]').trigger('keydown', { key: 'ArrowUp' })
     const selected = palette.find('[aria-selected=true]')
     expect(selected.text()).toContain('render 39')
+    palette.unmount()
+  })
+
+  it("draws each row with its agent's icon and who said it; the pointer selects a row, a click opens it", async () => {
+    useAgentsStore().setAll(
+      [
+        { id: 'a1', name: 'Helper Bot', transport: { kind: 'process', command: 'helper', args: [], env: {} } },
+        { id: 'a2', name: 'Far Agent', transport: { kind: 'network', url: 'wss://agents.example.com/acp' } }
+      ],
+      []
+    )
+    useUiStore().searchOpen = true
+    const palette = mount(SearchPalette, { attachTo: document.body })
+    await flushPromises()
+    await palette.get('[data-testid=search-input]').setValue('render')
+    const said = (i: number, agentId: string, entryKind: string): SearchHit => ({ ...message(i), agentId, entryKind })
+    const project: SearchHit = { kind: 'project', projectId: 'p1', title: 'shop', snippet: { text: 'shop', marks: [] }, score: 1 }
+    asked[0].answer({
+      projects: [project],
+      sessions: [],
+      entries: [said(0, 'a1', 'assistant'), said(1, 'a2', 'assistant'), said(2, 'a1', 'user')],
+      indexing: null
+    })
+    await flushPromises()
+    const rows = palette.findAll('[data-testid=search-result]')
+    expect(palette.findAll('.group').map((g) => g.text())).toEqual(['Projects', 'Messages'])
+    expect(rows.map((r) => r.find('[data-testid=agent-icon]').exists())).toEqual([false, true, true, true])
+    // The icon: the agent's monogram, named (and where it runs when elsewhere); the snippet says who said it, its match marked.
+    const icon = rows[1].get('[data-testid=agent-icon]')
+    expect([icon.text(), icon.attributes('aria-label')]).toEqual(['HB', 'Helper Bot'])
+    expect(rows[1].get('.snippet').text()).toBe('Helper Bot:render 0')
+    expect(rows[1].findAll('mark').map((m) => m.text())).toEqual(['render'])
+    expect(rows[2].get('[data-testid=agent-icon]').attributes('aria-label')).toContain('Far Agent, over the network')
+    expect(rows[2].find('[data-testid=agent-remote-mark]').exists()).toBe(true)
+    expect(rows[3].get('.snippet').text()).toBe('You:render 2')
+    // The pointer over a row (on its marked word) selects it; a click on a project's row closes the palette to show it.
+    await rows[2].get('mark').trigger('mousemove')
+    expect(palette.findAll('[data-testid=search-result]').map((r) => r.attributes('aria-selected'))).toEqual(['false', 'false', 'true', 'false'])
+    await rows[0].get('.title').trigger('click')
+    expect(useUiStore().searchOpen).toBe(false)
     palette.unmount()
   })
 })
