@@ -37,7 +37,7 @@ async function main(): Promise<void> {
         // Rows put in the page at a frame's scroll event and let go of in the same frame, after its layout (the list's
         // measurements), before it was painted: drawn for nothing.
         await page.evaluate(`(() => {
-          const w = (window.__waste = { added: 0, unpainted: 0 })
+          const w = (window.__waste = { added: 0, unpainted: 0, markdown: 0, passing: 0, elements: 0 })
           // A frame: its scroll event (the rows it draws), its animation frame callbacks, its layout and the list's
           // measurements (rows let go of then were never painted), its paint.
           let paints = 0
@@ -48,28 +48,54 @@ async function main(): Promise<void> {
           document.querySelector('[data-testid=thread-scroll]').addEventListener('scroll', () => (afterCallbacks = false), { capture: true, passive: true })
           new MutationObserver((list) => {
             for (const m of list) {
-              for (const n of m.addedNodes) if (n.nodeType === 1 && n.classList.contains('row')) { w.added++; born.set(n, paints) }
+              for (const n of m.addedNodes) if (n.nodeType === 1 && n.classList.contains('row')) {
+                w.added++
+                born.set(n, paints)
+              }
               for (const n of m.removedNodes)
                 if (n.nodeType === 1 && n.classList.contains('row') && afterCallbacks && born.get(n) === paints - 1) w.unpainted++
             }
           }).observe(document.querySelector('[data-testid=thread]'), { childList: true })
+          // Markdown blocks put in the page as markdown (parsed, sanitised, laid out) and as passing text, anywhere in the rows.
+          new MutationObserver((list) => {
+            for (const m of list)
+              for (const n of m.addedNodes) {
+                if (n.nodeType !== 1) continue
+                w.elements += 1 + n.getElementsByTagName('*').length
+                const blocks = n.matches('.markdown') ? [n] : n.querySelectorAll('.markdown')
+                for (const b of blocks) b.classList.contains('passing') ? w.passing++ : w.markdown++
+              }
+          }).observe(document.querySelector('[data-testid=thread]'), { childList: true, subtree: true })
         })()`)
+        // PROBE_CSS: a style sheet adopted by the page before the fling (a CSS change tried without a build).
+        if (process.env.PROBE_CSS)
+          await page.evaluate(
+            `(() => { const sheet = new CSSStyleSheet(); sheet.replaceSync(${JSON.stringify(process.env.PROBE_CSS)}); document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet] })()`
+          )
         const stop = await startProfiles(browser, page, 'long-probe')
         const s = await scrollEndToEnd(page, '[data-testid=thread-scroll]')
         await stop()
-        const waste = (await page.evaluate('window.__waste')) as { added: number; unpainted: number }
+        const waste = (await page.evaluate('window.__waste')) as {
+          added: number
+          unpainted: number
+          markdown: number
+          passing: number
+          elements: number
+        }
         const total = s.frames.reduce((a, b) => a + b, 0)
         const cpu = s.cpuMs ?? 0
         return [
           `frames ${s.frames.length}`,
           `fps ${((s.frames.length / total) * 1000).toFixed(1)}`,
-          `p99 ${percentile(s.frames, 99).toFixed(1)} ms`,
+          `p50/90/99 ${[50, 90, 99].map((p) => percentile(s.frames, p).toFixed(1)).join('/')} ms`,
           `rows ${s.rowsMounted}`,
           `cpu ${(cpu / 1000).toFixed(1)} s`,
           `cpu/frame ${(cpu / s.frames.length).toFixed(1)} ms`,
           `cpu/row ${(cpu / s.rowsMounted).toFixed(2)} ms`,
           `ends ${s.reachedTop && s.reachedBottom}`,
-          `rows let go of unpainted ${waste.unpainted} of ${waste.added}`
+          `rows let go of unpainted ${waste.unpainted} of ${waste.added}`,
+          `markdown blocks drawn ${waste.markdown}, passing ${waste.passing}`,
+          `elements put in the page ${waste.elements}`
         ].join(', ')
       })
       console.log(`run ${run}: ${line}; load ${(await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')}`)

@@ -41,7 +41,8 @@ export interface DiffModel {
 
 const WORD_DIFF_MAX_CHARS = 400
 
-export function buildDiff(oldText: string | null | undefined, newText: string): DiffModel {
+/** `words`: mark the words that changed within paired lines (jsdiff once a pair); a diff only glanced at skips it. */
+export function buildDiff(oldText: string | null | undefined, newText: string, { words = true }: { words?: boolean } = {}): DiffModel {
   const patch = filePatch(oldText ?? '', newText)
   if (!patch) return { hunks: [], added: 0, removed: 0, tooLarge: true }
   let added = 0
@@ -64,7 +65,7 @@ export function buildDiff(oldText: string | null | undefined, newText: string): 
       }
       // '\' (no newline at end of file) is not a line of either text.
     }
-    markWords(lines)
+    if (words) markWords(lines)
     return { header: hunkHeader(hunk), lines }
   })
   return { hunks, added, removed, tooLarge: false }

@@ -691,6 +691,71 @@ describe('the thread view', () => {
     await context.close()
   })
 
+  it('goes on flinging while the wheel pushes against the top where the earlier page is being read, and draws the rows in full once it stops', async () => {
+    const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
+    await host.request('sessions.rename', { id, title: 'Flung into a page' })
+    await host.request('sessions.prompt', { id, text: '/many 1200' })
+    // The earlier pages read slowly, as on a loaded machine or a slow disk: the fling waits at the top for one.
+    const handle = host.handle.bind(host)
+    host.handle = (async (method, params, options) => {
+      if (method === 'transcripts.read') await new Promise((resolve) => setTimeout(resolve, 1500))
+      return handle(method, params, options)
+    }) as typeof host.handle
+    try {
+      const context = await newContext()
+      const page = await context.newPage()
+      const problems = watchConsole(page)
+      await page.goto(server.url)
+      await page.getByTestId('session-item').filter({ hasText: 'Flung into a page' }).click()
+      await expect.poll(() => inView(page.getByText('Message 1199:')), { timeout: 60_000 }).toBe(true)
+      // Flung up three screens a frame (a wheel event, then the move in a task after the frame, as a wheel moves it) into
+      // the top of what the window holds; there, while the earlier page is read, the wheel goes on for 800 ms. Counted
+      // meanwhile: markdown blocks put in the page as markdown, not as the text passing rows show. The fling used to end
+      // 200 ms after its last move, and the rows in view and six more on either side were drawn in full (parsed,
+      // sanitised, laid out) for the frames before the page came in and the fling went on past them.
+      const held = (await page.evaluate(`new Promise((resolve) => {
+        const scroller = document.querySelector('[data-testid=thread-scroll]')
+        let counting = false
+        let markdown = 0
+        new MutationObserver((records) => {
+          if (!counting) return
+          for (const record of records)
+            for (const node of record.addedNodes) {
+              if (node.nodeType !== 1) continue
+              for (const block of node.matches('.markdown') ? [node] : node.querySelectorAll('.markdown'))
+                if (!block.classList.contains('passing')) markdown++
+            }
+        }).observe(scroller.querySelector('[data-testid=thread]'), { childList: true, subtree: true })
+        const loading = () => document.querySelector('[data-testid=load-earlier]')?.disabled === true
+        const started = performance.now()
+        let since = 0
+        const tick = () => {
+          const now = performance.now()
+          if (!since && scroller.scrollTop === 0 && loading()) (since = now), (counting = true)
+          if (since && now - since > 800) return resolve({ markdown, loading: loading(), passing: document.querySelectorAll('[data-testid=markdown-passing]').length })
+          if (now - started > 30000) return resolve({ markdown: -1, loading: false, passing: 0 })
+          scroller.dispatchEvent(new WheelEvent('wheel', { deltaY: -3 * scroller.clientHeight, bubbles: true }))
+          setTimeout(() => {
+            scroller.scrollTop -= 3 * scroller.clientHeight
+            requestAnimationFrame(tick)
+          })
+        }
+        requestAnimationFrame(tick)
+      })`)) as { markdown: number; loading: boolean; passing: number }
+      // Still at the top with the page being read, the rows in view passing by, none drawn in full.
+      expect(held.loading).toBe(true)
+      expect(held.passing).toBeGreaterThan(0)
+      expect(held.markdown).toBe(0)
+      // Once the wheel stops, the fling ends: every row in the page shows its markdown.
+      await expect.poll(() => page.getByTestId('markdown-passing').count(), { timeout: 10_000 }).toBe(0)
+      expect(await page.locator('[data-testid=entry-assistant] .markdown .md-block').count()).toBeGreaterThan(0)
+      expect(problems).toEqual([])
+      await context.close()
+    } finally {
+      host.handle = handle
+    }
+  })
+
   it('keeps the newest entry in place for a reader at the end: every frame painted shows it, whole, at the bottom', async () => {
     const context = await newContext()
     const page = await context.newPage()

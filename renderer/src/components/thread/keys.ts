@@ -1,4 +1,4 @@
-import type { ComputedRef, InjectionKey, Ref } from 'vue'
+import { watch, type ComputedRef, type InjectionKey, type Ref } from 'vue'
 import type { SubagentEntry, TerminalView } from '../../../../shared/thread'
 
 /** The open session's terminals, for tool call cards that show one. */
@@ -41,3 +41,15 @@ export const subagentsKey: InjectionKey<(sessionId: string) => SubagentEntry | u
  * view by the next frame, so its markdown shows as its text alone until the fling stops (MarkdownBlock).
  */
 export const flingingKey: InjectionKey<Readonly<Ref<boolean>>> = Symbol('flinging')
+
+/** Runs `then` once the fling a row was put in the page during stops (MarkdownBlock and DiffView draw it in full then). */
+export function whenFlingStops(flinging: Readonly<Ref<boolean>> | null, then: () => void): void {
+  const stop = watch(
+    () => flinging?.value,
+    (still) => {
+      if (still) return
+      stop()
+      then()
+    }
+  )
+}
