@@ -4,7 +4,8 @@
  * JS heap used/total, DOM nodes, documents and layouts every second; PROBE_DUMPS=1 adds Chromium's memory-infra
  * dumps (blink_gc, malloc, partition_alloc, cc tiles, v8 spaces), PROBE_SAMPLING=1 V8's sampled allocations
  * (collected ones included) by function, PROBE_SNAPSHOT=path a heap snapshot of the page after the streams and a GC.
- * PROBE_CHUNKS (20,000), PROBE_SESSIONS (10,000), PROBE_ARGS (Chromium's).
+ * PROBE_SMAPS=1 the renderer's RSS by mapping (/proc/<pid>/smaps: each file, and anonymous memory by its name)
+ * before the streams, at the peak and after a GC. PROBE_CHUNKS (20,000), PROBE_SESSIONS (10,000), PROBE_ARGS (Chromium's).
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import type { Browser, CDPSession, Page } from 'playwright-core'
@@ -32,6 +33,31 @@ function smaps(pid: number): string {
     return '?'
   }
 }
+
+const SMAPS = process.env.PROBE_SMAPS === '1'
+
+/** The process's RSS by mapping (a file's name, else `[anon]`, `[heap]`, ...), in MB, largest first. */
+function smapsByMapping(pid: number): [string, number][] {
+  const by = new Map<string, number>()
+  let name = ''
+  try {
+    for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+      const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line)
+      if (head) name = head[1] || '[anon]'
+      else if (line.startsWith('Rss:')) by.set(name, (by.get(name) ?? 0) + Number(/(\d+)/.exec(line)![1]) / 1024)
+    }
+  } catch {
+    // gone
+  }
+  return [...by].sort((a, b) => b[1] - a[1])
+}
+
+const smapsLine = (label: string, rows: [string, number][]): string =>
+  `smaps ${label}: ` +
+  rows
+    .filter(([, mb]) => mb >= 1)
+    .map(([n, mb]) => `${n.split('/').pop()} ${mb.toFixed(1)}`)
+    .join(', ')
 
 async function dump(browserSession: CDPSession, rendererPid: number): Promise<string> {
   const events: unknown[] = []
@@ -109,6 +135,8 @@ async function main(): Promise<void> {
           )
         }
         await line('before')
+        if (SMAPS) console.error(smapsLine('before', smapsByMapping(renderer)))
+        let peakSmaps: [string, number][] = []
         if (DUMPS) console.error(await dump(bs, renderer))
         if (SAMPLING)
           // Collected objects too (Chromium 122+): what was allocated, not what is left.
@@ -123,7 +151,9 @@ async function main(): Promise<void> {
         const sampler = (async () => {
           let n = 0
           while (sampling) {
-            peak = Math.max(peak, rssMb(renderer))
+            const rss = rssMb(renderer)
+            if (SMAPS && rss > peak + 2) peakSmaps = smapsByMapping(renderer)
+            peak = Math.max(peak, rss)
             if (++n % 10 === 0) await line(`t+${((Date.now() - t0) / 1000).toFixed(1)}`)
             if (DUMPS && n % 30 === 0) console.error(await dump(bs, renderer))
             await sleep(100)
@@ -135,6 +165,7 @@ async function main(): Promise<void> {
         await sampler
         console.error(`peak renderer rss ${peak.toFixed(0)} after ${((Date.now() - t0) / 1000).toFixed(1)} s`)
         await line('end')
+        if (SMAPS) console.error(smapsLine('near the peak', peakSmaps))
         if (SAMPLING) {
           const { profile } = (await cdp.send('HeapProfiler.stopSampling')) as unknown as {
             profile: { head: Node; samples: { size: number; nodeId: number }[] }
@@ -155,6 +186,7 @@ async function main(): Promise<void> {
         await cdp.send('HeapProfiler.collectGarbage')
         await sleep(1000)
         await line('after gc')
+        if (SMAPS) console.error(smapsLine('after gc', smapsByMapping(renderer)))
         if (DUMPS) console.error(await dump(bs, renderer))
         if (SNAPSHOT) {
           const chunks: string[] = []

@@ -22,7 +22,7 @@ import { isCliRelay, relayToCli } from './cli-relay'
 import { dialogConfirmation } from './confirm-dialog'
 import { failurePage } from './failure-page'
 import { wantsLoginShell } from './host/child-processes/environment'
-import { HOST_EXEC_ARGV } from './host/host-process/exec-argv'
+import { HOST_EXEC_ARGV, RENDERER_JS_FLAGS } from './host/host-process/exec-argv'
 import type { FromHost, ShellCall } from './host/host-process/host-channel'
 import { HostSupervisor, type HostFailure, type HostProcess } from './host/host-process/host-supervisor'
 import { LinkRouter, registerLinkScheme } from './links'
@@ -49,8 +49,9 @@ const here = dirname(fileURLToPath(import.meta.url))
 const rendererDir = join(here, '..', 'renderer')
 const devServerUrl = !app.isPackaged ? process.env.ELECTRON_RENDERER_URL : undefined
 
-// Before `ready`, as Electron requires: the scheme gets a real origin and a secure context.
+// Before `ready`, as Electron requires: the scheme gets a real origin and a secure context; the window's V8 its flags.
 protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: APP_SCHEME_PRIVILEGES }])
+app.commandLine.appendSwitch('js-flags', RENDERER_JS_FLAGS)
 
 let supervisor: HostSupervisor | null = null
 let hostStopped = false

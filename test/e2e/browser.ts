@@ -8,6 +8,7 @@ import type { Host } from '../../electron/host/host'
 import { SIDEBAR_WIDTH } from '../../shared/settings'
 import { openHost } from '../helpers'
 import { startWsServer, type RunningServer } from '../../electron/host/web/ws-server'
+import { RENDERER_JS_FLAGS } from '../../electron/host/host-process/exec-argv'
 
 /** Headless Chromium (Debian's) against the real renderer build, served by the real host. */
 
@@ -30,8 +31,9 @@ export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS })
 }
 
-/** How every test and benchmark runs Chromium here. */
+/** How every test and benchmark runs Chromium here; V8's flags as the desktop shell gives its window's renderer. */
 export const CHROMIUM_ARGS = [
+  `--js-flags=${RENDERER_JS_FLAGS}`,
   '--no-sandbox',
   '--disable-gpu',
   '--disable-quic',

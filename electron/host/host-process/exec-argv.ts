@@ -11,3 +11,12 @@
  * garbage back after work instead (docs/BENCHMARKS.md, item 12).
  */
 export const HOST_EXEC_ARGV: string[] = ['--expose-gc', '--max-semi-space-size=8', '--no-memory-reducer']
+
+/**
+ * V8's flags for the window's renderer: the shell hands them to Chromium as
+ * `--js-flags` (electron/main.ts), and the tests' and the bench's Chromium
+ * runs with them (test/e2e/browser.ts). `--max-semi-space-size=4`: its young
+ * generation at most 2 × 4 MB instead of 2 × 8, which four panes streaming
+ * fill (docs/BENCHMARKS.md, item 12).
+ */
+export const RENDERER_JS_FLAGS = '--max-semi-space-size=4'

@@ -27,6 +27,8 @@ let quitting = false
 app.isPackaged = process.env.FAKE_ELECTRON_PACKAGED === '1'
 if (process.env.FAKE_ELECTRON_RESOURCES) process.resourcesPath = process.env.FAKE_ELECTRON_RESOURCES
 app.requestSingleInstanceLock = () => true
+// Chromium's switches the shell appends (the renderer's V8 flags): told to the test.
+app.commandLine = { appendSwitch: (name, value) => toTest({ fake: 'switch', name, value }) }
 // switchboard:// (a packaged app registers itself as its handler): recorded, never registered with the system.
 const protocolClients = new Set()
 app.isDefaultProtocolClient = (scheme) => protocolClients.has(scheme)
