@@ -1,7 +1,6 @@
 import MiniSearch, { type Options } from 'minisearch'
 import type { Project, SessionRecord } from '../../../shared/domain'
 import type { Thread } from '../../../shared/thread'
-import type { SearchHooks } from './build'
 import { DocLengths } from './doc-lengths'
 import { entryDocId, projectDocId, sessionDocId, slicer, type EntryText, type IndexedDoc, type SessionDocs, type StoredIndex } from './index-file'
 import { textsOf } from './intake'
@@ -117,7 +116,8 @@ export class SearchDocs implements StoredIndex {
     sessionId: string,
     texts: Map<string, EntryText>,
     seqs: Map<string, number>,
-    onPause: SearchHooks['onBuildStep'],
+    /** The build's hook (SearchHooks.onBuildStep), told of each pause: typed here, not imported, as build.ts imports this file. */
+    onPause: ((step: { step: 'entries'; sessionId: string }) => void | Promise<void>) | undefined,
     gone: () => boolean
   ): Promise<boolean> {
     const slice = slicer()
