@@ -58,7 +58,12 @@ const EXPLAINED: Record<string, { count: number; why: string }> = {
     count: 1,
     why: 'switchboard:// (packaged builds only): a link is read as text into a session id or a project path and only navigates; it never prompts or changes a setting, a malformed one is ignored with a log line'
   },
-  'PROTOCOL_HANDLER_JS_CHECK out/main/index.js': { count: 1, why: 'the same link scheme, built' }
+  'PROTOCOL_HANDLER_JS_CHECK out/main/index.js': { count: 1, why: 'the same link scheme, built' },
+  'CUSTOM_ARGUMENTS_JS_CHECK electron/main.ts': {
+    count: 1,
+    why: "js-flags: the constant RENDERER_JS_FLAGS (--max-semi-space-size=4, the window's young generation), nothing from outside"
+  },
+  'CUSTOM_ARGUMENTS_JS_CHECK out/main/index.js': { count: 1, why: 'the same switch, built' }
 }
 
 function keyOf(scan: Scan, finding: Finding): string {
