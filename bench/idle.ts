@@ -111,6 +111,8 @@ interface Measured {
   host: number
   supervisor: number
   renderers: number[]
+  /** Of them, the window's: the one with the largest RSS (the others are Chromium's own: its spare renderer, its UI's). */
+  window: number
   /** Chromium's browser process, GPU and utilities. */
   others: ChromiumProcess[]
   agents: number[]
@@ -118,22 +120,28 @@ interface Measured {
 
 async function measured(served: Served, browser: Browser): Promise<Measured> {
   const chromium = await chromiumProcesses(browser)
+  const renderers = chromium.filter((p) => p.type === 'renderer').map((p) => p.pid)
   return {
     host: served.host,
     supervisor: served.supervisor,
-    renderers: chromium.filter((p) => p.type === 'renderer').map((p) => p.pid),
+    renderers,
+    window: renderers.map((pid) => ({ pid, rss: rssMb(pid) })).sort((a, b) => b.rss - a.rss)[0].pid,
     others: chromium.filter((p) => p.type !== 'renderer'),
     agents: childrenOf(served.host)
   }
 }
 
-function cpuOf(m: Measured): Record<'host' | 'supervisor' | 'renderers' | 'chromium' | 'agents', number> {
+/**
+ * CPU seconds so far: what the goal counts (the Host, serve's supervisor, the window's renderer) and what is given
+ * beside it (Chromium's browser, GPU, utilities and other renderers; the agents).
+ */
+function cpuOf(m: Measured): Record<'host' | 'supervisor' | 'renderer' | 'chromium' | 'agents', number> {
   const sum = (pids: number[]): number => pids.reduce((s, pid) => s + cpuSeconds(pid), 0)
   return {
     host: cpuSeconds(m.host),
     supervisor: cpuSeconds(m.supervisor),
-    renderers: sum(m.renderers),
-    chromium: sum(m.others.map((p) => p.pid)),
+    renderer: cpuSeconds(m.window),
+    chromium: sum([...m.others.map((p) => p.pid), ...m.renderers.filter((pid) => pid !== m.window)]),
     agents: sum(m.agents)
   }
 }
@@ -314,11 +322,14 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
     console.error(`  idle: settled after ${await settled([...measuredApps, baseline])} s`)
 
     for (const app of apps) await hostWakeups(app.served, app.wakeupsDir, true)
+    // What the window's renderer did in the window (Chromium's own counters: tasks, layouts, style work, script).
+    const pageWork = await Promise.all(apps.map((app) => rendererWork(app.page)))
     for (const app of apps) await app.page.evaluate('window.__wakeups.start()')
     await basePage.evaluate('window.__wakeups.start()')
     const before = { apps: measuredApps.map(cpuOf), base: cpuOf(baseline) }
     await sleep(seconds * 1000)
     const after = { apps: measuredApps.map(cpuOf), base: cpuOf(baseline) }
+    const pageDid = await Promise.all(pageWork.map((work) => work()))
     // What the idle Host holds meanwhile (what a collection in the window would have given back stays here).
     const hostRss = measuredApps.map((m) => rssMb(m.host))
     const pageCounts: WakeupCount[] = []
@@ -331,14 +342,14 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
     for (const app of apps) hostCounts.push((await hostWakeups(app.served, app.wakeupsDir, false))!)
 
     const pct = (from: number, to: number): number => ((to - from) / seconds) * 100
-    const total = (c: ReturnType<typeof cpuOf>): number => c.host + c.supervisor + c.renderers
+    const total = (c: ReturnType<typeof cpuOf>): number => c.host + c.supervisor + c.renderer
     apps.forEach((app, i) => {
       const [a0, a1] = [before.apps[i], after.apps[i]]
       const label = app.label
       const baseFigure = add(
         {
           group: '12',
-          name: `idle CPU, ${label}: baseline, the app on an empty data folder over the same seconds (Host + serve + renderers)`,
+          name: `idle CPU, ${label}: baseline, the app on an empty data folder over the same seconds (Host + serve + the window's renderer)`,
           unit: '% of a core',
           note: `${seconds} s`
         },
@@ -349,12 +360,13 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
       const f = add(
         {
           group: '12',
-          name: `idle CPU, ${label}: Host + serve + Chromium's renderers, ${sessions.toLocaleString('en-US')} sessions, 4 panes on conversations of ${(LONG_TURNS * 4).toLocaleString('en-US')} entries${app.agentNote}`,
+          name: `idle CPU, ${label}: Host + serve + the window's renderer, ${sessions.toLocaleString('en-US')} sessions, 4 panes on conversations of ${(LONG_TURNS * 4).toLocaleString('en-US')} entries${app.agentNote}`,
           unit: '% of a core',
           note:
             `${seconds} s, ${carets[i]}; of it Host ${pct(a0.host, a1.host).toFixed(2)} %${gcNote(hostCounts[i].host)} (its RSS ${hostRss[i].toFixed(0)} MB at the end), ` +
             `serve ${pct(a0.supervisor, a1.supervisor).toFixed(2)} %, ` +
-            `renderers (${measuredApps[i].renderers.length}) ${pct(a0.renderers, a1.renderers).toFixed(2)} %; beside it Chromium's browser, GPU and utilities ` +
+            `the window's renderer ${pct(a0.renderer, a1.renderer).toFixed(2)} % (${pageDid[i]}); ` +
+            `beside it Chromium's browser, GPU, utilities and its ${measuredApps[i].renderers.length - 1} other renderers (its spare, its own UI's) ` +
             `${pct(a0.chromium, a1.chromium).toFixed(2)} %${measuredApps[i].agents.length ? `, the agent ${pct(a0.agents, a1.agents).toFixed(2)} %` : ''}`
         },
         [pct(total(a0), total(a1))]
@@ -386,6 +398,29 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
       const animations = pageCounts[i].animations ?? []
       if (animations.length) w.note += `; CSS animations running: ${animations.join(', ')}`
     })
+  }
+}
+
+/**
+ * Chromium's counters for the window's renderer (CDP's Performance domain) from now; the function returns what they
+ * rose by, in words: its tasks' time, layouts, style recalculations, script time.
+ */
+async function rendererWork(page: Page): Promise<() => Promise<string>> {
+  const cdp = await page.context().newCDPSession(page)
+  await cdp.send('Performance.enable')
+  const read = async (): Promise<Record<string, number>> => {
+    const { metrics } = (await cdp.send('Performance.getMetrics')) as { metrics: { name: string; value: number }[] }
+    return Object.fromEntries(metrics.map((m) => [m.name, m.value]))
+  }
+  const from = await read()
+  return async () => {
+    const to = await read()
+    const rose = (name: string): number => (to[name] ?? 0) - (from[name] ?? 0)
+    await cdp.detach()
+    return (
+      `tasks ${(rose('TaskDuration') * 1000).toFixed(0)} ms, script ${(rose('ScriptDuration') * 1000).toFixed(0)} ms, ` +
+      `${rose('LayoutCount')} layouts, ${rose('RecalcStyleCount')} style recalculations`
+    )
   }
 }
 
