@@ -6,7 +6,7 @@ import { launchBrowser } from '../test/e2e/browser'
 import { acpxStream, bareSdkStream, repoRoot } from './agents'
 import { framesFloor, framesWhileStreaming, hostStream, openApp, rendererStream } from './app'
 import { ENTRIES_PER_TURN, makeDataset } from './data'
-import { settleDisk, stats, repeat, table, withTempDir, type Figure } from './lib'
+import { phases, settleDisk, stats, repeat, table, withTempDir, type Figure } from './lib'
 import { checkpointFigures } from './checkpoints'
 import { costlyText, type CostlyTextResult } from './costly-text'
 import { PATHOLOGICAL } from '../test/agent/pathological'
@@ -256,6 +256,7 @@ async function listingFigures(): Promise<void> {
   const inTurn = sizes.filter((size) => size <= 10_000)
   const name = 'listing: start to sidebar painted'
   const browser = await launchBrowser()
+  const phase = phases('listing')
   try {
     await withTempDir('list', async (root) => {
       const dataset = async (size: number): Promise<string> => {
@@ -265,6 +266,7 @@ async function listingFigures(): Promise<void> {
       const folders = new Map<number, string>()
       for (const size of [1, ...inTurn]) folders.set(size, await dataset(size))
       await settleDisk()
+      phase(`its data folders of ${[1, ...inTurn].join(', ')} sessions`)
       const hostOpen = new Map<number, number[]>([1, ...sizes].map((size) => [size, []]))
       const starts = new Map<number, number[]>(inTurn.map((size) => [size, []]))
       const startOf = async (size: number, run: number): Promise<number> =>
@@ -296,12 +298,16 @@ async function listingFigures(): Promise<void> {
         hostOpenFigure(size)
       }
       for (const size of inTurn) sizeFigure(size, starts.get(size)!)
+      phase('the starts in turn')
       for (const size of sizes.filter((s) => s > 10_000)) {
         folders.set(size, await dataset(size))
         await settleDisk()
+        phase(`its data folder of ${size} sessions`)
         sizeFigure(size, await repeat(LISTING_RUNS, (run) => startOf(size, run)))
+        phase(`the starts at ${size}`)
       }
     })
+    phase('its folders removed')
   } finally {
     await browser.close()
   }
