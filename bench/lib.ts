@@ -60,6 +60,19 @@ export async function settleDisk(): Promise<void> {
   await new Promise<void>((resolve) => execFile('sync', () => resolve()))
 }
 
+/**
+ * Says on stderr how long each phase of a group took, each from the end of the one before (`phase('seeded')`):
+ * where a group's seconds go, seeding and cleaning up as well as the runs measured.
+ */
+export function phases(group: string): (what: string) => void {
+  let last = Date.now()
+  return (what) => {
+    const at = Date.now()
+    console.error(`  ${group}, ${what}: ${((at - last) / 1000).toFixed(1)} s`)
+    last = at
+  }
+}
+
 export async function withTempDir<T>(prefix: string, use: (dir: string) => Promise<T>): Promise<T> {
   const dir = await mkdtemp(join(tmpdir(), `switchboard-bench-${prefix}-`))
   try {

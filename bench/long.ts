@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { launchBrowser } from '../test/e2e/browser'
 import { makeDataset } from './data'
-import { stats, withTempDir, percentile, type Figure } from './lib'
+import { phases, stats, withTempDir, percentile, type Figure } from './lib'
 import { barePage, LONG_ENTRIES_PER_TURN, longTurn } from './long-data'
 import { openPastSession } from './ui'
 import { startProfiles } from './profile'
@@ -54,10 +54,11 @@ interface Opened {
 export async function longFigures(add: Add, quick: boolean, runs: number): Promise<void> {
   const big = Number(process.env.BENCH_LONG_ENTRIES) || (quick ? 10_000 : 100_000)
   const browser = await launchBrowser()
+  const phase = phases('long')
   try {
     await withTempDir('long', async (root) => {
-      const small = await openRuns(browser, root, 100, runs, false)
-      const large = await openRuns(browser, root, big, runs, true)
+      const small = await openRuns(browser, root, 100, runs, false, phase)
+      const large = await openRuns(browser, root, big, runs, true, phase)
       const base = add(
         { group: '4', name: 'long: click to the tail painted, 100 entries (baseline)', unit: 'ms', size: 100 },
         small.map((r) => r.firstPaintMs)
@@ -91,6 +92,7 @@ export async function longFigures(add: Add, quick: boolean, runs: number): Promi
         `  long: scrolled ${scrolled.frames.length} frames, top ${scrolled.reachedTop}, back at the end ${scrolled.reachedBottom}; ${frameCounts(scrolled)}`
       )
       const bare = await bareScroll(browser, root, Math.min(BARE_TURNS, Math.ceil(big / LONG_ENTRIES_PER_TURN)))
+      phase('the bare page scrolled')
       console.error(`  long: bare page ${bare.frames.length} frames, end ${bare.reachedBottom}, top ${bare.reachedTop}; ${frameCounts(bare)}`)
       const bareP99 = add({ group: '4', name: 'long: bare page scrolling the same text, p99 frame (baseline)', unit: 'ms', size: big }, [
         percentile(bare.frames, 99)
@@ -113,6 +115,7 @@ export async function longFigures(add: Add, quick: boolean, runs: number): Promi
         : `did not reach ${scrolled.reachedTop ? 'the end again' : 'the first message'} in ${SCROLL_LIMIT_MS / 1000} s`
       if (!rate.met && fps(bare.frames) < 58) rate.reach = `the bare page scrolls at ${fps(bare.frames).toFixed(1)} fps here`
     })
+    phase('its folder removed')
   } finally {
     await browser.close()
   }
@@ -132,7 +135,14 @@ function fps(frames: number[]): number {
   return (frames.length / frames.reduce((a, b) => a + b, 0)) * 1000
 }
 
-async function openRuns(browser: Browser, root: string, entries: number, runs: number, scroll: boolean): Promise<Opened[]> {
+async function openRuns(
+  browser: Browser,
+  root: string,
+  entries: number,
+  runs: number,
+  scroll: boolean,
+  phase: (what: string) => void
+): Promise<Opened[]> {
   const turns = Math.max(1, Math.round(entries / LONG_ENTRIES_PER_TURN))
   const { dataDir, longSessionTitle, marker } = await makeDataset(join(root, `d${entries}`), {
     projects: 1,
@@ -141,9 +151,14 @@ async function openRuns(browser: Browser, root: string, entries: number, runs: n
     longTurns: turns,
     longTurn
   })
+  phase(`${entries} entries: seeded`)
   const results: Opened[] = []
   await openLong(browser, dataDir, longSessionTitle!, marker, false) // warm-up
-  for (let i = 0; i < runs; i++) results.push(await openLong(browser, dataDir, longSessionTitle!, marker, scroll && i === 0))
+  phase(`${entries} entries: the warm-up open`)
+  for (let i = 0; i < runs; i++) {
+    results.push(await openLong(browser, dataDir, longSessionTitle!, marker, scroll && i === 0))
+    phase(`${entries} entries: open ${i + 1}${scroll && i === 0 ? ' and the scroll' : ''}`)
+  }
   return results
 }
 

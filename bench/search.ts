@@ -11,7 +11,7 @@ import { transcriptPath } from '../electron/host/storage/transcripts'
 import type { SearchResults } from '../shared/search'
 import { launchBrowser, serve } from '../test/e2e/browser'
 import { makeDataset } from './data'
-import { settleDisk, until, withTempDir, type Figure } from './lib'
+import { phases, settleDisk, until, withTempDir, type Figure } from './lib'
 import { startProfiles } from './profile'
 
 /**
@@ -100,11 +100,13 @@ interface AtSize {
 
 /** One data folder of `size` sessions: the index built once, then `runs` queries of each kind. */
 async function measureAt(browser: Browser, size: number, runs: number): Promise<AtSize> {
-  return withTempDir(`search-${size}`, async (root) => {
+  const phase = phases(`search @${size}`)
+  const measured = await withTempDir(`search-${size}`, async (root) => {
     const shape = size === 1 ? { projects: 1, sessions: 1, turnsPerSession: 1 } : { projects: 50, sessions: size, turnsPerSession: 1 }
     const { dataDir } = await makeDataset(root, shape)
     // It holds its spend book, as a folder the app has used does (data.ts): the Host reads no transcript for past spend.
     await settleDisk()
+    phase('its data folder')
     const heapBefore = heapAfterGc()
     const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0, search: { buildOnSearchOnly: true } })
     let closed = false
@@ -123,6 +125,7 @@ async function measureAt(browser: Browser, size: number, runs: number): Promise<
       // while): the queries are timed after that, as a window's would be.
       await until(() => existsSync(join(dataDir, SEARCH_INDEX_FILE)), 'the index saved', 300_000)
       // CPU time, not wall time: on a loaded machine the wall time is mostly the wait for a core.
+      phase('its index built and saved')
       const hostMs: number[] = []
       for (let i = 0; i < runs * 3; i++) {
         const t0 = process.cpuUsage()
@@ -137,11 +140,14 @@ async function measureAt(browser: Browser, size: number, runs: number): Promise<
       const fileBytes = (await stat(join(dataDir, SEARCH_INDEX_FILE)).catch(() => ({ size: 0 }))).size
       // Every session holds the same turn: its entries with text (a turn's end has none) are each a document.
       const perSession = (await readEntries(transcriptPath(join(dataDir, 'transcripts'), 's-0'))).texts.size
+      phase('the queries timed')
       return { painted, floor, host: hostMs, heapBytes, fileBytes, entries: size * perSession }
     } finally {
       if (!closed) await host.close()
     }
   })
+  phase('its folder removed')
+  return measured
 }
 
 let gc: (() => void) | null = null

@@ -2,7 +2,7 @@ import { mkdir, readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { scriptedTransport } from '../test/agent/spawn'
 import { agentEnv } from './agents'
-import { withTempDir, type Figure } from './lib'
+import { phases, withTempDir, type Figure } from './lib'
 import { appendLongTurns } from './long-data'
 import { procStatusMb, searchComplete, startServe, type Served } from './processes'
 
@@ -42,7 +42,9 @@ export async function soakFigures(add: Add, quick: boolean): Promise<void> {
 
 async function soakItself(add: Add, quick: boolean): Promise<void> {
   const minutes = Number(process.env.BENCH_SOAK_MINUTES) || (quick ? 1 : 2)
-  const soak = await withTempDir('soak', (root) => runSoak(root, minutes))
+  const phase = phases('soak')
+  const soak = await withTempDir('soak', (root) => runSoak(root, minutes, phase))
+  phase('its folder removed')
   const idle = add({ group: '5', name: 'soak: Host RSS before the sessions start (baseline)', unit: 'MB' }, [soak.idleMb])
   idle.ratio = 1
   idle.baseline = 'idle Host'
@@ -72,7 +74,9 @@ async function soakItself(add: Add, quick: boolean): Promise<void> {
 }
 
 async function forkFigures(add: Add, quick: boolean): Promise<void> {
-  const forks = await withTempDir('soak-fork', (root) => forkMemory(root, quick ? [100, 10_000] : [100, 100_000]))
+  const phase = phases('soak')
+  const forks = await withTempDir('soak-fork', (root) => forkMemory(root, quick ? [100, 10_000] : [100, 100_000], phase))
+  phase('fork: its folder removed')
   const small = add({ group: '5', name: 'fork: Host RSS rise while forking, 100 entries (baseline)', unit: 'MB', size: 100 }, forks[0].riseMb)
   small.ratio = 1
   small.baseline = '100 entries'
@@ -139,7 +143,7 @@ interface Soak {
   growthBytes: number
 }
 
-async function runSoak(root: string, minutes: number): Promise<Soak> {
+async function runSoak(root: string, minutes: number, phase: (what: string) => void): Promise<Soak> {
   const dataDir = join(root, 'data')
   const project = join(root, 'project')
   await mkdir(project, { recursive: true })
@@ -154,6 +158,7 @@ async function runSoak(root: string, minutes: number): Promise<Soak> {
       })
     ).id
     await new Promise((r) => setTimeout(r, 500))
+    phase('the Host started')
     const idleMb = rssMb(host.host)
     const sizeBefore = await folderBytes(dataDir)
     const rss = sampler(host.host)
@@ -180,8 +185,10 @@ async function runSoak(root: string, minutes: number): Promise<Soak> {
       const fresh = await host.confirmed<{ id: string }>('sessions.new', { projectId, agentId })
       await host.confirmed('sessions.prompt', { id: fresh.id, text: 'hello' })
     }
+    phase(`${minutes} min: the last minute's fork, search and session`)
     await Promise.all(streaming)
     rss.stop()
+    phase(`the turns under way at the end ended (${turns} turns in all)`)
     const growthBytes = (await folderBytes(dataDir)) - sizeBefore
     return {
       idleMb,
@@ -195,6 +202,7 @@ async function runSoak(root: string, minutes: number): Promise<Soak> {
     }
   } finally {
     await host.close()
+    phase('the Host closed')
   }
 }
 
@@ -233,11 +241,12 @@ export async function longForkParent(root: string, dataDir: string, entries: num
 }
 
 /** The Host's RSS rise while it forks a conversation of each size (`longForkParent`). */
-export async function forkMemory(root: string, sizes: number[]): Promise<ForkMemory[]> {
+export async function forkMemory(root: string, sizes: number[], phase: (what: string) => void = () => undefined): Promise<ForkMemory[]> {
   const results: ForkMemory[] = []
   for (const entries of sizes) {
     const dataDir = join(root, `data-${entries}`)
     const { parentId, file } = await longForkParent(root, dataDir, entries)
+    phase(`fork ${entries}: its parent made`)
     const parent = { id: parentId }
     const fileMb = (await stat(file)).size / 1024 / 1024
     const riseMb: number[] = []
@@ -247,15 +256,18 @@ export async function forkMemory(root: string, sizes: number[]): Promise<ForkMem
         // Once the search index has read the conversation in, as seed-memory measures (its memory is goal 2's, the
         // index's per session): forked right after the start, the index's read of the parent ran beside the copy.
         await searchComplete(host)
+        phase(`fork ${entries}, run ${run}: started, its search index complete`)
         await new Promise((r) => setTimeout(r, 1_000))
         const idle = rssMb(host.host)
         const rss = sampler(host.host)
         await host.confirmed('sessions.fork', { id: parent.id })
         rss.stop()
+        phase(`fork ${entries}, run ${run}: forked`)
         riseMb.push(Math.max(idle, ...rss.samples.map((s) => s.mb)) - idle)
         if (run === 0) results.push({ entries, idleMb: idle, riseMb, fileMb })
       } finally {
         await host.close()
+        phase(`fork ${entries}, run ${run}: closed`)
       }
     }
   }
