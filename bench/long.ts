@@ -230,8 +230,12 @@ async function scrollInPage(page: Page, selector: string, downFirst: boolean): P
       const rows = () => new Map(Array.from(scroller.querySelectorAll('[data-testid=thread] > .row'), (row) => [row.dataset.entryId, row.dataset.index]))
       const loadFrames = []
       let held = rows()
+      // The view's place is read in the task after the frame (below), once the frame is laid out and painted: there a read
+      // lays nothing out, on either page. Read in the frame's callback, it laid out the rows the window had just put in the
+      // page (the frame's own layout, made early and counted as the probe's script) and, on the bare page, nothing.
       const atTop = () => scroller.scrollTop <= 0 && !more('earlier')
       const atBottom = () => scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 2 && !more('later')
+      let done = false
       const tick = () => {
         const t = performance.now()
         frames.push(t - last)
@@ -243,16 +247,7 @@ async function scrollInPage(page: Page, selector: string, downFirst: boolean): P
           break
         }
         held = holds
-        if (direction < 0 && atTop()) {
-          reachedTop = true
-          const first = scroller.querySelector('[data-testid=thread] .row')
-          firstMessage = first ? first.textContent.trim().slice(0, 80) : null
-          direction = 1
-        } else if (direction > 0 && atBottom()) {
-          reachedBottom = true
-          if (${downFirst}) direction = -1
-        }
-        if ((reachedTop && reachedBottom) || t - started > ${SCROLL_LIMIT_MS}) {
+        if (done || t - started > ${SCROLL_LIMIT_MS}) {
           observer.disconnect()
           resolve({ frames: frames.slice(1), reachedTop, reachedBottom, firstMessage, loadFrames, rowsMounted })
           return
@@ -262,11 +257,25 @@ async function scrollInPage(page: Page, selector: string, downFirst: boolean): P
         // Set here in the frame's callback, the move came after that scroll event, and the list's own correction of a
         // row measured above the view, made from the place it last read, undid it every other frame.
         scroller.dispatchEvent(new WheelEvent('wheel', { deltaY: direction * step, bubbles: true }))
-        wheel.port2.postMessage(direction * step)
+        wheel.port2.postMessage(null)
         requestAnimationFrame(tick)
       }
       const wheel = new MessageChannel()
-      wheel.port1.onmessage = (event) => { scroller.scrollTop += event.data }
+      wheel.port1.onmessage = () => {
+        const moved = direction * step
+        if (direction < 0 && atTop()) {
+          reachedTop = true
+          const first = scroller.querySelector('[data-testid=thread] .row')
+          firstMessage = first ? first.textContent.trim().slice(0, 80) : null
+          direction = 1
+        } else if (direction > 0 && atBottom()) {
+          reachedBottom = true
+          if (${downFirst}) direction = -1
+        }
+        if (reachedTop && reachedBottom) done = true
+        // At an end the move is the wheel's, which pushed against it; the next frame's wheel goes the other way.
+        else scroller.scrollTop += moved
+      }
       requestAnimationFrame(tick)
     })`
   )) as Scrolled
