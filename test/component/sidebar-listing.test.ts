@@ -327,6 +327,22 @@ describe('the virtual sidebar', () => {
     expect(items().length).toBeLessThanOrEqual(SCREENFUL)
   })
 
+  it('says in a row’s tooltip what the agent waits on cut, its hidden characters shown, as every agent string in a tooltip', async () => {
+    hugeProject()
+    await mountList()
+    // The Host keeps up to 10,000 characters of a permission request's title; an agent's error is its own words too.
+    const title = `Delete report\u202Efdp.exe ${'x'.repeat(9_900)}`
+    useSessionsStore().receiveState({ id: 'big-x-0', status: 'running', permissions: [{ requestId: 'r', title, options: [] }] })
+    useSessionsStore().receiveState({ id: 'big-x-1', status: 'idle', error: 'failed \u202Etxt.exe' })
+    await nextTick()
+    const [waiting, failed] = items().map((item) => item.querySelector<HTMLElement>('[data-testid=session-open]')!.title)
+    expect(waiting).toContain('Waiting for your permission: Delete report⟨RLO⟩fdp.exe xxx')
+    expect(waiting).toContain('… (8 KB more)')
+    expect(waiting.length).toBeLessThan(2_200)
+    expect(failed).toContain('Error: failed ⟨RLO⟩txt.exe')
+    expect(`${waiting}${failed}`).not.toContain('\u202E')
+  })
+
   it('goes from row to row with ↑/↓, Home and End, keeps the focused row while scrolled away, and shows more with Enter', async () => {
     const fake = hugeProject()
     await useProjectsStore().loadMore('big', 'x', 200)
