@@ -1,6 +1,7 @@
 // Node standing in for Electron run as Node (ELECTRON_RUN_AS_NODE=1) in the packaging test: Electron reads a script
 // inside app.asar as if the archive were a folder, with its unpacked files beside it. Here the archive is extracted
-// once (with its .unpacked files laid over it) and the same path inside it is run, its arguments as given.
+// once (with its .unpacked files laid over it) and the same path inside it is run, its arguments as given. The packaging
+// test extracts it into the same folder first, and checks the bundles' imports there too.
 import { cpSync, existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
