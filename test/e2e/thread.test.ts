@@ -580,6 +580,41 @@ describe('the thread view', () => {
     await context.close()
   })
 
+  it('opens a past conversation at its end with the composer focused, each message sanitised in one pass, not one a block', async () => {
+    const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
+    await host.request('sessions.rename', { id, title: 'Sanitised a message at a time' })
+    await host.request('sessions.prompt', { id, text: '/many 200' })
+    const context = await newContext()
+    // Each document DOMPurify parses (one each time it sanitises) from the click on.
+    await context.addInitScript(`(() => {
+      const parse = DOMParser.prototype.parseFromString
+      window.__parsed = 0
+      document.addEventListener('pointerdown', () => (window.__counting = true), true)
+      DOMParser.prototype.parseFromString = function (...args) {
+        if (window.__counting) window.__parsed++
+        return parse.apply(this, args)
+      }
+    })()`)
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await page.goto(server.url)
+    await page.getByTestId('session-item').filter({ hasText: 'Sanitised a message at a time' }).click()
+    await expect.poll(() => inView(page.getByText('Message 199:'))).toBe(true)
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
+    // What the reader has: the end at the bottom, the keyboard in the composer.
+    expect(await distanceFromBottom(page)).toBeLessThan(30)
+    expect(await page.evaluate("document.activeElement?.getAttribute('data-testid')")).toBe('composer-input')
+    // Every fifth message is a paragraph and a code block: sanitised a block at a time, the rows at the end parsed a
+    // document more for each of those than there are messages drawn.
+    const drawn = await page.locator('[data-testid=thread] .markdown').count()
+    const withCode = await page.locator('[data-testid=thread] .markdown .code-block').count()
+    expect(withCode).toBeGreaterThan(1)
+    expect(await page.evaluate('window.__parsed')).toBeLessThanOrEqual(drawn)
+    console.log(`screenshot: ${await screenshot(page, 'thread-opened-at-end')}`)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
   it('draws only the rows in view while the reader flings, and those around the view again once the fling stops', async () => {
     const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
     await host.request('sessions.rename', { id, title: 'Flung through' })
