@@ -3,10 +3,29 @@ import './happy-dom-fixes'
 import { describe, expect, it, vi } from 'vitest'
 import hljs from 'highlight.js/lib/core'
 import { HIGHLIGHT_LANGUAGES, LANGUAGE_ALIASES, languagesLoaded, languagesSettled, preloadLanguages } from '../../renderer/src/highlight'
-import { markdownParts, rememberRender, renderAgentMarkdown, renderedBefore, renderMarkdown, renderMarkdownBlocks } from '../../renderer/src/markdown'
+import {
+  markdownParts,
+  rememberRender,
+  renderAgentMarkdown,
+  renderedBefore,
+  renderMarkdown,
+  renderMarkdownBlocks,
+  sanitize,
+  sanitizeBlocks
+} from '../../renderer/src/markdown'
 import { LIMITS } from '../../renderer/src/agent-text'
 import { passingParts } from '../../renderer/src/components/thread/passing-text'
 import { XSS_CORPUS } from '../agent/xss-corpus'
+
+/** A text with a block of each kind. */
+const SAMPLE_TEXT = [
+  'A paragraph with `code`, **bold**, a [link](https://example.com "its title") and <b>tags</b> shown as text & more.',
+  '- one\n- two\n  1. nested',
+  '```ts\nconst x = 1 < 2\n```',
+  '| a | b |\n| - | - |\n| 1 | 2 |',
+  '> a quote\n\n---',
+  'A mention of [file.ts](file:///project/src/file.ts) and an image ![alt](https://example.com/x.png).'
+].join('\n\n')
 
 /** What the sanitised HTML holds, parsed as the browser would. */
 function parse(html: string): HTMLElement {
@@ -177,6 +196,14 @@ describe('agent markdown', () => {
         expect({ name, found: dangerous(parse(renderMarkdown(payload, { breaks }))) }).toEqual({ name, found: [] })
       }
     }
+    // Sanitised together (a text's blocks in one pass), each comes out as it does alone, the hostile ones too (a block
+    // that does not stay in its own element sends the pass back to one block at a time).
+    const blocks = [...XSS_CORPUS.map(({ payload }) => payload), ...renderMarkdownBlocks(SAMPLE_TEXT), 'no markup & more', '']
+    const together = sanitizeBlocks(blocks)
+    expect(together).toEqual(blocks.map(sanitize))
+    // A text's own blocks (markdown-it's HTML, unsanitised) stay one an element: sanitised in the one pass.
+    const own = SAMPLE_TEXT.split('\n\n').map((part) => renderMarkdownBlocks(part).join(''))
+    expect(sanitizeBlocks(own)).toEqual(own.map(sanitize))
     // The detector itself finds what it looks for.
     expect(dangerous(parse('<img src=x onerror="x()"><a href=" javascript:x()">a</a>'))).toEqual(['img[onerror]', 'a[href= javascript:x()]'])
   })

@@ -74,6 +74,24 @@ async function turns(page: Page, count: number): Promise<void> {
   await expect.poll(() => page.getByTestId('entry-stop').count(), { timeout: 30_000 }).toBe(count)
 }
 
+/**
+ * A conversation of 200 messages (every fifth with a code block), titled `title`, opened in a new window running
+ * `initScript`, once its last message is in view.
+ */
+async function openManyMessages(title: string, initScript: string): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
+  await host.request('sessions.rename', { id, title })
+  await host.request('sessions.prompt', { id, text: '/many 200' })
+  const context = await newContext()
+  await context.addInitScript(initScript)
+  const page = await context.newPage()
+  const problems = watchConsole(page)
+  await page.goto(server.url)
+  await page.getByTestId('session-item').filter({ hasText: title }).click()
+  await expect.poll(() => inView(page.getByText('Message 199:'))).toBe(true)
+  return { context, page, problems }
+}
+
 /** Whether the element is fully inside the thread's scrolling area. */
 function inView(locator: Locator): Promise<boolean> {
   return locator.evaluate((el: any) => {
@@ -530,13 +548,11 @@ describe('the thread view', () => {
   )
 
   it('lays the page out once for the rows a render puts in it, not once a row; a row scrolled back to is not measured again', async () => {
-    const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
-    await host.request('sessions.rename', { id, title: 'Measured together' })
-    await host.request('sessions.prompt', { id, text: '/many 200' })
-    const context = await newContext()
     // Each read of a row's height, and whether the page had changed since the last read of a height (the read then lays
     // the page out first), counted by the row it read.
-    await context.addInitScript(`(() => {
+    const { context, page, problems } = await openManyMessages(
+      'Measured together',
+      `(() => {
       const height = Object.getOwnPropertyDescriptor(HTMLElement.prototype, 'offsetHeight').get
       const changes = new MutationObserver(() => undefined)
       changes.observe(document, { childList: true, subtree: true, attributes: true, characterData: true })
@@ -552,12 +568,8 @@ describe('the thread view', () => {
           return height.call(this)
         }
       })
-    })()`)
-    const page = await context.newPage()
-    const problems = watchConsole(page)
-    await page.goto(server.url)
-    await page.getByTestId('session-item').filter({ hasText: 'Measured together' }).click()
-    await expect.poll(() => inView(page.getByText('Message 199:'))).toBe(true)
+    })()`
+    )
     const reads = () => page.evaluate('window.__rowReads') as Promise<{ laidOut: number; byRow: Record<string, number> }>
     const opened = await reads()
     // The view at the end holds some 18 rows, each read once as the list put it in the page. Read as each mounted, the
@@ -576,6 +588,35 @@ describe('the thread view', () => {
     await expect.poll(() => inView(page.getByText('Message 199:'))).toBe(true)
     const back = await reads()
     expect(atEnd.filter((row) => back.byRow[row] !== opened.byRow[row])).toEqual([])
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
+  it('opens a past conversation at its end with the composer focused, each message sanitised in one pass, not one a block', async () => {
+    // Each document DOMPurify parses (one each time it sanitises) from the click on.
+    const { context, page, problems } = await openManyMessages(
+      'Sanitised a message at a time',
+      `(() => {
+      const parse = DOMParser.prototype.parseFromString
+      window.__parsed = 0
+      document.addEventListener('pointerdown', () => (window.__counting = true), true)
+      DOMParser.prototype.parseFromString = function (...args) {
+        if (window.__counting) window.__parsed++
+        return parse.apply(this, args)
+      }
+    })()`
+    )
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
+    // What the reader has: the end at the bottom, the keyboard in the composer.
+    expect(await distanceFromBottom(page)).toBeLessThan(30)
+    expect(await page.evaluate("document.activeElement?.getAttribute('data-testid')")).toBe('composer-input')
+    // Every fifth message is a paragraph and a code block: sanitised a block at a time, the rows at the end parsed a
+    // document more for each of those than there are messages drawn.
+    const drawn = await page.locator('[data-testid=thread] .markdown').count()
+    const withCode = await page.locator('[data-testid=thread] .markdown .code-block').count()
+    expect(withCode).toBeGreaterThan(1)
+    expect(await page.evaluate('window.__parsed')).toBeLessThanOrEqual(drawn)
+    console.log(`screenshot: ${await screenshot(page, 'thread-opened-at-end')}`)
     expect(problems).toEqual([])
     await context.close()
   })
