@@ -434,17 +434,17 @@ interface RssSample {
   agents: number
 }
 
-function rssOf(m: Measured, renderer: number): RssSample {
+function rssOf(m: Measured): RssSample {
   const sum = (pids: number[]): number => pids.reduce((s, pid) => s + rssMb(pid), 0)
   const of = (types: string[]): number => sum(m.others.filter((p) => types.includes(p.type)).map((p) => p.pid))
   return {
     host: rssMb(m.host),
     supervisor: rssMb(m.supervisor),
-    renderer: rssMb(renderer),
+    renderer: rssMb(m.window),
     chromium: {
       browser: of(['browser']),
       GPU: of(['GPU']),
-      'other renderers': sum(m.renderers.filter((pid) => pid !== renderer)),
+      'other renderers': sum(m.renderers.filter((pid) => pid !== m.window)),
       utilities: sum(m.others.filter((p) => p.type !== 'browser' && p.type !== 'GPU').map((p) => p.pid))
     },
     agents: sum(m.agents)
@@ -528,13 +528,12 @@ export async function appMemoryFigures(add: Add, quick: boolean): Promise<void> 
         const page = await openWindow(browser, served, 4, false)
         await sleep(2_000)
         const m = await measured(served, browser)
-        const renderer = m.renderers.map((pid) => ({ pid, rss: rssMb(pid) })).sort((a, b) => b.rss - a.rss)[0].pid
-        const before = rssOf(m, renderer)
+        const before = rssOf(m)
         let peak = before
         let sampling = true
         const sampler = (async () => {
           while (sampling) {
-            const s = rssOf(m, renderer)
+            const s = rssOf(m)
             if (appRss(s) > appRss(peak)) peak = s
             await sleep(100)
           }
