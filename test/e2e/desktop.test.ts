@@ -209,8 +209,9 @@ describe('the desktop around the conversations', () => {
     await expect.poll(backgroundColour).toBe('rgb(21, 23, 29)')
     await page.emulateMedia({ colorScheme: 'light' })
     await expect.poll(backgroundColour).toBe('rgb(246, 247, 249)')
-    // The choice is kept by the Host, in the data folder, not in this browser's storage.
-    expect((await host.request('settings.get', {})).settings.theme).toBe('system')
+    // The choice is kept by the Host, in the data folder, not in this browser's storage. The window shows a choice
+    // at once and sends it on its link, which may still be opening after the reload: the Host has it soon after.
+    await expect.poll(async () => (await host.request('settings.get', {})).settings.theme).toBe('system')
   })
 
   it('lists the keyboard shortcuts on ?, but not while typing', async () => {
