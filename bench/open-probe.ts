@@ -35,6 +35,16 @@ const PROBE = `(() => {
   }
   document.addEventListener('pointerdown', () => { window.__armed = true; mark('pointerdown') }, true)
   document.addEventListener('click', () => mark('click'), true)
+  // Each long animation frame from the click on: its forced layouts (a script reading the page's size) and its own.
+  window.__frames = []
+  new PerformanceObserver((list) => {
+    for (const f of list.getEntries()) {
+      if (!window.__armed) continue
+      const forced = f.scripts.reduce((n, s) => n + s.forcedStyleAndLayoutDuration, 0)
+      const layout = f.startTime + f.duration - f.styleAndLayoutStart
+      window.__frames.push([f.startTime, f.duration, forced, layout, f.blockingDuration])
+    }
+  }).observe({ type: 'long-animation-frame', buffered: false })
   window.__watch = (text) => {
     const observer = new MutationObserver(() => {
       if (!document.body.innerText.includes(text)) return
@@ -114,6 +124,11 @@ async function main(): Promise<void> {
             `performance.getEntriesByType('resource').filter((e) => e.startTime >= window.__marks[0][1] - 5).map((e) => [e.name.split('/').pop(), e.startTime, e.responseEnd])`
           )) as [string, number, number][]
           const start = marks[0]?.[1] ?? 0
+          const frames = (await page.evaluate('window.__frames')) as number[][]
+          for (const [at, duration, forced, layout] of frames)
+            console.log(
+              `  frame at ${(at - start).toFixed(1)}: ${duration.toFixed(0)} ms, forced style and layout ${forced.toFixed(0)} ms, the frame's own ${layout.toFixed(0)} ms`
+            )
           const origin = (await page.evaluate('performance.timeOrigin')) as number
           const steps = hostSteps.map(([what, at]) => [what, at - origin] as [string, number])
           console.log(`run ${run}: outside ${outside} ms`)

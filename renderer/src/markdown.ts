@@ -471,3 +471,15 @@ function keep(html: string, clean: string): string {
   }
   return clean
 }
+
+/**
+ * A text in the shapes agents write (a paragraph with emphasis, inline code and a link, a list, a quote, a code
+ * block with no language: one would fetch its highlighting), rendered and sanitised once and thrown away, for
+ * `warmUp` (components/thread/warm-up.ts): the first render a window makes compiles markdown-it's and DOMPurify's
+ * code, a cost the first conversation opened paid in its first frame (markdown-it's parse of its ~6 short texts 12 ms
+ * of its 18 in a profile). Nothing is kept: neither cache holds it.
+ */
+export function warmMarkdown(): void {
+  const text = 'A **warm** _up_ with `code`, a [link](https://example.com) and a path.\n\n- one\n- two\n\n> quoted\n\n```\nconst x = 1\n```\n'
+  for (const breaks of [false, true]) parseAndRender(text, breaks, Infinity, undefined, sanitizeBlocks)
+}

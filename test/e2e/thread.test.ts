@@ -621,6 +621,46 @@ describe('the thread view', () => {
     await context.close()
   })
 
+  it('prepares the markdown once the window is idle, before the first open, leaving nothing in the page; the open then draws its messages right', async () => {
+    // Each document DOMPurify parses (one each time it sanitises), before the click and from it on.
+    const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
+    await host.request('sessions.rename', { id, title: 'Prepared before its open' })
+    await host.request('sessions.prompt', { id, text: '/many 40' })
+    const context = await newContext()
+    await context.addInitScript(`(() => {
+      const parse = DOMParser.prototype.parseFromString
+      window.__parsed = { before: 0, after: 0 }
+      document.addEventListener('pointerdown', () => (window.__clicked = true), true)
+      DOMParser.prototype.parseFromString = function (...args) {
+        window.__parsed[window.__clicked ? 'after' : 'before']++
+        return parse.apply(this, args)
+      }
+    })()`)
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await page.goto(server.url)
+    const item = page.getByTestId('session-item').filter({ hasText: 'Prepared before its open' })
+    await item.waitFor()
+    const children = () => page.evaluate('document.body.childElementCount')
+    const before = await children()
+    // The thread's code is fetched once the window is first idle, and its markdown rendered once, thrown away, when it
+    // is next idle: the first open does not compile markdown-it and DOMPurify in the task drawing its rows. (The old
+    // window sanitised nothing before the first open.)
+    await expect.poll(() => page.evaluate('window.__parsed.before'), { timeout: 20_000 }).toBeGreaterThan(0)
+    expect(await children()).toBe(before)
+    expect(await page.evaluate("document.querySelectorAll('[aria-hidden=true][style*=mono]').length")).toBe(0)
+    await item.click()
+    await expect.poll(() => inView(page.getByText('Message 39:'))).toBe(true)
+    // What the reader sees is the conversation's own: its code blocks, its words, one pass at most a message drawn.
+    const drawn = await page.locator('[data-testid=thread] .markdown').count()
+    expect(await page.locator('[data-testid=thread] .markdown .code-block').count()).toBeGreaterThan(1)
+    expect(await page.getByTestId('thread').textContent()).not.toContain('warm')
+    expect(await page.evaluate('window.__parsed.after')).toBeLessThanOrEqual(drawn)
+    expect(await page.evaluate("document.activeElement?.getAttribute('data-testid')")).toBe('composer-input')
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
   it('draws only the rows in view while the reader flings, and those around the view again once the fling stops', async () => {
     const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
     await host.request('sessions.rename', { id, title: 'Flung through' })
