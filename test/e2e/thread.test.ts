@@ -776,10 +776,14 @@ describe('the thread view', () => {
     const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
     await host.request('sessions.rename', { id, title: 'Flung into a page' })
     await host.request('sessions.prompt', { id, text: '/many 1200' })
-    // The earlier pages read slowly, as on a loaded machine or a slow disk: the fling waits at the top for one.
+    // The earlier pages read slowly, as on a loaded machine or a slow disk: the fling waits at the top for one. Held
+    // until the wheel has pushed there for its 800 ms (a fixed 1.5 s was not enough on a loaded machine: the page could
+    // come in first, counted from when the fling neared the top).
+    let release = (): void => undefined
+    const held = new Promise<void>((resolve) => (release = resolve))
     const handle = host.handle.bind(host)
     host.handle = (async (method, params, options) => {
-      if (method === 'transcripts.read') await new Promise((resolve) => setTimeout(resolve, 1500))
+      if (method === 'transcripts.read') await held
       return handle(method, params, options)
     }) as typeof host.handle
     try {
@@ -794,7 +798,7 @@ describe('the thread view', () => {
       // meanwhile: markdown blocks put in the page as markdown, not as the text passing rows show. The fling used to end
       // 200 ms after its last move, and the rows in view and six more on either side were drawn in full (parsed,
       // sanitised, laid out) for the frames before the page came in and the fling went on past them.
-      const held = (await page.evaluate(`new Promise((resolve) => {
+      const pushed = (await page.evaluate(`new Promise((resolve) => {
         const scroller = document.querySelector('[data-testid=thread-scroll]')
         let counting = false
         let markdown = 0
@@ -823,16 +827,18 @@ describe('the thread view', () => {
         }
         requestAnimationFrame(tick)
       })`)) as { markdown: number; loading: boolean; passing: number }
+      release()
       // Still at the top with the page being read, the rows in view passing by, none drawn in full.
-      expect(held.loading).toBe(true)
-      expect(held.passing).toBeGreaterThan(0)
-      expect(held.markdown).toBe(0)
+      expect(pushed.loading).toBe(true)
+      expect(pushed.passing).toBeGreaterThan(0)
+      expect(pushed.markdown).toBe(0)
       // Once the wheel stops, the fling ends: every row in the page shows its markdown.
       await expect.poll(() => page.getByTestId('markdown-passing').count(), { timeout: 10_000 }).toBe(0)
       expect(await page.locator('[data-testid=entry-assistant] .markdown .md-block').count()).toBeGreaterThan(0)
       expect(problems).toEqual([])
       await context.close()
     } finally {
+      release()
       host.handle = handle
     }
   })
