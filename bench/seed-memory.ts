@@ -23,7 +23,7 @@ import { rssMb, searchComplete, startServe, type Served } from './processes'
 
 type Add = (figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: number[]) => Figure
 
-interface Conversation {
+export interface Conversation {
   entries: number
   dataDir: string
   sessionId: string
@@ -75,7 +75,7 @@ export async function seedMemoryFigures(add: Add, quick: boolean): Promise<void>
 }
 
 /** A session of the scripted agent whose transcript is then made `entries` long (the long day of long-data.ts). */
-async function longConversation(root: string, entries: number): Promise<Conversation> {
+export async function longConversation(root: string, entries: number): Promise<Conversation> {
   const dataDir = join(root, `data-${entries}`)
   const project = join(root, `project-${entries}`)
   await mkdir(project, { recursive: true })

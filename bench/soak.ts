@@ -132,7 +132,7 @@ async function folderBytes(dir: string): Promise<number> {
   return total
 }
 
-interface Soak {
+export interface Soak {
   idleMb: number
   peakMb: number
   slopeMbPerMin: number
@@ -143,7 +143,7 @@ interface Soak {
   growthBytes: number
 }
 
-async function runSoak(root: string, minutes: number, phase: (what: string) => void): Promise<Soak> {
+export async function runSoak(root: string, minutes: number, phase: (what: string) => void): Promise<Soak> {
   const dataDir = join(root, 'data')
   const project = join(root, 'project')
   await mkdir(project, { recursive: true })

@@ -3,7 +3,9 @@ import { join } from 'node:path'
 import type { SessionUpdate } from '@agentclientprotocol/sdk'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Host } from '../../electron/host/host'
+import { currentView, parseTranscript } from '../../electron/host/storage/transcripts'
 import type { TranscriptRecord } from '../../shared/transcript'
+import { longTurn } from '../../bench/long-data'
 import { fold, openHost, recordEvents, removeDir, scriptedAgent, tempDir, waitUntil } from '../helpers'
 
 /**
@@ -123,6 +125,40 @@ describe('an edit and resend copies the view once', () => {
     expect(seed).toContain('You said: first question')
     expect(seed).not.toContain('second question')
   })
+})
+
+describe('an edit and resend of a long conversation', () => {
+  it('counts the messages from the last reset, and its copy holds the view before the message whole and in order (a transcript of many reads)', async () => {
+    const agent = await host.request('agents.add', scriptedAgent(stateDir))
+    const parent = await host.request('sessions.new', { projectId, agentId: agent.id })
+    await host.request('sessions.prompt', { id: parent.id, text: 'first question' })
+    await host.close()
+    // A long day (~3.5 MB: its lines straddle the reader's pieces), a replay an earlier version wrote (a reset), and
+    // another long day after it: the messages before the reset are not in view, and are not counted.
+    const transcript = join(dataDir, 'transcripts', `${parent.id}.jsonl`)
+    const at = new Date().toISOString()
+    const day = (from: number) =>
+      Array.from({ length: 250 }, (_, i) =>
+        longTurn(from + i, at)
+          .map((r) => `${JSON.stringify(r)}\n`)
+          .join('')
+      ).join('')
+    await appendFile(transcript, day(0))
+    await appendFile(transcript, `${JSON.stringify({ t: 'reset', at, reason: 'load' } satisfies TranscriptRecord)}\n`)
+    await appendFile(transcript, day(1_000))
+    host = await openHost(dataDir)
+
+    const lines = (await readFile(transcript, 'utf8')).split('\n')
+    const seq = lines.findLastIndex((line) => line.includes('"t":"prompt"'))
+    const { session } = await host.request('sessions.editResend', { id: parent.id, seq, text: 'the last question, again', conversationOnly: true })
+    // The last of the 250 messages after the reset.
+    expect(session.title).toMatch(/\(edited at message 250\)$/)
+    const before = currentView(parseTranscript(lines.join('\n'), seq).records).filter((r) => r.t !== 'checkpoint')
+    expect(before.filter((r) => r.t === 'prompt')).toHaveLength(249)
+    const copied = (await recordsOf(session.id)).filter((r) => r.t !== 'header')
+    expect(copied.slice(0, before.length)).toEqual(before)
+    expect(copied[before.length]).toMatchObject({ t: 'branch', from: parent.id, message: 250, seq })
+  }, 120_000)
 })
 
 describe('a fork taken mid-turn', () => {

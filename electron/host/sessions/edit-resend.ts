@@ -99,47 +99,51 @@ export class EditResend {
 
   /**
    * The user message at `seq`, its number among the conversation's messages, and what is read of the conversation
-   * before it (the current view), read a chunk at a time: a long conversation is never in memory whole. The
-   * transcript is read once for the message and the last reset before it, and once more for the rest; the view's
-   * later reads (the seed, the copy) start from that reset, so a long conversation is read four times in all, not
-   * seven.
+   * before it (the current view), read a chunk at a time: a long conversation is never in memory whole. One read
+   * finds the message, the last reset before it and what the rest needs of the turns after that reset (a reset
+   * starts the count again: no prompt, checkpoint or reply outlives one); only a line that may be one of those is
+   * parsed. The view's later reads (the seed, the copy) start from that reset, so a long conversation is read three
+   * times in all.
    */
   private async editedMessage(id: string, seq: number): Promise<EditedMessage> {
     const file = await this.deps.registry.flushedTranscript(id)
-    const unreadable = (error: unknown): Error =>
-      new Error(`This conversation's transcript could not be read, so nothing was changed: ${(error as Error).message}`)
     // A missing file is an empty conversation (as readTranscript reads it): there is no message to edit.
     let line: string | undefined
     let lastReset = -1
-    try {
-      for await (const read of transcriptLines(file, seq + 1)) {
-        if (read.seq === seq) line = read.line
-        else if (isReset(read.line)) lastReset = read.seq
-      }
-    } catch (error) {
-      throw unreadable(error)
-    }
-    const prompt = line === undefined ? null : parseLine(line)
-    if (prompt?.t !== 'prompt')
-      throw new Error(`There is no message of yours at line ${seq} of this conversation; it may have been replaced by the agent's replay`)
-    if (prompt.steered) throw new Error('This message was sent into a running turn: edit the message that started that turn instead')
     // What the rest needs of the conversation before it: the messages, the last turn's checkpoint, the last reply's id.
     let messages = 0
     let checkpoint: Extract<TranscriptRecord, { t: 'checkpoint' }> | undefined
     let anchor: string | undefined
     try {
-      for await (const { record } of viewLinesAfter(file, lastReset, seq)) {
-        if (record.t === 'prompt') {
+      for await (const read of transcriptLines(file, seq + 1)) {
+        if (read.seq === seq) {
+          line = read.line
+          continue
+        }
+        if (isReset(read.line)) {
+          lastReset = read.seq
+          messages = 0
+          checkpoint = undefined
+          anchor = undefined
+          continue
+        }
+        if (!MAY_COUNT.test(read.line)) continue
+        const record = parseLine(read.line)
+        if (record?.t === 'prompt') {
           if (!record.steered) messages++
           checkpoint = undefined
           anchor = undefined
-        } else if (record.t === 'checkpoint') checkpoint = record
-        else if (record.t === 'update' && !record.child && record.update.sessionUpdate === 'agent_message_chunk')
+        } else if (record?.t === 'checkpoint') checkpoint = record
+        else if (record?.t === 'update' && !record.child && record.update.sessionUpdate === 'agent_message_chunk')
           anchor = record.update.messageId ?? undefined
       }
     } catch (error) {
-      throw unreadable(error)
+      throw new Error(`This conversation's transcript could not be read, so nothing was changed: ${(error as Error).message}`)
     }
+    const prompt = line === undefined ? null : parseLine(line)
+    if (prompt?.t !== 'prompt')
+      throw new Error(`There is no message of yours at line ${seq} of this conversation; it may have been replaced by the agent's replay`)
+    if (prompt.steered) throw new Error('This message was sent into a running turn: edit the message that started that turn instead')
     const history = () => withoutCheckpoints(viewLinesAfter(file, lastReset, seq))
     return { seq, message: messages + 1, checkpoint, anchor, history }
   }
@@ -248,6 +252,9 @@ interface EditedMessage {
    */
   history: () => AsyncIterable<ReadRecord>
 }
+
+/** A line that may be a prompt, a checkpoint or a reply's chunk (what the count before the edited message reads): the rest are not parsed. */
+const MAY_COUNT = /"(prompt|checkpoint|agent_message_chunk)"/
 
 async function* withoutCheckpoints(records: AsyncIterable<ReadRecord>): AsyncGenerator<ReadRecord> {
   for await (const read of records) if (read.record.t !== 'checkpoint') yield read
