@@ -9,11 +9,13 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import type { Browser, CDPSession, Page } from 'playwright-core'
+import { join } from 'node:path'
 import { chromium } from 'playwright-core'
 import { CHROMIUM_ARGS, chromiumPath } from '../test/e2e/browser'
 import { withTempDir } from './lib'
 import { chromiumProcesses, rssMb } from './processes'
 import { fourAgentsScene, untilEveryPaneShows } from './idle'
+import { makeDataset } from './data'
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 const SESSIONS = Number(process.env.PROBE_SESSIONS ?? 10_000)
@@ -107,7 +109,8 @@ async function main(): Promise<void> {
   })
   try {
     await withTempDir('probe-appmem', async (root) => {
-      const { served, ids } = await fourAgentsScene(root, SESSIONS)
+      const { dataDir } = await makeDataset(join(root, 'full'), { projects: 50, sessions: SESSIONS, turnsPerSession: 1 })
+      const { served, ids } = await fourAgentsScene(dataDir)
       try {
         await served.client.request('settings.set', {
           panes: { panes: ids.map((sessionId, i) => ({ id: `pane-${i + 1}`, sessionId })), focused: 'pane-1', maximised: null }

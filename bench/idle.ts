@@ -7,6 +7,7 @@ import { launchBrowser } from '../test/e2e/browser'
 import { scriptedTransport } from '../test/agent/spawn'
 import { agentEnv } from './agents'
 import { makeDataset } from './data'
+import { listingShape, seededDataDir } from './seeds'
 import { settleDisk, until, withTempDir, type Figure } from './lib'
 import { chromiumProcesses, cpuSeconds, rssMb, childrenOf, searchComplete, startServe, type ChromiumProcess, type Served } from './processes'
 
@@ -461,23 +462,22 @@ const appRss = (s: RssSample): number => s.host + s.supervisor + s.renderer
  * empty ones, counted with its browser and GPU processes). Peers' published figures in the note (not measured here).
  */
 /**
- * app-memory's scene: `sessions` sessions in 50 projects, their search index built by a first Host and kept (the
- * Host measured loads it, as every start after a folder's first does: the first build's own peak is startup's, and a
- * Host that built it still holds the build's and the save's pages), and that Host with four scripted agents'
- * sessions, a turn each, for its four panes. The caller closes `served`.
+ * app-memory's scene: a data folder of sessions in 50 projects (`dataDir`, the listing's shape: makeDataset), their
+ * search index built by a first Host and kept (the Host measured loads it, as every start after a folder's first
+ * does: the first build's own peak is startup's, and a Host that built it still holds the build's and the save's
+ * pages), and that Host with four scripted agents' sessions, a turn each, for its four panes. The caller closes `served`.
  */
-export async function fourAgentsScene(root: string, sessions: number): Promise<{ served: Served; ids: string[] }> {
-  const dataset = await makeDataset(join(root, 'full'), { projects: 50, sessions, turnsPerSession: 1 })
-  const first = await startServe(dataset.dataDir)
+export async function fourAgentsScene(dataDir: string): Promise<{ served: Served; ids: string[] }> {
+  const first = await startServe(dataDir)
   try {
-    await indexed(first, dataset.dataDir)
+    await indexed(first, dataDir)
   } finally {
     await first.close()
   }
   await settleDisk()
-  const served = await startServe(dataset.dataDir)
+  const served = await startServe(dataDir)
   try {
-    await indexed(served, dataset.dataDir)
+    await indexed(served, dataDir)
     const env = agentEnv(null, { SCRIPTED_AGENT_CHUNK_DELAY_MS: '1', SCRIPTED_AGENT_CHUNKS_PER_DELAY: '2' })
     const ids: string[] = []
     for (let i = 0; i < 4; i++) {
@@ -520,8 +520,9 @@ export async function appMemoryFigures(add: Add, quick: boolean): Promise<void> 
   const chunks = quick ? 2_000 : 20_000
   const browser = await launchBrowser()
   try {
-    await withTempDir('app-memory', async (root) => {
-      const { served, ids } = await fourAgentsScene(root, sessions)
+    {
+      // The listing's folder of this size, seeded once a run (seeds.ts).
+      const { served, ids } = await fourAgentsScene(await seededDataDir(listingShape(sessions)))
       try {
         await setPanes(served, ids)
         // The page as a user's: no wake-up counting (its stacks would be garbage the app does not make).
@@ -579,7 +580,7 @@ export async function appMemoryFigures(add: Add, quick: boolean): Promise<void> 
       } finally {
         await served.close()
       }
-    })
+    }
   } finally {
     await browser.close()
   }

@@ -23,6 +23,7 @@ import { longFigures } from './long'
 import { soakFigures } from './soak'
 import { seedMemoryFigures } from './seed-memory'
 import { startSshd } from '../test/ssh/sshd'
+import { listingShape, releaseSeeds, seededDataDir } from './seeds'
 
 /**
  * `npm run bench`: streaming, listing, reopening and memory, each a median of
@@ -272,56 +273,48 @@ async function listingFigures(): Promise<void> {
   const browser = await launchBrowser()
   const phase = phases('listing')
   try {
-    await withTempDir('list', async (root) => {
-      const dataset = async (size: number): Promise<string> => {
-        const shape = size === 1 ? { projects: 1, sessions: 1, turnsPerSession: 1 } : { projects: 50, sessions: size, turnsPerSession: 1 }
-        return (await makeDataset(join(root, String(size)), shape)).dataDir
-      }
-      const folders = new Map<number, string>()
-      for (const size of [1, ...inTurn]) folders.set(size, await dataset(size))
-      await settleDisk()
-      phase(`its data folders of ${[1, ...inTurn].join(', ')} sessions`)
-      const hostOpen = new Map<number, number[]>([1, ...sizes].map((size) => [size, []]))
-      const starts = new Map<number, number[]>(inTurn.map((size) => [size, []]))
-      const startOf = async (size: number, run: number): Promise<number> =>
-        listing(browser, folders.get(size)!, { parts: run >= 0 ? { hostOpenMs: hostOpen.get(size)! } : undefined })
-      const baselineSamples = await oneSessionStarts(browser, folders.get(1)!, { hostOpenMs: hostOpen.get(1)! }, async (run) => {
-        for (const size of inTurn) {
-          const ms = await startOf(size, run)
-          if (run >= 0) starts.get(size)!.push(ms)
-        }
-      })
-      const baseline = add({ group: '3', name: `${name}, 1 session (baseline)`, unit: 'ms', size: 1 }, baselineSamples)
-      baseline.ratio = 1
-      baseline.baseline = '1 session'
-      const hostOpenFigure = (size: number): void => {
-        add(
-          { group: '3', name: 'listing: of it, the Host opening the data folder (db.json read and indexed)', unit: 'ms', size },
-          hostOpen.get(size)!
-        )
-      }
-      hostOpenFigure(1)
-      const sizeFigure = (size: number, samples: number[]): void => {
-        const f = add({ group: '3', name: `${name}, 50 projects`, unit: 'ms', size }, samples)
-        f.ratio = f.median / baseline.median
-        f.baseline = '1 session'
-        if (size === 10_000) {
-          f.goal = '≤ 1.3 × 1 session'
-          f.met = f.ratio <= 1.3
-        }
-        hostOpenFigure(size)
-      }
-      for (const size of inTurn) sizeFigure(size, starts.get(size)!)
-      phase('the starts in turn')
-      for (const size of sizes.filter((s) => s > 10_000)) {
-        folders.set(size, await dataset(size))
-        await settleDisk()
-        phase(`its data folder of ${size} sessions`)
-        sizeFigure(size, await repeat(LISTING_RUNS, (run) => startOf(size, run)))
-        phase(`the starts at ${size}`)
+    // Seeded once a run (seeds.ts): search, startup and app-memory are lent the same folders.
+    const dataset = (size: number): Promise<string> => seededDataDir(listingShape(size))
+    const folders = new Map<number, string>()
+    for (const size of [1, ...inTurn]) folders.set(size, await dataset(size))
+    await settleDisk()
+    phase(`its data folders of ${[1, ...inTurn].join(', ')} sessions`)
+    const hostOpen = new Map<number, number[]>([1, ...sizes].map((size) => [size, []]))
+    const starts = new Map<number, number[]>(inTurn.map((size) => [size, []]))
+    const startOf = async (size: number, run: number): Promise<number> =>
+      listing(browser, folders.get(size)!, { parts: run >= 0 ? { hostOpenMs: hostOpen.get(size)! } : undefined })
+    const baselineSamples = await oneSessionStarts(browser, folders.get(1)!, { hostOpenMs: hostOpen.get(1)! }, async (run) => {
+      for (const size of inTurn) {
+        const ms = await startOf(size, run)
+        if (run >= 0) starts.get(size)!.push(ms)
       }
     })
-    phase('its folders removed')
+    const baseline = add({ group: '3', name: `${name}, 1 session (baseline)`, unit: 'ms', size: 1 }, baselineSamples)
+    baseline.ratio = 1
+    baseline.baseline = '1 session'
+    const hostOpenFigure = (size: number): void => {
+      add({ group: '3', name: 'listing: of it, the Host opening the data folder (db.json read and indexed)', unit: 'ms', size }, hostOpen.get(size)!)
+    }
+    hostOpenFigure(1)
+    const sizeFigure = (size: number, samples: number[]): void => {
+      const f = add({ group: '3', name: `${name}, 50 projects`, unit: 'ms', size }, samples)
+      f.ratio = f.median / baseline.median
+      f.baseline = '1 session'
+      if (size === 10_000) {
+        f.goal = '≤ 1.3 × 1 session'
+        f.met = f.ratio <= 1.3
+      }
+      hostOpenFigure(size)
+    }
+    for (const size of inTurn) sizeFigure(size, starts.get(size)!)
+    phase('the starts in turn')
+    for (const size of sizes.filter((s) => s > 10_000)) {
+      folders.set(size, await dataset(size))
+      await settleDisk()
+      phase(`its data folder of ${size} sessions`)
+      sizeFigure(size, await repeat(LISTING_RUNS, (run) => startOf(size, run)))
+      phase(`the starts at ${size}`)
+    }
   } finally {
     await browser.close()
   }
@@ -611,54 +604,53 @@ async function costlyTextFigures(): Promise<void> {
 async function startupFigures(): Promise<void> {
   const sizes = quick ? [1_000] : [100, 1_000, 10_000]
   const runs = quick ? 1 : Number(process.env.BENCH_STARTUP_RUNS ?? 3)
-  await withTempDir('startup', async (root) => {
-    const { dataDir: emptyDir } = await makeDataset(join(root, 'empty'), { projects: 0, sessions: 0, turnsPerSession: 1 })
-    await hostStart(emptyDir, false)
-    const empties: number[] = []
-    const rows: Figure[] = []
-    for (const size of sizes) {
-      const { dataDir } = await makeDataset(join(root, `n${size}`), { projects: 50, sessions: size, turnsPerSession: 1 })
-      for (const fresh of [true, false]) {
-        const pairs: { empty: number; sample: HostStart }[] = []
-        // The warm-up of the next start is the start that writes the index after a first one.
-        for (let i = -1; i < runs; i++) {
-          const empty = (await hostStart(emptyDir, false)).readyMs
-          const sample = await hostStart(dataDir, fresh)
-          if (i >= 0) pairs.push({ empty, sample })
-        }
-        const baseline = stats(pairs.map((p) => p.empty)).median
-        empties.push(...pairs.map((p) => p.empty))
-        const which = fresh ? 'first start (no index on disk)' : 'next start (index on disk)'
-        const ready = add(
-          { group: '9', name: `Host start to ready, ${which}`, unit: 'ms', size },
-          pairs.map((p) => p.sample.readyMs)
-        )
-        const search = add(
-          { group: '9', name: `Host start to search complete, ${which}`, unit: 'ms', size },
-          pairs.map((p) => p.sample.searchMs)
-        )
-        add(
-          { group: '9', name: `Host start: longest wait for a search's answer until complete, ${which}`, unit: 'ms', size },
-          pairs.map((p) => p.sample.longestAnswerMs)
-        )
-        for (const f of [ready, search]) {
-          f.ratio = f.median / baseline
-          f.baseline = `empty folder (its pairs: ${Math.round(baseline).toLocaleString('en')} ms)`
-          rows.push(f)
-        }
-        if (size === 10_000 && !fresh) {
-          ready.goal = '≤ 1.5 × empty folder'
-          ready.met = (ready.ratio ?? Infinity) <= 1.5
-        }
+  // Seeded once a run (seeds.ts): the 1,000 and 10,000 folders are the listing's and search's.
+  const emptyDir = await seededDataDir({ projects: 0, sessions: 0, turnsPerSession: 1 })
+  await hostStart(emptyDir, false)
+  const empties: number[] = []
+  const rows: Figure[] = []
+  for (const size of sizes) {
+    const dataDir = await seededDataDir(listingShape(size))
+    for (const fresh of [true, false]) {
+      const pairs: { empty: number; sample: HostStart }[] = []
+      // The warm-up of the next start is the start that writes the index after a first one.
+      for (let i = -1; i < runs; i++) {
+        const empty = (await hostStart(emptyDir, false)).readyMs
+        const sample = await hostStart(dataDir, fresh)
+        if (i >= 0) pairs.push({ empty, sample })
+      }
+      const baseline = stats(pairs.map((p) => p.empty)).median
+      empties.push(...pairs.map((p) => p.empty))
+      const which = fresh ? 'first start (no index on disk)' : 'next start (index on disk)'
+      const ready = add(
+        { group: '9', name: `Host start to ready, ${which}`, unit: 'ms', size },
+        pairs.map((p) => p.sample.readyMs)
+      )
+      const search = add(
+        { group: '9', name: `Host start to search complete, ${which}`, unit: 'ms', size },
+        pairs.map((p) => p.sample.searchMs)
+      )
+      add(
+        { group: '9', name: `Host start: longest wait for a search's answer until complete, ${which}`, unit: 'ms', size },
+        pairs.map((p) => p.sample.longestAnswerMs)
+      )
+      for (const f of [ready, search]) {
+        f.ratio = f.median / baseline
+        f.baseline = `empty folder (its pairs: ${Math.round(baseline).toLocaleString('en')} ms)`
+        rows.push(f)
+      }
+      if (size === 10_000 && !fresh) {
+        ready.goal = '≤ 1.5 × empty folder'
+        ready.met = (ready.ratio ?? Infinity) <= 1.5
       }
     }
-    // The baseline row first in the table, as in the other groups.
-    const base = add({ group: '9', name: 'Host start to ready, empty data folder (baseline, every pair)', unit: 'ms', size: 0 }, empties)
-    base.ratio = 1
-    base.baseline = 'empty folder'
-    figures.splice(figures.indexOf(base), 1)
-    figures.splice(figures.indexOf(rows[0]), 0, base)
-  })
+  }
+  // The baseline row first in the table, as in the other groups.
+  const base = add({ group: '9', name: 'Host start to ready, empty data folder (baseline, every pair)', unit: 'ms', size: 0 }, empties)
+  base.ratio = 1
+  base.baseline = 'empty folder'
+  figures.splice(figures.indexOf(base), 1)
+  figures.splice(figures.indexOf(rows[0]), 0, base)
 }
 
 async function main(): Promise<void> {
@@ -680,24 +672,31 @@ async function main(): Promise<void> {
     const partial = { date: new Date().toISOString(), node: process.version, quick, partial: true, figures }
     await writeFile(join(repoRoot, 'bench', 'results.json'), JSON.stringify(partial, null, 2) + '\n')
   }
-  if (want('stream')) await group('stream', () => streamThroughput())
-  else if (want('ssh')) await group('ssh', () => streamThroughput(true))
-  await group('frames', frameFigures)
-  await group('listing', async () => {
-    await initialJavaScriptFigure()
-    await listingFigures()
-  })
-  await group('search', () => searchFigures(add, quick))
-  await group('reopen', reopenFigures)
-  await group('long', () => longFigures(add, quick, RUNS))
-  await group('soak', () => soakFigures(add, quick))
-  await group('seed-memory', () => seedMemoryFigures(add, quick))
-  await group('memory', memoryFigures)
-  await group('checkpoint', () => checkpointFigures(add, quick))
-  await group('costly', costlyTextFigures)
-  await group('startup', startupFigures)
-  await group('idle', () => idleFigures(add, quick))
-  await group('app-memory', () => appMemoryFigures(add, quick))
+  try {
+    if (want('stream')) await group('stream', () => streamThroughput())
+    else if (want('ssh')) await group('ssh', () => streamThroughput(true))
+    await group('frames', frameFigures)
+    await group('listing', async () => {
+      await initialJavaScriptFigure()
+      await listingFigures()
+    })
+    await group('search', () => searchFigures(add, quick))
+    await group('reopen', reopenFigures)
+    await group('long', () => longFigures(add, quick, RUNS))
+    await group('soak', () => soakFigures(add, quick))
+    await group('seed-memory', () => seedMemoryFigures(add, quick))
+    await group('memory', memoryFigures)
+    await group('checkpoint', () => checkpointFigures(add, quick))
+    await group('costly', costlyTextFigures)
+    await group('startup', startupFigures)
+    await group('idle', () => idleFigures(add, quick))
+    await group('app-memory', () => appMemoryFigures(add, quick))
+  } finally {
+    // The data folders the listing, search, startup and app-memory were lent (seeds.ts), once none needs them.
+    const at = Date.now()
+    await releaseSeeds()
+    console.error(`the seeded data folders removed: ${Math.round((Date.now() - at) / 1000)} s`)
+  }
   const result = { date: new Date().toISOString(), node: process.version, quick, seconds: Math.round((Date.now() - started) / 1000), figures }
   await writeFile(join(repoRoot, 'bench', 'results.json'), JSON.stringify(result, null, 2) + '\n')
   console.log(table(figures))

@@ -10,8 +10,8 @@ import { SEARCH_INDEX_FILE } from '../electron/host/search/search-index'
 import { transcriptPath } from '../electron/host/storage/transcripts'
 import type { SearchResults } from '../shared/search'
 import { launchBrowser, serve } from '../test/e2e/browser'
-import { makeDataset } from './data'
-import { phases, settleDisk, until, withTempDir, type Figure } from './lib'
+import { phases, settleDisk, until, type Figure } from './lib'
+import { listingShape, seededDataDir } from './seeds'
 import { startProfiles } from './profile'
 
 /**
@@ -26,8 +26,9 @@ import { startProfiles } from './profile'
  * and answer), so at 10,000 sessions 20,000 entries match and at 100,000,
  * 200,000: the worst case for a query's work, which a few hundred entries per
  * session would only multiply the postings of. Each data folder is written once
- * per run and its index built once (the Host started on it with the build held
- * until asked, so the heap before and after are the index's).
+ * per run (the listing's, lent by seeds.ts as it was seeded: no index on disk)
+ * and its index built once (the Host started on it with the build held until
+ * asked, so the heap before and after are the index's).
  */
 
 type Add = (figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: number[]) => Figure
@@ -101,53 +102,49 @@ interface AtSize {
 /** One data folder of `size` sessions: the index built once, then `runs` queries of each kind. */
 async function measureAt(browser: Browser, size: number, runs: number): Promise<AtSize> {
   const phase = phases(`search @${size}`)
-  const measured = await withTempDir(`search-${size}`, async (root) => {
-    const shape = size === 1 ? { projects: 1, sessions: 1, turnsPerSession: 1 } : { projects: 50, sessions: size, turnsPerSession: 1 }
-    const { dataDir } = await makeDataset(root, shape)
-    // It holds its spend book, as a folder the app has used does (data.ts): the Host reads no transcript for past spend.
-    await settleDisk()
-    phase('its data folder')
-    const heapBefore = heapAfterGc()
-    const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0, search: { buildOnSearchOnly: true } })
-    let closed = false
-    try {
-      // Every record read (the Host reads past the first page a second after it opens): the heap after is the index's.
-      await host.request('sessions.list', {})
-      const heapOpen = heapAfterGc() - heapBefore
-      let answer: SearchResults
-      for (;;) {
-        answer = await host.request('search.query', { q: QUERY, limit: LIMIT })
-        if (!answer.indexing) break
-        await new Promise((r) => setTimeout(r, 50))
-      }
-      const heapBytes = heapAfterGc() - heapBefore - heapOpen
-      // A build that read every transcript is saved 2 s after it completes (MiniSearch's toJSON holds the Host for a
-      // while): the queries are timed after that, as a window's would be.
-      await until(() => existsSync(join(dataDir, SEARCH_INDEX_FILE)), 'the index saved', 300_000)
-      // CPU time, not wall time: on a loaded machine the wall time is mostly the wait for a core.
-      phase('its index built and saved')
-      const hostMs: number[] = []
-      for (let i = 0; i < runs * 3; i++) {
-        const t0 = process.cpuUsage()
-        answer = await host.request('search.query', { q: QUERY, limit: LIMIT })
-        const spent = process.cpuUsage(t0)
-        hostMs.push((spent.user + spent.system) / 1000)
-      }
-      const painted = await paletteLatency(browser, host, runs)
-      const floor = size === 1 ? [] : await barePageLatency(browser, answer, runs)
-      await host.close()
-      closed = true
-      const fileBytes = (await stat(join(dataDir, SEARCH_INDEX_FILE)).catch(() => ({ size: 0 }))).size
-      // Every session holds the same turn: its entries with text (a turn's end has none) are each a document.
-      const perSession = (await readEntries(transcriptPath(join(dataDir, 'transcripts'), 's-0'))).texts.size
-      phase('the queries timed')
-      return { painted, floor, host: hostMs, heapBytes, fileBytes, entries: size * perSession }
-    } finally {
-      if (!closed) await host.close()
+  // Seeded once a run, as the listing's (seeds.ts): lent as the seed left it, no index on disk.
+  const dataDir = await seededDataDir(listingShape(size))
+  // It holds its spend book, as a folder the app has used does (data.ts): the Host reads no transcript for past spend.
+  await settleDisk()
+  phase('its data folder')
+  const heapBefore = heapAfterGc()
+  const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0, search: { buildOnSearchOnly: true } })
+  let closed = false
+  try {
+    // Every record read (the Host reads past the first page a second after it opens): the heap after is the index's.
+    await host.request('sessions.list', {})
+    const heapOpen = heapAfterGc() - heapBefore
+    let answer: SearchResults
+    for (;;) {
+      answer = await host.request('search.query', { q: QUERY, limit: LIMIT })
+      if (!answer.indexing) break
+      await new Promise((r) => setTimeout(r, 50))
     }
-  })
-  phase('its folder removed')
-  return measured
+    const heapBytes = heapAfterGc() - heapBefore - heapOpen
+    // A build that read every transcript is saved 2 s after it completes (MiniSearch's toJSON holds the Host for a
+    // while): the queries are timed after that, as a window's would be.
+    await until(() => existsSync(join(dataDir, SEARCH_INDEX_FILE)), 'the index saved', 300_000)
+    // CPU time, not wall time: on a loaded machine the wall time is mostly the wait for a core.
+    phase('its index built and saved')
+    const hostMs: number[] = []
+    for (let i = 0; i < runs * 3; i++) {
+      const t0 = process.cpuUsage()
+      answer = await host.request('search.query', { q: QUERY, limit: LIMIT })
+      const spent = process.cpuUsage(t0)
+      hostMs.push((spent.user + spent.system) / 1000)
+    }
+    const painted = await paletteLatency(browser, host, runs)
+    const floor = size === 1 ? [] : await barePageLatency(browser, answer, runs)
+    await host.close()
+    closed = true
+    const fileBytes = (await stat(join(dataDir, SEARCH_INDEX_FILE)).catch(() => ({ size: 0 }))).size
+    // Every session holds the same turn: its entries with text (a turn's end has none) are each a document.
+    const perSession = (await readEntries(transcriptPath(join(dataDir, 'transcripts'), 's-0'))).texts.size
+    phase('the queries timed')
+    return { painted, floor, host: hostMs, heapBytes, fileBytes, entries: size * perSession }
+  } finally {
+    if (!closed) await host.close()
+  }
 }
 
 let gc: (() => void) | null = null

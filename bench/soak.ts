@@ -1,4 +1,6 @@
+import { createReadStream } from 'node:fs'
 import { mkdir, readdir, stat } from 'node:fs/promises'
+import { createInterface } from 'node:readline'
 import { join } from 'node:path'
 import { scriptedTransport } from '../test/agent/spawn'
 import { agentEnv } from './agents'
@@ -117,6 +119,13 @@ function slopeOf(samples: { at: number; mb: number }[]): number {
   return sxx === 0 ? 0 : sxy / sxx
 }
 
+/** The agent message chunks a transcript holds (a line each). */
+async function chunksIn(file: string): Promise<number> {
+  let chunks = 0
+  for await (const line of createInterface({ input: createReadStream(file) })) if (line.includes('"agent_message_chunk"')) chunks++
+  return chunks
+}
+
 async function folderBytes(dir: string): Promise<number> {
   let total = 0
   for (const entry of await readdir(dir, { withFileTypes: true })) {
@@ -186,15 +195,27 @@ export async function runSoak(root: string, minutes: number, phase: (what: strin
       await host.confirmed('sessions.prompt', { id: fresh.id, text: 'hello' })
     }
     phase(`${minutes} min: the last minute's fork, search and session`)
-    await Promise.all(streaming)
+    // The soak is its minutes: at the deadline the turns under way are stopped, as the Stop button does, rather than
+    // left to end (at a third of the rate asked, a turn of 3,000 chunks takes ~45 s: most of a minute more of four
+    // streams, no fork, no search). The chunks are those the four sessions' transcripts hold.
+    await new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())))
+    // Asked again while any runs on: a turn its loop began just before the deadline may not have started when asked.
+    let ended = false
+    const allEnded = Promise.all(streaming).then(() => (ended = true))
+    while (!ended) {
+      await Promise.all(sessions.map((session) => client.request('sessions.cancel', { id: session.id })))
+      await Promise.race([allEnded, new Promise((r) => setTimeout(r, 2_000))])
+    }
     rss.stop()
-    phase(`the turns under way at the end ended (${turns} turns in all)`)
+    phase(`the turns under way at the end stopped (${turns} turns in all)`)
     const growthBytes = (await folderBytes(dataDir)) - sizeBefore
+    let chunks = 0
+    for (const session of sessions) chunks += await chunksIn(join(dataDir, 'transcripts', `${session.id}.jsonl`))
     return {
       idleMb,
       peakMb: Math.max(...rss.samples.map((s) => s.mb)),
       slopeMbPerMin: slopeOf(rss.samples),
-      chunks: turns * CHUNKS_PER_TURN,
+      chunks,
       forks,
       lastForkRecords,
       searchMs,
