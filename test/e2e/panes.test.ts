@@ -158,6 +158,44 @@ describe('panes', () => {
     await context.close()
   })
 
+  it('streams four long answers into four panes at once, each whole, in order and only in its own pane', async () => {
+    // The window's renderer collects its garbage sooner than Chromium's defaults (RENDERER_JS_FLAGS): what it shows
+    // while four answers grow at once is every chunk of each, once, in order, in the pane of its session.
+    const stateDir = join(root, 'four-state')
+    const agent = await host.request(
+      'agents.add',
+      scriptedAgent(stateDir, { SCRIPTED_AGENT_CHUNK_DELAY_MS: '1', SCRIPTED_AGENT_CHUNKS_PER_DELAY: '2' }, 'Scripted four')
+    )
+    const listed = await host.request('projects.list', {})
+    const project = listed.find((p) => p.cwd === projectDir) ?? (await host.request('projects.add', { cwd: projectDir }))
+    const ids: string[] = []
+    for (let i = 0; i < 4; i++) ids.push((await host.request('sessions.new', { projectId: project.id, agentId: agent.id })).id)
+    await host.request('settings.set', {
+      panes: { panes: ids.map((sessionId, i) => ({ id: `pane-${i + 1}`, sessionId })), focused: 'pane-1', maximised: null }
+    })
+    const context = await browser.newContext({ viewport: { width: 1600, height: 900 } })
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await page.goto(server.url)
+    await expect.poll(() => page.getByTestId('composer-input').count()).toBe(4)
+
+    // Past the length a growing paragraph is laid out in pieces (2,000 characters): ~15 KB each, a different count a pane.
+    const counts = [1_500, 1_501, 1_502, 1_503]
+    await Promise.all(ids.map((id, i) => host.request('sessions.prompt', { id, text: `/stream ${counts[i]}` })))
+    const expected = counts.map((n) => Array.from({ length: n }, (_, k) => `chunk ${k + 1}`).join(' '))
+    const shown = (): Promise<string[]> =>
+      Promise.all(
+        [0, 1, 2, 3].map(async (i) => {
+          const blocks = pane(page, i).locator('[data-testid=entry-assistant] :is(.md-block, .plain-piece)')
+          return (await blocks.allTextContents()).join(' ').replace(/\s+/g, ' ').trim()
+        })
+      )
+    await expect.poll(() => page.getByTestId('session-status').allTextContents(), { timeout: 60_000 }).toEqual(['Ready', 'Ready', 'Ready', 'Ready'])
+    await expect.poll(shown, { timeout: 10_000 }).toEqual(expected)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
   it('makes the README screenshot: two agents at work side by side', async () => {
     const file = join(projectDir, 'src', 'server.ts')
     const scripts = {

@@ -61,7 +61,7 @@ const EXPLAINED: Record<string, { count: number; why: string }> = {
   'PROTOCOL_HANDLER_JS_CHECK out/main/index.js': { count: 1, why: 'the same link scheme, built' },
   'CUSTOM_ARGUMENTS_JS_CHECK electron/main.ts': {
     count: 1,
-    why: "js-flags: the constant RENDERER_JS_FLAGS (--max-semi-space-size=4, the window's young generation), nothing from outside"
+    why: "js-flags: the constant RENDERER_JS_FLAGS (--optimize-for-size --initial-old-space-size=8, the window's V8 memory settings), nothing from outside"
   },
   'CUSTOM_ARGUMENTS_JS_CHECK out/main/index.js': { count: 1, why: 'the same switch, built' }
 }

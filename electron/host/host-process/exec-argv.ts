@@ -15,8 +15,14 @@ export const HOST_EXEC_ARGV: string[] = ['--expose-gc', '--max-semi-space-size=8
 /**
  * V8's flags for the window's renderer: the shell hands them to Chromium as
  * `--js-flags` (electron/main.ts), and the tests' and the bench's Chromium
- * runs with them (test/e2e/browser.ts). `--max-semi-space-size=4`: its young
- * generation at most 2 × 4 MB instead of 2 × 8, which four panes streaming
- * fill (docs/BENCHMARKS.md, item 12).
+ * runs with them (test/e2e/browser.ts). Blink's GC heap (layout objects, DOM
+ * nodes, the sanitiser's documents) is collected with V8's full collections,
+ * which with Chromium's settings came late: four panes streaming grew it from
+ * 7 to ~45 MB of mostly garbage, kept as free pages after. So the renderer runs
+ * V8's settings for small memory, as Chromium's low-memory Android devices do:
+ * `--optimize-for-size` (a young generation of 2 × 1 MB, the heap's limits
+ * grown in small steps, full collections that give pages back) and
+ * `--initial-old-space-size=8` (the first full collection's limit 8 MB, not a
+ * fraction of the heap's maximum) (docs/BENCHMARKS.md, item 12).
  */
-export const RENDERER_JS_FLAGS = '--max-semi-space-size=4'
+export const RENDERER_JS_FLAGS = '--optimize-for-size --initial-old-space-size=8'
