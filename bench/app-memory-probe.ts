@@ -16,6 +16,7 @@ import { withTempDir } from './lib'
 import { chromiumProcesses, rssMb } from './processes'
 import { fourAgentsScene, untilEveryPaneShows } from './idle'
 import { makeDataset } from './data'
+import { listingShape } from './seeds'
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 const SESSIONS = Number(process.env.PROBE_SESSIONS ?? 10_000)
@@ -109,7 +110,7 @@ async function main(): Promise<void> {
   })
   try {
     await withTempDir('probe-appmem', async (root) => {
-      const { dataDir } = await makeDataset(join(root, 'full'), { projects: 50, sessions: SESSIONS, turnsPerSession: 1 })
+      const { dataDir } = await makeDataset(join(root, 'full'), listingShape(SESSIONS))
       const { served, ids } = await fourAgentsScene(dataDir)
       try {
         await served.client.request('settings.set', {

@@ -520,66 +520,64 @@ export async function appMemoryFigures(add: Add, quick: boolean): Promise<void> 
   const chunks = quick ? 2_000 : 20_000
   const browser = await launchBrowser()
   try {
-    {
-      // The listing's folder of this size, seeded once a run (seeds.ts).
-      const { served, ids } = await fourAgentsScene(await seededDataDir(listingShape(sessions)))
-      try {
-        await setPanes(served, ids)
-        // The page as a user's: no wake-up counting (its stacks would be garbage the app does not make).
-        const page = await openWindow(browser, served, 4, false)
-        await sleep(2_000)
-        const m = await measured(served, browser)
-        const before = rssOf(m)
-        let peak = before
-        let sampling = true
-        const sampler = (async () => {
-          while (sampling) {
-            const s = rssOf(m)
-            if (appRss(s) > appRss(peak)) peak = s
-            await sleep(100)
-          }
-        })()
-        await Promise.all(ids.map((id) => served.client.request('sessions.prompt', { id, text: `/stream ${chunks}` })))
-        await untilEveryPaneShows(page, `chunk ${chunks}`)
-        sampling = false
-        await sampler
-        const fmt = (s: RssSample): string =>
-          `Host ${s.host.toFixed(0)} MB, serve ${s.supervisor.toFixed(0)} MB, renderer ${s.renderer.toFixed(0)} MB; beside it Chromium's ` +
-          `${Object.entries(s.chromium)
-            .map(([what, mb]) => `${what} ${mb.toFixed(0)} MB`)
-            .join(', ')}, the 4 agents ${s.agents.toFixed(0)} MB`
-        const base = add(
-          {
-            group: '12',
-            name: `app RSS, 4 panes open, nothing streaming (baseline): Host + serve + the window's renderer`,
-            unit: 'MB',
-            size: sessions,
-            note: fmt(before)
-          },
-          [appRss(before)]
-        )
-        base.ratio = 1
-        base.baseline = 'before the streams'
-        const f = add(
-          {
-            group: '12',
-            name: `app RSS peak, 4 panes streaming ${chunks.toLocaleString('en-US')} chunks each at once: Host + serve + the window's renderer`,
-            unit: 'MB',
-            size: sessions,
-            note:
-              `${fmt(peak)}. The desktop app's main process is not here (serve's supervisor stands for its part); ` +
-              `published, not measured here: Claude's Electron desktop app ~2.4 GB and 70 % CPU with one session, a static long Zed thread 5.31 cores at 240 Hz`
-          },
-          [appRss(peak)]
-        )
-        f.ratio = f.median / base.median
-        f.baseline = 'before the streams'
-        f.goal = '< 500 MB'
-        f.met = f.median < 500
-        await page.context().close()
-      } finally {
-        await served.close()
-      }
+    // The listing's folder of this size, seeded once a run (seeds.ts).
+    const { served, ids } = await fourAgentsScene(await seededDataDir(listingShape(sessions)))
+    try {
+      await setPanes(served, ids)
+      // The page as a user's: no wake-up counting (its stacks would be garbage the app does not make).
+      const page = await openWindow(browser, served, 4, false)
+      await sleep(2_000)
+      const m = await measured(served, browser)
+      const before = rssOf(m)
+      let peak = before
+      let sampling = true
+      const sampler = (async () => {
+        while (sampling) {
+          const s = rssOf(m)
+          if (appRss(s) > appRss(peak)) peak = s
+          await sleep(100)
+        }
+      })()
+      await Promise.all(ids.map((id) => served.client.request('sessions.prompt', { id, text: `/stream ${chunks}` })))
+      await untilEveryPaneShows(page, `chunk ${chunks}`)
+      sampling = false
+      await sampler
+      const fmt = (s: RssSample): string =>
+        `Host ${s.host.toFixed(0)} MB, serve ${s.supervisor.toFixed(0)} MB, renderer ${s.renderer.toFixed(0)} MB; beside it Chromium's ` +
+        `${Object.entries(s.chromium)
+          .map(([what, mb]) => `${what} ${mb.toFixed(0)} MB`)
+          .join(', ')}, the 4 agents ${s.agents.toFixed(0)} MB`
+      const base = add(
+        {
+          group: '12',
+          name: `app RSS, 4 panes open, nothing streaming (baseline): Host + serve + the window's renderer`,
+          unit: 'MB',
+          size: sessions,
+          note: fmt(before)
+        },
+        [appRss(before)]
+      )
+      base.ratio = 1
+      base.baseline = 'before the streams'
+      const f = add(
+        {
+          group: '12',
+          name: `app RSS peak, 4 panes streaming ${chunks.toLocaleString('en-US')} chunks each at once: Host + serve + the window's renderer`,
+          unit: 'MB',
+          size: sessions,
+          note:
+            `${fmt(peak)}. The desktop app's main process is not here (serve's supervisor stands for its part); ` +
+            `published, not measured here: Claude's Electron desktop app ~2.4 GB and 70 % CPU with one session, a static long Zed thread 5.31 cores at 240 Hz`
+        },
+        [appRss(peak)]
+      )
+      f.ratio = f.median / base.median
+      f.baseline = 'before the streams'
+      f.goal = '< 500 MB'
+      f.met = f.median < 500
+      await page.context().close()
+    } finally {
+      await served.close()
     }
   } finally {
     await browser.close()

@@ -1,7 +1,6 @@
-import { createReadStream } from 'node:fs'
 import { mkdir, readdir, stat } from 'node:fs/promises'
-import { createInterface } from 'node:readline'
 import { join } from 'node:path'
+import { transcriptLines } from '../electron/host/storage/transcript-stream'
 import { scriptedTransport } from '../test/agent/spawn'
 import { agentEnv } from './agents'
 import { phases, withTempDir, type Figure } from './lib'
@@ -119,10 +118,10 @@ function slopeOf(samples: { at: number; mb: number }[]): number {
   return sxx === 0 ? 0 : sxy / sxx
 }
 
-/** The agent message chunks a transcript holds (a line each). */
+/** The agent message chunks a transcript holds (a line each), read as the Host reads it (transcriptLines). */
 async function chunksIn(file: string): Promise<number> {
   let chunks = 0
-  for await (const line of createInterface({ input: createReadStream(file) })) if (line.includes('"agent_message_chunk"')) chunks++
+  for await (const { line } of transcriptLines(file)) if (line.includes('"agent_message_chunk"')) chunks++
   return chunks
 }
 
