@@ -10,7 +10,7 @@ import { longConversation } from './seed-memory'
  * seed-memory's edit and resend of a long conversation's last message, each run on a copy of the same data folder
  * (its index saved), with marks. With NODE_OPTIONS="--require ./bench/host-heap-preload.cjs" and P43_PROBE_DIR the
  * Host logs its heap there too; this writes its marks and RSS samples to $P43_PROBE_DIR/marks.jsonl. PROBE_RUNS (2),
- * PROBE_ENTRIES (100000), PROBE_AFTER_MS (4000: how long the Host is sampled on after the answer), PROBE_SERVE_JS: a
+ * PROBE_ENTRIES (100000), PROBE_AFTER_MS (4000: how long the Host is sampled on after the answer), PROBE_IDLE_MS (1000: how long after its index is complete the idle Host is read), PROBE_SERVE_JS: a
  * comma-separated list of builds (serve.js) taken in turn, run by run (BENCH_SERVE_JS for each).
  */
 const dir = process.env.P43_PROBE_DIR ?? '/tmp/p57/run'
@@ -34,7 +34,8 @@ await withTempDir('resend-probe', async (root) => {
     try {
       mark({ mark: 'started', run, build, pid: served.host })
       await searchComplete(served)
-      await new Promise((r) => setTimeout(r, 1_000))
+      mark({ mark: 'indexed', run })
+      await new Promise((r) => setTimeout(r, Number(process.env.PROBE_IDLE_MS) || 1_000))
       const idle = rssMb(served.host)
       let peak = idle
       let after = idle
