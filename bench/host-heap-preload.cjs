@@ -2,7 +2,7 @@
 /**
  * The Host's memory as it goes (bench/fork-probe.ts): loaded with NODE_OPTIONS="--require bench/host-heap-preload.cjs"
  * and P43_PROBE_DIR set, the Host's process (serve.js forked, SWITCHBOARD_SERVE_HOST=1; not serve's supervisor, not an
- * agent) writes to $P43_PROBE_DIR/host-<pid>.jsonl its RSS and heap every 100 ms and, at each major GC, the heap
+ * agent) writes to $P43_PROBE_DIR/host-<pid>.jsonl its RSS (anonymous and file-backed), heap, CPU (ms) and event loop's busy time (ms) every 100 ms and, at each major GC, the heap
  * used after it and each space's used and committed MB; SIGUSR2 starts a sampling heap profile that keeps what GCs
  * collected, the next SIGUSR2 writes it (host-<pid>-<time>.heapprofile, for Chrome's DevTools).
  */
@@ -11,7 +11,7 @@ if (dir && process.env.SWITCHBOARD_SERVE_HOST === '1' && /serve\.js$/.test(proce
   const fs = require('node:fs')
   const v8 = require('node:v8')
   const { join } = require('node:path')
-  const { PerformanceObserver, constants } = require('node:perf_hooks')
+  const { PerformanceObserver, constants, performance } = require('node:perf_hooks')
   const out = fs.openSync(join(dir, `host-${process.pid}.jsonl`), 'a')
   const w = (o) => fs.writeSync(out, JSON.stringify(o) + '\n')
   const spaces = () => {
@@ -23,7 +23,23 @@ if (dir && process.env.SWITCHBOARD_SERVE_HOST === '1' && /serve\.js$/.test(proce
   const mb = (n) => Math.round(n / 1e5) / 10
   setInterval(() => {
     const m = process.memoryUsage()
-    w({ t: Date.now(), rss: mb(m.rss), used: mb(m.heapUsed), total: mb(m.heapTotal), ext: mb(m.external), ab: mb(m.arrayBuffers) })
+    const c = process.cpuUsage()
+    const elu = performance.eventLoopUtilization()
+    // Anonymous memory (V8's heap, malloc, buffers) and file-backed (the node binary's pages as they are touched).
+    const status = fs.readFileSync('/proc/self/status', 'utf8')
+    const kb = (field) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0)
+    w({
+      t: Date.now(),
+      rss: mb(m.rss),
+      used: mb(m.heapUsed),
+      total: mb(m.heapTotal),
+      ext: mb(m.external),
+      ab: mb(m.arrayBuffers),
+      cpu: Math.round((c.user + c.system) / 1000),
+      busy: Math.round(elu.active),
+      anon: Math.round(kb('RssAnon') / 102.4) / 10,
+      file: Math.round(kb('RssFile') / 102.4) / 10
+    })
   }, 100).unref()
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {

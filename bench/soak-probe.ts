@@ -5,14 +5,15 @@ import { runSoak } from './soak'
 
 /**
  * A probe of the soak's slope (not part of `npm run bench`; `npx tsx bench/soak-probe.ts`): the soak alone
- * (`runSoak`, BENCH_SOAK_MINUTES, 2), its figures printed. With NODE_OPTIONS="--require ./bench/host-heap-preload.cjs"
+ * (`runSoak`, BENCH_SOAK_MINUTES, 2), its phases and figures printed. With NODE_OPTIONS="--require ./bench/host-heap-preload.cjs"
  * and P43_PROBE_DIR the Host logs its heap there; BENCH_SERVE_JS: another build.
  */
 const dir = process.env.P43_PROBE_DIR ?? '/tmp/p57/soak'
 mkdirSync(dir, { recursive: true })
 const minutes = Number(process.env.BENCH_SOAK_MINUTES) || 2
 const started = Date.now()
-const soak = await withTempDir('soak-probe', (root) => runSoak(root, minutes, () => undefined))
+// Each phase with its time: the soak runs past its minutes while the last minute's fork, search and new session finish.
+const soak = await withTempDir('soak-probe', (root) => runSoak(root, minutes, (what) => console.error(new Date().toISOString(), what)))
 writeFileSync(join(dir, `soak-${started}.json`), JSON.stringify({ started, build: process.env.BENCH_SERVE_JS ?? 'out/', ...soak }))
 console.error(
   `soak ${process.env.BENCH_SERVE_JS ?? 'out/'}: idle ${soak.idleMb.toFixed(1)} MB, peak ${soak.peakMb.toFixed(1)}, slope ${soak.slopeMbPerMin.toFixed(2)} MB/min, ${soak.chunks} chunks, ${soak.forks} forks`

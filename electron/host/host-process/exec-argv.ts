@@ -1,7 +1,8 @@
 /**
  * V8's flags for the Host's process, one list for both of its starters: the
  * desktop's `utilityProcess` (electron/main.ts) and serve's fork (serve.ts).
- * `--expose-gc`: the Host hands its garbage back once quiet (quiet-gc.ts).
+ * `--expose-gc`: the Host hands its garbage back once quiet, and what a
+ * stream promotes while it streams (quiet-gc.ts).
  * `--max-semi-space-size=8`: its young generation at most 2 × 8 MB instead
  * of Node's 2 × 16 MB, committed whenever the Host has worked
  * (docs/BENCHMARKS.md, item 12).
