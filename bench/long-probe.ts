@@ -14,6 +14,9 @@ import { openPastSession } from './ui'
  * runs of two builds: `node --import tsx bench/long-probe.ts [entries] [runs] [data folder]`. The data folder is made
  * once and kept (a second build's checkout can run on the same one); BENCH_PROFILE / BENCH_TRACE as profile.ts.
  * Prints a line a run: frames, fps, p99, rows put in the page, the main thread's CPU time and its share a frame.
+ * PROBE_FRAMES=<path>: a line a frame in <path>-<run>.tsv, and a mark a frame in BENCH_TRACE's trace; PROBE_HEAP=<path>:
+ * what the scroll promoted, by function. Another build side by side: BENCH_RENDERER_DIR (its out/renderer);
+ * another set of the renderer's V8 flags: BENCH_JS_FLAGS (test/e2e/browser.ts).
  */
 async function main(): Promise<void> {
   const entries = Number(process.argv[2] ?? 10_000)
@@ -37,13 +40,27 @@ async function main(): Promise<void> {
         // Rows put in the page at a frame's scroll event and let go of in the same frame, after its layout (the list's
         // measurements), before it was painted: drawn for nothing.
         await page.evaluate(`(() => {
-          const w = (window.__waste = { added: 0, unpainted: 0, markdown: 0, passing: 0, elements: 0 })
+          const w = (window.__waste = { added: 0, removed: 0, unpainted: 0, markdown: 0, passing: 0, elements: 0 })
           // A frame: its scroll event (the rows it draws), its animation frame callbacks, its layout and the list's
           // measurements (rows let go of then were never painted), its paint.
           let paints = 0
           let afterCallbacks = false
           const born = new WeakMap()
-          const tick = () => { paints++; afterCallbacks = true; requestAnimationFrame(tick) }
+          // PROBE_FRAMES: a line a frame (its animation frame's time and what the page took in since the one before), and a
+          // mark in a trace (console.timeStamp) at each, so that a trace's events fall to their frame.
+          const log = (w.frames = ${process.env.PROBE_FRAMES ? '[]' : 'null'})
+          let was = { added: 0, removed: 0, markdown: 0, passing: 0, elements: 0 }
+          const tick = () => {
+            paints++
+            afterCallbacks = true
+            if (log) {
+              const now = { added: w.added, removed: w.removed, markdown: w.markdown, passing: w.passing, elements: w.elements }
+              log.push([performance.now(), ...Object.keys(now).map((k) => now[k] - was[k])])
+              was = now
+              console.timeStamp('probe-frame ' + (log.length - 1))
+            }
+            requestAnimationFrame(tick)
+          }
           requestAnimationFrame(tick)
           document.querySelector('[data-testid=thread-scroll]').addEventListener('scroll', () => (afterCallbacks = false), { capture: true, passive: true })
           new MutationObserver((list) => {
@@ -52,8 +69,11 @@ async function main(): Promise<void> {
                 w.added++
                 born.set(n, paints)
               }
-              for (const n of m.removedNodes)
-                if (n.nodeType === 1 && n.classList.contains('row') && afterCallbacks && born.get(n) === paints - 1) w.unpainted++
+              for (const n of m.removedNodes) {
+                if (n.nodeType !== 1 || !n.classList.contains('row')) continue
+                w.removed++
+                if (afterCallbacks && born.get(n) === paints - 1) w.unpainted++
+              }
             }
           }).observe(document.querySelector('[data-testid=thread]'), { childList: true })
           // Markdown blocks put in the page as markdown (parsed, sanitised, laid out) and as passing text, anywhere in the rows.
@@ -72,15 +92,36 @@ async function main(): Promise<void> {
           await page.evaluate(
             `(() => { const sheet = new CSSStyleSheet(); sheet.replaceSync(${JSON.stringify(process.env.PROBE_CSS)}); document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet] })()`
           )
+        // PROBE_HEAP=<file>: a sampling heap profile of what the scroll allocated and a scavenge did not collect (promoted,
+        // whether a full collection collected it later or not): where the full collections' work comes from.
+        const heapCdp = process.env.PROBE_HEAP ? await page.context().newCDPSession(page) : null
+        if (heapCdp)
+          await heapCdp.send('HeapProfiler.startSampling', {
+            samplingInterval: 4096,
+            includeObjectsCollectedByMajorGC: true,
+            includeObjectsCollectedByMinorGC: false
+          })
         const stop = await startProfiles(browser, page, 'long-probe')
         const s = await scrollEndToEnd(page, '[data-testid=thread-scroll]')
         await stop()
+        if (heapCdp) {
+          const { profile } = (await heapCdp.send('HeapProfiler.stopSampling')) as { profile: unknown }
+          await writeFile(`${process.env.PROBE_HEAP}-${run}.heapprofile`, JSON.stringify(profile))
+          await heapCdp.detach()
+        }
         const waste = (await page.evaluate('window.__waste')) as {
           added: number
+          removed: number
           unpainted: number
           markdown: number
           passing: number
           elements: number
+        }
+        if (process.env.PROBE_FRAMES) {
+          const frames = (await page.evaluate('window.__waste.frames')) as number[][]
+          const head = 'frame\tms\tadded\tremoved\tmarkdown\tpassing\telements'
+          const lines = frames.slice(1).map((f, i) => [i + 1, (f[0] - frames[i][0]).toFixed(1), ...f.slice(1)].join('\t'))
+          await writeFile(`${process.env.PROBE_FRAMES}-${run}.tsv`, [head, ...lines].join('\n') + '\n')
         }
         const total = s.frames.reduce((a, b) => a + b, 0)
         const cpu = s.cpuMs ?? 0

@@ -13,7 +13,8 @@ import { RENDERER_JS_FLAGS } from '../../electron/host/host-process/exec-argv'
 /** Headless Chromium (Debian's) against the real renderer build, served by the real host. */
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
-export const rendererDir = join(repoRoot, 'out', 'renderer')
+/** This checkout's renderer build, or another's (BENCH_RENDERER_DIR: a bench probe run side by side on an old build). */
+export const rendererDir = process.env.BENCH_RENDERER_DIR ?? join(repoRoot, 'out', 'renderer')
 export const artifactsDir = join(repoRoot, 'test-results')
 
 export function chromiumPath(): string {
@@ -31,9 +32,12 @@ export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS })
 }
 
-/** How every test and benchmark runs Chromium here; V8's flags as the desktop shell gives its window's renderer. */
+/**
+ * How every test and benchmark runs Chromium here; V8's flags as the desktop shell gives its window's renderer (or
+ * BENCH_JS_FLAGS: others tried by a bench probe without a change to the code).
+ */
 export const CHROMIUM_ARGS = [
-  `--js-flags=${RENDERER_JS_FLAGS}`,
+  `--js-flags=${process.env.BENCH_JS_FLAGS ?? RENDERER_JS_FLAGS}`,
   '--no-sandbox',
   '--disable-gpu',
   '--disable-quic',

@@ -61,7 +61,7 @@ const EXPLAINED: Record<string, { count: number; why: string }> = {
   'PROTOCOL_HANDLER_JS_CHECK out/main/index.js': { count: 1, why: 'the same link scheme, built' },
   'CUSTOM_ARGUMENTS_JS_CHECK electron/main.ts': {
     count: 1,
-    why: "js-flags: the constant RENDERER_JS_FLAGS (--optimize-for-size --initial-old-space-size=8, the window's V8 memory settings), nothing from outside"
+    why: "js-flags: the constant RENDERER_JS_FLAGS (--initial-old-space-size=8 --heap-growing-percent=10, the window's V8 memory settings), nothing from outside"
   },
   'CUSTOM_ARGUMENTS_JS_CHECK out/main/index.js': { count: 1, why: 'the same switch, built' }
 }

@@ -160,7 +160,7 @@ describe.runIf(process.platform === 'linux')('the desktop shell with the Host in
       expect.arrayContaining(['--expose-gc', '--max-semi-space-size=8', '--no-memory-reducer'])
     )
     // And the window's renderer V8's settings for small memory (Chromium's `--js-flags`).
-    expect(app.messages).toContainEqual({ fake: 'switch', name: 'js-flags', value: '--optimize-for-size --initial-old-space-size=8' })
+    expect(app.messages).toContainEqual({ fake: 'switch', name: 'js-flags', value: '--initial-old-space-size=8 --heap-growing-percent=10' })
     expect(await answered(app, 'projects.list')).toEqual({ ok: true, result: [] })
     // The `switchboard` command goes through the app's Host, by its door, while the app holds the data folder.
     const listed = await runCli(['ls', '--json'], { env: { SWITCHBOARD_DATA_DIR: app.dataDir } })

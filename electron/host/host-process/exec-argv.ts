@@ -19,11 +19,14 @@ export const HOST_EXEC_ARGV: string[] = ['--expose-gc', '--max-semi-space-size=8
  * runs with them (test/e2e/browser.ts). Blink's GC heap (layout objects, DOM
  * nodes, the sanitiser's documents) is collected with V8's full collections,
  * which with Chromium's settings came late: four panes streaming grew it from
- * 7 to ~45 MB of mostly garbage, kept as free pages after. So the renderer runs
- * V8's settings for small memory, as Chromium's low-memory Android devices do:
- * `--optimize-for-size` (a young generation of 2 × 1 MB, the heap's limits
- * grown in small steps, full collections that give pages back) and
- * `--initial-old-space-size=8` (the first full collection's limit 8 MB, not a
- * fraction of the heap's maximum) (docs/BENCHMARKS.md, item 12).
+ * 7 to ~45 MB of mostly garbage, kept as free pages after. So the old
+ * generation's first limit is 8 MB (`--initial-old-space-size=8`, not a
+ * fraction of the heap's maximum) and each next one 10 % over what a full
+ * collection left (`--heap-growing-percent=10`). Not `--optimize-for-size`
+ * (2 × 1 MB young generation) as until issue 40's seventeenth round: a fling
+ * through a long conversation then promoted its rows and pages, held a few
+ * frames, and the full collections that followed (46 in 600 frames, ~15 ms
+ * each) were most of the long scroll's missed frames (docs/BENCHMARKS.md,
+ * items 10 and 12).
  */
-export const RENDERER_JS_FLAGS = '--optimize-for-size --initial-old-space-size=8'
+export const RENDERER_JS_FLAGS = '--initial-old-space-size=8 --heap-growing-percent=10'
