@@ -273,8 +273,10 @@ export async function forkMemory(root: string, sizes: number[], phase: (what: st
     for (let run = 0; run < 2; run++) {
       const host = await startServe(dataDir)
       try {
-        // Once the search index has read the conversation in, as seed-memory measures (its memory is goal 2's, the
-        // index's per session): forked right after the start, the index's read of the parent ran beside the copy.
+        // Once the search index has read the conversation in (its memory is goal 2's, the index's per session): forked
+        // right after the start, the index's read of the parent ran beside the copy. Read 1 s after, not at
+        // seed-memory's IDLE_AFTER_INDEX_MS: this first Host of the parent saves its index a few seconds after the read
+        // (idle 357 MB at 5 s against 222 MB at 1 s; docs/BENCHMARKS.md, item 5).
         await searchComplete(host)
         phase(`fork ${entries}, run ${run}: started, its search index complete`)
         await new Promise((r) => setTimeout(r, 1_000))
