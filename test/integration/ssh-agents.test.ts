@@ -334,6 +334,22 @@ describe('a connection to the host', () => {
     await cut
     expect(await readdir(sshd.remoteTmp)).toEqual([])
   })
+
+  it("a check the Host's close cuts before the host has said which scratch folder it made leaves none there", async () => {
+    const host = await startHost()
+    const agent = await host.request('agents.add', sshAgent(sshd.target(), randomUUID()))
+    // The host's answer (the folder's name) comes two seconds after the folder is made; its removal's too.
+    sshd.lingerAfter('scratch')
+    try {
+      const cut = host.request('agents.check', { agentId: agent.id }).catch((error: Error) => error)
+      await waitUntil('the check to make its scratch folder on the host', async () => (await readdir(sshd.remoteTmp)).length === 1)
+      await host.close()
+      await cut
+      expect(await readdir(sshd.remoteTmp)).toEqual([])
+    } finally {
+      sshd.lingerAfter(null)
+    }
+  })
 })
 
 /** The command lines of every process here that hold `text`. */

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import { createConnection, createServer, type Server, type Socket } from 'node:net'
 import { join } from 'node:path'
@@ -41,6 +41,11 @@ export interface TestSshd {
   target(overrides?: Partial<SshTarget>): SshTarget
   freeze(): void
   drop(): void
+  /**
+   * Commands named `switchboard-<what>` (null: none) keep their session open two seconds after they end: their answer
+   * is not complete until then, whatever the Host does meanwhile (closes the connection under them).
+   */
+  lingerAfter(what: string | null): void
   close(): Promise<void>
 }
 
@@ -61,12 +66,23 @@ export async function startSshd(): Promise<TestSshd> {
   // Its own temporary folder: another test or suite running at once, or a run killed earlier, leaves nothing in it.
   const remoteTmp = join(dir, 'remote-tmp')
   mkdirSync(remoteTmp, { mode: 0o700 })
-  // Each command is written down, then run as sshd would have (the same process: session leader, no terminal).
+  // Each command is written down, then run as sshd would have (the same process: session leader, no terminal; one
+  // named by lingerAfter as a child, its session held open two seconds after it ends).
   const commandsFile = join(dir, 'commands.log')
   const runCommand = join(dir, 'run-command')
-  await writeFile(runCommand, `#!/bin/sh\nprintf '%s\\n' "$SSH_ORIGINAL_COMMAND" >> '${commandsFile}'\nexec /bin/sh -c "$SSH_ORIGINAL_COMMAND"\n`, {
-    mode: 0o755
-  })
+  const lingerFile = join(dir, 'linger')
+  await writeFile(
+    runCommand,
+    [
+      '#!/bin/sh',
+      `printf '%s\\n' "$SSH_ORIGINAL_COMMAND" >> '${commandsFile}'`,
+      `l=$(cat '${lingerFile}' 2>/dev/null)`,
+      `if [ -n "$l" ] && [ "\${SSH_ORIGINAL_COMMAND##* }" = "switchboard-$l" ]; then /bin/sh -c "$SSH_ORIGINAL_COMMAND"; c=$?; sleep 2; exit $c; fi`,
+      'exec /bin/sh -c "$SSH_ORIGINAL_COMMAND"',
+      ''
+    ].join('\n'),
+    { mode: 0o755 }
+  )
   await writeFile(
     join(dir, 'sshd_config'),
     [
@@ -151,6 +167,7 @@ export async function startSshd(): Promise<TestSshd> {
         server.destroy()
       }
     },
+    lingerAfter: (what) => writeFileSync(lingerFile, what ?? ''),
     close: async () => {
       for (const socket of frozen.splice(0)) socket.destroy()
       for (const { client, server } of pairs.splice(0)) {

@@ -1,8 +1,10 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
-import { describeSshFailure, forgetHostKeyCommand } from '../../electron/host/ssh/options'
+import { SshEndpoint } from '../../electron/host/ssh/endpoint'
+import { DEFAULT_SSH_SETTINGS, describeSshFailure, forgetHostKeyCommand } from '../../electron/host/ssh/options'
+import { removeRemoteScratch } from '../../electron/host/ssh/remote-files'
 import { lifelineScript } from '../../electron/host/ssh/script'
-import { isProcessRunning, waitUntil } from '../helpers'
+import { freePort, isProcessRunning, waitUntil } from '../helpers'
 
 /**
  * What runs on an SSH agent's host, run here by a local sh the way sshd's
@@ -77,5 +79,13 @@ describe('ssh failures', () => {
     )
     expect(describeSshFailure('ssh: Could not resolve hostname devbox: Name or service not known', target)).toMatch(/cannot be resolved/)
     expect(describeSshFailure('the agent wrote this', target)).toBeNull()
+  })
+  it("a capability check's scratch folder that cannot be removed from the host: said, with the command that removes it", async () => {
+    // Nothing listens on the port: ssh fails at once, as with a host gone while the check ran.
+    const port = await freePort()
+    const endpoint = new SshEndpoint({ destination: '127.0.0.1', port }, { settings: DEFAULT_SSH_SETTINGS, env: { PATH: process.env.PATH ?? '' } })
+    await expect(removeRemoteScratch(endpoint, '/tmp/switchboard-check-Ab12Cd')).rejects.toThrow(
+      /^The scratch folder \/tmp\/switchboard-check-Ab12Cd could not be removed from 127\.0\.0\.1:\d+ \(Could not reach .*nothing is listening .*\): remove it there with rm -rf -- '\/tmp\/switchboard-check-Ab12Cd'$/
+    )
   })
 })

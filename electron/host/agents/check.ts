@@ -54,6 +54,8 @@ export class AgentChecks {
   private readonly running = new Map<string, Promise<AgentCheckReport>>()
   /** The Host is closing: no check starts, and one that ends now keeps no report (the data folder is no longer ours). */
   private closed = false
+  /** Aborted at close: a check under way stops asking its agent, removes what it made on the host, then stops its run. */
+  private readonly closing = new AbortController()
 
   constructor(private readonly options: AgentChecksOptions) {
     this.dir = join(options.dataDir, 'agent-checks')
@@ -70,11 +72,12 @@ export class AgentChecks {
   }
 
   /**
-   * No check starts after this, and none under way writes its report. Resolves once those under way have ended (the
-   * supervisor's close stops their agents, even one that has not answered initialize).
+   * No check starts after this, and none under way writes its report. Resolves once those under way have ended, each having
+   * removed its scratch folder on an SSH host through its connection, still open (the supervisor's close stops them after).
    */
   async close(): Promise<void> {
     this.closed = true
+    this.closing.abort(new Error('Switchboard is shutting down'))
     await Promise.allSettled([...this.running.values()])
   }
 
@@ -107,21 +110,26 @@ export class AgentChecks {
     const lines: CheckLine[] = []
     let connection: AgentConnection | null = null
     let scratchOnHost: string | null = null
+    const { signal } = this.closing
     try {
       // In the agent's own working folder when it has one (its command or arguments may be relative to it), else the scratch folder.
-      connection = await this.options.supervisor.connectApart(
-        definition,
-        refusing,
-        commandOf(definition.transport)?.cwd ?? scratch,
-        `${definition.id}.check`
-      )
-      // An agent over SSH makes its sessions on its host: the scratch folder is made there.
-      if (connection.sshHost) scratchOnHost = await remoteScratch(connection.sshHost)
-      await probeConnection(connection, scratchOnHost ?? scratch, lines)
+      const cwd = commandOf(definition.transport)?.cwd ?? scratch
+      // Not waited for past the close: the supervisor's close stops that run.
+      connection = await bounded(this.options.supervisor.connectApart(definition, refusing, cwd, `${definition.id}.check`), signal, false)
+      // An agent over SSH makes its sessions on its host: the scratch folder is made there (waited for even at close: its name comes back).
+      if (connection.sshHost) scratchOnHost = signal.aborted ? null : await remoteScratch(connection.sshHost)
+      await probeConnection(connection, scratchOnHost ?? scratch, lines, signal)
     } catch (error) {
-      lines.push({ id: 'initialize', label: 'Start and initialize', announced: null, outcome: 'failed', detail: detailOf(error) })
+      // A check the close cut short after its start says nothing more (its report is not kept).
+      if (!signal.aborted || !lines.length)
+        lines.push({ id: 'initialize', label: 'Start and initialize', announced: null, outcome: 'failed', detail: detailOf(error) })
     } finally {
-      if (connection?.sshHost && scratchOnHost) await removeRemoteScratch(connection.sshHost, scratchOnHost).catch(() => undefined)
+      // Before its run stops: on an SSH host, through its connection. A folder that stays is said, with how to remove it.
+      if (connection?.sshHost && scratchOnHost) {
+        await removeRemoteScratch(connection.sshHost, scratchOnHost).catch((error: Error) =>
+          lines.push({ id: 'scratch', label: 'Scratch folder on the host', announced: null, outcome: 'failed', detail: clip(error.message) })
+        )
+      }
       if (connection) await this.options.supervisor.stopApart(connection)
       await fs.rm(scratch, { recursive: true, force: true }).catch(() => undefined)
     }
@@ -143,7 +151,7 @@ export class AgentChecks {
   }
 }
 
-async function probeConnection(connection: AgentConnection, scratch: string, lines: CheckLine[]): Promise<void> {
+async function probeConnection(connection: AgentConnection, scratch: string, lines: CheckLine[], signal: AbortSignal): Promise<void> {
   const { state, capabilities: caps, acp } = connection
   const info = state.agentInfo
   const auth = state.authMethods ?? []
@@ -182,10 +190,11 @@ async function probeConnection(connection: AgentConnection, scratch: string, lin
   ): Promise<T | null> => {
     const { needsHistory, ...shown } = probe
     try {
-      const result = await withTimeout(call())
+      const result = await bounded(call(), signal)
       lines.push({ ...shown, outcome: 'worked', detail: clip(said(result)) })
       return result
     } catch (error) {
+      if (signal.aborted) throw error
       if (isAuthRequired(error)) lines.push({ ...shown, outcome: 'needs sign-in', detail: detailOf(error) })
       else if (shown.announced === false) lines.push({ ...shown, outcome: 'not offered', detail: `not announced; calling it: ${detailOf(error)}` })
       else if (needsHistory) {
@@ -357,12 +366,16 @@ function listedIn(answer: object): Listed {
   return listed
 }
 
-function withTimeout<T>(promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${CALL_TIMEOUT_MS / 1000} s`)), CALL_TIMEOUT_MS)
+/** `promise`, or a rejection once `signal` aborts, or after CALL_TIMEOUT_MS when `timed` (a later failure of `promise` is nobody's). */
+function bounded<T>(promise: Promise<T>, signal: AbortSignal, timed = true): Promise<T> {
+  promise.catch(() => undefined)
+  return new Promise<T>((resolve, reject) => {
+    const abort = (): void => reject(signal.reason)
+    const timer = timed ? setTimeout(() => reject(new Error(`no answer within ${CALL_TIMEOUT_MS / 1000} s`)), CALL_TIMEOUT_MS) : undefined
+    if (signal.aborted) abort()
+    signal.addEventListener('abort', abort, { once: true })
+    void promise.then(resolve, reject).finally(() => (clearTimeout(timer), signal.removeEventListener('abort', abort)))
   })
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer))
 }
 
 function isAuthRequired(error: unknown): boolean {

@@ -246,16 +246,17 @@ export class AgentSupervisor {
   }
 
   /**
-   * Stops every agent; no new one starts after this. The SSH connections close last, once `tidied` has settled: what
-   * ran on a host may still tidy up there after its agent stopped (a capability check removes its scratch folder).
+   * Stops every agent; no new one starts after this. The runs apart (capability checks) stop once `tidied` has settled:
+   * a check cut short removes its scratch folder on an SSH host through its run's connection, which stopping the run
+   * closes (a removal under way on it would be cut, its folder left there), then stops its run itself.
    */
   async close(tidied: Promise<unknown> = Promise.resolve()): Promise<void> {
     this.closing = true
     this.sweepWhileRunning()
     await Promise.allSettled([...this.stillStarting].map((stop) => stop()))
     await Promise.allSettled([...this.starting.values()])
-    await Promise.all([...this.running.values(), ...this.apart].map((a) => a.stop()))
-    await Promise.allSettled([tidied])
+    await Promise.all([Promise.all([...this.running.values()].map((a) => a.stop())), Promise.allSettled([tidied])])
+    await Promise.all([...this.apart].map((a) => a.stop()))
     this.sshHosts.close()
   }
 

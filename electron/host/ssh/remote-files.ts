@@ -174,10 +174,15 @@ export async function remoteScratch(endpoint: SshEndpoint): Promise<string> {
   return folder
 }
 
+/** Throws a sentence saying how to remove it by hand when it could not be removed (ssh failed, or rm did). */
 export async function removeRemoteScratch(endpoint: SshEndpoint, folder: string): Promise<void> {
   // Only what remoteScratch made.
   if (!/\/switchboard-check-[A-Za-z0-9]+$/.test(folder)) return
-  await endpoint.run('scratch', `exec rm -rf -- ${shQuote(folder)}`)
+  const command = `rm -rf -- ${shQuote(folder)}`
+  const result = await endpoint.run('scratch', `exec ${command}`).catch((error: Error) => ({ code: null, stderr: error.message }))
+  if (result.code === 0) return
+  const why = result.stderr.trim() || `exit code ${result.code}`
+  throw new Error(`The scratch folder ${folder} could not be removed from ${endpoint.host} (${why}): remove it there with ${command}`)
 }
 
 /** A script's failure as the local file functions fail: an errno code and a sentence, or a refusal. */
