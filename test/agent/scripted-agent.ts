@@ -1703,10 +1703,10 @@ if (loadSession) {
     const failWith = env.SCRIPTED_AGENT_LOAD_FAIL
     const replayed = failWith ? history.slice(0, Math.floor(history.length / 2)) : history
     // SCRIPTED_AGENT_LATE_REPLAY=1: answers first and replays after (as Gemini CLI, which does not await its
-    // streamHistory), starting 150 ms later with 40 ms between updates.
+    // streamHistory), starting 150 ms later (SCRIPTED_AGENT_LATE_REPLAY_AFTER_MS) with 40 ms between updates.
     if (env.SCRIPTED_AGENT_LATE_REPLAY === '1' && !failWith) {
       void (async () => {
-        await new Promise((r) => setTimeout(r, 150))
+        await new Promise((r) => setTimeout(r, Number(env.SCRIPTED_AGENT_LATE_REPLAY_AFTER_MS ?? 150)))
         for (const update of replayed) {
           await client.notify(methods.client.session.update, { sessionId: session.id, update })
           await new Promise((r) => setTimeout(r, 40))

@@ -265,10 +265,16 @@ describe('session/load as real agents answer it', () => {
   })
 
   it('a replay that comes after the load has answered stays before the next prompt, and the new reply is an entry of its own', async () => {
-    const id = await conversationThenRestart({ SCRIPTED_AGENT_LATE_REPLAY: '1', SCRIPTED_AGENT_SESSIONS: '' })
+    // The replay begins 600 ms after the load's answer, as an agent answering first does on a loaded machine (the
+    // Host once took the replay as over 300 ms after the answer, and wrote it after the next prompt).
+    const id = await conversationThenRestart({
+      SCRIPTED_AGENT_LATE_REPLAY: '1',
+      SCRIPTED_AGENT_LATE_REPLAY_AFTER_MS: '600',
+      SCRIPTED_AGENT_SESSIONS: ''
+    })
     const before = await shown(id)
     await host.request('sessions.prompt', { id, text: 'third question' })
-    // The replay takes about half a second from the load's answer: read the view once all of it has come, wherever it landed.
+    // The replay takes about a second from the load's answer: read the view once all of it has come, wherever it landed.
     await new Promise((r) => setTimeout(r, 1000))
     const after = await shown(id)
     const kept = after.slice(0, after.indexOf('user: third question'))

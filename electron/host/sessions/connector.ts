@@ -23,9 +23,15 @@ import type { LiveSession, SessionRegistry } from './registry'
 /**
  * After `session/load` answers, replayed updates may still be coming (Gemini
  * CLI answers before it has streamed the history): the session is ready once
- * none has come for this long, or after REPLAY_MAX_MS in all.
+ * none has come for this long, or after REPLAY_MAX_MS in all. An agent that
+ * replayed before it answered is given REPLAY_QUIET_MS; one that had replayed
+ * nothing yet, LATE_REPLAY_QUIET_MS: on a loaded machine its replay could
+ * begin more than 300 ms after its answer, and was then written after the
+ * next prompt, as if the agent had said it again (session-lifecycle's late
+ * replay, once in a loaded CI).
  */
 const REPLAY_QUIET_MS = 300
+const LATE_REPLAY_QUIET_MS = 1000
 const REPLAY_MAX_MS = 15_000
 
 export interface SessionDeps {
@@ -113,8 +119,8 @@ export class SessionConnector {
         // only once it comes and only when the load succeeds.
         beginReplay(live.phase, live.thread.entries.length > 0)
         answer = await connection.acp.loadSession(params, options)
-        commitReplay(live.phase, (record) => registry.append(live, record))
-        await replayQuiet(live.phase, REPLAY_QUIET_MS, REPLAY_MAX_MS, signal)
+        const replayedFirst = commitReplay(live.phase, (record) => registry.append(live, record))
+        await replayQuiet(live.phase, replayedFirst ? REPLAY_QUIET_MS : LATE_REPLAY_QUIET_MS, REPLAY_MAX_MS, signal)
         endReplay(live.phase)
       }
       supervisor.sessionStarted(definition.id)

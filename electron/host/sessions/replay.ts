@@ -38,14 +38,21 @@ export function beginReplay(phase: LivePhase, keep: boolean): void {
   phase.move({ type: 'replay', replay: { keep, dropped: 0, held: keep ? null : [], resetWritten: false, lastAt: Date.now() } })
 }
 
-/** The load answered: what was replayed so far replaces the view; later replayed updates follow it. */
-export function commitReplay(phase: LivePhase, append: Append): void {
+/**
+ * The load answered: what was replayed so far replaces the view; later replayed updates follow it. The replay's
+ * quiet is counted from here. Says whether any replayed update had come before the answer (an agent that replays,
+ * then answers); none: the agent may answer first and replay after (Gemini CLI).
+ */
+export function commitReplay(phase: LivePhase, append: Append): boolean {
   const replay = phase.replay
-  if (!replay || replay.keep || !replay.held) return
+  if (!replay) return false
+  const early = replay.dropped > 0 || (replay.held?.length ?? 0) > 0
+  replay.lastAt = Date.now()
+  if (replay.keep || !replay.held) return early
   const held = replay.held
   replay.held = null
-  replay.lastAt = Date.now()
   for (const record of held) writeReplayed(phase, append, record)
+  return early
 }
 
 /** The load failed (or the replay is over): nothing held is written; the view stays as it was. */
