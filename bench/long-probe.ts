@@ -6,7 +6,7 @@ import { makeDataset } from './data'
 import { percentile } from './lib'
 import { LONG_ENTRIES_PER_TURN, longTurn } from './long-data'
 import { scrollEndToEnd } from './long'
-import { startProfiles } from './profile'
+import { lastTraceFile, startProfiles, type TraceEvent } from './profile'
 import { openPastSession } from './ui'
 
 /**
@@ -16,7 +16,9 @@ import { openPastSession } from './ui'
  * Prints a line a run: frames, fps, p99, rows put in the page, the main thread's CPU time and its share a frame.
  * PROBE_FRAMES=<path>: a line a frame in <path>-<run>.tsv, and a mark a frame in BENCH_TRACE's trace; PROBE_HEAP=<path>:
  * what the scroll promoted, by function. Another build side by side: BENCH_RENDERER_DIR (its out/renderer);
- * another set of the renderer's V8 flags: BENCH_JS_FLAGS (test/e2e/browser.ts).
+ * another set of the renderer's V8 flags: BENCH_JS_FLAGS (test/e2e/browser.ts). With both BENCH_TRACE and PROBE_FRAMES,
+ * each frame's main-thread CPU time is read from the trace (`frameCpu`): on a loaded machine, what a frame would cost
+ * on a quiet one, where its length is mostly the wait for a core.
  */
 async function main(): Promise<void> {
   const entries = Number(process.argv[2] ?? 10_000)
@@ -123,6 +125,7 @@ async function main(): Promise<void> {
           const lines = frames.slice(1).map((f, i) => [i + 1, (f[0] - frames[i][0]).toFixed(1), ...f.slice(1)].join('\t'))
           await writeFile(`${process.env.PROBE_FRAMES}-${run}.tsv`, [head, ...lines].join('\n') + '\n')
         }
+        const cpuLine = process.env.PROBE_FRAMES && lastTraceFile ? [await frameCpu(lastTraceFile, `${process.env.PROBE_FRAMES}-${run}-cpu.tsv`)] : []
         const total = s.frames.reduce((a, b) => a + b, 0)
         const cpu = s.cpuMs ?? 0
         return [
@@ -136,7 +139,8 @@ async function main(): Promise<void> {
           `ends ${s.reachedTop && s.reachedBottom}`,
           `rows let go of unpainted ${waste.unpainted} of ${waste.added}`,
           `markdown blocks drawn ${waste.markdown}, passing ${waste.passing}`,
-          `elements put in the page ${waste.elements}`
+          `elements put in the page ${waste.elements}`,
+          ...cpuLine
         ].join(', ')
       })
       console.log(`run ${run}: ${line}; load ${(await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')}`)
@@ -144,6 +148,49 @@ async function main(): Promise<void> {
   } finally {
     await browser.close()
   }
+}
+
+/**
+ * Each frame's main-thread CPU time, from a trace with the probe's marks (a frame: from its mark to the next): the thread
+ * time of the tasks that began in it (the outermost ones), and the full collections' pauses in it. Written a line a
+ * frame to `out`; the summary: frames over 14 and 20 ms of CPU (on a quiet machine a frame has ~16.7 ms, ~7 of them its
+ * own work), the p99, the full collections.
+ */
+async function frameCpu(traceFile: string, out: string): Promise<string> {
+  const events = (
+    JSON.parse(await readFile(traceFile, 'utf8')) as { traceEvents: (TraceEvent & { tdur?: number; args?: { data?: { message?: string } } })[] }
+  ).traceEvents
+  const marks = events.filter((e) => e.name === 'TimeStamp' && e.args?.data?.message?.startsWith('probe-frame')).sort((a, b) => a.ts - b.ts)
+  if (marks.length < 2) return 'no frame marks in the trace'
+  const { pid, tid } = marks[0]
+  const starts = marks.map((m) => m.ts)
+  const frameOf = (ts: number): number => {
+    let lo = 0
+    let hi = starts.length - 1
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1
+      if (starts[mid] <= ts) lo = mid
+      else hi = mid - 1
+    }
+    return ts < starts[0] || lo >= starts.length - 1 ? -1 : lo
+  }
+  const cpu = new Array<number>(starts.length - 1).fill(0)
+  const gc = new Array<number>(starts.length - 1).fill(0)
+  const mine = events.filter((e) => e.pid === pid && e.tid === tid && e.ph === 'X').sort((a, b) => a.ts - b.ts || (b.dur ?? 0) - (a.dur ?? 0))
+  let end = -Infinity
+  for (const e of mine) {
+    const frame = frameOf(e.ts)
+    if (e.name === 'MajorGC' && frame >= 0) gc[frame] += (e.dur ?? 0) / 1000
+    if ((e.name !== 'RunTask' && e.name !== 'ThreadControllerImpl::RunTask') || e.ts < end) continue
+    end = e.ts + (e.dur ?? 0)
+    if (frame >= 0) cpu[frame] += (e.tdur ?? e.dur ?? 0) / 1000
+  }
+  await writeFile(out, ['frame\tcpu_ms\tfull_gc_ms', ...cpu.map((c, i) => `${i}\t${c.toFixed(2)}\t${gc[i].toFixed(2)}`)].join('\n') + '\n')
+  const over = (ms: number): number => cpu.filter((c) => c > ms).length
+  return (
+    `main-thread CPU a frame (trace) p50/99 ${[50, 99].map((p) => percentile(cpu, p).toFixed(1)).join('/')} ms, ` +
+    `over 14 ms ${over(14)}, over 20 ms ${over(20)} of ${cpu.length}, full collections in ${gc.filter((g) => g > 0).length} frames`
+  )
 }
 
 await main()

@@ -29,6 +29,8 @@ export const tracing = process.env.BENCH_TRACE === '1'
 export const profileDir = join(repoRoot, 'bench', 'profiles')
 /** Runs profiled so far: each run's files are kept under its own number. */
 let profiled = 0
+/** The file of the last trace written (BENCH_TRACE), for a probe that reads it further. */
+export let lastTraceFile: string | null = null
 
 export interface CpuProfile {
   nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[]
@@ -125,7 +127,8 @@ export async function startProfiles(browser: Browser, page: Page, label: string)
       console.error(`\n── ${label}: the Host (this process) (bench/profiles/${label}-host.cpuprofile)\n${summarizeProfile(hostProfile)}`)
     }
     if (buffer) {
-      writeFileSync(join(profileDir, `${label}-trace.json`), buffer)
+      lastTraceFile = join(profileDir, `${label}-trace.json`)
+      writeFileSync(lastTraceFile, buffer)
       console.error(
         `\n── ${label}: the page's main thread, trace events by self time (bench/profiles/${label}-trace.json)\n${summarizeTrace(JSON.parse(buffer.toString()) as { traceEvents: TraceEvent[] })}`
       )

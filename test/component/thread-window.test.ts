@@ -195,4 +195,49 @@ describe('a long conversation in the window', () => {
     expect(changed).toBeGreaterThan(10)
     expect(kept).toBeGreaterThan(changed * 50)
   }, 60_000)
+
+  it('a reply streaming while an earlier page is taken in keeps every word it streams meanwhile', async () => {
+    // The page's fold runs a slice a task (so that a fling's frames are drawn meanwhile): what streams in then is not lost.
+    const day: TranscriptRecord[] = [
+      { t: 'header', v: 2, id: 's3', acpSessionId: 'acp-3', agentId: 'a1', projectId: 'p1', cwd: '/work/app', createdAt: at }
+    ]
+    const chunk = (text: string, messageId = 'm-live'): TranscriptRecord => ({
+      t: 'update',
+      at,
+      update: { sessionUpdate: 'agent_message_chunk', messageId, content: { type: 'text', text } }
+    })
+    // Answers in four chunks: the fold's slices cut some of their runs (folded the same as whole: checked at the end).
+    for (let i = 0; i < 1_500; i++) {
+      const [prompt, , stop] = turn(i)
+      day.push(prompt, ...['one', ' two', ' three', ' four'].map((words) => chunk(`${words} ${i}`, `m${i}`)), stop)
+    }
+    day.push({ t: 'prompt', at, content: [{ type: 'text', text: 'question live' }] }, chunk('so far'))
+    transcripts.s3 = day
+    const threads = useThreadsStore()
+    await threads.load('s3')
+    const open = (): (typeof threads.threads)['s3'] => threads.threads.s3
+    const last = (): ThreadEntry | undefined => toRaw(open().thread).entries.at(-1)
+    // Scrolled up a few pages: the window holds several pages, its fold takes several tasks.
+    for (let page = 0; page < 2; page++) expect(await threads.loadEarlier('s3')).toBe(true)
+    expect(open().later).toBeNull()
+    const task = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0))
+    const taking = threads.loadEarlier('s3')
+    await task()
+    // The page is in, its fold under way: the reply goes on.
+    expect(open().loadingEarlier).toBe(true)
+    for (const words of [' and more', ' and the rest']) {
+      day.push(chunk(words))
+      threads.receiveRecords('s3', day.length - 1, day.slice(-1))
+      threads.flushRecords()
+    }
+    expect(await taking).toBe(true)
+    expect(open().later).toBeNull()
+    expect(last()).toMatchObject({ kind: 'assistant', text: 'so far and more and the rest' })
+    // And it goes on after.
+    day.push(chunk('.'))
+    threads.receiveRecords('s3', day.length - 1, day.slice(-1))
+    threads.flushRecords()
+    expect(last()).toMatchObject({ kind: 'assistant', text: 'so far and more and the rest.' })
+    expect(toRaw(open().thread).entries).toEqual(foldTail(day.slice(open().firstSeq), day.length).entries)
+  })
 })

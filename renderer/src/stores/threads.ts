@@ -2,7 +2,7 @@ import { defineStore } from 'pinia'
 import { markRaw, ref, toRaw } from 'vue'
 import type { SessionSnapshot } from '../../../shared/contract'
 import { applyRecordsAt, foldTail, TAIL_RECORDS } from '../../../shared/thread-fold'
-import type { Thread } from '../../../shared/thread'
+import { createThread, type Thread } from '../../../shared/thread'
 import type { TranscriptRecord } from '../../../shared/transcript'
 import { host, messageOf } from '../host/client'
 import { useNoticesStore } from './notices'
@@ -48,6 +48,36 @@ const PAGE_RECORDS = 800
  * length loads the pages it reaches and lets go of those far behind, so the page's memory stays that of a few pages.
  */
 export const WINDOW_RECORDS = 4 * PAGE_RECORDS
+
+/**
+ * Records a page's fold takes in one task. A window taking in a page folds all it holds again (up to
+ * WINDOW_RECORDS + a page): in one task, that and the render after it held a fling's frame (a long scroll's slowest
+ * frames were those taking in a page: docs/BENCHMARKS.md, the long scroll). A slice is a fraction of a frame.
+ */
+const FOLD_SLICE_RECORDS = 400
+
+/** The next task: what a slice of a page's fold waits for, so that the frames due meanwhile are drawn first. */
+function nextTask(): Promise<void> {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel()
+    channel.port1.onmessage = () => {
+      channel.port1.close()
+      resolve()
+    }
+    channel.port2.postMessage(null)
+  })
+}
+
+/** `foldTail`, FOLD_SLICE_RECORDS records a task (a run of chunks cut between two slices folds the same: applyRecordsAt). */
+async function foldInTasks(records: TranscriptRecord[], nextSeq: number): Promise<Thread> {
+  const thread = createThread()
+  const first = nextSeq - records.length
+  for (let at = 0; at < records.length; at += FOLD_SLICE_RECORDS) {
+    if (at > 0) await nextTask()
+    applyRecordsAt(thread, records.slice(at, at + FOLD_SLICE_RECORDS), first + at)
+  }
+  return thread
+}
 
 /** Records that arrived for a session while its snapshot was on its way, in order. */
 type Held = { seq: number; records: TranscriptRecord[] }
@@ -240,6 +270,7 @@ export const useThreadsStore = defineStore('threads', () => {
     const open = threads.value[id]
     if (!open || open.firstSeq === 0 || open.loadingEarlier || open.loadingLater || loading.has(id)) return false
     open.loadingEarlier = true
+    let waiting: Held[] | null = null
     try {
       const page = await host().request('transcripts.read', {
         id,
@@ -251,13 +282,19 @@ export const useThreadsStore = defineStore('threads', () => {
       if (threads.value[id] !== open) return false
       let records = page.records.concat(open.records ?? [])
       const pages = [{ seq: page.firstSeq, offset: page.firstOffset, count: page.records.length }, ...open.pages]
+      let later = open.later
       for (let last = pages.at(-1); last && records.length > WINDOW_RECORDS && pages.length > 1; last = pages.at(-1)) {
         pages.pop()
         records = records.slice(0, records.length - last.count)
-        open.later = { seq: last.seq, offset: last.offset }
+        later = { seq: last.seq, offset: last.offset }
       }
-      // Folded again whole (earlier records can change the entries after them); the entries that came out the same stay the objects shown.
-      open.thread = keepUnchanged(toRaw(open.thread), foldTail(records, open.later?.seq ?? open.nextSeq))
+      // Folded again whole (earlier records can change the entries after them), a slice a task; the entries that came out
+      // the same stay the objects shown.
+      waiting = hold(id)
+      const folded = await foldInTasks(records, later?.seq ?? open.nextSeq)
+      if (threads.value[id] !== open) return false
+      open.thread = keepUnchanged(toRaw(open.thread), folded)
+      open.later = later
       open.firstSeq = page.firstSeq
       open.firstOffset = page.firstOffset
       open.pages = pages
@@ -269,6 +306,7 @@ export const useThreadsStore = defineStore('threads', () => {
       return false
     } finally {
       open.loadingEarlier = false
+      if (waiting) release(id, waiting)
     }
   }
 
@@ -283,6 +321,7 @@ export const useThreadsStore = defineStore('threads', () => {
     const later = open?.later
     if (!open || !later || open.loadingEarlier || open.loadingLater || loading.has(id)) return false
     open.loadingLater = true
+    let waiting: Held[] | null = null
     try {
       const page = await host().request('transcripts.readLater', { id, from: later.seq, offset: later.offset, limit: PAGE_RECORDS })
       if (threads.value[id] !== open) return false
@@ -291,13 +330,16 @@ export const useThreadsStore = defineStore('threads', () => {
       while (records.length > WINDOW_RECORDS && pages.length > 1) {
         records = records.slice(pages[0].count)
         pages.shift()
-        open.firstSeq = pages[0].seq
-        open.firstOffset = pages[0].offset
       }
+      waiting = hold(id)
+      const folded = await foldInTasks(records, page.endSeq)
+      if (threads.value[id] !== open) return false
       open.later = page.atEnd ? null : { seq: page.endSeq, offset: page.endOffset }
       // Back at the end: records appended from here on are applied as they come (those before are in this page).
       if (page.atEnd) open.nextSeq = page.endSeq
-      open.thread = keepUnchanged(toRaw(open.thread), foldTail(records, page.endSeq))
+      open.thread = keepUnchanged(toRaw(open.thread), folded)
+      open.firstSeq = pages[0].seq
+      open.firstOffset = pages[0].offset
       open.pages = pages
       open.records = open.firstSeq > 0 || open.later ? markRaw(records) : null
       damaged(page.skippedLines)
@@ -307,7 +349,24 @@ export const useThreadsStore = defineStore('threads', () => {
       return false
     } finally {
       open.loadingLater = false
+      if (waiting) release(id, waiting)
     }
+  }
+
+  /**
+   * While a window's fold runs (in tasks), the records that stream in for its session wait, as they do for a snapshot:
+   * `release` applies them once the fold is shown (or leaves them to a load begun meanwhile, which holds its own).
+   */
+  function hold(id: string): Held[] {
+    const waiting: Held[] = []
+    held.set(id, waiting)
+    return waiting
+  }
+
+  function release(id: string, waiting: Held[]): void {
+    if (held.get(id) !== waiting) return
+    held.delete(id)
+    for (const item of waiting) applyRecords(id, item.seq, item.records)
   }
 
   function damaged(skippedLines: number): void {
