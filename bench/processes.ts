@@ -37,6 +37,27 @@ export function procStatusMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   return Number(/(\d+)/.exec(line)![1]) / 1024
 }
 
+/**
+ * Resolves once the process has been quiet for `quietMs`: at most 1 % of a core (CPU time from /proc) and its RSS
+ * within 1 MB, read every 100 ms; or after `timeoutMs` (then false). A Host quiet for 2 s has had its quiet collector's
+ * look, which comes a second after the Host goes quiet (quiet-gc.ts): it has handed back its garbage or had none.
+ */
+export async function untilQuiet(pid: number, quietMs = 2_000, timeoutMs = 15_000): Promise<boolean> {
+  const started = Date.now()
+  const seen: { at: number; cpu: number; mb: number }[] = []
+  for (;;) {
+    const now = { at: Date.now(), cpu: cpuSeconds(pid), mb: rssMb(pid) }
+    seen.push(now)
+    while (seen.length > 1 && now.at - seen[1].at >= quietMs) seen.shift()
+    const first = seen[0]
+    if (now.at - first.at >= quietMs && now.cpu - first.cpu <= (0.01 * (now.at - first.at)) / 1000 + 1 / TICKS_PER_SECOND) {
+      if (seen.every((s) => Math.abs(s.mb - now.mb) <= 1)) return true
+    }
+    if (now.at - started >= timeoutMs) return false
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
 /** Resident set size in MB (VmRSS), or 0 when the process is gone. */
 export function rssMb(pid: number): number {
   try {

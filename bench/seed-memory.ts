@@ -4,7 +4,7 @@ import { scriptedTransport } from '../test/agent/spawn'
 import { agentEnv } from './agents'
 import { withTempDir, type Figure } from './lib'
 import { appendLongTurns, longTurn } from './long-data'
-import { rssMb, searchComplete, startServe, type Served } from './processes'
+import { rssMb, searchComplete, startServe, untilQuiet, type Served } from './processes'
 
 /**
  * The seed's memory (issue 40, goal 1), BENCH_ONLY=seed-memory: the Host's RSS
@@ -15,7 +15,7 @@ import { rssMb, searchComplete, startServe, type Served } from './processes'
  * 100 ms from /proc; each run starts a fresh Host and waits for its search
  * index to be read in (loaded: a Host before the runs read the long day into it
  * and saved it, as a user's first start after that day does) and for the
- * Host to hand back that load's garbage (`IDLE_AFTER_INDEX_MS`) before the
+ * Host to hand back that load's garbage (quiet for 2 s: `untilQuiet`) before the
  * Host's RSS is taken as idle. The figure is the peak over the idle Host
  * against the 100-entry rise over the same idle Host (the large Host's idle
  * holds its conversation's text in the search index: that is goal 2's figure,
@@ -23,13 +23,14 @@ import { rssMb, searchComplete, startServe, type Served } from './processes'
  */
 
 /**
- * How long after its search index is complete the idle Host is read. The index's load leaves ~80 MB of garbage
- * (heap used ~215 MB, ~137 MB live) that the Host's quiet collector (quiet-gc.ts) hands back after the first whole
- * second with the loop quiet: 1.1–3.3 s after the bench saw the index complete (100,000 entries, load 4–6). Read at
- * 1 s, the idle Host still held it and the figure was whether a full collection fell inside the resend (rise 0–4 MB
- * when one did, +95 MB when none did), not what the resend costs (docs/BENCHMARKS.md, item 5).
+ * The idle Host is read once it has handed back its index load's garbage: ~80 MB at 100,000 entries (heap used ~215 MB,
+ * ~137 MB live), which the Host's quiet collector (quiet-gc.ts) collects a second after the Host goes quiet. Read at
+ * 1 s after the index was complete, the idle Host still held it and the figure was whether a full collection fell
+ * inside the resend (rise 0–4 MB when one did, +95 MB when none did), not what the resend costs (docs/BENCHMARKS.md,
+ * item 5). Read then at a fixed 5 s (the collection came 1.1–3.3 s after the bench saw the index complete, load 4–6;
+ * or before it saw it); since issue 40's eighteenth round once the Host has been quiet for 2 s (`untilQuiet`: no CPU,
+ * its RSS still), which it is only after its collector's look, 15 s at most.
  */
-const IDLE_AFTER_INDEX_MS = 5_000
 
 type Add = (figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: number[]) => Figure
 
@@ -131,9 +132,13 @@ async function rise(conversation: Conversation, action: keyof typeof ACTIONS): P
     const served = await startServe(conversation.dataDir)
     try {
       // The Host reads the search index after it opens: measured once that is done and the Host has handed back that
-      // read's garbage, as a user's Host has a few seconds after it starts (IDLE_AFTER_INDEX_MS).
+      // read's garbage, as a user's Host has a few seconds after it starts (untilQuiet).
       await searchComplete(served)
-      await new Promise((r) => setTimeout(r, IDLE_AFTER_INDEX_MS))
+      const indexed = Date.now()
+      const quiet = await untilQuiet(served.host)
+      console.error(
+        `  seed-memory, ${action} ${conversation.entries}: ${quiet ? 'quiet' : 'not quiet (read anyway)'} ${((Date.now() - indexed) / 1000).toFixed(1)} s after its index`
+      )
       const idle = rssMb(served.host)
       if (run === 0) idleMb = idle
       const started = performance.now()

@@ -12,7 +12,7 @@ const dir = process.env.P43_PROBE_DIR ?? '/tmp/p57/soak'
 mkdirSync(dir, { recursive: true })
 const minutes = Number(process.env.BENCH_SOAK_MINUTES) || 2
 const started = Date.now()
-// Each phase with its time: the soak runs past its minutes while the last minute's fork, search and new session finish.
+// Each phase with its time (each minute's fork, search and new session; the deadline; the turns stopped).
 const soak = await withTempDir('soak-probe', (root) => runSoak(root, minutes, (what) => console.error(new Date().toISOString(), what)))
 writeFileSync(join(dir, `soak-${started}.json`), JSON.stringify({ started, build: process.env.BENCH_SERVE_JS ?? 'out/', ...soak }))
 console.error(
