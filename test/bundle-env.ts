@@ -4,5 +4,3 @@
 export const SCRIPTED_AGENT_BUNDLE_ENV = 'SCRIPTED_AGENT_BUNDLE'
 /** The tiny MCP server's build, for `tinyServerCommand()` (mcp/tiny-server.ts). */
 export const TINY_SERVER_BUNDLE_ENV = 'TINY_MCP_SERVER_BUNDLE'
-/** quiet-gc's scene (test/unit/quiet-gc-scene.ts), started four times with the Host's V8 flags. */
-export const QUIET_GC_SCENE_BUNDLE_ENV = 'QUIET_GC_SCENE_BUNDLE'

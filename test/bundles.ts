@@ -2,13 +2,12 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { QUIET_GC_SCENE_BUNDLE_ENV, SCRIPTED_AGENT_BUNDLE_ENV, TINY_SERVER_BUNDLE_ENV } from './bundle-env'
+import { SCRIPTED_AGENT_BUNDLE_ENV, TINY_SERVER_BUNDLE_ENV } from './bundle-env'
 
 /** The helper programs the suite starts many times: the environment variable naming each one's build, and its source. */
 const BUNDLED = [
   { env: SCRIPTED_AGENT_BUNDLE_ENV, name: 'scripted-agent', source: './agent/scripted-agent.ts' },
-  { env: TINY_SERVER_BUNDLE_ENV, name: 'tiny-server', source: './mcp/tiny-server.ts' },
-  { env: QUIET_GC_SCENE_BUNDLE_ENV, name: 'quiet-gc-scene', source: './unit/quiet-gc-scene.ts' }
+  { env: TINY_SERVER_BUNDLE_ENV, name: 'tiny-server', source: './mcp/tiny-server.ts' }
 ]
 
 /**

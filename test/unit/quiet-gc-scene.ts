@@ -1,4 +1,4 @@
-import { QUIET_GC_TIMING, QuietCollector } from '../../electron/host/host-process/quiet-gc'
+import { QuietCollector } from '../../electron/host/host-process/quiet-gc'
 
 /**
  * The scenes quiet-gc.test.ts runs in a process of their own, started with the Host's V8 flags (HOST_EXEC_ARGV: `gc`
@@ -8,27 +8,24 @@ import { QUIET_GC_TIMING, QuietCollector } from '../../electron/host/host-proces
  * Work leaves old garbage: buffers that outlive two scavenges, so in the old generation, where only a full collection
  * frees them. They are made and dropped in one task: the collector, which looks a second after the collections this
  * sets off, cannot look while they are held. (32 MB: half V8's soft limit for memory outside its heap, past which V8
- * starts a full collection by itself.) The collector looks a quarter of a second after a collection, not the Host's
- * second (QUIET_GC_TIMING.quietMs; its thresholds are the Host's): the scenes are that much shorter (a whole file of
- * them 26 s in a CI at the Host's second). The first argument says what the process does next:
- * - `quiet` (a burst of work): nothing but a look ten times a second until the buffers are freed or 30 s pass;
- * - `streaming` (a Host streaming for minutes): for 3 s, busy 20 ms of every 100 ms, then as `quiet`;
- * - `copying` (a Host copying a long conversation): for 1.5 s, busy all but 5 ms of every 100 ms, then as `quiet`.
- * The figures are printed as JSON, `busyFreedMs` when the buffers were seen freed while the work went on (null: not),
- * `busyCollections` the collections run while it went on (a look just after may find its second still half busy).
+ * starts a full collection by itself.) The first argument says what the process does next:
+ * - `quiet` (a burst of work): nothing but a look twice a second until the buffers are freed or 30 s pass;
+ * - `streaming` (a Host streaming for minutes): for 8 s, busy 20 ms of every 100 ms, then as `quiet`;
+ * - `copying` (a Host copying a long conversation): for 5 s, busy all but 5 ms of every 100 ms, then as `quiet`.
+ * The figures are printed as JSON, `busyFreedMs` when the buffers were seen freed while the work went on (null: not).
  * With `none` as second argument, the collector's `collect` does nothing (and nothing is awaited once quiet).
  */
 const gc = (globalThis as { gc?: (options?: { type: 'minor' }) => void }).gc
 if (!gc) throw new Error('run with --expose-gc')
 const buffersMb = (): number => process.memoryUsage().arrayBuffers / 1024 / 1024
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-const work = { quiet: { ms: 0, busyMs: 0 }, streaming: { ms: 3_000, busyMs: 20 }, copying: { ms: 1_500, busyMs: 95 } }[
+const work = { quiet: { ms: 0, busyMs: 0 }, streaming: { ms: 8_000, busyMs: 20 }, copying: { ms: 5_000, busyMs: 95 } }[
   (process.argv[2] ?? 'quiet') as 'quiet' | 'streaming' | 'copying'
 ]
 
 gc()
 const before = buffersMb()
-const collector = new QuietCollector(process.argv[3] === 'none' ? () => {} : () => gc(), { ...QUIET_GC_TIMING, quietMs: 250 })
+const collector = new QuietCollector(process.argv[3] === 'none' ? () => {} : () => gc())
 let kept: Buffer[] | null = Array.from({ length: 32 }, () => Buffer.alloc(1024 * 1024, 1))
 gc({ type: 'minor' })
 gc({ type: 'minor' })
@@ -46,9 +43,8 @@ while (Date.now() - start < work.ms) {
   if (busyFreedMs === null && freed()) busyFreedMs = Date.now() - start
   await sleep(100 - work.busyMs)
 }
-const busyCollections = collector.busyCollections
 const quiet = Date.now()
-while (!freed() && Date.now() - quiet < (process.argv[3] === 'none' ? 0 : 30_000)) await sleep(100)
+while (!freed() && Date.now() - quiet < (process.argv[3] === 'none' ? 0 : 30_000)) await sleep(500)
 const after = buffersMb() - before
 collector.stop()
 process.stdout.write(
@@ -57,7 +53,7 @@ process.stdout.write(
     after,
     busyFreedMs,
     collections: collector.collections,
-    busyCollections,
+    busyCollections: collector.busyCollections,
     ms: Date.now() - start
   }) + '\n'
 )

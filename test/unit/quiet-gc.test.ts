@@ -4,7 +4,6 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { HOST_EXEC_ARGV } from '../../electron/host/host-process/exec-argv'
-import { QUIET_GC_SCENE_BUNDLE_ENV } from '../bundle-env'
 
 const tsxLoader = createRequire(import.meta.url).resolve('tsx')
 const scene = fileURLToPath(new URL('./quiet-gc-scene.ts', import.meta.url))
@@ -18,14 +17,9 @@ interface Scene {
   ms: number
 }
 
-/**
- * Runs quiet-gc-scene.ts in a process with the Host's V8 flags: `quiet`, `streaming` or `copying` (see there). Under
- * vitest from the run's one-file build of it (test/bundles.ts: no TypeScript loaded, ~0.5 s of CPU less a start).
- */
+/** Runs quiet-gc-scene.ts in a process with the Host's V8 flags: `quiet`, `streaming` or `copying` (see there). */
 async function runScene(...args: string[]): Promise<Scene> {
-  const bundle = process.env[QUIET_GC_SCENE_BUNDLE_ENV]
-  const script = bundle ? [bundle] : ['--import', tsxLoader, scene]
-  const { stdout } = await promisify(execFile)(process.execPath, [...HOST_EXEC_ARGV, ...script, ...args])
+  const { stdout } = await promisify(execFile)(process.execPath, [...HOST_EXEC_ARGV, '--import', tsxLoader, scene, ...args])
   return JSON.parse(stdout) as Scene
 }
 
@@ -43,7 +37,7 @@ describe('QuietCollector', () => {
   it('hands back what a Host streaming for minutes promoted while it goes on streaming', async () => {
     const scene = await runScene('streaming')
     expect(scene.held).toBeGreaterThan(30)
-    // Freed while the work went on (3 s of it), not once it stopped: a stream of minutes never leaves the Host quiet.
+    // Freed while the work went on (8 s of it), not once it stopped: a stream of minutes never leaves the Host quiet.
     expect(scene.busyFreedMs, JSON.stringify(scene)).not.toBeNull()
     expect(scene.busyCollections).toBe(1)
     expect(scene.collections).toBe(1)

@@ -1,20 +1,6 @@
 import { PerformanceObserver, constants, performance, type PerformanceEntry } from 'node:perf_hooks'
 import { getHeapSpaceStatistics } from 'node:v8'
 
-/** When the collector looks and what it needs to collect (see QuietCollector); the Host's. */
-export const QUIET_GC_TIMING = {
-  quietMs: 1_000,
-  busy: 0.05,
-  growthBytes: 16 * 1024 * 1024,
-  minIntervalMs: 30_000,
-  busyMax: 0.5,
-  promotedBytes: 4 * 1024 * 1024,
-  promotedShare: 0.2,
-  busyIntervalMs: 10_000
-} as const
-
-export type QuietTiming = { readonly [K in keyof typeof QUIET_GC_TIMING]: number }
-
 /**
  * Hands the Host's garbage back once it goes quiet after work, and while it
  * works without pause. V8 collects its old generation only when that grows
@@ -68,7 +54,16 @@ export class QuietCollector {
 
   constructor(
     private readonly collect: (() => void) | undefined,
-    private readonly timing: QuietTiming = QUIET_GC_TIMING
+    private readonly timing = {
+      quietMs: 1_000,
+      busy: 0.05,
+      growthBytes: 16 * 1024 * 1024,
+      minIntervalMs: 30_000,
+      busyMax: 0.5,
+      promotedBytes: 4 * 1024 * 1024,
+      promotedShare: 0.2,
+      busyIntervalMs: 10_000
+    }
   ) {
     if (collect) this.observer.observe({ entryTypes: ['gc'] })
   }
