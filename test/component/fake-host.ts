@@ -3,6 +3,21 @@ import type { SessionRecord } from '../../shared/domain'
 import { newerFirst, type SessionGroupPage } from '../../shared/session-listing'
 import { HostClient, installHost } from '../../renderer/src/host/client'
 
+/** A session's record as the Host gives it, for store and component tests: session s1 of agent a1 in project p1. */
+export function sessionRecord(title: string, at: string): SessionRecord {
+  return {
+    id: 's1',
+    acpSessionId: 'acp-1',
+    agentId: 'a1',
+    projectId: 'p1',
+    cwd: '/work/app',
+    title,
+    titleSource: 'prompt',
+    createdAt: at,
+    updatedAt: at
+  }
+}
+
 /**
  * A Host for store and component tests (test/component/ and test/renderer/):
  * answers each request with what the test gave for its method (in the

@@ -4,11 +4,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { flushPromises, mount, type VueWrapper } from '@vue/test-utils'
 import { createPinia, setActivePinia } from 'pinia'
 import { defineComponent, h } from 'vue'
-import type { SessionRecord } from '../../shared/domain'
 import type { TranscriptRecord } from '../../shared/transcript'
 import RecordsEdge from '../../renderer/src/components/thread/RecordsEdge.vue'
 import { useThreadsStore } from '../../renderer/src/stores/threads'
-import { FakeHost } from './fake-host'
+import { FakeHost, sessionRecord } from './fake-host'
 
 /**
  * The edge above a long conversation opened at its end loads the earlier part
@@ -21,17 +20,7 @@ import { FakeHost } from './fake-host'
  */
 
 const at = '2026-01-01T00:00:00.000Z'
-const record: SessionRecord = {
-  id: 's1',
-  acpSessionId: 'acp-1',
-  agentId: 'a1',
-  projectId: 'p1',
-  cwd: '/work/app',
-  title: 'A long day',
-  titleSource: 'prompt',
-  createdAt: at,
-  updatedAt: at
-}
+const record = sessionRecord('A long day', at)
 const tail: TranscriptRecord[] = [
   { t: 'prompt', at, content: [{ type: 'text', text: 'question 1000' }] },
   { t: 'update', at, update: { sessionUpdate: 'agent_message_chunk', messageId: 'm1000', content: { type: 'text', text: 'answer' } } },

@@ -2,13 +2,12 @@
 import './happy-dom-fixes'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createPinia, setActivePinia } from 'pinia'
-import type { SessionRecord } from '../../shared/domain'
 import type { TranscriptRecord } from '../../shared/transcript'
 import { toRaw } from 'vue'
 import { foldTail } from '../../shared/thread-fold'
 import type { ThreadEntry } from '../../shared/thread'
 import { useThreadsStore, WINDOW_RECORDS } from '../../renderer/src/stores/threads'
-import { FakeHost } from './fake-host'
+import { FakeHost, sessionRecord } from './fake-host'
 
 /**
  * A conversation of any length in the window (issue 40): the thread store
@@ -21,17 +20,7 @@ import { FakeHost } from './fake-host'
  */
 
 const at = '2026-01-01T00:00:00.000Z'
-const record: SessionRecord = {
-  id: 's1',
-  acpSessionId: 'acp-1',
-  agentId: 'a1',
-  projectId: 'p1',
-  cwd: '/work/app',
-  title: 'A long day',
-  titleSource: 'prompt',
-  createdAt: at,
-  updatedAt: at
-}
+const record = sessionRecord('A long day', at)
 const TURNS = 20_000
 
 function turn(i: number): TranscriptRecord[] {
