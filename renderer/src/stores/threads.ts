@@ -99,7 +99,7 @@ export const useThreadsStore = defineStore('threads', () => {
   function load(id: string): Promise<SessionSnapshot | null> {
     const inFlight = loading.get(id)
     if (inFlight) return inFlight
-    held.set(id, [])
+    const waiting = hold(id)
     const run = (async (): Promise<SessionSnapshot | null> => {
       let loaded: SessionSnapshot | null = null
       try {
@@ -129,11 +129,10 @@ export const useThreadsStore = defineStore('threads', () => {
         loadErrors.value[id] = messageOf(error)
         notices.report(`Could not open the conversation: ${messageOf(error)}`)
       } finally {
-        const pending = held.get(id) ?? []
-        held.delete(id)
+        // Done before the held records are applied: one that finds records missed loads again.
         loading.delete(id)
         // Without a fresh snapshot the held records cannot be placed safely; the next open fetches them.
-        if (loaded) for (const item of pending) applyRecords(id, item.seq, item.records)
+        release(id, waiting, loaded !== null)
       }
       return loaded
     })()
@@ -354,8 +353,9 @@ export const useThreadsStore = defineStore('threads', () => {
   }
 
   /**
-   * While a window's fold runs (in tasks), the records that stream in for its session wait, as they do for a snapshot:
-   * `release` applies them once the fold is shown (or leaves them to a load begun meanwhile, which holds its own).
+   * While a snapshot is on its way, or a window's fold runs (in tasks), the records that stream in for its session wait:
+   * `release` applies them once the thread is shown (`apply`; or drops them), or leaves them to a load begun meanwhile,
+   * which holds its own.
    */
   function hold(id: string): Held[] {
     const waiting: Held[] = []
@@ -363,10 +363,10 @@ export const useThreadsStore = defineStore('threads', () => {
     return waiting
   }
 
-  function release(id: string, waiting: Held[]): void {
+  function release(id: string, waiting: Held[], apply = true): void {
     if (held.get(id) !== waiting) return
     held.delete(id)
-    for (const item of waiting) applyRecords(id, item.seq, item.records)
+    if (apply) for (const item of waiting) applyRecords(id, item.seq, item.records)
   }
 
   function damaged(skippedLines: number): void {
