@@ -22,16 +22,6 @@ import { rssMb, searchComplete, startServe, untilQuiet, type Served } from './pr
  * the index's memory per session, not this one's).
  */
 
-/**
- * The idle Host is read once it has handed back its index load's garbage: ~80 MB at 100,000 entries (heap used ~215 MB,
- * ~137 MB live), which the Host's quiet collector (quiet-gc.ts) collects a second after the Host goes quiet. Read at
- * 1 s after the index was complete, the idle Host still held it and the figure was whether a full collection fell
- * inside the resend (rise 0–4 MB when one did, +95 MB when none did), not what the resend costs (docs/BENCHMARKS.md,
- * item 5). Read then at a fixed 5 s (the collection came 1.1–3.3 s after the bench saw the index complete, load 4–6;
- * or before it saw it); since issue 40's eighteenth round once the Host has been quiet for 2 s (`untilQuiet`: no CPU,
- * its RSS still), which it is only after its collector's look, 15 s at most.
- */
-
 type Add = (figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: number[]) => Figure
 
 export interface Conversation {
@@ -132,7 +122,10 @@ async function rise(conversation: Conversation, action: keyof typeof ACTIONS): P
     const served = await startServe(conversation.dataDir)
     try {
       // The Host reads the search index after it opens: measured once that is done and the Host has handed back that
-      // read's garbage, as a user's Host has a few seconds after it starts (untilQuiet).
+      // read's garbage (~80 MB at 100,000 entries), as a user's Host has a few seconds after it starts: once quiet for
+      // 2 s (untilQuiet), which it is only after its quiet collector's look, 15 s at most. Read 1 s after the index,
+      // the idle Host still held it and the figure was whether a full collection fell inside the resend (rise 0–4 MB
+      // or +95 MB), not what the resend costs; a fixed 5 s until issue 40's eighteenth round (docs/BENCHMARKS.md, item 5).
       await searchComplete(served)
       const indexed = Date.now()
       const quiet = await untilQuiet(served.host)
