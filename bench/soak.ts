@@ -19,7 +19,7 @@ import { procStatusMb, searchComplete, startServe, type Served } from './process
  * The agent keeps its sessions in a state folder (a fork reads its parent there), each update appended before it is
  * sent. Until issue 40's nineteenth round it rewrote a session's whole history there at every chunk: its cost grew
  * with the session, and held the streams to about a third of the rate asked (15,000–30,000 chunks in two minutes,
- * against ~63,000 since). BENCH_SOAK_AGENT_IN_MEMORY=1: its sessions in memory only.
+ * against 60,000–77,000 since). BENCH_SOAK_AGENT_IN_MEMORY=1: its sessions in memory only.
  */
 
 type Add = (figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: number[]) => Figure
