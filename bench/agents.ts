@@ -15,9 +15,9 @@ export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..')
 
 /**
  * The scripted agent as fast as it goes: no delay between chunks, and sessions
- * kept in memory (with a state folder it rewrites its history file on every
- * update, which would make the agent, not the client, the bottleneck).
- * `stateDir` is only used when a benchmark needs sessions that survive a restart.
+ * kept in memory (with a state folder it appends each update to its session's
+ * tail file before sending it: a write a chunk). `stateDir` is only used when a
+ * benchmark needs sessions that survive a restart or a fork.
  */
 export function agentEnv(stateDir: string | null, extra: Record<string, string> = {}): Record<string, string> {
   return { ...(stateDir ? { SCRIPTED_AGENT_STATE_DIR: stateDir } : {}), SCRIPTED_AGENT_CHUNK_DELAY_MS: '0', ...extra }

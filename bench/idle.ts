@@ -8,7 +8,7 @@ import { scriptedTransport } from '../test/agent/spawn'
 import { agentEnv } from './agents'
 import { makeDataset } from './data'
 import { listingShape, seededDataDir } from './seeds'
-import { settleDisk, until, withTempDir, type Figure } from './lib'
+import { phases, settleDisk, until, withTempDir, type Figure } from './lib'
 import { chromiumProcesses, cpuSeconds, rssMb, childrenOf, searchComplete, startServe, type ChromiumProcess, type Served } from './processes'
 
 /**
@@ -195,6 +195,14 @@ function printWakeups(label: string, counts: Record<string, WakeupCount>): void 
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
 
+/** Promise.all that waits for every one to settle before it fails (what started is then in `served` or `browsers`, to close). */
+async function allOf<T extends readonly unknown[]>(all: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const settled = await Promise.allSettled(all)
+  const failed = settled.find((one) => one.status === 'rejected')
+  if (failed) throw failed.reason
+  return settled.map((one) => (one as PromiseFulfilledResult<unknown>).value) as unknown as T
+}
+
 /**
  * Waits for the Host's search index to be complete (its first build reads every transcript) and kept on disk
  * (search-index.json, written in slices after the build, atomically: there once it is whole).
@@ -248,6 +256,7 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
   const seconds = Number(process.env.BENCH_IDLE_SECONDS) || (quick ? 10 : 60)
   const sessions = quick ? 1_000 : 10_000
   const browsers: Browser[] = []
+  const phase = phases('idle')
   try {
     await withTempDir('idle', async (root) => {
       const served: Served[] = []
@@ -255,8 +264,10 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
         await measureIdle(root, served)
       } finally {
         for (const one of served) await one.close()
+        phase('the apps closed')
       }
     })
+    phase('its folder removed')
   } finally {
     for (const one of browsers) await one.close()
   }
@@ -264,16 +275,19 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
   async function measureIdle(root: string, served: Served[]): Promise<void> {
     const dataset = await makeDataset(join(root, 'full'), { projects: 50, sessions, turnsPerSession: 1, longTurns: LONG_TURNS, longSessions: 4 })
     // The index built once and kept, as on every start after a data folder's first: the three apps load it.
+    phase('its data folder made')
     const first = await startServe(dataset.dataDir)
     try {
       await indexed(first, dataset.dataDir)
     } finally {
       await first.close()
     }
+    phase('its search index built and saved')
     const withAgentDir = join(root, 'full-agent')
     await cp(dataset.dataDir, withAgentDir, { recursive: true })
     const empty = await makeDataset(join(root, 'empty'), { projects: 0, sessions: 0, turnsPerSession: 1 })
     await settleDisk()
+    phase('copied for the app with an agent, the empty folder made')
     const wakeups = async (name: string): Promise<string> => {
       const dir = join(root, `wakeups-${name}`)
       await mkdir(dir, { recursive: true })
@@ -290,37 +304,48 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
       return one
     }
     const quietDir = await wakeups('quiet')
-    const quiet = await startApp(dataset.dataDir, quietDir)
     const agentDir = await wakeups('agent')
-    const withAgent = await startApp(withAgentDir, agentDir)
-    const base = await startServe(empty.dataDir)
-    served.push(base)
+    // The three apps start at once, and their windows open at once (one after another they took 47 s of the group's
+    // ~100 at load 8): whatever a start or a window leaves to do is over before the count (indexed, settled).
+    const [quiet, withAgent, base] = await allOf([
+      startApp(dataset.dataDir, quietDir),
+      startApp(withAgentDir, agentDir),
+      startServe(empty.dataDir).then((one) => (served.push(one), one))
+    ])
     // One agent connected and idle: a session of the scripted agent, a turn done, its session in the fourth pane.
     const agent = await withAgent.confirmed<{ id: string }>('agents.add', { name: 'Scripted', transport: scriptedTransport(agentEnv(null)) })
     const session = await withAgent.client.request<{ id: string }>('sessions.new', { projectId: 'project-0', agentId: agent.id })
     await withAgent.client.request('sessions.prompt', { id: session.id, text: 'hello' })
     await setPanes(quiet, dataset.longSessionIds)
     await setPanes(withAgent, [...dataset.longSessionIds.slice(0, 3), session.id])
-    const apps: IdleApp[] = []
-    for (const [label, agentNote, one, wakeupsDir] of [
-      ['nothing running', '', quiet, quietDir],
-      ['one agent connected and idle', ', one of them an idle agent’s (connected)', withAgent, agentDir]
-    ] as const) {
+    phase('three apps started, the agent connected')
+    const window = async (label: string, agentNote: string, one: Served, wakeupsDir: string): Promise<IdleApp> => {
       const browser = await newBrowser()
-      const page = await openWindow(browser, one, 4)
-      apps.push({ label, agentNote, served: one, browser, page, wakeupsDir })
+      return { label, agentNote, served: one, browser, page: await openWindow(browser, one, 4), wakeupsDir }
     }
-    const baseBrowser = await newBrowser()
-    const basePage = await baseBrowser.newPage()
-    await basePage.addInitScript(PAGE_WAKEUPS)
-    await basePage.goto(base.url)
-    await basePage.getByTestId('empty-state').first().waitFor({ timeout: 60_000 })
+    const emptyWindow = async (): Promise<{ browser: Browser; page: Page }> => {
+      const browser = await newBrowser()
+      const page = await browser.newPage()
+      await page.addInitScript(PAGE_WAKEUPS)
+      await page.goto(base.url)
+      await page.getByTestId('empty-state').first().waitFor({ timeout: 60_000 })
+      return { browser, page }
+    }
+    const [quietApp, agentApp, { browser: baseBrowser, page: basePage }] = await allOf([
+      window('nothing running', '', quiet, quietDir),
+      window('one agent connected and idle', ', one of them an idle agent’s (connected)', withAgent, agentDir),
+      emptyWindow()
+    ] as const)
+    const apps: IdleApp[] = [quietApp, agentApp]
+    phase('their windows open, four panes shown')
     // Whatever the start left to do (the search index, the first screen's work) is done before the count starts.
     await indexed(quiet, dataset.dataDir)
     await indexed(withAgent, withAgentDir)
+    phase('their search indexes loaded')
     const measuredApps = await Promise.all(apps.map((app) => measured(app.served, app.browser)))
     const baseline = await measured(base, baseBrowser)
     console.error(`  idle: settled after ${await settled([...measuredApps, baseline])} s`)
+    phase('settled')
 
     for (const app of apps) await hostWakeups(app.served, app.wakeupsDir, true)
     // What the window's renderer did in the window (Chromium's own counters: tasks, layouts, style work, script).
@@ -330,6 +355,7 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
     const before = { apps: measuredApps.map(cpuOf), base: cpuOf(baseline) }
     await sleep(seconds * 1000)
     const after = { apps: measuredApps.map(cpuOf), base: cpuOf(baseline) }
+    phase(`the window counted (${seconds} s)`)
     const pageDid = await Promise.all(pageWork.map((work) => work()))
     // What the idle Host holds meanwhile (what a collection in the window would have given back stays here).
     const hostRss = measuredApps.map((m) => rssMb(m.host))

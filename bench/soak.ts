@@ -16,9 +16,10 @@ import { procStatusMb, searchComplete, startServe, type Served } from './process
  * conversation against a fork of a 100-entry one: the Host's RSS while it
  * runs (BENCH_SOAK_FORK_ONLY=1: only these).
  *
- * The agent keeps its sessions in a state folder, and rewrites a session's whole history there at every chunk (the
- * scripted agent's `persist`): its cost grows with the session, and holds the streams to about a third of the rate
- * asked (24,000 chunks in two minutes). BENCH_SOAK_AGENT_IN_MEMORY=1: its sessions in memory only (66,000 chunks).
+ * The agent keeps its sessions in a state folder (a fork reads its parent there), each update appended before it is
+ * sent. Until issue 40's nineteenth round it rewrote a session's whole history there at every chunk: its cost grew
+ * with the session, and held the streams to about a third of the rate asked (15,000–30,000 chunks in two minutes,
+ * against 60,000–77,000 since). BENCH_SOAK_AGENT_IN_MEMORY=1: its sessions in memory only.
  */
 
 type Add = (figure: Omit<Figure, 'median' | 'min' | 'max' | 'runs'>, samples: number[]) => Figure
@@ -73,6 +74,7 @@ async function soakItself(add: Add, quick: boolean): Promise<void> {
   peak.baseline = 'idle Host'
   peak.note =
     `${soak.chunks.toLocaleString('en-US')} chunks, ${soak.forks} forks (the last of ${soak.lastForkRecords.toLocaleString('en-US')} records)` +
+    `; each minute's fork, search and new session took ${soak.actionsMs.map((ms) => (ms / 1000).toFixed(1)).join(', ')} s` +
     (soak.lateMs > 0 ? `; the last minute's actions ended ${(soak.lateMs / 1000).toFixed(0)} s past the end, not sampled` : '') +
     (soak.unfinished ? `; ${soak.unfinished}` : '')
   const slope = add({ group: '5', name: 'soak: Host RSS slope over the soak', unit: 'MB/min' }, [soak.slopeMbPerMin])
@@ -163,6 +165,8 @@ export interface Soak {
   forks: number
   lastForkRecords: number
   searchMs: number[]
+  /** Each minute's fork, search and new session, start to end (those that ended). */
+  actionsMs: number[]
   growthBytes: number
   /** How long after the deadline the last minute's actions ended (0: before it); what ran after is not in the figure. */
   lateMs: number
@@ -210,6 +214,7 @@ export async function runSoak(root: string, minutes: number, phase: (what: strin
     let forks = 0
     let lastForkRecords = 0
     const searchMs: number[] = []
+    const actionsMs: number[] = []
     let actionsEnded = 0
     let unfinished = ''
     const actions = (async () => {
@@ -217,6 +222,7 @@ export async function runSoak(root: string, minutes: number, phase: (what: strin
         await new Promise((r) => setTimeout(r, Math.max(0, rss.started + minute * 60_000 + ACTIONS_AT_MS - Date.now())))
         // A minute whose actions cannot start before the deadline (the last minute's ran that long) has none.
         if (Date.now() >= deadline) break
+        const started = performance.now()
         try {
           const fork = await host.confirmed<{ id: string }>('sessions.fork', { id: sessions[0].id })
           forks++
@@ -227,6 +233,7 @@ export async function runSoak(root: string, minutes: number, phase: (what: strin
           searchMs.push(performance.now() - t0)
           const fresh = await host.confirmed<{ id: string }>('sessions.new', { projectId, agentId })
           await host.confirmed('sessions.prompt', { id: fresh.id, text: 'hello' })
+          actionsMs.push(performance.now() - started)
           phase(`minute ${minute + 1}: a search (${searchMs.at(-1)!.toFixed(0)} ms) and a new session`)
         } catch (error) {
           // Still under way at the deadline, and its agent stopped there by the Host (it did not end the streams' turns
@@ -271,6 +278,7 @@ export async function runSoak(root: string, minutes: number, phase: (what: strin
       forks,
       lastForkRecords,
       searchMs,
+      actionsMs,
       growthBytes,
       lateMs,
       unfinished
@@ -343,8 +351,9 @@ export async function forkMemory(root: string, sizes: number[], phase: (what: st
         riseMb.push(Math.max(idle, ...rss.samples.map((s) => s.mb)) - idle)
         if (run === 0) results.push({ entries, idleMb: idle, riseMb, fileMb })
       } finally {
-        await host.close()
-        phase(`fork ${entries}, run ${run}: closed`)
+        // The last run's Host is killed: its folder is removed next, and its close read the forked sessions again.
+        await (run === 1 ? host.kill() : host.close())
+        phase(`fork ${entries}, run ${run}: ${run === 1 ? 'killed' : 'closed'}`)
       }
     }
   }

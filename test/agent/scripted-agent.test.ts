@@ -108,6 +108,14 @@ function prompt(running: Running, sessionId: string, text: string) {
   return running.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] })
 }
 
+/** A stored session as a second process replays it on session/load; that process is left running. */
+async function replayed(sessionId: string): Promise<SessionNotification[]> {
+  const next = start()
+  await initialize(next)
+  await next.agent.request(methods.agent.session.load, { sessionId, cwd: stateDir, mcpServers: [] })
+  return next.updates
+}
+
 function texts(updates: SessionNotification[], kind: SessionUpdate['sessionUpdate'] = 'agent_message_chunk'): string[] {
   return updates.flatMap(({ update }) =>
     update.sessionUpdate === kind && 'content' in update && !Array.isArray(update.content) && update.content?.type === 'text'
@@ -300,8 +308,31 @@ describe('the scripted ACP agent, as a subprocess over stdio', () => {
     await expect(turn).rejects.toThrow()
     expect(running.stderr()).toContain('hello stderr')
     expect(running.stderr()).toContain('scripted-agent: exiting with 7 mid-turn')
-    const stored = JSON.parse(await readFile(join(stateDir, `${sessionId}.json`), 'utf8')) as SessionUpdate[]
-    expect(stored.at(-1)).toMatchObject({ sessionUpdate: 'agent_message_chunk', content: { text: 'chunk 2 ' } })
+    // What it sent before dying is kept: the next process replays it.
+    expect(texts(await replayed(sessionId)).slice(-2)).toEqual(['chunk 1 ', 'chunk 2 '])
+  })
+
+  it('keeps every update it sent when killed mid-turn: the next process replays them', async () => {
+    const running = start()
+    const sessionId = await newSession(running)
+    await prompt(running, sessionId, '/say first turn')
+    const firstTurn = running.updates.map((n) => n.update)
+    const turn = prompt(running, sessionId, '/stream 50\n/tool Format\n/stream 2\n/sleep 30000')
+    turn.catch(() => undefined)
+    // Killed asleep after its last update, the turn not ended.
+    while (texts(running.updates).filter((t) => t === 'chunk 2 ').length < 2) await new Promise((r) => setTimeout(r, 10))
+    const secondTurn = running.updates.slice(firstTurn.length).map((n) => n.update)
+    running.child.kill('SIGKILL')
+    await running.exited
+
+    const userChunk = (text: string) => ({ sessionUpdate: 'user_message_chunk', messageId: expect.any(String), content: { type: 'text', text } })
+    expect(secondTurn).toHaveLength(50 + 3 + 2)
+    expect((await replayed(sessionId)).map((n) => n.update)).toEqual([
+      userChunk('/say first turn'),
+      ...firstTurn,
+      userChunk('/stream 50\n/tool Format\n/stream 2\n/sleep 30000'),
+      ...secondTurn
+    ])
   })
 
   it('refuses a relative cwd', async () => {

@@ -310,12 +310,53 @@ function historyFile(sessionId: string): string | null {
   return stateDir ? join(stateDir, `${sessionId}.json`) : null
 }
 
+/** Writes the session's whole history (and its meta) and drops its tail, now in the whole: at session/new, a prompt, a turn's end. */
 function persist(session: Session): void {
   const file = historyFile(session.id)
   if (!file) return
   writeWhole(file, JSON.stringify(session.history, null, 1))
+  rmSync(tailFile(file), { force: true })
+  persistMeta(session, file)
+}
+
+/** What session/list says of it: its folder, title, and when it last changed. */
+function persistMeta(session: Session, file: string): void {
   const meta: StoredMeta = { cwd: session.cwd, title: session.title, updatedAt: new Date().toISOString() }
   writeWhole(metaFile(file), JSON.stringify(meta))
+}
+
+/**
+ * Appends the update just pushed to the session's history to its tail on disk (`<id>.tail.jsonl`, a line each: its
+ * place in the history and the update), before it is sent, so that an agent killed mid-turn keeps what it sent. A turn's
+ * updates cost an append each, not the whole history written again each (what `persist` did at every chunk until issue
+ * 40's nineteenth round: its cost grew with the session, and held the soak's four streams to a third of their rate).
+ */
+function persistLast(session: Session): void {
+  const file = historyFile(session.id)
+  if (!file) return
+  const update = session.history.at(-1)!
+  appendFileSync(tailFile(file), `${JSON.stringify({ at: session.history.length - 1, update })}\n`)
+  // A new title is listed at once (its meta's `updatedAt` otherwise moves at the prompt and the turn's end).
+  if (update.sessionUpdate === 'session_info_update') persistMeta(session, file)
+}
+
+function tailFile(historyPath: string): string {
+  return historyPath.replace(/\.json$/, '.tail.jsonl')
+}
+
+/** The history file's updates, then its tail's that follow on (a tail line already in the whole, or torn by a kill, is left out). */
+function withTail(file: string, history: SessionUpdate[]): SessionUpdate[] {
+  if (!existsSync(tailFile(file))) return history
+  for (const line of readFileSync(tailFile(file), 'utf8').split('\n')) {
+    let entry: { at?: unknown; update?: SessionUpdate } | null = null
+    try {
+      entry = JSON.parse(line) as { at?: unknown; update?: SessionUpdate }
+    } catch {
+      // The last line, cut short by a kill mid-append (or the empty string after the last newline).
+    }
+    if (entry?.update && entry.at === history.length) history.push(entry.update)
+  }
+  return history
 }
 
 /** Written aside, then renamed into place: an agent killed mid-write (a lost connection's, ended by the next) leaves the last whole history. */
@@ -359,7 +400,7 @@ function readHistory(sessionId: string): SessionUpdate[] | undefined {
     if (!existsSync(file)) return undefined
     const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'))
     if (!Array.isArray(parsed)) throw new Error(`Corrupt history file ${file}`)
-    return parsed as SessionUpdate[]
+    return withTail(file, parsed as SessionUpdate[])
   }
   // Without a state folder, only sessions of this process exist.
   return sessions.get(sessionId)?.history.slice()
@@ -494,12 +535,12 @@ class TurnRunner {
     if (this.cancelled) throw new Cancelled()
   }
 
-  /** Records the update in the session's history (persisted at once), then sends it. */
+  /** Records the update in the session's history (persisted at once: appended to its tail on disk), then sends it. */
   async send(update: SessionUpdate): Promise<void> {
     if (update.sessionUpdate !== 'agent_message_chunk') this.messageId = null
     if (update.sessionUpdate !== 'agent_thought_chunk') this.thoughtId = null
     this.session.history.push(update)
-    persist(this.session)
+    persistLast(this.session)
     await this.peer.update(this.session.id, update)
   }
 
@@ -1776,6 +1817,7 @@ if (sessionMethods.has('delete')) {
     const file = historyFile(params.sessionId)
     if (file && /^[A-Za-z0-9_.-]+$/.test(params.sessionId)) {
       rmSync(file, { force: true })
+      rmSync(tailFile(file), { force: true })
       rmSync(metaFile(file), { force: true })
     }
     return {}
@@ -2082,6 +2124,7 @@ function v2AgentOf(sdk: V2Sdk) {
         const file = historyFile(params.sessionId)
         if (file && /^[A-Za-z0-9_.-]+$/.test(params.sessionId)) {
           rmSync(file, { force: true })
+          rmSync(tailFile(file), { force: true })
           rmSync(metaFile(file), { force: true })
         }
         return {}
