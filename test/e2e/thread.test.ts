@@ -517,11 +517,11 @@ describe('the thread view', () => {
     await expect.poll(() => page.getByTestId('session-status').textContent(), { timeout: 30_000 }).toBe('Ready')
     // (A pause: the next records are shown in the frame after they come, threads.ts, not one later as after a late one.)
     await page.waitForTimeout(700)
-    // The view scrolled to the top in the frame that shows the next prompt's first records, just before they are taken
-    // in: its scroll event comes with the next frame, after them (as a scroll made between frames comes after a row
-    // measured then).
+    // The view scrolled to the top in the frame that takes in the next prompt's tool call, just before it is taken in:
+    // the scroll's event comes with the next frame, after the new entry (as a scroll made between frames comes after a
+    // row measured then).
     await page.evaluate(`window.__beforeMessage = (data) => {
-      if (!data.includes('"session.records"')) return
+      if (!data.includes('"sessionUpdate":"tool_call"')) return
       window.__beforeMessage = null
       requestAnimationFrame(() => {
         const scroller = document.querySelector('[data-testid=thread-scroll]')
