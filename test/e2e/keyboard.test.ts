@@ -301,7 +301,11 @@ describe('the keyboard where the focus is', () => {
     await expect.poll(() => page.getByTestId('entry-stop').count()).toBe(1)
     await page.getByTestId('thread-scroll').evaluate((element) => element.scrollTo({ top: 0 }))
     const latest = page.getByTestId('to-latest')
-    await latest.waitFor()
+    // (Once seen not to show, the view taken back to the end: thread.test's "before the scroll's event". Where the view is says which.)
+    await latest.waitFor().catch(async (error: Error) => {
+      const where = await page.getByTestId('thread-scroll').evaluate((el) => `scrollTop ${el.scrollTop} of ${el.scrollHeight - el.clientHeight}`)
+      throw new Error(`${error.message}\n${where}`)
+    })
     // Reached by the keyboard (the last key pressed, not a click): its ring shows.
     await page.keyboard.press('Shift')
     await latest.focus()

@@ -497,6 +497,53 @@ describe('the thread view', () => {
     await context.close()
   })
 
+  it('keeps the reader where they scrolled as entries come before the scroll’s event, and shows ↓ Latest', async () => {
+    const context = await newContext()
+    // Each message the page's socket brings passes __beforeMessage first, before the page takes it in (its records
+    // are shown in the next frame, threads.ts).
+    await context.addInitScript(`(() => {
+      const Socket = window.WebSocket
+      window.WebSocket = class extends Socket {
+        constructor(...args) {
+          super(...args)
+          this.addEventListener('message', (event) => window.__beforeMessage?.(String(event.data)))
+        }
+      }
+    })()`)
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await newSession(page)
+    await send(page, Array.from({ length: 30 }, (_, i) => `/tool step ${i + 1}`).join('\n'))
+    await expect.poll(() => page.getByTestId('session-status').textContent(), { timeout: 30_000 }).toBe('Ready')
+    // (A pause: the next records are shown in the frame after they come, threads.ts, not one later as after a late one.)
+    await page.waitForTimeout(700)
+    // The view scrolled to the top in the frame that takes in the next prompt's tool call, just before it is taken in:
+    // the scroll's event comes with the next frame, after the new entry (as a scroll made between frames comes after a
+    // row measured then).
+    await page.evaluate(`window.__beforeMessage = (data) => {
+      if (!data.includes('"sessionUpdate":"tool_call"')) return
+      window.__beforeMessage = null
+      requestAnimationFrame(() => {
+        const scroller = document.querySelector('[data-testid=thread-scroll]')
+        window.__scrolledFrom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight
+        scroller.scrollTo({ top: 0 })
+      })
+    }`)
+    await send(page, '/tool one more')
+    // The scroll was made from the end, where the list followed the turn.
+    await expect.poll(() => page.evaluate('window.__scrolledFrom ?? null'), { timeout: 30_000 }).not.toBeNull()
+    expect(await page.evaluate('window.__scrolledFrom')).toBeLessThan(30)
+    // Both turns in the list: each a prompt, its tool calls and its end.
+    await expect.poll(() => page.getByTestId('thread').getAttribute('data-entries'), { timeout: 30_000 }).toBe('35')
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
+    // At the top still, the new entries below, and the way back to them offered.
+    expect(await page.getByTestId('thread-scroll').evaluate((el: any) => el.scrollTop)).toBe(0)
+    expect(await distanceFromBottom(page)).toBeGreaterThan(500)
+    await page.getByTestId('to-latest').waitFor({ timeout: 5_000 })
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
   // Clicked at once, the session's view comes with its thread; once the window has fetched the view's code (when
   // first idle after its start, lazy.ts), the view is drawn at the click and its thread comes into it after.
   it.each(['at once', 'once the window has settled'] as const)(
