@@ -26,6 +26,10 @@ it('counts the questions asked as they are added to the thread, and again when t
   entries.push(...turn(3))
   await nextTick()
   expect(asked()).toBe('3')
+  // A window that slides in place, its length kept: its first two entries swapped for two answers.
+  entries.splice(0, 2, { kind: 'assistant', id: 'a8', text: 'answer 8' }, { kind: 'assistant', id: 'a9', text: 'answer 9' })
+  await nextTick()
+  expect(asked()).toBe('2')
   // A list replaced (a page taken in, a session/load replay).
   await view.setProps({ entries: reactive([...turn(7)]) })
   expect(asked()).toBe('1')
