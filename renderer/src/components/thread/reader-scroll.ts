@@ -1,0 +1,65 @@
+import { elementScroll, type Virtualizer } from '@tanstack/vue-virtual'
+import type { Ref } from 'vue'
+
+type List = Virtualizer<HTMLElement, HTMLElement>
+
+/**
+ * The reader's scroll, heard by the virtual list before it takes new entries or sizes (ThreadView).
+ *
+ * The list reads where the view is from its scroll events, which come with the next frame; a reader's scroll made
+ * since, it took as not made. New entries or a row measured in between (the rows drawn again as a fling stops, a
+ * frame's records), it followed them to the end ("at the end" by its old place) or moved the view by the row's change
+ * from its old place, writing over the reader's: they were taken back to the end, and "↓ Latest" never showed
+ * (e2e/keyboard's scroll to the top once the turn's rows were in, once in a CI run; at 6× CPU throttling, that scroll
+ * made 0–145 ms after the turn's end was undone in 5 runs of 30, now in none). So before the list takes new entries or
+ * sizes, and before the view's own moves to the end, that scroll's event is given to it at once (`catchUp`).
+ *
+ * The library has no hook for this: `hearReaderFirst` wraps the list's `setOptions` and `resizeItem` (thread.test's
+ * "keeps the reader where they scrolled…" fails when the wrap no longer takes effect, as after a change of the
+ * library's).
+ */
+export function readerScroll(scroller: Ref<HTMLElement | null>) {
+  /** Where the list last knew the view to be: at its last scroll event, or where it last put it. */
+  let listKnows = 0
+  /** Where catchUp gave the scroll's event early, until the event itself comes. */
+  let heardEarly: number | null = null
+
+  /** A scroll the list has not heard of yet (the reader's): its event, given now, to the list and to the view's own handler alike. */
+  function catchUp(): void {
+    const el = scroller.value
+    if (!el || Math.abs(el.scrollTop - listKnows) < 1) return
+    el.dispatchEvent(new Event('scroll'))
+    heardEarly = el.scrollTop
+  }
+
+  return {
+    catchUp,
+    /** The list's `scrollToFn`: its own scrolls are known to it, never taken for the reader's. */
+    scrollView(offset: number, how: { adjustments?: number; behavior?: ScrollBehavior }, list: List): void {
+      elementScroll(offset, how, list)
+      listKnows = scroller.value?.scrollTop ?? listKnows
+    },
+    /** Before the list takes new entries or a row's size, it hears the scroll it has not heard of (catchUp). */
+    hearReaderFirst(list: List): void {
+      const { setOptions, resizeItem } = list
+      list.setOptions = (next) => {
+        if (next.count !== list.options.count) catchUp()
+        setOptions(next)
+      }
+      list.resizeItem = (index, size) => {
+        catchUp()
+        resizeItem(index, size)
+      }
+    },
+    /**
+     * A scroll event of the view's, at `top`: whether it is a move of its own, not the event of a scroll heard early
+     * (catchUp), through which a fling's leaps go on.
+     */
+    heard(top: number): boolean {
+      listKnows = top
+      const again = heardEarly === top
+      heardEarly = null
+      return !again
+    }
+  }
+}
