@@ -1,0 +1,124 @@
+// @vitest-environment happy-dom
+import './happy-dom-fixes'
+import { afterEach, beforeEach, expect, it, vi } from 'vitest'
+import { defineComponent, h } from 'vue'
+import { mount } from '@vue/test-utils'
+import { readerFling } from '../../renderer/src/components/thread/fling'
+
+/**
+ * The thread's fling (fling.ts): scroll events more than a screen apart, two in a row, are a fling, during which the
+ * thread draws only the rows in view (and one ahead) and shows their markdown as text; it ends 200 ms after the last
+ * leap, and a leap soon after its end goes on with it. What a reader notices: a jump (one leap: to an entry, to the
+ * end) draws the rows around the view at once; a fling does not hold each frame with rows it leaves the next.
+ */
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] })
+})
+afterEach(() => {
+  vi.useRealTimers()
+  document.body.innerHTML = ''
+})
+
+function withFling() {
+  let fling!: ReturnType<typeof readerFling>
+  const view = mount(
+    defineComponent({
+      setup() {
+        fling = readerFling()
+        return () => h('div')
+      }
+    }),
+    { attachTo: document.body }
+  )
+  return { fling, view }
+}
+
+const VIEW = 500
+const range = { startIndex: 10, endIndex: 14, overscan: 0, count: 100 }
+
+it('takes two leaps in a row for a fling, not one, and ends it 200 ms after the last', () => {
+  const { fling, view } = withFling()
+  fling.moved(100, VIEW) // a small move
+  expect(fling.flinging.value).toBe(false)
+  fling.moved(1_000, VIEW) // one leap: a jump
+  expect(fling.flinging.value).toBe(false)
+  fling.moved(1_900, VIEW) // a second in a row
+  expect(fling.flinging.value).toBe(true)
+  vi.advanceTimersByTime(150)
+  fling.moved(2_800, VIEW)
+  vi.advanceTimersByTime(150)
+  expect(fling.flinging.value).toBe(true) // still within 200 ms of the last leap
+  vi.advanceTimersByTime(60)
+  expect(fling.flinging.value).toBe(false)
+  view.unmount()
+})
+
+it('goes on with a leap soon after its end, and not with one long after', () => {
+  const { fling, view } = withFling()
+  fling.moved(1_000, VIEW)
+  fling.moved(2_000, VIEW)
+  vi.advanceTimersByTime(250)
+  expect(fling.flinging.value).toBe(false)
+  fling.moved(2_050, VIEW) // a small move: the leaps in a row end
+  fling.moved(3_050, VIEW) // one leap, 50 ms after the end
+  expect(fling.flinging.value).toBe(true)
+  vi.advanceTimersByTime(250 + 1_000)
+  fling.moved(3_100, VIEW) // a small move
+  fling.moved(4_100, VIEW) // one leap, over a second after the end: a jump
+  expect(fling.flinging.value).toBe(false)
+  view.unmount()
+})
+
+it('draws the rows in view and the one ahead while the leaps are short, none ahead when they are long', () => {
+  const { fling, view } = withFling()
+  fling.moved(700, VIEW)
+  fling.moved(1_400, VIEW) // down, 1.4 screens a leap
+  expect(fling.rows(range)).toEqual([10, 11, 12, 13, 14, 15])
+  fling.moved(700, VIEW) // up
+  expect(fling.rows(range)).toEqual([9, 10, 11, 12, 13, 14])
+  fling.moved(-800, VIEW) // up, 3 screens
+  expect(fling.rows(range)).toEqual([10, 11, 12, 13, 14])
+  view.unmount()
+})
+
+it('goes on while the wheel pushes against an edge where a page is being read, not against the conversation’s own end', () => {
+  const { fling, view } = withFling()
+  const edges = { earlier: true, detached: false, viewHeight: VIEW, totalSize: 10_000, slack: 24 }
+  fling.moved(1_000, VIEW)
+  fling.moved(0, VIEW) // flung up to the top of what the list holds
+  vi.advanceTimersByTime(150)
+  fling.wheel(-120, edges) // pushing up where earlier entries are read
+  vi.advanceTimersByTime(150)
+  expect(fling.flinging.value).toBe(true) // 300 ms after the last leap
+  fling.wheel(-120, { ...edges, earlier: false }) // the conversation's start: nothing to read
+  vi.advanceTimersByTime(100)
+  expect(fling.flinging.value).toBe(false) // 200 ms after the last push
+  fling.wheel(-120, edges) // no fling to go on with
+  expect(fling.flinging.value).toBe(false)
+  view.unmount()
+})
+
+it('goes on with a push down only where the list let go of the end, at its bottom', () => {
+  const { fling, view } = withFling()
+  const edges = { earlier: false, detached: true, viewHeight: VIEW, totalSize: 3_000, slack: 24 }
+  fling.moved(1_000, VIEW)
+  fling.moved(2_490, VIEW) // flung down to the bottom of what the list holds (2,490 + 500 within 24 px of 3,000)
+  vi.advanceTimersByTime(150)
+  fling.wheel(120, edges)
+  vi.advanceTimersByTime(150)
+  expect(fling.flinging.value).toBe(true)
+  fling.wheel(120, { ...edges, detached: false }) // the conversation's end
+  vi.advanceTimersByTime(100)
+  expect(fling.flinging.value).toBe(false)
+  fling.wheel(-120, edges) // no fling to go on with
+  expect(fling.flinging.value).toBe(false)
+  view.unmount()
+})
+
+it('stops its timer when the thread goes away', () => {
+  const { fling, view } = withFling()
+  fling.moved(1_000, VIEW)
+  fling.moved(2_000, VIEW)
+  view.unmount()
+  expect(vi.getTimerCount()).toBe(0)
+})
