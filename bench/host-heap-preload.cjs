@@ -4,7 +4,8 @@
  * and P43_PROBE_DIR set, the Host's process (serve.js forked, SWITCHBOARD_SERVE_HOST=1; not serve's supervisor, not an
  * agent) writes to $P43_PROBE_DIR/host-<pid>.jsonl its RSS (anonymous and file-backed), heap, CPU (ms) and event loop's busy time (ms) every 100 ms and, at each major GC, the heap
  * used after it and each space's used and committed MB; SIGUSR2 starts a sampling heap profile that keeps what GCs
- * collected, the next SIGUSR2 writes it (host-<pid>-<time>.heapprofile, for Chrome's DevTools).
+ * collected, the next SIGUSR2 writes it (host-<pid>-<time>.heapprofile, for Chrome's DevTools). P43_SNAPSHOT_AT="60,235":
+ * a heap snapshot (host-<pid>-<s>s.heapsnapshot, after a full collection) that many seconds after the Host started.
  */
 const dir = process.env.P43_PROBE_DIR
 if (dir && process.env.SWITCHBOARD_SERVE_HOST === '1' && /serve\.js$/.test(process.argv[1] || '')) {
@@ -86,5 +87,14 @@ if (dir && process.env.SWITCHBOARD_SERVE_HOST === '1' && /serve\.js$/.test(proce
       })
     }
   })
+  for (const at of (process.env.P43_SNAPSHOT_AT || '').split(',').filter(Boolean))
+    setTimeout(
+      () => {
+        const t0 = Date.now()
+        v8.writeHeapSnapshot(join(dir, `host-${process.pid}-${at}s.heapsnapshot`))
+        w({ t: Date.now(), mark: `snapshot-${at}s`, ms: Date.now() - t0 })
+      },
+      Number(at) * 1000
+    ).unref()
   w({ t: Date.now(), mark: 'start', pid: process.pid })
 }

@@ -14,7 +14,7 @@ const minutes = Number(process.env.BENCH_SOAK_MINUTES) || 2
 const started = Date.now()
 // Each phase with its time (each minute's fork, search and new session; the deadline; the turns stopped).
 const soak = await withTempDir('soak-probe', (root) => runSoak(root, minutes, (what) => console.error(new Date().toISOString(), what)))
-writeFileSync(join(dir, `soak-${started}.json`), JSON.stringify({ started, build: process.env.BENCH_SERVE_JS ?? 'out/', ...soak }))
+writeFileSync(join(dir, `soak-${started}.json`), JSON.stringify({ started, minutes, build: process.env.BENCH_SERVE_JS ?? 'out/', ...soak }))
 console.error(
-  `soak ${process.env.BENCH_SERVE_JS ?? 'out/'}: idle ${soak.idleMb.toFixed(1)} MB, peak ${soak.peakMb.toFixed(1)}, slope ${soak.slopeMbPerMin.toFixed(2)} MB/min, ${soak.chunks} chunks, ${soak.forks} forks`
+  `soak ${process.env.BENCH_SERVE_JS ?? 'out/'}: idle ${soak.idleMb.toFixed(1)} MB, peak ${soak.peakMb.toFixed(1)}, slope ${soak.slopeMbPerMin.toFixed(2)} MB/min (after its first minute ${soak.slopeAfterFirstMinute.toFixed(2)}; the first minute's rise ${soak.firstMinuteRiseMb.toFixed(1)} MB), ${soak.chunks} chunks, ${soak.forks} forks`
 )

@@ -588,3 +588,38 @@ describe('snippets', () => {
     expect(result.text).toMatch(/^… ?\w/)
   })
 })
+
+describe('a long reply’s snippet', () => {
+  /** A reply streamed as the soak's agent streams it: `chunk 1 chunk 2 …`, 6,000 chunks (~60,000 characters). */
+  const longReply = (chunks: number): TranscriptRecord[] => Array.from({ length: chunks }, (_, i) => chunk(`chunk ${i + 1} `))
+  const marked = (hit: { snippet: { text: string; marks: [number, number][] } }): string[] =>
+    hit.snippet.marks.map(([a, b]) => hit.snippet.text.slice(a, b))
+
+  it('shows the match deep in it, marked, cut on both sides', async () => {
+    sessions = [session('s1', 'Streaming')]
+    await writeTranscript('s1', [header('s1'), prompt('/stream 6000'), ...longReply(6000)])
+    await openIndex().build()
+    const [hit] = index.query('chunk 4321').entries
+    expect(hit.snippet.text).toMatch(/^….*chunk 4321 chunk 4322.*…$/)
+    expect(hit.snippet.text.length).toBeLessThan(200)
+    expect(marked(hit)).toContain('chunk 4321')
+    // The other matches in the window are marked too (the query's words: every `chunk`).
+    expect(marked(hit).filter((m) => m === 'chunk').length).toBeGreaterThan(5)
+  })
+
+  it('shows its first word the query matched when the phrase is not in it, and its start uncut when the match is there', async () => {
+    sessions = [session('s1', 'Streaming')]
+    const words = [...longReply(3000), chunk('and then the **needle** appears '), ...longReply(3000), chunk('where a haystack ends')]
+    await writeTranscript('s1', [header('s1'), prompt('/stream'), ...words])
+    await openIndex().build()
+    // The words apart, not the phrase: the first of them is shown, its markdown read as the window shows it.
+    const [apart] = index.query('haystack needle').entries
+    expect(apart.snippet.text).toMatch(/^….*and then the needle appears chunk 1 chunk 2.*…$/)
+    expect(marked(apart)).toEqual(['needle'])
+    const [first] = index.query('chunk 1').entries
+    expect(first.snippet.text).toMatch(/^chunk 1 chunk 2 /)
+    expect(first.snippet.text.endsWith('…')).toBe(true)
+    const [last] = index.query('haystack').entries
+    expect(last.snippet.text).toMatch(/^….*where a haystack ends$/)
+  })
+})

@@ -155,15 +155,57 @@ function toFound(
 
 /** A hit shown: its snippet, with the words of the index the query matched that are in it marked. */
 function withSnippet(found: Found, phrase: string, matched: Set<string>): SearchHit {
-  const terms = [...new Set(queryTermsOf(found.words))].filter((word) => matched.has(word))
   const { hit } = found
-  let shows = found.shows
+  // A long entry's snippet is made from the part around its first match (its words, markdown and marks read there only).
+  const part = hit.kind === 'entry' ? around(found.words, phrase, matched) : { text: found.words, cut: NOT_CUT }
+  const terms = [...new Set(queryTermsOf(part.text))].filter((word) => matched.has(word))
+  let shows = hit.kind === 'entry' ? part.text : found.shows
   // A project's name is shown, unless only its folder holds what was asked.
   const folder = found.folder
   if (folder !== undefined && terms.some((t) => containsPhrase(folder, t))) shows = folder
   // A message is markdown: its snippet is the words as the window shows them, not the marks around them.
   if (hit.kind === 'entry' && MARKDOWN_KINDS.has(hit.entryKind ?? '')) shows = plainText(shows)
-  return { ...hit, snippet: snippet(shows, phrase, terms) }
+  return { ...hit, snippet: snippet(shows, phrase, terms, part.cut) }
+}
+
+/**
+ * An entry longer than this has its snippet made from `AROUND` characters either side of its first match: made from
+ * the whole text, each hit's markdown, words and spaces were read whole (30 hits of a 30 KB reply: 100–300 ms of a
+ * query's time, the soak's search growing 3 × as its replies filled the 30 hits; docs/BENCHMARKS.md, item 11).
+ */
+const LONG_ENTRY = 4_000
+const AROUND = 1_000
+const NOT_CUT = { before: false, after: false }
+const WORD = /[\p{L}\p{N}\p{M}]+/gu
+
+/** The part of an entry's text its snippet is made from, and whether text was cut before or after it. */
+export function around(text: string, phrase: string, matched: Set<string>): { text: string; cut: { before: boolean; after: boolean } } {
+  if (text.length <= LONG_ENTRY) return { text, cut: NOT_CUT }
+  // The exact phrase, as `snippet` looks first; else the first word the query matched (read up to it only).
+  const pattern = phrasePattern(phrase)
+  let at = pattern ? text.search(new RegExp(pattern.source, 'iu')) : -1
+  if (at < 0) {
+    WORD.lastIndex = 0
+    for (let word = WORD.exec(text); word; word = WORD.exec(text))
+      if (matched.has(word[0].toLowerCase())) {
+        at = word.index
+        break
+      }
+  }
+  at = Math.max(0, at)
+  let start = Math.max(0, at - AROUND)
+  // From a line's start when there is one near (markdown's blocks read as they are), else a word's.
+  if (start > 0) {
+    const line = text.lastIndexOf('\n', start)
+    const space = text.lastIndexOf(' ', start)
+    start = line >= 0 && start - line < AROUND / 2 ? line + 1 : space >= 0 && start - space < 100 ? space + 1 : start
+  }
+  let end = Math.min(text.length, at + AROUND)
+  if (end < text.length) {
+    const space = text.indexOf(' ', end)
+    if (space >= 0 && space - end < 100) end = space
+  }
+  return { text: text.slice(start, end), cut: { before: start > 0, after: end < text.length } }
 }
 
 /** An exact phrase is worth more than its words scattered. */
@@ -195,7 +237,7 @@ function containsPhrase(text: string, phrase: string): boolean {
  * A window of the text around the first match (the exact phrase if it is
  * there, else the first matched word), with every match in it marked.
  */
-export function snippet(text: string, phrase: string, terms: string[]): SearchSnippet {
+export function snippet(text: string, phrase: string, terms: string[], cut = NOT_CUT): SearchSnippet {
   const flat = text.replace(/\s+/g, ' ')
   const patterns = [phrasePattern(phrase), ...terms.map((t) => new RegExp(escapeRegExp(t), 'giu'))].filter((p): p is RegExp => p !== null)
   const firstOf = (pattern: RegExp): number => flat.search(new RegExp(pattern.source, 'iu'))
@@ -220,9 +262,10 @@ export function snippet(text: string, phrase: string, terms: string[]): SearchSn
       if (space > start + SNIPPET_LENGTH / 2) end = space
     }
   }
-  const prefix = start > 0 ? '…' : ''
+  // `cut`: `text` is a part of a longer one (`around`).
+  const prefix = start > 0 || cut.before ? '…' : ''
   const body = flat.slice(start, end)
-  const suffix = end < flat.length ? '…' : ''
+  const suffix = end < flat.length || cut.after ? '…' : ''
   const ranges: [number, number][] = []
   for (const pattern of patterns) {
     for (const match of body.matchAll(new RegExp(pattern.source, 'giu'))) {
