@@ -89,22 +89,35 @@ function supervise(each: (host: FakeHost, before: number) => void = () => {}) {
 
 describe('the Host supervisor', () => {
   it(`starts a Host that dies again, at most ${MAX_RESTARTS} times a minute, then gives up with the cause and the log`, async () => {
-    const { supervisor, said } = supervise()
-    const { started, downs } = said
-    await supervisor.start()
-    for (let round = 1; round <= MAX_RESTARTS + 1; round++) {
-      await waitUntil(`Host ${round} open`, () => supervisor.current === started[round - 1])
-      started[round - 1].die(1, null)
+    // Its restart waits (0.5, 2 and 5 s) pass on fake timers, not in real time; the Host's answers come on real immediates.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] })
+    try {
+      const { supervisor, said } = supervise()
+      const { started, downs } = said
+      /** Moves the clock on a tenth of a second at a time (up to a minute) until `done`. */
+      const until = async (what: string, done: () => unknown): Promise<void> => {
+        for (let ms = 0; !done(); ms += 100) {
+          if (ms > 60_000) throw new Error(`not within a minute: ${what}`)
+          await vi.advanceTimersByTimeAsync(100)
+        }
+      }
+      await supervisor.start()
+      for (let round = 1; round <= MAX_RESTARTS + 1; round++) {
+        await until(`Host ${round} open`, () => supervisor.current === started[round - 1])
+        started[round - 1].die(1, null)
+      }
+      await until('the supervisor to give up', () => said.failure)
+      expect(started).toHaveLength(MAX_RESTARTS + 1)
+      expect(downs).toHaveLength(MAX_RESTARTS)
+      expect(said.failure).toEqual({
+        cause: `The Switchboard host stopped ${MAX_RESTARTS + 1} times within a minute; the last time it exited with code 1`,
+        logFile: join(root, 'data', 'logs', 'host.log')
+      })
+      expect(supervisor.current).toBeNull()
+      await supervisor.stop()
+    } finally {
+      vi.useRealTimers()
     }
-    await waitUntil('the supervisor to give up', () => said.failure)
-    expect(started).toHaveLength(MAX_RESTARTS + 1)
-    expect(downs).toHaveLength(MAX_RESTARTS)
-    expect(said.failure).toEqual({
-      cause: `The Switchboard host stopped ${MAX_RESTARTS + 1} times within a minute; the last time it exited with code 1`,
-      logFile: join(root, 'data', 'logs', 'host.log')
-    })
-    expect(supervisor.current).toBeNull()
-    await supervisor.stop()
   })
 
   it('pings an open Host no more than every 10 s, and still stops one that hangs within the dead time and a ping', async () => {
