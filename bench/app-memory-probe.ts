@@ -6,6 +6,8 @@
  * (collected ones included) by function, PROBE_SNAPSHOT=path a heap snapshot of the page after the streams and a GC.
  * PROBE_SMAPS=1 the renderer's RSS by mapping (/proc/<pid>/smaps: each file, and anonymous memory by its name)
  * before the streams, at the peak and after a GC. PROBE_CHUNKS (20,000), PROBE_SESSIONS (10,000), PROBE_ARGS (Chromium's).
+ * PROBE_HOST_SNAPSHOT=1 sends the Host SIGUSR2 before the streams and after them: run with
+ * NODE_OPTIONS='--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=<folder>' for its heap snapshots there.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import type { Browser, CDPSession, Page } from 'playwright-core'
@@ -26,6 +28,7 @@ const SAMPLING = process.env.PROBE_SAMPLING === '1'
 const CLICK = process.env.PROBE_CLICK !== '0'
 /** Where to write a heap snapshot of the page after the streams and a GC (PROBE_SNAPSHOT=path). */
 const SNAPSHOT = process.env.PROBE_SNAPSHOT
+const HOST_SNAPSHOT = process.env.PROBE_HOST_SNAPSHOT === '1'
 
 function smaps(pid: number): string {
   try {
@@ -139,6 +142,11 @@ async function main(): Promise<void> {
           )
         }
         await line('before')
+        if (HOST_SNAPSHOT) {
+          process.kill(served.host, 'SIGUSR2')
+          await sleep(15_000)
+          await line('after the Host snapshot')
+        }
         if (SMAPS) console.error(smapsLine('before', smapsByMapping(renderer)))
         let peakSmaps: [string, number][] = []
         if (DUMPS) console.error(await dump(bs, renderer))
@@ -190,6 +198,10 @@ async function main(): Promise<void> {
         await cdp.send('HeapProfiler.collectGarbage')
         await sleep(1000)
         await line('after gc')
+        if (HOST_SNAPSHOT) {
+          process.kill(served.host, 'SIGUSR2')
+          await sleep(15_000)
+        }
         if (SMAPS) console.error(smapsLine('after gc', smapsByMapping(renderer)))
         if (DUMPS) console.error(await dump(bs, renderer))
         if (SNAPSHOT) {

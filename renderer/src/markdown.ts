@@ -345,11 +345,13 @@ export interface MarkdownParts {
   /** The deepest nesting in them. */
   depth: number
   breaks: boolean
+  /** The length of the text the last render was of (0 before the first): a text longer since is streaming. */
+  shown: number
 }
 
 /** An empty `MarkdownParts` for a text about to be rendered (one per text being shown). */
 export function markdownParts(): MarkdownParts {
-  return { settled: '', blocks: [], depth: 0, breaks: false }
+  return { settled: '', blocks: [], depth: 0, breaks: false, shown: 0 }
 }
 
 function partsFit(parts: MarkdownParts | undefined, text: string, breaks: boolean): parts is MarkdownParts {
@@ -398,7 +400,13 @@ function parseAndRender(
     start = i + 1
   }
   if (start < tokens.length) groups.push([start, tokens.length])
-  const html = clean(groups.map(([from, to]) => markdown.renderer.render(tokens.slice(from, to), markdown.options, env)))
+  // A text that grew since its last render is streaming: its last block will be another at the next render, so it is
+  // sanitised but not kept among the blocks sanitised before (`cachedSanitize`).
+  const growing = parts !== undefined && parts.shown > 0 && text.length > parts.shown
+  const html = clean(
+    groups.map(([from, to]) => markdown.renderer.render(tokens.slice(from, to), markdown.options, env)),
+    growing
+  )
   const blocks = (reuse ? parts.blocks.concat(html) : html).filter((block) => block !== '')
   if (parts) {
     // The blocks before the last one whose first line and the line after it are whole are settled: a line still
@@ -421,6 +429,7 @@ function parseAndRender(
       parts.depth = settledDepth
       parts.breaks = breaks
     } else if (!reuse) Object.assign(parts, markdownParts())
+    parts.shown = text.length
   }
   return { blocks, depth }
 }
@@ -438,15 +447,22 @@ function lineStart(text: string, line: number): number {
 /**
  * Sanitised blocks by their HTML, most recently used last: while a message
  * streams, the blocks before its last are found here. Bounded by count and by
- * size (a streaming block is a new key at each render; a big one is not kept).
+ * size (a big one is not kept). A streaming message's last block is a new key
+ * at each render and is not kept (`streaming`): kept, four panes streaming
+ * filled the bound (4,000,000 characters) with versions of their growing
+ * blocks no render would ask for again, live in the page's heap for the
+ * whole stream and pushing out the blocks of the rest of the thread
+ * (docs/BENCHMARKS.md, item 12).
  */
 const sanitized = new Map<string, string>()
 const SANITIZED_CACHE = { entries: 2000, chars: 4_000_000, entryChars: 200_000 }
 let sanitizedChars = 0
 
 /** The blocks' sanitised HTML: those kept from before, the rest sanitised together (`sanitizeBlocks`) and kept. */
-function cachedSanitize(blocks: string[]): string[] {
-  const clean = blocks.map((html) => {
+function cachedSanitize(blocks: string[], streaming = false): string[] {
+  const looked = streaming ? blocks.length - 1 : blocks.length
+  const clean = blocks.map((html, i) => {
+    if (i >= looked) return undefined
     const hit = sanitized.get(html)
     if (hit === undefined) return undefined
     sanitized.delete(html)
@@ -457,7 +473,7 @@ function cachedSanitize(blocks: string[]): string[] {
   if (!missing.length) return clean as string[]
   const fresh = sanitizeBlocks(missing)
   let k = 0
-  return blocks.map((html, i) => clean[i] ?? keep(html, fresh[k++]))
+  return blocks.map((html, i) => clean[i] ?? (i >= looked ? fresh[k++] : keep(html, fresh[k++])))
 }
 
 function keep(html: string, clean: string): string {

@@ -1,6 +1,7 @@
 // @vitest-environment happy-dom
 import './happy-dom-fixes'
 import { describe, expect, it, vi } from 'vitest'
+import DOMPurify from 'dompurify'
 import hljs from 'highlight.js/lib/core'
 import { HIGHLIGHT_LANGUAGES, LANGUAGE_ALIASES, languagesLoaded, languagesSettled, preloadLanguages } from '../../renderer/src/highlight'
 import {
@@ -160,6 +161,28 @@ describe('agent markdown', () => {
       { code: false, text: 'After.', lang: '' },
       { code: true, text: 'open to the end', lang: 'text' }
     ])
+  })
+
+  it('keeps the thread’s other messages sanitised while a long reply streams: its growing block’s versions are not kept', () => {
+    // Blocks with markup, each sanitised once when first shown (renderMarkdownBlocks: no render is remembered whole).
+    const other = ['An *earlier* message with `code`.', '- a **list**\n- of two', '> a `quoted` line'].join('\n\n')
+    const shown = renderMarkdownBlocks(other)
+    // A reply streaming one long paragraph (as the bench's `chunk N` words), rendered as it grows, 40,000 to 100,000
+    // characters: each render's last block is new HTML.
+    const reply = Array.from({ length: 20_000 }, (_, i) => `chunk ${i}`).join(' ')
+    const parts = markdownParts()
+    for (let end = 40_000; end <= 100_000; end += 2_000) {
+      const blocks = renderMarkdownBlocks(reply.slice(0, end), { parts })
+      expect(blocks).toHaveLength(1)
+    }
+    // The earlier message drawn again (its row back in view) finds its blocks sanitised: DOMPurify is not asked.
+    const purify = vi.spyOn(DOMPurify, 'sanitize')
+    try {
+      expect(renderMarkdownBlocks(other)).toEqual(shown)
+      expect(purify).not.toHaveBeenCalled()
+    } finally {
+      purify.mockRestore()
+    }
   })
 
   it('gives a text shown again its render as first shown, but not one from before a language’s highlighting arrived', () => {
