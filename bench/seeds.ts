@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs'
 import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { SEARCH_INDEX_FILE } from '../electron/host/search/search-index'
 import { makeDataset } from './data'
 
 /**
@@ -15,6 +17,11 @@ import { makeDataset } from './data'
  * own. The seed's transcripts are read by those groups, never written (a new session writes a transcript of its
  * own); the modes a Host's first start gave them stay (the next start's walk finds them private and changes none).
  * A copy of the folder for each group (`cp -r`, tried) cost as much as a seed at 10,000 sessions.
+ *
+ * The search index a Host saved there (search's, startup's) is kept aside at the next lend, when no session was added
+ * meanwhile, and put in for a group that asks for it (`searchIndex`: app-memory's Host loads it, as every start after a
+ * folder's first does): a Host of its own built it again before (~6–9 s at 10,000 sessions). The transcripts are the
+ * seed's own files, never rewritten, so the index kept names each as it is (its size, time and inode).
  *
  * `releaseSeeds()` removes them all, once the run's last group is done (bench/run.ts).
  */
@@ -33,13 +40,18 @@ interface Seeded {
   top: Set<string>
   /** The names in its transcripts folder as seeded, a line each (one string: 100,000 of them kept as strings of their own would be garbage the bench's in-process Hosts' collections walk). */
   transcripts: string
+  /** A complete search index a Host saved here, kept in `kept` (putBack). */
+  index: boolean
 }
 
 let root: Promise<string> | null = null
 const seeds = new Map<string, Promise<Seeded>>()
 
-/** The data folder of `shape` (seeded at the first ask of the run), as the seed left it. */
-export async function seededDataDir(shape: Shape): Promise<string> {
+/**
+ * The data folder of `shape` (seeded at the first ask of the run), as the seed left it; `searchIndex`: with the search
+ * index an earlier group's Host saved for it, when there is one.
+ */
+export async function seededDataDir(shape: Shape, { searchIndex = false } = {}): Promise<string> {
   const key = `${shape.projects}p-${shape.sessions}s-${shape.turnsPerSession}t`
   let seed = seeds.get(key)
   if (!seed) {
@@ -50,6 +62,7 @@ export async function seededDataDir(shape: Shape): Promise<string> {
   }
   const seeded = await seed
   await putBack(seeded)
+  if (searchIndex && seeded.index) await copyFile(join(seeded.kept, SEARCH_INDEX_FILE), join(seeded.dataDir, SEARCH_INDEX_FILE))
   return seeded.dataDir
 }
 
@@ -71,17 +84,24 @@ async function seedOnce(key: string, shape: Shape): Promise<Seeded> {
   const kept = join(at, 'kept')
   await mkdir(kept)
   for (const name of SEED_FILES) await copyFile(join(dataDir, name), join(kept, name))
-  return { dataDir, kept, top: new Set(await readdir(dataDir)), transcripts: (await readdir(join(dataDir, 'transcripts'))).join('\n') }
+  const top = new Set(await readdir(dataDir))
+  return { dataDir, kept, top, transcripts: (await readdir(join(dataDir, 'transcripts'))).join('\n'), index: false }
 }
 
 async function putBack(seeded: Seeded): Promise<void> {
+  const transcripts = join(seeded.dataDir, 'transcripts')
+  const seededNames = new Set(seeded.transcripts.split('\n'))
+  const added = (await readdir(transcripts)).filter((name) => !seededNames.has(name))
+  // A Host writes the index only once complete: one saved over the seed's sessions alone is kept for the next lends.
+  const index = join(seeded.dataDir, SEARCH_INDEX_FILE)
+  if (added.length === 0 && !seeded.top.has(SEARCH_INDEX_FILE) && existsSync(index)) {
+    await copyFile(index, join(seeded.kept, SEARCH_INDEX_FILE))
+    seeded.index = true
+  }
   for (const name of await readdir(seeded.dataDir)) {
     if (!seeded.top.has(name)) await rm(join(seeded.dataDir, name), { recursive: true, force: true })
   }
-  const transcripts = join(seeded.dataDir, 'transcripts')
-  const seen = await readdir(transcripts)
-  const seededNames = new Set(seeded.transcripts.split('\n'))
-  for (const name of seen) if (!seededNames.has(name)) await rm(join(transcripts, name), { recursive: true, force: true })
+  for (const name of added) await rm(join(transcripts, name), { recursive: true, force: true })
   for (const name of SEED_FILES) await copyFile(join(seeded.kept, name), join(seeded.dataDir, name))
 }
 

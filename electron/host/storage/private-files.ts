@@ -124,7 +124,7 @@ export async function makeDataFolderPrivate(dataDir: string): Promise<void> {
 }
 
 /** Written once the whole data folder was made private (makeDataFolderPrivate): later starts check its top only. */
-const TREE_MADE_PRIVATE = 'private-tree.done'
+export const TREE_MADE_PRIVATE = 'private-tree.done'
 
 /**
  * serve.json (serving.ts) holds serve's token: one that others could read is no longer trusted, so serve must see
