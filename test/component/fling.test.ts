@@ -87,13 +87,13 @@ it('goes on while the wheel pushes against an edge where a page is being read, n
   fling.moved(1_000, VIEW)
   fling.moved(0, VIEW) // flung up to the top of what the list holds
   vi.advanceTimersByTime(150)
-  fling.wheel(-120, edges) // pushing up where earlier entries are read
+  fling.wheel(-120, () => edges) // pushing up where earlier entries are read
   vi.advanceTimersByTime(150)
   expect(fling.flinging.value).toBe(true) // 300 ms after the last leap
-  fling.wheel(-120, { ...edges, earlier: false }) // the conversation's start: nothing to read
+  fling.wheel(-120, () => ({ ...edges, earlier: false })) // the conversation's start: nothing to read
   vi.advanceTimersByTime(100)
   expect(fling.flinging.value).toBe(false) // 200 ms after the last push
-  fling.wheel(-120, edges) // no fling to go on with
+  fling.wheel(-120, () => edges) // no fling to go on with
   expect(fling.flinging.value).toBe(false)
   view.unmount()
 })
@@ -104,13 +104,13 @@ it('goes on with a push down only where the list let go of the end, at its botto
   fling.moved(1_000, VIEW)
   fling.moved(2_490, VIEW) // flung down to the bottom of what the list holds (2,490 + 500 within 24 px of 3,000)
   vi.advanceTimersByTime(150)
-  fling.wheel(120, edges)
+  fling.wheel(120, () => edges)
   vi.advanceTimersByTime(150)
   expect(fling.flinging.value).toBe(true)
-  fling.wheel(120, { ...edges, detached: false }) // the conversation's end
+  fling.wheel(120, () => ({ ...edges, detached: false })) // the conversation's end
   vi.advanceTimersByTime(100)
   expect(fling.flinging.value).toBe(false)
-  fling.wheel(-120, edges) // no fling to go on with
+  fling.wheel(-120, () => edges) // no fling to go on with
   expect(fling.flinging.value).toBe(false)
   view.unmount()
 })

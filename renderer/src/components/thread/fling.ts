@@ -76,10 +76,11 @@ export function readerFling() {
      * diffs' tables), for the frames before the page came in and the fling took the view on past them; on the loaded
      * machine, at nearly every page (the long scroll through 10,000 entries drew ~530 markdown blocks so, against ~680
      * passing). Once the wheel stops, it ends as before. Read from the last scroll event and the list's size, not the
-     * page's layout.
+     * page's layout; the edges are asked for only while the reader flings (a wheel event comes with every frame).
      */
-    wheel(deltaY: number, edges: FlingEdges): void {
+    wheel(deltaY: number, edgesNow: () => FlingEdges): void {
       if (!flinging.value || deltaY === 0) return
+      const edges = edgesNow()
       const pushed = deltaY < 0 ? edges.earlier && lastTop <= 0 : edges.detached && lastTop + edges.viewHeight >= edges.totalSize - edges.slack
       if (pushed) fling()
     }
