@@ -81,35 +81,37 @@ it('draws the rows in view and the one ahead while the leaps are short, none ahe
   view.unmount()
 })
 
-it('goes on while the wheel pushes against an edge where a page is being read, not against the conversation’s own end', () => {
+/**
+ * A push of the wheel against an edge of what the list holds: up where earlier entries are read (`earlier`), down where
+ * the list let go of the conversation's end (`detached`); the same push at the conversation's own start or end does not
+ * keep the fling.
+ */
+it.each([
+  {
+    where: 'up, where earlier entries are read, not at the conversation’s start',
+    edges: { earlier: true, detached: false, viewHeight: VIEW, totalSize: 10_000, slack: 24 },
+    flungTo: 0, // the top of what the list holds
+    push: -120,
+    ownEnd: { earlier: false }
+  },
+  {
+    where: 'down, where the list let go of the end, not at the conversation’s end',
+    edges: { earlier: false, detached: true, viewHeight: VIEW, totalSize: 3_000, slack: 24 },
+    flungTo: 2_490, // the bottom of what the list holds (2,490 + 500 within 24 px of 3,000)
+    push: 120,
+    ownEnd: { detached: false }
+  }
+])('goes on while the wheel pushes $where', ({ edges, flungTo, push, ownEnd }) => {
   const { fling, view } = withFling()
-  const edges = { earlier: true, detached: false, viewHeight: VIEW, totalSize: 10_000, slack: 24 }
   fling.moved(1_000, VIEW)
-  fling.moved(0, VIEW) // flung up to the top of what the list holds
+  fling.moved(flungTo, VIEW)
   vi.advanceTimersByTime(150)
-  fling.wheel(-120, () => edges) // pushing up where earlier entries are read
+  fling.wheel(push, () => edges)
   vi.advanceTimersByTime(150)
   expect(fling.flinging.value).toBe(true) // 300 ms after the last leap
-  fling.wheel(-120, () => ({ ...edges, earlier: false })) // the conversation's start: nothing to read
+  fling.wheel(push, () => ({ ...edges, ...ownEnd }))
   vi.advanceTimersByTime(100)
   expect(fling.flinging.value).toBe(false) // 200 ms after the last push
-  fling.wheel(-120, () => edges) // no fling to go on with
-  expect(fling.flinging.value).toBe(false)
-  view.unmount()
-})
-
-it('goes on with a push down only where the list let go of the end, at its bottom', () => {
-  const { fling, view } = withFling()
-  const edges = { earlier: false, detached: true, viewHeight: VIEW, totalSize: 3_000, slack: 24 }
-  fling.moved(1_000, VIEW)
-  fling.moved(2_490, VIEW) // flung down to the bottom of what the list holds (2,490 + 500 within 24 px of 3,000)
-  vi.advanceTimersByTime(150)
-  fling.wheel(120, () => edges)
-  vi.advanceTimersByTime(150)
-  expect(fling.flinging.value).toBe(true)
-  fling.wheel(120, () => ({ ...edges, detached: false })) // the conversation's end
-  vi.advanceTimersByTime(100)
-  expect(fling.flinging.value).toBe(false)
   fling.wheel(-120, () => edges) // no fling to go on with
   expect(fling.flinging.value).toBe(false)
   view.unmount()
