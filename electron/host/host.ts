@@ -381,7 +381,7 @@ export class Host {
     await this.registry.flushAll()
     await this.search.close() // once every transcript is written out: the sessions used in this run are read again
     await this.spend.close()
-    await this.store.save()
+    await this.store.saveIfChanged()
     await this.settings.settled()
     await this.lock.release()
     this.events.flush()

@@ -61,6 +61,11 @@ export class AtomicTextFile {
     return this.queued
   }
 
+  /** Resolves once every write asked for so far has ended, failed ones too (each failure went to its own caller). */
+  settled(): Promise<void> {
+    return this.tail.catch(() => undefined)
+  }
+
   /**
    * Resolves once the text `pieces` make is durably in place, after the writes queued before it: written piece by
    * piece as they come, never whole in memory (a large file: the search index's). Never superseded.

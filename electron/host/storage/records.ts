@@ -197,7 +197,9 @@ export class Records {
    * Returns whether there was such a session.
    */
   noteSession(id: string, patch: SessionPatch): boolean {
-    return this.change(id, patch) !== null
+    if (this.change(id, patch) === null) return false
+    this.store.noteChanged()
+    return true
   }
 
   /** A session forgotten: saved, then the windows told it is gone and how many its group has left. */
@@ -216,7 +218,7 @@ export class Records {
     this.told(record)
   }
 
-  /** Persists what is pending (the Host's close). */
+  /** Persists what is pending (the inbox's notes). */
   save(): Promise<void> {
     return this.store.save()
   }
