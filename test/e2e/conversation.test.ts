@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
 import {
   launchBrowser,
@@ -13,6 +13,7 @@ import {
   whileHostRestarts,
   chooseAgent
 } from './browser'
+import { screenshotBothThemes } from './themes'
 
 /**
  * The vertical slice by clicking and typing: the built renderer in headless
@@ -44,6 +45,21 @@ afterAll(async () => {
 beforeEach(async () => {
   if (app.started) await resetWindowSettings(app.host)
 })
+
+/** A new window on `url`, a new session of `agent` started from my-project in its sidebar; the window's console watched. */
+async function newSessionWindow(
+  url: string,
+  agent: string | { label: string }
+): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  const page = await context.newPage()
+  const problems = watchConsole(page)
+  await page.goto(url)
+  const project = page.getByTestId('project').filter({ hasText: 'my-project' })
+  await chooseAgent(project, agent)
+  await project.getByTestId('new-session').click()
+  return { context, page, problems }
+}
 
 async function send(page: Page, text: string): Promise<void> {
   await page.getByTestId('composer-input').fill(text)
@@ -102,11 +118,9 @@ describe('a conversation in the browser', () => {
     expect(await page.locator('[data-testid=thread] a[href^="javascript:"]').count()).toBe(0)
 
     // Restart the host: the session is listed, readable at once, and continues through session/load.
-    const second = await whileHostRestarts(problems, async () => {
+    await whileHostRestarts(problems, async () => {
       await app.stop()
-      const started = await app.start(dataDir)
-      await page.goto(started.url)
-      return started
+      await page.goto((await app.start(dataDir)).url)
     })
     await page.getByTestId('session-item').first().click()
     await expect.poll(() => page.getByTestId('entry-user').count()).toBe(2)
@@ -116,17 +130,9 @@ describe('a conversation in the browser', () => {
     await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('You said: and one more thing')
     // The replay replaced the view: each earlier message is there once.
     expect(await page.getByTestId('entry-user').count()).toBe(3)
-    console.log(`screenshot: ${await screenshot(page, 'e2e-continued')}`)
-
-    const dark = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'dark' })
-    const darkPage = await dark.newPage()
-    await darkPage.goto(second.url)
-    await darkPage.getByTestId('session-item').first().click()
-    await darkPage.getByTestId('entry-user').first().waitFor()
-    console.log(`screenshot: ${await screenshot(darkPage, 'e2e-dark')}`)
+    console.log(`screenshots: ${(await screenshotBothThemes(page, 'e2e-continued')).join(', ')}`)
 
     expect(problems).toEqual([])
-    await dark.close()
     await context.close()
   })
 
@@ -137,13 +143,7 @@ describe('a conversation in the browser', () => {
       'agents.add',
       scriptedAgent(join(root, 'agent-state'), { SCRIPTED_AGENT_SESSION_STATE: '1' }, 'Configurable')
     )
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-    const page = await context.newPage()
-    const problems = watchConsole(page)
-    await page.goto(running.url)
-    const project = page.getByTestId('project').filter({ hasText: 'my-project' })
-    await chooseAgent(project, agent.id)
-    await project.getByTestId('new-session').click()
+    const { context, page, problems } = await newSessionWindow(running.url, agent.id)
     await page.getByTestId('mode-select').waitFor()
     expect(await page.getByTestId('mode-select').inputValue()).toBe('ask')
 
@@ -229,13 +229,7 @@ describe('a conversation in the browser', () => {
   })
 
   it('answers a permission request from the keyboard, remembers "always" as the card says, and revokes it', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-    const page = await context.newPage()
-    const problems = watchConsole(page)
-    await page.goto(app.server.url)
-    const project = page.getByTestId('project').filter({ hasText: 'my-project' })
-    await chooseAgent(project, { label: 'Scripted' })
-    await project.getByTestId('new-session').click()
+    const { context, page, problems } = await newSessionWindow(app.server.url, { label: 'Scripted' })
     await send(page, '/permission-always execute')
     await page.getByTestId('permission-option').first().waitFor()
     // In one order whatever the agent's ("Always allow" came first): "Allow" once first, and focused.
@@ -269,128 +263,106 @@ describe('a conversation in the browser', () => {
   })
 
   it('names a Codex MCP rule by its server and tool, and its "for this session" for what it is, on the card and in the rules', async () => {
-    for (const colorScheme of ['light', 'dark'] as const) {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme })
-      const page = await context.newPage()
-      const problems = watchConsole(page)
-      await page.goto(app.server.url)
-      const project = page.getByTestId('project').filter({ hasText: 'my-project' })
-      await chooseAgent(project, { label: 'Scripted' })
-      await project.getByTestId('new-session').click()
-      // As codex-acp asks: every MCP approval titled alike, the server and tool only in the raw input.
-      const spec = {
-        kind: 'other',
-        title: 'Approve MCP tool call',
-        announced: false,
-        rawInput: {
-          server_name: 'docs',
-          id: 'mcp_tool_call_approval_call-1',
-          request: {
-            mode: 'form',
-            _meta: { codex_approval_kind: 'mcp_tool_call', persist: ['session', 'always'] },
-            message: 'Allow the docs MCP server to run tool "search_docs"?'
-          }
-        },
-        options: [
-          { optionId: 'approved', name: 'Allow', kind: 'allow_once' },
-          { optionId: 'approved-for-session', name: 'Allow for this session', kind: 'allow_always' },
-          { optionId: 'approved-always', name: "Allow and don't ask again", kind: 'allow_always' },
-          { optionId: 'cancel', name: 'Cancel', kind: 'reject_once' }
-        ]
-      }
-      await send(page, `/permission-call ${JSON.stringify(spec)}`)
-      await page.getByTestId('permission-always').waitFor()
-      expect(await page.getByTestId('permission-option').allTextContents()).toEqual([
-        '1 Allow',
-        '2 Allow for this session',
-        '3 Always allow',
-        '4 Cancel'
-      ])
-      expect(await page.getByTestId('permission-always').textContent()).toContain(
-        '“Always” remembers the tool search_docs of the MCP server docs, and no other, for this agent only; “for this session” the same'
-      )
-      console.log(`screenshot: ${await screenshot(page, `e2e-permission-mcp-${colorScheme}`)}`)
-      await page.keyboard.press('3')
-      await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('permission: approved')
-      await page.getByTestId('permission-rules').locator('summary').click()
-      expect(await page.getByTestId('permission-rule').allTextContents()).toEqual([
-        expect.stringContaining('Always allow the tool search_docs of the MCP server docs, and no other')
-      ])
-      console.log(`screenshot: ${await screenshot(page, `e2e-permission-mcp-rule-${colorScheme}`)}`)
-      await page.getByTestId('revoke-permission').click()
-      await expect.poll(() => page.getByTestId('permission-rules').count()).toBe(0)
-      expect(problems).toEqual([])
-      await context.close()
+    const { context, page, problems } = await newSessionWindow(app.server.url, { label: 'Scripted' })
+    // As codex-acp asks: every MCP approval titled alike, the server and tool only in the raw input.
+    const spec = {
+      kind: 'other',
+      title: 'Approve MCP tool call',
+      announced: false,
+      rawInput: {
+        server_name: 'docs',
+        id: 'mcp_tool_call_approval_call-1',
+        request: {
+          mode: 'form',
+          _meta: { codex_approval_kind: 'mcp_tool_call', persist: ['session', 'always'] },
+          message: 'Allow the docs MCP server to run tool "search_docs"?'
+        }
+      },
+      options: [
+        { optionId: 'approved', name: 'Allow', kind: 'allow_once' },
+        { optionId: 'approved-for-session', name: 'Allow for this session', kind: 'allow_always' },
+        { optionId: 'approved-always', name: "Allow and don't ask again", kind: 'allow_always' },
+        { optionId: 'cancel', name: 'Cancel', kind: 'reject_once' }
+      ]
     }
+    await send(page, `/permission-call ${JSON.stringify(spec)}`)
+    await page.getByTestId('permission-always').waitFor()
+    expect(await page.getByTestId('permission-option').allTextContents()).toEqual([
+      '1 Allow',
+      '2 Allow for this session',
+      '3 Always allow',
+      '4 Cancel'
+    ])
+    expect(await page.getByTestId('permission-always').textContent()).toContain(
+      '“Always” remembers the tool search_docs of the MCP server docs, and no other, for this agent only; “for this session” the same'
+    )
+    console.log(`screenshots: ${(await screenshotBothThemes(page, 'e2e-permission-mcp')).join(', ')}`)
+    await page.keyboard.press('3')
+    await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('permission: approved')
+    await page.getByTestId('permission-rules').locator('summary').click()
+    expect(await page.getByTestId('permission-rule').allTextContents()).toEqual([
+      expect.stringContaining('Always allow the tool search_docs of the MCP server docs, and no other')
+    ])
+    console.log(`screenshots: ${(await screenshotBothThemes(page, 'e2e-permission-mcp-rule')).join(', ')}`)
+    await page.getByTestId('revoke-permission').click()
+    await expect.poll(() => page.getByTestId('permission-rules').count()).toBe(0)
+    expect(problems).toEqual([])
+    await context.close()
   })
 
   it('says what "always" covers for a Claude Code tool, offers none for a file outside the project, and lists each rule with its scope', async () => {
-    for (const colorScheme of ['light', 'dark'] as const) {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme })
-      const page = await context.newPage()
-      const problems = watchConsole(page)
-      await page.goto(app.server.url)
-      const project = page.getByTestId('project').filter({ hasText: 'my-project' })
-      await chooseAgent(project, { label: 'Scripted' })
-      await project.getByTestId('new-session').click()
-      const call = (spec: Record<string, unknown>): string => `/permission-call ${JSON.stringify(spec)}`
-      const command = `node -e "require('fs').readdirSync('.').forEach((f) => console.log(f))"`
-      await send(page, call({ tool: 'Bash', kind: 'execute', title: command, rawInput: { command } }))
-      await page.getByTestId('permission-always').waitFor()
-      expect(await page.getByTestId('permission-option').allTextContents()).toEqual(['1 Allow', '2 Always allow', '3 Reject'])
-      expect(await page.getByTestId('permission-option').nth(1).getAttribute('title')).toContain('The agent offered “Always Allow all Bash”')
-      expect(await page.getByTestId('permission-always').textContent()).toContain(
-        `“Always” remembers running ${command} with Bash (that exact command only), for this agent only`
-      )
-      console.log(`screenshot: ${await screenshot(page, `e2e-permission-command-${colorScheme}`)}`)
-      await page.keyboard.press('2')
-      await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('permission: allow')
+    const { context, page, problems } = await newSessionWindow(app.server.url, { label: 'Scripted' })
+    const call = (spec: Record<string, unknown>): string => `/permission-call ${JSON.stringify(spec)}`
+    const command = `node -e "require('fs').readdirSync('.').forEach((f) => console.log(f))"`
+    await send(page, call({ tool: 'Bash', kind: 'execute', title: command, rawInput: { command } }))
+    await page.getByTestId('permission-always').waitFor()
+    expect(await page.getByTestId('permission-option').allTextContents()).toEqual(['1 Allow', '2 Always allow', '3 Reject'])
+    expect(await page.getByTestId('permission-option').nth(1).getAttribute('title')).toContain('The agent offered “Always Allow all Bash”')
+    expect(await page.getByTestId('permission-always').textContent()).toContain(
+      `“Always” remembers running ${command} with Bash (that exact command only), for this agent only`
+    )
+    console.log(`screenshots: ${(await screenshotBothThemes(page, 'e2e-permission-command')).join(', ')}`)
+    await page.keyboard.press('2')
+    await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('permission: allow')
 
-      const notes = join(projectDir, 'notes.md')
-      await send(page, call({ tool: 'Edit', kind: 'edit', title: 'Edit notes.md', locations: [notes], rawInput: { file_path: notes } }))
-      await page.getByTestId('permission-always').waitFor()
-      expect(await page.getByTestId('permission-always').textContent()).toContain(
-        '“Always” remembers Edit on any file inside my-project, for this agent only'
-      )
-      await page.keyboard.press('2')
-      await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('permission: allow')
+    const notes = join(projectDir, 'notes.md')
+    await send(page, call({ tool: 'Edit', kind: 'edit', title: 'Edit notes.md', locations: [notes], rawInput: { file_path: notes } }))
+    await page.getByTestId('permission-always').waitFor()
+    expect(await page.getByTestId('permission-always').textContent()).toContain(
+      '“Always” remembers Edit on any file inside my-project, for this agent only'
+    )
+    await page.keyboard.press('2')
+    await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('permission: allow')
 
-      // A file outside the project: asked, with no "always" to choose, and why.
-      const outside = join(root, 'elsewhere', 'notes.md')
-      await send(page, call({ tool: 'Edit', kind: 'edit', title: `Edit ${outside}`, locations: [outside], rawInput: { file_path: outside } }))
-      await page.getByTestId('permission-always').waitFor()
-      expect(await page.getByTestId('permission-option').allTextContents()).toEqual(['1 Allow', '2 Reject'])
-      expect(await page.getByTestId('permission-always').textContent()).toContain(
-        `No “always” for this one: it names ${outside}, outside my-project's folders`
-      )
-      await page.getByTestId('permission-rules').locator('summary').click()
-      expect(await page.getByTestId('permission-rule').allTextContents()).toEqual([
-        expect.stringContaining(`Always allow running ${command} with Bash (that exact command only)`),
-        expect.stringContaining('Always allow Edit on any file inside my-project')
-      ])
-      console.log(`screenshot: ${await screenshot(page, `e2e-permission-outside-${colorScheme}`)}`)
-      await page.keyboard.press('2')
-      await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('permission: reject')
-      expect(await page.getByTestId('entry-permission').last().textContent()).toContain(`Refused: Edit ${outside}`)
+    // A file outside the project: asked, with no "always" to choose, and why.
+    const outside = join(root, 'elsewhere', 'notes.md')
+    await send(page, call({ tool: 'Edit', kind: 'edit', title: `Edit ${outside}`, locations: [outside], rawInput: { file_path: outside } }))
+    await page.getByTestId('permission-always').waitFor()
+    expect(await page.getByTestId('permission-option').allTextContents()).toEqual(['1 Allow', '2 Reject'])
+    expect(await page.getByTestId('permission-always').textContent()).toContain(
+      `No “always” for this one: it names ${outside}, outside my-project's folders`
+    )
+    await page.getByTestId('permission-rules').locator('summary').click()
+    expect(await page.getByTestId('permission-rule').allTextContents()).toEqual([
+      expect.stringContaining(`Always allow running ${command} with Bash (that exact command only)`),
+      expect.stringContaining('Always allow Edit on any file inside my-project')
+    ])
+    console.log(`screenshots: ${(await screenshotBothThemes(page, 'e2e-permission-outside')).join(', ')}`)
+    await page.keyboard.press('2')
+    await expect.poll(() => page.getByTestId('entry-assistant').last().textContent()).toContain('permission: reject')
+    expect(await page.getByTestId('entry-permission').last().textContent()).toContain(`Refused: Edit ${outside}`)
 
-      // Revoked one by one, each by what it covers.
-      await page.getByRole('button', { name: 'Revoke: Always allow Edit on any file inside my-project' }).click()
-      await expect.poll(() => page.getByTestId('permission-rule').count()).toBe(1)
-      await page.getByTestId('revoke-permission').click()
-      await expect.poll(() => page.getByTestId('permission-rules').count()).toBe(0)
-      expect(problems).toEqual([])
-      await context.close()
-    }
+    // Revoked one by one, each by what it covers.
+    await page.getByRole('button', { name: 'Revoke: Always allow Edit on any file inside my-project' }).click()
+    await expect.poll(() => page.getByTestId('permission-rule').count()).toBe(1)
+    await page.getByTestId('revoke-permission').click()
+    await expect.poll(() => page.getByTestId('permission-rules').count()).toBe(0)
+    expect(problems).toEqual([])
+    await context.close()
   })
 
   it('shows two permission requests asked at once; each is answered on its own, by click or, for the first, by key', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-    const page = await context.newPage()
-    const problems = watchConsole(page)
-    await page.goto(app.server.url)
-    const project = page.getByTestId('project').filter({ hasText: 'my-project' })
-    await chooseAgent(project, { label: 'Scripted' })
-    await project.getByTestId('new-session').click()
+    const { context, page, problems } = await newSessionWindow(app.server.url, { label: 'Scripted' })
     await send(page, '/permissions 2')
     const cards = page.getByTestId('permission')
     await expect.poll(() => cards.count()).toBe(2)

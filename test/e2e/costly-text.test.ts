@@ -7,6 +7,7 @@ import type { RunningServer } from '../../electron/host/web/ws-server'
 import { pathologicalText } from '../agent/pathological'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
 import { clipboardText, closeBrowserHost, openBrowserHost, rendererRssMb, resetWindowSettings, screenshot, watchConsole } from './browser'
+import { screenshotBothThemes } from './themes'
 
 /**
  * Agent text that froze the window before it was bounded (a 5 MB line, 2,000
@@ -254,46 +255,45 @@ describe('costly agent text', () => {
     await context.close()
   }, 300_000)
 
-  it.each(['light', 'dark'] as const)(
-    'shows what hides in agent text and file names, keeps foreign hosts and escaped HTML inert, and wraps unbreakable strings (%s)',
-    async (theme) => {
-      const RLO = '\u202E'
-      const context = await newContext(theme)
-      const page = await context.newPage()
-      const problems = watchConsole(page)
-      await newSession(page)
-      const message =
-        `Open invoice${RLO}txt.exe now. See [report${RLO}fdp.exe](file:///tmp/report%E2%80%AEfdp.exe) ` +
-        'and [notes](file://fileserver/share/notes.txt). Escaped: <b>http://evil.example/x</b>, a real link: https://example.com/ok'
-      await send(page, `/sayjson ${JSON.stringify(message)}`)
-      const said = page.getByTestId('entry-assistant').filter({ hasText: 'Open invoice' })
-      await said.waitFor()
-      // The override is shown where it is, so the text cannot read "exe.txt".
-      expect(await said.locator('.hidden-char').first().textContent()).toBe('RLO')
-      const chips = said.locator('.file-link')
-      await expect.poll(() => chips.allTextContents()).toEqual(['reportRLOfdp.exe', 'notes'])
-      expect(await chips.evaluateAll((els) => els.map((el) => (el as unknown as { dataset: { path: string } }).dataset.path))).toEqual([
-        `/tmp/report${RLO}fdp.exe`,
-        '//fileserver/share/notes.txt'
-      ])
-      expect(await said.locator('a').evaluateAll((els) => els.map((el) => el.getAttribute('href')))).toEqual(['https://example.com/ok'])
-      await screenshot(page, `agent-text-hidden-chars-message-${theme}`)
+  it('shows what hides in agent text and file names, keeps foreign hosts and escaped HTML inert, and wraps unbreakable strings, in light and dark', async () => {
+    const RLO = '\u202E'
+    const context = await newContext()
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await newSession(page)
+    const message =
+      `Open invoice${RLO}txt.exe now. See [report${RLO}fdp.exe](file:///tmp/report%E2%80%AEfdp.exe) ` +
+      'and [notes](file://fileserver/share/notes.txt). Escaped: <b>http://evil.example/x</b>, a real link: https://example.com/ok'
+    await send(page, `/sayjson ${JSON.stringify(message)}`)
+    const said = page.getByTestId('entry-assistant').filter({ hasText: 'Open invoice' })
+    await said.waitFor()
+    // The override is shown where it is, so the text cannot read "exe.txt".
+    expect(await said.locator('.hidden-char').first().textContent()).toBe('RLO')
+    const chips = said.locator('.file-link')
+    await expect.poll(() => chips.allTextContents()).toEqual(['reportRLOfdp.exe', 'notes'])
+    expect(await chips.evaluateAll((els) => els.map((el) => (el as unknown as { dataset: { path: string } }).dataset.path))).toEqual([
+      `/tmp/report${RLO}fdp.exe`,
+      '//fileserver/share/notes.txt'
+    ])
+    expect(await said.locator('a').evaluateAll((els) => els.map((el) => el.getAttribute('href')))).toEqual(['https://example.com/ok'])
+    await screenshotBothThemes(page, 'agent-text-hidden-chars-message')
 
-      const word = 'x'.repeat(3_000)
-      await send(page, `/plan Rename ${RLO}txt.exe;${word}`)
-      const plan = page.getByTestId('entry-plan').last()
-      await plan.waitFor()
-      expect(await plan.locator('bdi .hidden-char').first().textContent()).toBe('RLO')
-      await screenshot(page, `agent-text-hidden-chars-thread-${theme}`)
+    const word = 'x'.repeat(3_000)
+    await send(page, `/plan Rename ${RLO}txt.exe;${word}`)
+    const plan = page.getByTestId('entry-plan').last()
+    await plan.waitFor()
+    expect(await plan.locator('bdi .hidden-char').first().textContent()).toBe('RLO')
+    await screenshotBothThemes(page, 'agent-text-hidden-chars-thread')
 
-      await send(
-        page,
-        `/permission-call ${JSON.stringify({ tool: 'Y'.repeat(2_000), kind: 'execute', title: `Delete ${RLO}txt.exe ${'z'.repeat(2_000)}` })}`
-      )
-      const card = page.getByTestId('permission')
-      await card.waitFor()
-      expect(await card.locator('.title bdi .hidden-char').first().textContent()).toBe('RLO')
-      // Nothing runs past its card, and the thread does not scroll sideways.
+    await send(
+      page,
+      `/permission-call ${JSON.stringify({ tool: 'Y'.repeat(2_000), kind: 'execute', title: `Delete ${RLO}txt.exe ${'z'.repeat(2_000)}` })}`
+    )
+    const card = page.getByTestId('permission')
+    await card.waitFor()
+    expect(await card.locator('.title bdi .hidden-char').first().textContent()).toBe('RLO')
+    // Nothing runs past its card, and the thread does not scroll sideways: in either theme.
+    const bounded = async (): Promise<void> => {
       const cardBox = await card.boundingBox()
       for (const option of await page.getByTestId('permission-option').all()) {
         const box = await option.boundingBox()
@@ -305,11 +305,10 @@ describe('costly agent text', () => {
       expect(planBox!.x + planBox!.width).toBeLessThanOrEqual(threadBox!.x + threadBox!.width + 1)
       const overflow = await thread.evaluate((el: { scrollWidth: number; clientWidth: number }) => el.scrollWidth - el.clientWidth)
       expect(overflow).toBeLessThanOrEqual(1)
-      await screenshot(page, `agent-text-hidden-chars-permission-${theme}`)
-      await page.getByTestId('permission-dismiss').click()
-      expect(problems).toEqual([])
-      await context.close()
-    },
-    120_000
-  )
+    }
+    await screenshotBothThemes(page, 'agent-text-hidden-chars-permission', bounded)
+    await page.getByTestId('permission-dismiss').click()
+    expect(problems).toEqual([])
+    await context.close()
+  }, 120_000)
 })

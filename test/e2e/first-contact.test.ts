@@ -3,11 +3,12 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser, Locator, Page } from 'playwright-core'
 import type { RunningServer } from '../../electron/host/web/ws-server'
 import { confirmEverything, removeDir, scriptedAgent, tempDir } from '../helpers'
 import { Host } from '../../electron/host/host'
 import { closeBrowserHost, launchBrowser, resetWindowSettings, screenshot, serve, watchConsole, chooseAgent } from './browser'
+import { screenshotBothThemes } from './themes'
 
 /**
  * First contact with an agent, as a new user meets it offline: starting a
@@ -16,7 +17,7 @@ import { closeBrowserHost, launchBrowser, resetWindowSettings, screenshot, serve
  * that explain it, and what fits (sign in each way it offers, install, its
  * log, try again). Real Gemini CLI, Codex and Claude Code from npm, signed
  * out, HOME an empty folder; and a custom agent that crashes at start.
- * Headless Chromium, light and dark.
+ * Headless Chromium, each panel screenshotted in light and dark.
  */
 
 const modules = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules')
@@ -24,7 +25,7 @@ const claudeAdapter = join(modules, '@agentclientprotocol', 'claude-agent-acp', 
 const geminiBundle = join(modules, '@google', 'gemini-cli', 'bundle', 'gemini.js')
 const codexAdapter = join(modules, '@agentclientprotocol', 'codex-acp', 'dist', 'index.js')
 const asRoot = process.getuid?.() === 0
-/** Each real agent starts twice (light and dark) on a machine shared with other work. */
+/** Real agents start slowly on a machine shared with other work. */
 const SLOW = 360_000
 
 /** A preset whose command this machine does not have (as Codex is on a fresh install without it on PATH). */
@@ -64,7 +65,7 @@ afterAll(async () => {
   await removeDir(root)
 })
 
-async function newPage(scheme: 'light' | 'dark'): Promise<{ page: Page; problems: string[] }> {
+async function newPage(scheme: 'light' | 'dark' = 'light'): Promise<{ page: Page; problems: string[] }> {
   // A first window: not the panes an earlier test left open (the Host keeps the layout).
   await resetWindowSettings(host)
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: scheme })
@@ -99,6 +100,14 @@ async function expectOnceInMainPane(page: Page): Promise<void> {
   expect(await page.getByTestId('error-banner').count()).toBe(0)
 }
 
+/** A first window where a new session with the agent could not start: its panel, said once in the main pane. */
+async function failedStart(agentId: string): Promise<{ page: Page; problems: string[]; panel: Locator }> {
+  const { page, problems } = await newPage()
+  await startSession(page, agentId)
+  await expectOnceInMainPane(page)
+  return { page, problems, panel: page.getByTestId('agent-problem-panel') }
+}
+
 async function rowStatus(page: Page, name: string): Promise<string> {
   await page.keyboard.press('Control+Shift+A')
   await page.getByTestId('agents-page').waitFor()
@@ -118,34 +127,27 @@ describe('first contact with an agent that cannot start a session', () => {
         env: { HOME: home, USERPROFILE: home, GEMINI_CLI_NO_RELAUNCH: 'true' }
       }
     })
-    for (const scheme of ['light', 'dark'] as const) {
-      const { page, problems } = await newPage(scheme)
-      await startSession(page, gemini.id)
-      await expectOnceInMainPane(page)
-      const panel = page.getByTestId('agent-problem-panel')
-      expect(await panel.getAttribute('data-kind'), (await panel.textContent()) ?? '').toBe('sign_in')
-      expect(await panel.getByTestId('agent-problem-title').textContent()).toBe('Sign in to Gemini CLI')
-      // One sentence with Gemini's reason, its full stop once (not ".).").
-      const sentence = await panel.getByTestId('agent-problem-sentence').textContent()
-      expect(sentence).toBe('Gemini CLI needs you to sign in first: Gemini API key is missing or not configured.')
-      expect(await timesShown(page, 'Gemini API key is missing')).toBe(1)
-      expect(await page.locator('body').innerText()).not.toContain('.).')
-      // Each way it offers, once; the key method asks for the key, and has the keyboard.
-      const methods = await panel.getByTestId('sign-in-method').allTextContents()
-      expect(methods).toHaveLength(4)
-      expect(methods.join(' ')).toMatch(/Log in with Google.*Gemini API key.*Vertex AI.*AI API Gateway/s)
-      await expect.poll(() => page.evaluate('document.activeElement?.dataset?.testid')).toBe('sign-in-key-gemini-api-key')
-      expect(await panel.getByTestId('agent-problem-retry').isVisible()).toBe(true)
-      console.log(`screenshot: ${await screenshot(page, `e2e-first-contact-gemini-${scheme}`)}`)
+    const { page, problems, panel } = await failedStart(gemini.id)
+    expect(await panel.getAttribute('data-kind'), (await panel.textContent()) ?? '').toBe('sign_in')
+    expect(await panel.getByTestId('agent-problem-title').textContent()).toBe('Sign in to Gemini CLI')
+    // One sentence with Gemini's reason, its full stop once (not ".).").
+    const sentence = await panel.getByTestId('agent-problem-sentence').textContent()
+    expect(sentence).toBe('Gemini CLI needs you to sign in first: Gemini API key is missing or not configured.')
+    expect(await timesShown(page, 'Gemini API key is missing')).toBe(1)
+    expect(await page.locator('body').innerText()).not.toContain('.).')
+    // Each way it offers, once; the key method asks for the key, and has the keyboard.
+    const methods = await panel.getByTestId('sign-in-method').allTextContents()
+    expect(methods).toHaveLength(4)
+    expect(methods.join(' ')).toMatch(/Log in with Google.*Gemini API key.*Vertex AI.*AI API Gateway/s)
+    await expect.poll(() => page.evaluate('document.activeElement?.dataset?.testid')).toBe('sign-in-key-gemini-api-key')
+    expect(await panel.getByTestId('agent-problem-retry').isVisible()).toBe(true)
+    console.log(`screenshots: ${(await screenshotBothThemes(page, 'e2e-first-contact-gemini')).join(', ')}`)
 
-      if (scheme === 'light') {
-        // Its process runs, but it cannot start a session: the Agents page does not call it ready.
-        expect(await rowStatus(page, 'Gemini CLI')).toBe('needs sign-in')
-        expect(await page.getByTestId('agent-details-status').textContent()).toContain('needs sign-in')
-      }
-      expect(problems).toEqual([])
-      await page.context().close()
-    }
+    // Its process runs, but it cannot start a session: the Agents page does not call it ready.
+    expect(await rowStatus(page, 'Gemini CLI')).toBe('needs sign-in')
+    expect(await page.getByTestId('agent-details-status').textContent()).toContain('needs sign-in')
+    expect(problems).toEqual([])
+    await page.context().close()
   })
 
   it.skipIf(!existsSync(codexAdapter))('Codex without a key: its ways to sign in, once, the API key a field', { timeout: SLOW }, async () => {
@@ -153,24 +155,19 @@ describe('first contact with an agent that cannot start a session', () => {
       name: 'Codex',
       transport: { kind: 'process', command: process.execPath, args: [codexAdapter], env: { HOME: home, USERPROFILE: home } }
     })
-    for (const scheme of ['light', 'dark'] as const) {
-      const { page, problems } = await newPage(scheme)
-      await startSession(page, codex.id)
-      await expectOnceInMainPane(page)
-      const panel = page.getByTestId('agent-problem-panel')
-      expect(await panel.getByTestId('agent-problem-title').textContent()).toBe('Sign in to Codex')
-      expect(await panel.getByTestId('agent-problem-sentence').textContent()).toBe('Codex needs you to sign in first.')
-      // An API key, ChatGPT in the browser, ChatGPT with a device code.
-      expect(await panel.getByTestId('sign-in-method').count()).toBe(3)
-      expect(await panel.getByTestId('sign-in-key-api-key').isVisible()).toBe(true)
-      expect(await panel.getByTestId('sign-in-api-key').textContent()).toContain('Save and sign in')
-      expect(await panel.getByTestId('sign-in-chat-gpt').textContent()).toContain('Sign in')
-      // Codex's warning about PATH is not the explanation of a sign-in.
-      expect(await panel.getByTestId('agent-problem-lines').count()).toBe(0)
-      console.log(`screenshot: ${await screenshot(page, `e2e-first-contact-codex-${scheme}`)}`)
-      expect(problems).toEqual([])
-      await page.context().close()
-    }
+    const { page, problems, panel } = await failedStart(codex.id)
+    expect(await panel.getByTestId('agent-problem-title').textContent()).toBe('Sign in to Codex')
+    expect(await panel.getByTestId('agent-problem-sentence').textContent()).toBe('Codex needs you to sign in first.')
+    // An API key, ChatGPT in the browser, ChatGPT with a device code.
+    expect(await panel.getByTestId('sign-in-method').count()).toBe(3)
+    expect(await panel.getByTestId('sign-in-key-api-key').isVisible()).toBe(true)
+    expect(await panel.getByTestId('sign-in-api-key').textContent()).toContain('Save and sign in')
+    expect(await panel.getByTestId('sign-in-chat-gpt').textContent()).toContain('Sign in')
+    // Codex's warning about PATH is not the explanation of a sign-in.
+    expect(await panel.getByTestId('agent-problem-lines').count()).toBe(0)
+    console.log(`screenshots: ${(await screenshotBothThemes(page, 'e2e-first-contact-codex')).join(', ')}`)
+    expect(problems).toEqual([])
+    await page.context().close()
   })
 
   it('Claude Code signed out (IS_SANDBOX=1): the session opens, and the first message leads into signing in, once', { timeout: SLOW }, async () => {
@@ -225,31 +222,24 @@ describe('first contact with an agent that cannot start a session', () => {
         name: 'Claude as root',
         transport: { kind: 'process', command: process.execPath, args: [claudeAdapter], env: { HOME: home, USERPROFILE: home, IS_SANDBOX: 'yes' } }
       })
-      for (const scheme of ['light', 'dark'] as const) {
-        const { page, problems } = await newPage(scheme)
-        await startSession(page, claude.id)
-        await expectOnceInMainPane(page)
-        const panel = page.getByTestId('agent-problem-panel')
-        expect(await panel.getByTestId('agent-problem-title').textContent()).toBe('Claude as root could not start a session')
-        expect(await panel.getByTestId('agent-problem-sentence').textContent()).toBe(
-          // claude-agent-acp 0.101 gives the cause in its message ("Internal error: <cause>"); older ones only the exit.
-          'It answered with an error: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons.'
-        )
-        expect(await panel.getByTestId('agent-problem-hint').textContent()).toMatch(/refuses to run as root with IS_SANDBOX=yes.*IS_SANDBOX=1/)
-        expect(await page.locator('body').innerText()).not.toContain('Internal error')
-        // Its log is one click away (here it holds only the start: the adapter keeps Claude Code's stderr to itself).
-        await panel.getByTestId('agent-problem-log').click()
-        await expect.poll(() => panel.getByTestId('agent-log').textContent()).toContain('starting')
-        console.log(`screenshot: ${await screenshot(page, `e2e-first-contact-claude-root-${scheme}`)}`)
-        if (scheme === 'light') {
-          expect(await rowStatus(page, 'Claude as root')).toBe('failing')
-          expect(await page.getByTestId('agent-details-status').textContent()).toContain(
-            'failing: --dangerously-skip-permissions cannot be used with root'
-          )
-        }
-        expect(problems).toEqual([])
-        await page.context().close()
-      }
+      const { page, problems, panel } = await failedStart(claude.id)
+      expect(await panel.getByTestId('agent-problem-title').textContent()).toBe('Claude as root could not start a session')
+      expect(await panel.getByTestId('agent-problem-sentence').textContent()).toBe(
+        // claude-agent-acp 0.101 gives the cause in its message ("Internal error: <cause>"); older ones only the exit.
+        'It answered with an error: --dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons.'
+      )
+      expect(await panel.getByTestId('agent-problem-hint').textContent()).toMatch(/refuses to run as root with IS_SANDBOX=yes.*IS_SANDBOX=1/)
+      expect(await page.locator('body').innerText()).not.toContain('Internal error')
+      // Its log is one click away (here it holds only the start: the adapter keeps Claude Code's stderr to itself).
+      await panel.getByTestId('agent-problem-log').click()
+      await expect.poll(() => panel.getByTestId('agent-log').textContent()).toContain('starting')
+      console.log(`screenshots: ${(await screenshotBothThemes(page, 'e2e-first-contact-claude-root')).join(', ')}`)
+      expect(await rowStatus(page, 'Claude as root')).toBe('failing')
+      expect(await page.getByTestId('agent-details-status').textContent()).toContain(
+        'failing: --dangerously-skip-permissions cannot be used with root'
+      )
+      expect(problems).toEqual([])
+      await page.context().close()
     }
   )
 
@@ -264,34 +254,27 @@ describe('first contact with an agent that cannot start a session', () => {
         name: 'Half-built',
         transport: { kind: 'process', command: process.execPath, args: [script] }
       })
-      for (const scheme of ['light', 'dark'] as const) {
-        const { page, problems } = await newPage(scheme)
-        await startSession(page, agent.id)
-        await expectOnceInMainPane(page)
-        const panel = page.getByTestId('agent-problem-panel')
-        expect(await panel.getByTestId('agent-problem-title').textContent()).toBe('Half-built could not start')
-        expect(await panel.getByTestId('agent-problem-sentence').textContent()).toBe("Agent 'Half-built' exited during initialize with code 1.")
-        // The explaining line, found above the frames, once; no frame, no "Node.js v20".
-        expect(await panel.getByTestId('agent-problem-lines').textContent()).toBe(
-          `Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'tsx' imported from ${script}`
-        )
-        expect(await timesShown(page, "Cannot find package 'tsx'")).toBe(1)
-        expect(await page.locator('body').innerText()).not.toMatch(/at packageResolve|Node\.js v\d/)
-        // The whole log, frames and all, one click away.
-        await panel.getByTestId('agent-problem-log').click()
-        await expect.poll(() => panel.getByTestId('agent-log').textContent()).toContain('at packageResolve')
-        console.log(`screenshot: ${await screenshot(page, `e2e-first-contact-custom-${scheme}`)}`)
-        if (scheme === 'dark') {
-          // Fixed (the agent pointed at a working program): Try again opens the session in the same pane.
-          await host.request('agents.update', { agentId: agent.id, ...scriptedAgent(join(root, 'scripted-state'), {}, 'Half-built') })
-          await panel.getByTestId('agent-problem-retry').click()
-          await page.getByTestId('composer-input').waitFor({ timeout: 60_000 })
-          expect(await page.getByTestId('new-session-attempt').count()).toBe(0)
-          expect(await page.getByTestId('session-title').textContent()).toBe('New session')
-        }
-        expect(problems).toEqual([])
-        await page.context().close()
-      }
+      const { page, problems, panel } = await failedStart(agent.id)
+      expect(await panel.getByTestId('agent-problem-title').textContent()).toBe('Half-built could not start')
+      expect(await panel.getByTestId('agent-problem-sentence').textContent()).toBe("Agent 'Half-built' exited during initialize with code 1.")
+      // The explaining line, found above the frames, once; no frame, no "Node.js v20".
+      expect(await panel.getByTestId('agent-problem-lines').textContent()).toBe(
+        `Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'tsx' imported from ${script}`
+      )
+      expect(await timesShown(page, "Cannot find package 'tsx'")).toBe(1)
+      expect(await page.locator('body').innerText()).not.toMatch(/at packageResolve|Node\.js v\d/)
+      // The whole log, frames and all, one click away.
+      await panel.getByTestId('agent-problem-log').click()
+      await expect.poll(() => panel.getByTestId('agent-log').textContent()).toContain('at packageResolve')
+      console.log(`screenshots: ${(await screenshotBothThemes(page, 'e2e-first-contact-custom')).join(', ')}`)
+      // Fixed (the agent pointed at a working program): Try again opens the session in the same pane.
+      await host.request('agents.update', { agentId: agent.id, ...scriptedAgent(join(root, 'scripted-state'), {}, 'Half-built') })
+      await panel.getByTestId('agent-problem-retry').click()
+      await page.getByTestId('composer-input').waitFor({ timeout: 60_000 })
+      expect(await page.getByTestId('new-session-attempt').count()).toBe(0)
+      expect(await page.getByTestId('session-title').textContent()).toBe('New session')
+      expect(problems).toEqual([])
+      await page.context().close()
     }
   )
 

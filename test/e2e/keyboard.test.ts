@@ -6,6 +6,7 @@ import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/web/ws-server'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
 import { closeBrowserHost, focusTrace, openBrowserHost, resetWindowSettings, screenshot, traceFocus, watchConsole } from './browser'
+import { screenshotBothThemes } from './themes'
 
 /**
  * The keyboard, where the focus is: a permission card's keys never act
@@ -51,8 +52,8 @@ interface OpenPage {
   close: () => Promise<void>
 }
 
-async function openPage(colorScheme: 'light' | 'dark' = 'light'): Promise<OpenPage> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme, reducedMotion: 'reduce' })
+async function openPage(): Promise<OpenPage> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' })
   const page = await context.newPage()
   page.setDefaultTimeout(20_000)
   const problems = watchConsole(page)
@@ -294,9 +295,9 @@ describe('the keyboard where the focus is', () => {
     await close()
   })
 
-  it.each(['light', 'dark'] as const)('shows the focus ring on ↓ Latest and in the shortcut list (%s)', async (scheme) => {
-    const { page, problems, close } = await openPage(scheme)
-    await openSession(page, `A long answer (${scheme})`)
+  it('shows the focus ring on ↓ Latest and in the shortcut list, in light and dark', async () => {
+    const { page, problems, close } = await openPage()
+    await openSession(page, 'A long answer')
     await send(page, Array.from({ length: 40 }, (_, i) => `/tool step ${i + 1}`).join('\n'))
     await expect.poll(() => page.getByTestId('entry-stop').count()).toBe(1)
     await page.getByTestId('thread-scroll').evaluate((element) => element.scrollTo({ top: 0 }))
@@ -309,9 +310,11 @@ describe('the keyboard where the focus is', () => {
     // Reached by the keyboard (the last key pressed, not a click): its ring shows.
     await page.keyboard.press('Shift')
     await latest.focus()
-    expect(await focused(page)).toBe('to-latest')
-    expect(await focusedShadow(page)).toContain('0px 0px 0px 4px')
-    console.log(`screenshot: ${await screenshot(page, `e2e-keyboard-latest-${scheme}`)}`)
+    const ringOn = (testId: string) => async (): Promise<void> => {
+      expect(await focused(page)).toBe(testId)
+      expect(await focusedShadow(page)).toContain('0px 0px 0px 4px')
+    }
+    console.log(`screenshots: ${(await screenshotBothThemes(page, 'e2e-keyboard-latest', ringOn('to-latest'))).join(', ')}`)
 
     // The shortcut list scrolls: Tab reaches the list itself, and its ring shows.
     await page.keyboard.press('?')
@@ -319,9 +322,7 @@ describe('the keyboard where the focus is', () => {
     expect(await page.evaluate('document.activeElement.getAttribute("aria-label")')).toBe('Close')
     expect(await focusedShadow(page)).toContain('0px 0px 0px 4px')
     for (let tab = 0; tab < 4 && (await focused(page)) !== 'shortcuts-overlay'; tab++) await page.keyboard.press('Tab')
-    expect(await focused(page)).toBe('shortcuts-overlay')
-    expect(await focusedShadow(page)).toContain('0px 0px 0px 4px')
-    console.log(`screenshot: ${await screenshot(page, `e2e-keyboard-shortcuts-${scheme}`)}`)
+    console.log(`screenshots: ${(await screenshotBothThemes(page, 'e2e-keyboard-shortcuts', ringOn('shortcuts-overlay'))).join(', ')}`)
     await page.keyboard.press('Escape')
     await expect.poll(() => page.getByTestId('shortcuts-overlay').count()).toBe(0)
 
@@ -331,25 +332,19 @@ describe('the keyboard where the focus is', () => {
     await page.getByTestId('composer-input').press('Enter')
     await page.getByTestId('permission').waitFor()
     await expect.poll(() => focusedText(page)).toBe('1 Allow')
-    expect(await focusedShadow(page)).toContain('0px 0px 0px 4px')
-    console.log(`screenshot: ${await screenshot(page, `e2e-keyboard-permission-${scheme}`)}`)
-    await page
-      .getByTestId('session-item')
-      .filter({ hasText: `A long answer (${scheme})` })
-      .getByTestId('session-open')
-      .focus()
+    const allowRing = async (): Promise<void> => {
+      expect(await focusedText(page)).toBe('1 Allow')
+      expect(await focusedShadow(page)).toContain('0px 0px 0px 4px')
+    }
+    console.log(`screenshots: ${(await screenshotBothThemes(page, 'e2e-keyboard-permission', allowRing)).join(', ')}`)
+    await page.getByTestId('session-item').filter({ hasText: 'A long answer' }).getByTestId('session-open').focus()
     await page.keyboard.press('Delete')
     await page.getByTestId('confirm-delete').waitFor()
-    expect(await focused(page)).toBe('confirm-cancel')
-    console.log(`screenshot: ${await screenshot(page, `e2e-keyboard-delete-${scheme}`)}`)
+    const cancelFocused = async (): Promise<void> => expect(await focused(page)).toBe('confirm-cancel')
+    console.log(`screenshots: ${(await screenshotBothThemes(page, 'e2e-keyboard-delete', cancelFocused)).join(', ')}`)
     await page.keyboard.press('Enter')
     await expect.poll(() => page.getByTestId('confirm-delete').count()).toBe(0)
-    expect(
-      await page
-        .getByTestId('session-item')
-        .filter({ hasText: `A long answer (${scheme})` })
-        .count()
-    ).toBe(1)
+    expect(await page.getByTestId('session-item').filter({ hasText: 'A long answer' }).count()).toBe(1)
     await page.getByTestId('permission-option').first().click()
     await expect.poll(() => page.getByTestId('permission').count()).toBe(0)
     expect(problems).toEqual([])

@@ -7,6 +7,7 @@ import type { RunningServer } from '../../electron/host/web/ws-server'
 import { initialJavaScript, staticClosure } from '../../bench/initial-js'
 import { allowCommands, removeDir, scriptedAgent, tempDir } from '../helpers'
 import { closeBrowserHost, openBrowserHost, rendererDir, resetWindowSettings, screenshot, watchConsole, chooseAgent } from './browser'
+import { screenshotBothThemes } from './themes'
 
 /**
  * A window that opens fast (renderer/src/lazy.ts, highlight.ts): the first
@@ -18,7 +19,7 @@ import { closeBrowserHost, openBrowserHost, rendererDir, resetWindowSettings, sc
  * again. A conversation whose rows show diffs fetches the diff's code once
  * it is shown, so rows scrolled into view later are drawn whole at once. All
  * under the strict CSP, with no violation. Screenshots in test-results/
- * (light and dark).
+ * (light and dark, the window switched between them).
  */
 
 let root: string
@@ -48,8 +49,8 @@ beforeEach(async () => {
   await resetWindowSettings(host)
 })
 
-async function newContext(colorScheme: 'light' | 'dark'): Promise<BrowserContext> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme })
+async function newContext(): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
   await context.addInitScript(
     "window.__violations = []; document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI))"
   )
@@ -89,152 +90,140 @@ async function send(page: Page, text: string): Promise<void> {
 }
 
 describe('a window that opens fast', () => {
-  it.each(['light', 'dark'] as const)(
-    'shows the first screen with only its script, then a session, a code block highlighted once its language is in, a diff and a terminal (%s)',
-    async (scheme) => {
-      const context = await newContext(scheme)
-      const page = await context.newPage()
-      const problems = watchConsole(page)
-      const scripts = scriptsRequested(page)
-      // The Python highlighting is held back, to see the code block before it arrives.
-      const python = await hold(context, 'python')
+  it('shows the first screen with only its script, then a session, a code block highlighted once its language is in, a diff and a terminal', async () => {
+    const context = await newContext()
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    const scripts = scriptsRequested(page)
+    // The Python highlighting is held back, to see the code block before it arrives.
+    const python = await hold(context, 'python')
 
-      await page.goto(server.url)
-      const project = page.getByTestId('project').filter({ hasText: 'lazy-project' })
-      await project.waitFor()
-      // The first screen: exactly the build's initial scripts, none of the parts not shown (a session's view and
-      // the diff may have begun to come: they are fetched once the window is idle).
-      const initial = await initialJavaScript(rendererDir)
-      const whenIdle = await fetchedWhenIdle(initial.files.map((f) => f.file))
-      expect(new Set(scripts.filter((s) => !whenIdle.has(s)))).toEqual(new Set(initial.files.map((f) => f.file)))
+    await page.goto(server.url)
+    const project = page.getByTestId('project').filter({ hasText: 'lazy-project' })
+    await project.waitFor()
+    // The first screen: exactly the build's initial scripts, none of the parts not shown (a session's view and
+    // the diff may have begun to come: they are fetched once the window is idle).
+    const initial = await initialJavaScript(rendererDir)
+    const whenIdle = await fetchedWhenIdle(initial.files.map((f) => f.file))
+    expect(new Set(scripts.filter((s) => !whenIdle.has(s)))).toEqual(new Set(initial.files.map((f) => f.file)))
 
-      await chooseAgent(project, { label: 'Scripted' })
-      await project.getByTestId('new-session').click()
-      await page.getByTestId('composer-input').waitFor()
-      await expect.poll(() => page.getByTestId('composer-input').isEnabled()).toBe(true)
-      expect(scripts.some((s) => /assets\/SessionView-/.test(s))).toBe(true)
-      expect(scripts.some((s) => /assets\/(open-xterm|TerminalOutput|python)-/.test(s))).toBe(false)
+    await chooseAgent(project, { label: 'Scripted' })
+    await project.getByTestId('new-session').click()
+    await page.getByTestId('composer-input').waitFor()
+    await expect.poll(() => page.getByTestId('composer-input').isEnabled()).toBe(true)
+    expect(scripts.some((s) => /assets\/SessionView-/.test(s))).toBe(true)
+    expect(scripts.some((s) => /assets\/(open-xterm|TerminalOutput|python)-/.test(s))).toBe(false)
 
-      await send(page, '/sayjson "Here it is:\\n\\n```python\\ndef greet(name):\\n    return f\\"hello {name}\\"\\n```\\n"')
-      const code = page.locator('[data-testid=entry-assistant] .code-block').first()
-      // Shown at once, plain, while its language is on its way.
-      await expect.poll(() => code.locator('code').textContent(), { timeout: 30_000 }).toContain('def greet(name):')
-      expect(await code.locator('.code-lang').textContent()).toBe('python')
-      await expect.poll(() => python.held(), { timeout: 30_000 }).toBeGreaterThan(0)
-      expect(await code.locator('.hljs-keyword').count()).toBe(0)
-      await screenshot(page, `lazy-code-plain-${scheme}`)
-      python.release()
-      // Highlighted once it has arrived, the same text.
-      await expect.poll(() => code.locator('.hljs-keyword').first().textContent(), { timeout: 30_000 }).toBe('def')
-      expect(await code.locator('code').textContent()).toBe('def greet(name):\n    return f"hello {name}"\n')
-      await screenshot(page, `lazy-code-highlighted-${scheme}`)
+    await send(page, '/sayjson "Here it is:\\n\\n```python\\ndef greet(name):\\n    return f\\"hello {name}\\"\\n```\\n"')
+    const code = page.locator('[data-testid=entry-assistant] .code-block').first()
+    // Shown at once, plain, while its language is on its way.
+    await expect.poll(() => code.locator('code').textContent(), { timeout: 30_000 }).toContain('def greet(name):')
+    expect(await code.locator('.code-lang').textContent()).toBe('python')
+    await expect.poll(() => python.held(), { timeout: 30_000 }).toBeGreaterThan(0)
+    expect(await code.locator('.hljs-keyword').count()).toBe(0)
+    await screenshotBothThemes(page, 'lazy-code-plain')
+    python.release()
+    // Highlighted once it has arrived, the same text.
+    await expect.poll(() => code.locator('.hljs-keyword').first().textContent(), { timeout: 30_000 }).toBe('def')
+    expect(await code.locator('code').textContent()).toBe('def greet(name):\n    return f"hello {name}"\n')
+    await screenshotBothThemes(page, 'lazy-code-highlighted')
 
-      // A diff and a terminal: each fetched when the tool call shows one.
-      await send(page, "/diff src/example.ts\n/terminal printf '\\033[1;32mPASS\\033[0m lazy\\n'\n/say Done.")
-      // The command is asked before it runs: the user allows it on its card.
-      await page.getByTestId('permission').getByTestId('permission-option').filter({ hasText: 'Allow once' }).click()
-      await page.getByTestId('tool-call-diff').first().waitFor({ timeout: 60_000 })
-      await expect.poll(() => page.getByTestId('diff-path').first().textContent(), { timeout: 30_000 }).toContain('example.ts')
-      const terminal = page.getByTestId('terminal').first()
-      await expect.poll(() => terminal.locator('.xterm-rows').textContent(), { timeout: 60_000 }).toContain('PASS lazy')
-      expect(scripts.some((s) => /assets\/DiffView-/.test(s))).toBe(true)
-      expect(scripts.some((s) => /assets\/open-xterm-/.test(s))).toBe(true)
+    // A diff and a terminal: each fetched when the tool call shows one.
+    await send(page, "/diff src/example.ts\n/terminal printf '\\033[1;32mPASS\\033[0m lazy\\n'\n/say Done.")
+    // The command is asked before it runs: the user allows it on its card.
+    await page.getByTestId('permission').getByTestId('permission-option').filter({ hasText: 'Allow once' }).click()
+    await page.getByTestId('tool-call-diff').first().waitFor({ timeout: 60_000 })
+    await expect.poll(() => page.getByTestId('diff-path').first().textContent(), { timeout: 30_000 }).toContain('example.ts')
+    const terminal = page.getByTestId('terminal').first()
+    await expect.poll(() => terminal.locator('.xterm-rows').textContent(), { timeout: 60_000 }).toContain('PASS lazy')
+    expect(scripts.some((s) => /assets\/DiffView-/.test(s))).toBe(true)
+    expect(scripts.some((s) => /assets\/open-xterm-/.test(s))).toBe(true)
 
-      expect(await page.evaluate('window.__violations')).toEqual([])
-      expect(problems).toEqual([])
-      await context.close()
-    },
-    180_000
-  )
+    expect(await page.evaluate('window.__violations')).toEqual([])
+    expect(problems).toEqual([])
+    await context.close()
+  }, 180_000)
 
-  it.each(['light', 'dark'] as const)(
-    'shows a loading line while a page is on its way, and a failure with Try again when its chunk cannot be fetched (%s)',
-    async (scheme) => {
-      const context = await newContext(scheme)
-      const page = await context.newPage()
-      const problems = watchConsole(page)
-      const mcp = await hold(context, 'McpPage')
-      // The Agents page's chunk cannot be fetched (the network is down) until `offline` is cleared.
-      let offline = true
-      await context.route(/\/assets\/AgentsPage-[^/]*\.js$/, (route) => {
-        if (offline) void route.abort('internetdisconnected')
-        else void route.continue()
-      })
+  it('shows a loading line while a page is on its way, and a failure with Try again when its chunk cannot be fetched', async () => {
+    const context = await newContext()
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    const mcp = await hold(context, 'McpPage')
+    // The Agents page's chunk cannot be fetched (the network is down) until `offline` is cleared.
+    let offline = true
+    await context.route(/\/assets\/AgentsPage-[^/]*\.js$/, (route) => {
+      if (offline) void route.abort('internetdisconnected')
+      else void route.continue()
+    })
 
-      await page.goto(server.url)
-      await page.getByTestId('project').filter({ hasText: 'lazy-project' }).waitFor()
+    await page.goto(server.url)
+    await page.getByTestId('project').filter({ hasText: 'lazy-project' }).waitFor()
 
-      // The MCP page is held back: its place shows that it is loading.
-      await page.getByTestId('open-mcp').click()
-      const loading = page.getByTestId('lazy-loading')
-      await loading.waitFor({ timeout: 30_000 })
-      expect(await loading.textContent()).toContain('Loading the MCP page')
-      await screenshot(page, `lazy-loading-${scheme}`)
-      mcp.release()
-      await page.getByRole('heading', { name: 'MCP servers', exact: true }).waitFor({ timeout: 60_000 })
-      expect(await loading.count()).toBe(0)
+    // The MCP page is held back: its place shows that it is loading.
+    await page.getByTestId('open-mcp').click()
+    const loading = page.getByTestId('lazy-loading')
+    await loading.waitFor({ timeout: 30_000 })
+    expect(await loading.textContent()).toContain('Loading the MCP page')
+    await screenshotBothThemes(page, 'lazy-loading')
+    mcp.release()
+    await page.getByRole('heading', { name: 'MCP servers', exact: true }).waitFor({ timeout: 60_000 })
+    expect(await loading.count()).toBe(0)
 
-      // The Agents page cannot be fetched: said so, not a blank; Try again brings it.
-      await page.getByTestId('nav-agents').click()
-      const failed = page.getByTestId('lazy-failed')
-      await failed.waitFor({ timeout: 30_000 })
-      expect(await failed.textContent()).toContain('Could not load the Agents page')
-      // Said once, in its place: not also as an error of the window.
-      expect(await page.getByTestId('error-banner').count()).toBe(0)
-      await screenshot(page, `lazy-failed-${scheme}`)
-      offline = false
-      await failed.getByTestId('lazy-retry').click()
-      await page.getByTestId('agents-page').waitFor({ timeout: 60_000 })
-      expect(await failed.count()).toBe(0)
-      expect(await page.getByTestId('agents-page').textContent()).toContain('Scripted')
+    // The Agents page cannot be fetched: said so, not a blank; Try again brings it.
+    await page.getByTestId('nav-agents').click()
+    const failed = page.getByTestId('lazy-failed')
+    await failed.waitFor({ timeout: 30_000 })
+    expect(await failed.textContent()).toContain('Could not load the Agents page')
+    // Said once, in its place: not also as an error of the window.
+    expect(await page.getByTestId('error-banner').count()).toBe(0)
+    await screenshotBothThemes(page, 'lazy-failed')
+    offline = false
+    await failed.getByTestId('lazy-retry').click()
+    await page.getByTestId('agents-page').waitFor({ timeout: 60_000 })
+    expect(await failed.count()).toBe(0)
+    expect(await page.getByTestId('agents-page').textContent()).toContain('Scripted')
 
-      expect(await page.evaluate('window.__violations')).toEqual([])
-      // The refused chunk is the one error the page reports (the browser logs the failed fetch).
-      expect(problems.filter((p) => !/AgentsPage|Failed to fetch dynamically imported module|ERR_INTERNET_DISCONNECTED/.test(p))).toEqual([])
-      await context.close()
-    },
-    180_000
-  )
+    expect(await page.evaluate('window.__violations')).toEqual([])
+    // The refused chunk is the one error the page reports (the browser logs the failed fetch).
+    expect(problems.filter((p) => !/AgentsPage|Failed to fetch dynamically imported module|ERR_INTERNET_DISCONNECTED/.test(p))).toEqual([])
+    await context.close()
+  }, 180_000)
 
-  it.each(['light', 'dark'] as const)(
-    'opens a past conversation, once the window has settled after its start, with no code left to fetch: its tail and its edit drawn at once (%s)',
-    async (scheme) => {
-      const { id } = await host.request('sessions.new', { projectId, agentId })
-      await host.request('sessions.rename', { id, title: `An edit at the end ${scheme}` })
-      await host.request('sessions.prompt', { id, text: '/diff src/example.ts\n/say The edit is made.' })
-      await host.request('sessions.close', { id })
+  it('opens a past conversation, once the window has settled after its start, with no code left to fetch: its tail and its edit drawn at once', async () => {
+    const { id } = await host.request('sessions.new', { projectId, agentId })
+    await host.request('sessions.rename', { id, title: 'An edit at the end' })
+    await host.request('sessions.prompt', { id, text: '/diff src/example.ts\n/say The edit is made.' })
+    await host.request('sessions.close', { id })
 
-      const context = await newContext(scheme)
-      const page = await context.newPage()
-      const problems = watchConsole(page)
-      const scripts = scriptsRequested(page)
-      // The diff's code is the last the window fetches once idle after its start (the session's view's code makes it).
-      const diffCode = page.waitForEvent('requestfinished', { predicate: (r) => /\/assets\/DiffView-[^/]*\.js$/.test(r.url()), timeout: 60_000 })
-      await page.goto(server.url)
-      const item = page.getByTestId('session-item').filter({ hasText: `An edit at the end ${scheme}` })
-      await item.waitFor()
-      // The reader reads the list a moment: the page settles (its idle fetch done, nothing fetched for half a second, then idle).
-      await diffCode
-      await page.waitForLoadState('networkidle')
-      await page.evaluate('new Promise((resolve) => requestIdleCallback(() => resolve()))')
-      const before = scripts.length
-      // From here on no script can come (the network is down): the conversation opens with what the window has.
-      await context.route(/\.js$/, (route) => route.abort('internetdisconnected'))
-      await item.click()
-      await page.getByTestId('entry-assistant').filter({ hasText: 'The edit is made.' }).waitFor({ timeout: 30_000 })
-      // Its edit drawn whole in the same frame, not a loading line first.
-      expect(await page.getByTestId('tool-call-diff').count()).toBe(1)
-      expect(await page.getByTestId('diff-path').textContent()).toContain('example.ts')
-      expect(await page.getByTestId('lazy-loading').count()).toBe(0)
-      expect(await page.getByTestId('lazy-failed').count()).toBe(0)
-      expect(scripts.slice(before)).toEqual([])
-      await screenshot(page, `lazy-opened-settled-${scheme}`)
-      expect(await page.evaluate('window.__violations')).toEqual([])
-      expect(problems).toEqual([])
-      await context.close()
-    },
-    120_000
-  )
+    const context = await newContext()
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    const scripts = scriptsRequested(page)
+    // The diff's code is the last the window fetches once idle after its start (the session's view's code makes it).
+    const diffCode = page.waitForEvent('requestfinished', { predicate: (r) => /\/assets\/DiffView-[^/]*\.js$/.test(r.url()), timeout: 60_000 })
+    await page.goto(server.url)
+    const item = page.getByTestId('session-item').filter({ hasText: 'An edit at the end' })
+    await item.waitFor()
+    // The reader reads the list a moment: the page settles (its idle fetch done, nothing fetched for half a second, then idle).
+    await diffCode
+    await page.waitForLoadState('networkidle')
+    await page.evaluate('new Promise((resolve) => requestIdleCallback(() => resolve()))')
+    const before = scripts.length
+    // From here on no script can come (the network is down): the conversation opens with what the window has.
+    await context.route(/\.js$/, (route) => route.abort('internetdisconnected'))
+    await item.click()
+    await page.getByTestId('entry-assistant').filter({ hasText: 'The edit is made.' }).waitFor({ timeout: 30_000 })
+    // Its edit drawn whole in the same frame, not a loading line first.
+    expect(await page.getByTestId('tool-call-diff').count()).toBe(1)
+    expect(await page.getByTestId('diff-path').textContent()).toContain('example.ts')
+    expect(await page.getByTestId('lazy-loading').count()).toBe(0)
+    expect(await page.getByTestId('lazy-failed').count()).toBe(0)
+    expect(scripts.slice(before)).toEqual([])
+    await screenshotBothThemes(page, 'lazy-opened-settled')
+    expect(await page.evaluate('window.__violations')).toEqual([])
+    expect(problems).toEqual([])
+    await context.close()
+  }, 120_000)
 
   it('draws the edit and command cards of a conversation opened at its end whole and at their height when the reader flings up past them, on a slow network', async () => {
     // Three edits and three commands amid 180 messages: opened at its end, none of them is in view. The commands' output:
@@ -252,7 +241,7 @@ describe('a window that opens fast', () => {
     await host.request('sessions.prompt', { id, text: ['/many 60', ...edits, ...commands, '/many 120'].join('\n') })
     expect(allowed).toHaveLength(3)
 
-    const context = await newContext('light')
+    const context = await newContext()
     // A slow network: the diff's code takes its time to come.
     await context.route(/\/assets\/DiffView-[^/]*\.js$/, async (route) => {
       await new Promise((resolve) => setTimeout(resolve, 500))

@@ -9,6 +9,7 @@ import { findExecutable } from '../../electron/host/child-processes/executables'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
 import { startTinyHttpServer, tinyServerCommand, type TinyHttpServer } from '../mcp/tiny-server'
 import { closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, typeConsoleCode, watchConsole } from './browser'
+import { screenshotBothThemes } from './themes'
 
 /**
  * The MCP page by clicking and typing: add a server with a secret, test its
@@ -254,47 +255,43 @@ describe('the MCP page in the browser', () => {
     )
     const refused = await host.request('sessions.new', { projectId: project.id, agentId: gemini.id })
 
-    for (const scheme of ['light', 'dark'] as const) {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: scheme })
-      const page = await context.newPage()
-      const problems = watchConsole(page)
-      await page.goto(server.url)
-      await page.locator(`[data-session-id="${ran.id}"]`).first().click()
-      const sessionMcp = page.getByTestId('session-mcp')
-      // A failure opens the list by itself.
-      await expect.poll(() => sessionMcp.locator('summary').textContent()).toMatch(/MCP: echo-ok, crashy\s*· 1 failed/)
-      expect(
-        await page.getByTestId('session-mcp-run').evaluateAll((els) => els.map((e) => [e.getAttribute('data-state'), e.textContent?.trim()]))
-      ).toEqual([
-        ['started', 'started'],
-        ['failed', 'failed']
-      ])
-      const crashed = page.getByTestId('session-mcp-given').filter({ hasText: 'crashy' })
-      expect(await crashed.textContent()).toMatch(/its tool echo could not reach it: MCP server 'crashy': .*Connection closed/)
-      console.log(`screenshot: ${await screenshot(page, `e2e-mcp-run-states-${scheme}`)}`)
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await page.goto(server.url)
+    await page.locator(`[data-session-id="${ran.id}"]`).first().click()
+    const sessionMcp = page.getByTestId('session-mcp')
+    // A failure opens the list by itself.
+    await expect.poll(() => sessionMcp.locator('summary').textContent()).toMatch(/MCP: echo-ok, crashy\s*· 1 failed/)
+    expect(
+      await page.getByTestId('session-mcp-run').evaluateAll((els) => els.map((e) => [e.getAttribute('data-state'), e.textContent?.trim()]))
+    ).toEqual([
+      ['started', 'started'],
+      ['failed', 'failed']
+    ])
+    const crashed = page.getByTestId('session-mcp-given').filter({ hasText: 'crashy' })
+    expect(await crashed.textContent()).toMatch(/its tool echo could not reach it: MCP server 'crashy': .*Connection closed/)
+    console.log(`screenshots: ${(await screenshotBothThemes(page, 'e2e-mcp-run-states')).join(', ')}`)
 
-      await page.locator(`[data-session-id="${refused.id}"]`).first().click()
-      const notice = page.getByTestId('session-mcp-untrusted')
-      await notice.waitFor()
-      expect(await notice.textContent()).toContain('Gemini CLI does not start MCP servers in folders it does not trust')
-      expect(await page.getByTestId('session-mcp-run').evaluateAll((els) => els.map((e) => e.getAttribute('data-state')))).toEqual([
-        'not_started',
-        'not_started'
-      ])
-      console.log(`screenshot: ${await screenshot(page, `e2e-mcp-untrusted-${scheme}`)}`)
-      if (scheme === 'light') {
-        // Trusting is confirmed outside the page (serve's console code), then written to Gemini CLI's own file.
-        const trust = page.getByTestId('session-mcp-trust')
-        await trust.focus()
-        await page.keyboard.press('Enter')
-        await typeConsoleCode(page, server)
-        await page.getByTestId('session-mcp-restart').waitFor()
-        const file = JSON.parse(await readFile(join(geminiHome, '.gemini', 'trustedFolders.json'), 'utf8')) as Record<string, string>
-        expect(file).toEqual({ [join(root, 'run-project')]: 'TRUST_FOLDER' })
-        console.log(`screenshot: ${await screenshot(page, 'e2e-mcp-trusted-restart-light')}`)
-      }
-      expect(problems).toEqual([])
-      await context.close()
-    }
+    await page.locator(`[data-session-id="${refused.id}"]`).first().click()
+    const notice = page.getByTestId('session-mcp-untrusted')
+    await notice.waitFor()
+    expect(await notice.textContent()).toContain('Gemini CLI does not start MCP servers in folders it does not trust')
+    expect(await page.getByTestId('session-mcp-run').evaluateAll((els) => els.map((e) => e.getAttribute('data-state')))).toEqual([
+      'not_started',
+      'not_started'
+    ])
+    console.log(`screenshots: ${(await screenshotBothThemes(page, 'e2e-mcp-untrusted')).join(', ')}`)
+    // Trusting is confirmed outside the page (serve's console code), then written to Gemini CLI's own file.
+    const trust = page.getByTestId('session-mcp-trust')
+    await trust.focus()
+    await page.keyboard.press('Enter')
+    await typeConsoleCode(page, server)
+    await page.getByTestId('session-mcp-restart').waitFor()
+    const file = JSON.parse(await readFile(join(geminiHome, '.gemini', 'trustedFolders.json'), 'utf8')) as Record<string, string>
+    expect(file).toEqual({ [join(root, 'run-project')]: 'TRUST_FOLDER' })
+    console.log(`screenshot: ${await screenshot(page, 'e2e-mcp-trusted-restart-light')}`)
+    expect(problems).toEqual([])
+    await context.close()
   }, 180_000)
 })

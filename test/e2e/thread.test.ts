@@ -6,12 +6,13 @@ import type { Host } from '../../electron/host/host'
 import type { RunningServer } from '../../electron/host/web/ws-server'
 import { removeDir, scriptedAgent, tempDir } from '../helpers'
 import { clipboardText, closeBrowserHost, openBrowserHost, resetWindowSettings, screenshot, watchConsole, chooseAgent } from './browser'
+import { screenshotBothThemes } from './themes'
 
 /**
  * The thread view in Chromium, against `serve` and the scripted agent: code,
  * thoughts, plans, tool calls with diffs and terminals, permissions answered
  * inline, completions in the composer, and a long thread. Screenshots land in
- * test-results/ (light and dark).
+ * test-results/ (light and dark, the window switched between them).
  */
 
 let root: string
@@ -46,8 +47,8 @@ beforeEach(async () => {
   await resetWindowSettings(host)
 })
 
-async function newContext(colorScheme: 'light' | 'dark' = 'light'): Promise<BrowserContext> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme })
+async function newContext(): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.url).origin })
   // Anything the CSP refuses (an inline style from xterm.js, say) is counted.
   await context.addInitScript(
@@ -63,6 +64,15 @@ async function newSession(page: Page, agent = 'Scripted'): Promise<void> {
   await project.getByTestId('new-session').click()
   await page.getByTestId('composer-input').waitFor()
   await expect.poll(() => page.getByTestId('composer-input').isEnabled()).toBe(true)
+}
+
+/** A new window with a new session of `agent` open in it (newSession); its console watched. */
+async function sessionWindow(agent = 'Scripted'): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const context = await newContext()
+  const page = await context.newPage()
+  const problems = watchConsole(page)
+  await newSession(page, agent)
+  return { context, page, problems }
 }
 
 async function send(page: Page, text: string): Promise<void> {
@@ -169,10 +179,7 @@ const richTurn = [
 
 describe('the thread view', () => {
   it('shows code, a thought, a plan, a diff and a terminal, in light and dark', async () => {
-    const context = await newContext()
-    const page = await context.newPage()
-    const problems = watchConsole(page)
-    await newSession(page)
+    const { context, page, problems } = await sessionWindow()
     await send(page, richTurn)
     // The command is asked before it runs: the user allows it on its card.
     await page.getByTestId('permission').getByTestId('permission-option').filter({ hasText: 'Allow once' }).click()
@@ -227,9 +234,9 @@ describe('the thread view', () => {
     expect(await colour('FAIL')).not.toBe(await colour('done'))
     expect(await page.getByTestId('usage').textContent()).toContain('1.2K / 200K tokens')
     await page.getByTestId('thread-scroll').evaluate((el: any) => (el.scrollTop = 0))
-    console.log(`screenshot: ${await screenshot(page, 'thread-light-top')}`)
+    console.log(`screenshots: ${(await screenshotBothThemes(page, 'thread-top')).join(', ')}`)
     await page.getByTestId('to-latest').click()
-    console.log(`screenshot: ${await screenshot(page, 'thread-light')}`)
+    console.log(`screenshots: ${(await screenshotBothThemes(page, 'thread')).join(', ')}`)
 
     // Side by side, remembered after a reload.
     await edit.getByTestId('diff-split').click()
@@ -242,27 +249,11 @@ describe('the thread view', () => {
     expect(problems).toEqual([])
     expect(await page.evaluate('window.__violations')).toEqual([])
 
-    const dark = await newContext('dark')
-    const darkPage = await dark.newPage()
-    const darkProblems = watchConsole(darkPage)
-    await darkPage.goto(server.url)
-    await darkPage.getByTestId('session-item').first().click()
-    await darkPage.getByTestId('terminal-output').locator('.xterm-rows').waitFor()
-    await darkPage.getByTestId('entry-thought').locator('summary').click()
-    await darkPage.getByTestId('thread-scroll').evaluate((el: any) => (el.scrollTop = 0))
-    console.log(`screenshot: ${await screenshot(darkPage, 'thread-dark-top')}`)
-    await darkPage.getByTestId('to-latest').click()
-    console.log(`screenshot: ${await screenshot(darkPage, 'thread-dark')}`)
-    expect(darkProblems).toEqual([])
-    await dark.close()
     await context.close()
   })
 
   it('completes the agent’s slash commands and project files; a mentioned file goes as a resource link', async () => {
-    const context = await newContext()
-    const page = await context.newPage()
-    const problems = watchConsole(page)
-    await newSession(page)
+    const { context, page, problems } = await sessionWindow()
     await send(page, '/commands')
     await turns(page, 1)
 
@@ -295,10 +286,7 @@ describe('the thread view', () => {
   })
 
   it('sends a pasted image to an agent that accepts images, with a thumbnail before it goes', async () => {
-    const context = await newContext()
-    const page = await context.newPage()
-    const problems = watchConsole(page)
-    await newSession(page, 'Seer')
+    const { context, page, problems } = await sessionWindow('Seer')
     // A 1×1 PNG, pasted into the composer. (A string, as this file is type-checked without the DOM library.)
     await page.evaluate(`(() => {
       const bytes = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0))
@@ -322,10 +310,7 @@ describe('the thread view', () => {
   })
 
   it('asks permission inline: the card, its tool call marked and shown, answered with a key', async () => {
-    const context = await newContext()
-    const page = await context.newPage()
-    const problems = watchConsole(page)
-    await newSession(page)
+    const { context, page, problems } = await sessionWindow()
     await send(page, '/many 40\n/permission')
     await page.getByTestId('permission-option').first().waitFor()
     expect(await page.getByTestId('permission-option').allTextContents()).toEqual(['1 Allow', '2 Reject'])
@@ -378,75 +363,62 @@ describe('the thread view', () => {
       }),
       '/say Anything else?'
     ].join('\n')
-    for (const colorScheme of ['light', 'dark'] as const) {
-      const context = await newContext(colorScheme)
-      const page = await context.newPage()
-      const problems = watchConsole(page)
-      await newSession(page)
-      await send(page, turn)
-      await turns(page, 1)
+    const { context, page, problems } = await sessionWindow()
+    await send(page, turn)
+    await turns(page, 1)
 
-      expect((await page.getByTestId('entry-assistant').allTextContents()).map((t) => t.trim())).toEqual([
-        'The change is in src/example.ts.',
-        'Anything else?'
-      ])
-      const notices = page.getByTestId('entry-notice')
-      expect(await notices.count()).toBe(2)
-      expect(await notices.first().textContent()).toContain("We're changing auto mode on Monday.")
-      expect(await notices.first().getAttribute('class')).toContain('warning')
-      const compaction = page.getByTestId('entry-compaction')
-      expect(await compaction.getByTestId('compaction-state').textContent()).toBe('Conversation compacted')
-      await compaction.locator('summary').click()
-      await expect.poll(() => compaction.locator('.markdown strong').textContent()).toBe('fixed')
-      console.log(`screenshot: ${await screenshot(page, `thread-notices-${colorScheme}`)}`)
+    expect((await page.getByTestId('entry-assistant').allTextContents()).map((t) => t.trim())).toEqual([
+      'The change is in src/example.ts.',
+      'Anything else?'
+    ])
+    const notices = page.getByTestId('entry-notice')
+    expect(await notices.count()).toBe(2)
+    expect(await notices.first().textContent()).toContain("We're changing auto mode on Monday.")
+    expect(await notices.first().getAttribute('class')).toContain('warning')
+    const compaction = page.getByTestId('entry-compaction')
+    expect(await compaction.getByTestId('compaction-state').textContent()).toBe('Conversation compacted')
+    await compaction.locator('summary').click()
+    await expect.poll(() => compaction.locator('.markdown strong').textContent()).toBe('fixed')
+    console.log(`screenshots: ${(await screenshotBothThemes(page, 'thread-notices')).join(', ')}`)
 
-      // Dismissed, a notice goes; the other stays.
-      await notices.first().getByTestId('notice-dismiss').click()
-      await expect.poll(() => notices.count()).toBe(1)
-      expect(await notices.first().textContent()).toContain('Rate limit reached')
+    // Dismissed, a notice goes; the other stays.
+    await notices.first().getByTestId('notice-dismiss').click()
+    await expect.poll(() => notices.count()).toBe(1)
+    expect(await notices.first().textContent()).toContain('Rate limit reached')
 
-      // The agent announced /compact: the header offers it, and it sends that command.
-      await page.getByTestId('compact').click()
-      await turns(page, 2)
-      expect(await page.getByTestId('entry-user').last().textContent()).toContain('/compact')
-      expect(problems).toEqual([])
-      await context.close()
-    }
+    // The agent announced /compact: the header offers it, and it sends that command.
+    await page.getByTestId('compact').click()
+    await turns(page, 2)
+    expect(await page.getByTestId('entry-user').last().textContent()).toContain('/compact')
+    expect(problems).toEqual([])
+    await context.close()
   })
 
   it('shows a subagent nested under the tool call that launched it, live, with its own permission, in light and dark', async () => {
-    for (const colorScheme of ['light', 'dark'] as const) {
-      const context = await newContext(colorScheme)
-      const page = await context.newPage()
-      const problems = watchConsole(page)
-      await newSession(page)
-      await send(page, '/subagent ask the flaky test')
-      await page.getByTestId('permission-option').first().waitFor()
-      const launch = page.getByTestId('entry-tool-call').filter({ hasText: 'Agent: the flaky test' }).first()
-      const subagent = launch.getByTestId('subagent')
-      // Open while it works: its own thread, its tool call waiting for the answer.
-      expect(await subagent.getAttribute('open')).not.toBeNull()
-      expect(await subagent.getByTestId('subagent-state').textContent()).toContain('Working')
-      expect(await subagent.getByTestId('entry-assistant').textContent()).toContain('Looking into the flaky test.')
-      const asked = subagent.getByTestId('entry-tool-call').filter({ hasText: 'Check the flaky test' })
-      expect(await asked.getByTestId('tool-call-status').textContent()).toBe('Needs your answer')
-      console.log(`screenshot: ${await screenshot(page, `thread-subagent-${colorScheme}`)}`)
-      await page.getByTestId('permission-option').first().click()
-      await turns(page, 1)
-      expect(await subagent.getByTestId('subagent-state').textContent()).toBe('Done')
-      expect(await asked.getByTestId('tool-call-status').textContent()).toBe('Done')
-      expect(await page.getByTestId('entry-session-message').textContent()).toContain('the flaky test: found it (permission: allow)')
-      expect(await page.getByTestId('session-message-from').textContent()).toBe('From the subagent the flaky test')
-      expect(problems).toEqual([])
-      await context.close()
-    }
+    const { context, page, problems } = await sessionWindow()
+    await send(page, '/subagent ask the flaky test')
+    await page.getByTestId('permission-option').first().waitFor()
+    const launch = page.getByTestId('entry-tool-call').filter({ hasText: 'Agent: the flaky test' }).first()
+    const subagent = launch.getByTestId('subagent')
+    // Open while it works: its own thread, its tool call waiting for the answer.
+    expect(await subagent.getAttribute('open')).not.toBeNull()
+    expect(await subagent.getByTestId('subagent-state').textContent()).toContain('Working')
+    expect(await subagent.getByTestId('entry-assistant').textContent()).toContain('Looking into the flaky test.')
+    const asked = subagent.getByTestId('entry-tool-call').filter({ hasText: 'Check the flaky test' })
+    expect(await asked.getByTestId('tool-call-status').textContent()).toBe('Needs your answer')
+    console.log(`screenshots: ${(await screenshotBothThemes(page, 'thread-subagent')).join(', ')}`)
+    await page.getByTestId('permission-option').first().click()
+    await turns(page, 1)
+    expect(await subagent.getByTestId('subagent-state').textContent()).toBe('Done')
+    expect(await asked.getByTestId('tool-call-status').textContent()).toBe('Done')
+    expect(await page.getByTestId('entry-session-message').textContent()).toContain('the flaky test: found it (permission: allow)')
+    expect(await page.getByTestId('session-message-from').textContent()).toBe('From the subagent the flaky test')
+    expect(problems).toEqual([])
+    await context.close()
   })
 
   it('keeps a long thread light: only what is in view is rendered; it follows the stream, or keeps the reader’s place', async () => {
-    const context = await newContext()
-    const page = await context.newPage()
-    const problems = watchConsole(page)
-    await newSession(page, 'Streamer')
+    const { context, page, problems } = await sessionWindow('Streamer')
     await send(page, '/many 400')
     await turns(page, 1)
     // 400 messages, a handful of rows in the page.
@@ -891,10 +863,7 @@ describe('the thread view', () => {
   })
 
   it('keeps the newest entry in place for a reader at the end: every frame painted shows it, whole, at the bottom', async () => {
-    const context = await newContext()
-    const page = await context.newPage()
-    const problems = watchConsole(page)
-    await newSession(page)
+    const { context, page, problems } = await sessionWindow()
     // Longer than the view: the reader is at its end.
     await prompt(page, '/many 30')
     const painted = await watchPaintedEnd(page)
@@ -918,10 +887,7 @@ describe('the thread view', () => {
   })
 
   it('lays out a long growing paragraph in pieces, each ending where its line ended, and as one paragraph once it stops', async () => {
-    const context = await newContext()
-    const page = await context.newPage()
-    const problems = watchConsole(page)
-    await newSession(page, 'Streamer')
+    const { context, page, problems } = await sessionWindow('Streamer')
     await send(page, '/stream 900')
     const entry = page.getByTestId('entry-assistant').last()
     // The reply's paragraphs, each as the lines the page shows it in, and the same text laid out as one paragraph at
