@@ -14,7 +14,8 @@ import { openPastSession } from './ui'
  * runs of two builds: `node --import tsx bench/long-probe.ts [entries] [runs] [data folder]`. The data folder is made
  * once and kept (a second build's checkout can run on the same one); BENCH_PROFILE / BENCH_TRACE as profile.ts.
  * Prints a line a run: frames, fps, p99, rows put in the page, the main thread's CPU time and its share a frame.
- * PROBE_FRAMES=<path>: a line a frame in <path>-<run>.tsv, and a mark a frame in BENCH_TRACE's trace; PROBE_HEAP=<path>:
+ * PROBE_FRAMES=<path>: a line a frame in <path>-<run>.tsv (its last column 1 where a page was taken in since the frame
+ * before), and a mark a frame in BENCH_TRACE's trace; PROBE_HEAP=<path>:
  * what the scroll promoted, by function. Another build side by side: BENCH_RENDERER_DIR (its out/renderer);
  * another set of the renderer's V8 flags: BENCH_JS_FLAGS (test/e2e/browser.ts). With both BENCH_TRACE and PROBE_FRAMES,
  * each frame's main-thread CPU time is read from the trace (`frameCpu`): on a loaded machine, what a frame would cost
@@ -52,12 +53,18 @@ async function main(): Promise<void> {
           // mark in a trace (console.timeStamp) at each, so that a trace's events fall to their frame.
           const log = (w.frames = ${process.env.PROBE_FRAMES ? '[]' : 'null'})
           let was = { added: 0, removed: 0, markdown: 0, passing: 0, elements: 0 }
+          // A page taken in since the frame before: a row kept under another index (as long.ts counts them).
+          const rows = () => new Map(Array.from(document.querySelectorAll('[data-testid=thread] > .row'), (row) => [row.dataset.entryId, row.dataset.index]))
+          let held = rows()
           const tick = () => {
             paints++
             afterCallbacks = true
             if (log) {
               const now = { added: w.added, removed: w.removed, markdown: w.markdown, passing: w.passing, elements: w.elements }
-              log.push([performance.now(), ...Object.keys(now).map((k) => now[k] - was[k])])
+              const holds = rows()
+              const page = [...holds].some(([id, index]) => held.has(id) && held.get(id) !== index) ? 1 : 0
+              held = holds
+              log.push([performance.now(), ...Object.keys(now).map((k) => now[k] - was[k]), page])
               was = now
               console.timeStamp('probe-frame ' + (log.length - 1))
             }
@@ -121,7 +128,7 @@ async function main(): Promise<void> {
         }
         if (process.env.PROBE_FRAMES) {
           const frames = (await page.evaluate('window.__waste.frames')) as number[][]
-          const head = 'frame\tms\tadded\tremoved\tmarkdown\tpassing\telements'
+          const head = 'frame\tms\tadded\tremoved\tmarkdown\tpassing\telements\tpage'
           const lines = frames.slice(1).map((f, i) => [i + 1, (f[0] - frames[i][0]).toFixed(1), ...f.slice(1)].join('\t'))
           await writeFile(`${process.env.PROBE_FRAMES}-${run}.tsv`, [head, ...lines].join('\n') + '\n')
         }
@@ -136,7 +143,7 @@ async function main(): Promise<void> {
           `cpu ${(cpu / 1000).toFixed(1)} s`,
           `cpu/frame ${(cpu / s.frames.length).toFixed(1)} ms`,
           `cpu/row ${(cpu / s.rowsMounted).toFixed(2)} ms`,
-          `ends ${s.reachedTop && s.reachedBottom}`,
+          `reached the top ${s.reachedTop}`,
           `rows let go of unpainted ${waste.unpainted} of ${waste.added}`,
           `markdown blocks drawn ${waste.markdown}, passing ${waste.passing}`,
           `elements put in the page ${waste.elements}`,
