@@ -12,7 +12,7 @@ import { readerFling } from '../../renderer/src/components/thread/fling'
  * end) draws the rows around the view at once; a fling does not hold each frame with rows it leaves the next.
  */
 beforeEach(() => {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] })
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'requestAnimationFrame', 'cancelAnimationFrame', 'performance'] })
 })
 afterEach(() => {
   vi.useRealTimers()
@@ -117,10 +117,31 @@ it.each([
   view.unmount()
 })
 
+/**
+ * The page stalled past the fling's 200 ms (a long render, a collection, another process on the cores): the timer is due
+ * before the frame that brings the wheel's next event. The fling ends only in a frame that brings none.
+ */
+it('goes on through a stall of the page while the wheel pushes, and ends in the first frame without a push', () => {
+  const { fling, view } = withFling()
+  const edges = { earlier: true, detached: false, viewHeight: VIEW, totalSize: 10_000, slack: 24 }
+  fling.moved(1_000, VIEW)
+  fling.moved(0, VIEW) // at the top of what the list holds
+  fling.wheel(-120, () => edges)
+  vi.advanceTimersByTime(200) // the stall: the timer is due, the frame not yet come
+  fling.wheel(-120, () => edges) // the frame's wheel event, before its callbacks
+  expect(fling.flinging.value).toBe(true)
+  vi.advanceTimersByTime(190)
+  expect(fling.flinging.value).toBe(true) // 190 ms after the last push
+  vi.advanceTimersByTime(30) // the timer, then a frame without a push
+  expect(fling.flinging.value).toBe(false)
+  view.unmount()
+})
+
 it('stops its timer when the thread goes away', () => {
   const { fling, view } = withFling()
   fling.moved(1_000, VIEW)
   fling.moved(2_000, VIEW)
+  vi.advanceTimersByTime(200) // the timer due, its frame asked for
   view.unmount()
   expect(vi.getTimerCount()).toBe(0)
 })

@@ -791,7 +791,7 @@ describe('the thread view', () => {
     await context.close()
   })
 
-  it('goes on flinging while the wheel pushes against the top where the earlier page is being read, and draws the rows in full once it stops', async () => {
+  it('goes on flinging while the wheel pushes against the top where the earlier page is being read, through a stall of the page, and draws the rows in full once it stops', async () => {
     const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
     await host.request('sessions.rename', { id, title: 'Flung into a page' })
     await host.request('sessions.prompt', { id, text: '/many 1200' })
@@ -817,6 +817,8 @@ describe('the thread view', () => {
       // meanwhile: markdown blocks put in the page as markdown, not as the text passing rows show. The fling used to end
       // 200 ms after its last move, and the rows in view and six more on either side were drawn in full (parsed,
       // sanitised, laid out) for the frames before the page came in and the fling went on past them.
+      // Once, 300 ms into the push, the page stalls for 300 ms after a wheel event (a long render, a collection, another
+      // process on the cores): the fling's end was due before the frame with the next one, and ended it (a CI run).
       const pushed = (await page.evaluate(`new Promise((resolve) => {
         const scroller = document.querySelector('[data-testid=thread-scroll]')
         let counting = false
@@ -833,12 +835,18 @@ describe('the thread view', () => {
         const loading = () => document.querySelector('[data-testid=load-earlier]')?.disabled === true
         const started = performance.now()
         let since = 0
+        let stalled = false
         const tick = () => {
           const now = performance.now()
           if (!since && scroller.scrollTop === 0 && loading()) (since = now), (counting = true)
           if (since && now - since > 800) return resolve({ markdown, loading: loading(), passing: document.querySelectorAll('[data-testid=markdown-passing]').length })
           if (now - started > 30000) return resolve({ markdown: -1, loading: false, passing: 0 })
           scroller.dispatchEvent(new WheelEvent('wheel', { deltaY: -3 * scroller.clientHeight, bubbles: true }))
+          if (since && !stalled && now - since > 300) {
+            stalled = true
+            const until = performance.now() + 300
+            while (performance.now() < until);
+          }
           setTimeout(() => {
             scroller.scrollTop -= 3 * scroller.clientHeight
             requestAnimationFrame(tick)

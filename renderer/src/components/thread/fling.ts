@@ -12,9 +12,10 @@ import type { Range } from '@tanstack/vue-virtual'
 const FLING_AHEAD_SCREENS = 2
 /**
  * A fling is two leaps in a row (one is a jump: to an entry, to the end, a page taken in, where the reader goes on
- * reading); it is over this long after its last leap, through the small moves the list makes meanwhile, and the rows
- * beyond the view are drawn again once it stops. A leap within FLING_RESUME_MS of its end goes on with it: a fling
- * that waited at an edge for a page to be read (its rows in view are drawn meanwhile) is not a jump when it goes on.
+ * reading); it is over this long after its last leap (in the first frame after it: fling()), through the small moves
+ * the list makes meanwhile, and the rows beyond the view are drawn again once it stops. A leap within FLING_RESUME_MS
+ * of its end goes on with it: a fling that waited at an edge for a page to be read (its rows in view are drawn
+ * meanwhile) is not a jump when it goes on.
  */
 const FLING_MS = 200
 const FLING_RESUME_MS = 1000
@@ -38,18 +39,32 @@ export function readerFling() {
   /** The last leap, in screens (negative: up), while the reader flings. */
   let leapScreens = 0
   let timer = 0
+  let frame = 0
   let ended = -Infinity
 
-  /** The reader flings, for FLING_MS more. */
+  /**
+   * The reader flings, for FLING_MS more and until a frame after that brings no leap or push. The wheel's events come
+   * with the frames (before their animation callbacks), never between: when the page stalls for longer than FLING_MS
+   * (a long render, a collection, another process on the cores), the timer is due before the frame that brings the
+   * wheel's next event, and ending the fling there drew the rows in view in full while the wheel still pushed (a CI
+   * run's thread.test saw it). So the timer only asks for a frame, and a leap or push before that frame's callback
+   * (the wheel's events come first) cancels it.
+   */
   function fling(): void {
     flinging.value = true
     window.clearTimeout(timer)
+    window.cancelAnimationFrame(frame)
     timer = window.setTimeout(() => {
-      flinging.value = false
-      ended = performance.now()
+      frame = window.requestAnimationFrame(() => {
+        flinging.value = false
+        ended = performance.now()
+      })
     }, FLING_MS)
   }
-  onBeforeUnmount(() => window.clearTimeout(timer))
+  onBeforeUnmount(() => {
+    window.clearTimeout(timer)
+    window.cancelAnimationFrame(frame)
+  })
 
   return {
     flinging,
