@@ -16,5 +16,5 @@ const started = Date.now()
 const soak = await withTempDir('soak-probe', (root) => runSoak(root, minutes, (what) => console.error(new Date().toISOString(), what)))
 writeFileSync(join(dir, `soak-${started}.json`), JSON.stringify({ started, minutes, build: process.env.BENCH_SERVE_JS ?? 'out/', ...soak }))
 console.error(
-  `soak ${process.env.BENCH_SERVE_JS ?? 'out/'}: idle ${soak.idleMb.toFixed(1)} MB, peak ${soak.peakMb.toFixed(1)}, slope ${soak.slopeMbPerMin.toFixed(2)} MB/min (after its first minute ${soak.slopeAfterFirstMinute.toFixed(2)}; the first minute's rise ${soak.firstMinuteRiseMb.toFixed(1)} MB), ${soak.chunks} chunks, ${soak.forks} forks`
+  `soak ${process.env.BENCH_SERVE_JS ?? 'out/'}: idle ${soak.idleMb.toFixed(1)} MB, peak ${soak.peakMb.toFixed(1)}, slope ${soak.slopeMbPerMin.toFixed(2)} MB/min (after its first minute ${soak.slopeAfterFirstMinute.toFixed(2)}; the first minute's rise ${soak.firstMinuteRiseMb.toFixed(1)} MB; warm-up ${(soak.warmUpMs / 1000).toFixed(0)} s, +${soak.warmUpRiseMb.toFixed(1)} MB), ${soak.chunks} chunks, ${soak.forks} forks`
 )
