@@ -225,6 +225,8 @@ export async function runSoak(
     // The soak is its minutes, from the warm-up's end (else from the sessions' start): the clock (the RSS samples) and
     // the streams stop at the deadline, set once the clock starts.
     const warmUpStarted = Date.now()
+    // The warm-up's samples count in the peak (not in the slope).
+    const warmSamples = sampler(host.host)
     let deadline = Infinity
     const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => host.confirmed<{ id: string }>('sessions.new', { projectId, agentId })))
     let turns = 0
@@ -265,6 +267,7 @@ export async function runSoak(
       await new Promise((r) => setTimeout(r, Math.max(0, warmUpStarted + WARM_UP_MS - Date.now())))
       warmUpMs = Date.now() - warmUpStarted
     }
+    warmSamples.stop()
     const warmUpRiseMb = rssMb(host.host) - idleMb
     const rss = sampler(host.host)
     deadline = rss.started + minutes * 60_000
@@ -323,7 +326,7 @@ export async function runSoak(
     for (const session of sessions) chunks += await chunksIn(join(dataDir, 'transcripts', `${session.id}.jsonl`))
     return {
       idleMb,
-      peakMb: Math.max(...rss.samples.map((s) => s.mb)),
+      peakMb: Math.max(...warmSamples.samples.map((s) => s.mb), ...rss.samples.map((s) => s.mb)),
       slopeMbPerMin: slopeOf(rss.samples),
       slopeAfterFirstMinute: slopeOf(rss.samples.filter((s) => s.at >= 1)),
       firstMinuteRiseMb: (rss.samples.filter((s) => s.at < 1).at(-1)?.mb ?? idleMb) - (idleMb + warmUpRiseMb),
