@@ -225,8 +225,8 @@ export async function runSoak(
     // The soak is its minutes, from the warm-up's end (else from the sessions' start): the clock (the RSS samples) and
     // the streams stop at the deadline, set once the clock starts.
     const warmUpStarted = Date.now()
-    // The warm-up's samples count in the peak (not in the slope).
-    const warmSamples = sampler(host.host)
+    // One sampler from here: the warm-up's samples count in the peak, the slope is taken from the clock's start.
+    const rss = sampler(host.host)
     let deadline = Infinity
     const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => host.confirmed<{ id: string }>('sessions.new', { projectId, agentId })))
     let turns = 0
@@ -267,16 +267,16 @@ export async function runSoak(
       await new Promise((r) => setTimeout(r, Math.max(0, warmUpStarted + WARM_UP_MS - Date.now())))
       warmUpMs = Date.now() - warmUpStarted
     }
-    warmSamples.stop()
-    const warmUpRiseMb = rssMb(host.host) - idleMb
-    const rss = sampler(host.host)
-    deadline = rss.started + minutes * 60_000
+    const clockMb = rssMb(host.host)
+    const warmUpRiseMb = clockMb - idleMb
+    const clockStarted = Date.now()
+    deadline = clockStarted + minutes * 60_000
     if (warmUp) phase(`warm-up over (${(warmUpMs / 1000).toFixed(1)} s, +${warmUpRiseMb.toFixed(1)} MB): the clock starts`)
     let actionsEnded = 0
     let unfinished = ''
     const actions = (async () => {
       for (let minute = 0; minute < minutes; minute++) {
-        await new Promise((r) => setTimeout(r, Math.max(0, rss.started + minute * 60_000 + ACTIONS_AT_MS - Date.now())))
+        await new Promise((r) => setTimeout(r, Math.max(0, clockStarted + minute * 60_000 + ACTIONS_AT_MS - Date.now())))
         // A minute whose actions cannot start before the deadline (the last minute's ran that long) has none.
         if (Date.now() >= deadline) break
         const started = performance.now()
@@ -303,7 +303,10 @@ export async function runSoak(
     actions.catch(() => undefined)
     await new Promise((r) => setTimeout(r, Math.max(0, deadline - Date.now())))
     rss.stop()
-    phase(`${minutes} min from the sessions' start (${rss.samples.length} samples)`)
+    // The soak's own samples, in minutes from the clock's start.
+    const clockAt = (clockStarted - rss.started) / 60_000
+    const soakSamples = rss.samples.filter((s) => s.at >= clockAt).map((s) => ({ at: s.at - clockAt, mb: s.mb }))
+    phase(`${minutes} min from the clock's start (${soakSamples.length} samples)`)
     // A minute's actions still under way at the deadline end outside the figure, the streams going on meanwhile (their
     // turns stopped first, the agent did not end them within 15 s at load 12–16 and the Host stopped it, the fork
     // waiting on it failing: issue 40's eighteenth round).
@@ -326,10 +329,10 @@ export async function runSoak(
     for (const session of sessions) chunks += await chunksIn(join(dataDir, 'transcripts', `${session.id}.jsonl`))
     return {
       idleMb,
-      peakMb: Math.max(...warmSamples.samples.map((s) => s.mb), ...rss.samples.map((s) => s.mb)),
-      slopeMbPerMin: slopeOf(rss.samples),
-      slopeAfterFirstMinute: slopeOf(rss.samples.filter((s) => s.at >= 1)),
-      firstMinuteRiseMb: (rss.samples.filter((s) => s.at < 1).at(-1)?.mb ?? idleMb) - (idleMb + warmUpRiseMb),
+      peakMb: Math.max(...rss.samples.map((s) => s.mb)),
+      slopeMbPerMin: slopeOf(soakSamples),
+      slopeAfterFirstMinute: slopeOf(soakSamples.filter((s) => s.at >= 1)),
+      firstMinuteRiseMb: (soakSamples.filter((s) => s.at < 1).at(-1)?.mb ?? clockMb) - clockMb,
       warmUpMs,
       warmUpRiseMb,
       chunks,
