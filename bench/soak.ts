@@ -39,7 +39,7 @@ const ACTIONS_AT_MS = 20_000
  * soak without it (until issue 40's twenty-second round) the first minute's rise, a step of ~10 MB when its first
  * fork, search and new session ran (their code compiled, the heap taking its working size, the node binary's pages),
  * was most of the slope: a Host that rose once and stayed flat read 8–12 MB a minute. The rise is given beside the
- * slope. BENCH_SOAK_WARM_UP=0: none (the clock starts with the sessions, as before).
+ * slope. BENCH_SOAK_WARM_UP=<seconds>: another length (0: none, the clock starts with the sessions, as before).
  */
 const WARM_UP_MS = 25_000
 const WARM_UP_ACTIONS_AT_MS = 5_000
@@ -197,14 +197,18 @@ export interface Soak {
   lateMs: number
   /** Why a minute's actions did not end ('' when they all did). */
   unfinished: string
+  /** Every RSS sample (MB), at seconds from the warm-up's start (the sessions' start), and the clock's start there: for probes. */
+  samples: { s: number; mb: number }[]
+  clockAtS: number
 }
 
 export async function runSoak(
   root: string,
   minutes: number,
   phase: (what: string) => void,
-  warmUp = process.env.BENCH_SOAK_WARM_UP !== '0'
+  warmUpFor = process.env.BENCH_SOAK_WARM_UP === undefined ? WARM_UP_MS : Number(process.env.BENCH_SOAK_WARM_UP) * 1000
 ): Promise<Soak> {
+  const warmUp = warmUpFor > 0
   const dataDir = join(root, 'data')
   const project = join(root, 'project')
   await mkdir(project, { recursive: true })
@@ -264,7 +268,7 @@ export async function runSoak(
       await new Promise((r) => setTimeout(r, WARM_UP_ACTIONS_AT_MS))
       const { records, searchMs: ms } = await act()
       phase(`warm-up: a fork of ${records.toLocaleString('en-US')} records, a search (${ms.toFixed(0)} ms) and a new session`)
-      await new Promise((r) => setTimeout(r, Math.max(0, warmUpStarted + WARM_UP_MS - Date.now())))
+      await new Promise((r) => setTimeout(r, Math.max(0, warmUpStarted + warmUpFor - Date.now())))
       warmUpMs = Date.now() - warmUpStarted
     }
     const clockMb = rssMb(host.host)
@@ -342,7 +346,9 @@ export async function runSoak(
       actionsMs,
       growthBytes,
       lateMs,
-      unfinished
+      unfinished,
+      samples: rss.samples.map((one) => ({ s: Math.round(one.at * 600) / 10, mb: Math.round(one.mb * 10) / 10 })),
+      clockAtS: clockAt * 60
     }
   } finally {
     await host.close()
