@@ -189,7 +189,8 @@ async function openRuns(
   for (let i = 0; i < runs; i++) {
     const scroll = bareFile !== null && i === 0
     results.push(await openLong(browser, dataDir, longSessionTitle!, marker, scroll ? bareFile : null))
-    phase(`${entries} entries: open ${i + 1}${scroll ? ' and the scroll' : ''}`)
+    // Each open's time in the log: which of them a slow median comes from (the one before the scroll, or those after it).
+    phase(`${entries} entries: open ${i + 1}${scroll ? ' and the scroll' : ''} (the tail painted in ${results[i].firstPaintMs.toFixed(0)} ms)`)
   }
   return results
 }
