@@ -43,6 +43,15 @@ const ACTIONS_AT_MS = 20_000
  */
 const WARM_UP_MS = 25_000
 const WARM_UP_ACTIONS_AT_MS = 5_000
+
+/** BENCH_SOAK_WARM_UP in ms: WARM_UP_MS when unset; a number of seconds ≥ 0, or the soak does not start. */
+function warmUpFromEnv(): number {
+  const given = process.env.BENCH_SOAK_WARM_UP
+  if (given === undefined) return WARM_UP_MS
+  const seconds = Number(given)
+  if (given.trim() === '' || !(seconds >= 0)) throw new Error(`BENCH_SOAK_WARM_UP=${given}: give the warm-up's length in seconds (0: none)`)
+  return seconds * 1000
+}
 /** Chunks a turn streams, and how fast: about 200 a second per session, an agent in full flow. */
 const CHUNKS_PER_TURN = 3_000
 const STREAM_ENV = { SCRIPTED_AGENT_SESSIONS: 'fork', SCRIPTED_AGENT_CHUNK_DELAY_MS: '5', SCRIPTED_AGENT_CHUNKS_PER_DELAY: '1' }
@@ -197,17 +206,12 @@ export interface Soak {
   lateMs: number
   /** Why a minute's actions did not end ('' when they all did). */
   unfinished: string
-  /** Every RSS sample (MB), at seconds from the warm-up's start (the sessions' start), and the clock's start there: for probes. */
-  samples: { s: number; mb: number }[]
-  clockAtS: number
+  /** Every RSS sample (`at`: minutes from the warm-up's start, the sessions' start), and the clock's start there: for probes. */
+  samples: { at: number; mb: number }[]
+  clockAt: number
 }
 
-export async function runSoak(
-  root: string,
-  minutes: number,
-  phase: (what: string) => void,
-  warmUpFor = process.env.BENCH_SOAK_WARM_UP === undefined ? WARM_UP_MS : Number(process.env.BENCH_SOAK_WARM_UP) * 1000
-): Promise<Soak> {
+export async function runSoak(root: string, minutes: number, phase: (what: string) => void, warmUpFor = warmUpFromEnv()): Promise<Soak> {
   const warmUp = warmUpFor > 0
   const dataDir = join(root, 'data')
   const project = join(root, 'project')
@@ -347,8 +351,8 @@ export async function runSoak(
       growthBytes,
       lateMs,
       unfinished,
-      samples: rss.samples.map((one) => ({ s: Math.round(one.at * 600) / 10, mb: Math.round(one.mb * 10) / 10 })),
-      clockAtS: clockAt * 60
+      samples: rss.samples,
+      clockAt
     }
   } finally {
     await host.close()
