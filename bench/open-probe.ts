@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { launchBrowser } from '../test/e2e/browser'
+import { Host } from '../electron/host/host'
 import { SEARCH_INDEX_FILE } from '../electron/host/search/search-index'
 import { makeDataset } from './data'
 import { withTempDir } from './lib'
@@ -10,9 +11,12 @@ import { withPastSessionListed } from './ui'
 /**
  * Where a past session's open spends its time, seen from the page: the click, the `sessions.open` request and its
  * answer, the chunks fetched, the tail's entry put in the page and its frame painted (each on the page's clock,
- * from the click), with the Host's index build and its event loop held by a task (it runs in this process).
+ * from the click), with the Host's index build, each request the Host answered (how long, and its CPU: this
+ * process's) and its event loop held by a task (it runs in this process).
  * `node --import tsx bench/open-probe.ts [turns] [runs]`; BENCH_PROFILE / BENCH_TRACE as profile.ts; PROBE_IDLE_MS: the
- * wait before the click; PROBE_INDEX=reading: the click as the index build reads the long transcript anew.
+ * wait before the click; PROBE_WAIT=bench: the bench's wait instead (no fetch for half a second, then an idle moment,
+ * `openPastSession`); PROBE_INDEX=reading: the click as the index build reads the long transcript anew; PROBE_INDEX=off:
+ * no build but at a search.
  */
 
 const PROBE = `(() => {
@@ -56,6 +60,20 @@ const PROBE = `(() => {
   }
 })()`
 
+/** Each request the Host answered: how long it took, when it was asked (the wall clock). */
+const hostTimes: [string, number][] = []
+const handle = Host.prototype.handle
+Host.prototype.handle = async function (this: Host, ...args: Parameters<Host['handle']>) {
+  const at = Date.now()
+  const cpu = process.cpuUsage()
+  try {
+    return await handle.apply(this, args)
+  } finally {
+    const used = process.cpuUsage(cpu)
+    hostTimes.push([`host: ${String(args[0])} took ${Date.now() - at} ms (cpu ${((used.user + used.system) / 1000).toFixed(0)})`, at])
+  }
+}
+
 async function main(): Promise<void> {
   const turns = Number(process.argv[2] ?? 3)
   const runs = Number(process.argv[3] ?? 5)
@@ -72,6 +90,7 @@ async function main(): Promise<void> {
       let readLong!: () => void
       const longRead = new Promise<void>((resolve) => (readLong = resolve))
       const search = {
+        buildOnSearchOnly: process.env.PROBE_INDEX === 'off',
         onBuildStep: (step: { step: string }) => void hostSteps.push([`host: index ${step.step}`, Date.now()]),
         onTranscriptRead: (id: string) => {
           if (id !== 's-long') return
@@ -94,7 +113,11 @@ async function main(): Promise<void> {
         async (page, item) => {
           const context = page.context()
           await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
-          await page.waitForTimeout(Number(process.env.PROBE_IDLE_MS ?? 300))
+          if (process.env.PROBE_WAIT === 'bench') {
+            await page.waitForLoadState('networkidle')
+            await page.evaluate('new Promise((r) => requestIdleCallback(() => r(), { timeout: 2000 }))')
+          } else await page.waitForTimeout(Number(process.env.PROBE_IDLE_MS ?? 300))
+          const sinceShown = (await page.evaluate('performance.now()')) as number
           if (reading) await longRead
           await page.evaluate(`window.__watch(${JSON.stringify(`the final answer ${marker}`)})`)
           const before = (await page.evaluate(`document.body.innerText.includes(${JSON.stringify(`the final answer ${marker}`)})`)) as boolean
@@ -130,8 +153,8 @@ async function main(): Promise<void> {
               `  frame at ${(at - start).toFixed(1)}: ${duration.toFixed(0)} ms, forced style and layout ${forced.toFixed(0)} ms, the frame's own ${layout.toFixed(0)} ms`
             )
           const origin = (await page.evaluate('performance.timeOrigin')) as number
-          const steps = hostSteps.map(([what, at]) => [what, at - origin] as [string, number])
-          console.log(`run ${run}: outside ${outside} ms`)
+          const steps = [...hostSteps, ...hostTimes.splice(0)].map(([what, at]) => [what, at - origin] as [string, number])
+          console.log(`run ${run}: outside ${outside} ms; clicked ${sinceShown.toFixed(0)} ms into the page`)
           for (const [what, at] of [...marks, ...steps].sort((a, b) => a[1] - b[1])) console.log(`  ${(at - start).toFixed(1).padStart(7)} ${what}`)
           for (const [name, s, e] of resources) console.log(`  ${(s - start).toFixed(1).padStart(7)}..${(e - start).toFixed(1)} fetch ${name}`)
         },

@@ -1,4 +1,4 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { HostEvent } from '../../shared/contract'
@@ -404,6 +404,56 @@ describe('when the index is built', () => {
       expect(build.started()).toBe(false)
       await vi.advanceTimersByTimeAsync(100)
       expect(build.started()).toBe(true)
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('once under way, reads no transcript while a request is being answered (a window opening a conversation), nor waits for one asked 250 ms before', async () => {
+    sessions = [session('s1', 'One'), session('s2', 'Two'), session('s3', 'Three')]
+    for (const { id } of sessions) await writeTranscript(id, [header(id), prompt(`words of ${id}`)])
+    // The clock stands still but for the test's moves: a request stays as young as it was asked.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] })
+    /** Turns of the event loop with what the build reads from disk in between: far more than reading three transcripts takes. */
+    const turns = async (): Promise<void> => {
+      for (let i = 0; i < 20; i++) {
+        await new Promise((resolve) => setImmediate(resolve))
+        await readFile(join(dir, 's1.jsonl'))
+      }
+    }
+    try {
+      for (const answered of [true, false]) {
+        const read: string[] = []
+        let started = false
+        index = new SearchIndex({
+          transcriptDir: dir,
+          projects: () => projects,
+          sessions: () => sessions,
+          threadOf: () => undefined,
+          onTranscriptRead: (id) => read.push(id),
+          onBuildStep: (step) => void (started ||= step.step === 'start')
+        })
+        let answer!: () => void
+        index.noteRequest(new Promise<void>((resolve) => (answer = resolve)))
+        const built = index.build()
+        await turns()
+        expect(started).toBe(true)
+        expect(read).toEqual([])
+        if (answered) {
+          answer()
+          await vi.advanceTimersByTimeAsync(0)
+        } else {
+          // A request still not answered 250 ms after it was asked (a turn, a fork) holds the build no longer.
+          await vi.advanceTimersByTimeAsync(249)
+          await turns()
+          expect(read).toEqual([])
+          await vi.advanceTimersByTimeAsync(1)
+        }
+        await built
+        expect(read).toEqual(['s1', 's2', 's3'])
+        expect(index.query('words of s3').entries.map((e) => e.sessionId)).toEqual(['s3'])
+        await index.stop()
+      }
     } finally {
       vi.useRealTimers()
     }

@@ -3,7 +3,7 @@ import { appendFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/pro
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { currentView, parseTranscript, readTranscript, TranscriptWriter } from '../../electron/host/storage/transcripts'
-import { currentViewOf } from '../../electron/host/storage/transcript-stream'
+import { currentViewOf, transcriptLines } from '../../electron/host/storage/transcript-stream'
 import { readEntries, textsOf } from '../../electron/host/search/intake'
 import { applyRecordAt } from '../../shared/thread-fold'
 import { createThread } from '../../shared/thread'
@@ -243,6 +243,50 @@ describe('reading a long transcript a chunk at a time', () => {
     expect([...texts.values()].some((t) => t.text === 'final title 599')).toBe(true)
     expect(texts.size).toBe(299 * 3)
     expect(seqs).toEqual(wholeSeqs)
+  })
+
+  it('gives the Host a turn between its lines every few ms, and waits out a pause there (work in the background giving way to a window)', async () => {
+    // 400 short lines, in the first read (64 KB): the reader takes them in one go, but for the slices.
+    const file = join(dir, 'sliced.jsonl')
+    await writeFile(file, Array.from({ length: 400 }, (_, i) => JSON.stringify(stop(i))).join('\n') + '\n')
+    // The clock moves a millisecond each time it is read: a slice (8 ms) is a few lines.
+    let clock = 0
+    const now = vi.spyOn(performance, 'now').mockImplementation(() => ++clock)
+    try {
+      // Something else the Host has to do, asked as the first line comes: done before the last one, not after it.
+      let linesBefore = -1
+      let lines = 0
+      for await (const { seq } of transcriptLines(file)) {
+        if (seq === 0) setImmediate(() => (linesBefore = lines))
+        lines++
+      }
+      expect(lines).toBe(400)
+      expect(linesBefore).toBeGreaterThan(0)
+      expect(linesBefore).toBeLessThan(20)
+      // A pause asked for at a slice: no line is given until it is over.
+      let release!: () => void
+      let pausing: Promise<void> | null = new Promise<void>((resolve) => (release = resolve))
+      let during = 0
+      lines = 0
+      const read = (async () => {
+        for await (const _line of transcriptLines(file, Infinity, () => pausing)) lines++
+      })()
+      while (lines === 0 || pausing) {
+        await new Promise((resolve) => setImmediate(resolve))
+        if (lines > 0 && during === 0) {
+          during = lines
+          for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve))
+          expect(lines).toBe(during)
+          pausing = null
+          release()
+        }
+      }
+      await read
+      expect(during).toBeLessThan(20)
+      expect(lines).toBe(400)
+    } finally {
+      now.mockRestore()
+    }
   })
 
   it('currentViewOf gives what currentView gives, the lines that straddle chunks and the one torn at the end included', async () => {

@@ -3,6 +3,7 @@ import type { Thread } from '../../../shared/thread'
 import { MINISEARCH_OPTIONS, type SearchDocs } from './documents'
 import { readIndexFile, type StoredIndex } from './index-file'
 import { readEntries, signatureOf, type Entries } from './intake'
+import { givenWay, type Pause } from '../storage/slices'
 import { transcriptPath } from '../storage/transcripts'
 
 /**
@@ -73,6 +74,8 @@ export interface BuildTarget {
   removed: ReadonlySet<string>
   /** Closed, or the index was reset meanwhile (a rebuild after an error runs its own build). */
   abandoned(): boolean
+  /** What the build waits out between its steps and slices: the Host answering the window's requests (QuietStart.answering). */
+  pause: Pause
   setProgress(progress: { done: number; total: number } | null): void
   /** Takes the index read from disk in place of the one followed while it was read. */
   adopt(stored: StoredIndex): void
@@ -83,13 +86,13 @@ export interface BuildTarget {
 
 /** Brings the index up to date; null when abandoned, else how many transcripts were read and whether a usable file was. */
 export async function bringUpToDate(target: BuildTarget): Promise<{ reads: number; stored: boolean } | null> {
-  const { sources, docs, abandoned } = target
+  const { sources, docs, abandoned, pause } = target
   const step = sources.onBuildStep
   target.setProgress({ done: 0, total: sources.sessions().length })
   await step?.({ step: 'start' })
   let reads = 0
   let stored: StoredIndex | null = null
-  if (sources.file && !abandoned()) stored = await readIndexFile(sources.file, MINISEARCH_OPTIONS, abandoned)
+  if (sources.file && !abandoned()) stored = await readIndexFile(sources.file, MINISEARCH_OPTIONS, abandoned, pause)
   if (abandoned()) return null
   if (stored) target.adopt(stored)
   await step?.({ step: 'file', found: stored !== null })
@@ -105,11 +108,13 @@ export async function bringUpToDate(target: BuildTarget): Promise<{ reads: numbe
   for (let start = 0; start < sessions.length; start += STAT_BATCH) {
     for (const record of sessions.slice(start, start + STAT_BATCH)) if (!target.removed.has(record.id)) docs.putSession(record)
     await new Promise((resolve) => setImmediate(resolve))
+    await givenWay(pause)
     if (abandoned()) return null
   }
   for (let start = 0; start < sessions.length; start += STAT_BATCH) {
     const batch = sessions.slice(start, start + STAT_BATCH)
     const signatures = await Promise.all(batch.map((s) => signatureOf(transcriptPath(sources.transcriptDir, s.id))))
+    await givenWay(pause)
     if (abandoned()) return null
     // The sessions whose transcript is to be read again (a session removed or gone live meanwhile drops its read).
     const wanted = batch.map((record, i) => {
@@ -123,7 +128,7 @@ export async function bringUpToDate(target: BuildTarget): Promise<{ reads: numbe
     for (let i = 0; i < batch.length; i++) {
       for (; ahead < Math.min(batch.length, i + READ_AHEAD); ahead++) {
         if (!wanted[ahead]) continue
-        const read = readEntries(transcriptPath(sources.transcriptDir, batch[ahead].id))
+        const read = readEntries(transcriptPath(sources.transcriptDir, batch[ahead].id), pause)
         // Its error is handled when its turn comes (a build abandoned meanwhile drops it).
         read.catch(() => {})
         readsAhead[ahead] = read
@@ -133,6 +138,8 @@ export async function bringUpToDate(target: BuildTarget): Promise<{ reads: numbe
       if (!target.removed.has(record.id)) {
         docs.putSession(record)
         if (wanted[i] && !target.live.has(record.id)) {
+          // A transcript at a time: a window's request goes first.
+          await givenWay(pause)
           await target.readSession(record.id, signatures[i], readsAhead[i])
           readsAhead[i] = undefined
           reads++

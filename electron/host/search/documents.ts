@@ -2,7 +2,8 @@ import MiniSearch, { type Options } from 'minisearch'
 import type { Project, SessionRecord } from '../../../shared/domain'
 import type { Thread } from '../../../shared/thread'
 import { DocLengths } from './doc-lengths'
-import { entryDocId, projectDocId, sessionDocId, slicer, type EntryText, type IndexedDoc, type SessionDocs, type StoredIndex } from './index-file'
+import { slicer, type Pause } from '../storage/slices'
+import { entryDocId, projectDocId, sessionDocId, type EntryText, type IndexedDoc, type SessionDocs, type StoredIndex } from './index-file'
 import { textsOf } from './intake'
 
 /** A live session's last entry of these kinds may still be streaming. */
@@ -118,9 +119,11 @@ export class SearchDocs implements StoredIndex {
     seqs: Map<string, number>,
     /** The build's hook (SearchHooks.onBuildStep), told of each pause: typed here, not imported, as build.ts imports this file. */
     onPause: ((step: { step: 'entries'; sessionId: string }) => void | Promise<void>) | undefined,
-    gone: () => boolean
+    gone: () => boolean,
+    /** What the build waits out at each pause (the Host answering the window). */
+    giveWay?: Pause
   ): Promise<boolean> {
-    const slice = slicer()
+    const slice = slicer(giveWay)
     for (const _added of this.entryChanges(sessionId, texts, seqs)) {
       const wait = slice()
       if (!wait) continue

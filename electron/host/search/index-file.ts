@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs'
 import MiniSearch, { type AsPlainObject, type Options } from 'minisearch'
 import { AtomicTextFile } from '../storage/atomic-file'
+import { slicer, type Pause } from '../storage/slices'
 import { whenQuiet } from './quiet-start'
 
 /**
@@ -77,9 +78,6 @@ type SavedLine = ['sessions', Record<string, SavedSession>] | [Bulky, Record<str
 const SESSIONS_PER_LINE = 100
 const KEYS_PER_LINE = 2_000
 const TERMS_PER_LINE = 500
-/** The longest the Host is held by reading or writing the file before it answers what waits. */
-const SLICE_MS = 8
-
 /** Document ids: a kind letter and the ids it stands for, separated by NUL (which no id holds). */
 const SEP = '\u0000'
 
@@ -113,33 +111,21 @@ export function parseDocId(
   }
 }
 
-/**
- * Returns a function to call often during long work: it yields to the event
- * loop (through setImmediate: what waits, I/O and requests, goes first) once
- * `SLICE_MS` have passed since the last yield, and otherwise does nothing.
- */
-export function slicer(): () => Promise<void> | null {
-  let since = performance.now()
-  return () => {
-    if (performance.now() - since < SLICE_MS) return null
-    return new Promise((resolve) =>
-      setImmediate(() => {
-        since = performance.now()
-        resolve()
-      })
-    )
-  }
-}
-
 /** Reading was given up (the Host is closing). */
 export class ReadAbandoned extends Error {}
 
 /**
  * The index kept in `file`, or null when there is none or it cannot be used
- * (then said in the log: it is rebuilt from the transcripts). Read in slices;
+ * (then said in the log: it is rebuilt from the transcripts). Read in slices
+ * (waiting out `giveWay` between them: the Host answering the window);
  * throws `ReadAbandoned` when `abandoned()` says to stop. Throws nothing else.
  */
-export async function readIndexFile(file: string, options: Options<IndexedDoc>, abandoned: () => boolean): Promise<StoredIndex | null> {
+export async function readIndexFile(
+  file: string,
+  options: Options<IndexedDoc>,
+  abandoned: () => boolean,
+  giveWay?: Pause
+): Promise<StoredIndex | null> {
   let data: Buffer
   try {
     data = await fs.readFile(file)
@@ -150,7 +136,7 @@ export async function readIndexFile(file: string, options: Options<IndexedDoc>, 
     return null
   }
   try {
-    return await parseIndexFile(data, options, abandoned)
+    return await parseIndexFile(data, options, abandoned, giveWay)
   } catch (error) {
     if (error instanceof ReadAbandoned) throw error
     console.warn(`search: the index ${file} is not usable (${(error as Error).message}); it is rebuilt from the transcripts`)
@@ -168,8 +154,8 @@ export async function readIndexFile(file: string, options: Options<IndexedDoc>, 
  * is decoded from the file's bytes on its own: the strings a parse keeps (the
  * entries' texts) never hold on to a string of the whole file.
  */
-async function parseIndexFile(data: Buffer, options: Options<IndexedDoc>, abandoned: () => boolean): Promise<StoredIndex> {
-  const slice = slicer()
+async function parseIndexFile(data: Buffer, options: Options<IndexedDoc>, abandoned: () => boolean, giveWay?: Pause): Promise<StoredIndex> {
+  const slice = slicer(giveWay)
   const pause = async (): Promise<void> => {
     const wait = slice()
     if (wait) await wait

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs'
 import { applyRecordAt } from '../../../shared/thread-fold'
 import { createThread, type Thread, type ThreadEntry } from '../../../shared/thread'
+import type { Pause } from '../storage/slices'
 import { transcriptLines } from '../storage/transcript-stream'
 import { parseLine } from '../storage/transcripts'
 import type { EntryText } from './index-file'
@@ -75,9 +76,10 @@ export interface Entries {
  * Reads a transcript and folds it, noting the seq (line number) of the record
  * that started each entry. A damaged line is skipped, as everywhere. Read a
  * chunk at a time, and at each prompt the turns before it give their text and
- * are let go of: however long the transcript, the fold holds one turn.
+ * are let go of: however long the transcript, the fold holds one turn. In
+ * slices, waiting out `pause` between them (transcriptLines).
  */
-export async function readEntries(file: string): Promise<Entries> {
+export async function readEntries(file: string, pause?: Pause): Promise<Entries> {
   const thread = createThread()
   const texts = new Map<string, EntryText>()
   const seqs = new Map<string, number>()
@@ -87,7 +89,7 @@ export async function readEntries(file: string): Promise<Entries> {
     // A later update of an earlier turn's tool call (rare) shows as a card of its own: its title is still found.
     thread.keyed.clear()
   }
-  for await (const { seq, line } of transcriptLines(file)) {
+  for await (const { seq, line } of transcriptLines(file, Infinity, pause)) {
     if (!line) continue
     const record = parseLine(line)
     if (!record) continue

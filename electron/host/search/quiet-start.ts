@@ -9,9 +9,15 @@
  * conversation would otherwise add its memory to). `now()` starts it at once
  * (a user asking for what it makes). `quietIn()` says how long until the Host
  * is quiet (the index's save after a build waits for it too).
+ *
+ * Once started, the work gives way to requests (`answering`): at each of its
+ * slices it waits while the Host answers one asked in the last `giveWayMs`
+ * (a window opening a 10,000-entry conversation as the build read it waited
+ * up to 60-220 ms for its answer, 6-26 ms since: bench/open-during-build-probe.ts).
+ * A longer one (a turn, a fork) holds it no longer than that.
  */
 
-const TIMING = { quietMs: 1_000, unaskedMs: 10_000, latestMs: 30_000 }
+const TIMING = { quietMs: 1_000, unaskedMs: 10_000, latestMs: 30_000, giveWayMs: 250 }
 
 export class QuietStart {
   private timer: NodeJS.Timeout | null = null
@@ -20,6 +26,10 @@ export class QuietStart {
   /** Requests being answered, and when the last was asked or answered. */
   private running = 0
   private lastRequestAt = 0
+  /** When each request being answered was asked. */
+  private readonly asked = new Set<{ at: number }>()
+  /** Work waiting for requests to be answered (`answering`): woken at each answer. */
+  private readonly waiting = new Set<() => void>()
 
   constructor(private readonly work: () => void) {}
 
@@ -34,10 +44,35 @@ export class QuietStart {
     this.lastRequestAt = Date.now()
     if (!answered) return
     this.running++
+    const request = { at: this.lastRequestAt }
+    this.asked.add(request)
     void answered.finally(() => {
       this.running--
+      this.asked.delete(request)
       this.lastRequestAt = Date.now()
       if (this.timer) this.schedule(TIMING.quietMs)
+      for (const wake of [...this.waiting]) wake()
+    })
+  }
+
+  /**
+   * While the Host answers a request asked less than `giveWayMs` ago: resolves at the next answer (or once that
+   * request is `giveWayMs` old), for work in the background to wait out and ask again; null when none is.
+   */
+  answering(): Promise<void> | null {
+    const now = Date.now()
+    let until = 0
+    for (const { at } of this.asked) if (now - at < TIMING.giveWayMs) until = Math.max(until, at + TIMING.giveWayMs)
+    if (!until) return null
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer)
+        this.waiting.delete(wake)
+        resolve()
+      }
+      const timer = setTimeout(wake, until - now)
+      timer.unref?.()
+      this.waiting.add(wake)
     })
   }
 

@@ -63,8 +63,9 @@ export class SearchIndex {
   private buildRunning = false
   /** Saves to the file, once the index is complete. */
   private readonly saves: IndexSaves | null
-  /** When the build starts by itself: once the Host is quiet. */
+  /** When the build starts by itself: once the Host is quiet; and what its slices wait out (`giveWay`: a window's request being answered). */
   private readonly quiet = new QuietStart(() => void this.build())
+  private readonly giveWay = (): Promise<void> | null => this.quiet.answering()
   /** Every session has been brought up to date: only then may the index replace the file. */
   private complete = false
   private building: Promise<void> | null = null
@@ -124,6 +125,7 @@ export class SearchIndex {
       live: this.live,
       removed: this.removed,
       abandoned,
+      pause: this.giveWay,
       setProgress: (progress) => (this.progress = progress),
       adopt: (stored) => this.adopt(stored),
       removeSession: (id) => this.removeSession(id),
@@ -154,7 +156,7 @@ export class SearchIndex {
       if (!this.complete && !this.closed) await this.build()
       const generation = this.generation
       if (gone(generation) || !this.complete) return
-      const { texts, seqs } = await readEntries(transcriptPath(this.sources.transcriptDir, sessionId))
+      const { texts, seqs } = await readEntries(transcriptPath(this.sources.transcriptDir, sessionId), this.giveWay)
       while (this.vacuuming) await this.vacuuming
       if (gone(generation)) return
       this.docs.indexCopy(sessionId, texts, seqs)
@@ -171,13 +173,13 @@ export class SearchIndex {
   private async readSession(sessionId: string, signature: string | null, read?: Promise<Entries>, closing = false): Promise<void> {
     try {
       this.sources.onTranscriptRead?.(sessionId)
-      const { texts, seqs } = await (read ?? readEntries(transcriptPath(this.sources.transcriptDir, sessionId)))
+      const { texts, seqs } = await (read ?? readEntries(transcriptPath(this.sources.transcriptDir, sessionId), closing ? undefined : this.giveWay))
       const gone = (): boolean => (!closing && (this.closed || this.live.has(sessionId))) || this.removed.has(sessionId)
       if (gone()) return
       const docs = this.docs.docsOf(sessionId)
       docs.seqs = new Map()
       if (closing) this.docs.indexEntries(sessionId, texts, seqs)
-      else if (!(await this.docs.indexEntriesInSlices(sessionId, texts, seqs, this.sources.onBuildStep, gone))) return
+      else if (!(await this.docs.indexEntriesInSlices(sessionId, texts, seqs, this.sources.onBuildStep, gone, this.giveWay))) return
       docs.signature = signature
       this.docs.unsaved = true
     } catch (error) {

@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs'
 import { join } from 'node:path'
 import { isSwitchboardNote } from '../../../shared/thread'
 import type { TranscriptHeader, TranscriptRecord } from '../../../shared/transcript'
+import type { Pause } from '../storage/slices'
 import { transcriptLines } from '../storage/transcript-stream'
 import { SpendFold, type SpendFact } from './fold'
 
@@ -38,15 +39,15 @@ export async function transcriptFiles(dataDir: string): Promise<string[]> {
 /**
  * What one transcript spent; null when it has no header. Most lines are streamed text: a line's
  * type is read from its start (`{"t":"update"`, as the writer writes it) and only the lines that
- * matter to spend are parsed.
+ * matter to spend are parsed. In slices, waiting out `giveWay` between them (the Host answering the window).
  */
-export async function readPastSpend(file: string, wantTitle: (id: string) => boolean): Promise<PastSpend | null> {
+export async function readPastSpend(file: string, wantTitle: (id: string) => boolean, giveWay?: Pause): Promise<PastSpend | null> {
   let read: { header: TranscriptHeader; fold: SpendFold; title: string | undefined } | null = null
   const facts: SpendFact[] = []
   let nextSeq = 0
   try {
     // A chunk at a time: a long transcript is never in memory whole.
-    for await (const { seq, line, torn } of transcriptLines(file)) {
+    for await (const { seq, line, torn } of transcriptLines(file, Infinity, giveWay)) {
       // A last line without its newline may still be being written: it is left to the live records.
       if (torn) break
       nextSeq = seq + 1

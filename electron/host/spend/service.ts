@@ -173,7 +173,11 @@ export class SpendService {
     const readUpTo = new Map<string, number>()
     for (const file of files) {
       if (this.closing) return
-      const past = await readPastSpend(file, (id) => !this.options.records.findSession(id))
+      const past = await readPastSpend(
+        file,
+        (id) => !this.options.records.findSession(id),
+        () => this.quiet.answering()
+      )
       this.progress.done++
       if (!past || readUpTo.has(past.header.id)) continue
       readUpTo.set(past.header.id, past.nextSeq)

@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs'
 import type { TranscriptRecord } from '../../../shared/transcript'
+import { slicer, type Pause } from './slices'
 import { outlivesReset, parseLine } from './transcripts'
 
 /**
@@ -21,9 +22,13 @@ const FIRST_CHUNK = 64 * 1024
  * The lines of a transcript in order, with their seq (line number); `upTo`:
  * only its first lines. A last line without its newline is given too, as
  * `readTranscript` gives it, marked `torn` (it may still be being written). A
- * missing file has none.
+ * missing file has none. Given in slices (slices.ts): what the reader does
+ * with a megabyte's lines was one task of 25-90 ms (a 10,000-entry
+ * conversation read by the search index's build held a window's open of a
+ * conversation that long); between slices the reader waits out `pause` (work
+ * in the background gives way to the window's requests).
  */
-export async function* transcriptLines(file: string, upTo = Infinity): AsyncGenerator<{ seq: number; line: string; torn?: true }> {
+export async function* transcriptLines(file: string, upTo = Infinity, pause?: Pause): AsyncGenerator<{ seq: number; line: string; torn?: true }> {
   let handle: fs.FileHandle
   try {
     handle = await fs.open(file, 'r')
@@ -32,6 +37,7 @@ export async function* transcriptLines(file: string, upTo = Infinity): AsyncGene
     throw error
   }
   try {
+    const slice = slicer(pause)
     let chunk = Buffer.allocUnsafe(FIRST_CHUNK)
     let pending: Buffer[] = []
     let seq = 0
@@ -42,12 +48,14 @@ export async function* transcriptLines(file: string, upTo = Infinity): AsyncGene
       const data = chunk.subarray(0, bytesRead)
       let start = 0
       for (let end = data.indexOf(0x0a, 0); end !== -1; end = data.indexOf(0x0a, start)) {
-        const piece = data.subarray(start, end)
-        const line = pending.length ? Buffer.concat([...pending, piece]).toString('utf8') : piece.toString('utf8')
+        // Decoded from the chunk in place: no Buffer made for each line.
+        const line = pending.length ? Buffer.concat([...pending, data.subarray(start, end)]).toString('utf8') : data.toString('utf8', start, end)
         pending = []
         start = end + 1
         yield { seq, line }
         if (++seq >= upTo) return
+        const wait = slice()
+        if (wait) await wait
       }
       if (start < bytesRead) pending.push(Buffer.from(data.subarray(start)))
       // A transcript longer than the first read: the rest in larger reads.
