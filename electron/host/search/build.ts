@@ -3,7 +3,7 @@ import type { Thread } from '../../../shared/thread'
 import { MINISEARCH_OPTIONS, type SearchDocs } from './documents'
 import { readIndexFile, type StoredIndex } from './index-file'
 import { readEntries, signatureOf, type Entries } from './intake'
-import { givenWay, type Pause } from '../storage/slices'
+import { givenWay, turn, type Pause } from '../storage/slices'
 import { transcriptPath } from '../storage/transcripts'
 
 /**
@@ -107,8 +107,7 @@ export async function bringUpToDate(target: BuildTarget): Promise<{ reads: numbe
   // transcripts before it have been read (on a first start with thousands, that took minutes under load).
   for (let start = 0; start < sessions.length; start += STAT_BATCH) {
     for (const record of sessions.slice(start, start + STAT_BATCH)) if (!target.removed.has(record.id)) docs.putSession(record)
-    await new Promise((resolve) => setImmediate(resolve))
-    await givenWay(pause)
+    await turn(pause)
     if (abandoned()) return null
   }
   for (let start = 0; start < sessions.length; start += STAT_BATCH) {

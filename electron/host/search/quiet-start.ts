@@ -23,11 +23,9 @@ export class QuietStart {
   private timer: NodeJS.Timeout | null = null
   private readonly startedAt = Date.now()
   private done = false
-  /** Requests being answered, and when the last was asked or answered. */
-  private running = 0
-  private lastRequestAt = 0
-  /** When each request being answered was asked. */
+  /** The requests being answered, each with when it was asked; and when the last was asked or answered. */
   private readonly asked = new Set<{ at: number }>()
+  private lastRequestAt = 0
   /** Work waiting for requests to be answered (`answering`): woken at each answer. */
   private readonly waiting = new Set<() => void>()
 
@@ -43,11 +41,9 @@ export class QuietStart {
     if (this.timer) this.schedule(TIMING.quietMs)
     this.lastRequestAt = Date.now()
     if (!answered) return
-    this.running++
     const request = { at: this.lastRequestAt }
     this.asked.add(request)
     void answered.finally(() => {
-      this.running--
       this.asked.delete(request)
       this.lastRequestAt = Date.now()
       if (this.timer) this.schedule(TIMING.quietMs)
@@ -78,7 +74,7 @@ export class QuietStart {
 
   /** How long until the Host is quiet (no request being answered, and a second after the last), in ms: 0 when it is. */
   quietIn(): number {
-    return this.running > 0 ? TIMING.quietMs : Math.max(0, this.lastRequestAt + TIMING.quietMs - Date.now())
+    return this.asked.size > 0 ? TIMING.quietMs : Math.max(0, this.lastRequestAt + TIMING.quietMs - Date.now())
   }
 
   /** Starts the work now if it has not started (it runs once). */
@@ -101,7 +97,7 @@ export class QuietStart {
     const latest = this.startedAt + TIMING.latestMs - Date.now()
     this.timer = setTimeout(
       // A request still running: not quiet yet (its answer schedules again), but at the latest moment it starts.
-      () => (this.running > 0 && latest > ms ? this.schedule(latest) : this.now()),
+      () => (this.asked.size > 0 && latest > ms ? this.schedule(latest) : this.now()),
       Math.max(0, Math.min(ms, latest))
     )
     this.timer.unref?.()

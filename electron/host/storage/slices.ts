@@ -18,6 +18,12 @@ export async function givenWay(pause: Pause | undefined): Promise<void> {
   for (let wait = pause?.(); wait; wait = pause?.()) await wait
 }
 
+/** A turn of the event loop (setImmediate: what waits, I/O and requests, goes first), then `pause` waited out. */
+export async function turn(pause?: Pause): Promise<void> {
+  await new Promise<void>((resolve) => setImmediate(resolve))
+  await givenWay(pause)
+}
+
 /**
  * Returns a function to call often during long work: it yields to the event
  * loop (through setImmediate: what waits, I/O and requests, goes first) once
@@ -28,10 +34,8 @@ export function slicer(pause?: Pause): () => Promise<void> | null {
   let since = performance.now()
   return () => {
     if (performance.now() - since < SLICE_MS) return null
-    return new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => givenWay(pause))
-      .then(() => {
-        since = performance.now()
-      })
+    return turn(pause).then(() => {
+      since = performance.now()
+    })
   }
 }
