@@ -56,6 +56,9 @@ import { answeredFromFirstPart, READ_REST_AFTER_MS } from './contract/first-part
 export { HostError } from './contract/errors'
 export type { HostOptions } from './host-options'
 
+/** Answers the window draws as a conversation (its tail, a page): reading in the background holds while it does (QuietStart). */
+const DRAWN_ANSWERS: ReadonlySet<RequestMethod> = new Set(['sessions.open', 'transcripts.read', 'transcripts.readLater'])
+
 /**
  * The Host: everything the app does, with no Electron in it. It opens the data
  * folder, composes the rooms (each contract namespace is answered by its own
@@ -301,9 +304,11 @@ export class Host {
     }
     const { data, request } = withConfirmation(parsed.data, via.confirmCommand ?? this.confirmCommand)
     const answered = this.answer(method, data, request)
-    // Reading every transcript (the search index, past spend) waits until the Host is quiet: no request running.
-    this.search.noteRequest(answered)
-    this.spend.noteRequest(answered)
+    // Reading every transcript (the search index, past spend) waits until the Host is quiet: no request running, and
+    // once under way, not while the window draws a conversation it was answered.
+    const drawn = DRAWN_ANSWERS.has(method)
+    this.search.noteRequest(answered, drawn)
+    this.spend.noteRequest(answered, drawn)
     return answered
   }
 

@@ -309,6 +309,26 @@ describe('the search index kept in the data folder', () => {
     ])
   })
 
+  it('reads no transcript while the window draws a conversation it opened: for 300 ms after the open is answered', async () => {
+    const { ids } = await threeSessions()
+    await host!.close()
+    host = null
+    await rm(join(dataDir, SEARCH_INDEX_FILE))
+    // The build holds once it has looked for the file; the window opens a conversation meanwhile, answered at `answered`.
+    const hold = holdBuild((step) => step.step === 'file')
+    const readAt: number[] = []
+    const h = await open({ ...hold.hooks, onTranscriptRead: () => readAt.push(Date.now()) })
+    void h.request('search.query', { q: 'quokka' })
+    await hold.reached
+    await h.request('sessions.open', { id: ids.alpha })
+    const answered = Date.now()
+    hold.release()
+    await settled()
+    // Three transcripts read, the first of them once the window has had its 300 ms (at once, before).
+    expect(readAt).toHaveLength(3)
+    expect(readAt[0] - answered).toBeGreaterThanOrEqual(290)
+  })
+
   it('rebuilds a damaged index file from the transcripts, says so in the log, and search works', async () => {
     const { ids } = await threeSessions()
     await host!.close()

@@ -409,7 +409,7 @@ describe('when the index is built', () => {
     }
   })
 
-  it('once under way, reads no transcript while a request is being answered (a window opening a conversation), nor waits for one asked 250 ms before', async () => {
+  it('once under way, reads no transcript while a request is being answered (a window opening a conversation), nor waits for one asked 250 ms before, and waits 300 ms more after an answer the window draws', async () => {
     sessions = [session('s1', 'One'), session('s2', 'Two'), session('s3', 'Three')]
     for (const { id } of sessions) await writeTranscript(id, [header(id), prompt(`words of ${id}`)])
     // The clock stands still but for the test's moves: a request stays as young as it was asked.
@@ -422,7 +422,7 @@ describe('when the index is built', () => {
       }
     }
     try {
-      for (const answered of [true, false]) {
+      for (const how of ['answered', 'drawn', 'unanswered'] as const) {
         const read: string[] = []
         let started = false
         index = new SearchIndex({
@@ -434,14 +434,24 @@ describe('when the index is built', () => {
           onBuildStep: (step) => void (started ||= step.step === 'start')
         })
         let answer!: () => void
-        index.noteRequest(new Promise<void>((resolve) => (answer = resolve)))
+        index.noteRequest(new Promise<void>((resolve) => (answer = resolve)), how === 'drawn')
         const built = index.build()
         await turns()
         expect(started).toBe(true)
         expect(read).toEqual([])
-        if (answered) {
+        if (how === 'answered') {
           answer()
           await vi.advanceTimersByTimeAsync(0)
+        } else if (how === 'drawn') {
+          // A conversation's tail, answered: the window draws it, and the build holds 300 ms more (not forever).
+          answer()
+          await vi.advanceTimersByTimeAsync(0)
+          await turns()
+          expect(read).toEqual([])
+          await vi.advanceTimersByTimeAsync(299)
+          await turns()
+          expect(read).toEqual([])
+          await vi.advanceTimersByTimeAsync(1)
         } else {
           // A request still not answered 250 ms after it was asked (a turn, a fork) holds the build no longer.
           await vi.advanceTimersByTimeAsync(249)

@@ -98,8 +98,8 @@ export class SearchIndex {
   }
 
   /** The Host answers a request (`answered`: once it is): a build still waiting waits until the Host is quiet again. */
-  noteRequest(answered?: Promise<unknown>): void {
-    this.quiet.noteRequest(answered)
+  noteRequest(answered?: Promise<unknown>, drawn = false): void {
+    this.quiet.noteRequest(answered, drawn)
   }
 
   private async buildAll(): Promise<void> {

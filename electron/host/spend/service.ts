@@ -79,8 +79,8 @@ export class SpendService {
   }
 
   /** The Host answers a request (`answered`: once it is): past transcripts still to read wait until it is quiet again. */
-  noteRequest(answered?: Promise<unknown>): void {
-    this.quiet.noteRequest(answered)
+  noteRequest(answered?: Promise<unknown>, drawn = false): void {
+    this.quiet.noteRequest(answered, drawn)
   }
 
   handlers(): HandlerSlice<'spend'> {
