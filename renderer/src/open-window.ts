@@ -2,7 +2,8 @@ import './zod-config'
 import { createApp } from 'vue'
 import { createPinia } from 'pinia'
 import { restCaret } from './caret-rest'
-import { fetchPartsWhenIdle } from './lazy'
+import { fetchPartsWhenIdle, whenIdle } from './lazy'
+import { warmTimeFormats } from './time'
 import App from './App.vue'
 import { listenToHost } from './event-router'
 import type { EarlyLink } from './host/early-link'
@@ -19,8 +20,14 @@ import { useNoticesStore } from './stores/notices'
  * until the window listens; else the window mounts at once, listens, and the app store loads, as a window always did.
  * Either way the window's own listeners (desktop.ts, from App's setup) hear each batch before the stores' router.
  * The text caret rests after a few quiet seconds (caret-rest.ts). Once started, the parts most windows show soon
- * (a session's view, the diff) are fetched when the browser is first idle (lazy.ts).
+ * (a session's view, the diff) are fetched when the browser is first idle (lazy.ts), and the date formatters a
+ * session's row shows on hover are made (time.ts).
  */
+function started(): void {
+  fetchPartsWhenIdle()
+  requestAnimationFrame(() => whenIdle(warmTimeFormats))
+}
+
 export function openWindow(early: EarlyLink, answered: boolean): void {
   restCaret()
   const pinia = createPinia()
@@ -50,11 +57,11 @@ export function openWindow(early: EarlyLink, answered: boolean): void {
     void appStore.load().finally(() => {
       app.mount('#app')
       listenToHost()
-      fetchPartsWhenIdle()
+      started()
     })
   } else {
     app.mount('#app')
     listenToHost()
-    void appStore.load().finally(fetchPartsWhenIdle)
+    void appStore.load().finally(started)
   }
 }

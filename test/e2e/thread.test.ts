@@ -680,6 +680,39 @@ describe('the thread view', () => {
     await context.close()
   })
 
+  it('makes the date formatters once the window is idle: a pointer over a session, as before its click, makes none, and its tooltip says when it was updated', async () => {
+    const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
+    await host.request('sessions.rename', { id, title: 'Hovered for its date' })
+    const context = await newContext()
+    // Each Intl date formatter the page makes, before the pointer first comes over the page and from then on.
+    await context.addInitScript(`(() => {
+      window.__formats = { before: 0, after: 0 }
+      document.addEventListener('pointerover', () => (window.__pointed = true), true)
+      for (const name of ['DateTimeFormat', 'RelativeTimeFormat']) {
+        const Native = Intl[name]
+        Intl[name] = new Proxy(Native, {
+          construct(target, args) {
+            window.__formats[window.__pointed ? 'after' : 'before']++
+            return Reflect.construct(target, args)
+          }
+        })
+      }
+    })()`)
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await page.goto(server.url)
+    const item = page.getByTestId('session-item').filter({ hasText: 'Hovered for its date' })
+    await item.waitFor()
+    // Made once the window is idle after its start (the first formatter a page makes costs Chromium its locale data,
+    // ~40 ms: before, the pointer over a session made it, in the task before that session's open).
+    await expect.poll(() => page.evaluate('window.__formats.before'), { timeout: 20_000 }).toBe(2)
+    await item.hover()
+    await expect.poll(() => item.getByTestId('session-open').getAttribute('title')).toContain('Updated')
+    expect(await page.evaluate('window.__formats.after')).toBe(0)
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
   it('draws only the rows in view while the reader flings, and those around the view again once the fling stops', async () => {
     const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
     await host.request('sessions.rename', { id, title: 'Flung through' })
