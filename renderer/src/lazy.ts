@@ -73,12 +73,15 @@ function fetchAhead(loader: () => Promise<unknown>): void {
  * cannot be fetched is left: it says so where it is shown, as before.
  */
 export function fetchPartsWhenIdle(): void {
-  requestAnimationFrame(() =>
-    whenIdle(() => {
-      fetchingAhead = true
-      for (const loader of fetchedWhenIdle.splice(0)) fetchAhead(loader)
-    })
-  )
+  whenIdleAfterFrame(() => {
+    fetchingAhead = true
+    for (const loader of fetchedWhenIdle.splice(0)) fetchAhead(loader)
+  })
+}
+
+/** `run` when the browser is next idle after its next frame (after the window's start: once its first frame is painted). */
+export function whenIdleAfterFrame(run: () => void): void {
+  requestAnimationFrame(() => whenIdle(run))
 }
 
 /** `run` when the browser is next idle (at the latest after 2 s), or after 200 ms where it cannot say. */

@@ -2,7 +2,7 @@ import './zod-config'
 import { createApp } from 'vue'
 import { createPinia } from 'pinia'
 import { restCaret } from './caret-rest'
-import { fetchPartsWhenIdle, whenIdle } from './lazy'
+import { fetchPartsWhenIdle, whenIdleAfterFrame } from './lazy'
 import { warmTimeFormats } from './time'
 import App from './App.vue'
 import { listenToHost } from './event-router'
@@ -25,7 +25,7 @@ import { useNoticesStore } from './stores/notices'
  */
 function started(): void {
   fetchPartsWhenIdle()
-  requestAnimationFrame(() => whenIdle(warmTimeFormats))
+  whenIdleAfterFrame(warmTimeFormats)
 }
 
 export function openWindow(early: EarlyLink, answered: boolean): void {
