@@ -69,6 +69,23 @@ it('goes on with a leap soon after its end, and not with one long after', () => 
   view.unmount()
 })
 
+it('takes a move of the list’s own (a row measured above the view) for neither a leap nor a step: the leaps in a row go on through it', () => {
+  const { fling, view } = withFling()
+  fling.moved(1_000, VIEW) // a leap
+  fling.followed(1_100) // the list moved the view by a row's change
+  fling.moved(2_050, VIEW) // the second leap in a row, counted from where the list put the view
+  expect(fling.flinging.value).toBe(true)
+  vi.advanceTimersByTime(150)
+  fling.followed(2_060)
+  fling.moved(3_000, VIEW) // it goes on: 200 ms from here
+  vi.advanceTimersByTime(150)
+  expect(fling.flinging.value).toBe(true)
+  fling.followed(10_000) // the list's own jump (to the end) is no leap of the reader's
+  vi.advanceTimersByTime(60)
+  expect(fling.flinging.value).toBe(false)
+  view.unmount()
+})
+
 it('draws the rows in view and the one ahead while the leaps are short, none ahead when they are long', () => {
   const { fling, view } = withFling()
   fling.moved(700, VIEW)

@@ -13,9 +13,9 @@ const FLING_AHEAD_SCREENS = 2
 /**
  * A fling is two leaps in a row (one is a jump: to an entry, to the end, a page taken in, where the reader goes on
  * reading); it is over this long after its last leap (in the first frame after it: fling()), through the small moves
- * the list makes meanwhile, and the rows beyond the view are drawn again once it stops. A leap within FLING_RESUME_MS
- * of its end goes on with it: a fling that waited at an edge for a page to be read (its rows in view are drawn
- * meanwhile) is not a jump when it goes on.
+ * the list makes meanwhile (which are not the reader's: followed()), and the rows beyond the view are drawn again once
+ * it stops. A leap within FLING_RESUME_MS of its end goes on with it: a fling that waited at an edge for a page to be
+ * read (its rows in view are drawn meanwhile) is not a jump when it goes on.
  */
 const FLING_MS = 200
 const FLING_RESUME_MS = 1000
@@ -75,6 +75,16 @@ export function readerFling() {
       if (leaps) leapScreens = leap
       lastTop = top
       if (leaps >= 2 || (leaps === 1 && performance.now() - ended < FLING_RESUME_MS)) fling()
+    },
+    /**
+     * A move of the list's own (reader-scroll.ts), to `top`: where the next leap is counted from, and neither a leap nor
+     * a step of the reader's. Taken for a step (a row measured above the view moves it by its change), it counted the
+     * leaps from naught again: a fling began a leap late, its first frame drawing the rows around the view; and where
+     * the page stalled past FLING_MS (a CI run's load), the fling ended between two leaps, its rows in view drawn in
+     * full and six more on either side, mid-fling (e2e/thread's fling).
+     */
+    followed(top: number): void {
+      lastTop = top
     },
     /** While the reader flings: the rows in view, and the one ahead of them while the leaps are short enough to reach it. */
     rows(range: Range): number[] {

@@ -23,6 +23,8 @@ export function readerScroll(scroller: Ref<HTMLElement | null>) {
   let listKnows = 0
   /** Where catchUp gave the scroll's event early, until the event itself comes. */
   let heardEarly: number | null = null
+  /** Where the list last moved the view itself (scrollView), until that move's event comes. */
+  let listMoved: number | null = null
 
   /** A scroll the list has not heard of yet (the reader's): its event, given now, to the list and to the view's own handler alike. */
   function catchUp(): void {
@@ -36,8 +38,10 @@ export function readerScroll(scroller: Ref<HTMLElement | null>) {
     catchUp,
     /** The list's `scrollToFn`: its own scrolls are known to it, never taken for the reader's. */
     scrollView(offset: number, how: { adjustments?: number; behavior?: ScrollBehavior }, list: List): void {
+      const from = scroller.value?.scrollTop
       elementScroll(offset, how, list)
       listKnows = scroller.value?.scrollTop ?? listKnows
+      if (listKnows !== from) listMoved = listKnows
     },
     /** Before the list takes new entries or a row's size, it hears the scroll it has not heard of (catchUp). */
     hearReaderFirst(list: List): void {
@@ -52,14 +56,17 @@ export function readerScroll(scroller: Ref<HTMLElement | null>) {
       }
     },
     /**
-     * A scroll event of the view's, at `top`: whether it is a move of its own, not the event of a scroll heard early
-     * (catchUp), through which a fling's leaps go on.
+     * A scroll event of the view's, at `top`, and whose move it is: the reader's (through which a fling's leaps go on),
+     * the list's own (scrollView: a row measured above the view moved it by its change, a page taken in, the end kept
+     * in view), or the event of a scroll heard early (catchUp), already given.
      */
-    heard(top: number): boolean {
+    heard(top: number): 'reader' | 'list' | 'early' {
       listKnows = top
-      const again = heardEarly === top
+      const early = heardEarly === top
+      const list = listMoved === top
       heardEarly = null
-      return !again
+      listMoved = null
+      return early ? 'early' : list ? 'list' : 'reader'
     }
   }
 }
