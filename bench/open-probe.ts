@@ -16,8 +16,11 @@ import { withPastSessionListed } from './ui'
  * `node --import tsx bench/open-probe.ts [turns] [runs]`; BENCH_PROFILE / BENCH_TRACE as profile.ts; PROBE_IDLE_MS: the
  * wait before the click; PROBE_WAIT=bench: the bench's wait instead (no fetch for half a second, then an idle moment,
  * `openPastSession`); PROBE_INDEX=reading: the click as the index build reads the long transcript anew; PROBE_INDEX=off:
- * no build but at a search.
+ * no build but at a search; PROBE_PRESS_MS: the click a hand's, the button held that long (a tenth of a second is a
+ * hand's on a mouse), the times still from the press.
  */
+
+const pressMs = process.env.PROBE_PRESS_MS ? Number(process.env.PROBE_PRESS_MS) : null
 
 const PROBE = `(() => {
   const marks = (window.__marks = [])
@@ -131,7 +134,14 @@ async function main(): Promise<void> {
             )
           const m0 = await metric()
           const t0 = Date.now()
-          await item.click()
+          if (pressMs === null) await item.click()
+          else {
+            // A hand's click: pressed, held `pressMs`, let go (Playwright's click lets go at once).
+            await item.hover()
+            await page.mouse.down()
+            await page.waitForTimeout(pressMs)
+            await page.mouse.up()
+          }
           await page.getByText(`the final answer ${marker}`).waitFor({ timeout: 300_000 })
           await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))')
           const outside = Date.now() - t0
