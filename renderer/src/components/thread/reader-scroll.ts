@@ -1,4 +1,4 @@
-import { elementScroll, type Virtualizer } from '@tanstack/vue-virtual'
+import { elementScroll, observeElementOffset, type Virtualizer } from '@tanstack/vue-virtual'
 import type { Ref } from 'vue'
 
 type List = Virtualizer<HTMLElement, HTMLElement>
@@ -42,6 +42,20 @@ export function readerScroll(scroller: Ref<HTMLElement | null>) {
       elementScroll(offset, how, list)
       listKnows = scroller.value?.scrollTop ?? listKnows
       if (listKnows !== from) listMoved = listKnows
+    },
+    /**
+     * The list's `observeElementOffset`: each scroll event of the view is the list's first, then the view's own handler's
+     * (`onEvent`: the fling, following the end). The other way round, a leap that began or went on with a fling (the
+     * rows to draw changed) was drawn in the same task with the list's old place: the rows of the view before the leap,
+     * 12–14 of them, all outside the view, put in the page and taken out again at each fling's start (e2e/thread's fling).
+     */
+    observeOffset(onEvent: () => void) {
+      return (list: List, give: (offset: number, isScrolling: boolean) => void) =>
+        observeElementOffset(list, (offset, isScrolling) => {
+          give(offset, isScrolling)
+          // Its scroll events (and those catchUp gives), not its "scroll ended" ones.
+          if (isScrolling) onEvent()
+        })
     },
     /** Before the list takes new entries or a row's size, it hears the scroll it has not heard of (catchUp). */
     hearReaderFirst(list: List): void {
