@@ -771,8 +771,8 @@ describe('the thread view', () => {
     // the leaps from naught again; where the page stalled, the fling ended between two leaps, and three renders drew
     // 12 or 13 rows beyond the view (a CI run's frame saw one of them: 18 rows outside over 8 frames); in one run of
     // five, such a move between the first two leaps began the fling late. Nor does the fling's first render draw where
-    // the view was: the view's handler heard the second leap before the list did, and the rows of its old place were
-    // drawn, 12 of them (all outside the view), and taken out again in the same task.
+    // the view was: the view's handler heard the second leap before the list did, and a render kept the rows of its old
+    // place, 12 of them (all outside the view), before the one that drew those in it, in the same task.
     for (const stalls of [[], [4, 6, 8]]) {
       const fast = await fling(3, stalls)
       expect(fast.seen).toHaveLength(8)

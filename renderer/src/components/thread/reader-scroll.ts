@@ -46,8 +46,9 @@ export function readerScroll(scroller: Ref<HTMLElement | null>) {
     /**
      * The list's `observeElementOffset`: each scroll event of the view is the list's first, then the view's own handler's
      * (`onEvent`: the fling, following the end). The other way round, a leap that began or went on with a fling (the
-     * rows to draw changed) was drawn in the same task with the list's old place: the rows of the view before the leap,
-     * 12–14 of them, all outside the view, put in the page and taken out again at each fling's start (e2e/thread's fling).
+     * rows to draw changed) made a render from the list's old place first: the rows of the view before the leap, 12–14
+     * of them, all outside the view, kept in the page by a render for nothing before the one that drew those in view,
+     * in the same task, at each fling's start (e2e/thread's fling).
      */
     observeOffset(onEvent: () => void) {
       return (list: List, give: (offset: number, isScrolling: boolean) => void) =>
