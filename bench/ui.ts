@@ -307,8 +307,9 @@ const TAIL_PAINTED = `(() => {
 })()`
 
 /**
- * A Host on `dataDir` served to a new page; the click on the session titled `title` timed to the first paint of its
- * tail (the entry saying "the final answer <marker>"), then `then` with the page; everything closed after.
+ * A Host on `dataDir` served to a new page (this build's window, or `pageDir`'s: the open's picture); the click on the
+ * session titled `title` timed to the first paint of its tail (the entry saying "the final answer <marker>"), then
+ * `then` with the page; everything closed after.
  *
  * Each run opens the session anew, as a reader does a past one: the pane layout an earlier run kept (the session
  * left open, which the window puts back at its start) is cleared first, and the click comes once the page has
@@ -319,29 +320,38 @@ export async function openPastSession<T>(
   dataDir: string,
   title: string,
   marker: string,
-  then: (page: Page, firstPaintMs: number) => Promise<T>
+  then: (page: Page, firstPaintMs: number) => Promise<T>,
+  pageDir?: string
 ): Promise<T> {
-  return withPastSessionListed(browser, dataDir, title, TAIL_PAINTED, async (page, item) => {
-    await painted(page)
-    await page.waitForLoadState('networkidle')
-    await page.evaluate('new Promise((r) => requestIdleCallback(() => r(), { timeout: 2000 }))')
-    const tail = `the final answer ${marker}`
-    if ((await page.evaluate(`document.body.textContent.includes(${JSON.stringify(tail)})`)) as boolean) {
-      throw new Error('openPastSession: the tail is in the page before the click')
-    }
-    await page.evaluate(`window.__tailText = ${JSON.stringify(tail)}`)
-    await item.click()
-    await page.getByText(tail).waitFor({ timeout: 300_000 })
-    await painted(page)
-    const firstPaintMs = (await (await page.waitForFunction('window.__tailPainted')).jsonValue()) as number
-    return await then(page, firstPaintMs)
-  })
+  return withPastSessionListed(
+    browser,
+    dataDir,
+    title,
+    TAIL_PAINTED,
+    async (page, item) => {
+      await painted(page)
+      await page.waitForLoadState('networkidle')
+      await page.evaluate('new Promise((r) => requestIdleCallback(() => r(), { timeout: 2000 }))')
+      const tail = `the final answer ${marker}`
+      if ((await page.evaluate(`document.body.textContent.includes(${JSON.stringify(tail)})`)) as boolean) {
+        throw new Error('openPastSession: the tail is in the page before the click')
+      }
+      await page.evaluate(`window.__tailText = ${JSON.stringify(tail)}`)
+      await item.click()
+      await page.getByText(tail).waitFor({ timeout: 300_000 })
+      await painted(page)
+      const firstPaintMs = (await (await page.waitForFunction('window.__tailPainted')).jsonValue()) as number
+      return await then(page, firstPaintMs)
+    },
+    {},
+    pageDir
+  )
 }
 
 /**
  * A Host on `dataDir` with no pane kept open (forgetPaneLayout), served to a new page running `initScript`, with the
  * session titled `title` listed; then `then` with the page and that session's row; everything closed after. `hostOptions`
- * are given to the Host (a probe's hooks).
+ * are given to the Host (a probe's hooks); `pageDir`: another page than this build's window (the open's picture).
  */
 export async function withPastSessionListed<T>(
   browser: Browser,
@@ -349,11 +359,12 @@ export async function withPastSessionListed<T>(
   title: string,
   initScript: string,
   then: (page: Page, item: Locator) => Promise<T>,
-  hostOptions: Partial<HostOptions> = {}
+  hostOptions: Partial<HostOptions> = {},
+  pageDir?: string
 ): Promise<T> {
   await forgetPaneLayout(dataDir)
   const host = await Host.open({ dataDir, version: 'bench', presets: [], agentIdleMs: 0, ...hostOptions })
-  const server = await serve(host)
+  const server = pageDir ? await startWsServer({ host, rendererDir: pageDir }) : await serve(host)
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
   const page = await context.newPage()
   await page.addInitScript(initScript)
