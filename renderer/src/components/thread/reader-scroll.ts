@@ -58,7 +58,7 @@ export function readerScroll(scroller: Ref<HTMLElement | null>) {
           if (isScrolling) onEvent()
         })
     },
-    /** Before the list takes new entries or a row's size, it hears the scroll it has not heard of (catchUp). */
+    /** Before the list takes new entries or a row's new size, it hears the scroll it has not heard of (catchUp). */
     hearReaderFirst(list: List): void {
       const { setOptions, resizeItem } = list
       list.setOptions = (next) => {
@@ -66,7 +66,11 @@ export function readerScroll(scroller: Ref<HTMLElement | null>) {
         setOptions(next)
       }
       list.resizeItem = (index, size) => {
-        catchUp()
+        // Only a size that changes moves anything. The list is given each row's size as the row mounts, most often the
+        // one it has (row-measure.ts): heard first each time, the scroll's read laid the page out again with one row
+        // more, a layout for each row a render put in (the open of a session: 12 of them, ~30 ms of its main thread).
+        const known = list.itemSizeCache.get(list.options.getItemKey(index)) ?? list.measurementsCache[index]?.size
+        if (size !== known) catchUp()
         resizeItem(index, size)
       }
     },
