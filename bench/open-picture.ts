@@ -1,10 +1,9 @@
-import { copyFile, mkdir, readdir, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
-import { rendererDir } from '../test/e2e/browser'
 import { TAIL_RECORDS } from '../shared/thread-fold'
 import { joinWire, wireFrameCount, wireHeader } from '../shared/wire-pieces'
-import { withPastSessionListed } from './ui'
+import { copyWindowStyles, MOVE_STYLES, PAGE_SOCKET, withPastSessionListed } from './ui'
 
 /**
  * The open's picture: what no window could do without when a past session is opened, as the listing's picture
@@ -19,16 +18,6 @@ import { withPastSessionListed } from './ui'
  * The styles the window set on elements (the rows' places, the list's height) are moved to a stylesheet, as the page's
  * CSP allows no inline style; the stylesheet is in the page from the start, as the window's are.
  */
-
-/** Run in a copy of the window's elements (`root`): their styles moved to rules (`prefix` keeps two copies' apart). */
-const MOVE_STYLES = `function moveStyles(root, prefix, rules) {
-  const styled = [...(root.matches?.('[style]') ? [root] : []), ...root.querySelectorAll('[style]')]
-  styled.forEach((element, index) => {
-    element.dataset.picture = prefix + index
-    rules.push('[data-picture="' + prefix + index + '"] { ' + element.style.cssText + ' }')
-    element.removeAttribute('style')
-  })
-}`
 
 /** Before the click: the window's whole page as listed, its scripts taken out and the picture's put in. */
 const CAPTURE_LISTED = `(() => {
@@ -68,9 +57,7 @@ const CAPTURE_OPENED = `(() => {
 function pictureScript(sessionId: string, openedPane: string): string {
   return `
 const OPENED = ${JSON.stringify(openedPane)}
-const token = /token=([^&]+)/.exec(location.hash)[1]
-const socket = new WebSocket('ws://' + location.host + '/ws?token=' + token)
-const waiting = new Map()
+${PAGE_SOCKET}
 ${wireHeader.toString()}
 ${wireFrameCount.toString()}
 ${joinWire.toString()}
@@ -92,10 +79,6 @@ socket.onmessage = (event) => {
   header = wireHeader(event.data)
   if (!header) take(JSON.parse(event.data))
 }
-const ask = (id, method, params) => new Promise((resolve) => {
-  waiting.set(id, resolve)
-  socket.send(JSON.stringify({ kind: 'request', id, method, params }))
-})
 let asked = 0
 document.addEventListener('pointerdown', async (event) => {
   if (!event.target.closest('[data-testid=session-item]')) return
@@ -131,12 +114,7 @@ export async function writeOpenPicture(
     if (opened.scrolled === 0) throw new Error("writeOpenPicture: no element of the opened pane was scrolled (the thread's end not found)")
     return { listed, opened }
   })
-  await mkdir(join(dir, 'assets'), { recursive: true })
-  // The window's stylesheets and what they load (fonts, images), not its scripts.
-  for (const file of await readdir(join(rendererDir, 'assets'))) {
-    if (!file.endsWith('.js')) await copyFile(join(rendererDir, 'assets', file), join(dir, 'assets', file))
-  }
-  await copyFile(join(rendererDir, 'favicon.svg'), join(dir, 'favicon.svg'))
+  await copyWindowStyles(dir)
   // The stylesheets the window had once open, all in the page from the start (a window could load them ahead too).
   const links = opened.sheets.filter((href) => !listed.html.includes(`href="${href}"`)).map((href) => `<link rel="stylesheet" href="${href}">`)
   await writeFile(join(dir, 'index.html'), listed.html.replace('</head>', `${links.join('')}</head>`))

@@ -110,21 +110,29 @@ export async function warmProfile(profileDir: string): Promise<WarmProfile> {
 }
 
 /**
- * The least script that draws a start's rows: it asks the same Host for the projects and the first sessions
- * over the same WebSocket, in one round trip, and hands them to `draw` (the floor's and the picture's).
+ * A page's own script talking to the Host that serves it (the floors' and the pictures'): its WebSocket, with the token
+ * from the page's address, and `ask`, which sends a request and resolves with what `waiting` is given for its id (the
+ * page's `socket.onmessage`, its own).
  */
-const ASK_FIRST_ROWS = `
+export const PAGE_SOCKET = `
 const token = /token=([^&]+)/.exec(location.hash)[1]
 const socket = new WebSocket('ws://' + location.host + '/ws?token=' + token)
 const waiting = new Map()
-socket.onmessage = (event) => {
-  const message = JSON.parse(event.data)
-  if (message.kind === 'response') waiting.get(message.id)(message.result)
-}
 const ask = (id, method, params) => new Promise((resolve) => {
   waiting.set(id, resolve)
   socket.send(JSON.stringify({ kind: 'request', id, method, params }))
 })
+`
+
+/**
+ * The least script that draws a start's rows: it asks the same Host for the projects and the first sessions
+ * over the same WebSocket, in one round trip, and hands them to `draw` (the floor's and the picture's).
+ */
+const ASK_FIRST_ROWS = `${PAGE_SOCKET}
+socket.onmessage = (event) => {
+  const message = JSON.parse(event.data)
+  if (message.kind === 'response') waiting.get(message.id)(message.result)
+}
 socket.onopen = async () => {
   const [projects, summary] = await Promise.all([
     ask(1, 'projects.list', {}),
@@ -187,18 +195,29 @@ function draw(projects, sessions) {
 ${ASK_FIRST_ROWS}`
 
 /**
+ * Run in a page (in `root`, its document or a copy of some of its elements): the styles the window set on elements
+ * (the rows' places, the list's height) moved to rules of a stylesheet, as the page's CSP allows no inline style; each
+ * element marked `data-picture` with `prefix` and its number (a prefix keeps two copies' rules apart).
+ */
+export const MOVE_STYLES = `function moveStyles(root, prefix, rules) {
+  const styled = [...(root.matches?.('[style]') ? [root] : []), ...root.querySelectorAll('[style]')]
+  styled.forEach((element, index) => {
+    element.dataset.picture = prefix + index
+    rules.push('[data-picture="' + prefix + index + '"] { ' + element.style.cssText + ' }')
+    element.removeAttribute('style')
+  })
+}`
+
+/**
  * Run in the window once its first screen is painted: the page as `writePicturePage` writes it, and the
  * stylesheet of the styles the window set on elements; null when its first session row has no title to write in.
  */
 const CAPTURE_PICTURE = `(() => {
   const row = document.querySelector('[data-testid=session-item]')?.closest('[data-row-key]')
   if (!row?.querySelector('[data-testid=session-item-title] bdi')) return null
+  ${MOVE_STYLES}
   const rules = []
-  document.querySelectorAll('[style]').forEach((element, index) => {
-    element.dataset.picture = String(index)
-    rules.push('[data-picture="' + index + '"] { ' + element.style.cssText + ' }')
-    element.removeAttribute('style')
-  })
+  moveStyles(document, '', rules)
   const template = Object.assign(document.createElement('template'), { id: 'row' })
   template.content.append(row.cloneNode(true))
   document.querySelectorAll('[data-row-key^="session:"]').forEach((other) => other !== row && other.remove())
@@ -212,6 +231,15 @@ const CAPTURE_PICTURE = `(() => {
   return { html: '<!doctype html>' + document.documentElement.outerHTML, css: rules.join('\\n') }
 })()`
 
+/** Copies into `dir` what this build's window styles itself with (its stylesheets, its icon), not its scripts. */
+export async function copyWindowStyles(dir: string): Promise<void> {
+  await mkdir(join(dir, 'assets'), { recursive: true })
+  for (const file of await readdir(join(rendererDir, 'assets'))) {
+    if (file.endsWith('.css')) await copyFile(join(rendererDir, 'assets', file), join(dir, 'assets', file))
+  }
+  await copyFile(join(rendererDir, 'favicon.svg'), join(dir, 'favicon.svg'))
+}
+
 /** Writes into `dir` the window's first screen on `dataDir` as `PICTURE_SCRIPT` draws it (from this build's window). */
 export async function writePicturePage(browser: Browser, dataDir: string, dir: string): Promise<void> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
@@ -224,11 +252,7 @@ export async function writePicturePage(browser: Browser, dataDir: string, dir: s
     await painted(page)
     const picture = (await page.evaluate(CAPTURE_PICTURE)) as { html: string; css: string } | null
     if (!picture) throw new Error("writePicturePage: the window's first session row has no [data-testid=session-item-title] bdi to write a title in")
-    await mkdir(join(dir, 'assets'), { recursive: true })
-    for (const file of await readdir(join(rendererDir, 'assets'))) {
-      if (file.endsWith('.css')) await copyFile(join(rendererDir, 'assets', file), join(dir, 'assets', file))
-    }
-    await copyFile(join(rendererDir, 'favicon.svg'), join(dir, 'favicon.svg'))
+    await copyWindowStyles(dir)
     await writeFile(join(dir, 'index.html'), picture.html)
     await writeFile(join(dir, 'picture.css'), picture.css)
     await writeFile(join(dir, 'picture.js'), PICTURE_SCRIPT)

@@ -68,7 +68,8 @@ export function readerScroll(scroller: Ref<HTMLElement | null>) {
       list.resizeItem = (index, size) => {
         // Only a size that changes moves anything. The list is given each row's size as the row mounts, most often the
         // one it has (row-measure.ts): heard first each time, the scroll's read laid the page out again with one row
-        // more, a layout for each row a render put in (the open of a session: 12 of them, ~30 ms of its main thread).
+        // more, a layout for each row a render put in (52 at the open of 200 messages,
+        // ~25 ms of forced layout: e2e/thread's "lays the page out once…", bench/open-probe.ts).
         const known = list.itemSizeCache.get(list.options.getItemKey(index)) ?? list.measurementsCache[index]?.size
         if (size !== known) catchUp()
         resizeItem(index, size)
