@@ -155,6 +155,8 @@ class WebSocketTransport implements WindowTransport {
   private socket: WebSocket | null = null
   private opening: Promise<WebSocket> | null = null
   private nextId = 1
+  /** Requests waiting for the socket to open (sent in turn once it is). */
+  private waiting = 0
   private readonly pending = new Map<number, Pending>()
   private readonly listeners = new Set<(events: HostEvent[]) => void>()
   private retryDelay = FIRST_RETRY_MS
@@ -186,8 +188,28 @@ class WebSocketTransport implements WindowTransport {
     })
   }
 
-  async request(method: string, params: unknown): Promise<WireResponse> {
-    const socket = await this.connect()
+  /**
+   * Sent at once on an open socket, in the caller's task: a request that first awaited the socket went out only
+   * after the microtasks queued before it, among them the render the same click asked for (a conversation's open
+   * was sent after the window had drawn its pane and the session's view, the Host idle meanwhile). Those that wait
+   * for the socket to open go first, in the order they were made.
+   */
+  request(method: string, params: unknown): Promise<WireResponse> {
+    if (this.waiting === 0 && this.socket?.readyState === WebSocket.OPEN) return this.send(this.socket, method, params)
+    this.waiting++
+    return this.connect().then(
+      (socket) => {
+        this.waiting--
+        return this.send(socket, method, params)
+      },
+      (error: unknown) => {
+        this.waiting--
+        throw error
+      }
+    )
+  }
+
+  private send(socket: WebSocket, method: string, params: unknown): Promise<WireResponse> {
     const id = this.nextId++
     return new Promise<WireResponse>((resolve, reject) => {
       this.pending.set(id, { resolve, reject })
@@ -256,8 +278,9 @@ class WebSocketTransport implements WindowTransport {
   /** This transport's handlers on a socket opening or open; `resolve`/`reject` settle `opening`. */
   private watch(socket: WebSocket, resolve: (socket: WebSocket) => void, reject: (error: Error) => void): void {
     const open = (): void => {
-      this.opened(socket)
+      // The requests waiting for it first: one the window makes as it hears of the link (a resync) goes after them.
       resolve(socket)
+      this.opened(socket)
     }
     socket.onopen = open
     // Taken over open (the page's first socket): it will not say so again.
