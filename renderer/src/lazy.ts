@@ -27,14 +27,21 @@ export function lazyPart(
   what: string,
   options: { placement?: 'line' | 'fill' | 'overlay'; delay?: number; name?: string; whenIdle?: boolean } = {}
 ): Component {
-  if (options.whenIdle) fetchAhead(loader)
+  /** The part once its chunk is in (fetched ahead, or shown before): drawn at once, with no wait for a promise. */
+  let loaded: Component | null = null
+  const load = (): Promise<{ default: Component }> =>
+    loader().then((module) => {
+      loaded = module.default
+      return module
+    })
+  if (options.whenIdle) fetchAhead(load)
   // A chunk that cannot be fetched resolves to its failure, shown in place with Try again (not an error thrown into the window).
   const failed = (error: unknown): Component =>
     defineComponent(() => () => h(LazyState, { what, placement: options.placement, error: describe(error), onRetry: retry }))
   const make = (): Component =>
     defineAsyncComponent({
       loader: () =>
-        loader().catch((error: unknown) => {
+        load().catch((error: unknown) => {
           console.error(`Could not load ${what}`, error)
           return failed(error)
         }),
@@ -51,7 +58,13 @@ export function lazyPart(
     name: options.name ?? 'LazyPart',
     inheritAttrs: false,
     setup(_props, { attrs, slots }) {
-      return () => h(part.value, { ...attrs, key: attempt }, slots)
+      // Its chunk in already: the part itself, drawn in the render that shows it. An async component waits for
+      // its loader's promise even then (an `import()` of a module run before settles a task later): a session's
+      // view opened at a click was drawn only after that task, often after the Host's answer had been handled,
+      // its mount then adding to the wait instead of running while the Host answered. Chosen once: the same
+      // instance never changes from one to the other (that would mount it anew).
+      const ready = loaded
+      return () => h(ready ?? part.value, { ...attrs, key: attempt }, slots)
     }
   })
 }

@@ -696,6 +696,45 @@ describe('the thread view', () => {
     await context.close()
   })
 
+  it('asks the Host for a conversation at its click, then draws its view in that same task once the code is in: no blank pane between', async () => {
+    const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
+    await host.request('sessions.rename', { id, title: 'Drawn at its click' })
+    await host.request('sessions.prompt', { id, text: '/many 5' })
+    const context = await newContext()
+    // Whether the conversation's title is in the pane as its open is sent on the socket, and once the click is handled
+    // (a listener on the window runs after the row's, the render it asked for done in between).
+    await context.addInitScript(`(() => {
+      const shown = () => Boolean(document.querySelector('[data-testid=pane] [data-testid=session-title]'))
+      const parse = DOMParser.prototype.parseFromString
+      window.__seen = { prepared: 0, atSend: null, atClick: null }
+      DOMParser.prototype.parseFromString = function (...args) {
+        window.__seen.prepared++
+        return parse.apply(this, args)
+      }
+      const send = WebSocket.prototype.send
+      WebSocket.prototype.send = function (data) {
+        if (typeof data === 'string' && data.includes('"method":"sessions.open"')) window.__seen.atSend = shown()
+        return send.call(this, data)
+      }
+      window.addEventListener('click', () => (window.__seen.atClick = shown()))
+    })()`)
+    const page = await context.newPage()
+    const problems = watchConsole(page)
+    await page.goto(server.url)
+    const item = page.getByTestId('session-item').filter({ hasText: 'Drawn at its click' })
+    await item.waitFor()
+    // The session view's code, fetched once the window is first idle: its markdown is prepared once it has run.
+    await expect.poll(() => page.evaluate('window.__seen.prepared'), { timeout: 20_000 }).toBeGreaterThan(0)
+    await item.click()
+    await expect.poll(() => inView(page.getByText('Message 4:'))).toBe(true)
+    // The request went out before the view was drawn (sent after it, the Host waited for the render), and the view was
+    // in the page when the click was done: drawn as an async part, it came a task later, the pane blank meanwhile.
+    expect(await page.evaluate('window.__seen')).toMatchObject({ atSend: false, atClick: true })
+    expect(await page.getByTestId('pane').getByTestId('session-title').textContent()).toBe('Drawn at its click')
+    expect(problems).toEqual([])
+    await context.close()
+  })
+
   it('makes the date formatters once the window is idle: a pointer over a session, as before its click, makes none, and its tooltip says when it was updated', async () => {
     const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
     await host.request('sessions.rename', { id, title: 'Hovered for its date' })
