@@ -89,17 +89,29 @@ async function turns(page: Page, count: number): Promise<void> {
  * `initScript`, once its last message is in view.
  */
 async function openManyMessages(title: string, initScript: string): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const { context, page, problems, item } = await listed(title, initScript, '/many 200')
+  await item.click()
+  await expect.poll(() => inView(page.getByText('Message 199:'))).toBe(true)
+  return { context, page, problems }
+}
+
+/** A session titled `title` (given `prompt` first, when there is one), listed in a new window running `initScript`. */
+async function listed(
+  title: string,
+  initScript: string,
+  prompt?: string
+): Promise<{ context: BrowserContext; page: Page; problems: string[]; item: Locator }> {
   const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
   await host.request('sessions.rename', { id, title })
-  await host.request('sessions.prompt', { id, text: '/many 200' })
+  if (prompt) await host.request('sessions.prompt', { id, text: prompt })
   const context = await newContext()
   await context.addInitScript(initScript)
   const page = await context.newPage()
   const problems = watchConsole(page)
   await page.goto(server.url)
-  await page.getByTestId('session-item').filter({ hasText: title }).click()
-  await expect.poll(() => inView(page.getByText('Message 199:'))).toBe(true)
-  return { context, page, problems }
+  const item = page.getByTestId('session-item').filter({ hasText: title })
+  await item.waitFor()
+  return { context, page, problems, item }
 }
 
 /** Whether the element is fully inside the thread's scrolling area. */
@@ -658,11 +670,9 @@ describe('the thread view', () => {
 
   it('prepares the markdown once the window is idle, before the first open, leaving nothing in the page; the open then draws its messages right', async () => {
     // Each document DOMPurify parses (one each time it sanitises), before the click and from it on.
-    const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
-    await host.request('sessions.rename', { id, title: 'Prepared before its open' })
-    await host.request('sessions.prompt', { id, text: '/many 40' })
-    const context = await newContext()
-    await context.addInitScript(`(() => {
+    const { context, page, problems, item } = await listed(
+      'Prepared before its open',
+      `(() => {
       const parse = DOMParser.prototype.parseFromString
       window.__parsed = { before: 0, after: 0 }
       document.addEventListener('pointerdown', () => (window.__clicked = true), true)
@@ -670,12 +680,9 @@ describe('the thread view', () => {
         window.__parsed[window.__clicked ? 'after' : 'before']++
         return parse.apply(this, args)
       }
-    })()`)
-    const page = await context.newPage()
-    const problems = watchConsole(page)
-    await page.goto(server.url)
-    const item = page.getByTestId('session-item').filter({ hasText: 'Prepared before its open' })
-    await item.waitFor()
+    })()`,
+      '/many 40'
+    )
     const children = () => page.evaluate('document.body.childElementCount')
     const before = await children()
     // The thread's code is fetched once the window is first idle, and its markdown rendered once, thrown away, when it
@@ -697,13 +704,11 @@ describe('the thread view', () => {
   })
 
   it('asks the Host for a conversation at its click, then draws its view in that same task once the code is in: no blank pane between', async () => {
-    const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
-    await host.request('sessions.rename', { id, title: 'Drawn at its click' })
-    await host.request('sessions.prompt', { id, text: '/many 5' })
-    const context = await newContext()
     // Whether the conversation's title is in the pane as its open is sent on the socket, and once the click is handled
     // (a listener on the window runs after the row's, the render it asked for done in between).
-    await context.addInitScript(`(() => {
+    const { context, page, problems, item } = await listed(
+      'Drawn at its click',
+      `(() => {
       const shown = () => Boolean(document.querySelector('[data-testid=pane] [data-testid=session-title]'))
       const parse = DOMParser.prototype.parseFromString
       window.__seen = { prepared: 0, atSend: null, atClick: null }
@@ -717,12 +722,9 @@ describe('the thread view', () => {
         return send.call(this, data)
       }
       window.addEventListener('click', () => (window.__seen.atClick = shown()))
-    })()`)
-    const page = await context.newPage()
-    const problems = watchConsole(page)
-    await page.goto(server.url)
-    const item = page.getByTestId('session-item').filter({ hasText: 'Drawn at its click' })
-    await item.waitFor()
+    })()`,
+      '/many 5'
+    )
     // The session view's code, fetched once the window is first idle: its markdown is prepared once it has run.
     await expect.poll(() => page.evaluate('window.__seen.prepared'), { timeout: 20_000 }).toBeGreaterThan(0)
     await item.click()
@@ -736,11 +738,10 @@ describe('the thread view', () => {
   })
 
   it('makes the date formatters once the window is idle: a pointer over a session, as before its click, makes none, and its tooltip says when it was updated', async () => {
-    const { id } = await host.request('sessions.new', { projectId, agentId: scriptedId })
-    await host.request('sessions.rename', { id, title: 'Hovered for its date' })
-    const context = await newContext()
     // Each Intl date formatter the page makes, before the pointer first comes over the page and from then on.
-    await context.addInitScript(`(() => {
+    const { context, page, problems, item } = await listed(
+      'Hovered for its date',
+      `(() => {
       window.__formats = { before: 0, after: 0 }
       document.addEventListener('pointerover', () => (window.__pointed = true), true)
       for (const name of ['DateTimeFormat', 'RelativeTimeFormat']) {
@@ -752,12 +753,8 @@ describe('the thread view', () => {
           }
         })
       }
-    })()`)
-    const page = await context.newPage()
-    const problems = watchConsole(page)
-    await page.goto(server.url)
-    const item = page.getByTestId('session-item').filter({ hasText: 'Hovered for its date' })
-    await item.waitFor()
+    })()`
+    )
     // Made once the window is idle after its start (the first formatter a page makes costs Chromium its locale data,
     // ~40 ms: before, the pointer over a session made it, in the task before that session's open).
     await expect.poll(() => page.evaluate('window.__formats.before'), { timeout: 20_000 }).toBe(2)
