@@ -1,5 +1,6 @@
 import { elementScroll, observeElementOffset, type Virtualizer } from '@tanstack/vue-virtual'
 import type { Ref } from 'vue'
+import { measuredSize } from './row-measure'
 
 type List = Virtualizer<HTMLElement, HTMLElement>
 
@@ -70,7 +71,7 @@ export function readerScroll(scroller: Ref<HTMLElement | null>) {
         // one it has (row-measure.ts): heard first each time, the scroll's read laid the page out again with one row
         // more, a layout for each row a render put in (52 at the open of 200 messages,
         // ~25 ms of forced layout: e2e/thread's "lays the page out once…", bench/open-probe.ts).
-        const known = list.itemSizeCache.get(list.options.getItemKey(index)) ?? list.measurementsCache[index]?.size
+        const known = measuredSize(list, index) ?? list.measurementsCache[index]?.size
         if (size !== known) catchUp()
         resizeItem(index, size)
       }

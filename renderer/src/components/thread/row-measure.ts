@@ -23,6 +23,11 @@ export interface RowMeasurer {
   measureHeld: (list: List) => void
 }
 
+/** The size the list has measured for the row at `index` (kept by its entry's key: scrolled back to, it is the same row). */
+export function measuredSize(list: List, index: number): number | undefined {
+  return list.itemSizeCache.get(list.options.getItemKey(index))
+}
+
 export function rowMeasurer(): RowMeasurer {
   const held = new Set<HTMLElement>()
   return {
@@ -31,7 +36,7 @@ export function rowMeasurer(): RowMeasurer {
       if (box) return Math.round(box.blockSize)
       if (entry) return row.offsetHeight
       const index = list.indexFromElement(row)
-      const kept = list.itemSizeCache.get(list.options.getItemKey(index))
+      const kept = measuredSize(list, index)
       if (kept !== undefined) return kept
       held.add(row)
       // The size it has in the list: no change, so no measurement is taken for it until it is read.
@@ -46,7 +51,7 @@ export function rowMeasurer(): RowMeasurer {
       const heights = rows.map((row) => row.offsetHeight)
       rows.forEach((row, i) => {
         const index = list.indexFromElement(row)
-        if (list.itemSizeCache.get(list.options.getItemKey(index)) !== heights[i]) list.resizeItem(index, heights[i])
+        if (measuredSize(list, index) !== heights[i]) list.resizeItem(index, heights[i])
       })
     }
   }
