@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { cp, mkdir, readFile, readdir, rm } from 'node:fs/promises'
+import { mkdir, readFile, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { SEARCH_INDEX_FILE } from '../electron/host/search/search-index'
@@ -8,7 +8,7 @@ import { scriptedTransport } from '../test/agent/spawn'
 import { agentEnv } from './agents'
 import { makeDataset } from './data'
 import { listingShape, seededDataDir } from './seeds'
-import { phases, settleDisk, until, withTempDir, type Figure } from './lib'
+import { copyDataFolder, phases, settleDisk, until, withTempDir, type Figure } from './lib'
 import { chromiumProcesses, cpuSeconds, rssMb, childrenOf, searchComplete, startServe, type ChromiumProcess, type Served } from './processes'
 
 /**
@@ -284,7 +284,7 @@ export async function idleFigures(add: Add, quick: boolean): Promise<void> {
     }
     phase('its search index built and saved')
     const withAgentDir = join(root, 'full-agent')
-    await cp(dataset.dataDir, withAgentDir, { recursive: true })
+    await copyDataFolder(dataset.dataDir, withAgentDir)
     const empty = await makeDataset(join(root, 'empty'), { projects: 0, sessions: 0, turnsPerSession: 1 })
     await settleDisk()
     phase('copied for the app with an agent, the empty folder made')

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { cp, link, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -56,6 +56,22 @@ export async function repeat(runs: number, measure: (run: number) => Promise<num
  * of 10,000 transcripts is megabytes of dirty pages): `sync`, so that the
  * system's writeback does not run during the timings that follow.
  */
+/**
+ * A copy of a data folder whose transcripts are hard links to the original's: a past session's transcript is only read
+ * (a new one is a new file; the Host appends only to the transcript of a session that runs), and the rest (db.json,
+ * the spend book, the search index) is copied. The idle group's 10,000 transcripts took ~10 s to copy.
+ */
+export async function copyDataFolder(from: string, to: string): Promise<void> {
+  await mkdir(join(to, 'transcripts'), { recursive: true })
+  for (const name of await readdir(from)) if (name !== 'transcripts') await cp(join(from, name), join(to, name), { recursive: true })
+  const transcripts = await readdir(join(from, 'transcripts'), { withFileTypes: true })
+  const place = (name: string): [string, string] => [join(from, 'transcripts', name), join(to, 'transcripts', name)]
+  for (let at = 0; at < transcripts.length; at += 256)
+    await Promise.all(
+      transcripts.slice(at, at + 256).map((entry) => (entry.isFile() ? link(...place(entry.name)) : cp(...place(entry.name), { recursive: true })))
+    )
+}
+
 export async function settleDisk(): Promise<void> {
   await new Promise<void>((resolve) => execFile('sync', () => resolve()))
 }
