@@ -1,5 +1,5 @@
-import { readlinkSync } from 'node:fs'
-import { appendFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { promises, readlinkSync } from 'node:fs'
+import { appendFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { currentView, parseTranscript, readTranscript, TranscriptWriter } from '../../electron/host/storage/transcripts'
@@ -286,6 +286,39 @@ describe('reading a long transcript a chunk at a time', () => {
       expect(lines).toBe(400)
     } finally {
       now.mockRestore()
+    }
+  })
+
+  it('reads a small transcript whose size it is given in one call, its lines as a read in chunks gives them', async () => {
+    // Its turns past the first (whose answer is 1.5 MB): a few KB.
+    const records = longTranscript(4).slice(6)
+    const file = join(dir, 'small.jsonl')
+    await writeFile(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n{"t":"update","at":"torn')
+    const lines = async (upTo?: number, size?: number): Promise<{ seq: number; line: string; torn?: true }[]> => {
+      const out: { seq: number; line: string; torn?: true }[] = []
+      for await (const line of transcriptLines(file, upTo, undefined, size)) out.push(line)
+      return out
+    }
+    const chunked = await lines()
+    expect(chunked).toHaveLength(records.length + 1)
+    expect(chunked.at(-1)).toEqual({ seq: records.length, line: '{"t":"update","at":"torn', torn: true })
+    const { size } = await stat(file)
+    // A build's reads (the size from the signature's stat): no file handle opened, read and closed, each a hand-off to libuv's threads.
+    const open = vi.spyOn(promises, 'open')
+    try {
+      expect(await lines(undefined, size)).toEqual(chunked)
+      expect(await lines(4, size)).toEqual(chunked.slice(0, 4))
+      expect((await readEntries(file, undefined, size)).texts).toEqual((await readEntries(file)).texts)
+      expect(open).toHaveBeenCalledTimes(1)
+      // Grown since its stat: read whole all the same.
+      await appendFile(file, '"}\n' + JSON.stringify(records[1]) + '\n')
+      expect((await lines(undefined, size)).map((l) => l.seq)).toEqual([...chunked.map((l) => l.seq), records.length + 1])
+      // Gone since: no lines, as a missing file has none.
+      await rm(file)
+      expect(await lines(undefined, size)).toEqual([])
+      expect(open).toHaveBeenCalledTimes(1)
+    } finally {
+      open.mockRestore()
     }
   })
 

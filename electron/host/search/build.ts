@@ -2,7 +2,7 @@ import type { Project, SessionRecord } from '../../../shared/domain'
 import type { Thread } from '../../../shared/thread'
 import { MINISEARCH_OPTIONS, type SearchDocs } from './documents'
 import { readIndexFile, type StoredIndex } from './index-file'
-import { readEntries, signatureOf, type Entries } from './intake'
+import { readEntries, signatureOf, sizeOf, type Entries } from './intake'
 import { givenWay, turn, type Pause } from '../storage/slices'
 import { transcriptPath } from '../storage/transcripts'
 
@@ -127,7 +127,7 @@ export async function bringUpToDate(target: BuildTarget): Promise<{ reads: numbe
     for (let i = 0; i < batch.length; i++) {
       for (; ahead < Math.min(batch.length, i + READ_AHEAD); ahead++) {
         if (!wanted[ahead]) continue
-        const read = readEntries(transcriptPath(sources.transcriptDir, batch[ahead].id), pause)
+        const read = readEntries(transcriptPath(sources.transcriptDir, batch[ahead].id), pause, sizeOf(signatures[ahead]))
         // Its error is handled when its turn comes (a build abandoned meanwhile drops it).
         read.catch(() => {})
         readsAhead[ahead] = read

@@ -30,6 +30,12 @@ export async function signatureOf(file: string): Promise<string | null> {
   }
 }
 
+/** The size a signature (`signatureOf`) names, if it names one. */
+export function sizeOf(signature: string | null): number | undefined {
+  const size = signature ? Number.parseInt(signature, 10) : NaN
+  return Number.isFinite(size) ? size : undefined
+}
+
 /** The searchable text of a thread entry, or null for entries with nothing to find (turn ends, permissions). */
 export function entryText(entry: ThreadEntry): string | null {
   let text: string
@@ -77,9 +83,10 @@ export interface Entries {
  * that started each entry. A damaged line is skipped, as everywhere. Read a
  * chunk at a time, and at each prompt the turns before it give their text and
  * are let go of: however long the transcript, the fold holds one turn. In
- * slices, waiting out `pause` between them (transcriptLines).
+ * slices, waiting out `pause` between them (transcriptLines). `knownSize`: its
+ * size by the stat of its signature, taken just before (a small one is read at once).
  */
-export async function readEntries(file: string, pause?: Pause): Promise<Entries> {
+export async function readEntries(file: string, pause?: Pause, knownSize?: number): Promise<Entries> {
   const thread = createThread()
   const texts = new Map<string, EntryText>()
   const seqs = new Map<string, number>()
@@ -89,7 +96,7 @@ export async function readEntries(file: string, pause?: Pause): Promise<Entries>
     // A later update of an earlier turn's tool call (rare) shows as a card of its own: its title is still found.
     thread.keyed.clear()
   }
-  for await (const { seq, line } of transcriptLines(file, Infinity, pause)) {
+  for await (const { seq, line } of transcriptLines(file, Infinity, pause, knownSize)) {
     if (!line) continue
     const record = parseLine(line)
     if (!record) continue
