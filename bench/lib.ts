@@ -59,7 +59,8 @@ export async function repeat(runs: number, measure: (run: number) => Promise<num
 /**
  * A copy of a data folder whose transcripts are hard links to the original's: a past session's transcript is only read
  * (a new one is a new file; the Host appends only to the transcript of a session that runs), and the rest (db.json,
- * the spend book, the search index) is copied. The idle group's 10,000 transcripts took ~10 s to copy.
+ * the spend book, the search index) is copied. The idle group's 10,000 transcripts took ~10 s to copy, and the index
+ * names a transcript by its size, time and inode: the copy's Host read each again, where a link's is taken as indexed.
  */
 export async function copyDataFolder(from: string, to: string): Promise<void> {
   await mkdir(join(to, 'transcripts'), { recursive: true })
