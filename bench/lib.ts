@@ -56,6 +56,10 @@ export async function repeat(runs: number, measure: (run: number) => Promise<num
  * of 10,000 transcripts is megabytes of dirty pages): `sync`, so that the
  * system's writeback does not run during the timings that follow.
  */
+export async function settleDisk(): Promise<void> {
+  await new Promise<void>((resolve) => execFile('sync', () => resolve()))
+}
+
 /**
  * A copy of a data folder whose transcripts are hard links to the original's: a past session's transcript is only read
  * (a new one is a new file; the Host appends only to the transcript of a session that runs), and the rest (db.json,
@@ -71,10 +75,6 @@ export async function copyDataFolder(from: string, to: string): Promise<void> {
     await Promise.all(
       transcripts.slice(at, at + 256).map((entry) => (entry.isFile() ? link(...place(entry.name)) : cp(...place(entry.name), { recursive: true })))
     )
-}
-
-export async function settleDisk(): Promise<void> {
-  await new Promise<void>((resolve) => execFile('sync', () => resolve()))
 }
 
 /**
