@@ -359,3 +359,54 @@ describe('a long history', () => {
     expect(firstRows(6)).toEqual(['late', 's0', 's1', 's10', 's7999', 's7998'])
   })
 })
+
+describe('titles that hold one word of the query each', () => {
+  // The bench's shape: half the titles hold "render", the other half "listing", none both, and every session's
+  // question holds both. The titles' postings are many (a walk of arrays kept between queries) but sparse, and a block's
+  // documents that hold every word are its questions only: what the ranking keeps must still be what MiniSearch ranks,
+  // before and after sessions are added.
+  const sessions: SessionRecord[] = []
+  const docs = new SearchDocs(() => {})
+  const put = (s: number, title: string, question: string): void => {
+    const record = {
+      id: `s${s}`,
+      acpSessionId: `a${s}`,
+      agentId: 'agent-a',
+      projectId: 'p0',
+      cwd: '/',
+      title,
+      titleSource: 'prompt' as const,
+      createdAt: at,
+      updatedAt: at
+    }
+    if (!docs.sessions.has(record.id)) sessions.push(record)
+    docs.putSession(record)
+    docs.indexEntries(
+      record.id,
+      new Map([
+        ['e0', { kind: 'user', text: question }],
+        ['e1', { kind: 'assistant', text: 'an answer of other words, long enough to be longer than the question' }]
+      ])
+    )
+  }
+  const title = (s: number): string => (s % 2 === 0 ? `Session ${s}: render` : `Session ${s}: listing`)
+  const expectAsMiniSearch = (q: string): void => {
+    const live = sessions.filter((s) => docs.sessions.has(s.id))
+    const want = referenceHits(docs, q, live, [], 400)
+    const got = queryDocs(docs, q, 400, { projects: () => [], sessions: () => live }, null)
+    const truth = new Map(referenceHits(docs, q, live, [], Infinity).map((h) => [key(h), h.score]))
+    const groupsWanted = groups(want, 400)
+    expectSameHits(got.entries, groupsWanted.entries, truth, `${q}: entries`)
+    expectSameHits(got.sessions, groupsWanted.sessions, truth, `${q}: sessions`)
+  }
+
+  it('ranks as MiniSearch does, and again once sessions were added since', () => {
+    for (let s = 0; s < 8_400; s++) put(s, title(s), s % 1_000 === 7 ? 'render listing' : 'please render the listing of the projects')
+    for (const q of ['render listing', 'listing render', 'render']) expectAsMiniSearch(q)
+    // Added since the last query (the kept walks are of fewer postings than now): more titles of one word, one of both,
+    // questions that rank first. (A replaced or removed document's postings stay until a vacuum, and MiniSearch's own
+    // search, the reference, drops them as it meets them: 'follows the index as it changes…' holds those to it.)
+    for (let s = 8_400; s < 8_700; s++) put(s, s === 8_401 ? 'render listing' : title(s), s % 50 === 3 ? 'render listing' : 'render the listing')
+    for (const q of ['render listing', 'listing render', 'render']) expectAsMiniSearch(q)
+  })
+})

@@ -2,7 +2,7 @@ import type MiniSearch from 'minisearch'
 import { tokenize } from './documents'
 import type { IndexedDoc } from './index-file'
 import { DocLengths } from './doc-lengths'
-import { BLOCK_SHIFT, boundsOf, isDense, liveCount, type Bounds } from './block-bounds'
+import { BLOCK_SHIFT, boundsOf, isDense, liveCount, maskBit, maskWord, walkOf, type Bounds } from './block-bounds'
 
 /**
  * The best `k` documents for a query, scored exactly as MiniSearch's `search`
@@ -14,15 +14,22 @@ import { BLOCK_SHIFT, boundsOf, isDense, liveCount, type Bounds } from './block-
  * sorted: at 10,000 sessions where every transcript holds the query, 50–70 ms
  * of the Host), and without scoring what cannot be kept.
  *
- * A word's sparse postings are walked and summed per document in typed arrays
- * (the same from query to query, only what was summed zeroed after), with the
- * best sum per block of 64 short ids. A word's dense postings (block-bounds.ts:
- * one for every 4 short ids or more, the words most documents hold) are not
- * walked: per block they have a bound (the highest count, the shortest field).
- * The blocks are then visited newest first; one where a word has no posting,
- * or whose bound cannot beat the worst of the best `k` kept so far, is passed
- * by, and the documents of the others are scored one by one (a dense posting
- * read with the Map's `get`). Of equal scores the document indexed last ranks
+ * A word's sparse postings are walked (as arrays kept between queries when
+ * there are thousands: block-bounds.ts `walkOf`) and summed per document in
+ * typed arrays (the same from query to query, only what was summed zeroed
+ * after), marking per block of 64 short ids which documents they hold. A
+ * word's dense postings (block-bounds.ts: one for every 4 short ids or more,
+ * the words most documents hold) are not walked: per block they have a bound
+ * (the highest count, the shortest field) and a mask of the documents that
+ * hold the word. The blocks are then visited newest first; a block's
+ * candidates are its documents with a posting of every word (the masks
+ * ANDed); a block with none, or whose candidates' bound cannot beat the worst
+ * of the best `k` kept so far, is passed by, and the candidates of the others
+ * are scored one by one (a dense posting read with the Map's `get`). The bound
+ * is per candidate (its sparse sums with the dense words' bounds): the best
+ * sum of each word over the block, added up, came from different documents
+ * where titles hold one word of the query each, and passed no block by
+ * (the search bench at 100,000 sessions: ~4 of a query's ~9 ms). Of equal scores the document indexed last ranks
  * first, as before, so a block that can at best equal the worst kept is passed
  * by too: at 100,000 sessions of the same turn, where 200,000 entries score
  * the same, a query scores the newest few hundred and sweeps the rest by
@@ -113,10 +120,13 @@ interface Swept {
   avg: number
 }
 
-/** One word of the query: its sparse postings summed per document (`sums`, the best per block in `best`), its dense ones swept. */
+/**
+ * One word of the query: its sparse postings summed per document (`sums`; which documents in `marks`, two words a
+ * block as a dense word's mask), its dense ones swept.
+ */
 interface Term {
   sums: Float64Array
-  best: Float64Array
+  marks: Uint32Array
   touched: number[]
   swept: Swept[]
 }
@@ -138,7 +148,7 @@ export function rankDocs(mini: MiniSearch<IndexedDoc>, phrase: string, k: number
   const last = words.length - 1
   const terms: Term[] = []
   for (let i = 0; i <= last; i++) {
-    const term: Term = { sums: scratch(i, nextId), best: new Float64Array(blocks), touched: [], swept: [] }
+    const term: Term = { sums: scratch(i, nextId), marks: new Uint32Array(blocks * 2), touched: [], swept: [] }
     terms.push(term)
     for (const { word, postings, weight } of derivedTerms(index._index, words[i], i === last)) {
       matched.add(word)
@@ -154,15 +164,18 @@ export function rankDocs(mini: MiniSearch<IndexedDoc>, phrase: string, k: number
           term.swept.push({ freqs, bounds: boundsOf(freqs, fieldLengths, nextId), factor, lengths: fieldLengths, avg })
           continue
         }
-        const { sums, best, touched } = term
-        freqs.forEach((tf, doc) => {
+        const { sums, marks, touched } = term
+        const take = (tf: number, doc: number): void => {
           const length = fieldLengths[doc]
           // Discarded (its postings wait for the vacuum): NaN.
           if (length !== length) return
           if (sums[doc] === 0) touched.push(doc)
-          const sum = (sums[doc] += worth(factor, tf, length, avg))
-          if (sum > best[doc >> BLOCK_SHIFT]) best[doc >> BLOCK_SHIFT] = sum
-        })
+          sums[doc] += worth(factor, tf, length, avg)
+          marks[maskWord(doc)] |= maskBit(doc)
+        }
+        const walk = walkOf(freqs, nextId)
+        if (walk) for (let at = 0; at < walk.docs.length; at++) take(walk.tfs[at], walk.docs[at])
+        else freqs.forEach(take)
       }
     }
   }
@@ -175,14 +188,33 @@ export function rankDocs(mini: MiniSearch<IndexedDoc>, phrase: string, k: number
   }
   // Newest first: of equal scores the document indexed last ranks first, so a block that can at best equal the worst kept is passed by.
   for (let block = dense ? blocks - 1 : -1; block >= 0; block--) {
-    const bound = boundOf(terms, block)
-    if (bound !== bound || (kept.full() && bound <= kept.worst())) continue
-    for (let doc = Math.min(nextId, (block + 1) << BLOCK_SHIFT) - 1; doc >= block << BLOCK_SHIFT; doc--) {
-      const score = scoreOf(terms, doc, block)
-      if (score === score) kept.offer(doc, score)
+    if (!candidatesOf(terms, block)) {
+      // Documents added since a word's bounds were read: each one scored.
+      for (let doc = Math.min(nextId, (block + 1) << BLOCK_SHIFT) - 1; doc >= block << BLOCK_SHIFT; doc--) {
+        const score = scoreOf(terms, doc, block)
+        if (score === score) kept.offer(doc, score)
+      }
+      continue
+    }
+    const high = candidates[1]
+    const low = candidates[0]
+    if ((low | high) === 0 || (kept.full() && boundOf(terms, block, low, high) <= kept.worst())) continue
+    // The candidates only, newest first: the high word's bits, then the low word's, each from its top bit down.
+    for (let half = 1; half >= 0; half--) {
+      let bits = half ? high : low
+      while (bits !== 0) {
+        const bit = 31 - Math.clz32(bits)
+        bits = (bits ^ (1 << bit)) >>> 0
+        const score = scoreOf(terms, (block << BLOCK_SHIFT) | (half << 5) | bit, block)
+        if (score === score) kept.offer((block << BLOCK_SHIFT) | (half << 5) | bit, score)
+      }
     }
   }
-  for (const term of terms) for (const doc of term.touched) term.sums[doc] = 0
+  for (const term of terms)
+    for (const doc of term.touched) {
+      term.sums[doc] = 0
+      term.marks[maskWord(doc)] = 0
+    }
   // MiniSearch multiplies by how many distinct words matched: with every word required, the same for all.
   const quality = new Set(words).size
   const top = kept.sorted().map(([doc, score]) => ({ id: index._documentIds.get(doc) ?? '', score: score * quality }))
@@ -195,25 +227,69 @@ function worth(factor: number, tf: number, length: number, avg: number): number 
   return factor * (BM25.d + (tf * (BM25.k + 1)) / (tf + norm))
 }
 
+/** A block's documents that hold every word of the query (a posting of each, sparse or dense), as two words of bits. */
+const candidates = new Uint32Array(2)
+
 /**
- * The most a document of the block can score, summed in the order `scoreOf` sums (floating-point addition being
- * monotonic, each part at least the document's makes the sum at least its score): NaN if a word has no posting in
- * it, Infinity if it holds documents added since a word's bounds were read.
+ * Sets `candidates` to the block's documents with a posting for every word (each word's sparse marks and its dense
+ * words' masks); false if a word's bounds do not reach the block (documents added since: any of them may match).
  */
-function boundOf(terms: Term[], block: number): number {
+function candidatesOf(terms: Term[], block: number): boolean {
+  let low = -1
+  let high = -1
+  for (const term of terms) {
+    let termLow = term.marks[block << 1]
+    let termHigh = term.marks[(block << 1) | 1]
+    for (const { bounds } of term.swept) {
+      if (block >= bounds.blocks) return false
+      termLow |= bounds.mask[block << 1]
+      termHigh |= bounds.mask[(block << 1) | 1]
+    }
+    low &= termLow
+    high &= termHigh
+  }
+  candidates[0] = low
+  candidates[1] = high
+  return true
+}
+
+/**
+ * The most a candidate of the block (`low`, `high`: candidatesOf's bits) can score: per candidate, its sparse sums
+ * with each dense word's bound for the block, summed in the order `scoreOf` sums (floating-point addition being
+ * monotonic, each part at least the document's makes the sum at least its score). The bound of the candidates with
+ * no sparse posting is summed once; a candidate with one adds its own sums (a word's maxima of different documents,
+ * added up, would stand for none of them: a session's title holding one word and another's the other).
+ */
+function boundOf(terms: Term[], block: number, low: number, high: number): number {
+  let sparseLow = 0
+  let sparseHigh = 0
+  for (const term of terms) {
+    sparseLow |= term.marks[block << 1]
+    sparseHigh |= term.marks[(block << 1) | 1]
+  }
+  sparseLow &= low
+  sparseHigh &= high
+  let bound = (low & ~sparseLow) | (high & ~sparseHigh) ? boundWith(terms, block, -1) : -Infinity
+  for (let half = 1; half >= 0; half--) {
+    let bits = half ? sparseHigh : sparseLow
+    while (bits !== 0) {
+      const bit = 31 - Math.clz32(bits)
+      bits = (bits ^ (1 << bit)) >>> 0
+      bound = Math.max(bound, boundWith(terms, block, (block << BLOCK_SHIFT) | (half << 5) | bit))
+    }
+  }
+  return bound
+}
+
+/** The most `doc` can score (-1: a document with no sparse posting), its sparse sums and the dense words' bounds for the block. */
+function boundWith(terms: Term[], block: number, doc: number): number {
   let bound = 0
   for (const term of terms) {
-    const sparse = term.best[block]
-    let any = sparse > 0
-    bound += sparse
+    if (doc >= 0) bound += term.sums[doc]
     for (const { bounds, factor, avg } of term.swept) {
-      if (block >= bounds.blocks) return Infinity
       const tf = bounds.maxTf[block]
-      if (tf === 0) continue
-      any = true
-      bound += worth(factor, tf, bounds.minLength[block], avg)
+      if (tf !== 0) bound += worth(factor, tf, bounds.minLength[block], avg)
     }
-    if (!any) return NaN
   }
   return bound
 }
