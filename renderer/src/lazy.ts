@@ -41,15 +41,28 @@ export function lazyPart(
   const make = (): Component =>
     defineAsyncComponent({
       loader: () =>
-        load().catch((error: unknown) => {
+        (attempt === 0 ? load() : load().catch(fetchedAnew)).catch((error: unknown) => {
           console.error(`Could not load ${what}`, error)
           return failed(error)
         }),
       delay: options.delay ?? 120,
       loadingComponent: defineComponent(() => () => h(LazyState, { what, placement: options.placement }))
     })
-  const part = shallowRef<Component>(make())
   let attempt = 0
+  /**
+   * Try again, where the browser keeps a module that failed to fetch as failed (Chromium 150 does; 156 fetches it
+   * anew): the chunk the error names, fetched at an address of its own (the same file: a query, which the app
+   * scheme and every server here ignore). Its imports are the window's own modules, not fetched again.
+   */
+  const fetchedAnew = (error: unknown): Promise<{ default: Component }> => {
+    const chunk = /\b(?:https?|app):\/\/\S+?\.js\b/.exec(error instanceof Error ? error.message : String(error))?.[0]
+    if (!chunk || new URL(chunk).origin !== location.origin) return Promise.reject(error)
+    return (import(/* @vite-ignore */ `${chunk}?attempt=${attempt}`) as Promise<{ default: Component }>).then((module) => {
+      loaded = module.default
+      return module
+    })
+  }
+  const part = shallowRef<Component>(make())
   function retry(): void {
     attempt++
     part.value = make()
