@@ -210,11 +210,8 @@ export function rankDocs(mini: MiniSearch<IndexedDoc>, phrase: string, k: number
       }
     }
   }
-  for (const term of terms)
-    for (const doc of term.touched) {
-      term.sums[doc] = 0
-      term.marks[maskWord(doc)] = 0
-    }
+  // The sums are kept for the next query (only what was summed zeroed); the marks are this query's own.
+  for (const term of terms) for (const doc of term.touched) term.sums[doc] = 0
   // MiniSearch multiplies by how many distinct words matched: with every word required, the same for all.
   const quality = new Set(words).size
   const top = kept.sorted().map(([doc, score]) => ({ id: index._documentIds.get(doc) ?? '', score: score * quality }))
