@@ -29,8 +29,8 @@ export function lazyPart(
 ): Component {
   /** The part once its chunk is in (fetched ahead, or shown before): drawn at once, with no wait for a promise. */
   let loaded: Component | null = null
-  const load = (): Promise<{ default: Component }> =>
-    loader().then((module) => {
+  const load = (from = loader): Promise<{ default: Component }> =>
+    from().then((module) => {
       loaded = module.default
       return module
     })
@@ -57,10 +57,7 @@ export function lazyPart(
   const fetchedAnew = (error: unknown): Promise<{ default: Component }> => {
     const chunk = /\b(?:https?|app):\/\/\S+?\.js\b/.exec(error instanceof Error ? error.message : String(error))?.[0]
     if (!chunk || new URL(chunk).origin !== location.origin) return Promise.reject(error)
-    return (import(/* @vite-ignore */ `${chunk}?attempt=${attempt}`) as Promise<{ default: Component }>).then((module) => {
-      loaded = module.default
-      return module
-    })
+    return load(() => import(/* @vite-ignore */ `${chunk}?attempt=${attempt}`) as Promise<{ default: Component }>)
   }
   const part = shallowRef<Component>(make())
   function retry(): void {
